@@ -1,0 +1,8 @@
+//! xcsh-core: the pure agent state machine, the session log, and the runtime that
+//! drives the machine with real providers and tools.
+
+pub mod log;
+pub mod machine;
+pub mod provider;
+pub mod runtime;
+pub mod tools;

@@ -1,0 +1,70 @@
+//! From entries back to machine inputs and decisions: what resume and replay feed
+//! the machine, and what they compare its decisions with.
+
+use super::entry::{Body, Entry, Record};
+use crate::machine::{Decision, Input};
+
+/// The inputs an entry recorded, in the order they were applied: a `step` entry
+/// yields its stream events and then its end. Empty for decisions and structure.
+pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
+    let record = match &entry.body {
+        Body::Record(r) => r,
+        Body::Decision(_) | Body::Unknown { .. } => return Vec::new(),
+    };
+    match record {
+        Record::Session(_) | Record::Branch { .. } | Record::Label { .. } => Vec::new(),
+        Record::UserMessage { text, config } => vec![Input::Prompt {
+            text: text.clone(),
+            config: config.clone(),
+        }],
+        Record::Steer { text } => vec![Input::Steer {
+            entry: entry.id,
+            text: text.clone(),
+        }],
+        Record::FollowUp { text } => vec![Input::FollowUp {
+            entry: entry.id,
+            text: text.clone(),
+        }],
+        Record::Interrupt {} => vec![Input::Interrupt],
+        Record::Step(step) => {
+            let mut inputs: Vec<Input> = step
+                .events
+                .iter()
+                .map(|e| Input::Stream {
+                    step: step.step,
+                    event: e.event.clone(),
+                })
+                .collect();
+            inputs.push(Input::StepEnded {
+                step: step.step,
+                entry: entry.id,
+                outcome: step.outcome.clone(),
+            });
+            inputs
+        }
+        Record::ToolResult(r) => vec![Input::ToolSettled {
+            call_id: r.call_id.clone(),
+            outcome: r.outcome.clone(),
+        }],
+        Record::CompactionSummary { summary, error } => vec![Input::CompactionDone {
+            result: match (summary, error) {
+                (Some(s), _) => Ok(s.clone()),
+                (None, Some(e)) => Err(e.clone()),
+                (None, None) => Ok(String::new()),
+            },
+        }],
+        Record::Recovered { .. } => vec![Input::Recover],
+        Record::LateEvent { step, event } => vec![Input::Stream {
+            step: *step,
+            event: event.clone(),
+        }],
+    }
+}
+
+/// The decision an entry recorded, if it is one.
+pub fn entry_decision(entry: &Entry) -> Option<&Decision> {
+    match &entry.body {
+        Body::Decision(d) => Some(d),
+        Body::Record(_) | Body::Unknown { .. } => None,
+    }
+}

@@ -1,0 +1,445 @@
+//! Log entries: the envelope, the typed bodies (records and decisions), the exact
+//! JSONL encoding and the blake3 hash chain.
+//!
+//! A line is `{"v":1,"id":N,"parent":P,"ts":"…","type":"…","data":{…},"hash":"…"}`.
+//! `hash` is always last: it is blake3(parent's hash bytes ‖ every byte of the line
+//! before `,"hash":"`), so verifying a line never re-serializes it.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::machine::{
+    Assembled, CallId, Decision, EntryId, RunConfig, StepNo, StepOutcome, StreamEvent, ToolOutcome,
+};
+
+/// The log format version written in every envelope.
+pub const FORMAT_VERSION: u32 = 1;
+
+const HASH_MARK: &[u8] = b",\"hash\":\"";
+
+/// A blake3 hash of an entry (chained to its parent's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct EntryHash(pub [u8; 32]);
+
+impl EntryHash {
+    pub fn to_hex(&self) -> String {
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
+    }
+
+    pub fn from_hex(s: &str) -> Option<EntryHash> {
+        blake3::Hash::from_hex(s)
+            .ok()
+            .map(|h| EntryHash(*h.as_bytes()))
+    }
+
+    /// The hash of a line given its parent's hash and the bytes before `,"hash":"`.
+    pub fn compute(parent: Option<&EntryHash>, prefix: &[u8]) -> EntryHash {
+        let mut h = blake3::Hasher::new();
+        if let Some(p) = parent {
+            h.update(&p.0);
+        }
+        h.update(prefix);
+        EntryHash(*h.finalize().as_bytes())
+    }
+}
+
+/// One JSONL line of a session log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub v: u32,
+    pub id: EntryId,
+    /// Absent only for the session header.
+    pub parent: Option<EntryId>,
+    pub ts: DateTime<Utc>,
+    pub body: Body,
+    pub hash: EntryHash,
+}
+
+/// An entry's body: structure, an input record, a decision, or a type this version
+/// does not know (kept verbatim, reported, never dropped).
+#[derive(Debug, Clone)]
+pub enum Body {
+    Record(Record),
+    Decision(Decision),
+    Unknown {
+        type_name: String,
+        data: Box<RawValue>,
+    },
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Body::Record(a), Body::Record(b)) => a == b,
+            (Body::Decision(a), Body::Decision(b)) => a == b,
+            (
+                Body::Unknown {
+                    type_name: a,
+                    data: da,
+                },
+                Body::Unknown {
+                    type_name: b,
+                    data: db,
+                },
+            ) => a == b && da.get() == db.get(),
+            (Body::Record(_) | Body::Decision(_) | Body::Unknown { .. }, _) => false,
+        }
+    }
+}
+
+impl Body {
+    pub fn type_name(&self) -> &str {
+        match self {
+            Body::Record(r) => r.type_name(),
+            Body::Decision(d) => d.type_name(),
+            Body::Unknown { type_name, .. } => type_name,
+        }
+    }
+
+    /// Whether this entry records an input to the machine.
+    pub fn is_input(&self) -> bool {
+        match self {
+            Body::Record(r) => r.is_input(),
+            Body::Decision(_) | Body::Unknown { .. } => false,
+        }
+    }
+}
+
+/// Entries that are not decisions: the session header, DAG structure, and inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line of every session file.
+    Session(SessionHeader),
+    /// The leaf moved: the branch that follows continues from this entry's parent
+    /// (an earlier entry) instead of the previous leaf `from_leaf`.
+    Branch { from_leaf: EntryId },
+    /// A name for an entry; does not move the leaf.
+    Label { target: EntryId, name: String },
+    /// Input: a user prompt, with the configuration its run is decided under.
+    UserMessage { text: String, config: RunConfig },
+    /// Input: a steer arrived (delivered later by a `delivered` decision).
+    Steer { text: String },
+    /// Input: a follow-up arrived (delivered later by a `delivered` decision).
+    FollowUp { text: String },
+    /// Input: the user interrupted.
+    Interrupt {},
+    /// Input: one provider step settled: its normalized events with their timing
+    /// relative to the request, how it ended, and the assembled message.
+    Step(StepRecord),
+    /// Input: a dispatched tool call settled.
+    ToolResult(ToolResultRecord),
+    /// Input: the compaction summary (or why it failed).
+    CompactionSummary {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<crate::machine::ProviderError>,
+    },
+    /// Input: this process found the previous run unsettled (crash or kill).
+    Recovered { note: String },
+    /// Input: a stream event that arrived after its step settled.
+    LateEvent { step: StepNo, event: StreamEvent },
+}
+
+impl Record {
+    pub const TYPE_NAMES: [&'static str; 12] = [
+        "session",
+        "branch",
+        "label",
+        "user_message",
+        "steer",
+        "follow_up",
+        "interrupt",
+        "step",
+        "tool_result",
+        "compaction_summary",
+        "recovered",
+        "late_event",
+    ];
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Record::Session(_) => "session",
+            Record::Branch { .. } => "branch",
+            Record::Label { .. } => "label",
+            Record::UserMessage { .. } => "user_message",
+            Record::Steer { .. } => "steer",
+            Record::FollowUp { .. } => "follow_up",
+            Record::Interrupt {} => "interrupt",
+            Record::Step(_) => "step",
+            Record::ToolResult(_) => "tool_result",
+            Record::CompactionSummary { .. } => "compaction_summary",
+            Record::Recovered { .. } => "recovered",
+            Record::LateEvent { .. } => "late_event",
+        }
+    }
+
+    pub fn is_input(&self) -> bool {
+        match self {
+            Record::Session(_) | Record::Branch { .. } | Record::Label { .. } => false,
+            Record::UserMessage { .. }
+            | Record::Steer { .. }
+            | Record::FollowUp { .. }
+            | Record::Interrupt {}
+            | Record::Step(_)
+            | Record::ToolResult(_)
+            | Record::CompactionSummary { .. }
+            | Record::Recovered { .. }
+            | Record::LateEvent { .. } => true,
+        }
+    }
+}
+
+/// The header of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    pub session_id: String,
+    /// The workspace directory the session ran in.
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    pub session_id: String,
+    pub entry: EntryId,
+}
+
+/// A stream event and when it arrived, in milliseconds after the request started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedEvent {
+    pub ms: u64,
+    #[serde(flatten)]
+    pub event: StreamEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub step: StepNo,
+    pub events: Vec<TimedEvent>,
+    pub outcome: StepOutcome,
+    /// The assistant message assembled from `events` (derived, kept for readers).
+    pub message: Assembled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResultRecord {
+    pub call_id: CallId,
+    pub name: String,
+    #[serde(flatten)]
+    pub outcome: ToolOutcome,
+    pub duration_ms: u64,
+}
+
+/// Errors decoding one line (the reader adds the file and line number).
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not valid JSON for an entry: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the line has no trailing \"hash\" field")]
+    NoHash,
+    #[error("the hash is not 64 hex digits")]
+    BadHash,
+    #[error("bad timestamp {0:?}")]
+    BadTimestamp(String),
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    v: u32,
+    id: EntryId,
+    #[serde(default)]
+    parent: Option<EntryId>,
+    #[serde(borrow)]
+    ts: &'a str,
+    #[serde(rename = "type", borrow)]
+    type_name: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    data: &'a RawValue,
+}
+
+pub(crate) fn format_ts(ts: &DateTime<Utc>) -> String {
+    ts.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl Entry {
+    /// Encodes the entry as one line (with its trailing newline), computing the hash
+    /// from `parent_hash`. Returns the line and the hash it carries.
+    pub fn encode(
+        id: EntryId,
+        parent: Option<EntryId>,
+        parent_hash: Option<&EntryHash>,
+        ts: DateTime<Utc>,
+        body: &Body,
+    ) -> (Vec<u8>, EntryHash) {
+        use std::io::Write;
+        let mut line = Vec::with_capacity(256);
+        // Writes into a Vec cannot fail.
+        let _ = write!(line, "{{\"v\":{FORMAT_VERSION},\"id\":{}", id.0);
+        if let Some(p) = parent {
+            let _ = write!(line, ",\"parent\":{}", p.0);
+        }
+        let _ = write!(line, ",\"ts\":\"{}\",", format_ts(&ts));
+        match body {
+            Body::Record(r) => push_inner(&mut line, r),
+            Body::Decision(d) => push_inner(&mut line, d),
+            Body::Unknown { type_name, data } => {
+                line.extend_from_slice(b"\"type\":");
+                push_json(&mut line, type_name);
+                line.extend_from_slice(b",\"data\":");
+                line.extend_from_slice(data.get().as_bytes());
+            }
+        }
+        let hash = EntryHash::compute(parent_hash, &line);
+        line.extend_from_slice(HASH_MARK);
+        line.extend_from_slice(hash.to_hex().as_bytes());
+        line.extend_from_slice(b"\"}\n");
+        (line, hash)
+    }
+
+    /// Decodes one line (without its newline). Does not check the hash chain: see
+    /// [`Entry::verify`].
+    pub fn decode(line: &str) -> Result<Entry, DecodeError> {
+        let (_, hash) = split_hash(line.as_bytes())?;
+        let head: Head<'_> = serde_json::from_str(line)?;
+        let ts = DateTime::parse_from_rfc3339(head.ts)
+            .map_err(|_| DecodeError::BadTimestamp(head.ts.to_string()))?
+            .with_timezone(&Utc);
+        let name = head.type_name.as_ref();
+        let body = if Decision::TYPE_NAMES.contains(&name) {
+            Body::Decision(serde_json::from_str(line)?)
+        } else if Record::TYPE_NAMES.contains(&name) {
+            Body::Record(serde_json::from_str(line)?)
+        } else {
+            Body::Unknown {
+                type_name: name.to_string(),
+                data: head.data.to_owned(),
+            }
+        };
+        Ok(Entry {
+            v: head.v,
+            id: head.id,
+            parent: head.parent,
+            ts,
+            body,
+            hash,
+        })
+    }
+
+    /// Checks the hash of `line` (the encoded form of `self`, without newline) against
+    /// its parent's hash.
+    pub fn verify(line: &[u8], parent_hash: Option<&EntryHash>) -> Result<bool, DecodeError> {
+        let (prefix, hash) = split_hash(line)?;
+        Ok(EntryHash::compute(parent_hash, prefix) == hash)
+    }
+
+    pub fn type_name(&self) -> &str {
+        self.body.type_name()
+    }
+}
+
+/// Splits a line into the hashed prefix and the hash it carries.
+fn split_hash(line: &[u8]) -> Result<(&[u8], EntryHash), DecodeError> {
+    // `,"hash":"` + 64 hex + `"}`
+    const TAIL: usize = HASH_MARK.len() + 64 + 2;
+    if line.len() < TAIL || !line.ends_with(b"\"}") {
+        return Err(DecodeError::NoHash);
+    }
+    let start = line.len() - TAIL;
+    if &line[start..start + HASH_MARK.len()] != HASH_MARK {
+        return Err(DecodeError::NoHash);
+    }
+    let hex = std::str::from_utf8(&line[start + HASH_MARK.len()..line.len() - 2])
+        .map_err(|_| DecodeError::BadHash)?;
+    let hash = EntryHash::from_hex(hex).ok_or(DecodeError::BadHash)?;
+    Ok((&line[..start], hash))
+}
+
+/// Appends `{"type":…,"data":…}` of an adjacently tagged value without its braces.
+fn push_inner<T: Serialize>(line: &mut Vec<u8>, value: &T) {
+    // Serializing these plain data types to JSON cannot fail.
+    let bytes = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+    line.extend_from_slice(&bytes[1..bytes.len() - 1]);
+}
+
+fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
+    // A string always serializes.
+    let _ = serde_json::to_writer(&mut *line, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Limits, StopReason, Usage, UserOrigin};
+
+    fn ts() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-30T03:00:00.125Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn roundtrip(body: Body) -> String {
+        let (line, hash) = Entry::encode(EntryId(3), Some(EntryId(2)), None, ts(), &body);
+        let text = std::str::from_utf8(&line).unwrap().trim_end().to_string();
+        let entry = Entry::decode(&text).unwrap();
+        assert_eq!(entry.body, body);
+        assert_eq!(entry.hash, hash);
+        assert!(Entry::verify(text.as_bytes(), None).unwrap());
+        let (again, _) = Entry::encode(entry.id, entry.parent, None, entry.ts, &entry.body);
+        assert_eq!(again, line, "re-encoding is byte for byte");
+        text
+    }
+
+    #[test]
+    fn decision_line_is_flat_and_round_trips() {
+        let text = roundtrip(Body::Decision(Decision::RunFinished {
+            reason: StopReason::MaxSteps { limit: 4 },
+            steps: 4,
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2,
+                ..Usage::default()
+            },
+            undelivered: vec![],
+        }));
+        expect_test::expect![[r#"{"v":1,"id":3,"parent":2,"ts":"2026-11-30T03:00:00.125Z","type":"run_finished","data":{"reason":{"kind":"max_steps","limit":4},"steps":4,"usage":{"input_tokens":10,"output_tokens":2}},"hash":"71334168724e07f3226dd0c8215cdc887eef39f5872af858cab471ffc4c851f8"}"#]].assert_eq(&text);
+    }
+
+    #[test]
+    fn record_and_unknown_lines_round_trip() {
+        roundtrip(Body::Record(Record::UserMessage {
+            text: "hi \"there\"\n".into(),
+            config: RunConfig {
+                limits: Limits::default(),
+                tools: vec!["echo".into()],
+            },
+        }));
+        roundtrip(Body::Record(Record::Interrupt {}));
+        roundtrip(Body::Decision(Decision::Delivered {
+            origin: UserOrigin::Steer,
+            queued: EntryId(1),
+            text: "s".into(),
+        }));
+        let unknown = roundtrip(Body::Unknown {
+            type_name: "from_the_future".into(),
+            data: RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
+        });
+        assert!(unknown.contains(r#""type":"from_the_future","data":{"x":[1,2]}"#));
+    }
+
+    #[test]
+    fn an_edited_line_fails_verification() {
+        let (line, _) = Entry::encode(
+            EntryId(1),
+            Some(EntryId(0)),
+            None,
+            ts(),
+            &Body::Record(Record::Steer { text: "a".into() }),
+        );
+        let text = String::from_utf8(line).unwrap().replace("\"a\"", "\"b\"");
+        assert!(!Entry::verify(text.trim_end().as_bytes(), None).unwrap());
+    }
+}

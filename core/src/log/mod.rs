@@ -1,0 +1,18 @@
+//! The session log: entries, the JSONL writer and reader, the branch DAG, and the
+//! model-context rebuild. The log is the truth; everything else is derived from it.
+
+mod convert;
+mod dag;
+mod entry;
+mod error;
+mod reader;
+mod rebuild;
+mod writer;
+
+pub use convert::*;
+pub use dag::Dag;
+pub use entry::*;
+pub use error::LogError;
+pub use reader::{LogReader, SessionLog, TornTail, read_session};
+pub use rebuild::rebuild_context;
+pub use writer::{SessionWriter, lock_info_path};

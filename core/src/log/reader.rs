@@ -1,0 +1,652 @@
+//! Reading a session log: every complete line is decoded and verified (hash chain,
+//! parent order, unique ids, a `session` header first); a torn last line is reported,
+//! never skipped silently, and unknown entry types are kept and listed.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use super::entry::{Body, DecodeError, Entry, EntryHash, Record, SessionHeader};
+use super::error::LogError;
+use crate::machine::EntryId;
+
+/// A last line without its newline: the bytes a crash left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    /// Byte offset where the torn line starts (the length of the complete lines).
+    pub offset: u64,
+    /// Length of the torn bytes.
+    pub len: u64,
+    /// Where the torn bytes were copied when the writer repaired the file; `None`
+    /// when the file was only read.
+    pub sidecar: Option<PathBuf>,
+}
+
+/// A whole session log, read and verified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionLog {
+    pub path: PathBuf,
+    /// Every entry of the file, in file order (unknown types included).
+    pub entries: Vec<Entry>,
+    /// The 1-based line number of each entry of `entries`.
+    pub lines: Vec<u32>,
+    /// The torn last line, if the file did not end in a newline.
+    pub torn_tail: Option<TornTail>,
+    /// Lines whose entry type this version does not know: (line, type).
+    pub unknown: Vec<(u32, String)>,
+    header: SessionHeader,
+    /// Position in `entries` of each id, built once when the log is read.
+    index: HashMap<EntryId, usize>,
+}
+
+impl SessionLog {
+    fn new(
+        path: &Path,
+        entries: Vec<Entry>,
+        lines: Vec<u32>,
+        torn_tail: Option<TornTail>,
+        unknown: Vec<(u32, String)>,
+    ) -> Result<SessionLog, LogError> {
+        let header = match entries.first().map(|e| &e.body) {
+            Some(Body::Record(Record::Session(h))) => h.clone(),
+            _ => {
+                return Err(LogError::NotASession {
+                    path: path.to_path_buf(),
+                });
+            }
+        };
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(pos, e)| (e.id, pos))
+            .collect();
+        Ok(SessionLog {
+            path: path.to_path_buf(),
+            entries,
+            lines,
+            torn_tail,
+            unknown,
+            header,
+            index,
+        })
+    }
+
+    /// The entry with this id.
+    pub fn get(&self, id: EntryId) -> Option<&Entry> {
+        self.index.get(&id).and_then(|&pos| self.entries.get(pos))
+    }
+
+    /// The 1-based line number of the entry with this id.
+    pub fn line_of(&self, id: EntryId) -> Option<u32> {
+        self.index
+            .get(&id)
+            .and_then(|&pos| self.lines.get(pos))
+            .copied()
+    }
+
+    /// The session header (the first line).
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The current leaf: the id of the last entry in the file that is not a `label`
+    /// record (every run appends on its branch, and continuing from an earlier entry
+    /// writes a `branch` record there first).
+    pub fn leaf(&self) -> EntryId {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| !matches!(e.body, Body::Record(Record::Label { .. })))
+            .map_or(EntryId(0), |e| e.id)
+    }
+}
+
+/// Reads and verifies a whole session log without changing it. A torn last line is
+/// reported in [`SessionLog::torn_tail`] (with `sidecar: None`), not repaired.
+pub fn read_session(path: &Path) -> Result<SessionLog, LogError> {
+    let file = File::open(path).map_err(|e| LogError::io(path, e))?;
+    Ok(read_log(path, BufReader::new(file))?.log)
+}
+
+/// What [`read_log`] found: the log, the torn bytes, the hash of every entry and the
+/// length of the complete lines.
+pub(crate) struct ReadOutcome {
+    pub log: SessionLog,
+    pub torn: Option<Vec<u8>>,
+    pub hashes: HashIndex,
+    pub end: u64,
+}
+
+pub(crate) fn read_log<R: BufRead>(path: &Path, reader: R) -> Result<ReadOutcome, LogError> {
+    let mut r = LogReader::new(path, reader);
+    let mut entries = Vec::new();
+    let mut lines = Vec::new();
+    for item in &mut r {
+        let (line, entry) = item?;
+        lines.push(line);
+        entries.push(entry);
+    }
+    let torn = r.torn.take();
+    let end = r.offset;
+    let torn_tail = torn.as_ref().map(|bytes| TornTail {
+        offset: end,
+        len: bytes.len() as u64,
+        sidecar: None,
+    });
+    let unknown = std::mem::take(&mut r.unknown);
+    let log = SessionLog::new(path, entries, lines, torn_tail, unknown)?;
+    Ok(ReadOutcome {
+        log,
+        torn,
+        hashes: r.hashes,
+        end,
+    })
+}
+
+/// Streams the verified entries of a session log from any `BufRead`, so that a big
+/// file need not be held whole. Yields `(line number, entry)`; after the first error
+/// it yields nothing more. A last line without a newline is not yielded: it is kept
+/// as [`LogReader::torn_tail`] once the iterator has returned `None`. A source with
+/// no complete line yields [`LogError::NotASession`].
+#[derive(Debug)]
+pub struct LogReader<R> {
+    path: PathBuf,
+    reader: R,
+    buf: Vec<u8>,
+    line: u32,
+    offset: u64,
+    hashes: HashIndex,
+    torn: Option<Vec<u8>>,
+    unknown: Vec<(u32, String)>,
+    done: bool,
+}
+
+impl<R: BufRead> LogReader<R> {
+    /// `path` names the source in errors.
+    pub fn new(path: impl Into<PathBuf>, reader: R) -> LogReader<R> {
+        LogReader {
+            path: path.into(),
+            reader,
+            buf: Vec::new(),
+            line: 0,
+            offset: 0,
+            hashes: HashIndex::default(),
+            torn: None,
+            unknown: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Complete lines read so far.
+    pub fn lines_read(&self) -> u32 {
+        self.line
+    }
+
+    /// Bytes of complete lines read so far (where a torn tail starts).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The bytes after the last newline, once the iterator has returned `None`.
+    pub fn torn_tail(&self) -> Option<&[u8]> {
+        self.torn.as_deref()
+    }
+
+    /// Lines of entry types this version does not know so far: (line, type).
+    pub fn unknown(&self) -> &[(u32, String)] {
+        &self.unknown
+    }
+
+    /// The hash of an entry read so far.
+    pub fn hash_of(&self, id: EntryId) -> Option<EntryHash> {
+        self.hashes.get(id).copied()
+    }
+
+    fn err_path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// Decodes and verifies the line in `self.buf` (newline removed) as line `self.line`.
+    fn verify_line(&mut self) -> Result<Entry, LogError> {
+        let line = self.line;
+        let bytes = self.buf.as_slice();
+        let malformed = |source: DecodeError| LogError::Malformed {
+            path: self.path.clone(),
+            line,
+            source,
+        };
+        let text = line_text(bytes).map_err(malformed)?;
+        let entry = Entry::decode(text).map_err(malformed)?;
+        let parent_hash = if line == 1 {
+            if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
+                return Err(LogError::NotASession {
+                    path: self.err_path(),
+                });
+            }
+            None
+        } else {
+            if self.hashes.get(entry.id).is_some() {
+                return Err(LogError::DuplicateId {
+                    path: self.err_path(),
+                    line,
+                    id: entry.id,
+                });
+            }
+            let Some(parent) = entry.parent else {
+                return Err(LogError::Orphan {
+                    path: self.err_path(),
+                    line,
+                    id: entry.id,
+                });
+            };
+            match self.hashes.get(parent) {
+                Some(h) => Some(*h),
+                None => {
+                    return Err(LogError::MissingParent {
+                        path: self.err_path(),
+                        line,
+                        id: entry.id,
+                        parent,
+                    });
+                }
+            }
+        };
+        if !Entry::verify(bytes, parent_hash.as_ref()).map_err(malformed)? {
+            return Err(LogError::HashMismatch {
+                path: self.err_path(),
+                line,
+                id: entry.id,
+            });
+        }
+        self.hashes.insert(entry.id, entry.hash);
+        if let Body::Unknown { type_name, .. } = &entry.body {
+            self.unknown.push((line, type_name.clone()));
+        }
+        Ok(entry)
+    }
+}
+
+impl<R: BufRead> Iterator for LogReader<R> {
+    type Item = Result<(u32, Entry), LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        self.buf.clear();
+        let n = match self.reader.read_until(b'\n', &mut self.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(LogError::io(self.err_path(), e)));
+            }
+        };
+        if n == 0 || self.buf.last() != Some(&b'\n') {
+            self.done = true;
+            if n > 0 {
+                self.torn = Some(std::mem::take(&mut self.buf));
+            }
+            if self.line == 0 {
+                return Some(Err(LogError::NotASession {
+                    path: self.err_path(),
+                }));
+            }
+            return None;
+        }
+        self.buf.pop();
+        self.line = self.line.saturating_add(1);
+        self.offset += n as u64;
+        let result = self.verify_line().map(|entry| (self.line, entry));
+        if result.is_err() {
+            self.done = true;
+        }
+        Some(result)
+    }
+}
+
+/// The text of a complete line, or why it cannot be an entry.
+fn line_text(bytes: &[u8]) -> Result<&str, DecodeError> {
+    fn custom(msg: String) -> DecodeError {
+        DecodeError::Json(<serde_json::Error as serde::de::Error>::custom(msg))
+    }
+    if bytes.is_empty() {
+        return Err(custom("the line is empty".into()));
+    }
+    if bytes.iter().all(|&b| b == 0) {
+        return Err(custom(format!(
+            "the line is {} NUL bytes (a write lost in a power cut?)",
+            bytes.len()
+        )));
+    }
+    std::str::from_utf8(bytes).map_err(|e| custom(format!("the line is not valid UTF-8 ({e})")))
+}
+
+/// The hash of every entry by id, compact for the usual dense ids (a vector indexed
+/// by id) and still correct for sparse ones (a fork keeps the ids of the path it
+/// copies, leaving gaps), which go to a map when they are far beyond the dense part.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HashIndex {
+    dense: Vec<Option<EntryHash>>,
+    sparse: HashMap<EntryId, EntryHash>,
+}
+
+/// Ids up to this far beyond the dense part extend it; ids further out go to the map.
+const MAX_DENSE_GAP: u64 = 4096;
+
+impl HashIndex {
+    pub fn get(&self, id: EntryId) -> Option<&EntryHash> {
+        let dense = usize::try_from(id.0)
+            .ok()
+            .and_then(|i| self.dense.get(i))
+            .and_then(Option::as_ref);
+        dense.or_else(|| self.sparse.get(&id))
+    }
+
+    /// Records the hash of `id`; returns false (and changes nothing) if `id` is known.
+    pub fn insert(&mut self, id: EntryId, hash: EntryHash) -> bool {
+        if self.get(id).is_some() {
+            return false;
+        }
+        let len = self.dense.len() as u64;
+        match usize::try_from(id.0) {
+            Ok(i) if id.0 < len => self.dense[i] = Some(hash),
+            Ok(i) if id.0 - len <= MAX_DENSE_GAP => {
+                self.dense.resize(i, None);
+                self.dense.push(Some(hash));
+            }
+            Ok(_) | Err(_) => {
+                self.sparse.insert(id, hash);
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::writer::testutil::{header, sample_bodies, ts, write_sample};
+
+    fn lines_of(path: &Path) -> Vec<Vec<u8>> {
+        let bytes = std::fs::read(path).unwrap();
+        bytes
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    fn write_lines(path: &Path, lines: &[Vec<u8>]) {
+        std::fs::write(path, lines.concat()).unwrap();
+    }
+
+    fn read_err(path: &Path) -> String {
+        read_session(path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_written_log_reads_back_with_line_numbers_and_no_findings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entries = write_sample(&path);
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries, entries);
+        assert_eq!(log.lines, vec![1, 2, 3, 4, 5]);
+        assert_eq!(log.torn_tail, None);
+        assert_eq!(log.unknown, vec![]);
+        assert_eq!(log.header(), &header());
+        assert_eq!(log.get(EntryId(3)), Some(&entries[3]));
+        assert_eq!(log.get(EntryId(9)), None);
+        assert_eq!(log.line_of(EntryId(3)), Some(4));
+        assert_eq!(log.leaf(), EntryId(4));
+    }
+
+    #[test]
+    fn an_edited_line_is_a_hash_mismatch_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        let edited = String::from_utf8(lines[2].clone())
+            .unwrap()
+            .replace("hello", "HELLO");
+        assert_ne!(edited.as_bytes(), lines[2].as_slice());
+        lines[2] = edited.into_bytes();
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:3: entry 2 fails its hash check (the line or its parent was altered)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_removed_middle_line_is_a_missing_parent_naming_the_next_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines.remove(2);
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:3: entry 3 names parent 2, which does not appear earlier in the file",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_malformed_complete_line_in_the_middle_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines[3] = b"{\"v\":1,\"id\":\n".to_vec();
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:4: malformed entry: the line has no trailing \"hash\" field",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_empty_line_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines.insert(2, b"\n".to_vec());
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:3: malformed entry: not valid JSON for an entry: the line is empty",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_complete_line_of_nul_bytes_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines.insert(4, b"\0\0\0\0\n".to_vec());
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:5: malformed entry: not valid JSON for an entry: the line is 4 NUL bytes (a write lost in a power cut?)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_line_of_invalid_utf8_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines[1][20] = 0xff;
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:2: malformed entry: not valid JSON for an entry: the line is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 20)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_duplicate_id_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        let again = lines[2].clone();
+        lines.push(again);
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!("{}:6: entry id 2 appears a second time", path.display())
+        );
+    }
+
+    #[test]
+    fn a_file_not_starting_with_a_session_record_is_not_a_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        lines.remove(0);
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}: not a session log (the first line is not a parentless `session` record)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_not_a_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(
+            read_session(&path),
+            Err(LogError::NotASession { path: p }) if p == path
+        ));
+    }
+
+    #[test]
+    fn a_parentless_line_after_the_header_is_an_orphan() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        let (orphan, _) = Entry::encode(EntryId(5), None, None, ts(5), &sample_bodies()[0]);
+        lines.push(orphan);
+        write_lines(&path, &lines);
+        assert_eq!(
+            read_err(&path),
+            format!(
+                "{}:6: entry 5 has no parent (only the session header may lack one)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn reading_reports_a_torn_tail_without_repairing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entries = write_sample(&path);
+        let full = std::fs::read(&path).unwrap();
+        let mut torn = full.clone();
+        torn.extend_from_slice(b"{\"v\":1,\"id\":5");
+        std::fs::write(&path, &torn).unwrap();
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries, entries);
+        assert_eq!(
+            log.torn_tail,
+            Some(TornTail {
+                offset: full.len() as u64,
+                len: 13,
+                sidecar: None
+            })
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), torn);
+    }
+
+    #[test]
+    fn an_unknown_entry_type_is_kept_and_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut entries = write_sample(&path);
+        let (mut w, _) = crate::log::SessionWriter::open(&path).unwrap();
+        let body = Body::Unknown {
+            type_name: "from_the_future".into(),
+            data: serde_json::value::RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
+        };
+        let (id, hash) = w.append(EntryId(4), ts(5), &body).unwrap();
+        drop(w);
+        entries.push(Entry {
+            v: 1,
+            id,
+            parent: Some(EntryId(4)),
+            ts: ts(5),
+            body,
+            hash,
+        });
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries, entries);
+        assert_eq!(log.unknown, vec![(6, "from_the_future".to_string())]);
+    }
+
+    #[test]
+    fn the_streaming_reader_yields_numbered_entries_and_keeps_the_torn_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entries = write_sample(&path);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let complete = bytes.len() as u64;
+        bytes.extend_from_slice(b"{\"v\"");
+        let mut reader = LogReader::new(&path, bytes.as_slice());
+        let got: Vec<(u32, Entry)> = (&mut reader).map(Result::unwrap).collect();
+        let want: Vec<(u32, Entry)> = (1..).zip(entries.iter().cloned()).collect();
+        assert_eq!(got, want);
+        assert_eq!(reader.torn_tail(), Some(&b"{\"v\""[..]));
+        assert_eq!(reader.offset(), complete);
+        assert_eq!(reader.lines_read(), 5);
+        assert_eq!(reader.hash_of(EntryId(4)), Some(entries[4].hash));
+    }
+
+    #[test]
+    fn the_hash_index_holds_dense_and_sparse_ids() {
+        let mut index = HashIndex::default();
+        let h = |n: u8| EntryHash([n; 32]);
+        assert!(index.insert(EntryId(0), h(0)));
+        assert!(index.insert(EntryId(2), h(2)));
+        assert!(index.insert(EntryId(1_000_000), h(9)));
+        assert!(index.insert(EntryId(1), h(1)));
+        assert!(!index.insert(EntryId(2), h(7)));
+        assert!(!index.insert(EntryId(1_000_000), h(7)));
+        assert_eq!(index.dense.len(), 3);
+        assert_eq!(
+            [0, 1, 2, 3, 1_000_000].map(|i| index.get(EntryId(i)).copied()),
+            [Some(h(0)), Some(h(1)), Some(h(2)), None, Some(h(9))]
+        );
+    }
+}

@@ -1,0 +1,702 @@
+//! The only writer of a session file: holds its advisory lock, repairs a torn tail on
+//! open, appends each entry as one whole line with a single `write_all`, and syncs
+//! when asked (group commit).
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::entry::{Body, Entry, EntryHash, Record, SessionHeader, format_ts};
+use super::error::LogError;
+use super::reader::{HashIndex, ReadOutcome, SessionLog, read_log};
+use crate::machine::EntryId;
+
+/// Appends to one session file while holding its advisory lock (released on drop).
+///
+/// Every line is written with one `write_all` on the unbuffered file opened for
+/// append, so a killed process leaves at most a torn last line (which the next
+/// [`SessionWriter::open`] repairs) and never loses a complete one. Lines reach the
+/// disk when [`SessionWriter::sync`] is called (and, best effort, on drop).
+#[derive(Debug)]
+pub struct SessionWriter {
+    path: PathBuf,
+    file: File,
+    hashes: HashIndex,
+    next_id: EntryId,
+    last_id: EntryId,
+    /// Bytes of complete lines in the file (where a failed append is cut back to).
+    len: u64,
+    dirty: bool,
+    failed: bool,
+}
+
+impl SessionWriter {
+    /// Creates a new session file holding only `header` (entry 0, no parent), locks
+    /// it, and makes it and its directory entry durable.
+    pub fn create(
+        path: &Path,
+        header: SessionHeader,
+        ts: DateTime<Utc>,
+    ) -> Result<SessionWriter, LogError> {
+        let io = |e| LogError::io(path, e);
+        let dir = parent_dir(path);
+        fs::create_dir_all(dir).map_err(|e| LogError::io(dir, e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io)?;
+        lock(path, &file, ts)?;
+        let id = EntryId(0);
+        let body = Body::Record(Record::Session(header));
+        let (line, hash) = Entry::encode(id, None, None, ts, &body);
+        (&file).write_all(&line).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        sync_dir(path)?;
+        let mut hashes = HashIndex::default();
+        hashes.insert(id, hash);
+        Ok(SessionWriter {
+            path: path.to_path_buf(),
+            file,
+            hashes,
+            next_id: EntryId(1),
+            last_id: id,
+            len: line.len() as u64,
+            dirty: false,
+            failed: false,
+        })
+    }
+
+    /// Opens an existing session for appending: takes the lock first, then reads and
+    /// verifies the whole file. A torn last line (no trailing newline) is copied to
+    /// `<path>.torn-<offset>` (synced), cut off the session file (synced), and
+    /// reported in [`SessionLog::torn_tail`]. A malformed complete line anywhere is an
+    /// error and nothing is changed.
+    pub fn open(path: &Path) -> Result<(SessionWriter, SessionLog), LogError> {
+        let io = |e| LogError::io(path, e);
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        lock(path, &file, Utc::now())?;
+        let ReadOutcome {
+            mut log,
+            torn,
+            hashes,
+            end,
+        } = read_log(path, BufReader::new(&file))?;
+        if let Some(bytes) = torn {
+            let sidecar = write_sidecar(path, end, &bytes)?;
+            file.set_len(end).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            if let Some(t) = &mut log.torn_tail {
+                t.sidecar = Some(sidecar);
+            }
+        }
+        let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
+        let last_id = log.entries.last().map_or(EntryId(0), |e| e.id);
+        let writer = SessionWriter {
+            path: path.to_path_buf(),
+            file,
+            hashes,
+            next_id: EntryId(max_id.0 + 1),
+            last_id,
+            len: end,
+            dirty: false,
+            failed: false,
+        };
+        Ok((writer, log))
+    }
+
+    /// Appends an entry under `parent` (which must be an entry of this session) and
+    /// returns its id and hash. The line is written but not synced.
+    pub fn append(
+        &mut self,
+        parent: EntryId,
+        ts: DateTime<Utc>,
+        body: &Body,
+    ) -> Result<(EntryId, EntryHash), LogError> {
+        if self.failed {
+            return Err(LogError::Unwritable {
+                path: self.path.clone(),
+            });
+        }
+        let parent_hash = *self
+            .hashes
+            .get(parent)
+            .ok_or_else(|| LogError::UnknownEntry {
+                path: self.path.clone(),
+                id: parent,
+            })?;
+        let id = self.next_id;
+        let (line, hash) = Entry::encode(id, Some(parent), Some(&parent_hash), ts, body);
+        if let Err(e) = (&self.file).write_all(&line) {
+            // Cut a partly written line back off, so that the next line does not
+            // join it; if even that fails, refuse further appends.
+            if self.file.set_len(self.len).is_err() {
+                self.failed = true;
+            }
+            return Err(LogError::io(&self.path, e));
+        }
+        self.len += line.len() as u64;
+        self.hashes.insert(id, hash);
+        self.next_id = EntryId(id.0 + 1);
+        self.last_id = id;
+        self.dirty = true;
+        Ok((id, hash))
+    }
+
+    /// Makes every appended line durable (`fdatasync`), if any was appended since the
+    /// last sync. The runtime calls it before starting a model call or a tool and at
+    /// the end of a run.
+    pub fn sync(&mut self) -> Result<(), LogError> {
+        if self.dirty {
+            self.file
+                .sync_data()
+                .map_err(|e| LogError::io(&self.path, e))?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The id the next appended entry gets.
+    pub fn next_id(&self) -> EntryId {
+        self.next_id
+    }
+
+    /// The id of the last line written or read.
+    pub fn last_id(&self) -> EntryId {
+        self.last_id
+    }
+
+    /// The hash of an entry of this session.
+    pub fn hash_of(&self, id: EntryId) -> Option<EntryHash> {
+        self.hashes.get(id).copied()
+    }
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        // Best effort: a caller that needs to know calls `sync` itself.
+        let _ = self.sync();
+    }
+}
+
+/// `<path><suffix>`, e.g. `s.jsonl.lock`.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = OsString::from(path.as_os_str());
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The file describing the lock holder.
+pub fn lock_info_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".lock")
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        Some(_) | None => Path::new("."),
+    }
+}
+
+fn sync_dir(path: &Path) -> Result<(), LogError> {
+    let dir = parent_dir(path);
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| LogError::io(dir, e))
+}
+
+/// The basename of this process's command (`xcsh`).
+fn command_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            Path::new(&arg)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "xcsh".to_string())
+}
+
+fn holder_description(since: DateTime<Utc>) -> String {
+    format!(
+        "pid {} ({}) since {}",
+        std::process::id(),
+        command_name(),
+        format_ts(&since)
+    )
+}
+
+/// Takes the advisory lock on the session file itself, then describes the holder in
+/// `<path>.lock` for whoever is refused next.
+fn lock(path: &Path, file: &File, since: DateTime<Utc>) -> Result<(), LogError> {
+    let info = lock_info_path(path);
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let holder = fs::read_to_string(&info)
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "an unknown process".to_string());
+            return Err(LogError::Locked {
+                path: path.to_path_buf(),
+                holder,
+            });
+        }
+        Err(TryLockError::Error(e)) => return Err(LogError::io(path, e)),
+    }
+    fs::write(&info, format!("{}\n", holder_description(since))).map_err(|e| LogError::io(&info, e))
+}
+
+/// Copies torn bytes to `<path>.torn-<offset>` (or `…-<offset>.<n>` if an earlier
+/// repair at the same offset left one) and makes it durable.
+fn write_sidecar(path: &Path, offset: u64, bytes: &[u8]) -> Result<PathBuf, LogError> {
+    let base = with_suffix(path, &format!(".torn-{offset}"));
+    let mut candidate = base.clone();
+    let mut n = 1u32;
+    let mut file = loop {
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(f) => break f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+                candidate = with_suffix(&base, &format!(".{n}"));
+                n += 1;
+            }
+            Err(e) => return Err(LogError::io(&candidate, e)),
+        }
+    };
+    let io = |e| LogError::io(&candidate, e);
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    sync_dir(&candidate)?;
+    Ok(candidate)
+}
+
+/// Fixtures shared by the log's tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::path::Path;
+
+    use chrono::{DateTime, Utc};
+
+    use super::SessionWriter;
+    use crate::log::{Body, Entry, Record, SessionHeader, StepRecord, TimedEvent};
+    use crate::machine::{
+        Assembled, Decision, EntryId, FinishReason, Limits, RunConfig, StepNo, StepOutcome,
+        StopReason, StreamEvent, Usage,
+    };
+
+    /// 2026-11-30T03:00:0n.125Z
+    pub fn ts(n: u32) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(&format!("2026-11-30T03:00:{n:02}.125Z"))
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    pub fn header() -> SessionHeader {
+        SessionHeader {
+            session_id: "s-1".into(),
+            cwd: "/work".into(),
+            forked_from: None,
+        }
+    }
+
+    pub fn config() -> RunConfig {
+        RunConfig {
+            limits: Limits::default(),
+            tools: vec!["echo".into()],
+        }
+    }
+
+    /// The bodies of entries 1..=4 of [`write_sample`].
+    pub fn sample_bodies() -> Vec<Body> {
+        let usage = Usage {
+            input_tokens: 10,
+            output_tokens: 1,
+            ..Usage::default()
+        };
+        vec![
+            Body::Record(Record::UserMessage {
+                text: "hi".into(),
+                config: config(),
+            }),
+            Body::Record(Record::Step(StepRecord {
+                step: StepNo(1),
+                events: vec![
+                    TimedEvent {
+                        ms: 5,
+                        event: StreamEvent::TextDelta {
+                            text: "hello".into(),
+                        },
+                    },
+                    TimedEvent {
+                        ms: 6,
+                        event: StreamEvent::Finish {
+                            reason: FinishReason::Stop,
+                        },
+                    },
+                ],
+                outcome: StepOutcome::Completed,
+                message: Assembled {
+                    text: "hello".into(),
+                    usage,
+                    finish: Some(FinishReason::Stop),
+                    ..Assembled::default()
+                },
+            })),
+            Body::Record(Record::Label {
+                target: EntryId(2),
+                name: "greeting".into(),
+            }),
+            Body::Decision(Decision::RunFinished {
+                reason: StopReason::Completed,
+                steps: 1,
+                usage,
+                undelivered: vec![],
+            }),
+        ]
+    }
+
+    /// Parents of entries 1..=4 of [`write_sample`] (the label hangs off the step).
+    pub const SAMPLE_PARENTS: [u64; 4] = [0, 1, 2, 2];
+
+    /// Creates a session at `path` with five entries (header, prompt, step, label,
+    /// run_finished) and returns them as the reader should decode them.
+    pub fn write_sample(path: &Path) -> Vec<Entry> {
+        let mut w = SessionWriter::create(path, header(), ts(0)).unwrap();
+        let mut entries = vec![Entry {
+            v: 1,
+            id: EntryId(0),
+            parent: None,
+            ts: ts(0),
+            body: Body::Record(Record::Session(header())),
+            hash: w.hash_of(EntryId(0)).unwrap(),
+        }];
+        for ((n, body), parent) in (1..).zip(sample_bodies()).zip(SAMPLE_PARENTS) {
+            let (id, hash) = w.append(EntryId(parent), ts(n), &body).unwrap();
+            entries.push(Entry {
+                v: 1,
+                id,
+                parent: Some(EntryId(parent)),
+                ts: ts(n),
+                body,
+                hash,
+            });
+        }
+        w.sync().unwrap();
+        entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+    use crate::log::{TornTail, read_session};
+
+    #[test]
+    fn create_append_read_round_trip_with_chained_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/dir/s.jsonl");
+        let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        let mut want = Vec::new();
+        let (line, h0) = Entry::encode(
+            EntryId(0),
+            None,
+            None,
+            ts(0),
+            &Body::Record(Record::Session(header())),
+        );
+        let mut bytes = line;
+        want.push(Entry {
+            v: 1,
+            id: EntryId(0),
+            parent: None,
+            ts: ts(0),
+            body: Body::Record(Record::Session(header())),
+            hash: h0,
+        });
+        for ((n, body), parent) in (1..).zip(sample_bodies()).zip(SAMPLE_PARENTS) {
+            let parent = EntryId(parent);
+            let parent_hash = want[parent.0 as usize].hash;
+            let (line, hash) = Entry::encode(
+                EntryId(n),
+                Some(parent),
+                Some(&parent_hash),
+                ts(n as u32),
+                &body,
+            );
+            bytes.extend_from_slice(&line);
+            assert_eq!(
+                w.append(parent, ts(n as u32), &body).unwrap(),
+                (EntryId(n), hash)
+            );
+            want.push(Entry {
+                v: 1,
+                id: EntryId(n),
+                parent: Some(parent),
+                ts: ts(n as u32),
+                body,
+                hash,
+            });
+        }
+        assert_eq!((w.next_id(), w.last_id()), (EntryId(5), EntryId(4)));
+        w.sync().unwrap();
+        drop(w);
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries, want);
+        assert_eq!(log.lines, vec![1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn reopening_continues_ids_and_chains_to_known_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut entries = write_sample(&path);
+        let (mut w, log) = SessionWriter::open(&path).unwrap();
+        assert_eq!(log.entries, entries);
+        assert_eq!(log.torn_tail, None);
+        assert_eq!((w.next_id(), w.last_id()), (EntryId(5), EntryId(4)));
+        let body = Body::Record(Record::Steer { text: "s".into() });
+        let (id, hash) = w.append(EntryId(3), ts(9), &body).unwrap();
+        drop(w);
+        entries.push(Entry {
+            v: 1,
+            id,
+            parent: Some(EntryId(3)),
+            ts: ts(9),
+            body,
+            hash,
+        });
+        assert_eq!(read_session(&path).unwrap().entries, entries);
+    }
+
+    #[test]
+    fn appending_under_an_unknown_parent_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        let err = w
+            .append(EntryId(7), ts(1), &Body::Record(Record::Interrupt {}))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{}: there is no entry 7", path.display())
+        );
+        assert_eq!(w.next_id(), EntryId(1));
+    }
+
+    #[test]
+    fn creating_over_an_existing_file_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let err = SessionWriter::create(&path, header(), ts(0)).unwrap_err();
+        assert!(
+            matches!(&err, LogError::Io { path: p, source } if *p == path && source.kind() == std::io::ErrorKind::AlreadyExists),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_naming_the_holder_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let _holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        let err = SessionWriter::open(&path).unwrap_err();
+        let holder = format!(
+            "pid {} ({}) since 2026-11-30T03:00:00.125Z",
+            std::process::id(),
+            command_name()
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "session {} is already being written by {holder}; wait for it to finish or use `xcsh fork`",
+                path.display()
+            )
+        );
+        assert!(matches!(err, LogError::Locked { path: p, holder: h } if p == path && h == holder));
+    }
+
+    #[test]
+    fn a_refused_writer_without_lock_info_names_an_unknown_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let _holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        fs::remove_file(lock_info_path(&path)).unwrap();
+        let err = SessionWriter::open(&path).unwrap_err();
+        assert!(
+            matches!(&err, LogError::Locked { holder, .. } if holder == "an unknown process"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dropping_the_writer_releases_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        drop(SessionWriter::create(&path, header(), ts(0)).unwrap());
+        let (w, log) = SessionWriter::open(&path).unwrap();
+        assert_eq!(w.next_id(), EntryId(1));
+        assert_eq!(log.entries.len(), 1);
+    }
+
+    #[test]
+    fn a_file_cut_at_a_line_boundary_opens_without_repair() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entries = write_sample(&path);
+        let full = fs::read(&path).unwrap();
+        let cut = full.len() - full.rsplit(|&b| b == b'\n').nth(1).unwrap().len() - 1;
+        fs::write(&path, &full[..cut]).unwrap();
+        let (w, log) = SessionWriter::open(&path).unwrap();
+        assert_eq!(log.entries, entries[..4]);
+        assert_eq!(log.torn_tail, None);
+        assert_eq!((w.next_id(), w.last_id()), (EntryId(4), EntryId(3)));
+        drop(w);
+        assert_eq!(fs::read(&path).unwrap(), &full[..cut]);
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            names.iter().filter(|n| n.contains(".torn-")).count(),
+            0,
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_repaired_at_every_byte_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = dir.path().join("original.jsonl");
+        let entries = write_sample(&original);
+        let full = fs::read(&original).unwrap();
+        let last_len = full[..full.len() - 1]
+            .rsplit(|&b| b == b'\n')
+            .next()
+            .unwrap()
+            .len()
+            + 1;
+        let start = full.len() - last_len;
+        let steer = Body::Record(Record::Steer {
+            text: "after".into(),
+        });
+        for k in 1..last_len {
+            let path = dir.path().join(format!("cut-{k}.jsonl"));
+            fs::write(&path, &full[..start + k]).unwrap();
+
+            let (mut w, log) = SessionWriter::open(&path).unwrap();
+            let sidecar = dir.path().join(format!("cut-{k}.jsonl.torn-{start}"));
+            assert_eq!(log.entries, entries[..4], "cut at {k}");
+            assert_eq!(
+                log.torn_tail,
+                Some(TornTail {
+                    offset: start as u64,
+                    len: k as u64,
+                    sidecar: Some(sidecar.clone()),
+                }),
+                "cut at {k}"
+            );
+            assert_eq!(fs::read(&sidecar).unwrap(), &full[start..start + k]);
+            assert_eq!(fs::read(&path).unwrap(), &full[..start]);
+
+            let (id, hash) = w.append(EntryId(2), ts(9), &steer).unwrap();
+            assert_eq!(id, EntryId(4));
+            drop(w);
+            let mut want = entries[..4].to_vec();
+            want.push(Entry {
+                v: 1,
+                id,
+                parent: Some(EntryId(2)),
+                ts: ts(9),
+                body: steer.clone(),
+                hash,
+            });
+            let again = read_session(&path).unwrap();
+            assert_eq!(again.entries, want, "cut at {k}");
+            assert_eq!(again.torn_tail, None);
+        }
+    }
+
+    #[test]
+    fn a_zero_filled_tail_is_repaired_as_torn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entries = write_sample(&path);
+        let full = fs::read(&path).unwrap();
+        let mut damaged = full.clone();
+        damaged.extend_from_slice(&[0u8; 100]);
+        fs::write(&path, &damaged).unwrap();
+
+        let (_w, log) = SessionWriter::open(&path).unwrap();
+        let sidecar = dir.path().join(format!("s.jsonl.torn-{}", full.len()));
+        assert_eq!(log.entries, entries);
+        assert_eq!(
+            log.torn_tail,
+            Some(TornTail {
+                offset: full.len() as u64,
+                len: 100,
+                sidecar: Some(sidecar.clone()),
+            })
+        );
+        assert_eq!(fs::read(&sidecar).unwrap(), vec![0u8; 100]);
+        assert_eq!(fs::read(&path).unwrap(), full);
+    }
+
+    #[test]
+    fn a_second_repair_at_the_same_offset_keeps_the_first_sidecar() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let full = fs::read(&path).unwrap();
+        for tail in [&b"first"[..], &b"second"[..]] {
+            let mut damaged = full.clone();
+            damaged.extend_from_slice(tail);
+            fs::write(&path, &damaged).unwrap();
+            drop(SessionWriter::open(&path).unwrap());
+        }
+        let first = dir.path().join(format!("s.jsonl.torn-{}", full.len()));
+        let second = dir.path().join(format!("s.jsonl.torn-{}.1", full.len()));
+        assert_eq!(
+            (fs::read(&first).unwrap(), fs::read(&second).unwrap()),
+            (b"first".to_vec(), b"second".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_malformed_complete_line_is_not_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        write_sample(&path);
+        let mut damaged = fs::read(&path).unwrap();
+        damaged.extend_from_slice(b"garbage\n{\"torn");
+        fs::write(&path, &damaged).unwrap();
+        let err = SessionWriter::open(&path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}:6: malformed entry: the line has no trailing \"hash\" field",
+                path.display()
+            )
+        );
+        assert_eq!(fs::read(&path).unwrap(), damaged);
+    }
+}

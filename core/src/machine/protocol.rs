@@ -1,0 +1,259 @@
+//! What goes in and out of the machine: `Input`, `Effect`, `Decision`, stop reasons
+//! and the run configuration (limits) that travels with each prompt.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{
+    CallId, EntryId, ProviderError, StepNo, StepOutcome, StreamEvent, ToolCall, ToolOutcome, Usage,
+    UserOrigin,
+};
+
+/// Defaults of [`Limits`]; SPEC.md "Defaults" quotes these.
+pub const DEFAULT_MAX_STEPS: u32 = 32;
+pub const DEFAULT_MAX_TOKENS: u64 = 400_000;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
+pub const DEFAULT_COMPACT_AT_TOKENS: u64 = 150_000;
+
+/// The limits of one run. Recorded inside the prompt entry, so that replay uses the
+/// limits the run had, never today's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Steps allowed since the run started or since the last delivered message.
+    pub max_steps: u32,
+    /// Spend budget: cumulative input+output tokens over the run; 0 = no cap.
+    pub max_tokens: u64,
+    /// Output tokens allowed per step (sent with each request).
+    pub max_output_tokens: u32,
+    /// Compact when the last request's reported input tokens reach this; 0 = never.
+    pub compact_at_tokens: u64,
+}
+
+impl Decision {
+    /// The entry type name of this decision (its serde tag).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Decision::StepStarted { .. } => "step_started",
+            Decision::Delivered { .. } => "delivered",
+            Decision::ToolDispatched { .. } => "tool_dispatched",
+            Decision::SyntheticResult { .. } => "synthetic_result",
+            Decision::CompactionStarted { .. } => "compaction_started",
+            Decision::Compacted { .. } => "compacted",
+            Decision::Ignored { .. } => "ignored",
+            Decision::RunFinished { .. } => "run_finished",
+        }
+    }
+
+    /// Every decision type name, for the log reader's dispatch.
+    pub const TYPE_NAMES: [&'static str; 8] = [
+        "step_started",
+        "delivered",
+        "tool_dispatched",
+        "synthetic_result",
+        "compaction_started",
+        "compacted",
+        "ignored",
+        "run_finished",
+    ];
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_steps: DEFAULT_MAX_STEPS,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            compact_at_tokens: DEFAULT_COMPACT_AT_TOKENS,
+        }
+    }
+}
+
+/// The configuration a run is decided under; part of the prompt input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub limits: Limits,
+    /// Names of the tools the model may call; any other name is rejected.
+    pub tools: Vec<String>,
+}
+
+/// Everything the machine consumes. Each variant but `Stream` is recorded as its own
+/// entry before it is applied; `Stream` events are recorded together in the step's
+/// entry when the step settles (see SPEC.md "What a crash can lose").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A user message that starts a run.
+    Prompt { text: String, config: RunConfig },
+    /// A message to deliver at the next safe boundary of the running run.
+    Steer { entry: EntryId, text: String },
+    /// A message to deliver when the run would otherwise finish.
+    FollowUp { entry: EntryId, text: String },
+    /// Stop the running run: cancel what is in flight, settle it, finish.
+    Interrupt,
+    /// One normalized provider event of step `step`.
+    Stream { step: StepNo, event: StreamEvent },
+    /// The provider stream of `step` ended; `entry` is the step's entry.
+    StepEnded {
+        step: StepNo,
+        entry: EntryId,
+        outcome: StepOutcome,
+    },
+    /// A dispatched tool call settled.
+    ToolSettled {
+        call_id: CallId,
+        outcome: ToolOutcome,
+    },
+    /// The compaction summary came back (`Err` when summarizing failed).
+    CompactionDone {
+        result: Result<String, ProviderError>,
+    },
+    /// The previous process ended without settling this run (crash or kill); settle
+    /// whatever is unsettled and finish.
+    Recover,
+}
+
+/// A decision: an effect that changes the conversation, recorded as an entry and
+/// compared, payload included, by replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Decision {
+    /// Start model step `step` with a context of `messages` messages whose running
+    /// blake3 hash is `context_hash`.
+    StepStarted {
+        step: StepNo,
+        messages: u32,
+        context_hash: String,
+    },
+    /// A queued steer or follow-up becomes a user message now.
+    Delivered {
+        origin: UserOrigin,
+        queued: EntryId,
+        text: String,
+    },
+    /// A validated tool call is dispatched to the executor.
+    ToolDispatched { step: StepNo, call: ToolCall },
+    /// A tool call that is not run: its result is made here and handed to the model.
+    SyntheticResult {
+        call: ToolCall,
+        reason: SyntheticReason,
+        content: String,
+    },
+    /// Summarize the context up to (not including) `first_kept`.
+    CompactionStarted {
+        first_kept: EntryId,
+        tokens_before: u64,
+    },
+    /// The compaction: `summary` replaces everything before `first_kept`.
+    Compacted {
+        summary: String,
+        first_kept: EntryId,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// The input just recorded has no effect, for `reason`.
+    Ignored { reason: IgnoreReason },
+    /// The run is over.
+    RunFinished {
+        reason: StopReason,
+        steps: u32,
+        usage: Usage,
+        /// Queued messages never delivered (the interface offers them back).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        undelivered: Vec<EntryId>,
+    },
+}
+
+/// Why a tool call got a synthetic result instead of running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyntheticReason {
+    /// The arguments are not a JSON object.
+    InvalidArguments,
+    /// No tool of that name is available.
+    UnknownTool,
+    /// The step hit its output limit, so the call may be truncated.
+    OutputLimit,
+    /// The run was interrupted before the call could run.
+    Interrupted,
+    /// The process ended while the call was in flight; whether it ran is unknown.
+    Lost,
+}
+
+/// Why an input had no effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IgnoreReason {
+    /// A steer, follow-up, interrupt or recover with no run in progress.
+    NoRunInProgress,
+    /// A prompt while a run is in progress (steer or follow-up instead).
+    RunInProgress,
+    /// A stream event or stream end for a step that is not streaming (late).
+    LateStreamEvent,
+    /// A tool result for a call that already settled or was never dispatched.
+    LateToolResult,
+    /// A compaction result with no compaction in flight.
+    LateCompaction,
+    /// A second interrupt while the first is settling.
+    AlreadyInterrupting,
+}
+
+/// Why a run finished. Each stop condition has its own reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without tool calls and nothing is pending.
+    Completed,
+    /// `max_steps` steps since the run started or the last delivered message.
+    MaxSteps { limit: u32 },
+    /// The spend budget is used up.
+    MaxTokens { limit: u64, spent: u64 },
+    /// The response hit its output limit (`finish: length`).
+    OutputLimit,
+    /// The provider withheld the response (`finish: content_filter`).
+    ContentFilter,
+    /// The user interrupted.
+    Interrupted,
+    /// The provider failed.
+    ProviderError { error: ProviderError },
+    /// The previous process ended without finishing the run (recovered on open).
+    Crashed,
+}
+
+/// What the machine asks the runtime to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Append this decision to the log.
+    Record(Decision),
+    /// Call the model for `step` with [`Machine::context`](super::Machine::context).
+    /// Follows its `Record(StepStarted)`; the runtime makes the log durable first.
+    CallModel { step: StepNo },
+    /// Execute this tool call. Follows its `Record(ToolDispatched)`; durable first.
+    ExecuteTool { call: ToolCall },
+    /// Cancel the model call of `step`; its end comes back as `StepEnded`.
+    CancelModel { step: StepNo },
+    /// Cancel a running tool; its settlement comes back as `ToolSettled`.
+    CancelTool { call_id: CallId },
+    /// Summarize context messages `0..upto` (the middle); the result comes back as
+    /// `CompactionDone`. Follows its `Record(CompactionStarted)`; durable first.
+    Summarize { upto: usize },
+    /// Cancel the summarization in flight.
+    CancelSummarize,
+    /// Not a decision: something the user interface shows.
+    Notify(Notice),
+}
+
+/// Things worth showing that are not decisions (the runtime turns them into events).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    TextDelta {
+        step: StepNo,
+        text: String,
+    },
+    ReasoningDelta {
+        step: StepNo,
+        text: String,
+    },
+    /// A queued message waits for its boundary.
+    Queued {
+        origin: UserOrigin,
+        text: String,
+    },
+}

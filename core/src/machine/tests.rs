@@ -1,0 +1,751 @@
+//! Data-driven given/when/then tests: a compact script of inputs in, the whole
+//! transcript of effects out, compared with `expect![[…]]`.
+//!
+//! Script lines (one input each, `#` starts a comment):
+//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts)
+//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`
+//! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
+//!   the whole stream of step N (events, then a completed end)
+//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed`
+//! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
+
+use expect_test::{Expect, expect};
+
+use super::*;
+
+struct Harness {
+    machine: Machine,
+    config: RunConfig,
+    next_entry: u64,
+    out: String,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness {
+            machine: Machine::new(),
+            config: RunConfig {
+                limits: Limits::default(),
+                tools: vec!["echo".into(), "read".into()],
+            },
+            next_entry: 1,
+            out: String::new(),
+        }
+    }
+
+    fn entry(&mut self) -> EntryId {
+        self.next_entry += 1;
+        EntryId(self.next_entry)
+    }
+
+    fn feed(&mut self, line: &str, input: Input) {
+        self.out.push_str(&format!("> {line}\n"));
+        for effect in self.machine.handle(input) {
+            self.out.push_str("  ");
+            self.out.push_str(&render(&effect));
+            self.out.push('\n');
+        }
+    }
+
+    fn run_line(&mut self, line: &str) {
+        let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
+        match cmd {
+            "config" => {
+                for kv in rest.split_whitespace() {
+                    let (k, v) = kv.split_once('=').unwrap();
+                    let l = &mut self.config.limits;
+                    match k {
+                        "max_steps" => l.max_steps = v.parse().unwrap(),
+                        "max_tokens" => l.max_tokens = v.parse().unwrap(),
+                        "compact_at" => l.compact_at_tokens = v.parse().unwrap(),
+                        "tools" => self.config.tools = v.split(',').map(String::from).collect(),
+                        other => panic!("unknown config key {other}"),
+                    }
+                }
+            }
+            "prompt" => {
+                let input = Input::Prompt {
+                    text: rest.into(),
+                    config: self.config.clone(),
+                };
+                self.feed(line, input)
+            }
+            "steer" => {
+                let entry = self.entry();
+                self.feed(
+                    line,
+                    Input::Steer {
+                        entry,
+                        text: rest.into(),
+                    },
+                )
+            }
+            "follow" => {
+                let entry = self.entry();
+                self.feed(
+                    line,
+                    Input::FollowUp {
+                        entry,
+                        text: rest.into(),
+                    },
+                )
+            }
+            "interrupt" => self.feed(line, Input::Interrupt),
+            "recover" => self.feed(line, Input::Recover),
+            "delta" => {
+                let (n, text) = rest.split_once(' ').unwrap();
+                let input = Input::Stream {
+                    step: StepNo(n.parse().unwrap()),
+                    event: StreamEvent::TextDelta { text: text.into() },
+                };
+                self.feed(line, input)
+            }
+            "end" => {
+                let (n, how) = rest.split_once(' ').unwrap();
+                let outcome = match how {
+                    "completed" => StepOutcome::Completed,
+                    "aborted" => StepOutcome::Aborted,
+                    "failed" => StepOutcome::Failed {
+                        error: ProviderError {
+                            kind: ProviderErrorKind::Disconnected,
+                            message: "connection reset after 12 bytes".into(),
+                        },
+                    },
+                    other => panic!("unknown outcome {other}"),
+                };
+                let entry = self.entry();
+                let step = StepNo(n.parse().unwrap());
+                self.feed(
+                    line,
+                    Input::StepEnded {
+                        step,
+                        entry,
+                        outcome,
+                    },
+                )
+            }
+            "step" => self.step(line, rest),
+            "tool" => {
+                let mut parts = rest.splitn(3, ' ');
+                let id = parts.next().unwrap();
+                let status = match parts.next().unwrap() {
+                    "ok" => ToolStatus::Ok,
+                    "error" => ToolStatus::Error,
+                    "cancelled" => ToolStatus::Cancelled,
+                    other => panic!("unknown status {other}"),
+                };
+                let content = parts.next().unwrap_or("").to_string();
+                let input = Input::ToolSettled {
+                    call_id: CallId(id.into()),
+                    outcome: ToolOutcome { status, content },
+                };
+                self.feed(line, input)
+            }
+            "summary" => self.feed(
+                line,
+                Input::CompactionDone {
+                    result: Ok(rest.into()),
+                },
+            ),
+            "summary-failed" => {
+                let error = ProviderError {
+                    kind: ProviderErrorKind::Http,
+                    message: "503".into(),
+                };
+                self.feed(line, Input::CompactionDone { result: Err(error) })
+            }
+            other => panic!("unknown script command {other}"),
+        }
+    }
+
+    /// `step N ...`: feeds the stream events silently, then the end, shown as one line.
+    fn step(&mut self, line: &str, rest: &str) {
+        let mut words = rest.split_whitespace();
+        let step = StepNo(words.next().unwrap().parse().unwrap());
+        let mut events = Vec::new();
+        for word in words {
+            let (k, v) = word.split_once('=').unwrap();
+            match k {
+                "text" => events.push(StreamEvent::TextDelta { text: v.into() }),
+                "calls" => {
+                    for (i, call) in v.split(',').enumerate() {
+                        let (name, args) = call.split_once(':').unwrap_or((call, "{}"));
+                        let index = u32::try_from(i).unwrap();
+                        events.push(StreamEvent::ToolCallStart {
+                            index,
+                            id: CallId(format!("c{}{}", step.0, i + 1)),
+                            name: name.into(),
+                        });
+                        events.push(StreamEvent::ToolCallDelta {
+                            index,
+                            arguments: args.into(),
+                        });
+                        events.push(StreamEvent::ToolCallEnd { index });
+                    }
+                }
+                "finish" => {
+                    let reason = serde_json::from_str(&format!("\"{v}\"")).unwrap();
+                    events.push(StreamEvent::Finish { reason });
+                }
+                "usage" => {
+                    let (i, o) = v.split_once('/').unwrap();
+                    events.push(StreamEvent::Usage {
+                        usage: Usage {
+                            input_tokens: i.parse().unwrap(),
+                            output_tokens: o.parse().unwrap(),
+                            ..Usage::default()
+                        },
+                    });
+                }
+                other => panic!("unknown step key {other}"),
+            }
+        }
+        let mut silent = Vec::new();
+        for event in events {
+            silent.extend(self.machine.handle(Input::Stream { step, event }));
+        }
+        // Only text notices come out of streaming; they are not decisions.
+        assert!(
+            silent.iter().all(|e| matches!(e, Effect::Notify(_))),
+            "{silent:?}"
+        );
+        let entry = self.entry();
+        let input = Input::StepEnded {
+            step,
+            entry,
+            outcome: StepOutcome::Completed,
+        };
+        self.feed(line, input);
+    }
+}
+
+fn render(effect: &Effect) -> String {
+    match effect {
+        Effect::Record(d) => {
+            let json = serde_json::to_value(d).unwrap();
+            format!("record {} {}", json["type"].as_str().unwrap(), json["data"])
+        }
+        Effect::CallModel { step } => format!("call_model step={step}"),
+        Effect::ExecuteTool { call } => format!("execute {} {}", call.id, call.name),
+        Effect::CancelModel { step } => format!("cancel_model step={step}"),
+        Effect::CancelTool { call_id } => format!("cancel_tool {call_id}"),
+        Effect::Summarize { upto } => format!("summarize upto={upto}"),
+        Effect::CancelSummarize => "cancel_summarize".into(),
+        Effect::Notify(n) => format!("notify {n:?}"),
+    }
+}
+
+fn check(script: &str, expect: Expect) {
+    let mut h = Harness::new();
+    for line in script.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        h.run_line(line);
+    }
+    // Context hashes make transcripts unreadable; shorten them to 8 hex digits.
+    let out = shorten_hashes(&h.out);
+    expect.assert_eq(&out);
+}
+
+fn shorten_hashes(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(pos) = rest.find("\"context_hash\":\"") {
+        let start = pos + "\"context_hash\":\"".len();
+        out.push_str(&rest[..start + 8]);
+        rest = &rest[start + 64..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn plain_answer_finishes_completed() {
+    check(
+        "prompt hi
+         delta 1 Hel
+         step 1 text=lo finish=stop usage=10/2",
+        expect![[r#"
+            > prompt hi
+              record step_started {"context_hash":"49f2f268","messages":1,"step":1}
+              call_model step=1
+            > delta 1 Hel
+              notify TextDelta { step: StepNo(1), text: "Hel" }
+            > step 1 text=lo finish=stop usage=10/2
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":10,"output_tokens":2}}
+        "#]],
+    );
+}
+
+#[test]
+fn tool_round_dispatches_every_call_then_starts_next_step() {
+    check(
+        r#"prompt read two files
+           step 1 calls=read:{"path":"a"},read:{"path":"b"} finish=tool_calls usage=100/20
+           tool c12 ok B
+           tool c11 ok A
+           step 2 text=done finish=stop usage=150/5"#,
+        expect![[r#"
+            > prompt read two files
+              record step_started {"context_hash":"990f1708","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=read:{"path":"a"},read:{"path":"b"} finish=tool_calls usage=100/20
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+              execute c11 read
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"b\"}","id":"c12","name":"read"},"step":1}
+              execute c12 read
+            > tool c12 ok B
+            > tool c11 ok A
+              record step_started {"context_hash":"7ac70e29","messages":4,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop usage=150/5
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":250,"output_tokens":25}}
+        "#]],
+    );
+}
+
+#[test]
+fn invalid_arguments_and_unknown_tools_get_error_results_without_running() {
+    check(
+        r#"prompt go
+           step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
+           tool c13 ok fine
+           step 2 text=ok finish=stop"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
+              record synthetic_result {"call":{"arguments":"[1]","id":"c11","name":"echo"},"content":"error: the arguments of `echo` are not a JSON object (invalid type: sequence, expected a map at line 1 column 0); the call was not run","reason":"invalid_arguments"}
+              record synthetic_result {"call":{"arguments":"{}","id":"c12","name":"nope"},"content":"error: there is no tool named `nope` (available: echo, read); the call was not run","reason":"unknown_tool"}
+              record tool_dispatched {"call":{"arguments":"{\"x\":1}","id":"c13","name":"echo"},"step":1}
+              execute c13 echo
+            > tool c13 ok fine
+              record step_started {"context_hash":"d0bbf431","messages":5,"step":2}
+              call_model step=2
+            > step 2 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn steer_during_streaming_waits_for_the_steps_tools_then_grants_a_fresh_window() {
+    check(
+        "config max_steps=2
+         prompt start
+         delta 1 work
+         steer also check b
+         step 1 calls=echo,echo finish=tool_calls
+         tool c11 ok 1
+         tool c12 ok 2
+         step 2 calls=echo finish=tool_calls
+         tool c21 ok 3
+         step 3 calls=echo finish=tool_calls
+         tool c31 ok 4",
+        expect![[r#"
+            > prompt start
+              record step_started {"context_hash":"d26bc4e7","messages":1,"step":1}
+              call_model step=1
+            > delta 1 work
+              notify TextDelta { step: StepNo(1), text: "work" }
+            > steer also check b
+              notify Queued { origin: Steer, text: "also check b" }
+            > step 1 calls=echo,echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+              record tool_dispatched {"call":{"arguments":"{}","id":"c12","name":"echo"},"step":1}
+              execute c12 echo
+            > tool c11 ok 1
+            > tool c12 ok 2
+              record delivered {"origin":"steer","queued":2,"text":"also check b"}
+              record step_started {"context_hash":"b897aa00","messages":5,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok 3
+              record step_started {"context_hash":"50176b81","messages":7,"step":3}
+              call_model step=3
+            > step 3 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c31","name":"echo"},"step":3}
+              execute c31 echo
+            > tool c31 ok 4
+              record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":3,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn follow_up_is_delivered_only_when_the_run_would_finish_and_after_steers() {
+    check(
+        "prompt start
+         follow then do c
+         steer first do b
+         follow and d
+         step 1 text=x finish=stop
+         step 2 text=y finish=stop
+         step 3 text=z finish=stop
+         step 4 text=w finish=stop",
+        expect![[r#"
+            > prompt start
+              record step_started {"context_hash":"d26bc4e7","messages":1,"step":1}
+              call_model step=1
+            > follow then do c
+              notify Queued { origin: FollowUp, text: "then do c" }
+            > steer first do b
+              notify Queued { origin: Steer, text: "first do b" }
+            > follow and d
+              notify Queued { origin: FollowUp, text: "and d" }
+            > step 1 text=x finish=stop
+              record delivered {"origin":"steer","queued":3,"text":"first do b"}
+              record step_started {"context_hash":"176568ed","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=y finish=stop
+              record delivered {"origin":"follow_up","queued":2,"text":"then do c"}
+              record step_started {"context_hash":"fba1717b","messages":5,"step":3}
+              call_model step=3
+            > step 3 text=z finish=stop
+              record delivered {"origin":"follow_up","queued":4,"text":"and d"}
+              record step_started {"context_hash":"06281f19","messages":7,"step":4}
+              call_model step=4
+            > step 4 text=w finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":4,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn spend_budget_stops_between_steps_and_reports_undelivered_messages() {
+    check(
+        "config max_tokens=1000
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=900/50
+         follow later
+         tool c11 ok done
+         step 2 calls=echo finish=tool_calls usage=990/20
+         tool c21 ok done",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=900/50
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > follow later
+              notify Queued { origin: FollowUp, text: "later" }
+            > tool c11 ok done
+              record step_started {"context_hash":"2722d55d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=990/20
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok done
+              record run_finished {"reason":{"kind":"max_tokens","limit":1000,"spent":1960},"steps":2,"undelivered":[3],"usage":{"input_tokens":1890,"output_tokens":70}}
+        "#]],
+    );
+}
+
+#[test]
+fn a_final_answer_that_crosses_the_budget_still_completes() {
+    check(
+        "config max_tokens=100
+         prompt go
+         step 1 text=answer finish=stop usage=200/50",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=answer finish=stop usage=200/50
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":200,"output_tokens":50}}
+        "#]],
+    );
+}
+
+#[test]
+fn output_limit_fails_the_truncated_calls_and_stops() {
+    check(
+        r#"prompt go
+           step 1 calls=echo:{"a":"tru finish=length usage=10/8192"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo:{"a":"tru finish=length usage=10/8192
+              record synthetic_result {"call":{"arguments":"{\"a\":\"tru","id":"c11","name":"echo"},"content":"error: the response hit its output limit, so the arguments of `echo` may be truncated; the call was not run","reason":"output_limit"}
+              record run_finished {"reason":{"kind":"output_limit"},"steps":1,"usage":{"input_tokens":10,"output_tokens":8192}}
+        "#]],
+    );
+}
+
+#[test]
+fn content_filter_stops_with_its_own_reason() {
+    check(
+        "prompt go
+         step 1 text=sorry finish=content_filter",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=sorry finish=content_filter
+              record run_finished {"reason":{"kind":"content_filter"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn provider_error_keeps_the_partial_prose_and_stops() {
+    check(
+        "prompt go
+         delta 1 half an ans
+         end 1 failed
+         steer too late",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > delta 1 half an ans
+              notify TextDelta { step: StepNo(1), text: "half an ans" }
+            > end 1 failed
+              record run_finished {"reason":{"error":{"kind":"disconnected","message":"connection reset after 12 bytes"},"kind":"provider_error"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > steer too late
+              record ignored {"reason":"no_run_in_progress"}
+        "#]],
+    );
+}
+
+#[test]
+fn interrupt_during_streaming_cancels_the_call_and_settles_once() {
+    check(
+        "prompt go
+         delta 1 thinking
+         interrupt
+         interrupt
+         delta 1 more
+         end 1 aborted
+         end 1 aborted
+         tool c11 ok late",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > delta 1 thinking
+              notify TextDelta { step: StepNo(1), text: "thinking" }
+            > interrupt
+              cancel_model step=1
+            > interrupt
+              record ignored {"reason":"already_interrupting"}
+            > delta 1 more
+              notify TextDelta { step: StepNo(1), text: "more" }
+            > end 1 aborted
+              record run_finished {"reason":{"kind":"interrupted"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > end 1 aborted
+              record ignored {"reason":"late_stream_event"}
+            > tool c11 ok late
+              record ignored {"reason":"late_tool_result"}
+        "#]],
+    );
+}
+
+#[test]
+fn interrupt_after_the_stream_completed_does_not_run_its_tools() {
+    check(
+        "prompt go
+         interrupt
+         step 1 calls=echo finish=tool_calls",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > interrupt
+              cancel_model step=1
+            > step 1 calls=echo finish=tool_calls
+              record synthetic_result {"call":{"arguments":"{}","id":"c11","name":"echo"},"content":"error: the run was interrupted before `echo` could run; the call was not run","reason":"interrupted"}
+              record run_finished {"reason":{"kind":"interrupted"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn interrupt_during_tools_cancels_each_and_waits_for_their_settlement() {
+    check(
+        "prompt go
+         step 1 calls=echo,echo finish=tool_calls
+         steer pending
+         interrupt
+         tool c11 ok finished before the cancel
+         tool c12 cancelled cancelled: side effects it already had were not undone
+         tool c12 ok duplicate",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo,echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+              record tool_dispatched {"call":{"arguments":"{}","id":"c12","name":"echo"},"step":1}
+              execute c12 echo
+            > steer pending
+              notify Queued { origin: Steer, text: "pending" }
+            > interrupt
+              cancel_tool c11
+              cancel_tool c12
+            > tool c11 ok finished before the cancel
+            > tool c12 cancelled cancelled: side effects it already had were not undone
+              record run_finished {"reason":{"kind":"interrupted"},"steps":1,"undelivered":[3],"usage":{"input_tokens":0,"output_tokens":0}}
+            > tool c12 ok duplicate
+              record ignored {"reason":"late_tool_result"}
+        "#]],
+    );
+}
+
+#[test]
+fn inputs_without_a_run_are_ignored_with_a_reason() {
+    check(
+        "steer hello
+         interrupt
+         recover
+         prompt go
+         prompt again
+         step 1 text=a finish=stop
+         delta 1 late
+         end 1 completed",
+        expect![[r#"
+            > steer hello
+              record ignored {"reason":"no_run_in_progress"}
+            > interrupt
+              record ignored {"reason":"no_run_in_progress"}
+            > recover
+              record ignored {"reason":"no_run_in_progress"}
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > prompt again
+              record ignored {"reason":"run_in_progress"}
+            > step 1 text=a finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > delta 1 late
+              record ignored {"reason":"late_stream_event"}
+            > end 1 completed
+              record ignored {"reason":"late_stream_event"}
+        "#]],
+    );
+}
+
+#[test]
+fn compaction_runs_after_a_tool_step_over_the_threshold_when_there_is_a_middle() {
+    check(
+        "config compact_at=1000
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=1500/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=1600/10
+         tool c21 ok two
+         summary the user asked to go; step 1 echoed one
+         step 3 text=done finish=stop usage=300/5",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=1500/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=1600/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record compaction_started {"first_kept":3,"tokens_before":1600}
+              summarize upto=3
+            > summary the user asked to go; step 1 echoed one
+              record compacted {"first_kept":3,"summary":"the user asked to go; step 1 echoed one","tokens_after":12,"tokens_before":1600}
+              record step_started {"context_hash":"0506dc3f","messages":3,"step":3}
+              call_model step=3
+            > step 3 text=done finish=stop usage=300/5
+              record run_finished {"reason":{"kind":"completed"},"steps":3,"usage":{"input_tokens":3400,"output_tokens":25}}
+        "#]],
+    );
+}
+
+#[test]
+fn no_compaction_after_a_step_without_tools_or_without_a_middle() {
+    check(
+        "config compact_at=1000
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=1500/10
+         tool c11 ok one
+         step 2 text=done finish=stop usage=1600/10",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=1500/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop usage=1600/10
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
+        "#]],
+    );
+}
+
+#[test]
+fn a_failed_compaction_lets_the_run_go_on() {
+    check(
+        "config compact_at=10
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=50/1
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=60/1
+         tool c21 ok two
+         summary-failed
+         step 3 text=ok finish=stop",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=50/1
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=60/1
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record compaction_started {"first_kept":3,"tokens_before":60}
+              summarize upto=3
+            > summary-failed
+              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+              call_model step=3
+            > step 3 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":3,"usage":{"input_tokens":110,"output_tokens":2}}
+        "#]],
+    );
+}
+
+#[test]
+fn recover_settles_in_flight_tools_as_lost_and_finishes_crashed() {
+    check(
+        "prompt go
+         step 1 calls=echo finish=tool_calls
+         recover",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > recover
+              record synthetic_result {"call":{"arguments":"{}","id":"c11","name":"echo"},"content":"error: the process ended while `echo` was running; whether it ran, and what it changed, is unknown","reason":"lost"}
+              record run_finished {"reason":{"kind":"crashed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}

@@ -1,0 +1,311 @@
+//! The vocabulary shared by the machine, the log and the runtime: ids, messages,
+//! tool calls, usage and the normalized provider stream events.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Identifies one entry (one JSONL line) within a session. Ids are a counter assigned
+/// by the log writer: deterministic, unique within a session, kept when a path is
+/// copied into a fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EntryId(pub u64);
+
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::str::FromStr for EntryId {
+    type Err = std::num::ParseIntError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.trim_start_matches('#').parse().map(EntryId)
+    }
+}
+
+/// A step's number within its run, starting at 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StepNo(pub u32);
+
+impl fmt::Display for StepNo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The provider's id of one tool call (`call_…`, `toolu_…`, or `faux-N`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallId(pub String);
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One tool call as the model requested it. `arguments` is the JSON text exactly as
+/// the model produced it (as OpenAI's wire format carries it): the machine checks that
+/// it is a JSON object, the tool checks it against its schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: CallId,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Token counts reported by the provider for one step (or summed over a run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// Tokens charged against the spend budget: everything sent and received.
+    pub fn spend(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// Why the model stopped producing output, normalized across wire protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    Error,
+}
+
+/// A normalized provider stream event. Every adapter maps its wire protocol to these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StreamEvent {
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    /// A tool call begins; `index` orders the calls of one step.
+    ToolCallStart {
+        index: u32,
+        id: CallId,
+        name: String,
+    },
+    ToolCallDelta {
+        index: u32,
+        arguments: String,
+    },
+    /// The call's arguments are complete.
+    ToolCallEnd {
+        index: u32,
+    },
+    /// The step's usage so far; the last one of a step is the step's usage.
+    Usage {
+        usage: Usage,
+    },
+    Finish {
+        reason: FinishReason,
+    },
+    /// A provider event the adapter does not use (server-side tools, pings, images),
+    /// passed over and counted so that nothing disappears silently.
+    Skipped {
+        event_type: String,
+    },
+}
+
+/// How a provider step ended, as the runtime observed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum StepOutcome {
+    /// The stream ended normally.
+    Completed,
+    /// The provider failed (HTTP error, in-band error event, disconnect, idle timeout).
+    Failed { error: ProviderError },
+    /// The runtime cancelled the stream (interrupt).
+    Aborted,
+}
+
+/// A provider failure, typed enough to decide and readable enough to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderError {
+    pub kind: ProviderErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderErrorKind {
+    /// The HTTP request failed before any output (after retries).
+    Http,
+    /// The provider reported an error in the stream or in a JSON error body.
+    Api,
+    /// The stream broke off before it finished.
+    Disconnected,
+    /// No bytes arrived within the idle timeout.
+    IdleTimeout,
+    /// The stream could not be parsed.
+    Malformed,
+    /// A scripted (faux) provider ran out of steps.
+    ScriptExhausted,
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.message)
+    }
+}
+
+/// How a tool execution settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    /// Stopped by an interrupt; side effects it already had were not undone.
+    Cancelled,
+}
+
+/// What a tool execution returned: the text handed back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    pub status: ToolStatus,
+    pub content: String,
+}
+
+/// Where a user message came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UserOrigin {
+    Prompt,
+    Steer,
+    FollowUp,
+}
+
+/// One message of the model context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User {
+        origin: UserOrigin,
+        text: String,
+    },
+    Assistant {
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        text: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: CallId,
+        name: String,
+        is_error: bool,
+        content: String,
+    },
+    /// A compaction summary standing in for the messages it replaced.
+    Summary {
+        text: String,
+    },
+}
+
+/// The assistant message assembled from one step's stream events.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assembled {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub finish: Option<FinishReason>,
+    /// Count of provider events passed over (see [`StreamEvent::Skipped`]).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub skipped: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Folds a step's stream events into an [`Assembled`] message. Pure and total:
+/// a delta for an index that never started creates the call with an empty name,
+/// which validation then rejects, rather than being dropped.
+#[derive(Debug, Clone, Default)]
+pub struct Assembler {
+    assembled: Assembled,
+    /// The provider's tool-call index of each entry of `assembled.tool_calls`, sorted.
+    indices: Vec<u32>,
+}
+
+impl Assembler {
+    pub fn push(&mut self, event: &StreamEvent) {
+        let a = &mut self.assembled;
+        match event {
+            StreamEvent::TextDelta { text } => a.text.push_str(text),
+            StreamEvent::ReasoningDelta { text } => a.reasoning.push_str(text),
+            StreamEvent::ToolCallStart { index, id, name } => {
+                let call = self.call_mut(*index);
+                call.id = id.clone();
+                call.name = name.clone();
+            }
+            StreamEvent::ToolCallDelta { index, arguments } => {
+                self.call_mut(*index).arguments.push_str(arguments);
+            }
+            StreamEvent::ToolCallEnd { .. } => {}
+            StreamEvent::Usage { usage } => a.usage = *usage,
+            StreamEvent::Finish { reason } => a.finish = Some(*reason),
+            StreamEvent::Skipped { .. } => a.skipped += 1,
+        }
+    }
+
+    pub fn assembled(&self) -> &Assembled {
+        &self.assembled
+    }
+
+    pub fn finish(self) -> Assembled {
+        self.assembled
+    }
+
+    fn call_mut(&mut self, index: u32) -> &mut ToolCall {
+        let pos = match self.indices.binary_search(&index) {
+            Ok(pos) => pos,
+            Err(pos) => {
+                self.assembled.tool_calls.insert(
+                    pos,
+                    ToolCall {
+                        id: CallId(format!("index-{index}")),
+                        name: String::new(),
+                        arguments: String::new(),
+                    },
+                );
+                self.indices.insert(pos, index);
+                pos
+            }
+        };
+        &mut self.assembled.tool_calls[pos]
+    }
+}

@@ -1,0 +1,545 @@
+//! The owner task of one run: the only place that touches the machine and the log
+//! writer. Everything else (provider streams, tools, the user) sends it messages.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Command, RunEvent, RunOptions, RunResult, RuntimeError};
+use crate::log::{Body, Record, SessionWriter, StepRecord, TimedEvent, ToolResultRecord};
+use crate::machine::{
+    CallId, Decision, Effect, EntryId, Input, Machine, Notice, Phase, ProviderError,
+    ProviderErrorKind, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
+    ToolOutcome, ToolStatus,
+};
+use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
+use crate::tools::{ToolExecutor, ToolSpec};
+
+/// Work that finished in a spawned task.
+enum Done {
+    Tool {
+        call: ToolCall,
+        outcome: ToolOutcome,
+        duration_ms: u64,
+    },
+    Summary(Result<String, ProviderError>),
+}
+
+/// A dispatched tool call and, once it finished, its outcome.
+struct InFlight {
+    call_id: CallId,
+    cancel: CancellationToken,
+    done: Option<(ToolCall, ToolOutcome, u64)>,
+}
+
+/// The step whose stream is open.
+struct OpenStep {
+    step: StepNo,
+    started: Instant,
+    events: Vec<TimedEvent>,
+    cancel: CancellationToken,
+}
+
+pub(crate) struct Owner {
+    machine: Machine,
+    writer: SessionWriter,
+    leaf: EntryId,
+    session_id: String,
+    events: mpsc::UnboundedSender<RunEvent>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    provider: Arc<dyn Provider>,
+    tools: Arc<dyn ToolExecutor>,
+    specs: Vec<ToolSpec>,
+    system: String,
+    prompt: Option<(String, RunConfig)>,
+    stream_tx: mpsc::UnboundedSender<(StepNo, StreamItem)>,
+    stream_rx: mpsc::UnboundedReceiver<(StepNo, StreamItem)>,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    open_step: Option<OpenStep>,
+    /// Dispatched tool calls in dispatch order. They run concurrently, but their
+    /// settlements are recorded and applied in this order, so that one script
+    /// always writes one log (a finished call waits for the calls before it).
+    in_flight: Vec<InFlight>,
+    summary_token: Option<CancellationToken>,
+    queued: BTreeMap<EntryId, String>,
+    undelivered: Vec<EntryId>,
+}
+
+impl Owner {
+    pub(crate) fn new(
+        opts: RunOptions,
+        writer: SessionWriter,
+        machine: Machine,
+        leaf: EntryId,
+        events: mpsc::UnboundedSender<RunEvent>,
+        commands: mpsc::UnboundedReceiver<Command>,
+        session_id: String,
+    ) -> Owner {
+        let (stream_tx, stream_rx) = mpsc::unbounded_channel();
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        let specs = opts.tools.specs();
+        let config = RunConfig {
+            limits: opts.limits,
+            tools: specs.iter().map(|s| s.name.clone()).collect(),
+        };
+        Owner {
+            machine,
+            writer,
+            leaf,
+            session_id,
+            events,
+            commands,
+            provider: opts.provider,
+            tools: opts.tools,
+            specs,
+            system: opts.system_prompt,
+            prompt: Some((opts.prompt, config)),
+            stream_tx,
+            stream_rx,
+            done_tx,
+            done_rx,
+            open_step: None,
+            in_flight: Vec::new(),
+            summary_token: None,
+            queued: BTreeMap::new(),
+            undelivered: Vec::new(),
+        }
+    }
+
+    pub(crate) async fn run(mut self) -> Result<RunResult, RuntimeError> {
+        let outcome = self.drive().await;
+        if outcome.is_err() {
+            // A log failure ends the run: stop everything still in flight.
+            self.cancel_all();
+        }
+        self.writer.sync()?;
+        outcome?;
+        Ok(self.result())
+    }
+
+    async fn drive(&mut self) -> Result<(), RuntimeError> {
+        if let Some((text, config)) = self.prompt.take() {
+            self.append(Body::Record(Record::UserMessage {
+                text: text.clone(),
+                config: config.clone(),
+            }))?;
+            self.apply(Input::Prompt { text, config })?;
+        }
+        while !self.finished() {
+            // Biased: the user's commands (an interrupt above all) go first.
+            tokio::select! {
+                biased;
+                Some(cmd) = self.commands.recv() => self.on_command(cmd)?,
+                Some((step, item)) = self.stream_rx.recv() => self.on_stream(step, item)?,
+                Some(done) = self.done_rx.recv() => self.on_done(done)?,
+                else => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn finished(&self) -> bool {
+        match self.machine.phase() {
+            Phase::Finished(_) => true,
+            Phase::Idle | Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                false
+            }
+        }
+    }
+
+    fn result(&self) -> RunResult {
+        let run = self.machine.run();
+        let stop_reason = match self.machine.phase() {
+            Phase::Finished(r) => r.clone(),
+            // `drive` only returns Ok once the machine finished.
+            Phase::Idle | Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                StopReason::Crashed
+            }
+        };
+        RunResult {
+            final_text: run.final_text.clone(),
+            stop_reason,
+            usage: run.usage,
+            steps: run.steps,
+            compactions: run.compactions,
+            session_id: self.session_id.clone(),
+            session_path: self.writer.path().display().to_string(),
+            undelivered: self
+                .undelivered
+                .iter()
+                .filter_map(|id| self.queued.get(id).cloned())
+                .collect(),
+        }
+    }
+
+    fn emit(&self, event: RunEvent) {
+        // The receiver may be gone (a library user that ignores events): fine.
+        let _ = self.events.send(event);
+    }
+
+    fn append(&mut self, body: Body) -> Result<EntryId, RuntimeError> {
+        let (id, _) = self.writer.append(self.leaf, Utc::now(), &body)?;
+        self.leaf = id;
+        Ok(id)
+    }
+
+    fn apply(&mut self, input: Input) -> Result<(), RuntimeError> {
+        for effect in self.machine.handle(input) {
+            self.effect(effect)?;
+        }
+        Ok(())
+    }
+
+    fn on_stream(&mut self, step: StepNo, item: StreamItem) -> Result<(), RuntimeError> {
+        let open = self.open_step.as_mut().filter(|o| o.step == step);
+        match (item, open) {
+            (StreamItem::Event(event), Some(open)) => {
+                let ms = u64::try_from(open.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                open.events.push(TimedEvent {
+                    ms,
+                    event: event.clone(),
+                });
+                self.apply(Input::Stream { step, event })
+            }
+            (StreamItem::Event(event), None) => {
+                self.append(Body::Record(Record::LateEvent {
+                    step,
+                    event: event.clone(),
+                }))?;
+                self.apply(Input::Stream { step, event })
+            }
+            (StreamItem::End(result), Some(_)) => {
+                let Some(open) = self.open_step.take() else {
+                    return Ok(());
+                };
+                let outcome = match result {
+                    Ok(()) => StepOutcome::Completed,
+                    Err(_) if open.cancel.is_cancelled() => StepOutcome::Aborted,
+                    Err(error) => StepOutcome::Failed { error },
+                };
+                let message = self.machine.streaming().cloned().unwrap_or_default();
+                self.emit(RunEvent::StepFinished {
+                    step,
+                    usage: message.usage,
+                    finish: message.finish,
+                    outcome: match outcome {
+                        StepOutcome::Completed => "completed",
+                        StepOutcome::Failed { .. } => "failed",
+                        StepOutcome::Aborted => "aborted",
+                    },
+                });
+                let entry = self.append(Body::Record(Record::Step(StepRecord {
+                    step,
+                    events: open.events,
+                    outcome: outcome.clone(),
+                    message,
+                })))?;
+                self.apply(Input::StepEnded {
+                    step,
+                    entry,
+                    outcome,
+                })
+            }
+            // A second end for a stream already settled carries nothing to record.
+            (StreamItem::End(_), None) => Ok(()),
+        }
+    }
+
+    fn on_done(&mut self, done: Done) -> Result<(), RuntimeError> {
+        match done {
+            Done::Tool {
+                call,
+                outcome,
+                duration_ms,
+            } => {
+                self.emit(RunEvent::ToolResult {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    status: outcome.status,
+                    content: outcome.content.clone(),
+                    synthetic: None,
+                    duration_ms,
+                });
+                if let Some(slot) = self.in_flight.iter_mut().find(|f| f.call_id == call.id) {
+                    slot.done = Some((call, outcome, duration_ms));
+                }
+                while self.in_flight.first().is_some_and(|f| f.done.is_some()) {
+                    let first = self.in_flight.remove(0);
+                    if let Some((call, outcome, duration_ms)) = first.done {
+                        self.settle_tool(call, outcome, duration_ms)?;
+                    }
+                }
+                Ok(())
+            }
+            Done::Summary(result) => {
+                self.summary_token = None;
+                let (summary, error) = match &result {
+                    Ok(s) => (Some(s.clone()), None),
+                    Err(e) => (None, Some(e.clone())),
+                };
+                self.append(Body::Record(Record::CompactionSummary { summary, error }))?;
+                self.apply(Input::CompactionDone { result })
+            }
+        }
+    }
+
+    fn settle_tool(
+        &mut self,
+        call: ToolCall,
+        outcome: ToolOutcome,
+        duration_ms: u64,
+    ) -> Result<(), RuntimeError> {
+        self.append(Body::Record(Record::ToolResult(ToolResultRecord {
+            call_id: call.id.clone(),
+            name: call.name,
+            outcome: outcome.clone(),
+            duration_ms,
+        })))?;
+        self.apply(Input::ToolSettled {
+            call_id: call.id,
+            outcome,
+        })
+    }
+
+    fn on_command(&mut self, cmd: Command) -> Result<(), RuntimeError> {
+        match cmd {
+            Command::Steer(text) => {
+                let entry = self.append(Body::Record(Record::Steer { text: text.clone() }))?;
+                self.queued.insert(entry, text.clone());
+                self.apply(Input::Steer { entry, text })
+            }
+            Command::FollowUp(text) => {
+                let entry = self.append(Body::Record(Record::FollowUp { text: text.clone() }))?;
+                self.queued.insert(entry, text.clone());
+                self.apply(Input::FollowUp { entry, text })
+            }
+            Command::Interrupt => {
+                self.append(Body::Record(Record::Interrupt {}))?;
+                self.apply(Input::Interrupt)
+            }
+            Command::Pending(reply) => {
+                let _ = reply.send(self.machine.pending());
+                Ok(())
+            }
+        }
+    }
+
+    fn effect(&mut self, effect: Effect) -> Result<(), RuntimeError> {
+        match effect {
+            Effect::Record(decision) => {
+                self.emit_decision(&decision);
+                if let Decision::RunFinished { undelivered, .. } = &decision {
+                    self.undelivered.clone_from(undelivered);
+                }
+                self.append(Body::Decision(decision))?;
+            }
+            Effect::CallModel { step } => {
+                // Write-ahead: the decision that starts the call is durable first.
+                self.writer.sync()?;
+                let cancel = CancellationToken::new();
+                let request = self.request();
+                let sink = StreamSink::new(step, self.stream_tx.clone());
+                let stream = self.provider.stream(request, sink, cancel.clone());
+                let tx = self.stream_tx.clone();
+                tokio::spawn(async move {
+                    let result = match tokio::spawn(stream).await {
+                        Ok(r) => r,
+                        Err(e) => Err(ProviderError {
+                            kind: ProviderErrorKind::Malformed,
+                            message: format!("the provider task failed: {e}"),
+                        }),
+                    };
+                    let _ = tx.send((step, StreamItem::End(result)));
+                });
+                self.open_step = Some(OpenStep {
+                    step,
+                    started: Instant::now(),
+                    events: Vec::new(),
+                    cancel,
+                });
+            }
+            Effect::ExecuteTool { call } => {
+                self.writer.sync()?;
+                let cancel = CancellationToken::new();
+                self.in_flight.push(InFlight {
+                    call_id: call.id.clone(),
+                    cancel: cancel.clone(),
+                    done: None,
+                });
+                let work = self.tools.execute(call.clone(), cancel);
+                let tx = self.done_tx.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let outcome = match tokio::spawn(work).await {
+                        Ok(o) => o,
+                        Err(e) => ToolOutcome {
+                            status: ToolStatus::Error,
+                            content: format!("error: the tool `{}` failed: {e}", call.name),
+                        },
+                    };
+                    let duration_ms =
+                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let _ = tx.send(Done::Tool {
+                        call,
+                        outcome,
+                        duration_ms,
+                    });
+                });
+            }
+            Effect::CancelModel { step } => {
+                if let Some(open) = self.open_step.as_ref().filter(|o| o.step == step) {
+                    open.cancel.cancel();
+                }
+            }
+            Effect::CancelTool { call_id } => {
+                if let Some(f) = self.in_flight.iter().find(|f| f.call_id == call_id) {
+                    f.cancel.cancel();
+                }
+            }
+            Effect::Summarize { upto } => {
+                self.writer.sync()?;
+                let cancel = CancellationToken::new();
+                self.summary_token = Some(cancel.clone());
+                self.spawn_summary(upto, cancel);
+            }
+            Effect::CancelSummarize => {
+                if let Some(token) = &self.summary_token {
+                    token.cancel();
+                }
+            }
+            Effect::Notify(notice) => self.emit(match notice {
+                Notice::TextDelta { step, text } => RunEvent::TextDelta { step, text },
+                Notice::ReasoningDelta { step, text } => RunEvent::ReasoningDelta { step, text },
+                Notice::Queued { origin, text } => RunEvent::Queued { origin, text },
+            }),
+        }
+        Ok(())
+    }
+
+    fn emit_decision(&self, decision: &Decision) {
+        let event = match decision {
+            Decision::StepStarted { step, .. } => RunEvent::StepStarted { step: *step },
+            Decision::Delivered { origin, text, .. } => RunEvent::Delivered {
+                origin: *origin,
+                text: text.clone(),
+            },
+            Decision::ToolDispatched { step, call } => RunEvent::ToolCall {
+                step: *step,
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+            Decision::SyntheticResult {
+                call,
+                reason,
+                content,
+            } => RunEvent::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                status: ToolStatus::Error,
+                content: content.clone(),
+                synthetic: Some(*reason),
+                duration_ms: 0,
+            },
+            Decision::CompactionStarted { tokens_before, .. } => RunEvent::CompactionStarted {
+                tokens_before: *tokens_before,
+            },
+            Decision::Compacted {
+                tokens_before,
+                tokens_after,
+                ..
+            } => RunEvent::Compacted {
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+            },
+            Decision::Ignored { reason } => RunEvent::Ignored { reason: *reason },
+            Decision::RunFinished {
+                reason,
+                steps,
+                usage,
+                ..
+            } => RunEvent::RunFinished {
+                reason: reason.clone(),
+                steps: *steps,
+                usage: *usage,
+            },
+        };
+        self.emit(event);
+    }
+
+    fn request(&self) -> ModelRequest {
+        ModelRequest {
+            system: self.system.clone(),
+            messages: self.machine.context().messages().cloned().collect(),
+            tools: self.specs.clone(),
+            max_output_tokens: self.machine.limits().max_output_tokens,
+        }
+    }
+
+    /// A summary is an ordinary model request over the middle of the context, with
+    /// an instruction to summarize; its text is the summary.
+    fn spawn_summary(&self, upto: usize, cancel: CancellationToken) {
+        let mut messages: Vec<_> = self
+            .machine
+            .context()
+            .messages()
+            .take(upto)
+            .cloned()
+            .collect();
+        messages.push(crate::machine::Message::User {
+            origin: crate::machine::UserOrigin::Prompt,
+            text: SUMMARY_INSTRUCTION.to_string(),
+        });
+        let request = ModelRequest {
+            system: self.system.clone(),
+            messages,
+            tools: Vec::new(),
+            max_output_tokens: self.machine.limits().max_output_tokens,
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let stream = self
+            .provider
+            .stream(request, StreamSink::new(StepNo(0), tx), cancel);
+        let done = self.done_tx.clone();
+        tokio::spawn(async move {
+            let collect = tokio::spawn(async move {
+                let mut text = String::new();
+                while let Some((_, item)) = rx.recv().await {
+                    if let StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
+                        text.push_str(&t);
+                    }
+                }
+                text
+            });
+            let result = match tokio::spawn(stream).await {
+                Ok(r) => r,
+                Err(e) => Err(ProviderError {
+                    kind: ProviderErrorKind::Malformed,
+                    message: format!("the provider task failed: {e}"),
+                }),
+            };
+            let text = collect.await.unwrap_or_default();
+            let _ = done.send(Done::Summary(result.map(|()| text)));
+        });
+    }
+
+    fn cancel_all(&mut self) {
+        if let Some(open) = &self.open_step {
+            open.cancel.cancel();
+        }
+        for f in &self.in_flight {
+            f.cancel.cancel();
+        }
+        if let Some(token) = &self.summary_token {
+            token.cancel();
+        }
+    }
+}
+
+/// The instruction appended to the middle of the context to make a summary.
+pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far for your own later use: the user's goals, decisions made, files and facts learned, and work remaining. Be concise and specific.";

@@ -1,0 +1,249 @@
+//! The runtime end to end with the faux provider: steers and follow-ups land where
+//! SPEC.md says, interrupts settle tools as cancelled, and the log and the requests
+//! the provider saw agree.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use xcsh_core::log::{Body, Record, read_session, rebuild_context};
+use xcsh_core::machine::{
+    Decision, Limits, Message, ProviderError, StopReason, ToolStatus, UserOrigin,
+};
+use xcsh_core::provider::faux::FauxProvider;
+use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_core::runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, run_agent};
+use xcsh_core::tools::testing::TestTools;
+
+/// Wraps the faux provider: records every request, and holds step `gate_step`
+/// (1-based) before it streams until the test opens the gate.
+struct Recording {
+    inner: FauxProvider,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+    gate_step: usize,
+    gate: Arc<Notify>,
+    started: Arc<Notify>,
+}
+
+impl Provider for Recording {
+    fn name(&self) -> &str {
+        "recording"
+    }
+    fn model(&self) -> &str {
+        "faux-script"
+    }
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let n = {
+            let mut r = self.requests.lock().unwrap();
+            r.push(request.clone());
+            r.len()
+        };
+        let inner = self.inner.stream(request, sink, cancel);
+        let gated = n == self.gate_step;
+        let gate = Arc::clone(&self.gate);
+        let started = Arc::clone(&self.started);
+        Box::pin(async move {
+            if gated {
+                started.notify_one();
+                gate.notified().await;
+            }
+            inner.await
+        })
+    }
+}
+
+fn echo_calls(n: usize) -> String {
+    (0..n)
+        .map(|i| format!(r#"{{"name":"echo","arguments":{{"i":{i}}}}}"#))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+    gate: Arc<Notify>,
+    started: Arc<Notify>,
+}
+
+fn start(script: &str, gate_step: usize, prompt: &str) -> (Setup, RunHandle) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let gate = Arc::new(Notify::new());
+    let started = Arc::new(Notify::new());
+    let provider = Recording {
+        inner: FauxProvider::from_script("test", script).unwrap(),
+        requests: Arc::clone(&requests),
+        gate_step,
+        gate: Arc::clone(&gate),
+        started: Arc::clone(&started),
+    };
+    let handle = run_agent(RunOptions {
+        session: SessionTarget::New {
+            path: path.clone(),
+            session_id: "test".into(),
+            cwd: "/w".into(),
+        },
+        prompt: prompt.into(),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        provider: Arc::new(provider),
+        tools: Arc::new(TestTools),
+    })
+    .unwrap();
+    let setup = Setup {
+        _dir: dir,
+        path,
+        requests,
+        gate,
+        started,
+    };
+    (setup, handle)
+}
+
+fn last_user(request: &ModelRequest) -> Option<(UserOrigin, String)> {
+    request.messages.iter().rev().find_map(|m| match m {
+        Message::User { origin, text } => Some((*origin, text.clone())),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer() {
+    let script = [
+        format!(r#"{{"text":"one","tool_calls":[{}]}}"#, echo_calls(2)),
+        format!(r#"{{"text":"two","tool_calls":[{}]}}"#, echo_calls(2)),
+        format!(r#"{{"text":"three","tool_calls":[{}]}}"#, echo_calls(2)),
+        r#"{"text":"final answer"}"#.to_string(),
+        r#"{"text":"follow-up answer"}"#.to_string(),
+    ]
+    .join("\n");
+    let (setup, handle) = start(&script, 1, "start");
+    setup.started.notified().await;
+    // Step 1 is in flight (its request was made, its stream is held).
+    handle.steer("steer: also look at b");
+    handle.follow_up("follow-up: then summarize");
+    let pending = handle.pending().await;
+    assert_eq!(pending.steers, vec!["steer: also look at b".to_string()]);
+    assert_eq!(
+        pending.follow_ups,
+        vec!["follow-up: then summarize".to_string()]
+    );
+    setup.gate.notify_one();
+    let result = handle.result().await.unwrap();
+    assert_eq!(result.stop_reason, StopReason::Completed);
+    assert_eq!(result.steps, 5);
+    assert_eq!(result.final_text, "follow-up answer");
+
+    // The log, in order: what each entry is, compactly.
+    let log = read_session(&setup.path).unwrap();
+    let kinds: Vec<String> = log
+        .entries
+        .iter()
+        .map(|e| match &e.body {
+            Body::Record(Record::Step(s)) => format!("step{}", s.step),
+            Body::Decision(Decision::Delivered { origin, .. }) => format!("delivered:{origin:?}"),
+            Body::Decision(Decision::StepStarted { step, .. }) => format!("start{step}"),
+            other => other.type_name().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        kinds.join(" "),
+        "session user_message start1 steer follow_up step1 \
+         tool_dispatched tool_dispatched tool_result tool_result delivered:Steer start2 \
+         step2 tool_dispatched tool_dispatched tool_result tool_result start3 \
+         step3 tool_dispatched tool_dispatched tool_result tool_result start4 \
+         step4 delivered:FollowUp start5 step5 run_finished"
+    );
+
+    // The model saw each message in the request right after its delivery.
+    let requests = setup.requests.lock().unwrap();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        last_user(&requests[0]),
+        Some((UserOrigin::Prompt, "start".into()))
+    );
+    assert_eq!(
+        last_user(&requests[1]),
+        Some((UserOrigin::Steer, "steer: also look at b".into()))
+    );
+    assert!(matches!(
+        requests[1].messages.last(),
+        Some(Message::User {
+            origin: UserOrigin::Steer,
+            ..
+        })
+    ));
+    assert_eq!(
+        last_user(&requests[4]),
+        Some((UserOrigin::FollowUp, "follow-up: then summarize".into()))
+    );
+    // And the context rebuilt from the log at the leaf equals the last request's
+    // context plus the final answer.
+    let rebuilt: Vec<Message> = rebuild_context(&log, log.leaf())
+        .unwrap()
+        .into_iter()
+        .map(|i| i.message)
+        .collect();
+    let mut expected = requests[4].messages.clone();
+    expected.push(Message::Assistant {
+        text: "follow-up answer".into(),
+        reasoning: String::new(),
+        tool_calls: vec![],
+    });
+    assert_eq!(rebuilt, expected);
+}
+
+#[tokio::test]
+async fn interrupt_during_a_tool_settles_it_as_cancelled_and_stops_the_run() {
+    let script = r#"{"tool_calls":[{"name":"sleep","arguments":{"ms":600000}}]}"#;
+    let (setup, mut handle) = start(script, 0, "wait");
+    while let Some(event) = handle.events.recv().await {
+        if let RunEvent::ToolCall { .. } = event {
+            handle.interrupt();
+        }
+        if let RunEvent::RunFinished { .. } = event {
+            break;
+        }
+    }
+    let result = handle.result().await.unwrap();
+    assert_eq!(result.stop_reason, StopReason::Interrupted);
+    let log = read_session(&setup.path).unwrap();
+    let tool = log
+        .entries
+        .iter()
+        .find_map(|e| match &e.body {
+            Body::Record(Record::ToolResult(r)) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(tool.outcome.status, ToolStatus::Cancelled);
+    assert!(
+        tool.outcome
+            .content
+            .contains("side effects it already had were not undone")
+    );
+}
+
+#[tokio::test]
+async fn a_script_that_runs_out_ends_with_a_clear_provider_error() {
+    let script = format!(r#"{{"tool_calls":[{}]}}"#, echo_calls(1));
+    let (_setup, handle) = start(&script, 0, "go");
+    let result = handle.result().await.unwrap();
+    match result.stop_reason {
+        StopReason::ProviderError { error } => {
+            assert_eq!(
+                error.message,
+                "the faux script test has 1 step(s) and step 2 was requested"
+            )
+        }
+        other => panic!("expected a provider error, got {other:?}"),
+    }
+}
