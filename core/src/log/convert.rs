@@ -2,15 +2,19 @@
 //! the machine, and what they compare its decisions with.
 
 use super::entry::{Body, Entry, Record};
-use crate::machine::{Decision, Input};
+use crate::machine::{Decision, EntryId, Input};
 
 /// The inputs an entry recorded, in the order they were applied: a `step` entry
 /// yields its stream events and then its end. Empty for decisions and structure.
 pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
-    let record = match &entry.body {
-        Body::Record(r) => r,
-        Body::Decision(_) | Body::Unknown { .. } => return Vec::new(),
-    };
+    match &entry.body {
+        Body::Record(r) => record_inputs(entry.id, r),
+        Body::Decision(_) | Body::Unknown { .. } => Vec::new(),
+    }
+}
+
+/// The inputs of `record` written as entry `id`.
+pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
     match record {
         Record::Session(_) | Record::Branch { .. } | Record::Label { .. } => Vec::new(),
         Record::UserMessage { text, config } => vec![Input::Prompt {
@@ -18,11 +22,11 @@ pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
             config: config.clone(),
         }],
         Record::Steer { text } => vec![Input::Steer {
-            entry: entry.id,
+            entry: id,
             text: text.clone(),
         }],
         Record::FollowUp { text } => vec![Input::FollowUp {
-            entry: entry.id,
+            entry: id,
             text: text.clone(),
         }],
         Record::Interrupt {} => vec![Input::Interrupt],
@@ -37,7 +41,7 @@ pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
                 .collect();
             inputs.push(Input::StepEnded {
                 step: step.step,
-                entry: entry.id,
+                entry: id,
                 outcome: step.outcome.clone(),
             });
             inputs

@@ -7,6 +7,7 @@ mod entry;
 mod error;
 mod reader;
 mod rebuild;
+mod recorder;
 mod writer;
 
 pub use convert::*;
@@ -15,4 +16,5 @@ pub use entry::*;
 pub use error::LogError;
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
+pub use recorder::Recorder;
 pub use writer::{SessionWriter, lock_info_path};
