@@ -127,6 +127,7 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
                 message: Message::Assistant {
                     text: m.text.clone(),
                     reasoning: m.reasoning.clone(),
+                    reasoning_signature: m.reasoning_signature.clone(),
                     tool_calls,
                 },
             })
@@ -339,6 +340,7 @@ mod tests {
         Message::Assistant {
             text: text.into(),
             reasoning: String::new(),
+            reasoning_signature: String::new(),
             tool_calls,
         }
     }

@@ -79,6 +79,7 @@ fn message_len(m: &Message) -> usize {
             text,
             reasoning,
             tool_calls,
+            ..
         } => {
             text.len()
                 + reasoning.len()

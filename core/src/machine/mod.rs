@@ -271,7 +271,9 @@ impl Machine {
                             text: text.clone(),
                         }))
                     }
-                    StreamEvent::ToolCallStart { .. }
+                    StreamEvent::ReasoningSignature { .. }
+                    | StreamEvent::Retrying { .. }
+                    | StreamEvent::ToolCallStart { .. }
                     | StreamEvent::ToolCallDelta { .. }
                     | StreamEvent::ToolCallEnd { .. }
                     | StreamEvent::Usage { .. }
@@ -317,7 +319,13 @@ impl Machine {
             // A step that did not complete keeps its prose, never its tool calls: they
             // may be partial and would have no results.
             if !a.text.is_empty() || !a.reasoning.is_empty() {
-                self.push_assistant(entry, a.text, a.reasoning, Vec::new());
+                self.push_assistant(
+                    entry,
+                    a.text,
+                    a.reasoning,
+                    a.reasoning_signature,
+                    Vec::new(),
+                );
             }
             let reason = if interrupted {
                 StopReason::Interrupted
@@ -329,7 +337,13 @@ impl Machine {
 
         let calls = a.tool_calls.clone();
         if !a.text.is_empty() || !a.reasoning.is_empty() || !calls.is_empty() {
-            self.push_assistant(entry, a.text, a.reasoning, a.tool_calls);
+            self.push_assistant(
+                entry,
+                a.text,
+                a.reasoning,
+                a.reasoning_signature,
+                a.tool_calls,
+            );
         }
         if interrupted {
             self.synthesize_all(&calls, SyntheticReason::Interrupted, out);
@@ -586,6 +600,7 @@ impl Machine {
         entry: EntryId,
         text: String,
         reasoning: String,
+        reasoning_signature: String,
         tool_calls: Vec<ToolCall>,
     ) {
         self.run.final_text.clone_from(&text);
@@ -594,6 +609,7 @@ impl Machine {
             Message::Assistant {
                 text,
                 reasoning,
+                reasoning_signature,
                 tool_calls,
             },
         );

@@ -107,6 +107,11 @@ pub enum StreamEvent {
     ReasoningDelta {
         text: String,
     },
+    /// Opaque provider data that must accompany the reasoning when it is sent back
+    /// (Anthropic's thinking `signature`, OpenAI Responses' `encrypted_content`).
+    ReasoningSignature {
+        signature: String,
+    },
     /// A tool call begins; `index` orders the calls of one step.
     ToolCallStart {
         index: u32,
@@ -127,6 +132,12 @@ pub enum StreamEvent {
     },
     Finish {
         reason: FinishReason,
+    },
+    /// The request failed before any output and is tried again after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        reason: String,
+        delay_ms: u64,
     },
     /// A provider event the adapter does not use (server-side tools, pings, images),
     /// passed over and counted so that nothing disappears silently.
@@ -216,6 +227,8 @@ pub enum Message {
         text: String,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         reasoning: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning_signature: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
@@ -238,6 +251,8 @@ pub struct Assembled {
     pub text: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning_signature: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
@@ -267,6 +282,9 @@ impl Assembler {
         match event {
             StreamEvent::TextDelta { text } => a.text.push_str(text),
             StreamEvent::ReasoningDelta { text } => a.reasoning.push_str(text),
+            StreamEvent::ReasoningSignature { signature } => {
+                a.reasoning_signature.push_str(signature)
+            }
             StreamEvent::ToolCallStart { index, id, name } => {
                 let call = self.call_mut(*index);
                 call.id = id.clone();
@@ -279,6 +297,7 @@ impl Assembler {
             StreamEvent::Usage { usage } => a.usage = *usage,
             StreamEvent::Finish { reason } => a.finish = Some(*reason),
             StreamEvent::Skipped { .. } => a.skipped += 1,
+            StreamEvent::Retrying { .. } => {}
         }
     }
 

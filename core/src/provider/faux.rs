@@ -282,6 +282,7 @@ fn estimate_request_tokens(request: &ModelRequest) -> u64 {
                     text,
                     reasoning,
                     tool_calls,
+                    ..
                 } => {
                     text.len()
                         + reasoning.len()
