@@ -2,17 +2,20 @@
 //! Lines (`--json`). Exit codes: 0 completed, 2 a limit stopped the run, 3 provider
 //! error, 130 interrupted, 1 any other error.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use xcsh_core::machine::{EntryId, Limits, StopReason};
-use xcsh_core::provider::Provider;
+use xcsh_core::machine::{ApprovalScope, EntryId, Limits, Permissions, StopReason, Verdict};
 use xcsh_core::provider::faux::FauxProvider;
-use xcsh_core::runtime::{RunEvent, RunOptions, SessionTarget, run_agent};
+use xcsh_core::provider::{BoxFuture, Provider};
+use xcsh_core::runtime::{
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, run_agent,
+};
+use xcsh_core::tools::StandardTools;
 use xcsh_core::tools::testing::TestTools;
 
 use crate::sessions;
@@ -45,7 +48,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ENTRY")]
     at: Option<EntryId>,
     /// Steps allowed since the run started or the last delivered message.
-    #[arg(long, default_value_t = Limits::default().max_steps)]
+    #[arg(long, default_value_t = Limits::default().max_steps, value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: u32,
     /// Spend budget in tokens over the run (0 = no cap).
     #[arg(long, default_value_t = Limits::default().max_tokens)]
@@ -53,9 +56,73 @@ pub struct RunArgs {
     /// Output tokens allowed per step.
     #[arg(long, default_value_t = Limits::default().max_output_tokens)]
     max_output_tokens: u32,
+    /// The tools: `standard` (read, list, grep, glob, edit, write, bash in the
+    /// current directory) or `test` (echo and sleep, for scripted tests).
+    #[arg(long, value_enum, default_value_t = ToolsArg::Standard)]
+    tools: ToolsArg,
+    /// Permission policy for mutating tools: ask (y/a/A/n on the terminal),
+    /// readonly (deny every mutation), yolo (allow all).
+    #[arg(long, value_enum, default_value_t = PermissionsArg::Yolo)]
+    permissions: PermissionsArg,
     /// Compact when a request's input tokens reach this (0 = never).
     #[arg(long = "compact-at", default_value_t = Limits::default().compact_at_tokens)]
     compact_at: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ToolsArg {
+    Standard,
+    Test,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PermissionsArg {
+    Ask,
+    Readonly,
+    Yolo,
+}
+
+/// Asks on the terminal: the tool, its arguments and the working directory, then
+/// reads `y` (once), `a` (this tool for the session), `A` (this exact call), `n`.
+struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask_on_terminal(&request))
+                .await
+                .unwrap_or(ApprovalAnswer {
+                    verdict: Verdict::Deny,
+                    scope: ApprovalScope::Once,
+                })
+        })
+    }
+}
+
+fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
+    let deny = ApprovalAnswer {
+        verdict: Verdict::Deny,
+        scope: ApprovalScope::Once,
+    };
+    loop {
+        eprint!(
+            "\nxcsh: allow `{}` {} in {}?\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny: ",
+            request.call.name, request.call.arguments, request.cwd
+        );
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => return deny,
+            Ok(_) => {}
+        }
+        let (verdict, scope) = match line.trim() {
+            "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
+            "a" => (Verdict::Allow, ApprovalScope::Tool),
+            "A" => (Verdict::Allow, ApprovalScope::Call),
+            "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
+            _ => continue,
+        };
+        return ApprovalAnswer { verdict, scope };
+    }
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
@@ -119,7 +186,26 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         },
         system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
         provider: provider(&args)?,
-        tools: Arc::new(TestTools),
+        tools: match args.tools {
+            ToolsArg::Standard => Arc::new(StandardTools::new(&cwd)?),
+            ToolsArg::Test => Arc::new(TestTools),
+        },
+        permissions: match args.permissions {
+            PermissionsArg::Ask => Permissions::Ask,
+            PermissionsArg::Readonly => Permissions::Readonly,
+            PermissionsArg::Yolo => Permissions::Yolo,
+        },
+        approver: match args.permissions {
+            PermissionsArg::Ask => {
+                if !std::io::stdin().is_terminal() {
+                    bail!(
+                        "--permissions ask needs a terminal to answer approvals on (stdin is not one); use readonly or yolo"
+                    );
+                }
+                Some(Arc::new(TerminalApprover))
+            }
+            PermissionsArg::Readonly | PermissionsArg::Yolo => None,
+        },
     };
     let mut handle = run_agent(opts)?;
     let interrupter = handle.interrupter();
@@ -136,28 +222,18 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
 
     let mut stdout = std::io::stdout().lock();
     let streaming = !args.print && !args.json;
+    // Whether stdout is in the middle of a line of streamed text.
+    let mut mid_line = false;
     while let Some(event) = handle.events.recv().await {
         if args.json {
             writeln!(stdout, "{}", serde_json::to_string(&event)?)?;
             stdout.flush()?;
             continue;
         }
-        match &event {
-            RunEvent::TextDelta { text, .. } if streaming => {
-                write!(stdout, "{text}")?;
-                stdout.flush()?;
-            }
-            RunEvent::Notice { message } => eprintln!("xcsh: {message}"),
-            RunEvent::ToolCall {
-                name, arguments, ..
-            } if streaming => eprintln!("\n[tool] {name} {arguments}"),
-            RunEvent::RunFinished { reason, .. } if streaming => {
-                writeln!(stdout)?;
-                if !matches!(reason, StopReason::Completed) {
-                    eprintln!("xcsh: run stopped: {}", describe(reason));
-                }
-            }
-            _ => {}
+        if streaming {
+            render(&mut stdout, &event, &mut mid_line)?;
+        } else if let RunEvent::Notice { message } = &event {
+            eprintln!("xcsh: {message}");
         }
     }
     let result = handle.result().await?;
@@ -173,6 +249,56 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     eprintln!("session: {}", result.session_path);
     Ok(exit_code(&result.stop_reason))
+}
+
+/// Streamed text on stdout; tool activity and notices on stderr.
+fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result<()> {
+    let mut end_line = |out: &mut dyn Write| -> Result<()> {
+        if std::mem::take(mid_line) {
+            writeln!(out)?;
+            out.flush()?;
+        }
+        Ok(())
+    };
+    match event {
+        RunEvent::TextDelta { text, .. } => {
+            write!(out, "{text}")?;
+            out.flush()?;
+            *mid_line = !text.ends_with('\n');
+        }
+        RunEvent::Notice { message } => eprintln!("xcsh: {message}"),
+        RunEvent::StepStarted { .. } => end_line(out)?,
+        RunEvent::ToolCall {
+            name, arguments, ..
+        } => {
+            end_line(out)?;
+            eprintln!("[{name}] {arguments}");
+        }
+        RunEvent::ToolResult {
+            name,
+            status,
+            content,
+            ..
+        } => {
+            let first = content.lines().next().unwrap_or("");
+            let more = content.lines().count().saturating_sub(1);
+            let more = if more > 0 {
+                format!(" (+{more} lines)")
+            } else {
+                String::new()
+            };
+            eprintln!("[{name}] {status:?}: {first}{more}");
+        }
+        RunEvent::ApprovalRequested { .. } => end_line(out)?,
+        RunEvent::RunFinished { reason, .. } => {
+            end_line(out)?;
+            if !matches!(reason, StopReason::Completed) {
+                eprintln!("xcsh: run stopped: {}", describe(reason));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn describe(reason: &StopReason) -> String {

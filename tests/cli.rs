@@ -36,8 +36,12 @@ impl Env {
 
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(self.workspace())
+        c.args(args);
+        if args.first() == Some(&"run") && !args.contains(&"--tools") {
+            // The scripts here call the test tools `echo` and `sleep`.
+            c.args(["--tools", "test"]);
+        }
+        c.current_dir(self.workspace())
             .env("XCSH_HOME", self.home())
             .env_remove("NO_COLOR")
             .stdin(Stdio::null());
@@ -291,9 +295,24 @@ fn at_an_entry_inside_a_run_is_refused_naming_the_boundary_to_use() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     expect_test::expect![[r#"
-        xcsh: error: entry 3 is inside a run (2 tool call(s) of step 1 running); continue from a settled boundary instead: entry 0 (the session start)
+        xcsh: error: entry 3 is inside a run (2 tool call(s) of step 1 running); continue from a settled boundary instead: entry 0 (the session start) or entry 10 (where this run finished)
     "#]]
     .assert_eq(&stderr(&out));
+    // The last step settled the run, but its `run_finished` comes after it.
+    let out = env.run(&[
+        "run",
+        "--continue",
+        "--at",
+        "9",
+        "--script",
+        script,
+        "-p",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    expect_test::expect![[r#"
+        xcsh: error: entry 9 is inside a run (the decisions it led to come after it); continue from a settled boundary instead: entry 0 (the session start) or entry 10 (where this run finished)
+    "#]].assert_eq(&stderr(&out));
 }
 
 #[test]
@@ -306,5 +325,48 @@ fn a_bad_script_line_is_named_with_its_file_and_line() {
     assert!(
         err.contains("bad.jsonl:2: not a faux script step: invalid type: integer `5`"),
         "{err}"
+    );
+}
+
+#[test]
+fn readonly_denies_a_scripted_write_and_records_the_denial() {
+    let env = Env::new();
+    let script = env.script(
+        "w.jsonl",
+        &[
+            r#"{"tool_calls":[{"name":"write","arguments":{"path":"new.txt","content":"hi"}}]}"#,
+            r#"{"text":"could not write"}"#,
+        ],
+    );
+    let out = env.run(&[
+        "run",
+        "--tools",
+        "standard",
+        "--permissions",
+        "readonly",
+        "--script",
+        script.to_str().unwrap(),
+        "-p",
+        "write a file",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !env.workspace().join("new.txt").exists(),
+        "the file system is untouched"
+    );
+    let log = normalized(&env.sessions()[0]);
+    let approval = log.iter().find(|e| e["type"] == "approval").unwrap();
+    assert_eq!(
+        approval["data"],
+        serde_json::json!({"call_id": "call_1_1", "tool": "write", "verdict": "deny", "by": "policy_readonly"})
+    );
+    let result = log
+        .iter()
+        .find(|e| e["type"] == "synthetic_result")
+        .unwrap();
+    assert_eq!(result["data"]["reason"], "denied");
+    assert_eq!(
+        result["data"]["content"],
+        "denied: this session is read-only (--permissions readonly), so `write` was not run"
     );
 }

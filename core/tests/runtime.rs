@@ -8,7 +8,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::log::{Body, Record, read_session, rebuild_context};
 use xcsh_core::machine::{
-    Decision, Limits, Message, ProviderError, StopReason, ToolStatus, UserOrigin,
+    Decision, Limits, Message, Permissions, ProviderError, StopReason, ToolStatus, UserOrigin,
 };
 use xcsh_core::provider::faux::FauxProvider;
 use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
@@ -96,6 +96,8 @@ fn start(script: &str, gate_step: usize, prompt: &str) -> (Setup, RunHandle) {
         system_prompt: "sys".into(),
         provider: Arc::new(provider),
         tools: Arc::new(TestTools),
+        permissions: Permissions::Yolo,
+        approver: None,
     })
     .unwrap();
     let setup = Setup {
@@ -247,4 +249,198 @@ async fn a_script_that_runs_out_ends_with_a_clear_provider_error() {
         }
         other => panic!("expected a provider error, got {other:?}"),
     }
+}
+
+/// `TestTools`, with `echo` declared mutating so that it goes through the policy.
+struct MutatingEcho;
+
+impl xcsh_core::tools::ToolExecutor for MutatingEcho {
+    fn specs(&self) -> Vec<xcsh_core::tools::ToolSpec> {
+        TestTools.specs()
+    }
+    fn execute(
+        &self,
+        call: xcsh_core::machine::ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<xcsh_core::machine::ToolOutcome> {
+        TestTools.execute(call, cancel)
+    }
+    fn mutating(&self) -> Vec<String> {
+        vec!["echo".into()]
+    }
+}
+
+/// Answers every question with `a` (this tool for the session) and counts them.
+struct AllowTool(Arc<Mutex<Vec<String>>>);
+
+impl xcsh_core::runtime::Approver for AllowTool {
+    fn decide(
+        &self,
+        request: xcsh_core::runtime::ApprovalRequest,
+    ) -> BoxFuture<xcsh_core::runtime::ApprovalAnswer> {
+        self.0.lock().unwrap().push(request.call.id.0.clone());
+        Box::pin(async {
+            xcsh_core::runtime::ApprovalAnswer {
+                verdict: xcsh_core::machine::Verdict::Allow,
+                scope: xcsh_core::machine::ApprovalScope::Tool,
+            }
+        })
+    }
+}
+
+fn run_with_policy(
+    permissions: Permissions,
+    approver: Option<Arc<dyn xcsh_core::runtime::Approver>>,
+) -> (tempfile::TempDir, std::path::PathBuf, RunHandle) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let script = [
+        format!(r#"{{"tool_calls":[{}]}}"#, echo_calls(2)),
+        format!(r#"{{"tool_calls":[{}]}}"#, echo_calls(1)),
+        r#"{"text":"done"}"#.to_string(),
+    ]
+    .join("\n");
+    let handle = run_agent(RunOptions {
+        session: SessionTarget::New {
+            path: path.clone(),
+            session_id: "t".into(),
+            cwd: "/w".into(),
+        },
+        prompt: "go".into(),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        provider: Arc::new(FauxProvider::from_script("test", &script).unwrap()),
+        tools: Arc::new(MutatingEcho),
+        permissions,
+        approver,
+    })
+    .unwrap();
+    (dir, path, handle)
+}
+
+fn types(path: &std::path::Path) -> String {
+    read_session(path)
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.type_name().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[tokio::test]
+async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let (_dir, path, handle) = run_with_policy(
+        Permissions::Ask,
+        Some(Arc::new(AllowTool(Arc::clone(&asked)))),
+    );
+    let result = handle.result().await.unwrap();
+    assert_eq!(result.stop_reason, StopReason::Completed);
+    // One question at a time: the `a` answer to the first covered the second.
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert_eq!(
+        types(&path),
+        "session user_message step_started step approval_answer tool_dispatched approval \
+         tool_dispatched tool_result tool_result step_started step approval tool_dispatched \
+         tool_result step_started step run_finished"
+    );
+}
+
+#[tokio::test]
+async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
+    let (_dir, path, handle) = run_with_policy(Permissions::Readonly, None);
+    let result = handle.result().await.unwrap();
+    assert_eq!(result.stop_reason, StopReason::Completed);
+    let log = read_session(&path).unwrap();
+    let denials: Vec<String> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Decision(Decision::SyntheticResult { content, .. }) => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(denials.len(), 3);
+    assert!(denials[0].starts_with("denied: this session is read-only"));
+    assert!(!types(&path).contains("tool_dispatched"));
+}
+
+#[tokio::test]
+async fn a_steer_after_the_run_finished_is_recorded_ignored_and_reported() {
+    let (setup, mut handle) = start(r#"{"text":"done"}"#, 0, "go");
+    // Wait for the finish, then steer: the owner may still be draining commands.
+    while let Some(event) = handle.events.recv().await {
+        if let RunEvent::RunFinished { .. } = event {
+            break;
+        }
+    }
+    let accepted = handle.steer("too late");
+    let result = handle.result().await.unwrap();
+    let log = read_session(&setup.path).unwrap();
+    let last: Vec<&str> = log
+        .entries
+        .iter()
+        .rev()
+        .take(2)
+        .map(|e| e.type_name())
+        .collect();
+    if accepted && last == ["ignored", "steer"] {
+        assert_eq!(result.undelivered, vec!["too late".to_string()]);
+    } else {
+        // The owner was already gone: the handle said so and nothing was written.
+        assert!(!accepted || last[0] == "run_finished", "{last:?}");
+    }
+}
+
+#[tokio::test]
+async fn interrupting_a_long_bash_call_settles_it_cancelled_and_kills_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let script = r#"{"tool_calls":[{"name":"bash","arguments":{"command":"sleep 30"}}]}"#;
+    let mut handle = run_agent(RunOptions {
+        session: SessionTarget::New {
+            path: dir.path().join("s.jsonl"),
+            session_id: "t".into(),
+            cwd: work.display().to_string(),
+        },
+        prompt: "wait".into(),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        provider: Arc::new(FauxProvider::from_script("test", script).unwrap()),
+        tools: Arc::new(xcsh_core::tools::StandardTools::new(&work).unwrap()),
+        permissions: Permissions::Yolo,
+        approver: None,
+    })
+    .unwrap();
+    let path = handle.session_path.clone();
+    while let Some(event) = handle.events.recv().await {
+        if let RunEvent::ToolCall { .. } = event {
+            handle.interrupt();
+        }
+    }
+    let result = handle.result().await.unwrap();
+    assert_eq!(result.stop_reason, StopReason::Interrupted);
+    let log = read_session(&path).unwrap();
+    let tool = log
+        .entries
+        .iter()
+        .find_map(|e| match &e.body {
+            Body::Record(Record::ToolResult(r)) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(tool.outcome.status, ToolStatus::Cancelled);
+    assert!(
+        tool.outcome
+            .content
+            .contains("side effects it already had were not undone")
+    );
+    // The runtime's own measure of the call, from dispatch to settlement.
+    assert!(
+        tool.duration_ms < 1000,
+        "settled after {} ms",
+        tool.duration_ms
+    );
 }

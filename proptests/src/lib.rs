@@ -14,14 +14,17 @@ use xcsh_core::log::{
     Record, Recorder, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
 };
 use xcsh_core::machine::{
-    Assembled, CallId, Effect, EntryId, FinishReason, Limits, Machine, Phase, ProviderError,
-    ProviderErrorKind, RunConfig, StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
+    ApprovalScope, Assembled, CallId, Effect, EntryId, FinishReason, Limits, Machine, Permissions,
+    Phase, ProviderError, ProviderErrorKind, RunConfig, StepNo, StepOutcome, StreamEvent,
+    ToolOutcome, ToolStatus, Usage, Verdict,
 };
 
 /// What a generated tool call's arguments look like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Args {
     Valid,
+    /// A call of the mutating tool `write` (goes through the permission policy).
+    Mutating,
     NotAnObject,
     UnknownTool,
 }
@@ -55,6 +58,12 @@ pub enum Action {
     },
     /// A tool result for a call that is not in flight (late or unknown).
     LateTool,
+    /// The user answers the `n`-th (modulo) approval question.
+    Approve {
+        n: usize,
+        verdict: Verdict,
+        scope: ApprovalScope,
+    },
     /// The compaction in flight finishes (or fails).
     Summary {
         ok: bool,
@@ -64,7 +73,8 @@ pub enum Action {
 
 fn args() -> impl Strategy<Value = Args> {
     prop_oneof![
-        8 => Just(Args::Valid),
+        6 => Just(Args::Valid),
+        3 => Just(Args::Mutating),
         1 => Just(Args::NotAnObject),
         1 => Just(Args::UnknownTool),
     ]
@@ -99,8 +109,19 @@ pub fn action() -> impl Strategy<Value = Action> {
             .prop_map(|(text, calls, end, usage)| Action::Step { text, calls, end, usage }),
         8 => (0usize..4, status()).prop_map(|(n, status)| Action::Tool { n, status }),
         1 => Just(Action::LateTool),
+        3 => (0usize..3, prop_oneof![Just(Verdict::Allow), Just(Verdict::Deny)],
+              prop_oneof![Just(ApprovalScope::Once), Just(ApprovalScope::Tool), Just(ApprovalScope::Call)])
+            .prop_map(|(n, verdict, scope)| Action::Approve { n, verdict, scope }),
         2 => any::<bool>().prop_map(|ok| Action::Summary { ok }),
         1 => Just(Action::Recover),
+    ]
+}
+
+pub fn permissions() -> impl Strategy<Value = Permissions> {
+    prop_oneof![
+        Just(Permissions::Ask),
+        Just(Permissions::Readonly),
+        Just(Permissions::Yolo)
     ]
 }
 
@@ -135,7 +156,7 @@ fn t0() -> DateTime<Utc> {
 }
 
 /// Plays `actions` under `limits` through a `Recorder` into a fresh log.
-pub fn play(limits: Limits, actions: &[Action]) -> Played {
+pub fn play(limits: Limits, permissions: Permissions, actions: &[Action]) -> Played {
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("p.jsonl");
     let header = SessionHeader {
@@ -147,9 +168,12 @@ pub fn play(limits: Limits, actions: &[Action]) -> Played {
     let mut rec = Recorder::new(Machine::new(), writer, EntryId(0), t0());
     let config = RunConfig {
         limits,
-        tools: vec!["echo".into()],
+        tools: vec!["echo".into(), "write".into()],
+        mutating: vec!["write".into()],
+        permissions,
     };
     let mut in_flight: Vec<CallId> = Vec::new();
+    let mut awaiting: Vec<CallId> = Vec::new();
     let mut late_step = 1000;
     for (i, action) in actions.iter().enumerate() {
         let record = match action {
@@ -194,7 +218,18 @@ pub fn play(limits: Limits, actions: &[Action]) -> Played {
                         content: format!("result {i}"),
                     },
                     duration_ms: 1,
+                    changes: Vec::new(),
                 })
+            }
+            Action::Approve { n, verdict, scope } => {
+                if awaiting.is_empty() {
+                    continue;
+                }
+                Record::ApprovalAnswer {
+                    call_id: awaiting.remove(n % awaiting.len()),
+                    verdict: *verdict,
+                    scope: *scope,
+                }
             }
             Action::LateTool => Record::ToolResult(ToolResultRecord {
                 call_id: CallId(format!("never-{i}")),
@@ -204,6 +239,7 @@ pub fn play(limits: Limits, actions: &[Action]) -> Played {
                     content: "late".into(),
                 },
                 duration_ms: 1,
+                changes: Vec::new(),
             }),
             Action::Summary { ok } => {
                 if !matches!(rec.machine.phase(), Phase::Compacting(_)) {
@@ -227,13 +263,23 @@ pub fn play(limits: Limits, actions: &[Action]) -> Played {
         };
         let effects = rec.record(record).expect("append to the log");
         for effect in effects {
-            if let Effect::ExecuteTool { call } = effect {
-                in_flight.push(call.id);
+            match effect {
+                Effect::ExecuteTool { call } => {
+                    awaiting.retain(|c| *c != call.id);
+                    in_flight.push(call.id);
+                }
+                Effect::AskApproval { call } => awaiting.push(call.id),
+                _ => {}
             }
+        }
+        // Questions the machine settled itself (interrupt, a grant) are no longer open.
+        if let Phase::RunningTools(t) = rec.machine.phase() {
+            awaiting.retain(|id| t.awaiting.iter().any(|c| c.id == *id));
         }
         // A run that finished leaves nothing in flight (recover settles what was).
         if !rec.machine.is_running() {
             in_flight.clear();
+            awaiting.clear();
         }
     }
     Played {
@@ -337,15 +383,24 @@ pub fn check_invariants(log: &xcsh_core::log::SessionLog) -> Result<(), String> 
     let mut last_steer: Option<EntryId> = None;
     let mut last_follow: Option<EntryId> = None;
     let mut in_group_follow = false;
+    let mut permissions = Permissions::Yolo;
+    // Mutating calls allowed (by an answer or an automatic approval) and not yet run.
+    let mut allowed: Vec<String> = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let id = entry.id;
         let fail = |what: String| Err(format!("entry {id}: {what}"));
         let was_delivery = in_group_follow;
         in_group_follow = false;
         match &entry.body {
+            Body::Record(Record::ApprovalAnswer {
+                call_id,
+                verdict: Verdict::Allow,
+                ..
+            }) if !ignored(i) => allowed.push(call_id.0.clone()),
             Body::Record(Record::UserMessage { config, .. }) if !ignored(i) => {
                 running = true;
                 limits = config.limits;
+                permissions = config.permissions;
                 spent = 0;
                 window = 0;
                 calls.clear();
@@ -393,6 +448,15 @@ pub fn check_invariants(log: &xcsh_core::log::SessionLog) -> Result<(), String> 
                         }
                     }
                     Decision::ToolDispatched { call, .. } => {
+                        if call.name == "write" {
+                            if permissions == Permissions::Readonly {
+                                return fail(format!("{} dispatched under readonly", call.id));
+                            }
+                            let Some(pos) = allowed.iter().position(|a| *a == call.id.0) else {
+                                return fail(format!("{} dispatched without an approval", call.id));
+                            };
+                            allowed.remove(pos);
+                        }
                         if calls.insert(call.id.0.clone(), 0).is_some() {
                             return fail(format!("{} dispatched twice", call.id));
                         }
@@ -454,7 +518,13 @@ pub fn check_invariants(log: &xcsh_core::log::SessionLog) -> Result<(), String> 
                             _ => {}
                         }
                     }
+                    Decision::Approval {
+                        call_id,
+                        verdict: Verdict::Allow,
+                        ..
+                    } => allowed.push(call_id.0.clone()),
                     Decision::CompactionStarted { .. }
+                    | Decision::Approval { .. }
                     | Decision::Compacted { .. }
                     | Decision::Ignored { .. } => {}
                 }

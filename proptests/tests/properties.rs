@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use xcsh_core::log::{Entry, read_session, rebuild_context};
-use xcsh_proptests::{Action, action, check_invariants, limits, play};
+use xcsh_proptests::{Action, action, check_invariants, limits, permissions, play};
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -27,15 +27,15 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn runs_keep_the_invariants(limits in limits(), actions in script()) {
-        let played = play(limits, &actions);
+    fn runs_keep_the_invariants(limits in limits(), permissions in permissions(), actions in script()) {
+        let played = play(limits, permissions, &actions);
         let log = read_session(&played.path).map_err(|e| TestCaseError::fail(e.to_string()))?;
         check_invariants(&log).map_err(TestCaseError::fail)?;
     }
 
     #[test]
-    fn replay_of_the_written_log_re_makes_every_decision(limits in limits(), actions in script()) {
-        let played = play(limits, &actions);
+    fn replay_of_the_written_log_re_makes_every_decision(limits in limits(), permissions in permissions(), actions in script()) {
+        let played = play(limits, permissions, &actions);
         let log = read_session(&played.path).map_err(|e| TestCaseError::fail(e.to_string()))?;
         if let Err(e) = xcsh_replay::replay_branch(&log, log.leaf()) {
             return Err(TestCaseError::fail(format!("{e}: {e:?}")));
@@ -43,8 +43,8 @@ proptest! {
     }
 
     #[test]
-    fn every_entry_round_trips_byte_for_byte(limits in limits(), actions in script()) {
-        let played = play(limits, &actions);
+    fn every_entry_round_trips_byte_for_byte(limits in limits(), permissions in permissions(), actions in script()) {
+        let played = play(limits, permissions, &actions);
         let text = std::fs::read_to_string(&played.path).unwrap();
         let mut hashes = std::collections::HashMap::new();
         for line in text.lines() {
@@ -57,8 +57,8 @@ proptest! {
     }
 
     #[test]
-    fn the_context_rebuilt_from_the_log_is_the_machines(limits in limits(), actions in script()) {
-        let played = play(limits, &actions);
+    fn the_context_rebuilt_from_the_log_is_the_machines(limits in limits(), permissions in permissions(), actions in script()) {
+        let played = play(limits, permissions, &actions);
         let log = read_session(&played.path).unwrap();
         let rebuilt = rebuild_context(&log, log.leaf()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(rebuilt.as_slice(), played.machine.context().items());

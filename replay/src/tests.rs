@@ -69,6 +69,8 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
     let config = RunConfig {
         limits,
         tools: vec!["echo".into()],
+        mutating: Vec::new(),
+        permissions: xcsh_core::machine::Permissions::Yolo,
     };
     rec.record(Record::UserMessage {
         text: "go".into(),
@@ -92,6 +94,7 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
                         content: call.arguments.clone(),
                     },
                     duration_ms: 1,
+                    changes: Vec::new(),
                 }))
                 .unwrap();
             }

@@ -62,6 +62,15 @@ pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
             step: *step,
             event: event.clone(),
         }],
+        Record::ApprovalAnswer {
+            call_id,
+            verdict,
+            scope,
+        } => vec![Input::Approval {
+            call_id: call_id.clone(),
+            verdict: *verdict,
+            scope: *scope,
+        }],
     }
 }
 

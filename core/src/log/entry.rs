@@ -5,12 +5,15 @@
 //! `hash` is always last: it is blake3(parent's hash bytes ‖ every byte of the line
 //! before `,"hash":"`), so verifying a line never re-serializes it.
 
+use std::path::{Path, PathBuf};
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::machine::{
-    Assembled, CallId, Decision, EntryId, RunConfig, StepNo, StepOutcome, StreamEvent, ToolOutcome,
+    ApprovalScope, Assembled, CallId, Decision, EntryId, RunConfig, StepNo, StepOutcome,
+    StreamEvent, ToolOutcome, Verdict,
 };
 
 /// The log format version written in every envelope.
@@ -141,10 +144,16 @@ pub enum Record {
     Recovered { note: String },
     /// Input: a stream event that arrived after its step settled.
     LateEvent { step: StepNo, event: StreamEvent },
+    /// Input: the user answered an approval question (`y`/`a`/`A`/`n`).
+    ApprovalAnswer {
+        call_id: CallId,
+        verdict: Verdict,
+        scope: ApprovalScope,
+    },
 }
 
 impl Record {
-    pub const TYPE_NAMES: [&'static str; 12] = [
+    pub const TYPE_NAMES: [&'static str; 13] = [
         "session",
         "branch",
         "label",
@@ -157,6 +166,7 @@ impl Record {
         "compaction_summary",
         "recovered",
         "late_event",
+        "approval_answer",
     ];
 
     pub fn type_name(&self) -> &'static str {
@@ -173,6 +183,7 @@ impl Record {
             Record::CompactionSummary { .. } => "compaction_summary",
             Record::Recovered { .. } => "recovered",
             Record::LateEvent { .. } => "late_event",
+            Record::ApprovalAnswer { .. } => "approval_answer",
         }
     }
 
@@ -187,7 +198,8 @@ impl Record {
             | Record::ToolResult(_)
             | Record::CompactionSummary { .. }
             | Record::Recovered { .. }
-            | Record::LateEvent { .. } => true,
+            | Record::LateEvent { .. }
+            | Record::ApprovalAnswer { .. } => true,
         }
     }
 }
@@ -232,6 +244,34 @@ pub struct ToolResultRecord {
     #[serde(flatten)]
     pub outcome: ToolOutcome,
     pub duration_ms: u64,
+    /// The files the call changed (edit, write), for workspace diff and undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+}
+
+/// One file changed by an `edit` or `write` call, for the session's workspace diff and
+/// undo: the content hashes (blake3, hex) before and after, and the content before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Absolute, resolved path (inside the workspace root).
+    pub path: PathBuf,
+    /// `None` when the call created the file.
+    pub before_hash: Option<String>,
+    pub after_hash: String,
+    /// The content before the call; `None` when the call created the file.
+    pub before: Option<String>,
+}
+
+impl FileChange {
+    /// The change from `before` (absent for a new file) to `after` at `path`.
+    pub fn new(path: &Path, before: Option<&str>, after: &str) -> FileChange {
+        FileChange {
+            path: path.to_path_buf(),
+            before_hash: before.map(|b| blake3::hash(b.as_bytes()).to_hex().to_string()),
+            after_hash: blake3::hash(after.as_bytes()).to_hex().to_string(),
+            before: before.map(str::to_owned),
+        }
+    }
 }
 
 /// Errors decoding one line (the reader adds the file and line number).
@@ -415,6 +455,8 @@ mod tests {
             config: RunConfig {
                 limits: Limits::default(),
                 tools: vec!["echo".into()],
+                mutating: Vec::new(),
+                permissions: crate::machine::Permissions::Yolo,
             },
         }));
         roundtrip(Body::Record(Record::Interrupt {}));
@@ -428,6 +470,13 @@ mod tests {
             data: RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
         });
         assert!(unknown.contains(r#""type":"from_the_future","data":{"x":[1,2]}"#));
+    }
+
+    #[test]
+    fn record_and_decision_type_names_are_disjoint() {
+        for name in Record::TYPE_NAMES {
+            assert!(!Decision::TYPE_NAMES.contains(&name), "{name} is both");
+        }
     }
 
     #[test]

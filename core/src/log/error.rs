@@ -62,7 +62,7 @@ pub enum LogError {
     NotASession { path: PathBuf },
     /// Another writer holds the session's advisory lock.
     #[error(
-        "session {} is already being written by {holder}; wait for it to finish or use `xcsh fork`",
+        "session {} is already being written by {holder}; wait for it to finish, or stop that process",
         path.display()
     )]
     Locked { path: PathBuf, holder: String },

@@ -212,6 +212,8 @@ mod tests {
             let config = RunConfig {
                 limits,
                 tools: vec!["echo".into()],
+                mutating: Vec::new(),
+                permissions: crate::machine::Permissions::Yolo,
             };
             self.record(
                 Record::UserMessage {
@@ -267,6 +269,7 @@ mod tests {
                     name: "echo".into(),
                     outcome: outcome.clone(),
                     duration_ms: 3,
+                    changes: Vec::new(),
                 }),
                 Input::ToolSettled {
                     call_id: CallId(call.into()),

@@ -320,6 +320,8 @@ pub(crate) mod testutil {
         RunConfig {
             limits: Limits::default(),
             tools: vec!["echo".into()],
+            mutating: Vec::new(),
+            permissions: crate::machine::Permissions::Yolo,
         }
     }
 
@@ -528,7 +530,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "session {} is already being written by {holder}; wait for it to finish or use `xcsh fork`",
+                "session {} is already being written by {holder}; wait for it to finish, or stop that process",
                 path.display()
             )
         );

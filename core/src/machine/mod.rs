@@ -1,9 +1,10 @@
 //! The agent state machine: pure and sans-IO. Inputs in, effects out; no clock, no
 //! IO, no randomness. Same state + same input = same effects, always.
 //!
-//! Architecture Invariant: nothing in this module touches tokio, the file system, the
-//! clock or a random source. Time and ids arrive inside inputs.
+//! Architecture Invariant: nothing in this module touches an async runtime, the file
+//! system, the clock or a random source. Time and ids arrive inside inputs.
 
+mod approval;
 mod context;
 mod protocol;
 mod types;
@@ -13,6 +14,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
+pub use approval::Grants;
 pub use context::{Context, ContextItem};
 pub use protocol::*;
 pub use types::*;
@@ -55,7 +57,20 @@ pub struct RunningTools {
     pub step: StepNo,
     /// Dispatched calls not yet settled, in dispatch order.
     pub pending: Vec<ToolCall>,
+    /// Mutating calls waiting for the user's approval, in call order.
+    pub awaiting: Vec<ToolCall>,
     pub interrupted: bool,
+}
+
+impl RunningTools {
+    fn empty() -> RunningTools {
+        RunningTools {
+            step: StepNo(0),
+            pending: Vec::new(),
+            awaiting: Vec::new(),
+            interrupted: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +104,7 @@ pub struct Machine {
     run: RunState,
     steers: VecDeque<(EntryId, String)>,
     follow_ups: VecDeque<(EntryId, String)>,
+    grants: Grants,
 }
 
 impl Default for Machine {
@@ -105,6 +121,7 @@ impl Machine {
             run: RunState::default(),
             steers: VecDeque::new(),
             follow_ups: VecDeque::new(),
+            grants: Grants::default(),
         }
     }
 
@@ -178,6 +195,11 @@ impl Machine {
             }
             Input::CompactionDone { result } => self.on_compaction_done(result, &mut out),
             Input::Recover => self.on_recover(&mut out),
+            Input::Approval {
+                call_id,
+                verdict,
+                scope,
+            } => self.on_approval(call_id, verdict, scope, &mut out),
         }
         out
     }
@@ -240,12 +262,16 @@ impl Machine {
                 ignore(IgnoreReason::AlreadyInterrupting, out)
             }
             Phase::RunningTools(t) => {
-                t.interrupted = true;
-                for call in &t.pending {
+                let mut tools = std::mem::replace(t, RunningTools::empty());
+                tools.interrupted = true;
+                for call in &tools.pending {
                     out.push(Effect::CancelTool {
                         call_id: call.id.clone(),
                     });
                 }
+                let awaiting = std::mem::take(&mut tools.awaiting);
+                self.synthesize_all(&awaiting, SyntheticReason::Interrupted, out);
+                self.tools_progress(tools, out);
             }
             Phase::Compacting(c) if c.interrupted => ignore(IgnoreReason::AlreadyInterrupting, out),
             Phase::Compacting(c) => {
@@ -308,9 +334,21 @@ impl Machine {
         let interrupted = matches!(&self.phase, Phase::Streaming(s) if s.interrupted);
         let a = streaming.0.finish();
         self.run.usage.add(&a.usage);
-        self.run.last_input_tokens = a.usage.input_tokens;
+        // The context size the provider saw: cached prompt tokens count too.
+        self.run.last_input_tokens =
+            a.usage.input_tokens + a.usage.cache_read_tokens + a.usage.cache_write_tokens;
 
         let error = match outcome {
+            // A stream that ended normally but says it failed is a provider error.
+            StepOutcome::Completed if a.finish == Some(FinishReason::Error) => {
+                Some(StopReason::ProviderError {
+                    error: ProviderError {
+                        kind: ProviderErrorKind::Api,
+                        message: "the provider ended the response with finish reason `error`"
+                            .into(),
+                    },
+                })
+            }
             StepOutcome::Completed => None,
             StepOutcome::Failed { error } => Some(StopReason::ProviderError { error }),
             StepOutcome::Aborted => Some(StopReason::Interrupted),
@@ -359,60 +397,133 @@ impl Machine {
             }
             return self.would_finish(out);
         }
-        let mut pending = Vec::new();
+        let mut tools = RunningTools {
+            step,
+            pending: Vec::new(),
+            awaiting: Vec::new(),
+            interrupted: false,
+        };
+        let mut seen = std::collections::BTreeSet::new();
         for call in calls {
-            match self.validate(&call) {
-                Ok(()) => {
-                    out.push(Effect::Record(Decision::ToolDispatched {
-                        step,
-                        call: call.clone(),
-                    }));
-                    out.push(Effect::ExecuteTool { call: call.clone() });
-                    pending.push(call);
-                }
-                Err((reason, content)) => self.synthesize(call, reason, content, out),
+            if !seen.insert(call.id.clone()) {
+                let content = format!(
+                    "error: another call of this response already has the id `{}`; this one was not run",
+                    call.id
+                );
+                self.synthesize(call, SyntheticReason::DuplicateId, content, out);
+                continue;
             }
+            if let Err((reason, content)) = self.validate(&call) {
+                self.synthesize(call, reason, content, out);
+                continue;
+            }
+            self.route(&mut tools, call, out);
         }
-        if pending.is_empty() {
-            self.after_tools(out);
-        } else {
-            self.phase = Phase::RunningTools(RunningTools {
-                step,
-                pending,
-                interrupted: false,
-            });
-        }
+        self.tools_progress(tools, out);
     }
 
     fn on_tool_settled(&mut self, call_id: CallId, outcome: ToolOutcome, out: &mut Vec<Effect>) {
-        let (call, done, interrupted) = match &mut self.phase {
-            Phase::RunningTools(t) => match t.pending.iter().position(|c| c.id == call_id) {
-                Some(pos) => {
-                    let call = t.pending.remove(pos);
-                    (call, t.pending.is_empty(), t.interrupted)
-                }
-                None => return ignore(IgnoreReason::LateToolResult, out),
-            },
-            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
-                return ignore(IgnoreReason::LateToolResult, out);
+        let mut tools = match &mut self.phase {
+            Phase::RunningTools(t) if t.pending.iter().any(|c| c.id == call_id) => {
+                std::mem::replace(t, RunningTools::empty())
             }
+            Phase::RunningTools(_)
+            | Phase::Idle
+            | Phase::Streaming(_)
+            | Phase::Compacting(_)
+            | Phase::Finished(_) => return ignore(IgnoreReason::LateToolResult, out),
         };
-        self.context.push(
-            None,
-            Message::ToolResult {
-                call_id: call.id,
-                name: call.name,
-                is_error: outcome.status != ToolStatus::Ok,
-                content: outcome.content,
-            },
-        );
-        if !done {
-            return;
+        let pos = tools.pending.iter().position(|c| c.id == call_id);
+        if let Some(call) = pos.map(|p| tools.pending.remove(p)) {
+            self.context.push(
+                None,
+                Message::ToolResult {
+                    call_id: call.id,
+                    name: call.name,
+                    is_error: outcome.status != ToolStatus::Ok,
+                    content: outcome.content,
+                },
+            );
         }
-        if interrupted {
-            self.finish(StopReason::Interrupted, out)
+        self.tools_progress(tools, out);
+    }
+
+    fn on_approval(
+        &mut self,
+        call_id: CallId,
+        verdict: Verdict,
+        scope: ApprovalScope,
+        out: &mut Vec<Effect>,
+    ) {
+        let mut tools = match &mut self.phase {
+            Phase::RunningTools(t) if t.awaiting.iter().any(|c| c.id == call_id) => {
+                std::mem::replace(t, RunningTools::empty())
+            }
+            Phase::RunningTools(_)
+            | Phase::Idle
+            | Phase::Streaming(_)
+            | Phase::Compacting(_)
+            | Phase::Finished(_) => return ignore(IgnoreReason::LateApproval, out),
+        };
+        let pos = tools.awaiting.iter().position(|c| c.id == call_id);
+        if let Some(call) = pos.map(|p| tools.awaiting.remove(p)) {
+            match verdict {
+                Verdict::Allow => {
+                    self.grants.grant(&call, scope);
+                    self.dispatch(&mut tools, call, out);
+                    // A grant may cover calls still waiting: route them again.
+                    for waiting in std::mem::take(&mut tools.awaiting) {
+                        self.route(&mut tools, waiting, out);
+                    }
+                }
+                Verdict::Deny => {
+                    let content = approval::denial(&call, true);
+                    self.synthesize(call, SyntheticReason::Denied, content, out);
+                }
+            }
+        }
+        self.tools_progress(tools, out);
+    }
+
+    /// Sends a validated call to dispatch, to the user, or to a denial.
+    fn route(&mut self, tools: &mut RunningTools, call: ToolCall, out: &mut Vec<Effect>) {
+        let config = self.run.config.clone().unwrap_or(RunConfig {
+            limits: Limits::default(),
+            tools: Vec::new(),
+            mutating: Vec::new(),
+            permissions: Permissions::default(),
+        });
+        match approval::route(&config, &self.grants, &call, out) {
+            approval::Route::Dispatch => self.dispatch(tools, call, out),
+            approval::Route::Ask => {
+                out.push(Effect::AskApproval { call: call.clone() });
+                tools.awaiting.push(call);
+            }
+            approval::Route::Deny => {
+                let content = approval::denial(&call, false);
+                self.synthesize(call, SyntheticReason::Denied, content, out);
+            }
+        }
+    }
+
+    fn dispatch(&mut self, tools: &mut RunningTools, call: ToolCall, out: &mut Vec<Effect>) {
+        out.push(Effect::Record(Decision::ToolDispatched {
+            step: tools.step,
+            call: call.clone(),
+        }));
+        out.push(Effect::ExecuteTool { call: call.clone() });
+        tools.pending.push(call);
+    }
+
+    /// Stores the tool phase, or, when nothing is running or waiting any more, moves
+    /// on: to the boundary after tools, or to finishing an interrupted run.
+    fn tools_progress(&mut self, tools: RunningTools, out: &mut Vec<Effect>) {
+        if !tools.pending.is_empty() || !tools.awaiting.is_empty() {
+            self.phase = Phase::RunningTools(tools);
+        } else if tools.interrupted {
+            self.finish(StopReason::Interrupted, out);
         } else {
-            self.after_tools(out)
+            self.after_tools(out);
         }
     }
 
@@ -445,8 +556,9 @@ impl Machine {
             Phase::Idle | Phase::Finished(_) => ignore(IgnoreReason::NoRunInProgress, out),
             Phase::Streaming(_) | Phase::Compacting(_) => self.finish(StopReason::Crashed, out),
             Phase::RunningTools(t) => {
-                let calls = t.pending.clone();
-                self.synthesize_all(&calls, SyntheticReason::Lost, out);
+                let (running, waiting) = (t.pending.clone(), t.awaiting.clone());
+                self.synthesize_all(&running, SyntheticReason::Lost, out);
+                self.synthesize_all(&waiting, SyntheticReason::Interrupted, out);
                 self.finish(StopReason::Crashed, out);
             }
         }
@@ -455,6 +567,18 @@ impl Machine {
     /// The boundary after a tool-requesting step's tools have all settled.
     fn after_tools(&mut self, out: &mut Vec<Effect>) {
         let limits = self.limits();
+        // A run about to stop for a limit does not compact first.
+        if let Some(reason) = self.over_budget(limits) {
+            return self.finish(reason, out);
+        }
+        if self.steers.is_empty() && self.run.steps_in_window >= limits.max_steps {
+            return self.finish(
+                StopReason::MaxSteps {
+                    limit: limits.max_steps,
+                },
+                out,
+            );
+        }
         if limits.compact_at_tokens > 0
             && self.run.last_input_tokens >= limits.compact_at_tokens
             && let Some((upto, first_kept)) = self.middle_section()
@@ -670,7 +794,10 @@ impl Machine {
                     "error: the process ended while `{}` was running; whether it ran, and what it changed, is unknown",
                     call.name
                 ),
-                SyntheticReason::InvalidArguments | SyntheticReason::UnknownTool => {
+                SyntheticReason::Denied => approval::denial(call, false),
+                SyntheticReason::InvalidArguments
+                | SyntheticReason::UnknownTool
+                | SyntheticReason::DuplicateId => {
                     format!("error: the call of `{}` was not run", call.name)
                 }
             };

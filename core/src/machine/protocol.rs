@@ -35,6 +35,7 @@ impl Decision {
             Decision::StepStarted { .. } => "step_started",
             Decision::Delivered { .. } => "delivered",
             Decision::ToolDispatched { .. } => "tool_dispatched",
+            Decision::Approval { .. } => "approval",
             Decision::SyntheticResult { .. } => "synthetic_result",
             Decision::CompactionStarted { .. } => "compaction_started",
             Decision::Compacted { .. } => "compacted",
@@ -44,10 +45,11 @@ impl Decision {
     }
 
     /// Every decision type name, for the log reader's dispatch.
-    pub const TYPE_NAMES: [&'static str; 8] = [
+    pub const TYPE_NAMES: [&'static str; 9] = [
         "step_started",
         "delivered",
         "tool_dispatched",
+        "approval",
         "synthetic_result",
         "compaction_started",
         "compacted",
@@ -73,6 +75,56 @@ pub struct RunConfig {
     pub limits: Limits,
     /// Names of the tools the model may call; any other name is rejected.
     pub tools: Vec<String>,
+    /// The tools that change the workspace (they go through `permissions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mutating: Vec<String>,
+    #[serde(default)]
+    pub permissions: Permissions,
+}
+
+/// The permission policy for mutating tools. Read-only tools never ask.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permissions {
+    /// Ask the user for each mutating call not covered by a grant.
+    Ask,
+    /// Deny every mutating call.
+    Readonly,
+    /// Allow every call.
+    #[default]
+    Yolo,
+}
+
+/// An answer to an approval question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Allow,
+    Deny,
+}
+
+/// How far a user's "allow" reaches: `y` once, `a` this tool for the rest of the
+/// session, `A` this exact call (tool and arguments) for the rest of the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalScope {
+    Once,
+    Tool,
+    Call,
+}
+
+/// Who answered an approval automatically (a user's answer is an input instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovedBy {
+    /// `--permissions yolo`.
+    PolicyYolo,
+    /// `--permissions readonly`.
+    PolicyReadonly,
+    /// An earlier `a`: this tool is allowed for the session.
+    ToolGrant,
+    /// An earlier `A`: this exact call is allowed for the session.
+    CallGrant,
 }
 
 /// Everything the machine consumes. Each variant but `Stream` is recorded as its own
@@ -108,6 +160,12 @@ pub enum Input {
     /// The previous process ended without settling this run (crash or kill); settle
     /// whatever is unsettled and finish.
     Recover,
+    /// The user answered the approval question for a mutating call.
+    Approval {
+        call_id: CallId,
+        verdict: Verdict,
+        scope: ApprovalScope,
+    },
 }
 
 /// A decision: an effect that changes the conversation, recorded as an entry and
@@ -130,6 +188,13 @@ pub enum Decision {
     },
     /// A validated tool call is dispatched to the executor.
     ToolDispatched { step: StepNo, call: ToolCall },
+    /// A mutating call was allowed or denied without asking.
+    Approval {
+        call_id: CallId,
+        tool: String,
+        verdict: Verdict,
+        by: ApprovedBy,
+    },
     /// A tool call that is not run: its result is made here and handed to the model.
     SyntheticResult {
         call: ToolCall,
@@ -175,6 +240,10 @@ pub enum SyntheticReason {
     Interrupted,
     /// The process ended while the call was in flight; whether it ran is unknown.
     Lost,
+    /// The permission policy or the user denied the call.
+    Denied,
+    /// Another call of the same response has the same id.
+    DuplicateId,
 }
 
 /// Why an input had no effect.
@@ -193,6 +262,8 @@ pub enum IgnoreReason {
     LateCompaction,
     /// A second interrupt while the first is settling.
     AlreadyInterrupting,
+    /// An approval answer for a call that is not waiting for one.
+    LateApproval,
 }
 
 /// Why a run finished. Each stop condition has its own reason.
@@ -227,6 +298,9 @@ pub enum Effect {
     CallModel { step: StepNo },
     /// Execute this tool call. Follows its `Record(ToolDispatched)`; durable first.
     ExecuteTool { call: ToolCall },
+    /// Ask the user whether this mutating call may run; the answer comes back as
+    /// `Input::Approval`.
+    AskApproval { call: ToolCall },
     /// Cancel the model call of `step`; its end comes back as `StepEnded`.
     CancelModel { step: StepNo },
     /// Cancel a running tool; its settlement comes back as `ToolSettled`.

@@ -8,6 +8,8 @@
 //!   the whole stream of step N (events, then a completed end)
 //! - `delta N TEXT` (one text delta), `end N completed|aborted|failed`
 //! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
+//! - `approve ID y|a|A|n` (a user's answer); config also takes
+//!   `mutating=a,b permissions=ask|readonly|yolo`
 
 use expect_test::{Expect, expect};
 
@@ -27,6 +29,8 @@ impl Harness {
             config: RunConfig {
                 limits: Limits::default(),
                 tools: vec!["echo".into(), "read".into()],
+                mutating: Vec::new(),
+                permissions: Permissions::Yolo,
             },
             next_entry: 1,
             out: String::new(),
@@ -59,6 +63,13 @@ impl Harness {
                         "max_tokens" => l.max_tokens = v.parse().unwrap(),
                         "compact_at" => l.compact_at_tokens = v.parse().unwrap(),
                         "tools" => self.config.tools = v.split(',').map(String::from).collect(),
+                        "mutating" => {
+                            self.config.mutating = v.split(',').map(String::from).collect()
+                        }
+                        "permissions" => {
+                            self.config.permissions =
+                                serde_json::from_str(&format!("\"{v}\"")).unwrap()
+                        }
                         other => panic!("unknown config key {other}"),
                     }
                 }
@@ -141,6 +152,22 @@ impl Harness {
                 };
                 self.feed(line, input)
             }
+            "approve" => {
+                let (id, answer) = rest.split_once(' ').unwrap();
+                let (verdict, scope) = match answer {
+                    "y" => (Verdict::Allow, ApprovalScope::Once),
+                    "a" => (Verdict::Allow, ApprovalScope::Tool),
+                    "A" => (Verdict::Allow, ApprovalScope::Call),
+                    "n" => (Verdict::Deny, ApprovalScope::Once),
+                    other => panic!("unknown answer {other}"),
+                };
+                let input = Input::Approval {
+                    call_id: CallId(id.into()),
+                    verdict,
+                    scope,
+                };
+                self.feed(line, input)
+            }
             "summary" => self.feed(
                 line,
                 Input::CompactionDone {
@@ -167,6 +194,20 @@ impl Harness {
             let (k, v) = word.split_once('=').unwrap();
             match k {
                 "text" => events.push(StreamEvent::TextDelta { text: v.into() }),
+                "dup" => {
+                    // `dup=N`: N calls of `echo` that all carry the id `same`.
+                    for i in 0..v.parse::<u32>().unwrap() {
+                        events.push(StreamEvent::ToolCallStart {
+                            index: i,
+                            id: CallId("same".into()),
+                            name: "echo".into(),
+                        });
+                        events.push(StreamEvent::ToolCallDelta {
+                            index: i,
+                            arguments: format!("{{\"n\":{i}}}"),
+                        });
+                    }
+                }
                 "calls" => {
                     for (i, call) in v.split(',').enumerate() {
                         let (name, args) = call.split_once(':').unwrap_or((call, "{}"));
@@ -227,6 +268,7 @@ fn render(effect: &Effect) -> String {
         }
         Effect::CallModel { step } => format!("call_model step={step}"),
         Effect::ExecuteTool { call } => format!("execute {} {}", call.id, call.name),
+        Effect::AskApproval { call } => format!("ask_approval {} {}", call.id, call.name),
         Effect::CancelModel { step } => format!("cancel_model step={step}"),
         Effect::CancelTool { call_id } => format!("cancel_tool {call_id}"),
         Effect::Summarize { upto } => format!("summarize upto={upto}"),
@@ -746,6 +788,206 @@ fn recover_settles_in_flight_tools_as_lost_and_finishes_crashed() {
             > recover
               record synthetic_result {"call":{"arguments":"{}","id":"c11","name":"echo"},"content":"error: the process ended while `echo` was running; whether it ran, and what it changed, is unknown","reason":"lost"}
               record run_finished {"reason":{"kind":"crashed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn yolo_records_the_policy_approval_of_each_mutating_call() {
+    check(
+        r#"config tools=echo,write mutating=write permissions=yolo
+           prompt go
+           step 1 calls=echo,write:{"path":"a"} finish=tool_calls"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo,write:{"path":"a"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+              record approval {"by":"policy_yolo","call_id":"c12","tool":"write","verdict":"allow"}
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c12","name":"write"},"step":1}
+              execute c12 write
+        "#]],
+    );
+}
+
+#[test]
+fn readonly_denies_mutations_with_a_result_and_the_run_goes_on() {
+    check(
+        r#"config tools=echo,write mutating=write permissions=readonly
+           prompt go
+           step 1 calls=write:{"path":"a"} finish=tool_calls
+           step 2 text=ok finish=stop"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=write:{"path":"a"} finish=tool_calls
+              record approval {"by":"policy_readonly","call_id":"c11","tool":"write","verdict":"deny"}
+              record synthetic_result {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"content":"denied: this session is read-only (--permissions readonly), so `write` was not run","reason":"denied"}
+              record step_started {"context_hash":"2c915f0d","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn ask_waits_for_the_user_and_a_tool_grant_covers_later_calls() {
+    check(
+        r#"config tools=echo,write mutating=write permissions=ask
+           prompt go
+           step 1 calls=write:{"path":"a"},echo,write:{"path":"b"} finish=tool_calls
+           tool c12 ok echoed
+           approve c11 a
+           tool c11 ok wrote a
+           tool c13 ok wrote b
+           step 2 calls=write:{"path":"c"} finish=tool_calls"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=write:{"path":"a"},echo,write:{"path":"b"} finish=tool_calls
+              ask_approval c11 write
+              record tool_dispatched {"call":{"arguments":"{}","id":"c12","name":"echo"},"step":1}
+              execute c12 echo
+              ask_approval c13 write
+            > tool c12 ok echoed
+            > approve c11 a
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"step":1}
+              execute c11 write
+              record approval {"by":"tool_grant","call_id":"c13","tool":"write","verdict":"allow"}
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"b\"}","id":"c13","name":"write"},"step":1}
+              execute c13 write
+            > tool c11 ok wrote a
+            > tool c13 ok wrote b
+              record step_started {"context_hash":"420b114a","messages":5,"step":2}
+              call_model step=2
+            > step 2 calls=write:{"path":"c"} finish=tool_calls
+              record approval {"by":"tool_grant","call_id":"c21","tool":"write","verdict":"allow"}
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"c\"}","id":"c21","name":"write"},"step":2}
+              execute c21 write
+        "#]],
+    );
+}
+
+#[test]
+fn an_exact_call_grant_covers_only_that_call_and_a_denial_is_a_result() {
+    check(
+        r#"config tools=write mutating=write permissions=ask
+           prompt go
+           step 1 calls=write:{"path":"a"} finish=tool_calls
+           approve c11 A
+           tool c11 ok wrote
+           step 2 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
+           approve c22 n
+           approve c22 y"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=write:{"path":"a"} finish=tool_calls
+              ask_approval c11 write
+            > approve c11 A
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"step":1}
+              execute c11 write
+            > tool c11 ok wrote
+              record step_started {"context_hash":"e29ca780","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
+              record approval {"by":"call_grant","call_id":"c21","tool":"write","verdict":"allow"}
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c21","name":"write"},"step":2}
+              execute c21 write
+              ask_approval c22 write
+            > approve c22 n
+              record synthetic_result {"call":{"arguments":"{\"path\":\"b\"}","id":"c22","name":"write"},"content":"denied: the user did not allow `write`; the call was not run","reason":"denied"}
+            > approve c22 y
+              record ignored {"reason":"late_approval"}
+        "#]],
+    );
+}
+
+#[test]
+fn interrupt_while_waiting_for_approval_settles_the_question_as_not_run() {
+    check(
+        r#"config tools=write mutating=write permissions=ask
+           prompt go
+           step 1 calls=write:{"path":"a"} finish=tool_calls
+           interrupt
+           approve c11 y"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=write:{"path":"a"} finish=tool_calls
+              ask_approval c11 write
+            > interrupt
+              record synthetic_result {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"content":"error: the run was interrupted before `write` could run; the call was not run","reason":"interrupted"}
+              record run_finished {"reason":{"kind":"interrupted"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > approve c11 y
+              record ignored {"reason":"late_approval"}
+        "#]],
+    );
+}
+
+#[test]
+fn a_finish_reason_of_error_is_a_provider_error_and_its_calls_are_dropped() {
+    check(
+        "prompt go
+         step 1 text=partial calls=echo finish=error",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=partial calls=echo finish=error
+              record run_finished {"reason":{"error":{"kind":"api","message":"the provider ended the response with finish reason `error`"},"kind":"provider_error"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn a_duplicate_call_id_in_one_response_is_not_run() {
+    check(
+        "prompt go
+         step 1 dup=2 finish=tool_calls",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 dup=2 finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"n\":0}","id":"same","name":"echo"},"step":1}
+              execute same echo
+              record synthetic_result {"call":{"arguments":"{\"n\":1}","id":"same","name":"echo"},"content":"error: another call of this response already has the id `same`; this one was not run","reason":"duplicate_id"}
+        "#]],
+    );
+}
+
+#[test]
+fn no_compaction_when_the_run_is_about_to_stop_for_a_limit() {
+    check(
+        "config compact_at=1000 max_steps=2
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=1500/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=1600/10
+         tool c21 ok two",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=1500/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=1600/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
         "#]],
     );
 }

@@ -36,7 +36,8 @@ impl fmt::Display for StepNo {
     }
 }
 
-/// The provider's id of one tool call (`call_…`, `toolu_…`, or `faux-N`).
+/// The provider's id of one tool call (`call_…`, `toolu_…`, or the faux provider's
+/// `call_<line>_<n>`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CallId(pub String);

@@ -80,7 +80,8 @@ pub struct ScriptUsage {
 #[derive(Debug)]
 pub struct FauxProvider {
     source: String,
-    steps: Arc<Vec<ScriptStep>>,
+    /// Each step with its 1-based line in the script (call ids name the line).
+    steps: Arc<Vec<(usize, ScriptStep)>>,
     next: AtomicUsize,
 }
 
@@ -109,15 +110,26 @@ impl FauxProvider {
             if line.trim().is_empty() {
                 continue;
             }
-            steps.push(serde_json::from_str(line).map_err(|e| (i + 1, e))?);
+            steps.push((i + 1, serde_json::from_str(line).map_err(|e| (i + 1, e))?));
         }
-        Ok(FauxProvider::from_steps(source, steps))
+        Ok(FauxProvider {
+            source: source.to_string(),
+            steps: Arc::new(steps),
+            next: AtomicUsize::new(0),
+        })
     }
 
+    /// A provider over steps given in code; step N counts as line N.
     pub fn from_steps(source: &str, steps: Vec<ScriptStep>) -> FauxProvider {
         FauxProvider {
             source: source.to_string(),
-            steps: Arc::new(steps),
+            steps: Arc::new(
+                steps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, s)| (i + 1, s))
+                    .collect(),
+            ),
             next: AtomicUsize::new(0),
         }
     }
@@ -142,7 +154,7 @@ impl Provider for FauxProvider {
         let steps = Arc::clone(&self.steps);
         let source = self.source.clone();
         Box::pin(async move {
-            let Some(step) = steps.get(index) else {
+            let Some((line, step)) = steps.get(index) else {
                 return Err(ProviderError {
                     kind: ProviderErrorKind::ScriptExhausted,
                     message: format!(
@@ -152,7 +164,7 @@ impl Provider for FauxProvider {
                     ),
                 });
             };
-            play(step, index + 1, &request, &sink, &cancel).await
+            play(step, *line, &request, &sink, &cancel).await
         })
     }
 }

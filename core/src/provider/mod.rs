@@ -1,7 +1,13 @@
 //! The provider interface: a model request in, normalized stream events out,
 //! cancellable. The faux provider lives here; the HTTP wire protocols join it later.
 
+pub mod anthropic;
 pub mod faux;
+pub mod http;
+pub mod openai;
+pub mod regress;
+pub mod responses;
+pub mod sse;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::machine::{
-    CallId, EntryId, FinishReason, IgnoreReason, StepNo, StopReason, SyntheticReason, ToolStatus,
-    Usage, UserOrigin,
+    ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, StepNo, StopReason, SyntheticReason,
+    ToolStatus, Usage, UserOrigin, Verdict,
 };
 
 /// One event of a run, in the order the owner task saw it.
@@ -56,6 +56,19 @@ pub enum RunEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         synthetic: Option<SyntheticReason>,
         duration_ms: u64,
+    },
+    /// A mutating call waits for the user's approval.
+    ApprovalRequested {
+        call_id: CallId,
+        name: String,
+        arguments: String,
+    },
+    /// A mutating call was allowed or denied without asking (policy or grant).
+    Approval {
+        call_id: CallId,
+        name: String,
+        verdict: Verdict,
+        by: ApprovedBy,
     },
     /// A steer or follow-up arrived and waits for its boundary.
     Queued {

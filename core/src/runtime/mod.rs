@@ -15,10 +15,13 @@ use tokio::sync::{mpsc, oneshot};
 pub use events::{RunEvent, RunResult};
 
 use crate::log::{
-    Body, Dag, LogError, Record, SessionHeader, SessionLog, SessionWriter, entry_inputs,
+    Body, Dag, LogError, Record, SessionHeader, SessionLog, SessionWriter, entry_decision,
+    entry_inputs,
 };
-use crate::machine::{EntryId, Limits, Machine, Pending, Phase};
-use crate::provider::Provider;
+use crate::machine::{
+    ApprovalScope, EntryId, Limits, Machine, Pending, Permissions, Phase, ToolCall, Verdict,
+};
+use crate::provider::{BoxFuture, Provider};
 use crate::tools::ToolExecutor;
 
 /// Which session a run writes to.
@@ -42,6 +45,31 @@ pub struct RunOptions {
     pub system_prompt: String,
     pub provider: Arc<dyn Provider>,
     pub tools: Arc<dyn ToolExecutor>,
+    /// The policy for mutating tools. `Ask` without an `approver` allows them.
+    pub permissions: Permissions,
+    /// Answers approval questions in `Ask` mode.
+    pub approver: Option<Arc<dyn Approver>>,
+}
+
+/// A question for the user: may this mutating call run?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub call: ToolCall,
+    /// The workspace the call would run in.
+    pub cwd: String,
+}
+
+/// The user's answer: `y` = allow once, `a` = this tool for the session, `A` = this
+/// exact call for the session, `n` = deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalAnswer {
+    pub verdict: Verdict,
+    pub scope: ApprovalScope,
+}
+
+/// Answers approval questions (the interactive prompt, or a library callback).
+pub trait Approver: Send + Sync + 'static {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -81,18 +109,21 @@ pub struct RunHandle {
 
 impl RunHandle {
     /// Queue a message for the next safe boundary (after the step's tools settle).
-    pub fn steer(&self, text: impl Into<String>) {
-        let _ = self.commands.send(Command::Steer(text.into()));
+    /// False when the run is over and took nothing.
+    pub fn steer(&self, text: impl Into<String>) -> bool {
+        self.commands.send(Command::Steer(text.into())).is_ok()
     }
 
-    /// Queue a message for when the run would otherwise finish.
-    pub fn follow_up(&self, text: impl Into<String>) {
-        let _ = self.commands.send(Command::FollowUp(text.into()));
+    /// Queue a message for when the run would otherwise finish. False when the run
+    /// is over and took nothing.
+    pub fn follow_up(&self, text: impl Into<String>) -> bool {
+        self.commands.send(Command::FollowUp(text.into())).is_ok()
     }
 
-    /// Stop the run: in-flight work is cancelled and settles as such.
-    pub fn interrupt(&self) {
-        let _ = self.commands.send(Command::Interrupt);
+    /// Stop the run: in-flight work is cancelled and settles as such. False when
+    /// the run is already over.
+    pub fn interrupt(&self) -> bool {
+        self.commands.send(Command::Interrupt).is_ok()
     }
 
     /// A sender for commands that outlives borrows of the handle (signal handlers).
@@ -132,7 +163,7 @@ impl Interrupter {
 /// once), rebuilds the machine, records the prompt, and spawns the owner task.
 pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let (mut writer, machine, leaf, notices, session_id) = open_session(&opts.session)?;
+    let (mut writer, machine, leaf, notices, session_id, cwd) = open_session(&opts.session)?;
     let path = writer.path().to_path_buf();
     let _ = events_tx.send(RunEvent::RunStarted {
         session_id: session_id.clone(),
@@ -144,7 +175,18 @@ pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     }
     writer.sync()?;
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let owner = owner::Owner::new(opts, writer, machine, leaf, events_tx, cmd_rx, session_id);
+    let owner = owner::Owner::new(
+        opts,
+        writer,
+        machine,
+        owner::Session {
+            leaf,
+            id: session_id,
+            cwd,
+        },
+        events_tx,
+        cmd_rx,
+    );
     let task = tokio::spawn(owner.run());
     Ok(RunHandle {
         events: events_rx,
@@ -154,7 +196,8 @@ pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     })
 }
 
-type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String);
+/// The open writer, the rebuilt machine, the leaf, notices, session id and cwd.
+type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String, String);
 
 fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
     match target {
@@ -175,6 +218,7 @@ fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
                 EntryId(0),
                 Vec::new(),
                 session_id.clone(),
+                cwd.clone(),
             ))
         }
         SessionTarget::Existing { path, at } => open_existing(path, *at),
@@ -197,6 +241,7 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         ));
     }
     let session_id = log.header().session_id.clone();
+    let cwd = log.header().cwd.clone();
     let last = log.leaf();
     let target = at.unwrap_or(last);
     if log.get(target).is_none() {
@@ -208,15 +253,25 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     let (mut machine, boundary) = rebuild_machine(&log, target)?;
     let mut leaf = target;
     if at.is_some() && target != last {
-        if machine.is_running() {
+        if boundary != Some(target) {
             return Err(RuntimeError::NotABoundary {
                 entry: target,
-                phase: describe(machine.phase()),
-                suggestion: match boundary {
-                    Some(b) if b != EntryId(0) => {
-                        format!("entry {b} (the end of the previous run)")
+                phase: if machine.is_running() {
+                    describe(machine.phase())
+                } else {
+                    "the decisions it led to come after it".into()
+                },
+                suggestion: {
+                    let before = match boundary {
+                        Some(b) if b != EntryId(0) => {
+                            format!("entry {b} (the end of the previous run)")
+                        }
+                        Some(_) | None => "entry 0 (the session start)".to_string(),
+                    };
+                    match run_end_after(&log, last, target) {
+                        Some(end) => format!("{before} or entry {end} (where this run finished)"),
+                        None => before,
                     }
-                    Some(_) | None => "entry 0 (the session start)".to_string(),
                 },
             });
         }
@@ -250,33 +305,55 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         }
         notices.push(note);
     }
-    Ok((writer, machine, leaf, notices, session_id))
+    Ok((writer, machine, leaf, notices, session_id, cwd))
 }
 
 /// Replays the inputs on the path to `leaf` through a fresh machine (effects are
 /// discarded: they already happened). Returns the machine and the last entry on
-/// the path where no run was in progress.
+/// the path where no run was in progress and every decision made so far is on the
+/// path (a settled boundary).
 pub fn rebuild_machine(
     log: &SessionLog,
     leaf: EntryId,
 ) -> Result<(Machine, Option<EntryId>), RuntimeError> {
-    let dag = Dag::build(&log.entries);
+    let dag = Dag::from_log(log);
     let path = dag.path_to_root(leaf)?;
     let mut machine = Machine::new();
     let mut boundary = None;
+    // Decisions the machine made whose entries have not yet appeared on the path: an
+    // entry is a boundary only when none are owed (the run's `run_finished` is in).
+    let mut owed = 0usize;
     for id in path {
         let entry = log.get(id).ok_or(RuntimeError::NoSuchEntry {
             path: log.path.clone(),
             entry: id,
         })?;
         for input in entry_inputs(entry) {
-            let _ = machine.handle(input);
+            owed += machine
+                .handle(input)
+                .iter()
+                .filter(|e| matches!(e, crate::machine::Effect::Record(_)))
+                .count();
         }
-        if !machine.is_running() {
+        if entry_decision(entry).is_some() {
+            owed = owed.saturating_sub(1);
+        }
+        if !machine.is_running() && owed == 0 {
             boundary = Some(id);
         }
     }
     Ok((machine, boundary))
+}
+
+/// The first `run_finished` after `target` on the branch ending at `leaf`.
+fn run_end_after(log: &SessionLog, leaf: EntryId, target: EntryId) -> Option<EntryId> {
+    let path = Dag::from_log(log).path_to_root(leaf).ok()?;
+    let from = path.iter().position(|id| *id == target)?;
+    path[from..].iter().copied().find(|id| {
+        log.get(*id)
+            .and_then(entry_decision)
+            .is_some_and(|d| matches!(d, crate::machine::Decision::RunFinished { .. }))
+    })
 }
 
 fn describe(phase: &Phase) -> String {
@@ -285,7 +362,7 @@ fn describe(phase: &Phase) -> String {
         Phase::Streaming(s) => format!("step {} streaming", s.step),
         Phase::RunningTools(t) => format!(
             "{} tool call(s) of step {} running",
-            t.pending.len(),
+            t.pending.len() + t.awaiting.len(),
             t.step
         ),
         Phase::Compacting(_) => "compacting".into(),

@@ -9,18 +9,32 @@ use chrono::Utc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Command, RunEvent, RunOptions, RunResult, RuntimeError};
+use super::{
+    ApprovalAnswer, ApprovalRequest, Approver, Command, RunEvent, RunOptions, RunResult,
+    RuntimeError,
+};
 use crate::log::{Body, Record, SessionWriter, StepRecord, TimedEvent, ToolResultRecord};
 use crate::machine::{
-    CallId, Decision, Effect, EntryId, Input, Machine, Notice, Phase, ProviderError,
+    CallId, Decision, Effect, EntryId, Input, Machine, Notice, Permissions, Phase, ProviderError,
     ProviderErrorKind, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
     ToolOutcome, ToolStatus,
 };
 use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
 use crate::tools::{ToolExecutor, ToolSpec};
 
+/// Where the run writes: its leaf, the session id, the workspace.
+pub(crate) struct Session {
+    pub leaf: EntryId,
+    pub id: String,
+    pub cwd: String,
+}
+
 /// Work that finished in a spawned task.
 enum Done {
+    Approval {
+        call_id: CallId,
+        answer: ApprovalAnswer,
+    },
     Tool {
         call: ToolCall,
         outcome: ToolOutcome,
@@ -49,6 +63,12 @@ pub(crate) struct Owner {
     writer: SessionWriter,
     leaf: EntryId,
     session_id: String,
+    cwd: String,
+    approver: Option<Arc<dyn Approver>>,
+    /// Approval questions not yet put to the user, in call order.
+    questions: std::collections::VecDeque<ToolCall>,
+    /// Whether a question is with the user now.
+    asking: bool,
     events: mpsc::UnboundedSender<RunEvent>,
     commands: mpsc::UnboundedReceiver<Command>,
     provider: Arc<dyn Provider>,
@@ -75,23 +95,33 @@ impl Owner {
         opts: RunOptions,
         writer: SessionWriter,
         machine: Machine,
-        leaf: EntryId,
+        session: Session,
         events: mpsc::UnboundedSender<RunEvent>,
         commands: mpsc::UnboundedReceiver<Command>,
-        session_id: String,
     ) -> Owner {
         let (stream_tx, stream_rx) = mpsc::unbounded_channel();
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         let specs = opts.tools.specs();
+        // `Ask` with nobody to ask: mutations are allowed (SPEC.md "Permissions").
+        let permissions = match (opts.permissions, &opts.approver) {
+            (Permissions::Ask, None) => Permissions::Yolo,
+            (p, _) => p,
+        };
         let config = RunConfig {
             limits: opts.limits,
             tools: specs.iter().map(|s| s.name.clone()).collect(),
+            mutating: opts.tools.mutating(),
+            permissions,
         };
         Owner {
             machine,
             writer,
-            leaf,
-            session_id,
+            leaf: session.leaf,
+            session_id: session.id,
+            cwd: session.cwd,
+            approver: opts.approver,
+            questions: std::collections::VecDeque::new(),
+            asking: false,
             events,
             commands,
             provider: opts.provider,
@@ -139,6 +169,10 @@ impl Owner {
                 Some(done) = self.done_rx.recv() => self.on_done(done)?,
                 else => break,
             }
+        }
+        // Commands that raced with the finish are recorded (and ignored) too.
+        while let Ok(cmd) = self.commands.try_recv() {
+            self.on_command(cmd)?;
         }
         Ok(())
     }
@@ -276,6 +310,21 @@ impl Owner {
                 }
                 Ok(())
             }
+            Done::Approval { call_id, answer } => {
+                self.asking = false;
+                self.append(Body::Record(Record::ApprovalAnswer {
+                    call_id: call_id.clone(),
+                    verdict: answer.verdict,
+                    scope: answer.scope,
+                }))?;
+                self.apply(Input::Approval {
+                    call_id,
+                    verdict: answer.verdict,
+                    scope: answer.scope,
+                })?;
+                self.ask_next();
+                Ok(())
+            }
             Done::Summary(result) => {
                 self.summary_token = None;
                 let (summary, error) = match &result {
@@ -294,11 +343,13 @@ impl Owner {
         outcome: ToolOutcome,
         duration_ms: u64,
     ) -> Result<(), RuntimeError> {
+        let changes = self.tools.take_file_changes(&call.id);
         self.append(Body::Record(Record::ToolResult(ToolResultRecord {
             call_id: call.id.clone(),
             name: call.name,
             outcome: outcome.clone(),
             duration_ms,
+            changes,
         })))?;
         self.apply(Input::ToolSettled {
             call_id: call.id,
@@ -306,17 +357,29 @@ impl Owner {
         })
     }
 
+    /// A message that arrived after the run finished was recorded and ignored: it
+    /// is reported as undelivered.
+    fn mark_if_ignored(&mut self, entry: EntryId) {
+        if self.finished() {
+            self.undelivered.push(entry);
+        }
+    }
+
     fn on_command(&mut self, cmd: Command) -> Result<(), RuntimeError> {
         match cmd {
             Command::Steer(text) => {
                 let entry = self.append(Body::Record(Record::Steer { text: text.clone() }))?;
                 self.queued.insert(entry, text.clone());
-                self.apply(Input::Steer { entry, text })
+                self.apply(Input::Steer { entry, text })?;
+                self.mark_if_ignored(entry);
+                Ok(())
             }
             Command::FollowUp(text) => {
                 let entry = self.append(Body::Record(Record::FollowUp { text: text.clone() }))?;
                 self.queued.insert(entry, text.clone());
-                self.apply(Input::FollowUp { entry, text })
+                self.apply(Input::FollowUp { entry, text })?;
+                self.mark_if_ignored(entry);
+                Ok(())
             }
             Command::Interrupt => {
                 self.append(Body::Record(Record::Interrupt {}))?;
@@ -391,6 +454,10 @@ impl Owner {
                     });
                 });
             }
+            Effect::AskApproval { call } => {
+                self.questions.push_back(call);
+                self.ask_next();
+            }
             Effect::CancelModel { step } => {
                 if let Some(open) = self.open_step.as_ref().filter(|o| o.step == step) {
                     open.cancel.cancel();
@@ -419,6 +486,46 @@ impl Owner {
             }),
         }
         Ok(())
+    }
+
+    /// Asks the user one question at a time, skipping calls the machine no longer
+    /// waits on (a grant from an earlier answer covered them, or an interrupt).
+    fn ask_next(&mut self) {
+        if self.asking {
+            return;
+        }
+        let waiting: Vec<CallId> = match self.machine.phase() {
+            Phase::RunningTools(t) => t.awaiting.iter().map(|c| c.id.clone()).collect(),
+            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
+                Vec::new()
+            }
+        };
+        while let Some(call) = self.questions.pop_front() {
+            if !waiting.contains(&call.id) {
+                continue;
+            }
+            // `Ask` is only in effect with an approver (see `Owner::new`).
+            let Some(approver) = &self.approver else {
+                return;
+            };
+            self.emit(RunEvent::ApprovalRequested {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+            let call_id = call.id.clone();
+            let question = approver.decide(ApprovalRequest {
+                call,
+                cwd: self.cwd.clone(),
+            });
+            let tx = self.done_tx.clone();
+            tokio::spawn(async move {
+                let answer = question.await;
+                let _ = tx.send(Done::Approval { call_id, answer });
+            });
+            self.asking = true;
+            return;
+        }
     }
 
     fn emit_decision(&self, decision: &Decision) {
@@ -458,6 +565,17 @@ impl Owner {
                 tokens_after: *tokens_after,
             },
             Decision::Ignored { reason } => RunEvent::Ignored { reason: *reason },
+            Decision::Approval {
+                call_id,
+                tool,
+                verdict,
+                by,
+            } => RunEvent::Approval {
+                call_id: call_id.clone(),
+                name: tool.clone(),
+                verdict: *verdict,
+                by: *by,
+            },
             Decision::RunFinished {
                 reason,
                 steps,

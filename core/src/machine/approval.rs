@@ -1,0 +1,96 @@
+//! Permissions: which tool calls may run without asking, the session's grants, and
+//! the routing of each validated call to dispatch, a question, or a denial.
+
+use std::collections::BTreeSet;
+
+use super::protocol::{
+    ApprovalScope, ApprovedBy, Decision, Effect, Permissions, RunConfig, Verdict,
+};
+use super::types::ToolCall;
+
+/// Allowances a user gave with `a` (a tool) or `A` (an exact call); they last for
+/// the session (the machine's lifetime, rebuilt on resume by replay).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    tools: BTreeSet<String>,
+    calls: BTreeSet<(String, String)>,
+}
+
+impl Grants {
+    pub fn grant(&mut self, call: &ToolCall, scope: ApprovalScope) {
+        match scope {
+            ApprovalScope::Once => {}
+            ApprovalScope::Tool => {
+                self.tools.insert(call.name.clone());
+            }
+            ApprovalScope::Call => {
+                self.calls
+                    .insert((call.name.clone(), call.arguments.clone()));
+            }
+        }
+    }
+
+    fn covers(&self, call: &ToolCall) -> Option<ApprovedBy> {
+        if self.tools.contains(&call.name) {
+            Some(ApprovedBy::ToolGrant)
+        } else if self
+            .calls
+            .contains(&(call.name.clone(), call.arguments.clone()))
+        {
+            Some(ApprovedBy::CallGrant)
+        } else {
+            None
+        }
+    }
+}
+
+/// Where a validated call goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Run it now (after recording the automatic approval, if any).
+    Dispatch,
+    /// Ask the user and wait.
+    Ask,
+    /// Denied by the policy: give it a denial result.
+    Deny,
+}
+
+/// Routes `call` under `config` and `grants`, recording an automatic answer.
+pub fn route(config: &RunConfig, grants: &Grants, call: &ToolCall, out: &mut Vec<Effect>) -> Route {
+    if !config.mutating.contains(&call.name) {
+        return Route::Dispatch;
+    }
+    let (verdict, by) = match config.permissions {
+        Permissions::Yolo => (Verdict::Allow, ApprovedBy::PolicyYolo),
+        Permissions::Readonly => (Verdict::Deny, ApprovedBy::PolicyReadonly),
+        Permissions::Ask => match grants.covers(call) {
+            Some(by) => (Verdict::Allow, by),
+            None => return Route::Ask,
+        },
+    };
+    out.push(Effect::Record(Decision::Approval {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        verdict,
+        by,
+    }));
+    match verdict {
+        Verdict::Allow => Route::Dispatch,
+        Verdict::Deny => Route::Deny,
+    }
+}
+
+/// The denial result's text.
+pub fn denial(call: &ToolCall, by_user: bool) -> String {
+    if by_user {
+        format!(
+            "denied: the user did not allow `{}`; the call was not run",
+            call.name
+        )
+    } else {
+        format!(
+            "denied: this session is read-only (--permissions readonly), so `{}` was not run",
+            call.name
+        )
+    }
+}

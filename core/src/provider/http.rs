@@ -1,0 +1,1130 @@
+//! Shared HTTP behavior of the wire-protocol providers: configuration from flags and
+//! the environment, and one streamed request driven through the SSE parser and a
+//! protocol's mapper into the [`StreamSink`].
+//!
+//! - **Retries** only before the first byte of the body: on a connect error, on
+//!   408/409/429/5xx, and on a connection that closes before any byte. At most
+//!   `max_attempts` attempts; the delay is exponential (`retry_base` × 2^(n-1), capped
+//!   at 30 s) with jitter derived from a hash of the attempt, the clock and the URL
+//!   (no random number generator), or exactly the server's `retry-after` /
+//!   `retry-after-ms` when it sends one (a wait longer than `max_retry_wait` is not
+//!   waited for: the request fails at once and says so). Each retry is announced
+//!   with [`StreamEvent::Retrying`] (`attempt` is the attempt about to be made: 2 for the
+//!   first retry; `delay_ms` the wait before it).
+//! - **Errors**: a non-retryable 4xx with a JSON error body is `api` with the
+//!   provider's message; retries exhausted is `http`; no byte for `idle_timeout`
+//!   while waiting or streaming is `idle_timeout`; a connection that breaks or ends
+//!   before the protocol's end marker is `disconnected`, saying how many bytes and
+//!   events arrived.
+//! - **Cancel** is honored at every wait: between chunks, while connecting, while
+//!   sleeping before a retry.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::StreamSink;
+use super::sse::{SseParser, StreamMapper};
+use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
+
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
+pub const DEFAULT_RETRY_BASE: Duration = Duration::from_millis(500);
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// The `anthropic-version` header every Messages request carries.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// Longest exponential backoff step.
+const BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// How much of an error body is read and shown.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Where and how a provider talks HTTP. `Debug` never shows the key.
+#[derive(Clone)]
+pub struct HttpConfig {
+    /// E.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`,
+    /// `https://api.anthropic.com`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    /// No byte for this long (waiting for the response or while streaming) fails the
+    /// step with `idle_timeout`.
+    pub idle_timeout: Duration,
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// The first backoff step (doubled on each retry).
+    pub retry_base: Duration,
+    /// A `retry-after` longer than this is not waited for.
+    pub max_retry_wait: Duration,
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_attempts", &self.max_attempts)
+            .field("retry_base", &self.retry_base)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error(
+        "no API key for {provider}: set {var} (or pass --api-key); only a server on 127.0.0.1/localhost may go without one"
+    )]
+    MissingKey {
+        provider: &'static str,
+        var: &'static str,
+    },
+    #[error("the base URL {url:?} is not an http:// or https:// URL ({reason})")]
+    BadBaseUrl { url: String, reason: String },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+impl HttpConfig {
+    /// A configuration with the default timeouts and retries.
+    pub fn new(base_url: &str, api_key: Option<String>, model: &str) -> HttpConfig {
+        HttpConfig {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model: model.to_string(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            retry_base: DEFAULT_RETRY_BASE,
+            max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+        }
+    }
+
+    /// OpenAI (Chat Completions and Responses) and compatible servers: flags first,
+    /// then `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
+    pub fn openai(
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<HttpConfig, ConfigError> {
+        HttpConfig::openai_with_env(model, base_url, api_key, &|name| std::env::var(name).ok())
+    }
+
+    /// [`HttpConfig::openai`] with the environment given as a lookup.
+    pub fn openai_with_env(
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HttpConfig, ConfigError> {
+        from_env(
+            "openai",
+            model,
+            base_url,
+            api_key,
+            ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+            DEFAULT_OPENAI_BASE_URL,
+            env,
+        )
+    }
+
+    /// Anthropic Messages: flags first, then `ANTHROPIC_BASE_URL` /
+    /// `ANTHROPIC_API_KEY`.
+    pub fn anthropic(
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+    ) -> Result<HttpConfig, ConfigError> {
+        HttpConfig::anthropic_with_env(model, base_url, api_key, &|name| std::env::var(name).ok())
+    }
+
+    /// [`HttpConfig::anthropic`] with the environment given as a lookup.
+    pub fn anthropic_with_env(
+        model: &str,
+        base_url: Option<String>,
+        api_key: Option<String>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HttpConfig, ConfigError> {
+        from_env(
+            "anthropic",
+            model,
+            base_url,
+            api_key,
+            ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+            DEFAULT_ANTHROPIC_BASE_URL,
+            env,
+        )
+    }
+
+    /// `{base_url}/{path}`.
+    pub fn endpoint(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+
+    /// The base URL is on this machine (127.0.0.0/8, `localhost`, `::1`).
+    pub fn is_local(&self) -> bool {
+        is_local_url(&self.base_url)
+    }
+}
+
+fn from_env(
+    provider: &'static str,
+    model: &str,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    (base_var, key_var): (&'static str, &'static str),
+    default_base: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HttpConfig, ConfigError> {
+    let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+    let base_url = non_empty(base_url)
+        .or_else(|| non_empty(env(base_var)))
+        .unwrap_or_else(|| default_base.to_string());
+    check_base_url(&base_url)?;
+    let api_key = non_empty(api_key).or_else(|| non_empty(env(key_var)));
+    if api_key.is_none() && !is_local_url(&base_url) {
+        return Err(ConfigError::MissingKey {
+            provider,
+            var: key_var,
+        });
+    }
+    Ok(HttpConfig::new(&base_url, api_key, model))
+}
+
+fn check_base_url(url: &str) -> Result<(), ConfigError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::BadBaseUrl {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(()),
+        other => Err(ConfigError::BadBaseUrl {
+            url: url.to_string(),
+            reason: format!("scheme {other}"),
+        }),
+    }
+}
+
+fn is_local_url(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// The shared client: rustls, a connect timeout, no overall timeout (streams are
+/// long; the idle timeout guards them).
+pub fn client() -> Result<reqwest::Client, ConfigError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("xcsh/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ConfigError::Client(error_chain(&e)))
+}
+
+/// How a compaction summary reads as a user message.
+pub fn summary_text(text: &str) -> String {
+    format!("[Summary of the earlier conversation]\n{text}")
+}
+
+/// The message of a provider's error object: `{"message": …, "code"|"type": …}`
+/// (OpenAI, Anthropic's inner `error`, OpenRouter), as `message (code)`.
+pub fn error_message(error: &Value) -> Option<String> {
+    let error = match error.get("error") {
+        Some(inner) if inner.is_object() => inner,
+        _ => error,
+    };
+    let message = error.get("message").and_then(Value::as_str)?;
+    let code = error
+        .get("code")
+        .filter(|c| !c.is_null())
+        .or_else(|| error.get("type").filter(|t| t.as_str() != Some("error")))
+        .map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    Some(match code {
+        Some(code) if !code.is_empty() => format!("{message} ({code})"),
+        _ => message.to_string(),
+    })
+}
+
+/// One request: URL, extra headers, JSON body.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+fn cancelled() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Disconnected,
+        message: "cancelled".into(),
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        source = inner.source();
+    }
+    s
+}
+
+/// What one attempt came to.
+enum Attempt {
+    /// A 2xx response whose first body bytes arrived: from here on, no retry.
+    Streaming(reqwest::Response, Vec<u8>),
+    /// Failed before any byte of the body; may be tried again.
+    Retry {
+        reason: String,
+        retry_after: Option<Duration>,
+        error: ProviderError,
+    },
+    Fail(ProviderError),
+}
+
+/// Sends `request` (retrying before the first byte), then streams the body through
+/// an SSE parser and `mapper` into `sink`.
+pub async fn stream_sse(
+    client: &reqwest::Client,
+    config: &HttpConfig,
+    request: HttpRequest,
+    mapper: &mut dyn StreamMapper,
+    sink: &StreamSink,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    let body = request.body.to_string();
+    let max_attempts = config.max_attempts.max(1);
+    let mut attempt = 1;
+    loop {
+        match attempt_once(client, config, &request, &body, cancel).await {
+            Attempt::Fail(e) => return Err(e),
+            Attempt::Streaming(response, first) => {
+                return stream_body(response, first, config, mapper, sink, cancel).await;
+            }
+            Attempt::Retry {
+                reason,
+                retry_after,
+                mut error,
+            } => {
+                if attempt >= max_attempts {
+                    error.message = format!("{} (after {attempt} attempts)", error.message);
+                    return Err(error);
+                }
+                let delay = match retry_after {
+                    Some(wait) if wait > config.max_retry_wait => {
+                        error.message = format!(
+                            "{} (the server asked to retry after {} s, longer than the {} s this client waits)",
+                            error.message,
+                            wait.as_secs(),
+                            config.max_retry_wait.as_secs()
+                        );
+                        return Err(error);
+                    }
+                    Some(wait) => wait,
+                    None => backoff(config.retry_base, attempt, &request.url),
+                };
+                attempt += 1;
+                let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                if !sink.send(StreamEvent::Retrying {
+                    attempt,
+                    reason,
+                    delay_ms,
+                }) {
+                    return Err(stopped_listening());
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = cancel.cancelled() => return Err(cancelled()),
+                }
+            }
+        }
+    }
+}
+
+/// Exponential backoff with "equal jitter": half the step fixed, half jittered.
+pub fn backoff(base: Duration, attempt: u32, salt: &str) -> Duration {
+    let step = base
+        .saturating_mul(
+            1u32.checked_shl(attempt.saturating_sub(1))
+                .unwrap_or(u32::MAX),
+        )
+        .min(BACKOFF_CAP);
+    let half = step / 2;
+    half + half.mul_f64(jitter(attempt, salt))
+}
+
+/// A number in [0, 1) derived from the attempt, the clock and a salt: different
+/// clients and attempts spread out without a random number generator.
+fn jitter(attempt: u32, salt: &str) -> f64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&attempt.to_le_bytes());
+    hasher.update(&nanos.to_le_bytes());
+    hasher.update(salt.as_bytes());
+    let hash = hasher.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    (u64::from_le_bytes(first) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn retryable_status(status: reqwest::StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds; an HTTP date is ignored.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let secs = get("retry-after")?.trim().parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
+}
+
+async fn attempt_once(
+    client: &reqwest::Client,
+    config: &HttpConfig,
+    request: &HttpRequest,
+    body: &str,
+    cancel: &CancellationToken,
+) -> Attempt {
+    let mut builder = client
+        .post(&request.url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(body.to_string());
+    for (name, value) in &request.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    let sent = tokio::select! {
+        r = tokio::time::timeout(config.idle_timeout, builder.send()) => r,
+        () = cancel.cancelled() => return Attempt::Fail(cancelled()),
+    };
+    let mut response = match sent {
+        Err(_) => {
+            return Attempt::Fail(ProviderError {
+                kind: ProviderErrorKind::IdleTimeout,
+                message: format!(
+                    "no response from {} within {} s",
+                    request.url,
+                    config.idle_timeout.as_secs_f64()
+                ),
+            });
+        }
+        Ok(Err(e)) => {
+            let detail = error_chain(&e);
+            return Attempt::Retry {
+                reason: format!("connection failed: {detail}"),
+                retry_after: None,
+                error: ProviderError {
+                    kind: ProviderErrorKind::Http,
+                    message: format!("cannot reach {}: {detail}", request.url),
+                },
+            };
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let wait = retry_after(response.headers());
+        let text = read_error_body(&mut response, config, cancel).await;
+        let parsed = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| error_message(&v));
+        let status_line = format!(
+            "HTTP {} {}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .trim_end()
+        .to_string();
+        let detail = match &parsed {
+            Some(m) => format!("{status_line}: {m}"),
+            None if text.trim().is_empty() => status_line.clone(),
+            None => format!("{status_line}: {}", clip(text.trim(), 500)),
+        };
+        if retryable_status(status) {
+            return Attempt::Retry {
+                reason: detail.clone(),
+                retry_after: wait,
+                error: ProviderError {
+                    kind: ProviderErrorKind::Http,
+                    message: detail,
+                },
+            };
+        }
+        let kind = if parsed.is_some() {
+            ProviderErrorKind::Api
+        } else {
+            ProviderErrorKind::Http
+        };
+        return Attempt::Fail(ProviderError {
+            kind,
+            message: detail,
+        });
+    }
+    let first = tokio::select! {
+        r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
+        () = cancel.cancelled() => return Attempt::Fail(cancelled()),
+    };
+    match first {
+        Err(_) => Attempt::Fail(idle_timeout(config, 0, 0)),
+        Ok(Ok(Some(bytes))) if !bytes.is_empty() => Attempt::Streaming(response, bytes.to_vec()),
+        Ok(Ok(_)) => Attempt::Retry {
+            reason: "the connection closed before any byte of the body".into(),
+            retry_after: None,
+            error: disconnected(0, 0, "the connection closed before any byte of the body"),
+        },
+        Ok(Err(e)) => {
+            let detail = error_chain(&e);
+            Attempt::Retry {
+                reason: format!("the connection broke before any byte of the body: {detail}"),
+                retry_after: None,
+                error: disconnected(0, 0, &detail),
+            }
+        }
+    }
+}
+
+async fn read_error_body(
+    response: &mut reqwest::Response,
+    config: &HttpConfig,
+    cancel: &CancellationToken,
+) -> String {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_LIMIT {
+        let next = tokio::select! {
+            r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
+            () = cancel.cancelled() => break,
+        };
+        match next {
+            Ok(Ok(Some(bytes))) => body.extend_from_slice(&bytes),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn idle_timeout(config: &HttpConfig, bytes: usize, events: usize) -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::IdleTimeout,
+        message: format!(
+            "no data for {} s (after {bytes} bytes and {events} events)",
+            config.idle_timeout.as_secs_f64()
+        ),
+    }
+}
+
+fn disconnected(bytes: usize, events: usize, detail: &str) -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Disconnected,
+        message: format!("the stream broke off after {bytes} bytes and {events} events: {detail}"),
+    }
+}
+
+fn stopped_listening() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Disconnected,
+        message: "the run no longer listens to this stream".into(),
+    }
+}
+
+fn deliver(events: Vec<StreamEvent>, sink: &StreamSink) -> Result<(), ProviderError> {
+    for event in events {
+        if !sink.send(event) {
+            return Err(stopped_listening());
+        }
+    }
+    Ok(())
+}
+
+async fn stream_body(
+    mut response: reqwest::Response,
+    first: Vec<u8>,
+    config: &HttpConfig,
+    mapper: &mut dyn StreamMapper,
+    sink: &StreamSink,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    let mut parser = SseParser::new();
+    let mut bytes = 0usize;
+    let mut events = 0usize;
+    let mut feed = |data: &[u8], bytes: &mut usize, events: &mut usize| {
+        *bytes += data.len();
+        for event in parser.push(data) {
+            *events += 1;
+            deliver(mapper.on_event(event.event.as_deref(), &event.data)?, sink)?;
+        }
+        Ok::<(), ProviderError>(())
+    };
+    feed(&first, &mut bytes, &mut events)?;
+    loop {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        let next = tokio::select! {
+            r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
+            () = cancel.cancelled() => return Err(cancelled()),
+        };
+        match next {
+            Err(_) => return Err(idle_timeout(config, bytes, events)),
+            Ok(Ok(Some(data))) => feed(&data, &mut bytes, &mut events)?,
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => return Err(disconnected(bytes, events, &error_chain(&e))),
+        }
+    }
+    // An event still open when the connection closed: delivered, unless the stream
+    // was cut inside it (then the cut is the error, not the truncated payload).
+    for event in parser.finish() {
+        events += 1;
+        match mapper.on_event(event.event.as_deref(), &event.data) {
+            Ok(mapped) => deliver(mapped, sink)?,
+            Err(_) if !mapper.is_complete() => {
+                return Err(disconnected(
+                    bytes,
+                    events,
+                    "the connection closed inside an unfinished event",
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    deliver(mapper.finish(), sink)?;
+    if !mapper.is_complete() {
+        return Err(disconnected(
+            bytes,
+            events,
+            "the connection closed before the response was complete",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn flags_win_over_environment() {
+        let e = env(&[
+            ("OPENAI_API_KEY", "env-key"),
+            ("OPENAI_BASE_URL", "https://x.test/v1"),
+        ]);
+        let c = HttpConfig::openai_with_env("m", None, None, &e).unwrap();
+        assert_eq!(c.base_url, "https://x.test/v1");
+        assert_eq!(c.api_key.as_deref(), Some("env-key"));
+        let c = HttpConfig::openai_with_env(
+            "m",
+            Some("https://y.test/v1/".into()),
+            Some("flag-key".into()),
+            &e,
+        )
+        .unwrap();
+        assert_eq!(c.base_url, "https://y.test/v1");
+        assert_eq!(c.api_key.as_deref(), Some("flag-key"));
+        assert_eq!(
+            c.endpoint("chat/completions"),
+            "https://y.test/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn missing_key_names_the_variable_but_local_servers_need_none() {
+        let e = env(&[]);
+        let err = HttpConfig::anthropic_with_env("m", None, None, &e).unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::MissingKey {
+                provider: "anthropic",
+                var: "ANTHROPIC_API_KEY"
+            }
+        );
+        assert!(err.to_string().contains("set ANTHROPIC_API_KEY"));
+        let err = HttpConfig::openai_with_env("m", None, None, &e).unwrap_err();
+        assert!(err.to_string().contains("OPENAI_API_KEY"));
+        for local in [
+            "http://127.0.0.1:11434/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:8000",
+        ] {
+            let c = HttpConfig::openai_with_env("m", Some(local.into()), None, &e).unwrap();
+            assert!(c.api_key.is_none() && c.is_local(), "{local}");
+        }
+        let err = HttpConfig::openai_with_env("m", Some("ftp://x".into()), None, &e).unwrap_err();
+        assert!(matches!(err, ConfigError::BadBaseUrl { .. }));
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let c = HttpConfig::new("https://api.openai.com/v1", Some("sk-secret".into()), "m");
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("sk-secret"));
+        assert!(shown.contains("<redacted>"));
+    }
+
+    #[test]
+    fn backoff_grows_and_stays_within_bounds() {
+        let base = Duration::from_millis(100);
+        for attempt in 1..=8 {
+            let step = (base * 2u32.pow(attempt - 1)).min(BACKOFF_CAP);
+            let d = backoff(base, attempt, "u");
+            assert!(d >= step / 2 && d <= step, "attempt {attempt}: {d:?}");
+        }
+        assert!(backoff(base, 40, "u") <= BACKOFF_CAP);
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut h = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn provider_error_messages() {
+        let openai: Value = serde_json::from_str(
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            error_message(&openai).as_deref(),
+            Some("Incorrect API key provided (invalid_api_key)")
+        );
+        let anthropic: Value = serde_json::from_str(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            error_message(&anthropic).as_deref(),
+            Some("Overloaded (overloaded_error)")
+        );
+        assert_eq!(error_message(&Value::Null), None);
+    }
+
+    // ---- real HTTP against a scripted server on 127.0.0.1 ----
+
+    use std::io::{BufRead, BufReader, Read, Write as _};
+    use std::net::TcpListener;
+
+    use tokio::sync::mpsc;
+
+    use crate::machine::StepNo;
+    use crate::provider::StreamItem;
+    use crate::provider::openai::OpenAiMapper;
+
+    /// One scripted reply: bytes written, then (optionally) a stall before closing.
+    struct Reply {
+        bytes: Vec<u8>,
+        stall: Duration,
+    }
+
+    fn reply(status: &str, headers: &[&str], body: &str) -> Reply {
+        let mut head = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
+        for h in headers {
+            head.push_str(h);
+            head.push_str("\r\n");
+        }
+        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        Reply {
+            bytes: [head.as_bytes(), body.as_bytes()].concat(),
+            stall: Duration::ZERO,
+        }
+    }
+
+    /// An SSE reply without content-length: the body ends when the server closes.
+    fn sse(body: &str, stall: Duration) -> Reply {
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+        Reply {
+            bytes: [head.as_bytes(), body.as_bytes()].concat(),
+            stall,
+        }
+    }
+
+    /// Serves `replies` one connection each; returns the base URL and the requests
+    /// (head and body) as they arrived.
+    fn serve(replies: Vec<Reply>) -> (String, std::sync::mpsc::Receiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for reply in replies {
+                let Ok((stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    let end = line == "\r\n";
+                    head.push_str(&line);
+                    if end {
+                        break;
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                head.push_str(&String::from_utf8_lossy(&body));
+                let _ = tx.send(head);
+                let mut stream = stream;
+                let _ = stream.write_all(&reply.bytes);
+                let _ = stream.flush();
+                std::thread::sleep(reply.stall);
+            }
+        });
+        (base, rx)
+    }
+
+    fn fast(base: &str) -> HttpConfig {
+        let mut c = HttpConfig::new(base, None, "m");
+        c.retry_base = Duration::from_millis(1);
+        c.idle_timeout = Duration::from_millis(500);
+        c
+    }
+
+    const CHAT_OK: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+    async fn drive(
+        config: &HttpConfig,
+        cancel: CancellationToken,
+    ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let sink = StreamSink::new(StepNo(1), tx);
+        let request = HttpRequest {
+            url: config.endpoint("chat/completions"),
+            headers: vec![("authorization".into(), "Bearer k".into())],
+            body: serde_json::json!({"stream": true}),
+        };
+        let mut mapper = OpenAiMapper::new();
+        let result = stream_sse(
+            &client().unwrap(),
+            config,
+            request,
+            &mut mapper,
+            &sink,
+            &cancel,
+        )
+        .await;
+        drop(sink);
+        let mut events = Vec::new();
+        while let Some((_, item)) = rx.recv().await {
+            if let StreamItem::Event(e) = item {
+                events.push(e);
+            }
+        }
+        (result, events)
+    }
+
+    #[tokio::test]
+    async fn streams_and_sends_the_request() {
+        let (base, requests) = serve(vec![sse(CHAT_OK, Duration::ZERO)]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(result, Ok(()));
+        assert_eq!(events.len(), 2, "{events:?}");
+        let head = requests.recv().unwrap();
+        assert!(
+            head.starts_with("POST /chat/completions HTTP/1.1"),
+            "{head}"
+        );
+        assert!(head.contains("authorization: Bearer k"), "{head}");
+        assert!(head.ends_with("{\"stream\":true}"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn retries_429_with_retry_after_then_500_then_succeeds() {
+        let (base, _requests) = serve(vec![
+            reply(
+                "429 Too Many Requests",
+                &["retry-after: 0"],
+                r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#,
+            ),
+            reply("500 Internal Server Error", &[], "oops"),
+            sse(CHAT_OK, Duration::ZERO),
+        ]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(result, Ok(()));
+        let retries: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retrying {
+                    attempt,
+                    reason,
+                    delay_ms,
+                } => Some((*attempt, reason.clone(), *delay_ms)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries.len(), 2, "{retries:?}");
+        assert_eq!(
+            (retries[0].0, retries[0].1.as_str(), retries[0].2),
+            (
+                2,
+                "HTTP 429 Too Many Requests: Rate limit reached (rate_limit_exceeded)",
+                0
+            )
+        );
+        assert_eq!(retries[1].0, 3);
+        assert_eq!(retries[1].1, "HTTP 500 Internal Server Error: oops");
+        assert!(matches!(events.last(), Some(StreamEvent::Finish { .. })));
+    }
+
+    #[tokio::test]
+    async fn gives_up_after_max_attempts() {
+        let (base, _r) = serve(vec![
+            reply("503 Service Unavailable", &[], ""),
+            reply("503 Service Unavailable", &[], ""),
+        ]);
+        let mut config = fast(&base);
+        config.max_attempts = 2;
+        let (result, events) = drive(&config, CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Http,
+                message: "HTTP 503 Service Unavailable (after 2 attempts)".into()
+            })
+        );
+        assert_eq!(events.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_long_retry_after_is_not_waited_for() {
+        let (base, _r) = serve(vec![reply(
+            "429 Too Many Requests",
+            &["retry-after: 3600"],
+            "",
+        )]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        let err = result.unwrap_err();
+        assert!(err.message.contains("retry after 3600 s"), "{err}");
+        assert!(events.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_4xx_json_error_is_an_api_error_without_retry() {
+        let (base, _r) = serve(vec![reply(
+            "401 Unauthorized",
+            &["content-type: application/json"],
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        )]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "HTTP 401 Unauthorized: invalid x-api-key (authentication_error)".into()
+            })
+        );
+        assert!(events.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_disconnect_mid_stream_says_how_much_arrived() {
+        let partial =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"cho";
+        let (base, _r) = serve(vec![sse(partial, Duration::ZERO)]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        let err = result.unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::Disconnected);
+        assert!(
+            err.message
+                == format!(
+                    "the stream broke off after {} bytes and 2 events: the connection closed inside an unfinished event",
+                    partial.len()
+                ),
+            "{err}"
+        );
+        assert_eq!(events, vec![StreamEvent::TextDelta { text: "hi".into() }]);
+    }
+
+    #[tokio::test]
+    async fn a_connection_refused_is_retried_then_reported() {
+        // Bind and drop: nothing listens on that port any more.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = fast(&format!("http://127.0.0.1:{port}"));
+        config.max_attempts = 2;
+        let (result, events) = drive(&config, CancellationToken::new()).await;
+        let err = result.unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::Http);
+        assert!(err.message.contains("cannot reach"), "{err}");
+        assert!(err.message.ends_with("(after 2 attempts)"), "{err}");
+        assert!(matches!(
+            events.as_slice(),
+            [StreamEvent::Retrying { attempt: 2, .. }]
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_stall_is_an_idle_timeout_and_cancel_stops_at_once() {
+        let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n";
+        let (base, _r) = serve(vec![
+            sse(first, Duration::from_secs(3)),
+            sse(first, Duration::from_secs(3)),
+        ]);
+        let config = fast(&base);
+        let (result, events) = drive(&config, CancellationToken::new()).await;
+        let err = result.unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::IdleTimeout);
+        assert!(err.message.contains("after"), "{err}");
+        assert_eq!(events.len(), 1);
+
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let mut config = fast(&base);
+        config.idle_timeout = Duration::from_secs(30);
+        let started = std::time::Instant::now();
+        let (result, _) = drive(&config, cancel).await;
+        assert_eq!(result.unwrap_err().message, "cancelled");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    async fn run_provider(
+        provider: &dyn crate::provider::Provider,
+    ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let sink = StreamSink::new(StepNo(1), tx);
+        let request = crate::provider::ModelRequest {
+            system: "sys".into(),
+            messages: vec![crate::machine::Message::User {
+                origin: crate::machine::UserOrigin::Prompt,
+                text: "hi".into(),
+            }],
+            tools: vec![],
+            max_output_tokens: 64,
+        };
+        let result = provider
+            .stream(request, sink, CancellationToken::new())
+            .await;
+        let mut events = Vec::new();
+        while let Ok((_, item)) = rx.try_recv() {
+            if let StreamItem::Event(e) = item {
+                events.push(e);
+            }
+        }
+        (result, events)
+    }
+
+    #[tokio::test]
+    async fn each_provider_posts_to_its_endpoint_with_its_headers() {
+        use crate::provider::anthropic::AnthropicProvider;
+        use crate::provider::openai::OpenAiProvider;
+        use crate::provider::responses::ResponsesProvider;
+
+        let (base, requests) = serve(vec![sse(CHAT_OK, Duration::ZERO)]);
+        let p = OpenAiProvider::new(HttpConfig::new(
+            &format!("{base}/v1"),
+            Some("sk-o".into()),
+            "gpt",
+        ))
+        .unwrap();
+        let (result, events) = run_provider(&p).await;
+        assert_eq!(result, Ok(()));
+        assert_eq!(events.len(), 2);
+        let head = requests.recv().unwrap();
+        assert!(head.starts_with("POST /v1/chat/completions "), "{head}");
+        assert!(head.contains("authorization: Bearer sk-o"), "{head}");
+        assert!(head.contains("\"max_tokens\":64"), "{head}");
+
+        let anthropic_ok = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n\
+            event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"yo\"}}\n\n\
+            event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+            event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n\
+            event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let (base, requests) = serve(vec![sse(anthropic_ok, Duration::ZERO)]);
+        let p =
+            AnthropicProvider::new(HttpConfig::new(&base, Some("sk-a".into()), "claude")).unwrap();
+        let (result, events) = run_provider(&p).await;
+        assert_eq!(result, Ok(()));
+        assert!(events.contains(&StreamEvent::TextDelta { text: "yo".into() }));
+        let head = requests.recv().unwrap();
+        assert!(head.starts_with("POST /v1/messages "), "{head}");
+        assert!(head.contains("x-api-key: sk-a"), "{head}");
+        assert!(head.contains("anthropic-version: 2023-06-01"), "{head}");
+        assert!(!head.contains("authorization"), "{head}");
+
+        let responses_ok = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"status\":\"in_progress\"}}\n\n\
+            event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"ok\"}\n\n\
+            event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n";
+        let (base, requests) = serve(vec![sse(responses_ok, Duration::ZERO)]);
+        // A local server needs no key: no authorization header is sent.
+        let p =
+            ResponsesProvider::new(HttpConfig::new(&format!("{base}/v1"), None, "gpt")).unwrap();
+        let (result, events) = run_provider(&p).await;
+        assert_eq!(result, Ok(()));
+        assert_eq!(events.len(), 3, "{events:?}");
+        let head = requests.recv().unwrap();
+        assert!(head.starts_with("POST /v1/responses "), "{head}");
+        assert!(!head.contains("authorization"), "{head}");
+    }
+}

@@ -1,0 +1,898 @@
+//! OpenAI Chat Completions streaming (`POST {base}/chat/completions`, `stream: true`),
+//! the protocol also spoken by Ollama, llama.cpp, vLLM, LM Studio, DeepSeek, Mistral,
+//! xAI and OpenRouter.
+//!
+//! - [`OpenAiMapper`]: sans-IO, one SSE `data:` payload in, normalized events out.
+//! - [`build_request`]: the JSON body for a [`ModelRequest`].
+//! - [`OpenAiProvider`]: the [`Provider`] over real HTTP.
+//!
+//! Mapping (per the Chat Completions streaming reference): each chunk's
+//! `choices[0].delta` carries `content` (text), `reasoning_content` / `reasoning`
+//! (the reasoning extension of DeepSeek, xAI, OpenRouter, vLLM, Ollama), `refusal`,
+//! and `tool_calls` fragments keyed by `index` (the first fragment of a call has its
+//! `id` and `function.name`, later ones append to `function.arguments`). Mistral
+//! sends `content` as an array of typed parts (`text`, `thinking`) and tool calls
+//! without `index`. `finish_reason` ends the choice (its tool calls end there); with
+//! `stream_options.include_usage` a last chunk with empty `choices` carries `usage`;
+//! `data: [DONE]` ends the stream. The normalized `finish` is sent last, after the
+//! usage, when `[DONE]` arrives (or the stream ends). A refusal is an API error with
+//! the refusal text; a chunk with an `error` object is an API error.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::http::{self, ConfigError, HttpConfig, HttpRequest, summary_text};
+use super::sse::{StreamMapper, malformed, parse_payload};
+use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use crate::machine::{
+    CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
+};
+
+/// One tool call being assembled from `delta.tool_calls` fragments.
+#[derive(Debug)]
+struct ChatCall {
+    /// The provider's `index` (absent with Mistral).
+    provider_index: Option<u64>,
+    provider_id: Option<String>,
+    /// Our index: dense, in order of first appearance.
+    index: u32,
+    started: bool,
+    ended: bool,
+    name: String,
+    /// Argument fragments that arrived before the call's name.
+    pending: String,
+}
+
+/// Maps Chat Completions chunks to normalized events.
+#[derive(Debug, Default)]
+pub struct OpenAiMapper {
+    calls: Vec<ChatCall>,
+    refusal: String,
+    /// A `finish_reason` arrived; the normalized `finish` waits for the usage.
+    pending_finish: Option<FinishReason>,
+    saw_finish_reason: bool,
+    done: bool,
+}
+
+impl OpenAiMapper {
+    pub fn new() -> OpenAiMapper {
+        OpenAiMapper::default()
+    }
+
+    /// One SSE event: `data` is the payload (`[DONE]` included).
+    pub fn on_event(
+        &mut self,
+        event_type: Option<&str>,
+        data: &str,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        let mut out = Vec::new();
+        if data.trim() == "[DONE]" {
+            if self.done {
+                out.push(skipped("[DONE]"));
+                return Ok(out);
+            }
+            self.done = true;
+            self.close_calls(&mut out);
+            if let Some(reason) = self.pending_finish.take() {
+                out.push(StreamEvent::Finish { reason });
+            }
+            return Ok(out);
+        }
+        let chunk = parse_payload(data, "Chat Completions chunk")?;
+        if event_type == Some("error") || chunk.get("error").is_some_and(|e| !e.is_null()) {
+            return Err(api_error(&chunk));
+        }
+        if self.done {
+            out.push(skipped("chunk after [DONE]"));
+            return Ok(out);
+        }
+        let Some(object) = chunk.as_object() else {
+            return Err(malformed(format!(
+                "a Chat Completions chunk is not a JSON object: {}",
+                short(data)
+            )));
+        };
+        let choices = object.get("choices").and_then(Value::as_array);
+        for (pos, choice) in choices.into_iter().flatten().enumerate() {
+            let index = choice
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(pos as u64);
+            if index != 0 {
+                // xcsh never asks for n > 1; a second choice is passed over.
+                out.push(skipped(&format!("choices[{index}]")));
+                continue;
+            }
+            if let Some(delta) = choice.get("delta") {
+                self.on_delta(delta, &mut out)?;
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.saw_finish_reason = true;
+                self.close_calls(&mut out);
+                if !self.refusal.is_empty() {
+                    return Err(ProviderError {
+                        kind: ProviderErrorKind::Api,
+                        message: format!("the model refused: {}", self.refusal),
+                    });
+                }
+                self.pending_finish = Some(finish_reason(reason));
+            }
+        }
+        if let Some(usage) = object.get("usage").filter(|u| u.is_object()) {
+            out.push(StreamEvent::Usage {
+                usage: chat_usage(usage),
+            });
+        }
+        let empty = choices.is_none_or(Vec::is_empty);
+        if empty && object.contains_key("prompt_filter_results") {
+            out.push(skipped("prompt_filter_results"));
+        }
+        Ok(out)
+    }
+
+    /// The stream ended: a `finish` still waiting is sent.
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.saw_finish_reason {
+            self.close_calls(&mut out);
+        }
+        if let Some(reason) = self.pending_finish.take() {
+            out.push(StreamEvent::Finish { reason });
+        }
+        out
+    }
+
+    /// The response is complete: `[DONE]` or a `finish_reason` arrived.
+    pub fn is_complete(&self) -> bool {
+        self.done || self.saw_finish_reason
+    }
+
+    fn on_delta(&mut self, delta: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta.get(key).and_then(Value::as_str) {
+                if !text.is_empty() {
+                    out.push(StreamEvent::ReasoningDelta {
+                        text: text.to_string(),
+                    });
+                }
+                break;
+            }
+        }
+        match delta.get("content") {
+            Some(Value::String(text)) if !text.is_empty() => {
+                out.push(StreamEvent::TextDelta { text: text.clone() })
+            }
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    content_part(part, out);
+                }
+            }
+            _ => {}
+        }
+        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+            self.refusal.push_str(refusal);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.on_tool_call(call, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn on_tool_call(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
+        let provider_index = call.get("index").and_then(Value::as_u64);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let function = call.get("function");
+        let name = function
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let arguments = function
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+
+        let found = match provider_index {
+            Some(pi) => self.calls.iter().position(|c| c.provider_index == Some(pi)),
+            // Without `index` (Mistral): a new id is a new call, no id continues
+            // the last one.
+            None => match id {
+                Some(id) => self
+                    .calls
+                    .iter()
+                    .position(|c| c.provider_id.as_deref() == Some(id)),
+                None => self.calls.len().checked_sub(1),
+            },
+        };
+        let pos = match found {
+            Some(pos) => pos,
+            None => {
+                let index = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+                self.calls.push(ChatCall {
+                    provider_index,
+                    provider_id: id.map(str::to_string),
+                    index,
+                    started: false,
+                    ended: false,
+                    name: String::new(),
+                    pending: String::new(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let c = &mut self.calls[pos];
+        if c.provider_id.is_none() {
+            c.provider_id = id.map(str::to_string);
+        }
+        if let Some(name) = name
+            && c.name.is_empty()
+        {
+            c.name = name.to_string();
+        }
+        if !c.started && !c.name.is_empty() {
+            start_call(c, out);
+        }
+        if !arguments.is_empty() {
+            if c.started {
+                out.push(StreamEvent::ToolCallDelta {
+                    index: c.index,
+                    arguments: arguments.to_string(),
+                });
+            } else {
+                c.pending.push_str(arguments);
+            }
+        }
+    }
+
+    fn close_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        for c in &mut self.calls {
+            if c.ended {
+                continue;
+            }
+            if !c.started {
+                start_call(c, out);
+            }
+            c.ended = true;
+            out.push(StreamEvent::ToolCallEnd { index: c.index });
+        }
+    }
+}
+
+fn start_call(c: &mut ChatCall, out: &mut Vec<StreamEvent>) {
+    c.started = true;
+    let id = c
+        .provider_id
+        .clone()
+        .unwrap_or_else(|| format!("call_{}", c.index));
+    out.push(StreamEvent::ToolCallStart {
+        index: c.index,
+        id: CallId(id),
+        name: c.name.clone(),
+    });
+    if !c.pending.is_empty() {
+        out.push(StreamEvent::ToolCallDelta {
+            index: c.index,
+            arguments: std::mem::take(&mut c.pending),
+        });
+    }
+}
+
+/// One part of an array-valued `content` (Mistral): `text`, or `thinking` whose
+/// `thinking` is itself an array of text parts.
+fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
+    let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "text" => {
+            if let Some(text) = part.get("text").and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                out.push(StreamEvent::TextDelta {
+                    text: text.to_string(),
+                });
+            }
+        }
+        "thinking" => match part.get("thinking") {
+            Some(Value::String(text)) if !text.is_empty() => {
+                out.push(StreamEvent::ReasoningDelta { text: text.clone() })
+            }
+            Some(Value::Array(inner)) => {
+                for p in inner {
+                    if let Some(text) = p.get("text").and_then(Value::as_str)
+                        && !text.is_empty()
+                    {
+                        out.push(StreamEvent::ReasoningDelta {
+                            text: text.to_string(),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        },
+        other => out.push(skipped(&format!("content part {other}"))),
+    }
+}
+
+fn skipped(event_type: &str) -> StreamEvent {
+    StreamEvent::Skipped {
+        event_type: event_type.to_string(),
+    }
+}
+
+fn short(data: &str) -> String {
+    let mut s: String = data.chars().take(200).collect();
+    if s.len() < data.len() {
+        s.push('…');
+    }
+    s
+}
+
+/// `{"error": {"message": …, "code": …}}` (OpenAI, OpenRouter) or a bare message.
+fn api_error(chunk: &Value) -> ProviderError {
+    let error = chunk.get("error").unwrap_or(chunk);
+    ProviderError {
+        kind: ProviderErrorKind::Api,
+        message: http::error_message(error).unwrap_or_else(|| short(&chunk.to_string())),
+    }
+}
+
+/// The documented `finish_reason` values, plus those of compatible servers.
+pub fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" | "model_length" | "max_tokens" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        "error" | "insufficient_system_resource" => FinishReason::Error,
+        // "stop", "eos", "end_turn" and anything unknown: the model stopped.
+        _ => FinishReason::Stop,
+    }
+}
+
+/// `usage` of a chunk. `prompt_tokens` includes the cached prompt tokens
+/// (`prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`);
+/// the normalized usage keeps them apart. `completion_tokens` includes reasoning
+/// tokens for OpenAI; xAI reports them outside it (then `total_tokens` exceeds
+/// prompt + completion), so output is `total - prompt` when that is larger.
+pub fn chat_usage(usage: &Value) -> Usage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    let prompt = n(usage.get("prompt_tokens"));
+    let completion = n(usage.get("completion_tokens"));
+    let total = n(usage.get("total_tokens"));
+    let cached = usage
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .or_else(|| usage.get("prompt_cache_hit_tokens").and_then(Value::as_u64))
+        .unwrap_or(0)
+        .min(prompt);
+    Usage {
+        input_tokens: prompt - cached,
+        output_tokens: completion.max(total.saturating_sub(prompt)),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+impl StreamMapper for OpenAiMapper {
+    fn on_event(
+        &mut self,
+        event_type: Option<&str>,
+        data: &str,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        OpenAiMapper::on_event(self, event_type, data)
+    }
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        OpenAiMapper::finish(self)
+    }
+    fn is_complete(&self) -> bool {
+        OpenAiMapper::is_complete(self)
+    }
+}
+
+/// The request body: system prompt first, messages in order, tools as functions.
+/// Reasoning is not sent back: Chat Completions has no field for it.
+pub fn build_request(model: &str, request: &ModelRequest) -> Value {
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for message in &request.messages {
+        match message {
+            Message::User { text, .. } => messages.push(json!({"role": "user", "content": text})),
+            Message::Summary { text } => {
+                messages.push(json!({"role": "user", "content": summary_text(text)}))
+            }
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
+                let mut m = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    if text.is_empty() {
+                        m["content"] = Value::Null;
+                    }
+                    m["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id.0,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                }
+                messages.push(m);
+            }
+            Message::ToolResult {
+                call_id, content, ..
+            } => messages.push(json!({
+                "role": "tool",
+                "tool_call_id": call_id.0,
+                "content": content,
+            })),
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "max_completion_tokens": request.max_output_tokens,
+    });
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+/// The Chat Completions provider.
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    config: Arc<HttpConfig>,
+    client: reqwest::Client,
+    /// Send `max_tokens` instead of `max_completion_tokens`: the field every
+    /// compatible server knows (OpenAI's reasoning models take only the newer one).
+    /// On by default for any base URL but OpenAI's and Azure OpenAI's.
+    pub legacy_max_tokens: bool,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: HttpConfig) -> Result<OpenAiProvider, ConfigError> {
+        let legacy_max_tokens = !(config.base_url.contains("api.openai.com")
+            || config.base_url.contains("openai.azure.com"));
+        Ok(OpenAiProvider {
+            client: http::client()?,
+            config: Arc::new(config),
+            legacy_max_tokens,
+        })
+    }
+
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// The body this provider sends for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let mut body = build_request(&self.config.model, request);
+        if self.legacy_max_tokens
+            && let Some(obj) = body.as_object_mut()
+            && let Some(v) = obj.remove("max_completion_tokens")
+        {
+            obj.insert("max_tokens".into(), v);
+        }
+        body
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let body = self.body(&request);
+        let config = Arc::clone(&self.config);
+        let client = self.client.clone();
+        Box::pin(async move {
+            let mut headers = Vec::new();
+            if let Some(key) = &config.api_key {
+                headers.push(("authorization".to_string(), format!("Bearer {key}")));
+            }
+            let req = HttpRequest {
+                url: config.endpoint("chat/completions"),
+                headers,
+                body,
+            };
+            let mut mapper = OpenAiMapper::new();
+            http::stream_sse(&client, &config, req, &mut mapper, &sink, &cancel).await
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::machine::{Assembler, ToolCall, UserOrigin};
+    use crate::tools::ToolSpec;
+    use expect_test::expect;
+
+    fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
+        let mut m = OpenAiMapper::new();
+        let mut events = Vec::new();
+        for line in lines {
+            match m.on_event(None, line) {
+                Ok(e) => events.extend(e),
+                Err(e) => return (events, Some(e)),
+            }
+        }
+        events.extend(m.finish());
+        (events, None)
+    }
+
+    fn render(events: &[StreamEvent]) -> String {
+        events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn text_then_usage_then_finish() {
+        let (events, err) = run(&[
+            r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none());
+        expect![[r#"
+            {"kind":"text_delta","text":"Hel"}
+            {"kind":"text_delta","text":"lo"}
+            {"kind":"usage","usage":{"input_tokens":12,"output_tokens":2,"cache_read_tokens":8}}
+            {"kind":"finish","reason":"stop"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn parallel_tool_calls_with_fragmented_arguments() {
+        let (events, err) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":"{\"dir"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\":\".\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none());
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        let a = a.finish();
+        assert_eq!(
+            a.tool_calls,
+            vec![
+                ToolCall {
+                    id: CallId("call_a".into()),
+                    name: "read".into(),
+                    arguments: r#"{"path":"a"}"#.into()
+                },
+                ToolCall {
+                    id: CallId("call_b".into()),
+                    name: "list".into(),
+                    arguments: r#"{"dir":"."}"#.into()
+                },
+            ]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        expect![[r#"
+            {"kind":"tool_call_start","index":0,"id":"call_a","name":"read"}
+            {"kind":"tool_call_delta","index":0,"arguments":"{\"pa"}
+            {"kind":"tool_call_start","index":1,"id":"call_b","name":"list"}
+            {"kind":"tool_call_delta","index":1,"arguments":"{\"dir"}
+            {"kind":"tool_call_delta","index":0,"arguments":"th\":\"a\"}"}
+            {"kind":"tool_call_delta","index":1,"arguments":"\":\".\"}"}
+            {"kind":"tool_call_end","index":0}
+            {"kind":"tool_call_end","index":1}
+            {"kind":"usage","usage":{"input_tokens":5,"output_tokens":9}}
+            {"kind":"finish","reason":"tool_calls"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn mistral_calls_without_index_and_array_content() {
+        let (events, _) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
+        ]);
+        expect![[r#"
+            {"kind":"reasoning_delta","text":"hmm"}
+            {"kind":"text_delta","text":"ok"}
+            {"kind":"tool_call_start","index":0,"id":"A","name":"f"}
+            {"kind":"tool_call_delta","index":0,"arguments":"{}"}
+            {"kind":"tool_call_start","index":1,"id":"B","name":"g"}
+            {"kind":"tool_call_delta","index":1,"arguments":"{\"x\":1}"}
+            {"kind":"tool_call_end","index":0}
+            {"kind":"tool_call_end","index":1}
+            {"kind":"usage","usage":{"input_tokens":3,"output_tokens":4}}
+            {"kind":"finish","reason":"tool_calls"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn reasoning_content_and_xai_usage() {
+        let (events, _) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
+            "[DONE]",
+        ]);
+        expect![[r#"
+            {"kind":"reasoning_delta","text":"think"}
+            {"kind":"text_delta","text":"Hi"}
+            {"kind":"usage","usage":{"input_tokens":1,"output_tokens":291,"cache_read_tokens":11}}
+            {"kind":"finish","reason":"length"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn refusal_and_error_chunks_are_api_errors() {
+        let (_, err) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"refusal":"help with that."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(
+            err,
+            Some(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "the model refused: I can't help with that.".into()
+            })
+        );
+        let (events, err) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"par"}}]}"#,
+            r#"{"error":{"message":"Provider returned error","code":502}}"#,
+        ]);
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            err.map(|e| (e.kind, e.message)),
+            Some((
+                ProviderErrorKind::Api,
+                "Provider returned error (502)".to_string()
+            ))
+        );
+        let (_, err) = run(&["{not json"]);
+        assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Malformed));
+    }
+
+    #[test]
+    fn unknown_things_are_skipped() {
+        let (events, err) = run(&[
+            r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
+            r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+            "[DONE]",
+        ]);
+        assert!(err.is_none());
+        expect![[r#"
+            {"kind":"skipped","event_type":"prompt_filter_results"}
+            {"kind":"skipped","event_type":"choices[1]"}
+            {"kind":"skipped","event_type":"content part image_url"}
+            {"kind":"finish","reason":"stop"}
+            {"kind":"skipped","event_type":"[DONE]"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn completeness() {
+        let mut m = OpenAiMapper::new();
+        m.on_event(None, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#)
+            .unwrap();
+        assert!(!m.is_complete());
+        m.on_event(None, "[DONE]").unwrap();
+        assert!(m.is_complete());
+    }
+
+    pub(crate) fn sample_request() -> ModelRequest {
+        ModelRequest {
+            system: "You are terse.".into(),
+            messages: vec![
+                Message::Summary {
+                    text: "Earlier we listed files.".into(),
+                },
+                Message::User {
+                    origin: UserOrigin::Prompt,
+                    text: "read a.txt".into(),
+                },
+                Message::Assistant {
+                    text: "Reading.".into(),
+                    reasoning: "The user wants a.txt.".into(),
+                    reasoning_signature: "sig".into(),
+                    tool_calls: vec![ToolCall {
+                        id: CallId("call_1".into()),
+                        name: "read".into(),
+                        arguments: r#"{"path":"a.txt"}"#.into(),
+                    }],
+                },
+                Message::ToolResult {
+                    call_id: CallId("call_1".into()),
+                    name: "read".into(),
+                    is_error: false,
+                    content: "hello".into(),
+                },
+                Message::User {
+                    origin: UserOrigin::Steer,
+                    text: "also b".into(),
+                },
+                Message::Assistant {
+                    text: String::new(),
+                    reasoning: String::new(),
+                    reasoning_signature: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: CallId("call_2".into()),
+                        name: "read".into(),
+                        arguments: r#"{"path":"b.txt"}"#.into(),
+                    }],
+                },
+                Message::ToolResult {
+                    call_id: CallId("call_2".into()),
+                    name: "read".into(),
+                    is_error: true,
+                    content: "error: no such file".into(),
+                },
+                Message::Assistant {
+                    text: "Done.".into(),
+                    reasoning: String::new(),
+                    reasoning_signature: String::new(),
+                    tool_calls: vec![],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+            }],
+            max_output_tokens: 1024,
+        }
+    }
+
+    #[test]
+    fn request_renders_every_message_kind() {
+        let body = build_request("gpt-test", &sample_request());
+        expect![[r#"
+            {
+              "max_completion_tokens": 1024,
+              "messages": [
+                {
+                  "content": "You are terse.",
+                  "role": "system"
+                },
+                {
+                  "content": "[Summary of the earlier conversation]\nEarlier we listed files.",
+                  "role": "user"
+                },
+                {
+                  "content": "read a.txt",
+                  "role": "user"
+                },
+                {
+                  "content": "Reading.",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"path\":\"a.txt\"}",
+                        "name": "read"
+                      },
+                      "id": "call_1",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "hello",
+                  "role": "tool",
+                  "tool_call_id": "call_1"
+                },
+                {
+                  "content": "also b",
+                  "role": "user"
+                },
+                {
+                  "content": null,
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"path\":\"b.txt\"}",
+                        "name": "read"
+                      },
+                      "id": "call_2",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "error: no such file",
+                  "role": "tool",
+                  "tool_call_id": "call_2"
+                },
+                {
+                  "content": "Done.",
+                  "role": "assistant"
+                }
+              ],
+              "model": "gpt-test",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              },
+              "tools": [
+                {
+                  "function": {
+                    "description": "Read a file",
+                    "name": "read",
+                    "parameters": {
+                      "properties": {
+                        "path": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "path"
+                      ],
+                      "type": "object"
+                    }
+                  },
+                  "type": "function"
+                }
+              ]
+            }"#]]
+        .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn compatible_servers_get_max_tokens() {
+        let config = HttpConfig::new("http://127.0.0.1:1/v1", None, "m");
+        let p = OpenAiProvider::new(config).unwrap();
+        let body = p.body(&sample_request());
+        assert_eq!(body["max_tokens"], 1024);
+        assert!(body.get("max_completion_tokens").is_none());
+        let config = HttpConfig::new("https://api.openai.com/v1", Some("k".into()), "m");
+        let p = OpenAiProvider::new(config).unwrap();
+        assert_eq!(p.body(&sample_request())["max_completion_tokens"], 1024);
+    }
+}

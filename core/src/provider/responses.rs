@@ -1,0 +1,1049 @@
+//! OpenAI Responses API streaming (`POST {base}/responses`, `stream: true`).
+//!
+//! - [`ResponsesMapper`]: sans-IO, one SSE event in, normalized events out.
+//! - [`build_request`]: the JSON body for a [`ModelRequest`].
+//! - [`ResponsesProvider`]: the [`Provider`] over real HTTP.
+//!
+//! Mapping (per the Responses streaming reference): `response.created` opens a
+//! response; output items open with `response.output_item.added` and close with
+//! `response.output_item.done`. `message` items stream `response.output_text.delta`
+//! (text) or `response.refusal.delta` (a refusal: an API error with its text);
+//! `reasoning` items stream `response.reasoning_summary_text.delta` (and
+//! `response.reasoning_text.delta` where the raw reasoning is shown) and end with
+//! their `encrypted_content`, sent on as the reasoning signature; `function_call`
+//! items (the only tools xcsh declares) stream `response.function_call_arguments.delta`.
+//! `response.completed` carries the usage; the finish is `tool_calls` when the
+//! response holds function calls, `stop` otherwise. `response.incomplete` finishes
+//! `length` (`max_output_tokens`) or `content_filter`; `response.failed` and `error`
+//! are API errors. Built-in and hosted tools (web search, file search, code
+//! interpreter, image generation, MCP, shell, apply_patch, custom tools, tool search),
+//! annotations and unknown events are passed over as `skipped`.
+//!
+//! The signature of a reasoning item is the compact JSON
+//! `{"id":"rs_…","encrypted_content":"…"}`: the Responses API needs both to take the
+//! item back, and several items of one step concatenate into a parseable sequence.
+//!
+//! A recording may hold several responses in a row (a multi-request exchange): each
+//! `response.created` opens the next one, tool calls keep counting, usage adds up.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::http::{self, ConfigError, HttpConfig, HttpRequest, summary_text};
+use super::sse::{StreamMapper, parse_payload};
+use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use crate::machine::{
+    CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
+};
+
+#[derive(Debug)]
+enum Item {
+    Message,
+    Reasoning,
+    FunctionCall {
+        index: u32,
+        ended: bool,
+    },
+    /// An item the adapter does not use, by its type.
+    Skipped(String),
+}
+
+/// Which streamed text of an item: output text and raw reasoning by content index,
+/// reasoning summary by summary index, function arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Part {
+    Text(u64),
+    Summary(u64),
+    ReasoningText(u64),
+    Arguments,
+}
+
+/// Maps Responses stream events to normalized events.
+///
+/// The `.done` events (`response.output_text.done`, `…reasoning_summary_text.done`,
+/// `…function_call_arguments.done`, `response.output_item.done`) carry the final
+/// text of what the deltas streamed. When the deltas streamed only a beginning of it,
+/// the rest is sent as one more delta; when they disagree with it (deltas cannot be
+/// taken back), a `skipped` event records the disagreement.
+#[derive(Debug, Default)]
+pub struct ResponsesMapper {
+    /// Output items of the current response, by `output_index`.
+    items: HashMap<u64, Item>,
+    /// What was streamed of each part, by (`output_index`, part).
+    streamed: HashMap<(u64, Part), String>,
+    next_call: u32,
+    /// The current response has function calls.
+    has_calls: bool,
+    /// Usage of the responses already finished, summed.
+    done_usage: Usage,
+    refusal: String,
+    terminal: bool,
+}
+
+impl ResponsesMapper {
+    pub fn new() -> ResponsesMapper {
+        ResponsesMapper::default()
+    }
+
+    /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
+    pub fn on_event(
+        &mut self,
+        event_type: Option<&str>,
+        data: &str,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        let payload = parse_payload(data, "a Responses stream event")?;
+        let kind = payload
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event_type)
+            .unwrap_or("")
+            .to_string();
+        let mut out = Vec::new();
+        let output_index = payload.get("output_index").and_then(Value::as_u64);
+        let sub = |key: &str| payload.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("");
+        match kind.as_str() {
+            "response.created" => {
+                self.items.clear();
+                self.streamed.clear();
+                self.has_calls = false;
+                self.refusal.clear();
+                self.terminal = false;
+            }
+            "response.in_progress" | "response.queued" => {}
+            "response.output_item.added" => self.item_added(&payload, output_index, &mut out),
+            "response.output_item.done" => self.item_done(&payload, output_index, &mut out)?,
+            "response.content_part.added" | "response.content_part.done" => {
+                let part = payload
+                    .get("part")
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !matches!(part, "output_text" | "refusal" | "reasoning_text") {
+                    out.push(skipped(&format!("{kind}:{part}")));
+                }
+            }
+            "response.output_text.delta" => {
+                let part = Part::Text(sub("content_index"));
+                self.delta(output_index, part, text("delta"), &mut out);
+            }
+            "response.output_text.done" => {
+                let part = Part::Text(sub("content_index"));
+                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+            }
+            "response.reasoning_summary_text.delta" => {
+                let part = Part::Summary(sub("summary_index"));
+                self.delta(output_index, part, text("delta"), &mut out);
+            }
+            "response.reasoning_summary_text.done" => {
+                let part = Part::Summary(sub("summary_index"));
+                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+            }
+            "response.reasoning_text.delta" => {
+                let part = Part::ReasoningText(sub("content_index"));
+                self.delta(output_index, part, text("delta"), &mut out);
+            }
+            "response.reasoning_text.done" => {
+                let part = Part::ReasoningText(sub("content_index"));
+                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+            }
+            "response.function_call_arguments.delta" => {
+                if self.is_call(output_index) {
+                    self.delta(output_index, Part::Arguments, text("delta"), &mut out);
+                } else {
+                    out.push(skipped(&kind));
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if self.is_call(output_index) {
+                    self.reconcile(
+                        output_index,
+                        Part::Arguments,
+                        text("arguments"),
+                        &kind,
+                        &mut out,
+                    );
+                } else {
+                    out.push(skipped(&kind));
+                }
+            }
+            "response.refusal.delta" => self.refusal.push_str(text("delta")),
+            "response.refusal.done" => {
+                let refusal = match text("refusal") {
+                    "" => std::mem::take(&mut self.refusal),
+                    full => full.to_string(),
+                };
+                return Err(refused(&refusal));
+            }
+            // Structure of the items above: nothing to add.
+            "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done" => {}
+            "response.completed" => {
+                self.finish_response(&payload, &mut out);
+                out.push(StreamEvent::Finish {
+                    reason: if self.has_calls {
+                        FinishReason::ToolCalls
+                    } else {
+                        FinishReason::Stop
+                    },
+                });
+            }
+            "response.incomplete" => {
+                self.finish_response(&payload, &mut out);
+                let reason = payload
+                    .get("response")
+                    .and_then(|r| r.get("incomplete_details"))
+                    .and_then(|d| d.get("reason"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let reason = match reason {
+                    "max_output_tokens" => FinishReason::Length,
+                    "content_filter" => FinishReason::ContentFilter,
+                    other => {
+                        return Err(ProviderError {
+                            kind: ProviderErrorKind::Api,
+                            message: format!(
+                                "the response is incomplete: {}",
+                                if other.is_empty() {
+                                    "no reason given"
+                                } else {
+                                    other
+                                }
+                            ),
+                        });
+                    }
+                };
+                out.push(StreamEvent::Finish { reason });
+            }
+            "response.failed" => {
+                let error = payload.get("response").and_then(|r| r.get("error"));
+                return Err(ProviderError {
+                    kind: ProviderErrorKind::Api,
+                    message: error
+                        .and_then(http::error_message)
+                        .unwrap_or_else(|| "the response failed".into()),
+                });
+            }
+            "error" => {
+                return Err(ProviderError {
+                    kind: ProviderErrorKind::Api,
+                    message: http::error_message(&payload)
+                        .unwrap_or_else(|| "the stream reported an error".into()),
+                });
+            }
+            // Hosted tools' progress, annotations, and events newer than this adapter.
+            other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
+        }
+        Ok(out)
+    }
+
+    /// The stream ended. Nothing is held back: events go out as they arrive.
+    pub fn finish(&mut self) -> Vec<StreamEvent> {
+        Vec::new()
+    }
+
+    /// `response.completed` / `response.incomplete` closed the last response.
+    pub fn is_complete(&self) -> bool {
+        self.terminal
+    }
+
+    fn is_call(&self, output_index: Option<u64>) -> bool {
+        output_index
+            .and_then(|i| self.items.get(&i))
+            .is_some_and(|item| matches!(item, Item::FunctionCall { .. }))
+    }
+
+    /// The normalized delta of a part.
+    fn part_event(&self, output_index: u64, part: Part, text: &str) -> Option<StreamEvent> {
+        let text = text.to_string();
+        match part {
+            Part::Text(_) => Some(StreamEvent::TextDelta { text }),
+            Part::Summary(_) | Part::ReasoningText(_) => Some(StreamEvent::ReasoningDelta { text }),
+            Part::Arguments => match self.items.get(&output_index) {
+                Some(Item::FunctionCall { index, .. }) => Some(StreamEvent::ToolCallDelta {
+                    index: *index,
+                    arguments: text,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    fn delta(
+        &mut self,
+        output_index: Option<u64>,
+        part: Part,
+        text: &str,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        let oi = output_index.unwrap_or(u64::MAX);
+        self.streamed.entry((oi, part)).or_default().push_str(text);
+        out.extend(self.part_event(oi, part, text));
+    }
+
+    /// `full` is the final text of a part: send what the deltas left out, or record
+    /// that they disagree.
+    fn reconcile(
+        &mut self,
+        output_index: Option<u64>,
+        part: Part,
+        full: &str,
+        event: &str,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let oi = output_index.unwrap_or(u64::MAX);
+        let streamed = self.streamed.entry((oi, part)).or_default();
+        if streamed == full {
+            return;
+        }
+        if let Some(rest) = full.strip_prefix(streamed.as_str()) {
+            let rest = rest.to_string();
+            streamed.push_str(&rest);
+            out.extend(self.part_event(oi, part, &rest));
+        } else {
+            *streamed = full.to_string();
+            out.push(skipped(&format!(
+                "{event} (its final text differs from the streamed deltas)"
+            )));
+        }
+    }
+
+    fn item_added(
+        &mut self,
+        payload: &Value,
+        output_index: Option<u64>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let item = payload.get("item").unwrap_or(&Value::Null);
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let state = match kind {
+            "message" => Item::Message,
+            "reasoning" => Item::Reasoning,
+            "function_call" => {
+                let index = self.next_call;
+                self.next_call += 1;
+                self.has_calls = true;
+                out.push(call_start(index, item));
+                Item::FunctionCall {
+                    index,
+                    ended: false,
+                }
+            }
+            other => {
+                let name = if other.is_empty() { "(untyped)" } else { other };
+                out.push(skipped(&format!("response.output_item.added:{name}")));
+                Item::Skipped(name.to_string())
+            }
+        };
+        let oi = output_index.unwrap_or(u64::MAX);
+        self.items.insert(oi, state);
+        if kind == "function_call" {
+            let arguments = item.get("arguments").and_then(Value::as_str).unwrap_or("");
+            self.delta(Some(oi), Part::Arguments, arguments, out);
+        }
+    }
+
+    fn item_done(
+        &mut self,
+        payload: &Value,
+        output_index: Option<u64>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let item = payload.get("item").unwrap_or(&Value::Null);
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let oi = output_index.unwrap_or(u64::MAX);
+        // An item that was never announced is taken as announced now.
+        if !self.items.contains_key(&oi) {
+            let mut announced = Vec::new();
+            self.item_added(payload, Some(oi), &mut announced);
+            out.extend(
+                announced
+                    .into_iter()
+                    .filter(|e| !matches!(e, StreamEvent::Skipped { .. })),
+            );
+        }
+        let event = "response.output_item.done";
+        let texts = |key: &str, field: &str| -> Vec<(u64, String)> {
+            item.get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let t = p.get(field).and_then(Value::as_str)?;
+                    Some((i as u64, t.to_string()))
+                })
+                .collect()
+        };
+        match self.items.get(&oi) {
+            Some(Item::FunctionCall { .. }) => {
+                let arguments = item.get("arguments").and_then(Value::as_str).unwrap_or("");
+                if !arguments.is_empty() {
+                    self.reconcile(Some(oi), Part::Arguments, arguments, event, out);
+                }
+                if let Some(Item::FunctionCall { index, ended }) = self.items.get_mut(&oi)
+                    && !*ended
+                {
+                    *ended = true;
+                    out.push(StreamEvent::ToolCallEnd { index: *index });
+                }
+            }
+            Some(Item::Reasoning) => {
+                for (i, t) in texts("summary", "text") {
+                    self.reconcile(Some(oi), Part::Summary(i), &t, event, out);
+                }
+                for (i, t) in texts("content", "text") {
+                    self.reconcile(Some(oi), Part::ReasoningText(i), &t, event, out);
+                }
+                if let Some(enc) = item.get("encrypted_content").and_then(Value::as_str)
+                    && !enc.is_empty()
+                {
+                    let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                    out.push(StreamEvent::ReasoningSignature {
+                        signature: signature(id, enc),
+                    });
+                }
+            }
+            Some(Item::Message) => {
+                let content = item.get("content").and_then(Value::as_array);
+                for (i, part) in content.into_iter().flatten().enumerate() {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("refusal") => {
+                            let text = part.get("refusal").and_then(Value::as_str).unwrap_or("");
+                            return Err(refused(text));
+                        }
+                        Some("output_text") => {
+                            let t = part.get("text").and_then(Value::as_str).unwrap_or("");
+                            self.reconcile(Some(oi), Part::Text(i as u64), t, event, out);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some(Item::Skipped(name)) => {
+                out.push(skipped(&format!("response.output_item.done:{name}")));
+            }
+            None => out.push(skipped(&format!("response.output_item.done:{kind}"))),
+        }
+        Ok(())
+    }
+
+    fn finish_response(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
+        if let Some(usage) = payload
+            .get("response")
+            .and_then(|r| r.get("usage"))
+            .filter(|u| u.is_object())
+        {
+            self.done_usage.add(&responses_usage(usage));
+            out.push(StreamEvent::Usage {
+                usage: self.done_usage,
+            });
+        }
+        self.terminal = true;
+    }
+}
+
+fn call_start(index: u32, item: &Value) -> StreamEvent {
+    let s = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+    let id = match s("call_id") {
+        "" => s("id"),
+        call_id => call_id,
+    };
+    StreamEvent::ToolCallStart {
+        index,
+        id: CallId(id.to_string()),
+        name: s("name").to_string(),
+    }
+}
+
+/// `{"id":…,"encrypted_content":…}`, keys in that order whatever serde_json's map.
+fn signature(id: &str, encrypted_content: &str) -> String {
+    format!(
+        "{{\"id\":{},\"encrypted_content\":{}}}",
+        Value::String(id.to_string()),
+        Value::String(encrypted_content.to_string())
+    )
+}
+
+fn refused(text: &str) -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Api,
+        message: format!("the model refused: {text}"),
+    }
+}
+
+fn skipped(event_type: &str) -> StreamEvent {
+    StreamEvent::Skipped {
+        event_type: event_type.to_string(),
+    }
+}
+
+/// `usage` of a response. `input_tokens` includes the cached tokens
+/// (`input_tokens_details.cached_tokens`) and those written to the cache
+/// (`cache_write_tokens`, where reported); the normalized usage keeps them apart.
+/// `output_tokens` includes the reasoning tokens.
+pub fn responses_usage(usage: &Value) -> Usage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    let details = usage.get("input_tokens_details");
+    let input = n(usage.get("input_tokens"));
+    let cached = n(details.and_then(|d| d.get("cached_tokens"))).min(input);
+    let written = n(details.and_then(|d| d.get("cache_write_tokens"))).min(input - cached);
+    Usage {
+        input_tokens: input - cached - written,
+        output_tokens: n(usage.get("output_tokens")),
+        cache_read_tokens: cached,
+        cache_write_tokens: written,
+    }
+}
+
+impl StreamMapper for ResponsesMapper {
+    fn on_event(
+        &mut self,
+        event_type: Option<&str>,
+        data: &str,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        ResponsesMapper::on_event(self, event_type, data)
+    }
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        ResponsesMapper::finish(self)
+    }
+    fn is_complete(&self) -> bool {
+        ResponsesMapper::is_complete(self)
+    }
+}
+
+/// The reasoning items held in a signature (see the module doc); anything that is
+/// not such a sequence (e.g. another provider's signature) yields none.
+fn reasoning_items(signature: &str) -> Vec<(String, String)> {
+    let mut items = Vec::new();
+    for value in serde_json::Deserializer::from_str(signature).into_iter::<Value>() {
+        let Ok(value) = value else {
+            return Vec::new();
+        };
+        let id = value.get("id").and_then(Value::as_str);
+        let enc = value.get("encrypted_content").and_then(Value::as_str);
+        match (id, enc) {
+            (Some(id), Some(enc)) if !id.is_empty() => {
+                items.push((id.to_string(), enc.to_string()))
+            }
+            _ => return Vec::new(),
+        }
+    }
+    items
+}
+
+/// The request body: `instructions` is the system prompt, `input` the messages as
+/// items (an assistant turn becomes its reasoning items, its text message and its
+/// `function_call`s; a tool result a `function_call_output`). Requests are stateless
+/// (`store: false`) and, for reasoning models ([`reasoning_model`]; the others reject
+/// it), ask for `reasoning.encrypted_content`, so that reasoning travels with the
+/// conversation. Tools are non-strict functions (strict mode would
+/// require schemas that list every property as required).
+pub fn build_request(model: &str, request: &ModelRequest) -> Value {
+    let mut input = Vec::new();
+    for message in &request.messages {
+        match message {
+            Message::User { text, .. } => input.push(user_item(text)),
+            Message::Summary { text } => input.push(user_item(&summary_text(text))),
+            Message::Assistant {
+                text,
+                reasoning,
+                reasoning_signature,
+                tool_calls,
+            } => {
+                for (n, (id, enc)) in reasoning_items(reasoning_signature).into_iter().enumerate() {
+                    let summary = if n == 0 && !reasoning.is_empty() {
+                        json!([{"type": "summary_text", "text": reasoning}])
+                    } else {
+                        json!([])
+                    };
+                    input.push(json!({
+                        "type": "reasoning",
+                        "id": id,
+                        "encrypted_content": enc,
+                        "summary": summary,
+                    }));
+                }
+                if !text.is_empty() {
+                    input.push(json!({
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}],
+                    }));
+                }
+                for call in tool_calls {
+                    input.push(json!({
+                        "type": "function_call",
+                        "call_id": call.id.0,
+                        "name": call.name,
+                        "arguments": call.arguments,
+                    }));
+                }
+            }
+            Message::ToolResult {
+                call_id, content, ..
+            } => input.push(json!({
+                "type": "function_call_output",
+                "call_id": call_id.0,
+                "output": content,
+            })),
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "input": input,
+        "max_output_tokens": request.max_output_tokens,
+        "stream": true,
+        "store": false,
+    });
+    if reasoning_model(model) {
+        body["include"] = json!(["reasoning.encrypted_content"]);
+    }
+    if !request.system.is_empty() {
+        body["instructions"] = Value::String(request.system.clone());
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": false,
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+fn user_item(text: &str) -> Value {
+    json!({
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text}],
+    })
+}
+
+/// The Responses provider.
+#[derive(Debug, Clone)]
+pub struct ResponsesProvider {
+    config: Arc<HttpConfig>,
+    client: reqwest::Client,
+    /// Ask for `reasoning.encrypted_content`. On by default for the reasoning models
+    /// ([`reasoning_model`]); models without reasoning reject the request with it
+    /// ("Encrypted content is not supported with this model").
+    pub encrypted_reasoning: bool,
+}
+
+/// OpenAI's reasoning models (o-series, gpt-5, codex), by name, with or without a
+/// routing prefix such as `openai/`.
+pub fn reasoning_model(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || name.contains("codex")
+}
+
+impl ResponsesProvider {
+    pub fn new(config: HttpConfig) -> Result<ResponsesProvider, ConfigError> {
+        Ok(ResponsesProvider {
+            client: http::client()?,
+            encrypted_reasoning: reasoning_model(&config.model),
+            config: Arc::new(config),
+        })
+    }
+
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// The body this provider sends for `request`.
+    pub fn body(&self, request: &ModelRequest) -> Value {
+        let mut body = build_request(&self.config.model, request);
+        if let Some(obj) = body.as_object_mut() {
+            if self.encrypted_reasoning {
+                obj.insert("include".into(), json!(["reasoning.encrypted_content"]));
+            } else {
+                obj.remove("include");
+            }
+        }
+        body
+    }
+}
+
+impl Provider for ResponsesProvider {
+    fn name(&self) -> &str {
+        "openai-responses"
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let body = self.body(&request);
+        let config = Arc::clone(&self.config);
+        let client = self.client.clone();
+        Box::pin(async move {
+            let mut headers = Vec::new();
+            if let Some(key) = &config.api_key {
+                headers.push(("authorization".to_string(), format!("Bearer {key}")));
+            }
+            let req = HttpRequest {
+                url: config.endpoint("responses"),
+                headers,
+                body,
+            };
+            let mut mapper = ResponsesMapper::new();
+            http::stream_sse(&client, &config, req, &mut mapper, &sink, &cancel).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Assembler, ToolCall};
+    use expect_test::expect;
+
+    fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
+        let mut m = ResponsesMapper::new();
+        let mut events = Vec::new();
+        for line in lines {
+            match m.on_event(None, line) {
+                Ok(e) => events.extend(e),
+                Err(e) => return (events, Some(e)),
+            }
+        }
+        events.extend(m.finish());
+        (events, None)
+    }
+
+    fn render(events: &[StreamEvent]) -> String {
+        events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn reasoning_text_and_usage() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
+            r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Plan**"}"#,
+            r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Plan**"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Plan**"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+            r#"{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}"#,
+            r#"{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":1,"content_index":0,"annotation":{"type":"url_citation"}}"#,
+            r#"{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi"}"#,
+            r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
+        ]);
+        assert!(err.is_none());
+        expect![[r#"
+            {"kind":"reasoning_delta","text":"**Plan**"}
+            {"kind":"reasoning_signature","signature":"{\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}"}
+            {"kind":"text_delta","text":"Hi"}
+            {"kind":"skipped","event_type":"response.output_text.annotation.added"}
+            {"kind":"usage","usage":{"input_tokens":40,"output_tokens":30,"cache_read_tokens":60}}
+            {"kind":"finish","reason":"stop"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn parallel_function_calls_with_fragmented_arguments() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"list"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"path\""}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"dir\":\".\"}"}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":":\"a\"}"}"#,
+            r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"path\":\"a\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.done","item_id":"fc_2","output_index":1,"arguments":"{\"dir\":\".\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"dir\":\".\"}","call_id":"call_B","name":"list"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        ]);
+        assert!(err.is_none());
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        let a = a.finish();
+        assert_eq!(
+            a.tool_calls,
+            vec![
+                ToolCall {
+                    id: CallId("call_A".into()),
+                    name: "read".into(),
+                    arguments: r#"{"path":"a"}"#.into()
+                },
+                ToolCall {
+                    id: CallId("call_B".into()),
+                    name: "list".into(),
+                    arguments: r#"{"dir":"."}"#.into()
+                },
+            ]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn hosted_tools_are_skipped() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
+            r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":""}}"#,
+            r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
+        ]);
+        assert!(err.is_none());
+        expect![[r#"
+            {"kind":"skipped","event_type":"response.output_item.added:web_search_call"}
+            {"kind":"skipped","event_type":"response.web_search_call.in_progress"}
+            {"kind":"skipped","event_type":"response.output_item.done:web_search_call"}
+            {"kind":"skipped","event_type":"response.output_item.added:custom_tool_call"}
+            {"kind":"skipped","event_type":"response.custom_tool_call_input.delta"}
+            {"kind":"skipped","event_type":"response.output_item.done:custom_tool_call"}
+            {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
+            {"kind":"finish","reason":"stop"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn failures_refusals_and_incomplete() {
+        let (_, err) = run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed."}}}"#,
+        ]);
+        assert_eq!(
+            err,
+            Some(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "The model failed. (server_error)".into()
+            })
+        );
+        let (_, err) = run(&[
+            r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down.","param":null,"sequence_number":1}"#,
+        ]);
+        assert_eq!(
+            err.map(|e| e.message),
+            Some("Slow down. (rate_limit_exceeded)".into())
+        );
+        let (_, err) = run(&[
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+            r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"refusal","refusal":""}}"#,
+            r#"{"type":"response.refusal.delta","output_index":0,"delta":"I can't"}"#,
+            r#"{"type":"response.refusal.done","output_index":0,"refusal":"I can't help."}"#,
+        ]);
+        assert_eq!(
+            err.map(|e| e.message),
+            Some("the model refused: I can't help.".into())
+        );
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"Lo"}"#,
+            r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":3,"output_tokens":9}}}"#,
+        ]);
+        assert!(err.is_none());
+        assert_eq!(
+            events.last(),
+            Some(&StreamEvent::Finish {
+                reason: FinishReason::Length
+            })
+        );
+    }
+
+    #[test]
+    fn done_events_complete_or_flag_the_deltas() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
+            r#"{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"Got it."}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"Got it."}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Yes."}"#,
+            r#"{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"No!"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
+            r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+        ]);
+        assert!(err.is_none());
+        expect![[r#"
+            {"kind":"text_delta","text":"Got"}
+            {"kind":"text_delta","text":" it."}
+            {"kind":"text_delta","text":"Yes."}
+            {"kind":"skipped","event_type":"response.output_text.done (its final text differs from the streamed deltas)"}
+            {"kind":"tool_call_start","index":0,"id":"call_9","name":"f"}
+            {"kind":"tool_call_delta","index":0,"arguments":"{}"}
+            {"kind":"tool_call_end","index":0}
+            {"kind":"finish","reason":"tool_calls"}"#]]
+        .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn request_renders_every_message_kind() {
+        let mut request = crate::provider::openai::tests::sample_request();
+        if let Message::Assistant {
+            reasoning_signature,
+            ..
+        } = &mut request.messages[2]
+        {
+            *reasoning_signature = r#"{"encrypted_content":"gAAA","id":"rs_1"}{"encrypted_content":"gBBB","id":"rs_2"}"#.into();
+        }
+        assert!(build_request("gpt-4.1", &request).get("include").is_none());
+        assert!(reasoning_model("openai/o4-mini") && reasoning_model("gpt-5.1-codex-max"));
+        let body = build_request("gpt-5", &request);
+        expect![[r#"
+            {
+              "include": [
+                "reasoning.encrypted_content"
+              ],
+              "input": [
+                {
+                  "content": [
+                    {
+                      "text": "[Summary of the earlier conversation]\nEarlier we listed files.",
+                      "type": "input_text"
+                    }
+                  ],
+                  "role": "user",
+                  "type": "message"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "read a.txt",
+                      "type": "input_text"
+                    }
+                  ],
+                  "role": "user",
+                  "type": "message"
+                },
+                {
+                  "encrypted_content": "gAAA",
+                  "id": "rs_1",
+                  "summary": [
+                    {
+                      "text": "The user wants a.txt.",
+                      "type": "summary_text"
+                    }
+                  ],
+                  "type": "reasoning"
+                },
+                {
+                  "encrypted_content": "gBBB",
+                  "id": "rs_2",
+                  "summary": [],
+                  "type": "reasoning"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "Reading.",
+                      "type": "output_text"
+                    }
+                  ],
+                  "role": "assistant",
+                  "type": "message"
+                },
+                {
+                  "arguments": "{\"path\":\"a.txt\"}",
+                  "call_id": "call_1",
+                  "name": "read",
+                  "type": "function_call"
+                },
+                {
+                  "call_id": "call_1",
+                  "output": "hello",
+                  "type": "function_call_output"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "also b",
+                      "type": "input_text"
+                    }
+                  ],
+                  "role": "user",
+                  "type": "message"
+                },
+                {
+                  "arguments": "{\"path\":\"b.txt\"}",
+                  "call_id": "call_2",
+                  "name": "read",
+                  "type": "function_call"
+                },
+                {
+                  "call_id": "call_2",
+                  "output": "error: no such file",
+                  "type": "function_call_output"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "Done.",
+                      "type": "output_text"
+                    }
+                  ],
+                  "role": "assistant",
+                  "type": "message"
+                }
+              ],
+              "instructions": "You are terse.",
+              "max_output_tokens": 1024,
+              "model": "gpt-5",
+              "store": false,
+              "stream": true,
+              "tools": [
+                {
+                  "description": "Read a file",
+                  "name": "read",
+                  "parameters": {
+                    "properties": {
+                      "path": {
+                        "type": "string"
+                      }
+                    },
+                    "required": [
+                      "path"
+                    ],
+                    "type": "object"
+                  },
+                  "strict": false,
+                  "type": "function"
+                }
+              ]
+            }"#]]
+        .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    }
+}

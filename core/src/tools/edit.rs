@@ -1,0 +1,103 @@
+//! `edit {path, old_string, new_string, replace_all?}`: exact-string replacement in a
+//! file read earlier in the run; the result shows a unified diff made with `similar`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use super::caps::{CappedLines, Caps};
+use super::workspace::{FileChange, Workspace};
+
+pub(crate) const NAME: &str = "edit";
+
+pub(crate) const DESCRIPTION: &str = "Replace exact text in an existing file. `old_string` \
+must occur exactly once in the file (include enough surrounding lines to make it unique), \
+unless `replace_all` is true, which replaces every occurrence. Matching is exact, whitespace \
+and indentation included; do not include the line-number prefix that `read` shows. The file \
+must have been read with `read` in this run and not changed since. The result is a unified \
+diff of the change. To create a file, use `write`.";
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "File to edit, relative to the workspace root."},
+            "old_string": {"type": "string", "minLength": 1, "description": "Exact text to replace."},
+            "new_string": {"type": "string", "description": "Replacement text (may be empty to delete)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."}
+        },
+        "required": ["path", "old_string", "new_string"],
+        "additionalProperties": false
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<(String, FileChange), String> {
+    let given = &args.path;
+    if args.old_string == args.new_string {
+        return Err(format!(
+            "`old_string` and `new_string` are identical; nothing to change in `{given}`"
+        ));
+    }
+    let path = ws.resolve(given).map_err(|e| e.to_string())?;
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "`{given}` does not exist; use the `write` tool to create a file"
+            ));
+        }
+        Err(e) => return Err(format!("cannot edit `{given}`: {e}")),
+    };
+    if meta.is_dir() {
+        return Err(format!("`{given}` is a directory, not a file"));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read `{given}`: {e}"))?;
+    ws.check_fresh(&path, &bytes, given)
+        .map_err(|e| e.to_string())?;
+    let before = String::from_utf8(bytes)
+        .map_err(|_| format!("`{given}` is not a UTF-8 text file; edit only changes text files"))?;
+    let count = before.matches(args.old_string.as_str()).count();
+    if count == 0 {
+        return Err(format!(
+            "`old_string` was not found in `{given}`; it must match the file exactly, whitespace and indentation included, without `read`'s line-number prefixes"
+        ));
+    }
+    if count > 1 && !args.replace_all {
+        return Err(format!(
+            "`old_string` occurs {count} times in `{given}`; include more surrounding text to make it unique, or set `replace_all` to true"
+        ));
+    }
+    let after = if args.replace_all {
+        before.replace(&args.old_string, &args.new_string)
+    } else {
+        before.replacen(&args.old_string, &args.new_string, 1)
+    };
+    std::fs::write(&path, &after).map_err(|e| format!("cannot write `{given}`: {e}"))?;
+    ws.record(&path, after.as_bytes());
+
+    let shown = ws.display_path(&path);
+    let diff = TextDiff::from_lines(&before, &after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string();
+    let mut out = CappedLines::new(caps);
+    for line in diff.lines() {
+        out.push(line);
+    }
+    let plural = if count == 1 { "" } else { "s" };
+    let text = format!(
+        "edited `{given}`: replaced {count} occurrence{plural}\n{}",
+        out.finish(Some("read the file to see the rest"))
+    );
+    Ok((text, FileChange::new(&path, Some(&before), &after)))
+}

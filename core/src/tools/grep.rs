@@ -1,0 +1,121 @@
+//! `grep {pattern, path?, glob?}`: a regex search over the workspace honoring
+//! .gitignore, with ripgrep's crates (`ignore`, `grep-regex`, `grep-searcher`);
+//! output `path:line:text`.
+
+use std::path::Path;
+
+use grep_regex::RegexMatcher;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::caps::{CappedLines, Caps};
+use super::glob::PathGlob;
+use super::list::walk;
+use super::workspace::Workspace;
+
+pub(crate) const NAME: &str = "grep";
+
+pub(crate) const DESCRIPTION: &str = "Search file contents with a regular expression (Rust \
+`regex` syntax, like ripgrep; a match never spans lines). Searches `path` (a file or a \
+directory, default: the workspace root), skipping files ignored by .gitignore, the .git \
+directory and binary files. `glob` restricts the files searched (e.g. `*.rs`, or \
+`src/**/*.ts` relative to `path`). Prints one `path:line:text` per matching line, paths \
+relative to the workspace root, sorted by path; capped at 2000 lines.";
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`."},
+            "path": {"type": "string", "minLength": 1, "description": "File or directory to search, relative to the workspace root (default `.`)."},
+            "glob": {"type": "string", "minLength": 1, "description": "Only search files matching this glob (a glob without `/` matches file names)."}
+        },
+        "required": ["pattern"],
+        "additionalProperties": false
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+}
+
+pub(crate) fn run(
+    ws: &Workspace,
+    caps: Caps,
+    args: Args,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
+    // Parsed first for an error message that shows the pattern as given (the
+    // matcher's own errors show it wrapped in a group).
+    regex_syntax::Parser::new()
+        .parse(&args.pattern)
+        .map_err(|e| format!("invalid regex in `pattern`: {e}"))?;
+    let matcher = RegexMatcher::new_line_matcher(&args.pattern)
+        .map_err(|e| format!("invalid regex in `pattern`: {e}"))?;
+    let glob = args
+        .glob
+        .as_deref()
+        .map(|g| PathGlob::new(g, "glob"))
+        .transpose()?;
+    let given = args.path.as_deref().unwrap_or(".");
+    let target = ws.resolve(given).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(&target).map_err(|e| format!("cannot search `{given}`: {e}"))?;
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut out = CappedLines::new(caps);
+    let mut unreadable = 0usize;
+    let mut search = |path: &Path, out: &mut CappedLines| {
+        let shown = ws.display_path(path);
+        let result = searcher.search_path(
+            &matcher,
+            path,
+            Lossy(|line_number, line| {
+                out.push(&format!(
+                    "{shown}:{line_number}:{}",
+                    line.trim_end_matches(['\n', '\r'])
+                ));
+                Ok(!cancel.is_cancelled())
+            }),
+        );
+        if result.is_err() {
+            unreadable += 1;
+        }
+    };
+    if meta.is_dir() {
+        for entry in walk(&target).flatten() {
+            if cancel.is_cancelled() {
+                break;
+            }
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
+            if glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
+                continue;
+            }
+            search(entry.path(), &mut out);
+        }
+    } else {
+        search(&target, &mut out);
+    }
+    let mut result = if out.is_empty() {
+        format!(
+            "no matches for `{}` in `{given}` (files ignored by .gitignore and binary files are skipped)",
+            args.pattern
+        )
+    } else {
+        out.finish(Some("narrow the pattern, the path or the glob"))
+    };
+    if unreadable > 0 {
+        result.push_str(&format!("\n[{unreadable} files could not be read]"));
+    }
+    Ok(result)
+}

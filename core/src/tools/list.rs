@@ -1,0 +1,121 @@
+//! `list {path?, recursive?}`: directory entries, directories marked with `/` and
+//! symlinks with `@`; recursive listings honor .gitignore and stop at the entry cap.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::caps::{CappedLines, Caps};
+use super::workspace::Workspace;
+
+pub(crate) const NAME: &str = "list";
+
+pub(crate) const DESCRIPTION: &str = "List a directory of the workspace (default: the root). \
+One entry per line, sorted by name; directories end with `/`, symlinks with `@`. With \
+`recursive: true` every entry below it is listed as a path relative to the directory, \
+skipping what .gitignore ignores and the .git directory; the listing stops at the entry cap \
+(2000) and says how many entries were left out.";
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "Directory, relative to the workspace root (default `.`)."},
+            "recursive": {"type": "boolean", "description": "List every entry below the directory (default false)."}
+        },
+        "additionalProperties": false
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    path: Option<String>,
+    #[serde(default)]
+    recursive: bool,
+}
+
+/// A walk of `dir` honoring .gitignore (also outside git repositories), .ignore and
+/// .git/info/exclude but not the user's global excludes, showing hidden files, never
+/// following symlinks, skipping `.git`, sorted by name.
+pub(crate) fn walk(dir: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .git_global(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .sort_by_file_name(Ord::cmp)
+        .build()
+}
+
+fn marked(name: &str, file_type: Option<std::fs::FileType>) -> String {
+    match file_type {
+        Some(t) if t.is_symlink() => format!("{name}@"),
+        Some(t) if t.is_dir() => format!("{name}/"),
+        _ => name.to_owned(),
+    }
+}
+
+pub(crate) fn run(
+    ws: &Workspace,
+    caps: Caps,
+    args: Args,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
+    let given = args.path.as_deref().unwrap_or(".");
+    let dir = ws.resolve(given).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(&dir).map_err(|e| format!("cannot list `{given}`: {e}"))?;
+    if !meta.is_dir() {
+        return Err(format!(
+            "`{given}` is not a directory; use the `read` tool for files"
+        ));
+    }
+    let mut out = CappedLines::new(caps);
+    let mut unreadable = 0usize;
+    if args.recursive {
+        for entry in walk(&dir) {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let Ok(entry) = entry else {
+                unreadable += 1;
+                continue;
+            };
+            if entry.depth() == 0 {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
+            out.push(&marked(&rel.display().to_string(), entry.file_type()));
+        }
+    } else {
+        let read = std::fs::read_dir(&dir).map_err(|e| format!("cannot list `{given}`: {e}"))?;
+        let mut entries: Vec<(String, Option<std::fs::FileType>)> = Vec::new();
+        for entry in read {
+            match entry {
+                Ok(e) => entries.push((
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.file_type().ok(),
+                )),
+                Err(_) => unreadable += 1,
+            }
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, file_type) in entries {
+            out.push(&marked(&name, file_type));
+        }
+    }
+    if out.is_empty() && unreadable == 0 {
+        return Ok(if args.recursive {
+            format!("no entries under `{given}` (entries ignored by .gitignore are skipped)")
+        } else {
+            format!("`{given}` has no entries")
+        });
+    }
+    let mut result = out.finish(Some("list a subdirectory, or use `glob` to narrow"));
+    if unreadable > 0 {
+        result.push_str(&format!("\n[{unreadable} entries could not be read]"));
+    }
+    Ok(result)
+}

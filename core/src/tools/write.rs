@@ -1,0 +1,70 @@
+//! `write {path, content}`: create a file (and its parent directories) or overwrite
+//! one read earlier in the run.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::workspace::{FileChange, Workspace};
+
+pub(crate) const NAME: &str = "write";
+
+pub(crate) const DESCRIPTION: &str = "Write `content` to a file, creating it (and any missing \
+parent directories) or replacing it entirely. An existing file must have been read with \
+`read` in this run and not changed since; prefer `edit` for changing part of a file.";
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "File to write, relative to the workspace root."},
+            "content": {"type": "string", "description": "The whole new content of the file."}
+        },
+        "required": ["path", "content"],
+        "additionalProperties": false
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    path: String,
+    content: String,
+}
+
+pub(crate) fn run(ws: &Workspace, args: Args) -> Result<(String, FileChange), String> {
+    let given = &args.path;
+    let path = ws.resolve(given).map_err(|e| e.to_string())?;
+    let before = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(format!("`{given}` is a directory, not a file"));
+        }
+        Ok(_) => {
+            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read `{given}`: {e}"))?;
+            ws.check_fresh(&path, &bytes, given)
+                .map_err(|e| e.to_string())?;
+            // The ledger only holds hashes of text `read` accepted, so this holds.
+            Some(String::from_utf8(bytes).map_err(|_| {
+                format!("`{given}` is not a UTF-8 text file; write only replaces text files")
+            })?)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot write `{given}`: {e}")),
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create the parent directories of `{given}`: {e}"))?;
+    }
+    std::fs::write(&path, &args.content).map_err(|e| format!("cannot write `{given}`: {e}"))?;
+    ws.record(&path, args.content.as_bytes());
+    let verb = if before.is_some() {
+        "overwrote"
+    } else {
+        "created"
+    };
+    let lines = args.content.lines().count();
+    let bytes = args.content.len();
+    let plural = if lines == 1 { "" } else { "s" };
+    Ok((
+        format!("{verb} `{given}` ({lines} line{plural}, {bytes} bytes)"),
+        FileChange::new(&path, before.as_deref(), &args.content),
+    ))
+}
