@@ -1,6 +1,11 @@
 //! The `xcsh` binary: the command-line interface over the runtime and the toolkits.
 
+mod config;
+mod inspect_cmd;
+mod interactive;
 mod provider_cmd;
+mod providers;
+mod replay_cmd;
 mod run;
 mod sessions;
 
@@ -9,33 +14,79 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// xcsh: a coding-agent runtime whose every move is recorded, replayable and inspectable.
+///
+/// With no command, `xcsh` runs the agent: interactively on a terminal, or once with
+/// a prompt (`xcsh -p "fix the failing test"`), exactly like `xcsh run`.
 #[derive(Debug, Parser)]
-#[command(name = "xcsh", version, about)]
+#[command(name = "xcsh", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: run::RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run an agent on a prompt (one-shot with -p or --json).
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
+    /// Print the effective configuration and where each value came from.
+    Config(config::ConfigArgs),
+    /// Replay sessions against today's machine; report the first divergence.
+    Replay(replay_cmd::ReplayArgs),
     /// List the sessions of this workspace (all workspaces with --all).
     Sessions(sessions::SessionsArgs),
     /// Print the normalized events of one recorded provider stream as JSON Lines.
     ProviderParse(provider_cmd::ParseArgs),
     /// Re-parse every recorded provider stream and compare with its golden file.
     ProviderTest(provider_cmd::TestArgs),
+    /// Draw a session's branch DAG as a tree: one line per turn (--full: per entry).
+    Tree(inspect_cmd::TreeArgs),
+    /// Show the conversation of one branch.
+    Log(inspect_cmd::LogArgs),
+    /// Show the timeline: every entry and stream event with its time, step and lane.
+    Events(inspect_cmd::EventsArgs),
+    /// Usage and timing per step and in total, per tool, and the budget per run.
+    Stats(inspect_cmd::StatsArgs),
+    /// Compare two sessions or branches (A B, `S@E`), their next contexts
+    /// (--context), or the files a session changed (--workspace S).
+    Diff(inspect_cmd::DiffArgs),
+    /// Copy the path from the root to an entry into a new session file.
+    Fork(inspect_cmd::ForkArgs),
+    /// Name an entry of a session (the leaf does not move).
+    Label(inspect_cmd::LabelArgs),
+    /// Check a session's integrity and ordering invariants; exit 1 on a violation.
+    Check(inspect_cmd::CheckArgs),
+    /// Export a session as Markdown, a self-contained HTML page, or JSON.
+    Export(inspect_cmd::ExportArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::Run(args) => run::main(args),
+    let Some(command) = cli.command else {
+        return finish(run::main(cli.run));
+    };
+    let outcome = match command {
+        Command::Run(args) => run::main(*args),
+        Command::Config(args) => config::main(args),
+        Command::Replay(args) => replay_cmd::main(args),
         Command::Sessions(args) => sessions::main(args),
         Command::ProviderParse(args) => provider_cmd::parse_main(args),
         Command::ProviderTest(args) => provider_cmd::test_main(args),
+        Command::Tree(args) => inspect_cmd::tree_main(args),
+        Command::Log(args) => inspect_cmd::log_main(args),
+        Command::Events(args) => inspect_cmd::events_main(args),
+        Command::Stats(args) => inspect_cmd::stats_main(args),
+        Command::Diff(args) => inspect_cmd::diff_main(args),
+        Command::Fork(args) => inspect_cmd::fork_main(args),
+        Command::Label(args) => inspect_cmd::label_main(args),
+        Command::Check(args) => inspect_cmd::check_main(args),
+        Command::Export(args) => inspect_cmd::export_main(args),
     };
+    finish(outcome)
+}
+
+fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {

@@ -3,22 +3,25 @@
 //! error, 130 interrupted, 1 any other error.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use xcsh_core::machine::{ApprovalScope, EntryId, Limits, Permissions, StopReason, Verdict};
-use xcsh_core::provider::faux::FauxProvider;
-use xcsh_core::provider::{BoxFuture, Provider};
+use xcsh_core::provider::BoxFuture;
+use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, run_agent,
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
 use xcsh_core::tools::StandardTools;
 use xcsh_core::tools::testing::TestTools;
 
+use crate::config;
+use crate::providers::{self, ProviderArgs};
 use crate::sessions;
+
+mod user_script;
 
 const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
 
@@ -32,12 +35,8 @@ pub struct RunArgs {
     /// Print one JSON event per line on stdout, then a result object.
     #[arg(long, conflicts_with = "print")]
     json: bool,
-    /// The provider: `faux` plays a script (`--script`).
-    #[arg(long, default_value = "faux")]
-    provider: String,
-    /// The faux provider's script: JSON Lines, one model step per line.
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
+    #[command(flatten)]
+    provider: ProviderArgs,
     /// Continue the newest session of this workspace.
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
     continue_: bool,
@@ -47,26 +46,41 @@ pub struct RunArgs {
     /// Continue from this earlier entry: a new branch in the same file.
     #[arg(long, value_name = "ENTRY")]
     at: Option<EntryId>,
-    /// Steps allowed since the run started or the last delivered message.
-    #[arg(long, default_value_t = Limits::default().max_steps, value_parser = clap::value_parser!(u32).range(1..))]
-    max_steps: u32,
-    /// Spend budget in tokens over the run (0 = no cap).
-    #[arg(long, default_value_t = Limits::default().max_tokens)]
-    max_tokens: u64,
-    /// Output tokens allowed per step.
-    #[arg(long, default_value_t = Limits::default().max_output_tokens)]
-    max_output_tokens: u32,
+    /// Steps allowed since the run started or the last delivered message
+    /// (default 32).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_steps: Option<u32>,
+    /// Spend budget in tokens over the run (0 = no cap; default 400000).
+    #[arg(long)]
+    max_tokens: Option<u64>,
+    /// Output tokens allowed per step (default 8192).
+    #[arg(long)]
+    max_output_tokens: Option<u32>,
     /// The tools: `standard` (read, list, grep, glob, edit, write, bash in the
     /// current directory) or `test` (echo and sleep, for scripted tests).
     #[arg(long, value_enum, default_value_t = ToolsArg::Standard)]
     tools: ToolsArg,
     /// Permission policy for mutating tools: ask (y/a/A/n on the terminal),
-    /// readonly (deny every mutation), yolo (allow all).
-    #[arg(long, value_enum, default_value_t = PermissionsArg::Yolo)]
-    permissions: PermissionsArg,
-    /// Compact when a request's input tokens reach this (0 = never).
-    #[arg(long = "compact-at", default_value_t = Limits::default().compact_at_tokens)]
-    compact_at: u64,
+    /// readonly (deny every mutation), yolo (allow all). Default: yolo with -p or
+    /// --json, ask in the interactive mode.
+    #[arg(long, value_enum)]
+    permissions: Option<PermissionsArg>,
+    /// Compact when a request's input tokens reach this (0 = never; default 150000).
+    #[arg(long = "compact-at")]
+    compact_at: Option<u64>,
+    /// Replace the built-in system prompt with this file's text.
+    #[arg(long, value_name = "FILE")]
+    system_prompt: Option<std::path::PathBuf>,
+    /// Print the exact request the next step would send, and exit.
+    #[arg(long)]
+    show_context: bool,
+    /// Use this profile of the config file.
+    #[arg(long)]
+    profile: Option<String>,
+    /// Developer-only: scripted steers, follow-ups and interrupts (JSON Lines), each
+    /// sent when the run shows a given event; see `run/user_script.rs`.
+    #[arg(long, value_name = "FILE", hide = true)]
+    user_script: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -133,27 +147,41 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     runtime.block_on(run(args))
 }
 
-fn provider(args: &RunArgs) -> Result<Arc<dyn Provider>> {
-    match args.provider.as_str() {
-        "faux" => {
-            let script = args.script.as_ref().context(
-                "--provider faux needs --script FILE (JSON Lines, one model step per line)",
-            )?;
-            Ok(Arc::new(FauxProvider::from_file(script)?))
-        }
-        other => bail!(
-            "--provider {other}: unknown provider; this build has `faux` (the HTTP providers openai, anthropic and openai-responses are not built yet)"
-        ),
-    }
+/// What a run or an interactive session is made of, resolved from the flags, the
+/// config file and the defaults.
+pub(crate) struct Setup {
+    pub cwd: std::path::PathBuf,
+    pub session: SessionTarget,
+    pub limits: Limits,
+    pub system_prompt: String,
+    pub provider: Arc<dyn xcsh_core::provider::Provider>,
+    pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
+    pub permissions: Permissions,
 }
 
-async fn run(args: RunArgs) -> Result<ExitCode> {
-    let Some(prompt) = args.prompt.clone() else {
-        bail!(
-            "no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"` (the interactive mode is not built yet)"
-        );
-    };
+fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
     let cwd = std::env::current_dir()?;
+    let config_path = config::path()?;
+    let file = config::load(&config_path)?;
+    let flags = config::Layer {
+        provider: args.provider.kind_name(),
+        model: args.provider.model.clone(),
+        base_url: args.provider.base_url.clone(),
+        permissions: args.permissions.map(|p| {
+            match p {
+                PermissionsArg::Ask => "ask",
+                PermissionsArg::Readonly => "readonly",
+                PermissionsArg::Yolo => "yolo",
+            }
+            .to_string()
+        }),
+        max_steps: args.max_steps,
+        max_tokens: args.max_tokens,
+        max_output_tokens: args.max_output_tokens,
+        compact_at: args.compact_at,
+        system_prompt: args.system_prompt.clone(),
+    };
+    let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let session = if args.continue_ {
         SessionTarget::Existing {
             path: sessions::newest(&cwd)?,
@@ -175,28 +203,95 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             cwd: cwd.display().to_string(),
         }
     };
-    let opts = RunOptions {
+    let base = match &effective.system_prompt {
+        Some(s) => std::fs::read_to_string(&s.value).with_context(|| {
+            format!(
+                "--system-prompt {}: cannot read it ({})",
+                s.value.display(),
+                s.source
+            )
+        })?,
+        None => DEFAULT_SYSTEM_PROMPT.to_string(),
+    };
+    let files = instructions::discover(&cwd, Some(&sessions::home()?));
+    let permissions = match effective.permissions.as_ref().map(|p| p.value.as_str()) {
+        Some("ask") => Permissions::Ask,
+        Some("readonly") => Permissions::Readonly,
+        Some(_) => Permissions::Yolo,
+        None if interactive => Permissions::Ask,
+        None => Permissions::Yolo,
+    };
+    Ok(Setup {
         session,
-        prompt,
-        limits: Limits {
-            max_steps: args.max_steps,
-            max_tokens: args.max_tokens,
-            max_output_tokens: args.max_output_tokens,
-            compact_at_tokens: args.compact_at,
-        },
-        system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
-        provider: provider(&args)?,
+        limits: effective.limits(),
+        system_prompt: instructions::system_prompt(&base, &files),
+        provider: providers::build(&args.provider, &cwd, &effective)?,
         tools: match args.tools {
             ToolsArg::Standard => Arc::new(StandardTools::new(&cwd)?),
             ToolsArg::Test => Arc::new(TestTools),
         },
-        permissions: match args.permissions {
-            PermissionsArg::Ask => Permissions::Ask,
-            PermissionsArg::Readonly => Permissions::Readonly,
-            PermissionsArg::Yolo => Permissions::Yolo,
-        },
-        approver: match args.permissions {
-            PermissionsArg::Ask => {
+        permissions,
+        cwd,
+    })
+}
+
+/// `--show-context`: the request the next step would send, as the provider sends it.
+fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
+    let mut messages = match &setup.session {
+        SessionTarget::Existing { path, at } => {
+            let log = xcsh_core::log::read_session(path)?;
+            let leaf = at.unwrap_or(log.leaf());
+            xcsh_core::log::rebuild_context(&log, leaf)?
+                .into_iter()
+                .map(|i| i.message)
+                .collect()
+        }
+        SessionTarget::New { .. } => Vec::new(),
+    };
+    if let Some(text) = prompt {
+        messages.push(xcsh_core::machine::Message::User {
+            origin: xcsh_core::machine::UserOrigin::Prompt,
+            text,
+        });
+    }
+    let request = xcsh_core::provider::ModelRequest {
+        system: setup.system_prompt.clone(),
+        messages,
+        tools: setup.tools.specs(),
+        max_output_tokens: setup.limits.max_output_tokens,
+    };
+    let body = setup.provider.render_request(&request);
+    println!("{}", serde_json::to_string_pretty(&body)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(args: RunArgs) -> Result<ExitCode> {
+    let interactive = args.prompt.is_none() && !args.print && !args.json && !args.show_context;
+    if interactive && !std::io::stdin().is_terminal() {
+        bail!(
+            "no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`, or run xcsh on a terminal for the interactive mode"
+        );
+    }
+    let setup = setup(&args, interactive)?;
+    if args.show_context {
+        return show_context(&setup, args.prompt.clone());
+    }
+    if interactive {
+        return crate::interactive::main(setup).await;
+    }
+    let Some(prompt) = args.prompt.clone() else {
+        bail!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
+    };
+    let opts = RunOptions {
+        session: setup.session,
+        task: Task::Prompt(prompt),
+        limits: setup.limits,
+        system_prompt: setup.system_prompt,
+        provider: setup.provider,
+        tools: setup.tools,
+        permissions: setup.permissions,
+        approver: match setup.permissions {
+            Permissions::Ask => {
                 if !std::io::stdin().is_terminal() {
                     bail!(
                         "--permissions ask needs a terminal to answer approvals on (stdin is not one); use readonly or yolo"
@@ -204,9 +299,14 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
                 }
                 Some(Arc::new(TerminalApprover))
             }
-            PermissionsArg::Readonly | PermissionsArg::Yolo => None,
+            Permissions::Readonly | Permissions::Yolo => None,
         },
     };
+    let mut user_script = args
+        .user_script
+        .as_deref()
+        .map(user_script::UserScript::load)
+        .transpose()?;
     let mut handle = run_agent(opts)?;
     let interrupter = handle.interrupter();
     tokio::spawn(async move {
@@ -225,6 +325,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     // Whether stdout is in the middle of a line of streamed text.
     let mut mid_line = false;
     while let Some(event) = handle.events.recv().await {
+        if let Some(script) = &mut user_script {
+            script.on_event(&event, &handle);
+        }
         if args.json {
             writeln!(stdout, "{}", serde_json::to_string(&event)?)?;
             stdout.flush()?;
@@ -235,6 +338,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         } else if let RunEvent::Notice { message } = &event {
             eprintln!("xcsh: {message}");
         }
+    }
+    if let Some(script) = &user_script {
+        script.report_unsent();
     }
     let result = handle.result().await?;
     if args.json {
@@ -301,7 +407,7 @@ fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result
     Ok(())
 }
 
-fn describe(reason: &StopReason) -> String {
+pub(crate) fn describe(reason: &StopReason) -> String {
     match reason {
         StopReason::Completed => "completed".into(),
         StopReason::MaxSteps { limit } => format!("the step limit ({limit}) was reached"),

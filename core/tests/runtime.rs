@@ -12,7 +12,7 @@ use xcsh_core::machine::{
 };
 use xcsh_core::provider::faux::FauxProvider;
 use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
-use xcsh_core::runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, run_agent};
+use xcsh_core::runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, Task, run_agent};
 use xcsh_core::tools::testing::TestTools;
 
 /// Wraps the faux provider: records every request, and holds step `gate_step`
@@ -91,7 +91,7 @@ fn start(script: &str, gate_step: usize, prompt: &str) -> (Setup, RunHandle) {
             session_id: "test".into(),
             cwd: "/w".into(),
         },
-        prompt: prompt.into(),
+        task: Task::Prompt(prompt.to_string()),
         limits: Limits::default(),
         system_prompt: "sys".into(),
         provider: Arc::new(provider),
@@ -306,7 +306,7 @@ fn run_with_policy(
             session_id: "t".into(),
             cwd: "/w".into(),
         },
-        prompt: "go".into(),
+        task: Task::Prompt("go".to_string()),
         limits: Limits::default(),
         system_prompt: "sys".into(),
         provider: Arc::new(FauxProvider::from_script("test", &script).unwrap()),
@@ -405,7 +405,7 @@ async fn interrupting_a_long_bash_call_settles_it_cancelled_and_kills_it() {
             session_id: "t".into(),
             cwd: work.display().to_string(),
         },
-        prompt: "wait".into(),
+        task: Task::Prompt("wait".to_string()),
         limits: Limits::default(),
         system_prompt: "sys".into(),
         provider: Arc::new(FauxProvider::from_script("test", script).unwrap()),

@@ -1,12 +1,35 @@
 //! xcsh-replay: re-runs the current machine over a recorded branch and checks that
 //! it re-makes every recorded decision, payload included; reports the first
-//! divergence with the entry, the input that led to it and a readable diff.
+//! divergence with the entry, the input that led to it and a readable diff. Also:
+//! the machine's state at any entry (`--until`), replays under changed settings
+//! (`--set`), whole directories of sessions in parallel, and delta debugging that cuts
+//! a diverging session down to a small one that diverges the same way.
+
+mod dir;
+mod fields;
+mod minimize;
+mod overrides;
+pub mod render;
+pub mod rewrite;
+mod state;
+mod summary;
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use serde::Serialize;
-use xcsh_core::log::{Dag, LogError, SessionLog, entry_decision, entry_inputs};
-use xcsh_core::machine::{Decision, Effect, EntryId, Machine, Phase};
+use xcsh_core::log::{Dag, Entry, LogError, SessionLog, entry_decision, entry_inputs};
+use xcsh_core::machine::{Decision, Effect, EntryId, Machine};
+
+pub use dir::{SessionResult, SessionRun, find_sessions, replay_all};
+pub use fields::changed_fields;
+pub use minimize::{Minimized, Signature, Size, minimize};
+pub use overrides::{KEYS as SET_KEYS, Overrides};
+pub use state::{ContextSnapshot, LAST_MESSAGES, MessageRef, Replayed, RunSnapshot};
+pub use summary::{EntryRef, PhaseKind, decision_summary, entry_summary, phase_name};
+
+/// How many entries up to a divergence its report lists.
+pub const PATH_SHOWN: usize = 8;
 
 /// A clean replay: what was fed and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,6 +51,23 @@ pub enum DivergenceKind {
     MissingDecision,
 }
 
+impl DivergenceKind {
+    /// What the kind means, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DivergenceKind::DecisionDiffers => {
+                "the machine re-made a different decision than the one recorded"
+            }
+            DivergenceKind::UnexpectedDecision => {
+                "the log records a decision the machine did not make"
+            }
+            DivergenceKind::MissingDecision => {
+                "the machine made a decision the log does not record"
+            }
+        }
+    }
+}
+
 /// The first place where today's machine decides differently from the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Divergence {
@@ -35,14 +75,24 @@ pub struct Divergence {
     /// The entry where the difference shows (None: the end of the branch).
     pub entry: Option<EntryId>,
     pub line: Option<u32>,
+    /// The type of that entry.
+    pub entry_type: Option<String>,
     /// The last input entry applied before the divergence.
     pub after_input: Option<EntryId>,
+    /// That input, summarized.
+    pub input: Option<EntryRef>,
+    /// Which of the decisions that input led to diverged (0 = the first).
+    pub decision_index: usize,
     pub recorded: Option<Decision>,
     pub remade: Option<Decision>,
     /// The machine's phase when it diverged.
     pub phase: String,
+    pub phase_kind: PhaseKind,
     /// A line diff of the recorded and re-made decisions (pretty JSON).
     pub diff: String,
+    /// The last entries of the branch up to and including the divergence (at most
+    /// [`PATH_SHOWN`]), oldest first.
+    pub path: Vec<EntryRef>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,12 +101,102 @@ pub enum ReplayError {
     Log(#[from] LogError),
     #[error("replay diverged at {}: {:?}", .0.entry.map(|e| format!("entry {e}")).unwrap_or_else(|| "the end of the branch".into()), .0.kind)]
     Diverged(Box<Divergence>),
+    #[error("{path}: entry {entry} is not on the branch that ends at entry {leaf}")]
+    NotOnBranch {
+        path: PathBuf,
+        entry: EntryId,
+        leaf: EntryId,
+    },
+    #[error("--set {setting}: {why}")]
+    BadSetting { setting: String, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: replays without divergence, so there is nothing to minimize")]
+    NoDivergence { path: PathBuf },
+    #[error("{path}: {why}")]
+    Minimize { path: PathBuf, why: String },
+}
+
+/// What replay should do besides checking every decision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Stop after this entry and capture the machine's state there.
+    pub until: Option<EntryId>,
+    /// Settings that replace the recorded ones in every prompt of the branch.
+    pub overrides: Overrides,
+}
+
+/// How a replay ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every recorded decision was re-made.
+    Clean,
+    /// The first divergence.
+    Diverged(Box<Divergence>),
+    /// Stopped after the `until` entry with no divergence before it.
+    Stopped(Box<Replayed>),
+}
+
+/// A replay: the counts of what was fed and compared, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    pub report: ReplayReport,
+    pub outcome: Outcome,
 }
 
 /// Replays the branch ending at `leaf`.
 pub fn replay_branch(log: &SessionLog, leaf: EntryId) -> Result<ReplayReport, ReplayError> {
-    let dag = Dag::from_log(log);
-    let path = dag.path_to_root(leaf)?;
+    let replay = replay(log, leaf, &ReplayOptions::default())?;
+    match replay.outcome {
+        Outcome::Clean | Outcome::Stopped(_) => Ok(replay.report),
+        Outcome::Diverged(d) => Err(ReplayError::Diverged(d)),
+    }
+}
+
+/// Replays the branch ending at `leaf` with `options`. A divergence is an outcome,
+/// not an error; errors are about reading the log or an `until` off the branch.
+pub fn replay(
+    log: &SessionLog,
+    leaf: EntryId,
+    options: &ReplayOptions,
+) -> Result<Replay, ReplayError> {
+    let entries = branch(log, leaf)?;
+    if let Some(until) = options.until
+        && !entries.iter().any(|e| e.id == until)
+    {
+        return Err(ReplayError::NotOnBranch {
+            path: log.path.clone(),
+            entry: until,
+            leaf,
+        });
+    }
+    Ok(run(&entries, &|id| log.line_of(id), options))
+}
+
+/// The entries from the root to `leaf`, root first.
+pub(crate) fn branch(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, ReplayError> {
+    let path = Dag::from_log(log).path_to_root(leaf)?;
+    path.into_iter()
+        .map(|id| {
+            log.get(id).ok_or_else(|| {
+                ReplayError::Log(LogError::UnknownEntry {
+                    path: log.path.clone(),
+                    id,
+                })
+            })
+        })
+        .collect()
+}
+
+/// The replay proper, over a branch given as its entries (root first).
+pub(crate) fn run(
+    entries: &[&Entry],
+    line_of: &dyn Fn(EntryId) -> Option<u32>,
+    options: &ReplayOptions,
+) -> Replay {
     let mut machine = Machine::new();
     let mut expected: VecDeque<Decision> = VecDeque::new();
     let mut report = ReplayReport {
@@ -64,95 +204,111 @@ pub fn replay_branch(log: &SessionLog, leaf: EntryId) -> Result<ReplayReport, Re
         inputs: 0,
         decisions: 0,
     };
-    let mut after_input = None;
-    for id in path {
-        let entry = log.get(id).ok_or(LogError::UnknownEntry {
-            path: log.path.clone(),
-            id,
-        })?;
+    // The last input applied (its position in `entries`) and how many recorded
+    // decisions have followed it.
+    let mut after_input: Option<usize> = None;
+    let mut since_input = 0usize;
+    let diverged = |at: Option<usize>,
+                    kind: DivergenceKind,
+                    recorded: Option<&Decision>,
+                    remade: Option<Decision>,
+                    machine: &Machine,
+                    after_input: Option<usize>,
+                    decision_index: usize| {
+        let entry = at.map(|i| entries[i]);
+        let shown_to = at.unwrap_or(entries.len().saturating_sub(1));
+        let shown_from = (shown_to + 1).saturating_sub(PATH_SHOWN);
+        Outcome::Diverged(Box::new(Divergence {
+            kind,
+            entry: entry.map(|e| e.id),
+            line: entry.and_then(|e| line_of(e.id)),
+            entry_type: entry.map(|e| e.type_name().to_string()),
+            after_input: after_input.map(|i| entries[i].id),
+            input: after_input.map(|i| EntryRef::new(entries[i], line_of(entries[i].id))),
+            decision_index,
+            diff: diff(recorded, remade.as_ref()),
+            recorded: recorded.cloned(),
+            remade,
+            phase: phase_name(machine.phase()),
+            phase_kind: PhaseKind::of(machine.phase()),
+            path: entries
+                .get(shown_from..=shown_to)
+                .unwrap_or_default()
+                .iter()
+                .map(|e| EntryRef::new(e, line_of(e.id)))
+                .collect(),
+        }))
+    };
+    for (i, entry) in entries.iter().enumerate() {
         report.entries += 1;
-        let diverged =
-            |kind, recorded: Option<&Decision>, remade: Option<Decision>, m: &Machine| {
-                ReplayError::Diverged(Box::new(Divergence {
-                    kind,
-                    entry: Some(id),
-                    line: log.line_of(id),
-                    after_input,
-                    diff: diff(recorded, remade.as_ref()),
-                    recorded: recorded.cloned(),
-                    remade,
-                    phase: phase_name(m.phase()),
-                }))
-            };
         if entry.body.is_input() {
             if let Some(missing) = expected.pop_front() {
-                return Err(diverged(
+                let outcome = diverged(
+                    Some(i),
                     DivergenceKind::MissingDecision,
                     None,
                     Some(missing),
                     &machine,
-                ));
+                    after_input,
+                    since_input,
+                );
+                return Replay { report, outcome };
             }
             report.inputs += 1;
             for input in entry_inputs(entry) {
-                for effect in machine.handle(input) {
+                for effect in machine.handle(options.overrides.apply(input)) {
                     if let Effect::Record(d) = effect {
                         expected.push_back(d);
                     }
                 }
             }
-            after_input = Some(id);
+            after_input = Some(i);
+            since_input = 0;
         } else if let Some(recorded) = entry_decision(entry) {
             report.decisions += 1;
-            match expected.pop_front() {
-                Some(remade) if remade == *recorded => {}
-                Some(remade) => {
-                    return Err(diverged(
-                        DivergenceKind::DecisionDiffers,
-                        Some(recorded),
-                        Some(remade),
-                        &machine,
-                    ));
-                }
-                None => {
-                    return Err(diverged(
-                        DivergenceKind::UnexpectedDecision,
-                        Some(recorded),
-                        None,
-                        &machine,
-                    ));
-                }
+            let kind = match expected.pop_front() {
+                Some(remade) if remade == *recorded => None,
+                Some(remade) => Some((DivergenceKind::DecisionDiffers, Some(remade))),
+                None => Some((DivergenceKind::UnexpectedDecision, None)),
+            };
+            if let Some((kind, remade)) = kind {
+                let outcome = diverged(
+                    Some(i),
+                    kind,
+                    Some(recorded),
+                    remade,
+                    &machine,
+                    after_input,
+                    since_input,
+                );
+                return Replay { report, outcome };
             }
+            since_input += 1;
         }
         // Structure (session, branch, label) and unknown entries neither feed nor
         // compare anything.
+        if options.until == Some(entry.id) {
+            let here = EntryRef::new(entry, line_of(entry.id));
+            let owed = expected.iter().cloned().collect();
+            let outcome = Outcome::Stopped(Box::new(Replayed::capture(here, &machine, owed)));
+            return Replay { report, outcome };
+        }
     }
     if let Some(missing) = expected.pop_front() {
-        return Err(ReplayError::Diverged(Box::new(Divergence {
-            kind: DivergenceKind::MissingDecision,
-            entry: None,
-            line: None,
+        let outcome = diverged(
+            None,
+            DivergenceKind::MissingDecision,
+            None,
+            Some(missing),
+            &machine,
             after_input,
-            diff: diff(None, Some(&missing)),
-            recorded: None,
-            remade: Some(missing),
-            phase: phase_name(machine.phase()),
-        })));
+            since_input,
+        );
+        return Replay { report, outcome };
     }
-    Ok(report)
-}
-
-fn phase_name(phase: &Phase) -> String {
-    match phase {
-        Phase::Idle => "idle".into(),
-        Phase::Streaming(s) => format!("streaming step {}", s.step),
-        Phase::RunningTools(t) => format!(
-            "running {} tool call(s) of step {}",
-            t.pending.len(),
-            t.step
-        ),
-        Phase::Compacting(_) => "compacting".into(),
-        Phase::Finished(r) => format!("finished ({r:?})"),
+    Replay {
+        report,
+        outcome: Outcome::Clean,
     }
 }
 

@@ -13,6 +13,7 @@ use xcsh_core::machine::{
     StreamEvent, ToolOutcome, ToolStatus,
 };
 
+use super::minimize::Signature;
 use super::*;
 
 fn t0() -> DateTime<Utc> {
@@ -275,4 +276,313 @@ fn replay_uses_the_recorded_limits_and_a_changed_limit_diverges_after_that_step(
         matches!(d.remade, Some(Decision::RunFinished { .. })),
         "{d:?}"
     );
+}
+
+fn many_tool_steps(n: usize) -> Vec<(&'static str, &'static [&'static str])> {
+    let mut steps: Vec<(&str, &[&str])> = (0..n).map(|_| ("s", &[r#"{"x":1}"#][..])).collect();
+    steps.push(("done", &[][..]));
+    steps
+}
+
+/// Limits that let 40 steps run.
+fn roomy() -> Limits {
+    Limits {
+        max_steps: 100,
+        ..Limits::default()
+    }
+}
+
+fn count(log: &SessionLog, f: impl Fn(&Body) -> bool) -> usize {
+    log.entries.iter().filter(|e| f(&e.body)).count()
+}
+
+fn steps_started(log: &SessionLog) -> usize {
+    count(log, |b| {
+        matches!(b, Body::Decision(Decision::StepStarted { .. }))
+    })
+}
+
+#[test]
+fn replay_with_options_stops_after_the_until_entry_with_the_state_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, Limits::default(), &three_tool_steps());
+    // 1 prompt, 2 steer, 3 step_started, 4 step (two calls), 5 and 6 dispatched.
+    let options = ReplayOptions {
+        until: Some(EntryId(4)),
+        overrides: Overrides::default(),
+    };
+    let replayed = replay(&log, log.leaf(), &options).unwrap();
+    let Outcome::Stopped(state) = replayed.outcome else {
+        panic!("{replayed:?}");
+    };
+    assert_eq!(replayed.report.entries, 5);
+    assert_eq!(state.entry.type_name, "step");
+    assert_eq!(state.phase_kind, PhaseKind::RunningTools);
+    assert_eq!(state.pending.steers, ["also this"]);
+    assert_eq!(state.run.steps, 1);
+    assert_eq!(state.context.messages, 2);
+    let owed: Vec<&str> = state.owed.iter().map(Decision::type_name).collect();
+    assert_eq!(owed, ["tool_dispatched", "tool_dispatched"]);
+    // An entry of no branch through the leaf is refused.
+    let options = ReplayOptions {
+        until: Some(EntryId(999)),
+        overrides: Overrides::default(),
+    };
+    assert!(matches!(
+        replay(&log, log.leaf(), &options),
+        Err(ReplayError::NotOnBranch { .. })
+    ));
+}
+
+#[test]
+fn overrides_parse_every_key_and_refuse_bad_values() {
+    let o = Overrides::parse(&[
+        "max_steps=4",
+        "max_tokens=0",
+        "max_output_tokens=100",
+        "compact_at_tokens=5000",
+        "permissions=readonly",
+    ])
+    .unwrap();
+    assert_eq!(
+        o.describe(),
+        [
+            "max_steps=4",
+            "max_tokens=0",
+            "max_output_tokens=100",
+            "compact_at_tokens=5000",
+            "permissions=readonly"
+        ]
+    );
+    let err = |s: &str| Overrides::parse(&[s]).unwrap_err().to_string();
+    expect![[r#"--set max_steps=-1: `-1` is not a non-negative whole number"#]]
+        .assert_eq(&err("max_steps=-1"));
+    expect![[r#"--set max_steps: expected key=value"#]].assert_eq(&err("max_steps"));
+    expect![[
+        r#"--set permissions=maybe: `maybe` is not a permission policy (ask, readonly, yolo)"#
+    ]]
+    .assert_eq(&err("permissions=maybe"));
+}
+
+#[test]
+fn rewrite_points_ids_inside_bodies_at_the_same_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, Limits::default(), &three_tool_steps());
+    let out = dir.path().join("same.jsonl");
+    let same = rewrite::rewrite(&log, &out, |e| Some(e.body.clone())).unwrap();
+    assert_eq!(same.entries.len(), log.entries.len());
+    replay_branch(&same, same.leaf()).unwrap();
+    // Dropping the first decision (before the steer) gives every later entry the id
+    // one lower: `delivered.queued` must follow the steer to its new id.
+    let steer = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Record(Record::Steer { .. })))
+        .unwrap()
+        .id;
+    let first_decision = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Decision(_)))
+        .unwrap()
+        .id;
+    assert!(first_decision < steer);
+    let out = dir.path().join("shifted.jsonl");
+    let shifted = rewrite::rewrite(&log, &out, |e| {
+        (e.id != first_decision).then(|| e.body.clone())
+    })
+    .unwrap();
+    let queued = shifted
+        .entries
+        .iter()
+        .find_map(|e| match &e.body {
+            Body::Decision(Decision::Delivered { queued, .. }) => Some(*queued),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(queued, EntryId(steer.0 - 1));
+    assert!(matches!(
+        shifted.get(queued).map(|e| &e.body),
+        Some(Body::Record(Record::Steer { .. }))
+    ));
+}
+
+#[test]
+fn minimize_keeps_an_altered_late_decision_in_one_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, roomy(), &many_tool_steps(40));
+    assert_eq!(steps_started(&log), 41);
+    let target = log
+        .entries
+        .iter()
+        .filter(|e| matches!(e.body, Body::Decision(Decision::ToolDispatched { .. })))
+        .nth(35)
+        .unwrap()
+        .id;
+    let edited = rewrite(&dir, &log, |id, body| match body {
+        Body::Decision(Decision::ToolDispatched { step, mut call }) if id == target => {
+            call.arguments = r#"{"x":2}"#.into();
+            Some(Body::Decision(Decision::ToolDispatched { step, call }))
+        }
+        other => Some(other),
+    });
+    let before = diverge(&edited);
+    let out = dir.path().join("min.jsonl");
+    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
+    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
+    assert_eq!(m.before.steps, 41);
+    assert!(m.after.steps <= 5, "{:?}", m.after);
+    let written = read_session(&out).unwrap();
+    assert_eq!(steps_started(&written), m.after.steps);
+    let d = diverge(&written);
+    assert_eq!(d.entry, written.entries.last().map(|e| e.id));
+    expect![[r#"
+        --- recorded
+        +++ re-made
+        @@ -5,7 +5,7 @@
+             "call": {
+               "id": "c360",
+               "name": "echo",
+        -      "arguments": "{\"x\":2}"
+        +      "arguments": "{\"x\":1}"
+             }
+           }
+         }
+    "#]]
+    .assert_eq(&d.diff);
+}
+
+#[test]
+fn minimize_keeps_an_altered_late_input_and_the_decision_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, roomy(), &many_tool_steps(40));
+    let target = log
+        .entries
+        .iter()
+        .filter(|e| matches!(e.body, Body::Record(Record::ToolResult(_))))
+        .nth(30)
+        .unwrap()
+        .id;
+    let edited = rewrite(&dir, &log, |id, body| match body {
+        Body::Record(Record::ToolResult(mut r)) if id == target => {
+            r.outcome.content = "something else".into();
+            Some(Body::Record(Record::ToolResult(r)))
+        }
+        other => Some(other),
+    });
+    let before = diverge(&edited);
+    assert_eq!(before.after_input, Some(target));
+    let out = dir.path().join("min.jsonl");
+    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
+    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
+    assert!(m.after.steps <= 5, "{:?}", m.after);
+    let input = m.divergence.input.as_ref().unwrap();
+    assert_eq!(input.type_name, "tool_result");
+    assert!(
+        input.summary.ends_with("something else"),
+        "{}",
+        input.summary
+    );
+}
+
+#[test]
+fn minimize_keeps_a_dropped_delivery_with_its_steer() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, roomy(), &many_tool_steps(12));
+    let delivered = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Decision(Decision::Delivered { .. })))
+        .unwrap()
+        .id;
+    let edited = rewrite(&dir, &log, |id, body| (id != delivered).then_some(body));
+    let before = diverge(&edited);
+    let out = dir.path().join("min.jsonl");
+    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
+    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
+    let written = read_session(&out).unwrap();
+    assert_eq!(
+        count(&written, |b| matches!(
+            b,
+            Body::Record(Record::Steer { .. })
+        )),
+        1,
+        "the steer whose delivery is missing stays"
+    );
+    assert!(m.after.steps <= 2, "{:?}", m.after);
+}
+
+#[test]
+fn minimize_needs_a_divergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, Limits::default(), &three_tool_steps());
+    let out = dir.path().join("min.jsonl");
+    assert!(matches!(
+        minimize(&log, log.leaf(), &Overrides::default(), &out),
+        Err(ReplayError::NoDivergence { .. })
+    ));
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_directory_replays_in_parallel_in_path_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = record_run(&dir, Limits::default(), &three_tool_steps());
+    let sessions = dir.path().join("all");
+    std::fs::create_dir_all(sessions.join("b")).unwrap();
+    for name in ["a.jsonl", "b/c.jsonl", "d.jsonl"] {
+        std::fs::copy(&log.path, sessions.join(name)).unwrap();
+    }
+    std::fs::write(sessions.join("notes.txt"), "not a session").unwrap();
+    let paths = find_sessions(&sessions).unwrap();
+    let runs = replay_all(
+        &paths,
+        &sessions,
+        &Overrides::parse(&["max_steps=1"]).unwrap(),
+        2,
+    );
+    let names: Vec<&str> = runs.iter().map(|r| r.session.as_str()).collect();
+    assert_eq!(names, ["a.jsonl", "b/c.jsonl", "d.jsonl"]);
+    assert!(
+        runs.iter()
+            .all(|r| matches!(r.result, SessionResult::Diverged { .. }))
+    );
+    let clean = replay_all(&paths, &sessions, &Overrides::default(), 2);
+    assert!(clean.iter().all(SessionRun::is_ok));
+}
+
+/// Every fixture session, with each of its entries dropped in turn (a valid log with
+/// one entry missing): wherever that diverges, `--minimize` finds a smaller log that
+/// diverges the same way.
+#[test]
+fn minimize_reproduces_the_divergence_of_every_fixture_with_any_entry_dropped() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut minimized, mut edits) = (0, 0);
+    for file in find_sessions(&fixtures).unwrap() {
+        let log = read_session(&file).unwrap();
+        for dropped in log.entries.iter().skip(1).map(|e| e.id) {
+            edits += 1;
+            let edited_path = dir.path().join(format!("edited-{edits}.jsonl"));
+            let edited = rewrite::rewrite(&log, &edited_path, |e| {
+                (e.id != dropped).then(|| e.body.clone())
+            })
+            .unwrap();
+            let Err(ReplayError::Diverged(before)) = replay_branch(&edited, edited.leaf()) else {
+                continue;
+            };
+            let out = dir.path().join(format!("min-{minimized}.jsonl"));
+            let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out)
+                .unwrap_or_else(|e| panic!("{} without {dropped}: {e}", file.display()));
+            assert_eq!(
+                Signature::of(&m.divergence),
+                Signature::of(&before),
+                "{} without {dropped}",
+                file.display()
+            );
+            assert!(m.after.entries <= edited.entries.len());
+            minimized += 1;
+        }
+    }
+    assert!(minimized > 50, "{minimized} divergences minimized");
 }

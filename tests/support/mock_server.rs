@@ -129,7 +129,11 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
             s.replies.pop_front()
         };
         let reply = reply.unwrap_or_else(|| {
-            Reply::error(500, r#"{"error":{"message":"mock server: no reply scripted"}}"#, &[])
+            Reply::error(
+                500,
+                r#"{"error":{"message":"mock server: no reply scripted"}}"#,
+                &[],
+            )
         });
         if !write_reply(&stream, &reply) {
             return;
@@ -174,7 +178,10 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
 
 /// Writes the reply; false when the connection must close (a fault, or an error).
 fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
-    let mut head = format!("HTTP/1.1 {} Mock\r\ntransfer-encoding: chunked\r\n", reply.status);
+    let mut head = format!(
+        "HTTP/1.1 {} Mock\r\ntransfer-encoding: chunked\r\n",
+        reply.status
+    );
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -205,10 +212,17 @@ fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
             continue;
         }
         let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
-        if stream.write_all(&framed).and_then(|()| stream.flush()).is_err() {
+        if stream
+            .write_all(&framed)
+            .and_then(|()| stream.flush())
+            .is_err()
+        {
             return false;
         }
         sent += chunk.len();
     }
-    stream.write_all(b"0\r\n\r\n").and_then(|()| stream.flush()).is_ok()
+    stream
+        .write_all(b"0\r\n\r\n")
+        .and_then(|()| stream.flush())
+        .is_ok()
 }

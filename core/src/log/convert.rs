@@ -62,6 +62,9 @@ pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
             step: *step,
             event: event.clone(),
         }],
+        Record::Compact { config } => vec![Input::Compact {
+            config: config.clone(),
+        }],
         Record::ApprovalAnswer {
             call_id,
             verdict,

@@ -144,6 +144,8 @@ pub enum Record {
     Recovered { note: String },
     /// Input: a stream event that arrived after its step settled.
     LateEvent { step: StepNo, event: StreamEvent },
+    /// Input: the user asked to compact the context now (`/compact`).
+    Compact { config: RunConfig },
     /// Input: the user answered an approval question (`y`/`a`/`A`/`n`).
     ApprovalAnswer {
         call_id: CallId,
@@ -153,7 +155,7 @@ pub enum Record {
 }
 
 impl Record {
-    pub const TYPE_NAMES: [&'static str; 13] = [
+    pub const TYPE_NAMES: [&'static str; 14] = [
         "session",
         "branch",
         "label",
@@ -167,6 +169,7 @@ impl Record {
         "recovered",
         "late_event",
         "approval_answer",
+        "compact",
     ];
 
     pub fn type_name(&self) -> &'static str {
@@ -184,6 +187,7 @@ impl Record {
             Record::Recovered { .. } => "recovered",
             Record::LateEvent { .. } => "late_event",
             Record::ApprovalAnswer { .. } => "approval_answer",
+            Record::Compact { .. } => "compact",
         }
     }
 
@@ -199,7 +203,8 @@ impl Record {
             | Record::CompactionSummary { .. }
             | Record::Recovered { .. }
             | Record::LateEvent { .. }
-            | Record::ApprovalAnswer { .. } => true,
+            | Record::ApprovalAnswer { .. }
+            | Record::Compact { .. } => true,
         }
     }
 }

@@ -79,6 +79,8 @@ pub struct Compacting {
     pub upto: usize,
     pub tokens_before: u64,
     pub interrupted: bool,
+    /// Asked for by the user (`Input::Compact`): the run ends when it is done.
+    pub forced: bool,
 }
 
 /// Counters of the run in progress (or of the last run, once finished).
@@ -195,6 +197,7 @@ impl Machine {
             }
             Input::CompactionDone { result } => self.on_compaction_done(result, &mut out),
             Input::Recover => self.on_recover(&mut out),
+            Input::Compact { config } => self.on_compact(config, &mut out),
             Input::Approval {
                 call_id,
                 verdict,
@@ -537,6 +540,10 @@ impl Machine {
         if c.interrupted {
             return self.finish(StopReason::Interrupted, out);
         }
+        let result = match result {
+            Err(error) if c.forced => return self.finish(StopReason::ProviderError { error }, out),
+            other => other,
+        };
         if let Ok(summary) = result {
             self.context.compact(c.upto, summary.clone());
             self.run.compactions += 1;
@@ -547,8 +554,51 @@ impl Machine {
                 tokens_after: self.context.estimate_tokens(),
             }));
         }
+        if c.forced {
+            return self.finish(StopReason::Completed, out);
+        }
         // A failed summary is recorded in its input entry; the run goes on uncompacted.
         self.continue_run(out);
+    }
+
+    /// `/compact`: between runs, summarize the middle of the context now.
+    fn on_compact(&mut self, config: RunConfig, out: &mut Vec<Effect>) {
+        match self.phase {
+            Phase::Idle | Phase::Finished(_) => {}
+            Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                return ignore(IgnoreReason::RunInProgress, out);
+            }
+        }
+        let Some((upto, first_kept)) = self.middle_section() else {
+            return ignore(IgnoreReason::NothingToCompact, out);
+        };
+        self.run = RunState {
+            config: Some(config),
+            ..RunState::default()
+        };
+        self.start_compaction(upto, first_kept, self.context.estimate_tokens(), true, out);
+    }
+
+    fn start_compaction(
+        &mut self,
+        upto: usize,
+        first_kept: EntryId,
+        tokens_before: u64,
+        forced: bool,
+        out: &mut Vec<Effect>,
+    ) {
+        out.push(Effect::Record(Decision::CompactionStarted {
+            first_kept,
+            tokens_before,
+        }));
+        out.push(Effect::Summarize { upto });
+        self.phase = Phase::Compacting(Compacting {
+            first_kept,
+            upto,
+            tokens_before,
+            interrupted: false,
+            forced,
+        });
     }
 
     fn on_recover(&mut self, out: &mut Vec<Effect>) {
@@ -584,18 +634,7 @@ impl Machine {
             && let Some((upto, first_kept)) = self.middle_section()
         {
             let tokens_before = self.run.last_input_tokens;
-            out.push(Effect::Record(Decision::CompactionStarted {
-                first_kept,
-                tokens_before,
-            }));
-            out.push(Effect::Summarize { upto });
-            self.phase = Phase::Compacting(Compacting {
-                first_kept,
-                upto,
-                tokens_before,
-                interrupted: false,
-            });
-            return;
+            return self.start_compaction(upto, first_kept, tokens_before, false, out);
         }
         self.continue_run(out);
     }

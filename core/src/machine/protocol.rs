@@ -160,6 +160,8 @@ pub enum Input {
     /// The previous process ended without settling this run (crash or kill); settle
     /// whatever is unsettled and finish.
     Recover,
+    /// The user asked to compact the context now (`/compact`), between runs.
+    Compact { config: RunConfig },
     /// The user answered the approval question for a mutating call.
     Approval {
         call_id: CallId,
@@ -264,6 +266,8 @@ pub enum IgnoreReason {
     AlreadyInterrupting,
     /// An approval answer for a call that is not waiting for one.
     LateApproval,
+    /// A compaction request with no middle section to summarize.
+    NothingToCompact,
 }
 
 /// Why a run finished. Each stop condition has its own reason.

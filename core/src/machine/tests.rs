@@ -3,7 +3,7 @@
 //!
 //! Script lines (one input each, `#` starts a comment):
 //! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts)
-//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`
+//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end)
 //! - `delta N TEXT` (one text delta), `end N completed|aborted|failed`
@@ -102,6 +102,12 @@ impl Harness {
                 )
             }
             "interrupt" => self.feed(line, Input::Interrupt),
+            "compact" => {
+                let input = Input::Compact {
+                    config: self.config.clone(),
+                };
+                self.feed(line, input)
+            }
             "recover" => self.feed(line, Input::Recover),
             "delta" => {
                 let (n, text) = rest.split_once(' ').unwrap();
@@ -988,6 +994,44 @@ fn no_compaction_when_the_run_is_about_to_stop_for_a_limit() {
               execute c21 echo
             > tool c21 ok two
               record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
+        "#]],
+    );
+}
+
+#[test]
+fn a_forced_compaction_between_runs_summarizes_and_finishes() {
+    check(
+        "compact
+         prompt go
+         step 1 calls=echo finish=tool_calls
+         tool c11 ok one
+         step 2 text=done finish=stop
+         compact
+         summary the user said go; echo ran
+         prompt again",
+        expect![[r#"
+            > compact
+              record ignored {"reason":"nothing_to_compact"}
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+            > compact
+              record compaction_started {"first_kept":3,"tokens_before":4}
+              summarize upto=3
+            > summary the user said go; echo ran
+              record compacted {"first_kept":3,"summary":"the user said go; echo ran","tokens_after":8,"tokens_before":4}
+              record run_finished {"reason":{"kind":"completed"},"steps":0,"usage":{"input_tokens":0,"output_tokens":0}}
+            > prompt again
+              record step_started {"context_hash":"dbcae5c2","messages":3,"step":1}
+              call_model step=1
         "#]],
     );
 }

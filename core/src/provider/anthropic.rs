@@ -579,6 +579,10 @@ impl Provider for AnthropicProvider {
         "anthropic"
     }
 
+    fn render_request(&self, request: &ModelRequest) -> Value {
+        build_request(&self.config.model, request)
+    }
+
     fn model(&self) -> &str {
         &self.config.model
     }

@@ -26,6 +26,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::StreamSink;
+use super::cassette::{self, BodyEnd, Chunk, Exchange, Next, Playback, Tape};
 use super::sse::{SseParser, StreamMapper};
 use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
@@ -59,6 +60,8 @@ pub struct HttpConfig {
     pub retry_base: Duration,
     /// A `retry-after` longer than this is not waited for.
     pub max_retry_wait: Duration,
+    /// Record the traffic to a cassette, or serve it from one instead of the network.
+    pub tape: Option<Tape>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -71,6 +74,13 @@ impl fmt::Debug for HttpConfig {
             .field("max_attempts", &self.max_attempts)
             .field("retry_base", &self.retry_base)
             .field("max_retry_wait", &self.max_retry_wait)
+            .field(
+                "tape",
+                &self.tape.as_ref().map(|t| match t {
+                    Tape::Record(_) => "record",
+                    Tape::Play(_) => "play",
+                }),
+            )
             .finish()
     }
 }
@@ -78,7 +88,7 @@ impl fmt::Debug for HttpConfig {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error(
-        "no API key for {provider}: set {var} (or pass --api-key); only a server on 127.0.0.1/localhost may go without one"
+        "no API key for {provider}: set {var}; only a server on 127.0.0.1/localhost may go without one"
     )]
     MissingKey {
         provider: &'static str,
@@ -101,6 +111,7 @@ impl HttpConfig {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             retry_base: DEFAULT_RETRY_BASE,
             max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+            tape: None,
         }
     }
 
@@ -307,7 +318,8 @@ enum Attempt {
 }
 
 /// Sends `request` (retrying before the first byte), then streams the body through
-/// an SSE parser and `mapper` into `sink`.
+/// an SSE parser and `mapper` into `sink`. With a cassette `tape` in `config` the
+/// exchange is recorded, or served from the cassette instead of the network.
 pub async fn stream_sse(
     client: &reqwest::Client,
     config: &HttpConfig,
@@ -317,13 +329,86 @@ pub async fn stream_sse(
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
     let body = request.body.to_string();
+    let path = url_path(&request.url);
+    if let Some(Tape::Play(tape)) = &config.tape {
+        let recorded = tape.redactor.redact(&body);
+        let recorded = serde_json::from_str(&recorded).unwrap_or(Value::String(recorded));
+        let exchange = tape.take(&path, &recorded)?;
+        for r in exchange.retries {
+            if !sink.send(StreamEvent::Retrying {
+                attempt: r.attempt,
+                reason: r.reason,
+                delay_ms: r.delay_ms,
+            }) {
+                return Err(stopped_listening());
+            }
+        }
+        return match exchange.response {
+            cassette::Response::Error { error } => Err(error),
+            cassette::Response::Stream { chunks, end, .. } => {
+                let mut source = Source::Tape(Playback::new(chunks, end, tape.pace));
+                stream_body(&mut source, config, mapper, sink, cancel).await
+            }
+        };
+    }
+    let recorder = match &config.tape {
+        Some(Tape::Record(w)) => Some(w),
+        Some(Tape::Play(_)) | None => None,
+    };
+    let record = |retries: Vec<cassette::Retry>, response: cassette::Response| {
+        if let Some(w) = recorder {
+            let redacted = w.redactor.redact(&body);
+            let exchange = Exchange {
+                path: path.clone(),
+                body: serde_json::from_str(&redacted).unwrap_or(Value::String(redacted)),
+                retries,
+                response,
+            };
+            if let Err(e) = w.write(&exchange) {
+                return Err(ProviderError {
+                    kind: ProviderErrorKind::Http,
+                    message: format!("cannot record the exchange: {e}"),
+                });
+            }
+        }
+        Ok(())
+    };
     let max_attempts = config.max_attempts.max(1);
     let mut attempt = 1;
+    let mut retries = Vec::new();
     loop {
+        let started = std::time::Instant::now();
         match attempt_once(client, config, &request, &body, cancel).await {
-            Attempt::Fail(e) => return Err(e),
+            Attempt::Fail(e) => {
+                record(retries, cassette::Response::Error { error: e.clone() })?;
+                return Err(e);
+            }
             Attempt::Streaming(response, first) => {
-                return stream_body(response, first, config, mapper, sink, cancel).await;
+                let mut source = Source::Live {
+                    response,
+                    first: Some(first),
+                    started,
+                    tap: recorder.map(|_| (Vec::new(), None)),
+                };
+                let result = stream_body(&mut source, config, mapper, sink, cancel).await;
+                if let Source::Live {
+                    tap: Some((chunks, end)),
+                    ..
+                } = source
+                {
+                    let end = end.unwrap_or(BodyEnd::Broken {
+                        detail: "the client stopped reading".into(),
+                    });
+                    record(
+                        retries,
+                        cassette::Response::Stream {
+                            status: 200,
+                            chunks,
+                            end,
+                        },
+                    )?;
+                }
+                return result;
             }
             Attempt::Retry {
                 reason,
@@ -332,6 +417,12 @@ pub async fn stream_sse(
             } => {
                 if attempt >= max_attempts {
                     error.message = format!("{} (after {attempt} attempts)", error.message);
+                    record(
+                        retries,
+                        cassette::Response::Error {
+                            error: error.clone(),
+                        },
+                    )?;
                     return Err(error);
                 }
                 let delay = match retry_after {
@@ -342,6 +433,12 @@ pub async fn stream_sse(
                             wait.as_secs(),
                             config.max_retry_wait.as_secs()
                         );
+                        record(
+                            retries,
+                            cassette::Response::Error {
+                                error: error.clone(),
+                            },
+                        )?;
                         return Err(error);
                     }
                     Some(wait) => wait,
@@ -349,6 +446,11 @@ pub async fn stream_sse(
                 };
                 attempt += 1;
                 let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                retries.push(cassette::Retry {
+                    attempt,
+                    reason: reason.clone(),
+                    delay_ms,
+                });
                 if !sink.send(StreamEvent::Retrying {
                     attempt,
                     reason,
@@ -360,6 +462,73 @@ pub async fn stream_sse(
                     () = tokio::time::sleep(delay) => {}
                     () = cancel.cancelled() => return Err(cancelled()),
                 }
+            }
+        }
+    }
+}
+
+/// The path of a URL (`/v1/chat/completions`), which cassettes match on.
+fn url_path(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_else(|_| url.to_string())
+}
+
+/// Where body bytes come from: the network (optionally tapped for a cassette), or
+/// a cassette.
+enum Source {
+    Live {
+        response: reqwest::Response,
+        first: Option<Vec<u8>>,
+        started: std::time::Instant,
+        /// The chunks seen and how the body ended, when recording.
+        tap: Option<(Vec<Chunk>, Option<BodyEnd>)>,
+    },
+    Tape(Playback),
+}
+
+impl Source {
+    async fn next(&mut self, config: &HttpConfig, cancel: &CancellationToken) -> Option<Next> {
+        match self {
+            Source::Tape(playback) => tokio::select! {
+                next = playback.next() => Some(next),
+                () = cancel.cancelled() => None,
+            },
+            Source::Live {
+                response,
+                first,
+                started,
+                tap,
+            } => {
+                let next = match first.take() {
+                    Some(bytes) => Next::Bytes(bytes),
+                    None => {
+                        let read = tokio::select! {
+                            r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
+                            () = cancel.cancelled() => return None,
+                        };
+                        match read {
+                            Err(_) => Next::Idle,
+                            Ok(Ok(Some(data))) => Next::Bytes(data.to_vec()),
+                            Ok(Ok(None)) => Next::End,
+                            Ok(Err(e)) => Next::Broken(error_chain(&e)),
+                        }
+                    }
+                };
+                if let Some((chunks, end)) = tap {
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    match &next {
+                        Next::Bytes(b) => chunks.push(Chunk::new(ms, b)),
+                        Next::End => *end = Some(BodyEnd::Complete),
+                        Next::Broken(detail) => {
+                            *end = Some(BodyEnd::Broken {
+                                detail: detail.clone(),
+                            })
+                        }
+                        Next::Idle => *end = Some(BodyEnd::Idle),
+                    }
+                }
+                Some(next)
             }
         }
     }
@@ -577,8 +746,7 @@ fn deliver(events: Vec<StreamEvent>, sink: &StreamSink) -> Result<(), ProviderEr
 }
 
 async fn stream_body(
-    mut response: reqwest::Response,
-    first: Vec<u8>,
+    source: &mut Source,
     config: &HttpConfig,
     mapper: &mut dyn StreamMapper,
     sink: &StreamSink,
@@ -587,28 +755,24 @@ async fn stream_body(
     let mut parser = SseParser::new();
     let mut bytes = 0usize;
     let mut events = 0usize;
-    let mut feed = |data: &[u8], bytes: &mut usize, events: &mut usize| {
-        *bytes += data.len();
-        for event in parser.push(data) {
-            *events += 1;
-            deliver(mapper.on_event(event.event.as_deref(), &event.data)?, sink)?;
-        }
-        Ok::<(), ProviderError>(())
-    };
-    feed(&first, &mut bytes, &mut events)?;
     loop {
         if cancel.is_cancelled() {
             return Err(cancelled());
         }
-        let next = tokio::select! {
-            r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
-            () = cancel.cancelled() => return Err(cancelled()),
+        let Some(next) = source.next(config, cancel).await else {
+            return Err(cancelled());
         };
         match next {
-            Err(_) => return Err(idle_timeout(config, bytes, events)),
-            Ok(Ok(Some(data))) => feed(&data, &mut bytes, &mut events)?,
-            Ok(Ok(None)) => break,
-            Ok(Err(e)) => return Err(disconnected(bytes, events, &error_chain(&e))),
+            Next::Idle => return Err(idle_timeout(config, bytes, events)),
+            Next::Bytes(data) => {
+                bytes += data.len();
+                for event in parser.push(&data) {
+                    events += 1;
+                    deliver(mapper.on_event(event.event.as_deref(), &event.data)?, sink)?;
+                }
+            }
+            Next::End => break,
+            Next::Broken(detail) => return Err(disconnected(bytes, events, &detail)),
         }
     }
     // An event still open when the connection closed: delivered, unless the stream

@@ -2,6 +2,7 @@
 //! cancellable. The faux provider lives here; the HTTP wire protocols join it later.
 
 pub mod anthropic;
+pub mod cassette;
 pub mod faux;
 pub mod http;
 pub mod openai;
@@ -70,4 +71,9 @@ pub trait Provider: Send + Sync + 'static {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>>;
+    /// The request exactly as this provider would send it (the HTTP body for the
+    /// wire protocols), for `--show-context`.
+    fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
+        serde_json::to_value(request).unwrap_or_default()
+    }
 }

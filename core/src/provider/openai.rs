@@ -507,6 +507,10 @@ impl Provider for OpenAiProvider {
         "openai"
     }
 
+    fn render_request(&self, request: &ModelRequest) -> Value {
+        self.body(request)
+    }
+
     fn model(&self) -> &str {
         &self.config.model
     }

@@ -690,6 +690,10 @@ impl Provider for ResponsesProvider {
         "openai-responses"
     }
 
+    fn render_request(&self, request: &ModelRequest) -> Value {
+        self.body(request)
+    }
+
     fn model(&self) -> &str {
         &self.config.model
     }

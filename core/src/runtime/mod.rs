@@ -4,23 +4,20 @@
 //! decision that starts a model call or a tool is durable (fsynced) before it starts.
 
 mod events;
+pub mod instructions;
 mod owner;
+mod session;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use chrono::Utc;
 use tokio::sync::{mpsc, oneshot};
 
 pub use events::{RunEvent, RunResult};
+pub use session::{branch_at, rebuild_machine};
 
-use crate::log::{
-    Body, Dag, LogError, Record, SessionHeader, SessionLog, SessionWriter, entry_decision,
-    entry_inputs,
-};
-use crate::machine::{
-    ApprovalScope, EntryId, Limits, Machine, Pending, Permissions, Phase, ToolCall, Verdict,
-};
+use crate::log::LogError;
+use crate::machine::{ApprovalScope, EntryId, Limits, Pending, Permissions, ToolCall, Verdict};
 use crate::provider::{BoxFuture, Provider};
 use crate::tools::ToolExecutor;
 
@@ -37,10 +34,19 @@ pub enum SessionTarget {
     Existing { path: PathBuf, at: Option<EntryId> },
 }
 
+/// What a run does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Task {
+    /// Answer a user message (the usual run).
+    Prompt(String),
+    /// Compact the session's context now (`/compact`), without a model step.
+    Compact,
+}
+
 /// Everything a run needs.
 pub struct RunOptions {
     pub session: SessionTarget,
-    pub prompt: String,
+    pub task: Task,
     pub limits: Limits,
     pub system_prompt: String,
     pub provider: Arc<dyn Provider>,
@@ -163,7 +169,8 @@ impl Interrupter {
 /// once), rebuilds the machine, records the prompt, and spawns the owner task.
 pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let (mut writer, machine, leaf, notices, session_id, cwd) = open_session(&opts.session)?;
+    let (mut writer, machine, leaf, notices, session_id, cwd) =
+        session::open_session(&opts.session)?;
     let path = writer.path().to_path_buf();
     let _ = events_tx.send(RunEvent::RunStarted {
         session_id: session_id.clone(),
@@ -194,178 +201,4 @@ pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
         task,
         session_path: path,
     })
-}
-
-/// The open writer, the rebuilt machine, the leaf, notices, session id and cwd.
-type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String, String);
-
-fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
-    match target {
-        SessionTarget::New {
-            path,
-            session_id,
-            cwd,
-        } => {
-            let header = SessionHeader {
-                session_id: session_id.clone(),
-                cwd: cwd.clone(),
-                forked_from: None,
-            };
-            let writer = SessionWriter::create(path, header, Utc::now())?;
-            Ok((
-                writer,
-                Machine::new(),
-                EntryId(0),
-                Vec::new(),
-                session_id.clone(),
-                cwd.clone(),
-            ))
-        }
-        SessionTarget::Existing { path, at } => open_existing(path, *at),
-    }
-}
-
-fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeError> {
-    let (mut writer, log) = SessionWriter::open(path)?;
-    let mut notices = Vec::new();
-    if let Some(torn) = &log.torn_tail {
-        notices.push(format!(
-            "{}: repaired a torn last line: {} byte(s) at offset {} were cut off{}",
-            path.display(),
-            torn.len,
-            torn.offset,
-            torn.sidecar
-                .as_ref()
-                .map(|p| format!(" and kept in {}", p.display()))
-                .unwrap_or_default()
-        ));
-    }
-    let session_id = log.header().session_id.clone();
-    let cwd = log.header().cwd.clone();
-    let last = log.leaf();
-    let target = at.unwrap_or(last);
-    if log.get(target).is_none() {
-        return Err(RuntimeError::NoSuchEntry {
-            path: path.to_path_buf(),
-            entry: target,
-        });
-    }
-    let (mut machine, boundary) = rebuild_machine(&log, target)?;
-    let mut leaf = target;
-    if at.is_some() && target != last {
-        if boundary != Some(target) {
-            return Err(RuntimeError::NotABoundary {
-                entry: target,
-                phase: if machine.is_running() {
-                    describe(machine.phase())
-                } else {
-                    "the decisions it led to come after it".into()
-                },
-                suggestion: {
-                    let before = match boundary {
-                        Some(b) if b != EntryId(0) => {
-                            format!("entry {b} (the end of the previous run)")
-                        }
-                        Some(_) | None => "entry 0 (the session start)".to_string(),
-                    };
-                    match run_end_after(&log, last, target) {
-                        Some(end) => format!("{before} or entry {end} (where this run finished)"),
-                        None => before,
-                    }
-                },
-            });
-        }
-        let (id, _) = writer.append(
-            target,
-            Utc::now(),
-            &Body::Record(Record::Branch { from_leaf: last }),
-        )?;
-        leaf = id;
-        notices.push(format!(
-            "continuing from entry {target} on a new branch (the previous leaf was {last})"
-        ));
-    }
-    if machine.is_running() {
-        // The previous process died mid-run: settle what it left unsettled.
-        let note = format!(
-            "the previous run ended without finishing ({}); unsettled work is settled now",
-            describe(machine.phase())
-        );
-        let (id, _) = writer.append(
-            leaf,
-            Utc::now(),
-            &Body::Record(Record::Recovered { note: note.clone() }),
-        )?;
-        leaf = id;
-        for effect in machine.handle(crate::machine::Input::Recover) {
-            if let crate::machine::Effect::Record(d) = effect {
-                let (id, _) = writer.append(leaf, Utc::now(), &Body::Decision(d))?;
-                leaf = id;
-            }
-        }
-        notices.push(note);
-    }
-    Ok((writer, machine, leaf, notices, session_id, cwd))
-}
-
-/// Replays the inputs on the path to `leaf` through a fresh machine (effects are
-/// discarded: they already happened). Returns the machine and the last entry on
-/// the path where no run was in progress and every decision made so far is on the
-/// path (a settled boundary).
-pub fn rebuild_machine(
-    log: &SessionLog,
-    leaf: EntryId,
-) -> Result<(Machine, Option<EntryId>), RuntimeError> {
-    let dag = Dag::from_log(log);
-    let path = dag.path_to_root(leaf)?;
-    let mut machine = Machine::new();
-    let mut boundary = None;
-    // Decisions the machine made whose entries have not yet appeared on the path: an
-    // entry is a boundary only when none are owed (the run's `run_finished` is in).
-    let mut owed = 0usize;
-    for id in path {
-        let entry = log.get(id).ok_or(RuntimeError::NoSuchEntry {
-            path: log.path.clone(),
-            entry: id,
-        })?;
-        for input in entry_inputs(entry) {
-            owed += machine
-                .handle(input)
-                .iter()
-                .filter(|e| matches!(e, crate::machine::Effect::Record(_)))
-                .count();
-        }
-        if entry_decision(entry).is_some() {
-            owed = owed.saturating_sub(1);
-        }
-        if !machine.is_running() && owed == 0 {
-            boundary = Some(id);
-        }
-    }
-    Ok((machine, boundary))
-}
-
-/// The first `run_finished` after `target` on the branch ending at `leaf`.
-fn run_end_after(log: &SessionLog, leaf: EntryId, target: EntryId) -> Option<EntryId> {
-    let path = Dag::from_log(log).path_to_root(leaf).ok()?;
-    let from = path.iter().position(|id| *id == target)?;
-    path[from..].iter().copied().find(|id| {
-        log.get(*id)
-            .and_then(entry_decision)
-            .is_some_and(|d| matches!(d, crate::machine::Decision::RunFinished { .. }))
-    })
-}
-
-fn describe(phase: &Phase) -> String {
-    match phase {
-        Phase::Idle => "idle".into(),
-        Phase::Streaming(s) => format!("step {} streaming", s.step),
-        Phase::RunningTools(t) => format!(
-            "{} tool call(s) of step {} running",
-            t.pending.len() + t.awaiting.len(),
-            t.step
-        ),
-        Phase::Compacting(_) => "compacting".into(),
-        Phase::Finished(r) => format!("finished: {r:?}"),
-    }
 }

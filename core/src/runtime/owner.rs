@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     ApprovalAnswer, ApprovalRequest, Approver, Command, RunEvent, RunOptions, RunResult,
-    RuntimeError,
+    RuntimeError, Task,
 };
 use crate::log::{Body, Record, SessionWriter, StepRecord, TimedEvent, ToolResultRecord};
 use crate::machine::{
@@ -75,7 +75,7 @@ pub(crate) struct Owner {
     tools: Arc<dyn ToolExecutor>,
     specs: Vec<ToolSpec>,
     system: String,
-    prompt: Option<(String, RunConfig)>,
+    task: Option<(Task, RunConfig)>,
     stream_tx: mpsc::UnboundedSender<(StepNo, StreamItem)>,
     stream_rx: mpsc::UnboundedReceiver<(StepNo, StreamItem)>,
     done_tx: mpsc::UnboundedSender<Done>,
@@ -128,7 +128,7 @@ impl Owner {
             tools: opts.tools,
             specs,
             system: opts.system_prompt,
-            prompt: Some((opts.prompt, config)),
+            task: Some((opts.task, config)),
             stream_tx,
             stream_rx,
             done_tx,
@@ -153,12 +153,25 @@ impl Owner {
     }
 
     async fn drive(&mut self) -> Result<(), RuntimeError> {
-        if let Some((text, config)) = self.prompt.take() {
-            self.append(Body::Record(Record::UserMessage {
-                text: text.clone(),
-                config: config.clone(),
-            }))?;
-            self.apply(Input::Prompt { text, config })?;
+        match self.task.take() {
+            Some((Task::Prompt(text), config)) => {
+                self.append(Body::Record(Record::UserMessage {
+                    text: text.clone(),
+                    config: config.clone(),
+                }))?;
+                self.apply(Input::Prompt { text, config })?;
+            }
+            Some((Task::Compact, config)) => {
+                self.append(Body::Record(Record::Compact {
+                    config: config.clone(),
+                }))?;
+                self.apply(Input::Compact { config })?;
+                if !self.machine.is_running() {
+                    // Nothing to compact: the `ignored` decision says so.
+                    return Ok(());
+                }
+            }
+            None => {}
         }
         while !self.finished() {
             // Biased: the user's commands (an interrupt above all) go first.

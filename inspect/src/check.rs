@@ -1,0 +1,444 @@
+//! `xcsh check`: integrity and ordering of a session file. Unlike the reader, which
+//! stops at the first bad line, the checker scans every line leniently and collects
+//! every violation, each named by the smallest set of entries (with their lines)
+//! that witnesses it:
+//!
+//! - integrity: a malformed line, a header that is not a parentless `session`, a
+//!   duplicate id, a missing parent, a child before its parent, a parent cycle, a hash
+//!   that does not match its line and its parent's hash, a torn last line (warning),
+//!   an entry type this version does not know (warning);
+//! - ordering, on every branch (`order.rs`): every tool call settled exactly once
+//!   and after its dispatch, nothing after a run's finish
+//!   but a new prompt (or ignored inputs, labels, branch records), steers delivered
+//!   only at boundaries and in arrival order, follow-ups only after a would-be
+//!   finish, a compaction's first kept entry on its path.
+
+mod order;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+use xcsh_core::log::{Body, Entry, EntryHash, Record};
+use xcsh_core::machine::EntryId;
+
+use crate::error::InspectError;
+use crate::style::Style;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    /// Reported, but the file is still a valid session (exit 0 if nothing else).
+    Warning,
+}
+
+/// One violation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// A stable name: `hash_mismatch`, `settled_twice`, `delivered_mid_step`, …
+    pub kind: &'static str,
+    pub message: String,
+    /// The witnesses, in the order the message names them.
+    pub entries: Vec<EntryId>,
+    /// Their lines (1-based), where they have one; a line without an entry (a
+    /// malformed or torn line) is here alone.
+    pub lines: Vec<u32>,
+}
+
+/// What the checker found in one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub path: PathBuf,
+    pub lines: u32,
+    pub entries: usize,
+    pub branches: usize,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.findings.len() - self.errors()
+    }
+}
+
+/// A decoded line of the file.
+pub(crate) struct Scanned {
+    pub line: u32,
+    pub entry: Entry,
+}
+
+/// Checks the file at `path`.
+pub fn check_file(path: &Path) -> Result<Report, InspectError> {
+    let bytes = std::fs::read(path).map_err(|e| InspectError::io(path, e))?;
+    Ok(check_bytes(path, &bytes))
+}
+
+/// Checks the bytes of a session file; `path` names it in the report.
+pub fn check_bytes(path: &Path, bytes: &[u8]) -> Report {
+    let mut f = Findings::default();
+    let mut scanned: Vec<Scanned> = Vec::new();
+    // First line of each id, and the hash recorded on it (also for lines that only
+    // half decode, so that their children still verify).
+    let mut first_line: HashMap<EntryId, u32> = HashMap::new();
+    let mut recorded: HashMap<EntryId, EntryHash> = HashMap::new();
+    let mut lines = 0u32;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
+            f.push(
+                Severity::Warning,
+                "torn_tail",
+                format!(
+                    "the last line has no newline: {} byte(s) a crash left behind (the writer cuts them off, into a sidecar, when it next opens the file)",
+                    rest.len()
+                ),
+                vec![],
+                vec![lines + 1],
+            );
+            break;
+        };
+        let raw = &rest[..nl];
+        rest = &rest[nl + 1..];
+        lines += 1;
+        let line = lines;
+        match decode(raw) {
+            Ok(entry) => {
+                if line == 1
+                    && (entry.parent.is_some()
+                        || !matches!(entry.body, Body::Record(Record::Session(_))))
+                {
+                    f.push(
+                        Severity::Error,
+                        "not_a_session",
+                        "the first line is not a parentless `session` record".into(),
+                        vec![entry.id],
+                        vec![line],
+                    );
+                }
+                if let Some(&earlier) = first_line.get(&entry.id) {
+                    f.push(
+                        Severity::Error,
+                        "duplicate_id",
+                        format!(
+                            "entry id {} appears a second time (first on line {earlier})",
+                            entry.id
+                        ),
+                        vec![entry.id],
+                        vec![earlier, line],
+                    );
+                    continue;
+                }
+                if let Body::Unknown { type_name, .. } = &entry.body {
+                    f.push(
+                        Severity::Warning,
+                        "unknown_type",
+                        format!("type `{type_name}` is not known to this version (kept, not used)"),
+                        vec![entry.id],
+                        vec![line],
+                    );
+                }
+                first_line.insert(entry.id, line);
+                recorded.insert(entry.id, entry.hash);
+                scanned.push(Scanned { line, entry });
+            }
+            Err(cause) => {
+                f.push(
+                    Severity::Error,
+                    "malformed",
+                    format!("malformed entry: {cause}"),
+                    vec![],
+                    vec![line],
+                );
+                if let Some((id, hash)) = salvage(raw)
+                    && !first_line.contains_key(&id)
+                {
+                    first_line.insert(id, line);
+                    recorded.insert(id, hash);
+                }
+            }
+        }
+    }
+    if lines == 0 {
+        f.push(
+            Severity::Error,
+            "not_a_session",
+            "the file holds no complete line".into(),
+            vec![],
+            vec![],
+        );
+    }
+    structure(&scanned, bytes, &first_line, &recorded, &mut f);
+    let index: HashMap<EntryId, usize> = scanned
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.entry.id, i))
+        .collect();
+    let branches = order::check(&scanned, &index, &mut f);
+    let mut findings = f.done(&first_line);
+    findings.sort_by_key(|x| (x.lines.first().copied().unwrap_or(0), x.severity, x.kind));
+    Report {
+        path: path.to_path_buf(),
+        lines,
+        entries: scanned.len(),
+        branches,
+        findings,
+    }
+}
+
+fn decode(raw: &[u8]) -> Result<Entry, String> {
+    if raw.is_empty() {
+        return Err("the line is empty".into());
+    }
+    if raw.iter().all(|&b| b == 0) {
+        return Err(format!(
+            "the line is {} NUL bytes (a write lost in a power cut?)",
+            raw.len()
+        ));
+    }
+    let text =
+        std::str::from_utf8(raw).map_err(|e| format!("the line is not valid UTF-8 ({e})"))?;
+    Entry::decode(text).map_err(|e| e.to_string())
+}
+
+/// The id and recorded hash of a line that does not decode as an entry, if its JSON
+/// still says them.
+fn salvage(raw: &[u8]) -> Option<(EntryId, EntryHash)> {
+    let v: Value = serde_json::from_slice(raw).ok()?;
+    let id = v.get("id")?.as_u64()?;
+    let hash = EntryHash::from_hex(v.get("hash")?.as_str()?)?;
+    Some((EntryId(id), hash))
+}
+
+/// Parents, order, cycles and the hash chain of the decoded entries.
+fn structure(
+    scanned: &[Scanned],
+    bytes: &[u8],
+    first_line: &HashMap<EntryId, u32>,
+    recorded: &HashMap<EntryId, EntryHash>,
+    f: &mut Findings,
+) {
+    let raw_lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    for s in scanned {
+        let e = &s.entry;
+        let raw = raw_lines
+            .get(s.line as usize - 1)
+            .copied()
+            .unwrap_or_default();
+        let parent_hash = match e.parent {
+            None if s.line == 1 => None,
+            None => {
+                f.push(
+                    Severity::Error,
+                    "orphan",
+                    format!(
+                        "entry {} has no parent (only the session header may lack one)",
+                        e.id
+                    ),
+                    vec![e.id],
+                    vec![s.line],
+                );
+                continue;
+            }
+            Some(p) => match first_line.get(&p) {
+                None => {
+                    f.push(
+                        Severity::Error,
+                        "missing_parent",
+                        format!(
+                            "entry {} names parent {p}, which is not in the file (removed, or on a line that does not decode)",
+                            e.id
+                        ),
+                        vec![e.id],
+                        vec![s.line],
+                    );
+                    continue;
+                }
+                Some(&pl) if pl > s.line => {
+                    f.push(
+                        Severity::Error,
+                        "child_before_parent",
+                        format!(
+                            "entry {} comes before its parent {p} (line {pl}): lines were moved",
+                            e.id
+                        ),
+                        vec![e.id, p],
+                        vec![s.line, pl],
+                    );
+                    recorded.get(&p).copied()
+                }
+                Some(_) => recorded.get(&p).copied(),
+            },
+        };
+        if !Entry::verify(raw, parent_hash.as_ref()).unwrap_or(false) {
+            f.push(
+                Severity::Error,
+                "hash_mismatch",
+                format!(
+                    "entry {} fails its hash check: its line (or its parent's hash) was altered",
+                    e.id
+                ),
+                vec![e.id],
+                vec![s.line],
+            );
+        }
+    }
+    // Cycles: only possible when a parent comes after its child.
+    let parent: HashMap<EntryId, EntryId> = scanned
+        .iter()
+        .filter_map(|s| s.entry.parent.map(|p| (s.entry.id, p)))
+        .collect();
+    let mut state: HashMap<EntryId, u8> = HashMap::new(); // 1 = on the walk, 2 = done
+    for s in scanned {
+        let mut walk = Vec::new();
+        let mut cur = Some(s.entry.id);
+        while let Some(id) = cur {
+            match state.get(&id) {
+                Some(2) => break,
+                Some(_) => {
+                    let from = walk.iter().position(|w| *w == id).unwrap_or(0);
+                    let mut cycle: Vec<EntryId> = walk[from..].to_vec();
+                    cycle.sort();
+                    let lines = cycle
+                        .iter()
+                        .filter_map(|c| first_line.get(c).copied())
+                        .collect();
+                    let names: Vec<String> = cycle.iter().map(ToString::to_string).collect();
+                    f.push(
+                        Severity::Error,
+                        "cycle",
+                        format!(
+                            "the parent links of entries {} form a cycle",
+                            names.join(", ")
+                        ),
+                        cycle,
+                        lines,
+                    );
+                    break;
+                }
+                None => {
+                    state.insert(id, 1);
+                    walk.push(id);
+                    cur = parent.get(&id).copied();
+                }
+            }
+        }
+        for w in walk {
+            state.insert(w, 2);
+        }
+    }
+}
+
+/// Findings as they are collected, deduplicated (branches share entries).
+#[derive(Default)]
+pub(crate) struct Findings {
+    seen: BTreeSet<(&'static str, Vec<EntryId>, Vec<u32>)>,
+    list: Vec<Finding>,
+}
+
+impl Findings {
+    pub fn push(
+        &mut self,
+        severity: Severity,
+        kind: &'static str,
+        message: String,
+        entries: Vec<EntryId>,
+        lines: Vec<u32>,
+    ) {
+        if self.seen.insert((kind, entries.clone(), lines.clone())) {
+            self.list.push(Finding {
+                severity,
+                kind,
+                message,
+                entries,
+                lines,
+            });
+        }
+    }
+
+    /// An ordering violation: the lines are looked up at the end.
+    pub fn order(&mut self, kind: &'static str, message: String, entries: Vec<EntryId>) {
+        self.push(Severity::Error, kind, message, entries, Vec::new());
+    }
+
+    fn done(self, first_line: &HashMap<EntryId, u32>) -> Vec<Finding> {
+        self.list
+            .into_iter()
+            .map(|mut f| {
+                if f.lines.is_empty() {
+                    f.lines = f
+                        .entries
+                        .iter()
+                        .filter_map(|e| first_line.get(e).copied())
+                        .collect();
+                }
+                f
+            })
+            .collect()
+    }
+}
+
+/// The report as text: one line per finding, then a summary line.
+pub fn render(report: &Report, style: Style) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let sev = match f.severity {
+            Severity::Error => style.red("error  "),
+            Severity::Warning => style.yellow("warning"),
+        };
+        let lines: Vec<String> = f.lines.iter().map(ToString::to_string).collect();
+        let at = match (f.entries.as_slice(), lines.len()) {
+            ([], 0) => String::new(),
+            ([], 1) => format!("line {}", lines[0]),
+            ([], _) => format!("lines {}", lines.join(", ")),
+            ([one], 1) => format!("entry #{one} (line {})", lines[0]),
+            ([one], _) => format!("entry #{one} (lines {})", lines.join(", ")),
+            (many, _) => {
+                let ids: Vec<String> = many.iter().map(|e| format!("#{e}")).collect();
+                format!("entries {} (lines {})", ids.join(" "), lines.join(", "))
+            }
+        };
+        out.push_str(&format!("{sev} {:<22} {at}: {}\n", f.kind, f.message));
+    }
+    let summary = if report.findings.is_empty() {
+        style.green(&format!(
+            "ok: {} entries on {} line(s), {} branch(es); hash chain and ordering verified",
+            report.entries, report.lines, report.branches
+        ))
+    } else {
+        let text = format!(
+            "{} error(s), {} warning(s) in {} line(s)",
+            report.errors(),
+            report.warnings(),
+            report.lines
+        );
+        if report.errors() > 0 {
+            style.red(&text)
+        } else {
+            style.yellow(&text)
+        }
+    };
+    out.push_str(&format!("{}: {summary}\n", report.path.display()));
+    out
+}
+
+/// Per-kind counts, for a short summary.
+pub fn counts(report: &Report) -> BTreeMap<&'static str, usize> {
+    let mut m = BTreeMap::new();
+    for f in &report.findings {
+        *m.entry(f.kind).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests;

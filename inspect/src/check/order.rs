@@ -1,0 +1,467 @@
+//! The ordering invariants, checked along every branch (root → each leaf that is
+//! not a label) by following the recorded entries: settlements, what may follow a
+//! run's finish, where steers and follow-ups are delivered, compactions.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use xcsh_core::log::{Body, Entry, Record};
+use xcsh_core::machine::{
+    CallId, Decision, EntryId, FinishReason, StepOutcome, SyntheticReason, UserOrigin,
+};
+
+use super::{Findings, Scanned};
+
+/// Checks every branch; returns the number of branches.
+pub(crate) fn check(
+    scanned: &[Scanned],
+    index: &HashMap<EntryId, usize>,
+    f: &mut Findings,
+) -> usize {
+    let mut has_child: HashSet<EntryId> = HashSet::new();
+    for s in scanned {
+        if let Some(p) = s.entry.parent {
+            has_child.insert(p);
+        }
+    }
+    let mut branches = 0;
+    for s in scanned {
+        let e = &s.entry;
+        if let Body::Record(Record::Label { target, .. }) = &e.body {
+            if !index.contains_key(target) {
+                f.order(
+                    "label_target_missing",
+                    format!(
+                        "label {} names entry {target}, which is not in the file",
+                        e.id
+                    ),
+                    vec![e.id],
+                );
+            }
+            continue;
+        }
+        if has_child.contains(&e.id) {
+            continue;
+        }
+        // A leaf: walk up to the root; a broken chain was reported by the structure
+        // checks and is not checked for order.
+        let mut path = Vec::new();
+        let mut cur = Some(e.id);
+        while let Some(id) = cur {
+            let Some(&i) = index.get(&id) else { break };
+            if path.len() > scanned.len() {
+                break;
+            }
+            path.push(&scanned[i].entry);
+            cur = scanned[i].entry.parent;
+        }
+        let reaches_root = path.last().is_some_and(|r| r.parent.is_none());
+        if !reaches_root {
+            continue;
+        }
+        path.reverse();
+        branches += 1;
+        Branch::default().walk(&path, f);
+    }
+    branches
+}
+
+/// The state of one branch as its entries are followed.
+#[derive(Default)]
+struct Branch {
+    /// The `user_message` of the run in progress.
+    run: Option<EntryId>,
+    /// The `run_finished` of the last run, until the next prompt; and whether an
+    /// entry after it was reported already.
+    finished: Option<(EntryId, bool)>,
+    recovered: bool,
+    /// `step_started` awaiting its `step` record: (step, entry).
+    streaming: Option<(u32, EntryId)>,
+    /// The last `step` record of the run, and the calls it requested (if completed).
+    last_step: Option<(EntryId, Vec<CallId>)>,
+    /// Dispatched and not settled, in dispatch order.
+    unsettled: Vec<(CallId, EntryId)>,
+    dispatched: HashMap<CallId, EntryId>,
+    /// Calls settled in this run, and by which entry.
+    settled: HashMap<CallId, EntryId>,
+    steers: VecDeque<EntryId>,
+    follow_ups: VecDeque<EntryId>,
+    /// Queued entries delivered already, and by which entry.
+    delivered: HashMap<EntryId, EntryId>,
+    /// A follow-up delivered since the last step started.
+    follow_up_at_boundary: Option<EntryId>,
+}
+
+impl Branch {
+    fn reset(&mut self) {
+        *self = Branch::default();
+    }
+
+    fn walk(&mut self, path: &[&Entry], f: &mut Findings) {
+        for (i, e) in path.iter().enumerate() {
+            let ignored_input = e.body.is_input()
+                && path
+                    .get(i + 1)
+                    .is_some_and(|n| matches!(n.body, Body::Decision(Decision::Ignored { .. })));
+            let neutral = ignored_input
+                || matches!(
+                    e.body,
+                    Body::Decision(Decision::Ignored { .. })
+                        | Body::Record(Record::Label { .. } | Record::Branch { .. })
+                );
+            if let Some((fin, reported)) = &mut self.finished
+                && !neutral
+                && !matches!(
+                    e.body,
+                    Body::Record(Record::UserMessage { .. } | Record::Compact { .. })
+                )
+                && !*reported
+            {
+                *reported = true;
+                f.order(
+                    "after_finish",
+                    format!(
+                        "entry {} ({}) follows the run's finish {fin} on the same branch; only a new prompt (or an ignored input, a label, a branch) may",
+                        e.id,
+                        e.type_name()
+                    ),
+                    vec![*fin, e.id],
+                );
+            }
+            if ignored_input {
+                continue;
+            }
+            self.entry(path, i, f);
+        }
+    }
+
+    fn entry(&mut self, path: &[&Entry], i: usize, f: &mut Findings) {
+        let e = path[i];
+        let id = e.id;
+        match &e.body {
+            Body::Record(r) => {
+                match r {
+                    Record::Branch { .. } => {
+                        // Written only at a settled boundary: nothing is in progress.
+                        self.reset();
+                    }
+                    Record::UserMessage { .. } | Record::Compact { .. } => {
+                        if let (Some(run), None) = (self.run, self.finished) {
+                            f.order(
+                            "prompt_in_run",
+                            format!(
+                                "{} {id} was applied while the run started by {run} was in progress (it should have been ignored)",
+                                e.type_name()
+                            ),
+                            vec![run, id],
+                        );
+                        }
+                        self.reset();
+                        self.run = Some(id);
+                    }
+                    Record::Steer { .. } | Record::FollowUp { .. } => {
+                        if self.run.is_none() || self.finished.is_some() {
+                            f.order(
+                            "queued_outside_run",
+                            format!("{} {id} was queued with no run in progress (it should have been ignored)", e.type_name()),
+                            vec![id],
+                        );
+                        } else if matches!(r, Record::Steer { .. }) {
+                            self.steers.push_back(id);
+                        } else {
+                            self.follow_ups.push_back(id);
+                        }
+                    }
+                    Record::Recovered { .. } => self.recovered = true,
+                    Record::Step(s) => {
+                        match self.streaming {
+                        Some((n, _)) if n == s.step.0 => {}
+                        Some((n, started)) => f.order(
+                            "step_mismatch",
+                            format!("step record {id} is for step {} but step {n} started ({started})", s.step),
+                            vec![started, id],
+                        ),
+                        None => f.order(
+                            "step_without_start",
+                            format!("step record {id} (step {}) has no `step_started` before it", s.step),
+                            vec![id],
+                        ),
+                    }
+                        self.streaming = None;
+                        // A step that failed (or "completed" with finish `error`) keeps no
+                        // calls: they get no answer.
+                        let calls = match s.outcome {
+                            StepOutcome::Completed
+                                if s.message.finish != Some(FinishReason::Error) =>
+                            {
+                                s.message.tool_calls.iter().map(|c| c.id.clone()).collect()
+                            }
+                            StepOutcome::Completed
+                            | StepOutcome::Failed { .. }
+                            | StepOutcome::Aborted => Vec::new(),
+                        };
+                        self.last_step = Some((id, calls));
+                    }
+                    Record::ToolResult(t) => self.result(path, i, &t.call_id, f),
+                    Record::Session(_)
+                    | Record::Label { .. }
+                    | Record::Interrupt {}
+                    | Record::CompactionSummary { .. }
+                    | Record::LateEvent { .. }
+                    | Record::ApprovalAnswer { .. } => {}
+                }
+            }
+            Body::Decision(d) => {
+                match d {
+                    Decision::StepStarted { step, .. } => {
+                        if let Some((n, started)) = self.streaming {
+                            f.order(
+                            "step_in_step",
+                            format!("step {step} started ({id}) while step {n} ({started}) was streaming"),
+                            vec![started, id],
+                        );
+                        }
+                        if let Some((call, d)) = self.unsettled.first() {
+                            f.order(
+                            "step_with_unsettled_call",
+                            format!("step {step} started ({id}) while call {call} ({d}) was unsettled"),
+                            vec![*d, id],
+                        );
+                        }
+                        self.unanswered(id, f);
+                        self.streaming = Some((step.0, id));
+                        self.follow_up_at_boundary = None;
+                    }
+                    Decision::ToolDispatched { call, .. } => {
+                        match &self.last_step {
+                        Some((step, calls)) if !calls.contains(&call.id) => f.order(
+                            "dispatch_not_requested",
+                            format!("call {} was dispatched ({id}) but the step before it ({step}) did not ask for it", call.id),
+                            vec![*step, id],
+                        ),
+                        None => f.order(
+                            "dispatch_not_requested",
+                            format!("call {} was dispatched ({id}) with no step before it", call.id),
+                            vec![id],
+                        ),
+                        Some(_) => {}
+                    }
+                        if let Some(first) = self.dispatched.get(&call.id) {
+                            f.order(
+                                "dispatched_twice",
+                                format!("call {} was dispatched twice: {first} and {id}", call.id),
+                                vec![*first, id],
+                            );
+                        } else {
+                            self.dispatched.insert(call.id.clone(), id);
+                            // A result seen before its dispatch was reported already.
+                            if !self.settled.contains_key(&call.id) {
+                                self.unsettled.push((call.id.clone(), id));
+                            }
+                        }
+                    }
+                    Decision::SyntheticResult { call, reason, .. } => {
+                        if *reason == SyntheticReason::DuplicateId {
+                            // Answers a second call with the same id; the first runs.
+                            return;
+                        }
+                        if let Some(first) = self.settled.get(&call.id) {
+                            let mut w: Vec<EntryId> =
+                                self.dispatched.get(&call.id).copied().into_iter().collect();
+                            w.extend([*first, id]);
+                            f.order(
+                                "settled_twice",
+                                format!(
+                                    "call {} is settled twice: by {first} and again by {id}",
+                                    call.id
+                                ),
+                                w,
+                            );
+                            return;
+                        }
+                        self.settle(&call.id, id);
+                    }
+                    Decision::Delivered { origin, queued, .. } => {
+                        self.delivered(id, *origin, *queued, f)
+                    }
+                    Decision::CompactionStarted { first_kept, .. }
+                    | Decision::Compacted { first_kept, .. } => {
+                        if !path[..i].iter().any(|p| p.id == *first_kept) {
+                            f.order(
+                            "first_kept_off_path",
+                            format!("compaction {id} keeps from entry {first_kept}, which is not before it on its branch"),
+                            vec![id],
+                        );
+                        }
+                    }
+                    Decision::RunFinished { .. } => {
+                        if let Some((call, d)) = self.unsettled.first() {
+                            f.order(
+                                "finished_with_unsettled_call",
+                                format!(
+                                    "the run finished ({id}) while call {call} ({d}) was unsettled"
+                                ),
+                                vec![*d, id],
+                            );
+                        }
+                        if let Some((n, started)) = self.streaming
+                            && !self.recovered
+                        {
+                            f.order(
+                            "finished_mid_step",
+                            format!("the run finished ({id}) while step {n} ({started}) was streaming, without a recovery"),
+                            vec![started, id],
+                        );
+                        }
+                        self.unanswered(id, f);
+                        let run = self.run;
+                        self.reset();
+                        self.run = run;
+                        self.finished = Some((id, false));
+                    }
+                    Decision::Approval { .. } | Decision::Ignored { .. } => {}
+                }
+            }
+            Body::Unknown { .. } => {}
+        }
+    }
+
+    fn settle(&mut self, call: &CallId, by: EntryId) {
+        self.settled.insert(call.clone(), by);
+        self.unsettled.retain(|(c, _)| c != call);
+    }
+
+    fn result(&mut self, path: &[&Entry], i: usize, call: &CallId, f: &mut Findings) {
+        let id = path[i].id;
+        if let Some(first) = self.settled.get(call) {
+            let mut w: Vec<EntryId> = self.dispatched.get(call).copied().into_iter().collect();
+            w.extend([*first, id]);
+            f.order(
+                "settled_twice",
+                format!("call {call} is settled twice: by {first} and again by {id}"),
+                w,
+            );
+            return;
+        }
+        if !self.dispatched.contains_key(call) {
+            // Dispatched later in the same run?
+            let later = path[i + 1..]
+                .iter()
+                .take_while(|e| {
+                    !matches!(
+                        e.body,
+                        Body::Record(Record::UserMessage { .. } | Record::Compact { .. })
+                    )
+                })
+                .find(|e| matches!(&e.body, Body::Decision(Decision::ToolDispatched { call: c, .. }) if c.id == *call));
+            match later {
+                Some(d) => f.order(
+                    "result_before_call",
+                    format!("the result {id} of call {call} comes before its dispatch {}", d.id),
+                    vec![id, d.id],
+                ),
+                None => f.order(
+                    "result_without_call",
+                    format!("the result {id} is for call {call}, which was never dispatched on this branch"),
+                    vec![id],
+                ),
+            }
+            self.settled.insert(call.clone(), id);
+            return;
+        }
+        self.settle(call, id);
+    }
+
+    /// Calls the last step asked for that were neither dispatched nor answered.
+    fn unanswered(&mut self, at: EntryId, f: &mut Findings) {
+        if let Some((step, calls)) = &self.last_step {
+            for c in calls {
+                if !self.dispatched.contains_key(c) && !self.settled.contains_key(c) {
+                    f.order(
+                        "call_never_answered",
+                        format!("call {c} of step {step} was neither run nor answered before {at}"),
+                        vec![*step, at],
+                    );
+                }
+            }
+        }
+        self.last_step = self.last_step.take().map(|(s, _)| (s, Vec::new()));
+    }
+
+    fn delivered(&mut self, id: EntryId, origin: UserOrigin, queued: EntryId, f: &mut Findings) {
+        if let Some(first) = self.delivered.get(&queued) {
+            f.order(
+                "delivered_twice",
+                format!("queued message {queued} was delivered twice: {first} and {id}"),
+                vec![queued, *first, id],
+            );
+            return;
+        }
+        let queue = match origin {
+            UserOrigin::Steer => &self.steers,
+            UserOrigin::FollowUp | UserOrigin::Prompt => &self.follow_ups,
+        };
+        let Some(pos) = queue.iter().position(|q| *q == queued) else {
+            f.order(
+                "delivered_unknown",
+                format!("delivery {id} names {queued}, which is not a queued {} of this run on this branch", crate::common::origin_name(origin)),
+                vec![id],
+            );
+            return;
+        };
+        if let Some((n, started)) = self.streaming {
+            f.order(
+                "delivered_mid_step",
+                format!("{} {queued} was delivered ({id}) while step {n} ({started}) was streaming; steers wait for a boundary", crate::common::origin_name(origin)),
+                vec![id, started],
+            );
+        } else if let Some((call, d)) = self.unsettled.first() {
+            f.order(
+                "delivered_mid_step",
+                format!("{} {queued} was delivered ({id}) while call {call} ({d}) of the step was unsettled; steers wait for every call to settle", crate::common::origin_name(origin)),
+                vec![id, *d],
+            );
+        }
+        if pos > 0 {
+            f.order(
+                "out_of_order",
+                format!(
+                    "{} {queued} was delivered ({id}) before {}, which arrived first",
+                    crate::common::origin_name(origin),
+                    queue[0]
+                ),
+                vec![id, queued, queue[0]],
+            );
+        }
+        if origin == UserOrigin::FollowUp {
+            if let Some(s) = self.steers.front() {
+                f.order(
+                    "follow_up_before_steer",
+                    format!("follow-up {queued} was delivered ({id}) while steer {s} was pending; steers go first"),
+                    vec![id, *s],
+                );
+            }
+            if let Some(prev) = self.follow_up_at_boundary {
+                f.order(
+                    "two_follow_ups",
+                    format!("follow-ups were delivered twice ({prev}, {id}) at one would-be finish; one per finish"),
+                    vec![prev, id],
+                );
+            }
+            match &self.last_step {
+                Some((step, calls)) if !calls.is_empty() => f.order(
+                    "follow_up_not_at_finish",
+                    format!("follow-up {queued} was delivered ({id}) after step {step}, which asked for tools; follow-ups wait until the run would finish"),
+                    vec![id, *step],
+                ),
+                _ => {}
+            }
+            self.follow_up_at_boundary = Some(id);
+        }
+        let queue = match origin {
+            UserOrigin::Steer => &mut self.steers,
+            UserOrigin::FollowUp | UserOrigin::Prompt => &mut self.follow_ups,
+        };
+        queue.remove(pos);
+        self.delivered.insert(queued, id);
+    }
+}

@@ -1,0 +1,247 @@
+//! The checker on real logs: clean sessions pass; each kind of damage is found and
+//! named by the right entries. Broken logs are made by rewriting lines; ordering
+//! violations are re-encoded with valid hashes, so that only the order is wrong.
+
+use std::path::{Path, PathBuf};
+
+use xcsh_core::log::{Body, Entry, EntryHash, Record, SessionLog};
+use xcsh_core::machine::EntryId;
+
+use super::*;
+use crate::testkit;
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(
+        path,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+}
+
+/// Writes the header, then the entries `order` names (`None` = a copy of the entry
+/// under a new id), as one chain with valid hashes.
+fn rechain(log: &SessionLog, name: &str, order: &[(EntryId, Option<EntryId>)]) -> PathBuf {
+    let path = log.path.with_file_name(name);
+    let header = &log.entries[0];
+    let (mut bytes, mut prev_hash) = Entry::encode(header.id, None, None, header.ts, &header.body);
+    let mut prev = header.id;
+    for (from, new_id) in order {
+        let e = log.get(*from).unwrap();
+        let id = new_id.unwrap_or(e.id);
+        let (line, hash): (Vec<u8>, EntryHash) =
+            Entry::encode(id, Some(prev), Some(&prev_hash), e.ts, &e.body);
+        bytes.extend_from_slice(&line);
+        prev = id;
+        prev_hash = hash;
+    }
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<(EntryId, Option<EntryId>)> {
+    range.map(|i| (EntryId(i), None)).collect()
+}
+
+fn report_text(path: &Path) -> String {
+    let r = check_file(path).unwrap();
+    render(&r, Style::plain()).replace(&path.display().to_string(), "S")
+}
+
+fn kinds(path: &Path) -> Vec<(&'static str, Vec<EntryId>)> {
+    check_file(path)
+        .unwrap()
+        .findings
+        .into_iter()
+        .map(|f| (f.kind, f.entries))
+        .collect()
+}
+
+#[test]
+fn clean_sessions_pass() {
+    for (dir, log) in [
+        testkit::steer_session(),
+        testkit::branched_session(),
+        testkit::compaction_session(),
+    ] {
+        let r = check_file(&log.path).unwrap();
+        assert!(r.findings.is_empty(), "{}", render(&r, Style::plain()));
+        drop(dir);
+    }
+    let (_dir, log) = testkit::branched_session();
+    expect_test::expect![[r#"
+        S: ok: 18 entries on 18 line(s), 2 branch(es); hash chain and ordering verified
+    "#]]
+    .assert_eq(&report_text(&log.path));
+}
+
+#[test]
+fn an_edited_entry_is_a_hash_mismatch_on_its_line_only() {
+    let (_dir, log) = testkit::steer_session();
+    let mut lines = lines_of(&log.path);
+    lines[3] = lines[3].replace("also check b", "also check c");
+    write_lines(&log.path, &lines);
+    expect_test::expect![[r#"
+        error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check: its line (or its parent's hash) was altered
+        S: 1 error(s), 0 warning(s) in 17 line(s)
+    "#]]
+    .assert_eq(&report_text(&log.path));
+}
+
+#[test]
+fn a_removed_entry_is_a_missing_parent_of_its_child() {
+    let (_dir, log) = testkit::steer_session();
+    let mut lines = lines_of(&log.path);
+    lines.remove(5); // entry 5, the first dispatch
+    write_lines(&log.path, &lines);
+    expect_test::expect![[r#"
+        error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which is not in the file (removed, or on a line that does not decode)
+        S: 1 error(s), 0 warning(s) in 16 line(s)
+    "#]]
+    .assert_eq(&report_text(&log.path));
+}
+
+#[test]
+fn a_duplicated_tool_result_is_settled_twice() {
+    let (_dir, log) = testkit::steer_session();
+    // 8 is the result of call_1_1 (dispatched by 5); a copy of it as 100 follows it.
+    let mut order = ids(1..=8);
+    order.push((EntryId(8), Some(EntryId(100))));
+    order.extend(ids(9..=16));
+    let path = rechain(&log, "dup.jsonl", &order);
+    assert_eq!(
+        kinds(&path),
+        [("settled_twice", vec![EntryId(5), EntryId(8), EntryId(100)])]
+    );
+    expect_test::expect![[r#"
+        error   settled_twice          entries #5 #8 #100 (lines 6, 9, 10): call call_1_1 is settled twice: by 8 and again by 100
+        S: 1 error(s), 0 warning(s) in 18 line(s)
+    "#]]
+    .assert_eq(&report_text(&path));
+}
+
+#[test]
+fn a_tool_result_before_its_call_is_found() {
+    let (_dir, log) = testkit::steer_session();
+    // Result 8 (call_1_1) moved before its dispatch 5.
+    let order: Vec<_> = [1, 2, 3, 4, 8, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16]
+        .map(|i| (EntryId(i), None))
+        .to_vec();
+    let path = rechain(&log, "early.jsonl", &order);
+    assert_eq!(
+        kinds(&path),
+        [("result_before_call", vec![EntryId(8), EntryId(5)])]
+    );
+}
+
+#[test]
+fn a_steer_delivered_mid_step_is_found() {
+    let (_dir, log) = testkit::steer_session();
+    // Delivery 10 of steer 3 moved before the results of the calls (8, 9).
+    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 10, 7, 8, 9, 11, 12, 13, 14, 15, 16]
+        .map(|i| (EntryId(i), None))
+        .to_vec();
+    let path = rechain(&log, "mid.jsonl", &order);
+    assert_eq!(
+        kinds(&path),
+        [("delivered_mid_step", vec![EntryId(10), EntryId(5)])]
+    );
+    // Delivered while the step still streams.
+    let order: Vec<_> = [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16]
+        .map(|i| (EntryId(i), None))
+        .to_vec();
+    let path = rechain(&log, "mid2.jsonl", &order);
+    assert_eq!(
+        kinds(&path),
+        [("delivered_mid_step", vec![EntryId(10), EntryId(2)])]
+    );
+}
+
+#[test]
+fn follow_ups_wait_for_a_would_be_finish_and_steers_keep_their_order() {
+    let (_dir, log) = testkit::steer_session();
+    // Follow-up delivery 13 moved to the boundary after the tools (before 11).
+    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 11, 12, 14, 15, 16]
+        .map(|i| (EntryId(i), None))
+        .to_vec();
+    let path = rechain(&log, "fu.jsonl", &order);
+    assert_eq!(
+        kinds(&path),
+        [("follow_up_not_at_finish", vec![EntryId(13), EntryId(4)])]
+    );
+}
+
+#[test]
+fn an_entry_after_the_finish_is_found() {
+    let (_dir, log) = testkit::steer_session();
+    // A copy of step 15 after run_finished 16.
+    let mut order = ids(1..=16);
+    order.push((EntryId(15), Some(EntryId(17))));
+    let path = rechain(&log, "after.jsonl", &order);
+    let k = kinds(&path);
+    assert!(
+        k.contains(&("after_finish", vec![EntryId(16), EntryId(17)])),
+        "{k:?}"
+    );
+}
+
+#[test]
+fn torn_malformed_unknown_and_duplicate_lines_are_reported_with_their_lines() {
+    let (_dir, log) = testkit::steer_session();
+    let mut lines = lines_of(&log.path);
+    lines[7] = "{\"v\":1,\"id\":".into();
+    let dup = lines[2].clone();
+    lines.push(dup);
+    let unknown = {
+        let leaf = log.get(EntryId(16)).unwrap();
+        let body = Body::Unknown {
+            type_name: "from_the_future".into(),
+            data: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+        };
+        let (line, _) = Entry::encode(EntryId(17), Some(leaf.id), Some(&leaf.hash), leaf.ts, &body);
+        String::from_utf8(line).unwrap().trim_end().to_string()
+    };
+    lines.push(unknown);
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    text.push_str("{\"v\":1,\"id\":18");
+    std::fs::write(&log.path, text).unwrap();
+    expect_test::expect![[r#"
+        error   duplicate_id           entry #2 (lines 3, 18): entry id 2 appears a second time (first on line 3)
+        error   malformed              line 8: malformed entry: the line has no trailing "hash" field
+        error   missing_parent         entry #8 (line 9): entry 8 names parent 7, which is not in the file (removed, or on a line that does not decode)
+        warning unknown_type           entry #17 (line 19): type `from_the_future` is not known to this version (kept, not used)
+        warning torn_tail              line 20: the last line has no newline: 14 byte(s) a crash left behind (the writer cuts them off, into a sidecar, when it next opens the file)
+        S: 3 error(s), 2 warning(s) in 19 line(s)
+    "#]].assert_eq(&report_text(&log.path));
+}
+
+#[test]
+fn parent_links_that_loop_are_a_cycle() {
+    let (_dir, log) = testkit::steer_session();
+    let header = &log.entries[0];
+    let mut bytes = std::fs::read(&log.path).unwrap();
+    // 20 → 21 → 20, each line encoded against the other's (future) hash.
+    let body = Body::Record(Record::Steer { text: "x".into() });
+    let (_, h21) = Entry::encode(EntryId(21), Some(EntryId(20)), None, header.ts, &body);
+    let (l20, _) = Entry::encode(EntryId(20), Some(EntryId(21)), Some(&h21), header.ts, &body);
+    bytes.extend_from_slice(&l20);
+    let (l21, _) = Entry::encode(EntryId(21), Some(EntryId(20)), None, header.ts, &body);
+    bytes.extend_from_slice(&l21);
+    std::fs::write(&log.path, bytes).unwrap();
+    let k = kinds(&log.path);
+    assert!(
+        k.contains(&("cycle", vec![EntryId(20), EntryId(21)])),
+        "{k:?}"
+    );
+    assert!(
+        k.contains(&("child_before_parent", vec![EntryId(20), EntryId(21)])),
+        "{k:?}"
+    );
+}

@@ -1,0 +1,116 @@
+//! Diffs of real logs: the same task twice with one tool result changed; two
+//! branches of one session; identical history recognized by hash.
+
+use xcsh_core::machine::{EntryId, ToolStatus};
+
+use super::*;
+use crate::testkit::{self, Kit};
+
+/// The same task; the second call's result is `second`.
+fn run_task(second: &str) -> (tempfile::TempDir, SessionLog) {
+    let mut k = Kit::new("task");
+    k.prompt("read both files");
+    k.step(
+        1,
+        "reading",
+        &[("echo", r#"{"path":"a"}"#), ("echo", r#"{"path":"b"}"#)],
+    );
+    k.settle("call_1_1", "echo", ToolStatus::Ok, "contents of a");
+    k.settle("call_1_2", "echo", ToolStatus::Ok, second);
+    k.step(2, "both read", &[]);
+    k.finish()
+}
+
+#[test]
+fn one_changed_tool_result_is_the_first_divergence() {
+    let (_d1, a) = run_task("contents of b");
+    let (_d2, b) = run_task("contents of B, changed");
+    let report = compare(
+        &Side {
+            name: "A".into(),
+            log: &a,
+            leaf: a.leaf(),
+        },
+        &Side {
+            name: "B".into(),
+            log: &b,
+            leaf: b.leaf(),
+        },
+    )
+    .unwrap();
+    let first = &report.changes[0];
+    assert_eq!(first.key, "run 1 step 1 call 2 (echo) result");
+    assert_eq!(first.a, Some(EntryId(7)));
+    assert_eq!(report.changes.len(), 1, "the scripted steps are the same");
+    expect_test::expect![[r#"
+        A = A
+        B = B
+        common history: 7 entries up to #6, identical by hash
+        first divergence: run 1 step 1 call 2 (echo) result (A #7 / B #7): content differs
+            content: contents of [-b-]{+B, changed+}
+
+        1 difference(s) in 3 aligned unit(s) (2 equal):
+        ~ run 1 step 1 call 2 (echo) result (A #7 / B #7)
+            content: contents of [-b-]{+B, changed+}
+    "#]]
+    .assert_eq(&render(&report, Style::plain()));
+}
+
+#[test]
+fn two_branches_of_one_session_share_history_by_hash() {
+    let (_dir, log) = testkit::branched_session();
+    let report = compare(
+        &Side {
+            name: "S@12".into(),
+            log: &log,
+            leaf: EntryId(12),
+        },
+        &Side {
+            name: "S@17".into(),
+            log: &log,
+            leaf: EntryId(17),
+        },
+    )
+    .unwrap();
+    assert_eq!(report.common_ancestor, Some(EntryId(8)));
+    expect_test::expect![[r#"
+        A = S@12
+        B = S@17
+        common history: 9 entries up to #8, identical by hash
+        first divergence: run 2 prompt (A #9 / B #14): text differs
+            text: [-second-]{+instead, another+} task
+
+        3 difference(s) in 3 aligned unit(s) (0 equal):
+        ~ run 2 prompt (A #9 / B #14)
+            text: [-second-]{+instead, another+} task
+        ~ run 2 step 1 model (A #11 / B #16)
+            text: [-second-]{+alternative+} done
+            reasoning: {+thinking about
+              the alternative+}
+            usage: in 100 out 10 cache r 0 w 0 -> in 150 out 10 cache r 0 w 0
+        ~ run 2 finished (A #12 / B #17)
+            tokens: 110 -> 160
+    "#]]
+    .assert_eq(&render(&report, Style::plain()));
+}
+
+#[test]
+fn a_path_equals_itself_and_arguments_compare_as_json() {
+    let (_dir, log) = testkit::steer_session();
+    let side = || Side {
+        name: "S".into(),
+        log: &log,
+        leaf: log.leaf(),
+    };
+    let report = compare(&side(), &side()).unwrap();
+    assert!(report.changes.is_empty());
+    assert_eq!(report.common_entries, log.entries.len());
+    assert!(
+        Field::Json(r#"{"a":1,"b":2}"#.into()).same(&Field::Json(r#"{ "b": 2, "a": 1 }"#.into()))
+    );
+    assert!(!Field::Json(r#"{"a":1}"#.into()).same(&Field::Json(r#"{"a":2}"#.into())));
+    assert_eq!(
+        word_diff("the cat sat", "the dog sat", Style::plain()),
+        "the [-cat-]{+dog+} sat"
+    );
+}

@@ -1,0 +1,54 @@
+//! Errors of the inspect toolkit: every one about a file names it.
+
+use std::path::PathBuf;
+
+use xcsh_core::log::LogError;
+use xcsh_core::machine::EntryId;
+use xcsh_core::runtime::RuntimeError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// An operating-system error on this file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A command named an entry the session does not hold.
+    #[error("{}: there is no entry {id} in this session", path.display())]
+    NoSuchEntry { path: PathBuf, id: EntryId },
+    /// A fork at an entry inside a run.
+    #[error(
+        "cannot fork at entry {entry}: it is inside a run ({phase}); fork at a settled boundary instead: {suggestion}"
+    )]
+    NotABoundary {
+        entry: EntryId,
+        phase: String,
+        suggestion: String,
+    },
+    /// The output file of a fork or export exists already.
+    #[error("{} exists already; choose another path with -o", path.display())]
+    Exists { path: PathBuf },
+    /// A followed file got shorter: it was replaced or truncated under us.
+    #[error(
+        "{}: the file shrank from {was} to {now} bytes while it was followed (replaced or truncated)",
+        path.display()
+    )]
+    Shrunk { path: PathBuf, was: u64, now: u64 },
+    /// A bad command-line value (entry spec and the like).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl InspectError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> InspectError {
+        InspectError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,665 @@
+//! `xcsh events`: the timeline, for debugging the order of things. Every entry in
+//! file order with its sequence (line), its time relative to the session header, its
+//! step, and its lane (model / tools / user / machine); a `step` entry expands into
+//! its timed stream events (the step's start + each event's `ms`), placed among the
+//! entries recorded while the step streamed, so that a steer arriving mid-stream shows
+//! between the deltas. Works on a stream of entries (`LogReader`, or [`Follower`] for
+//! a live file), holding back only the entries of the step that is streaming.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use xcsh_core::log::{
+    Body, DecodeError, Entry, EntryHash, LogError, LogReader, Record, SessionLog,
+};
+use xcsh_core::machine::{Decision, EntryId, StreamEvent};
+
+use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
+use crate::error::InspectError;
+use crate::style::Style;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    /// The provider: steps, their stream events, summaries.
+    Model,
+    /// Tool dispatches, results, synthetic results, approvals.
+    Tools,
+    /// What the user did: prompts, steers, follow-ups, interrupts, answers, labels,
+    /// branches.
+    User,
+    /// The machine's own decisions and the session's structure.
+    Machine,
+}
+
+impl Lane {
+    fn name(self) -> &'static str {
+        match self {
+            Lane::Model => "model",
+            Lane::Tools => "tools",
+            Lane::User => "user",
+            Lane::Machine => "machine",
+        }
+    }
+}
+
+/// One line of the timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    /// The position in the file: the entry's line; `LINE.K` for the K-th stream
+    /// event of the step entry on LINE.
+    pub seq: String,
+    pub line: u32,
+    pub entry: EntryId,
+    /// Milliseconds since the session header.
+    pub t_ms: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    pub lane: Lane,
+    /// The entry type, or the stream event kind.
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub detail: String,
+}
+
+/// Which rows to show.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Entry types or stream event kinds (any of them).
+    pub types: Vec<String>,
+    pub step: Option<u32>,
+    pub tool: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+impl Filter {
+    pub fn keeps(&self, row: &Row) -> bool {
+        (self.types.is_empty() || self.types.contains(&row.kind))
+            && self.step.is_none_or(|s| row.step == Some(s))
+            && self
+                .tool
+                .as_ref()
+                .is_none_or(|t| row.tool.as_ref() == Some(t))
+            && self.since.is_none_or(|s| row.t_ms >= s)
+            && self.until.is_none_or(|u| row.t_ms <= u)
+    }
+}
+
+/// Turns entries, in file order, into rows.
+#[derive(Debug, Default)]
+pub struct Timeline {
+    origin: Option<DateTime<Utc>>,
+    current_step: Option<u32>,
+    /// Start time of each step of the run in progress.
+    step_start: HashMap<u32, i64>,
+    /// Step and tool name of each dispatched call.
+    calls: HashMap<String, (u32, String)>,
+    /// The step that is streaming: rows of the entries recorded meanwhile wait for
+    /// its events.
+    open_step: Option<u32>,
+    held: Vec<Row>,
+}
+
+impl Timeline {
+    pub fn new() -> Timeline {
+        Timeline::default()
+    }
+
+    /// The rows that entry `entry` on line `line` makes final (possibly none yet,
+    /// possibly earlier ones held back).
+    pub fn push(&mut self, line: u32, entry: &Entry) -> Vec<Row> {
+        let origin = *self.origin.get_or_insert(entry.ts);
+        let t = rel_ms(origin, entry.ts);
+        let mut out = Vec::new();
+        let ends_stream = match &entry.body {
+            Body::Record(Record::Step(s)) => self.open_step == Some(s.step.0),
+            Body::Record(
+                Record::UserMessage { .. }
+                | Record::Compact { .. }
+                | Record::Branch { .. }
+                | Record::Recovered { .. },
+            )
+            | Body::Decision(Decision::RunFinished { .. } | Decision::StepStarted { .. }) => true,
+            _ => false,
+        };
+        if ends_stream && !matches!(entry.body, Body::Record(Record::Step(_))) {
+            // The streaming step was abandoned (crash, branch): let its entries go.
+            out.append(&mut self.held);
+            self.open_step = None;
+        }
+        let (step, lane, tool) = self.classify(entry);
+        let row = Row {
+            seq: line.to_string(),
+            line,
+            entry: entry.id,
+            t_ms: t,
+            step,
+            lane,
+            kind: entry.type_name().to_string(),
+            tool,
+            detail: entry_text(entry),
+        };
+        match &entry.body {
+            Body::Record(Record::Step(s)) => {
+                let start = self.step_start.get(&s.step.0).copied().unwrap_or(t);
+                let mut names: HashMap<u32, String> = HashMap::new();
+                let mut events = Vec::with_capacity(s.events.len());
+                for (k, e) in s.events.iter().enumerate() {
+                    let tool = match &e.event {
+                        StreamEvent::ToolCallStart { index, name, .. } => {
+                            names.insert(*index, name.clone());
+                            Some(name.clone())
+                        }
+                        StreamEvent::ToolCallDelta { index, .. }
+                        | StreamEvent::ToolCallEnd { index } => names.get(index).cloned(),
+                        _ => None,
+                    };
+                    events.push(Row {
+                        seq: format!("{line}.{}", k + 1),
+                        line,
+                        entry: entry.id,
+                        t_ms: start + i64::try_from(e.ms).unwrap_or(i64::MAX - start),
+                        step: Some(s.step.0),
+                        lane: Lane::Model,
+                        kind: event_kind(&e.event).to_string(),
+                        tool,
+                        detail: event_text(&e.event),
+                    });
+                }
+                // Merge the events among the held entries by time (stable: an event
+                // at the same millisecond as an entry goes first).
+                let mut events = events.into_iter().peekable();
+                for held in std::mem::take(&mut self.held) {
+                    while let Some(ev) = events.next_if(|ev| ev.t_ms <= held.t_ms) {
+                        out.push(ev);
+                    }
+                    out.push(held);
+                }
+                out.extend(events);
+                out.push(row);
+                self.open_step = None;
+            }
+            Body::Decision(Decision::StepStarted { step, .. }) => {
+                self.step_start.insert(step.0, t);
+                self.open_step = Some(step.0);
+                out.push(row);
+            }
+            _ if self.open_step.is_some() => self.held.push(row),
+            _ => out.push(row),
+        }
+        out
+    }
+
+    /// Lets the rows held back for a streaming step go (end of file, or a live view
+    /// that shows entries as they come).
+    pub fn flush(&mut self) -> Vec<Row> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// The step, lane and tool of an entry, and what it changes in the tracking.
+    fn classify(&mut self, entry: &Entry) -> (Option<u32>, Lane, Option<String>) {
+        let cur = self.current_step;
+        let call = |calls: &HashMap<String, (u32, String)>, id: &str| calls.get(id).cloned();
+        match &entry.body {
+            Body::Record(r) => match r {
+                Record::Session(_) => (None, Lane::Machine, None),
+                Record::Branch { .. } => {
+                    self.current_step = None;
+                    (None, Lane::User, None)
+                }
+                Record::UserMessage { .. } | Record::Compact { .. } => {
+                    self.current_step = None;
+                    self.step_start.clear();
+                    (None, Lane::User, None)
+                }
+                Record::Label { .. }
+                | Record::Steer { .. }
+                | Record::FollowUp { .. }
+                | Record::Interrupt {} => (cur, Lane::User, None),
+                Record::ApprovalAnswer { call_id, .. } => {
+                    let c = call(&self.calls, &call_id.0);
+                    (c.as_ref().map(|c| c.0).or(cur), Lane::User, c.map(|c| c.1))
+                }
+                Record::Step(s) => (Some(s.step.0), Lane::Model, None),
+                Record::ToolResult(t) => {
+                    let step = call(&self.calls, &t.call_id.0).map(|c| c.0).or(cur);
+                    (step, Lane::Tools, Some(t.name.clone()))
+                }
+                Record::CompactionSummary { .. } => (cur, Lane::Model, None),
+                Record::LateEvent { step, .. } => (Some(step.0), Lane::Model, None),
+                Record::Recovered { .. } => (cur, Lane::Machine, None),
+            },
+            Body::Decision(d) => match d {
+                Decision::StepStarted { step, .. } => {
+                    self.current_step = Some(step.0);
+                    (Some(step.0), Lane::Model, None)
+                }
+                Decision::ToolDispatched { step, call } => {
+                    self.calls
+                        .insert(call.id.0.clone(), (step.0, call.name.clone()));
+                    (Some(step.0), Lane::Tools, Some(call.name.clone()))
+                }
+                Decision::SyntheticResult { call, .. } => {
+                    (cur, Lane::Tools, Some(call.name.clone()))
+                }
+                Decision::Approval { tool, .. } => (cur, Lane::Tools, Some(tool.clone())),
+                Decision::RunFinished { .. } => {
+                    self.current_step = None;
+                    (cur, Lane::Machine, None)
+                }
+                Decision::Delivered { .. }
+                | Decision::CompactionStarted { .. }
+                | Decision::Compacted { .. }
+                | Decision::Ignored { .. } => (cur, Lane::Machine, None),
+            },
+            Body::Unknown { .. } => (cur, Lane::Machine, None),
+        }
+    }
+}
+
+/// The whole timeline of a log read already.
+pub fn timeline(log: &SessionLog) -> Vec<Row> {
+    let mut t = Timeline::new();
+    let mut rows = Vec::new();
+    for (entry, line) in log.entries.iter().zip(&log.lines) {
+        rows.extend(t.push(*line, entry));
+    }
+    rows.extend(t.flush());
+    rows
+}
+
+/// Streams the timeline of the file at `path` through `each` (only the rows
+/// `filter` keeps). Returns the number of torn bytes at the end, if any.
+pub fn stream_file(
+    path: &Path,
+    filter: &Filter,
+    mut each: impl FnMut(&Row),
+) -> Result<Option<usize>, InspectError> {
+    let file = File::open(path).map_err(|e| InspectError::io(path, e))?;
+    let mut reader = LogReader::new(path, BufReader::new(file));
+    let mut t = Timeline::new();
+    for item in &mut reader {
+        let (line, entry) = item?;
+        for row in t.push(line, &entry) {
+            if filter.keeps(&row) {
+                each(&row);
+            }
+        }
+    }
+    for row in t.flush() {
+        if filter.keeps(&row) {
+            each(&row);
+        }
+    }
+    Ok(reader.torn_tail().map(<[u8]>::len))
+}
+
+/// Reads a session file that is still being written: each [`Follower::poll`] reads
+/// the complete lines appended since the last one, verified like the reader does
+/// (header first, unique ids, parents before children, the hash chain), and keeps a
+/// partial last line for the next poll.
+#[derive(Debug)]
+pub struct Follower {
+    path: PathBuf,
+    file: File,
+    offset: u64,
+    partial: Vec<u8>,
+    line: u32,
+    hashes: HashMap<EntryId, EntryHash>,
+}
+
+impl Follower {
+    pub fn open(path: &Path) -> Result<Follower, InspectError> {
+        let file = File::open(path).map_err(|e| InspectError::io(path, e))?;
+        Ok(Follower {
+            path: path.to_path_buf(),
+            file,
+            offset: 0,
+            partial: Vec::new(),
+            line: 0,
+            hashes: HashMap::new(),
+        })
+    }
+
+    /// Bytes of a partial last line held for the next poll.
+    pub fn pending_bytes(&self) -> usize {
+        self.partial.len()
+    }
+
+    /// Reads what was appended since the last poll; calls `each` with every new
+    /// complete entry and returns how many there were.
+    pub fn poll(&mut self, mut each: impl FnMut(u32, Entry)) -> Result<usize, InspectError> {
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| InspectError::io(&self.path, e))?
+            .len();
+        let complete = self.offset - self.partial.len() as u64;
+        if len < self.offset && len >= complete {
+            // A writer repaired a torn last line by cutting it off: forget it.
+            self.partial.clear();
+            self.offset = complete;
+        }
+        if len < self.offset {
+            return Err(InspectError::Shrunk {
+                path: self.path.clone(),
+                was: self.offset,
+                now: len,
+            });
+        }
+        self.file
+            .seek(SeekFrom::Start(self.offset))
+            .map_err(|e| InspectError::io(&self.path, e))?;
+        let mut count = 0;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = self
+                .file
+                .read(&mut buf)
+                .map_err(|e| InspectError::io(&self.path, e))?;
+            if n == 0 {
+                return Ok(count);
+            }
+            self.offset += n as u64;
+            self.partial.extend_from_slice(&buf[..n]);
+            let mut start = 0;
+            while let Some(nl) = self.partial[start..].iter().position(|&b| b == b'\n') {
+                let end = start + nl;
+                let line = self.partial[start..end].to_vec();
+                start = end + 1;
+                self.line += 1;
+                let entry = self.verify(&line)?;
+                count += 1;
+                each(self.line, entry);
+            }
+            self.partial.drain(..start);
+        }
+    }
+
+    fn verify(&mut self, bytes: &[u8]) -> Result<Entry, InspectError> {
+        let line = self.line;
+        let path = self.path.clone();
+        let malformed = |source: DecodeError| LogError::Malformed {
+            path: path.clone(),
+            line,
+            source,
+        };
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            malformed(DecodeError::Json(
+                <serde_json::Error as serde::de::Error>::custom(format!(
+                    "the line is not valid UTF-8 ({e})"
+                )),
+            ))
+        })?;
+        let entry = Entry::decode(text).map_err(malformed)?;
+        let parent_hash = if line == 1 {
+            if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
+                return Err(LogError::NotASession { path }.into());
+            }
+            None
+        } else {
+            if self.hashes.contains_key(&entry.id) {
+                return Err(LogError::DuplicateId {
+                    path,
+                    line,
+                    id: entry.id,
+                }
+                .into());
+            }
+            let Some(parent) = entry.parent else {
+                return Err(LogError::Orphan {
+                    path,
+                    line,
+                    id: entry.id,
+                }
+                .into());
+            };
+            match self.hashes.get(&parent) {
+                Some(h) => Some(*h),
+                None => {
+                    return Err(LogError::MissingParent {
+                        path,
+                        line,
+                        id: entry.id,
+                        parent,
+                    }
+                    .into());
+                }
+            }
+        };
+        if !Entry::verify(bytes, parent_hash.as_ref()).map_err(malformed)? {
+            return Err(LogError::HashMismatch {
+                path,
+                line,
+                id: entry.id,
+            }
+            .into());
+        }
+        self.hashes.insert(entry.id, entry.hash);
+        Ok(entry)
+    }
+}
+
+/// The column heads of [`render_row`].
+pub fn header(style: Style) -> String {
+    style.dim(&format!(
+        "{:<7} {:>6} {:>10} {:>4} {:<7} {:<18} detail",
+        "seq", "entry", "time", "step", "lane", "kind"
+    ))
+}
+
+/// One row as a line of text (fixed columns, so that rows can stream).
+pub fn render_row(row: &Row, style: Style) -> String {
+    let lane = format!("{:<7}", row.lane.name());
+    let lane = match row.lane {
+        Lane::Model => style.blue(&lane),
+        Lane::Tools => style.yellow(&lane),
+        Lane::User => style.cyan(&lane),
+        Lane::Machine => style.dim(&lane),
+    };
+    let step = row.step.map_or_else(|| "-".to_string(), |s| s.to_string());
+    format!(
+        "{:<7} {:>6} {:>10} {:>4} {lane} {:<18} {}",
+        row.seq,
+        format!("#{}", row.entry),
+        fmt_rel(row.t_ms),
+        step,
+        row.kind,
+        row.detail
+    )
+    .trim_end()
+    .to_string()
+}
+
+/// Rows as text, with the column heads.
+pub fn render(rows: &[Row], style: Style) -> String {
+    let mut out = header(style);
+    out.push('\n');
+    for r in rows {
+        out.push_str(&render_row(r, style));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::testkit;
+
+    #[test]
+    fn a_steer_arriving_mid_stream_shows_between_the_deltas() {
+        let (_dir, log) = testkit::steer_session();
+        let rows = timeline(&log);
+        expect_test::expect![[r#"
+            seq      entry       time step lane    kind               detail
+            1           #0       +0ms    - machine session            fixture /workspace
+            2           #1      +10ms    - user    user_message       "list the files and say hello"
+            3           #2      +20ms    1 model   step_started       step 1 with 1 message(s)
+            5.1         #4      +22ms    1 model   text_delta         "looking"
+            5.2         #4      +24ms    1 model   tool_call_start    [0] echo call_1_1
+            5.3         #4      +26ms    1 model   tool_call_delta    [0] "{\"a\":1}"
+            5.4         #4      +28ms    1 model   tool_call_end      [0]
+            5.5         #4      +30ms    1 model   tool_call_start    [1] echo call_1_2
+            4           #3      +30ms    1 user    steer              "also check b"
+            5.6         #4      +32ms    1 model   tool_call_delta    [1] "{\"b\":2}"
+            5.7         #4      +34ms    1 model   tool_call_end      [1]
+            5.8         #4      +36ms    1 model   usage              in 100 out 10
+            5.9         #4      +38ms    1 model   finish             tool_calls
+            5           #4      +40ms    1 model   step               step 1 "looking" calls echo,echo completed
+            6           #5      +50ms    1 tools   tool_dispatched    step 1 call_1_1 echo {"a":1}
+            7           #6      +60ms    1 tools   tool_dispatched    step 1 call_1_2 echo {"b":2}
+            8           #7      +70ms    1 user    follow_up          "then summarize"
+            9           #8      +80ms    1 tools   tool_result        call_1_1 echo ok 30ms "{\"a\":1}"
+            10          #9      +90ms    1 tools   tool_result        call_1_2 echo ok 30ms "{\"b\":2}"
+            11         #10     +100ms    1 machine delivered          steer from 3: "also check b"
+            12         #11     +110ms    2 model   step_started       step 2 with 5 message(s)
+            13.1       #12     +112ms    2 model   text_delta         "done with bo"
+            13.2       #12     +114ms    2 model   text_delta         "th"
+            13.3       #12     +116ms    2 model   usage              in 200 out 10 cache r 50 w 0
+            13.4       #12     +118ms    2 model   finish             stop
+            13         #12     +120ms    2 model   step               step 2 "done with both" completed
+            14         #13     +130ms    2 machine delivered          follow_up from 7: "then summarize"
+            15         #14     +140ms    3 model   step_started       step 3 with 7 message(s)
+            16.1       #15     +142ms    3 model   text_delta         "summary: all"
+            16.2       #15     +144ms    3 model   text_delta         " good"
+            16.3       #15     +146ms    3 model   usage              in 300 out 10 cache r 50 w 0
+            16.4       #15     +148ms    3 model   finish             stop
+            16         #15     +150ms    3 model   step               step 3 "summary: all good" completed
+            17         #16     +160ms    3 machine run_finished       completed after 3 step(s), 730 tokens
+        "#]].assert_eq(&render(&rows, Style::plain()));
+    }
+
+    #[test]
+    fn filters_keep_what_they_name() {
+        let (_dir, log) = testkit::steer_session();
+        let rows = timeline(&log);
+        let only = |f: Filter| -> Vec<String> {
+            rows.iter()
+                .filter(|r| f.keeps(r))
+                .map(|r| format!("{} {}", r.seq, r.kind))
+                .collect()
+        };
+        assert_eq!(
+            only(Filter {
+                types: vec!["tool_result".into(), "steer".into()],
+                ..Filter::default()
+            }),
+            ["4 steer", "9 tool_result", "10 tool_result"]
+        );
+        assert_eq!(
+            only(Filter {
+                tool: Some("echo".into()),
+                step: Some(1),
+                types: vec!["tool_call_start".into(), "tool_dispatched".into()],
+                ..Filter::default()
+            }),
+            [
+                "5.2 tool_call_start",
+                "5.5 tool_call_start",
+                "6 tool_dispatched",
+                "7 tool_dispatched"
+            ]
+        );
+        let late = only(Filter {
+            since: Some(150),
+            until: Some(160),
+            ..Filter::default()
+        });
+        assert_eq!(late, ["16 step", "17 run_finished"]);
+    }
+
+    #[test]
+    fn streaming_the_file_gives_the_same_rows() {
+        let (_dir, log) = testkit::steer_session();
+        let mut rows = Vec::new();
+        let torn = stream_file(&log.path, &Filter::default(), |r| rows.push(r.clone())).unwrap();
+        assert_eq!(torn, None);
+        assert_eq!(rows, timeline(&log));
+    }
+
+    #[test]
+    fn the_follower_reads_what_is_appended_between_polls() {
+        let (dir, log) = testkit::steer_session();
+        let all = std::fs::read(&log.path).unwrap();
+        let path = dir.path().join("live.jsonl");
+        // The first 5 lines and half of the sixth are there at first.
+        let cut = all
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(4)
+            .unwrap()
+            .0
+            + 1;
+        let half = cut + 30;
+        std::fs::write(&path, &all[..half]).unwrap();
+        let mut f = Follower::open(&path).unwrap();
+        let mut t = Timeline::new();
+        let mut seen = Vec::new();
+        let poll = |f: &mut Follower, t: &mut Timeline, seen: &mut Vec<Row>| {
+            let n = f.poll(|line, e| seen.extend(t.push(line, &e))).unwrap();
+            seen.extend(t.flush());
+            n
+        };
+        assert_eq!(poll(&mut f, &mut t, &mut seen), 5);
+        assert_eq!(f.pending_bytes(), 30);
+        assert_eq!(poll(&mut f, &mut t, &mut seen), 0, "nothing new");
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(&all[half..]).unwrap();
+        assert_eq!(poll(&mut f, &mut t, &mut seen), log.entries.len() - 5);
+        assert_eq!(f.pending_bytes(), 0);
+        let mut seqs: Vec<&str> = seen.iter().map(|r| r.seq.as_str()).collect();
+        let mut want: Vec<String> = timeline(&log).into_iter().map(|r| r.seq).collect();
+        seqs.sort();
+        want.sort();
+        assert_eq!(seqs, want, "every row, live order aside");
+        // An edited line appended later is refused with its line number.
+        let bad = String::from_utf8(all[..cut].to_vec()).unwrap();
+        let last = bad.lines().nth(1).unwrap().replace("list", "LIST");
+        file.write_all(format!("{last}\n").as_bytes()).unwrap();
+        let err = f.poll(|_, _| {}).unwrap_err().to_string();
+        assert!(err.ends_with("entry id 1 appears a second time"), "{err}");
+    }
+
+    #[test]
+    fn a_torn_tail_cut_off_by_a_writer_is_forgotten() {
+        let (dir, log) = testkit::steer_session();
+        let path = dir.path().join("live.jsonl");
+        let mut bytes = std::fs::read(&log.path).unwrap();
+        let complete = bytes.len();
+        bytes.extend_from_slice(b"{\"v\":1,\"id\":1");
+        std::fs::write(&path, &bytes).unwrap();
+        let mut f = Follower::open(&path).unwrap();
+        assert_eq!(f.poll(|_, _| {}).unwrap(), log.entries.len());
+        assert_eq!(f.pending_bytes(), 13);
+        std::fs::write(&path, &bytes[..complete]).unwrap();
+        assert_eq!(f.poll(|_, _| {}).unwrap(), 0);
+        assert_eq!(f.pending_bytes(), 0);
+    }
+
+    #[test]
+    fn a_shrunk_file_is_an_error() {
+        let (dir, log) = testkit::steer_session();
+        let path = dir.path().join("live.jsonl");
+        std::fs::copy(&log.path, &path).unwrap();
+        let mut f = Follower::open(&path).unwrap();
+        f.poll(|_, _| {}).unwrap();
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(
+            f.poll(|_, _| {}),
+            Err(InspectError::Shrunk { .. })
+        ));
+    }
+}

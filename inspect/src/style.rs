@@ -1,0 +1,69 @@
+//! Terminal colors, only when asked for: on a terminal and never with `NO_COLOR`.
+
+/// Whether output is colored, and the few paints the views use (ANSI SGR codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    /// No color (files, pipes, tests).
+    pub fn plain() -> Style {
+        Style { color: false }
+    }
+
+    /// Color when the output is a terminal and `NO_COLOR` is unset or empty
+    /// (<https://no-color.org>).
+    pub fn for_output(is_terminal: bool) -> Style {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Style {
+            color: is_terminal && !no_color,
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color && !text.is_empty() {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+    pub fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+    pub fn red(&self, text: &str) -> String {
+        self.paint("31", text)
+    }
+    pub fn green(&self, text: &str) -> String {
+        self.paint("32", text)
+    }
+    pub fn yellow(&self, text: &str) -> String {
+        self.paint("33", text)
+    }
+    pub fn blue(&self, text: &str) -> String {
+        self.paint("34", text)
+    }
+    pub fn magenta(&self, text: &str) -> String {
+        self.paint("35", text)
+    }
+    pub fn cyan(&self, text: &str) -> String {
+        self.paint("36", text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_style_never_paints() {
+        assert_eq!(Style::plain().red("x"), "x");
+        assert_eq!(Style::for_output(false).bold("x"), "x");
+        assert_eq!(Style { color: true }.red("x"), "\x1b[31mx\x1b[0m");
+        assert_eq!(Style { color: true }.red(""), "");
+    }
+}

@@ -1,0 +1,147 @@
+//! Replaying many sessions: every `*.jsonl` file under a directory, each on its active
+//! branch, on a small pool of threads. The regression gate a team runs in CI over
+//! its saved sessions.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use serde::Serialize;
+use xcsh_core::log::read_session;
+
+use crate::{Divergence, Outcome, Overrides, ReplayError, ReplayOptions, ReplayReport, replay};
+
+/// The replay of one session file.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionRun {
+    /// The file, relative to the directory given.
+    pub session: String,
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Entries in the file (all branches); `None` if it could not be read.
+    pub entries: Option<usize>,
+    pub elapsed_ms: u64,
+    #[serde(flatten)]
+    pub result: SessionResult,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum SessionResult {
+    Ok {
+        replayed: ReplayReport,
+    },
+    Diverged {
+        replayed: ReplayReport,
+        divergence: Box<Divergence>,
+    },
+    /// The file could not be read or replayed.
+    Failed {
+        error: String,
+    },
+}
+
+impl SessionRun {
+    pub fn is_ok(&self) -> bool {
+        matches!(self.result, SessionResult::Ok { .. })
+    }
+}
+
+/// Every `*.jsonl` file under `dir`, recursively, sorted by path.
+pub fn find_sessions(dir: &Path) -> Result<Vec<PathBuf>, ReplayError> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let io = |source| ReplayError::Io {
+            path: d.clone(),
+            source,
+        };
+        for entry in std::fs::read_dir(&d).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let path = entry.path();
+            let kind = entry.file_type().map_err(io)?;
+            if kind.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Replays each of `paths` (on its active branch, with `overrides`) on up to
+/// `threads` threads; results in the order of `paths`, named relative to `root`.
+pub fn replay_all(
+    paths: &[PathBuf],
+    root: &Path,
+    overrides: &Overrides,
+    threads: usize,
+) -> Vec<SessionRun> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, paths.len().max(1)) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else {
+                        break;
+                    };
+                    // The receiver lives until every worker is done.
+                    let _ = tx.send((i, replay_one(path, root, overrides)));
+                }
+            });
+        }
+    });
+    drop(tx);
+    let mut runs: Vec<(usize, SessionRun)> = rx.into_iter().collect();
+    runs.sort_by_key(|(i, _)| *i);
+    runs.into_iter().map(|(_, r)| r).collect()
+}
+
+fn replay_one(path: &Path, root: &Path, overrides: &Overrides) -> SessionRun {
+    let started = Instant::now();
+    let session = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let options = ReplayOptions {
+        until: None,
+        overrides: *overrides,
+    };
+    // Errors name the file; the session column already does, relative to `root`.
+    let failed = |e: &dyn std::fmt::Display| SessionResult::Failed {
+        error: e.to_string().replace(&path.display().to_string(), &session),
+    };
+    let (entries, result) = match read_session(path) {
+        Err(e) => (None, failed(&e)),
+        Ok(log) => {
+            let result = match replay(&log, log.leaf(), &options) {
+                Err(e) => failed(&e),
+                Ok(r) => match r.outcome {
+                    Outcome::Clean | Outcome::Stopped(_) => {
+                        SessionResult::Ok { replayed: r.report }
+                    }
+                    Outcome::Diverged(divergence) => SessionResult::Diverged {
+                        replayed: r.report,
+                        divergence,
+                    },
+                },
+            };
+            (Some(log.entries.len()), result)
+        }
+    };
+    SessionRun {
+        session,
+        path: path.to_path_buf(),
+        entries,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        result,
+    }
+}

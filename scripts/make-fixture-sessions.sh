@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Regenerates fixtures/sessions/*.jsonl by running the real xcsh binary with the faux
+# provider over the scripts in fixtures/scripts/sessions/ (NAME.jsonl is the model's
+# script, NAME.user.jsonl the scripted user commands, if any). Every fixture runs in
+# its own fresh workspace and $XCSH_HOME, so each produces exactly one session file.
+# The logs are deterministic except for timestamps, hashes, timings, session ids and
+# the temporary workspace path (in the header and in recorded file changes).
+#
+# usage: scripts/make-fixture-sessions.sh [NAME...]   (default: all of them)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+scripts="$root/fixtures/scripts/sessions"
+out="$root/fixtures/sessions"
+cargo build --quiet --manifest-path "$root/Cargo.toml" --bin xcsh
+bin="$root/target/debug/xcsh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+
+# Sets up a fresh home and workspace for fixture $1.
+begin() {
+    name=$1
+    export XCSH_HOME="$tmp/$name/home"
+    work="$tmp/$name/work"
+    mkdir -p "$work"
+}
+
+# xcsh_run EXPECTED_EXIT ARGS...: runs `xcsh run` in the fixture's workspace.
+xcsh_run() {
+    local expected=$1
+    shift
+    local code=0
+    (cd "$work" && "$bin" run "$@" >"$tmp/$name/stdout" 2>"$tmp/$name/stderr") || code=$?
+    if [ "$code" != "$expected" ]; then
+        echo "$name: xcsh run $* exited $code, expected $expected" >&2
+        cat "$tmp/$name/stderr" >&2
+        exit 1
+    fi
+}
+
+# The one session file of the current fixture.
+session_file() {
+    local files
+    files=$(find "$XCSH_HOME/sessions" -name '*.jsonl' | sort)
+    if [ "$(printf '%s\n' "$files" | wc -l)" != 1 ]; then
+        echo "$name: expected one session file, found: $files" >&2
+        exit 1
+    fi
+    printf '%s\n' "$files"
+}
+
+# Copies the fixture's session to fixtures/sessions/NAME.jsonl and checks it replays.
+finish() {
+    cp "$(session_file)" "$out/$name.jsonl"
+    "$bin" replay "$out/$name.jsonl" >/dev/null
+    echo "fixtures/sessions/$name.jsonl"
+}
+
+script() { printf '%s\n' "$scripts/$1"; }
+
+make_plain() {
+    begin plain
+    xcsh_run 0 --tools test --script "$(script plain.jsonl)" -p "What is the capital of France?"
+    finish
+}
+
+make_tool_rounds() {
+    begin tool-rounds
+    printf 'The project builds with cargo.\nRun `cargo test` before a commit.\n' >"$work/notes.txt"
+    mkdir -p "$work/src"
+    printf 'pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n' >"$work/src/lib.rs"
+    xcsh_run 0 --tools standard --permissions yolo --script "$(script tool-rounds.jsonl)" \
+        -p "How does this project build? Write the answer to answer.txt."
+    finish
+}
+
+make_parallel_tools() {
+    begin parallel-tools
+    xcsh_run 0 --tools test --script "$(script parallel-tools.jsonl)" -p "Do three things at once."
+    finish
+}
+
+make_steer() {
+    begin steer
+    xcsh_run 0 --tools test --script "$(script steer.jsonl)" \
+        --user-script "$(script steer.user.jsonl)" -p "Run the slow check."
+    finish
+}
+
+make_follow_up() {
+    begin follow-up
+    xcsh_run 0 --tools test --script "$(script follow-up.jsonl)" \
+        --user-script "$(script follow-up.user.jsonl)" -p "Run the slow check."
+    finish
+}
+
+make_interrupt() {
+    begin interrupt
+    xcsh_run 130 --tools test --script "$(script interrupt.jsonl)" \
+        --user-script "$(script interrupt.user.jsonl)" -p "Wait a minute."
+    finish
+}
+
+make_length_stop() {
+    begin length-stop
+    xcsh_run 2 --tools test --script "$(script length-stop.jsonl)" -p "Print the whole file."
+    finish
+}
+
+make_budget_stop() {
+    begin budget-stop
+    xcsh_run 2 --tools test --max-tokens 1000 --script "$(script budget-stop.jsonl)" \
+        -p "Keep going until done."
+    finish
+}
+
+make_compaction() {
+    begin compaction
+    xcsh_run 0 --tools test --compact-at 1000 --script "$(script compaction.jsonl)" \
+        -p "Echo two things."
+    finish
+}
+
+make_branch_at() {
+    begin branch-at
+    local s
+    s=$(script branch-at.jsonl)
+    xcsh_run 0 --tools test --script "$s" -p "first"
+    xcsh_run 0 --tools test --continue --script "$s" -p "second"
+    # Entries: 0 session, 1 prompt, 2 step_started, 3 step, 4 run_finished, then the
+    # second run; continue from entry 4 on a new branch.
+    xcsh_run 0 --tools test --resume "$(session_file)" --at 4 --script "$s" -p "instead"
+    finish
+}
+
+make_provider_error() {
+    begin provider-error
+    xcsh_run 3 --tools test --script "$(script provider-error.jsonl)" -p "What is the status?"
+    finish
+}
+
+make_ten_steps() {
+    begin ten-steps
+    xcsh_run 0 --tools test --script "$(script ten-steps.jsonl)" -p "Take ten steps."
+    finish
+}
+
+# A fork needs `xcsh fork SESSION ENTRY -o PATH`: the original session stays in the
+# temporary home; the fixture is the forked file, continued with one more run.
+make_fork() {
+    begin fork
+    if ! "$bin" fork --help >/dev/null 2>&1; then
+        echo "fork: skipped, this xcsh has no \`fork\` command yet" >&2
+        return 0
+    fi
+    local s original forked
+    s=$(script fork.jsonl)
+    xcsh_run 0 --tools test --script "$s" -p "first question"
+    original=$(session_file)
+    forked="$tmp/fork/forked.jsonl"
+    # Entries: 0 session, 1 prompt, 2 step_started, 3 step, 4 tool_dispatched,
+    # 5 tool_result, 6 step_started, 7 step, 8 run_finished: fork at the run's end.
+    "$bin" fork "$original" 8 -o "$forked" >/dev/null
+    xcsh_run 0 --tools test --resume "$forked" --script "$(script fork.second.jsonl)" \
+        -p "second question, in the fork"
+    cp "$forked" "$out/fork.jsonl"
+    "$bin" replay "$out/fork.jsonl" >/dev/null
+    echo "fixtures/sessions/fork.jsonl"
+}
+
+all=(plain tool-rounds parallel-tools steer follow-up interrupt length-stop budget-stop
+    compaction branch-at provider-error ten-steps fork)
+if [ $# -eq 0 ]; then
+    set -- "${all[@]}"
+fi
+for fixture in "$@"; do
+    "make_${fixture//-/_}"
+done

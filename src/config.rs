@@ -1,0 +1,382 @@
+//! Configuration: `$XCSH_HOME/config.toml` (default `~/.xcsh/config.toml`) with
+//! named profiles. Flags override the chosen profile, the profile overrides the
+//! file's top level, and that overrides the built-in defaults; `xcsh config` prints
+//! the effective values and where each came from.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use xcsh_core::machine::Limits;
+
+use crate::sessions;
+
+/// One layer of settings: the file's top level, or one profile.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub permissions: Option<String>,
+    pub max_steps: Option<u32>,
+    pub max_tokens: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+    pub compact_at: Option<u64>,
+    pub system_prompt: Option<PathBuf>,
+}
+
+/// The whole file: the top-level settings, the default profile, the profiles.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The profile used when `--profile` is not given.
+    pub profile: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub permissions: Option<String>,
+    pub max_steps: Option<u32>,
+    pub max_tokens: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+    pub compact_at: Option<u64>,
+    pub system_prompt: Option<PathBuf>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Layer>,
+}
+
+impl ConfigFile {
+    /// The top-level settings as a layer.
+    pub fn top(&self) -> Layer {
+        Layer {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            permissions: self.permissions.clone(),
+            max_steps: self.max_steps,
+            max_tokens: self.max_tokens,
+            max_output_tokens: self.max_output_tokens,
+            compact_at: self.compact_at,
+            system_prompt: self.system_prompt.clone(),
+        }
+    }
+}
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    Default,
+    File { path: PathBuf },
+    Profile { name: String, path: PathBuf },
+    Flag,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File { path } => write!(f, "{}", path.display()),
+            Source::Profile { name, path } => write!(f, "profile {name} in {}", path.display()),
+            Source::Flag => f.write_str("command line"),
+        }
+    }
+}
+
+/// A value and its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+/// The effective configuration of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Effective {
+    pub provider: Option<Setting<String>>,
+    pub model: Option<Setting<String>>,
+    pub base_url: Option<Setting<String>>,
+    pub permissions: Option<Setting<String>>,
+    pub max_steps: Setting<u32>,
+    pub max_tokens: Setting<u64>,
+    pub max_output_tokens: Setting<u32>,
+    pub compact_at: Setting<u64>,
+    pub system_prompt: Option<Setting<PathBuf>>,
+}
+
+impl Effective {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_steps: self.max_steps.value,
+            max_tokens: self.max_tokens.value,
+            max_output_tokens: self.max_output_tokens.value,
+            compact_at_tokens: self.compact_at.value,
+        }
+    }
+}
+
+/// The config file's path: `$XCSH_HOME/config.toml`.
+pub fn path() -> Result<PathBuf> {
+    Ok(sessions::home()?.join("config.toml"))
+}
+
+/// Reads the config file (absent = empty).
+pub fn load(path: &Path) -> Result<ConfigFile> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Resolves flags over the profile over the file over the defaults. `flags` is the
+/// run's own layer (from its command line).
+pub fn resolve(
+    file: &ConfigFile,
+    path: &Path,
+    profile: Option<&str>,
+    flags: &Layer,
+) -> Result<Effective> {
+    let profile_name = profile.map(str::to_string).or_else(|| file.profile.clone());
+    let profile = match &profile_name {
+        Some(name) => Some(file.profiles.get(name).with_context(|| {
+            let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
+            format!(
+                "no profile `{name}` in {} (profiles there: {})",
+                path.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })?),
+        None => None,
+    };
+    let top = file.top();
+    let layers: Vec<(&Layer, Source)> = {
+        let mut l = vec![(flags, Source::Flag)];
+        if let (Some(p), Some(name)) = (profile, &profile_name) {
+            l.push((
+                p,
+                Source::Profile {
+                    name: name.clone(),
+                    path: path.to_path_buf(),
+                },
+            ));
+        }
+        l.push((
+            &top,
+            Source::File {
+                path: path.to_path_buf(),
+            },
+        ));
+        l
+    };
+    fn pick<T: Clone>(
+        layers: &[(&Layer, Source)],
+        get: impl Fn(&Layer) -> Option<T>,
+    ) -> Option<Setting<T>> {
+        layers.iter().find_map(|(layer, source)| {
+            get(layer).map(|value| Setting {
+                value,
+                source: source.clone(),
+            })
+        })
+    }
+    let or_default = |s: Option<Setting<u64>>, d: u64| {
+        s.unwrap_or(Setting {
+            value: d,
+            source: Source::Default,
+        })
+    };
+    let defaults = Limits::default();
+    let max_steps = pick(&layers, |l| l.max_steps).unwrap_or(Setting {
+        value: defaults.max_steps,
+        source: Source::Default,
+    });
+    if max_steps.value == 0 {
+        bail!("max_steps must be at least 1 ({})", max_steps.source);
+    }
+    let permissions = pick(&layers, |l| l.permissions.clone());
+    if let Some(p) = &permissions
+        && !["ask", "readonly", "yolo"].contains(&p.value.as_str())
+    {
+        bail!(
+            "permissions = {:?} ({}): use ask, readonly or yolo",
+            p.value,
+            p.source
+        );
+    }
+    Ok(Effective {
+        provider: pick(&layers, |l| l.provider.clone()),
+        model: pick(&layers, |l| l.model.clone()),
+        base_url: pick(&layers, |l| l.base_url.clone()),
+        permissions,
+        max_steps,
+        max_tokens: or_default(pick(&layers, |l| l.max_tokens), defaults.max_tokens),
+        max_output_tokens: pick(&layers, |l| l.max_output_tokens).unwrap_or(Setting {
+            value: defaults.max_output_tokens,
+            source: Source::Default,
+        }),
+        compact_at: or_default(pick(&layers, |l| l.compact_at), defaults.compact_at_tokens),
+        system_prompt: pick(&layers, |l| l.system_prompt.clone()),
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print the effective configuration as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Resolve with this profile.
+    #[arg(long)]
+    profile: Option<String>,
+}
+
+/// `xcsh config`: the effective configuration and where each value came from.
+pub fn main(args: ConfigArgs) -> Result<ExitCode> {
+    let path = path()?;
+    let file = load(&path)?;
+    let effective = resolve(&file, &path, args.profile.as_deref(), &Layer::default())?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&effective)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    let mut opt = |key: &str, s: &Option<Setting<String>>, unset: &str| {
+        rows.push(match s {
+            Some(s) => (key.into(), s.value.clone(), s.source.to_string()),
+            None => (key.into(), unset.into(), "default".into()),
+        })
+    };
+    opt(
+        "provider",
+        &effective.provider,
+        "faux with --script, else openai",
+    );
+    opt("model", &effective.model, "per provider");
+    opt(
+        "base_url",
+        &effective.base_url,
+        "per provider (or its *_BASE_URL variable)",
+    );
+    opt("permissions", &effective.permissions, "yolo");
+    rows.push(num("max_steps", &effective.max_steps));
+    rows.push(num("max_tokens", &effective.max_tokens));
+    rows.push(num("max_output_tokens", &effective.max_output_tokens));
+    rows.push(num("compact_at", &effective.compact_at));
+    rows.push(match &effective.system_prompt {
+        Some(s) => (
+            "system_prompt".into(),
+            s.value.display().to_string(),
+            s.source.to_string(),
+        ),
+        None => ("system_prompt".into(), "built in".into(), "default".into()),
+    });
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_header(["setting", "value", "from"]);
+    for (k, v, s) in rows {
+        table.add_row([k, v, s]);
+    }
+    println!("config file: {}", path.display());
+    println!("{table}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn num<T: fmt::Display>(key: &str, s: &Setting<T>) -> (String, String, String) {
+    (key.into(), s.value.to_string(), s.source.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> ConfigFile {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn flags_override_the_profile_which_overrides_the_file_which_overrides_defaults() {
+        let f = file(
+            r#"
+            provider = "anthropic"
+            max_steps = 10
+            max_tokens = 1000
+            profile = "local"
+            [profiles.local]
+            provider = "openai"
+            base_url = "http://127.0.0.1:11434/v1"
+            max_steps = 20
+            "#,
+        );
+        let path = Path::new("/h/config.toml");
+        let flags = Layer {
+            max_steps: Some(5),
+            ..Layer::default()
+        };
+        let e = resolve(&f, path, None, &flags).unwrap();
+        let local = Source::Profile {
+            name: "local".into(),
+            path: path.into(),
+        };
+        assert_eq!(
+            e.max_steps,
+            Setting {
+                value: 5,
+                source: Source::Flag
+            }
+        );
+        assert_eq!(
+            e.provider,
+            Some(Setting {
+                value: "openai".into(),
+                source: local.clone()
+            })
+        );
+        assert_eq!(
+            e.max_tokens,
+            Setting {
+                value: 1000,
+                source: Source::File { path: path.into() }
+            }
+        );
+        assert_eq!(
+            e.compact_at,
+            Setting {
+                value: 150_000,
+                source: Source::Default
+            }
+        );
+        assert_eq!(
+            e.base_url,
+            Some(Setting {
+                value: "http://127.0.0.1:11434/v1".into(),
+                source: local
+            })
+        );
+    }
+
+    #[test]
+    fn an_unknown_profile_or_key_is_a_clear_error() {
+        let f = file("[profiles.a]\nmodel = \"x\"\n");
+        let err = resolve(&f, Path::new("/h/c.toml"), Some("b"), &Layer::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no profile `b` in /h/c.toml (profiles there: a)"
+        );
+        let bad: Result<ConfigFile, _> = toml::from_str("max_stpes = 3\n");
+        assert!(
+            bad.unwrap_err()
+                .to_string()
+                .contains("unknown field `max_stpes`")
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! The inspect commands: `tree`, `log`, `events`, `stats`, `diff`, `fork`, `label`,
+//! `check` and `export`, over `xcsh-inspect`. Every command takes a session by path,
+//! id or id prefix; colors only on a terminal and never with `NO_COLOR`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use xcsh_core::log::{SessionLog, read_session};
+use xcsh_core::machine::EntryId;
+use xcsh_inspect::{Style, check, diff, events, export, fork, log, stats, tree};
+
+use crate::sessions;
+
+fn style() -> Style {
+    Style::for_output(std::io::stdout().is_terminal())
+}
+
+/// A session named by path, id or id prefix.
+fn resolve(name: &str) -> Result<PathBuf> {
+    let p = Path::new(name);
+    if p.is_file() {
+        return Ok(p.to_path_buf());
+    }
+    if name.contains(std::path::MAIN_SEPARATOR) || name.ends_with(".jsonl") {
+        bail!("{name}: no such session file");
+    }
+    // `sessions::resolve` words its errors for `--resume`; these commands take the
+    // session as an argument.
+    sessions::resolve(name)
+        .map_err(|e| anyhow!("{}", e.to_string().replacen("--resume ", "session ", 1)))
+}
+
+fn open(name: &str) -> Result<SessionLog> {
+    let path = resolve(name)?;
+    read_session(&path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Prints to stdout; a closed pipe (`| head`) ends quietly.
+fn out(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn json(value: &impl serde::Serialize) -> Result<()> {
+    out(&format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+#[derive(Debug, Args)]
+pub struct TreeArgs {
+    /// The session: a path, an id or an id prefix.
+    session: String,
+    /// One line per entry instead of one per turn.
+    #[arg(long)]
+    full: bool,
+    /// The tree as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
+    let log = open(&args.session)?;
+    let t = tree::build(&log, args.full);
+    if args.json {
+        json(&t)?;
+    } else {
+        out(&tree::render(&t, style()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    session: String,
+    /// Show the branch that ends at this entry (default: the session's leaf).
+    #[arg(long, value_name = "ENTRY")]
+    leaf: Option<EntryId>,
+    /// One JSON object per conversation item.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn log_main(args: LogArgs) -> Result<ExitCode> {
+    let log = open(&args.session)?;
+    let items = log::conversation(&log, args.leaf)?;
+    if args.json {
+        let mut text = String::new();
+        for it in &items {
+            text.push_str(&serde_json::to_string(it)?);
+            text.push('\n');
+        }
+        out(&text)?;
+    } else {
+        out(&log::render(&items, style()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    session: String,
+    /// Only these entry types or stream event kinds (repeatable, or comma-separated).
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    types: Vec<String>,
+    /// Only rows of this step.
+    #[arg(long)]
+    step: Option<u32>,
+    /// Only rows about this tool.
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// Only rows at or after this many ms since the session started.
+    #[arg(long, value_name = "MS")]
+    since: Option<i64>,
+    /// Only rows at or before this many ms since the session started.
+    #[arg(long, value_name = "MS")]
+    until: Option<i64>,
+    /// Keep reading the file as it grows (Ctrl-C stops).
+    #[arg(long, short = 'f')]
+    follow: bool,
+    /// One JSON object per row.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
+    let path = resolve(&args.session)?;
+    let filter = events::Filter {
+        types: args.types.clone(),
+        step: args.step,
+        tool: args.tool.clone(),
+        since: args.since,
+        until: args.until,
+    };
+    let st = style();
+    let mut stdout = std::io::stdout().lock();
+    let closed = std::cell::Cell::new(false);
+    let print = |row: &events::Row, stdout: &mut std::io::StdoutLock<'_>| {
+        if closed.get() || !filter.keeps(row) {
+            return;
+        }
+        let line = if args.json {
+            serde_json::to_string(row).unwrap_or_default()
+        } else {
+            events::render_row(row, st)
+        };
+        if writeln!(stdout, "{line}").is_err() {
+            closed.set(true);
+        }
+    };
+    if !args.json {
+        let _ = writeln!(stdout, "{}", events::header(st));
+    }
+    if !args.follow {
+        let torn = events::stream_file(&path, &events::Filter::default(), |row| {
+            print(row, &mut stdout)
+        })
+        .with_context(|| format!("cannot read {}", path.display()))?;
+        if let Some(n) = torn {
+            eprintln!(
+                "xcsh: {}: the last line is torn ({n} byte(s) without a newline); not shown",
+                path.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut follower = events::Follower::open(&path)?;
+    let mut timeline = events::Timeline::new();
+    loop {
+        follower.poll(|line, entry| {
+            for row in timeline.push(line, &entry) {
+                print(&row, &mut stdout);
+            }
+        })?;
+        // Live: show entries as they come, not held back for the streaming step.
+        for row in timeline.flush() {
+            print(&row, &mut stdout);
+        }
+        if stdout.flush().is_err() || closed.get() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    session: String,
+    /// The stats as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
+    let log = open(&args.session)?;
+    let s = stats::compute(&log);
+    if args.json {
+        json(&s)?;
+    } else {
+        out(&stats::render(&s))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// A session, or `SESSION@ENTRY` for the branch ending at ENTRY.
+    a: String,
+    /// The other session or `SESSION@ENTRY` (not with --workspace).
+    b: Option<String>,
+    /// Compare the model context each branch would send next.
+    #[arg(long)]
+    context: bool,
+    /// Show the file changes the session A made (its tool results' changes).
+    #[arg(long, conflicts_with = "context")]
+    workspace: bool,
+    /// The comparison as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `SESSION@ENTRY` or `SESSION`: the log and the leaf.
+fn side(spec: &str) -> Result<(SessionLog, EntryId)> {
+    if let Some((name, entry)) = spec.rsplit_once('@')
+        && let Ok(at) = xcsh_inspect::parse_entry_spec(entry)
+    {
+        let log = open(name)?;
+        if log.get(at).is_none() {
+            bail!(
+                "{}: there is no entry {at} in this session",
+                log.path.display()
+            );
+        }
+        return Ok((log, at));
+    }
+    let log = open(spec)?;
+    let leaf = log.leaf();
+    Ok((log, leaf))
+}
+
+pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
+    let st = style();
+    if args.workspace {
+        if args.b.is_some() {
+            bail!("--workspace takes one session");
+        }
+        let log = open(&args.a)?;
+        let files = diff::workspace::changes(&log);
+        if args.json {
+            json(&files)?;
+        } else {
+            out(&diff::workspace::render(&files, st))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(b) = &args.b else {
+        bail!("diff needs two sessions or branches (A B), or --workspace SESSION");
+    };
+    let (la, ea) = side(&args.a)?;
+    let (lb, eb) = side(b)?;
+    let sa = diff::Side {
+        name: args.a.clone(),
+        log: &la,
+        leaf: ea,
+    };
+    let sb = diff::Side {
+        name: b.clone(),
+        log: &lb,
+        leaf: eb,
+    };
+    let differ = if args.context {
+        let r = diff::context::compare(&sa, &sb)?;
+        if args.json {
+            json(&r)?;
+        } else {
+            out(&diff::context::render(&r, st))?;
+        }
+        r.first_difference.is_some()
+    } else {
+        let r = diff::compare(&sa, &sb)?;
+        if args.json {
+            json(&r)?;
+        } else {
+            out(&diff::render(&r, st))?;
+        }
+        !r.changes.is_empty()
+    };
+    Ok(if differ {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    session: String,
+    /// The entry the fork ends at (a settled boundary): `N` or `#N`.
+    entry: String,
+    /// Where to write the fork (default: a new session of this workspace).
+    #[arg(short = 'o', long, value_name = "PATH")]
+    output: Option<PathBuf>,
+}
+
+/// A session's id from its file name (`<time>_<id>.jsonl`), else from its header.
+fn session_id(path: &Path, log: &SessionLog) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.rsplit_once('_'))
+        .map(|(_, id)| id.to_string())
+        .unwrap_or_else(|| log.header().session_id.clone())
+}
+
+pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
+    let source = resolve(&args.session)?;
+    let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
+    let log = read_session(&source).with_context(|| format!("cannot read {}", source.display()))?;
+    let origin = session_id(&source, &log);
+    let target = match args.output {
+        Some(p) => p,
+        None => sessions::new_session(&std::env::current_dir()?)?.1,
+    };
+    let f = fork::fork(&source, at, &origin, &target, chrono::Utc::now())?;
+    out(&format!(
+        "forked {} at entry {at} into {}: {} entries copied (ids and hashes kept); origin recorded as label #{} \"{}\"\ncontinue it with: xcsh run --resume {}\n",
+        source.display(),
+        f.path.display(),
+        f.copied,
+        f.label,
+        f.label_name,
+        f.path.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    session: String,
+    /// The entry to name: `N` or `#N`.
+    entry: String,
+    /// The label.
+    name: String,
+}
+
+pub fn label_main(args: LabelArgs) -> Result<ExitCode> {
+    let path = resolve(&args.session)?;
+    let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
+    let (id, torn) = fork::label(&path, at, &args.name, chrono::Utc::now())?;
+    if let Some(t) = torn {
+        eprintln!(
+            "xcsh: {}: repaired a torn last line: {} byte(s) at offset {} were cut off{}",
+            path.display(),
+            t.len,
+            t.offset,
+            t.sidecar
+                .map(|p| format!(" and kept in {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    out(&format!(
+        "labelled entry {at} of {} as \"{}\" (entry {id}); the leaf did not move\n",
+        path.display(),
+        args.name
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    session: String,
+    /// The findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn check_main(args: CheckArgs) -> Result<ExitCode> {
+    let path = resolve(&args.session)?;
+    let report = check::check_file(&path)?;
+    if args.json {
+        json(&report)?;
+    } else {
+        out(&check::render(&report, style()))?;
+    }
+    Ok(if report.errors() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Md,
+    Html,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    session: String,
+    /// md: a Markdown transcript; html: one self-contained page; json: the whole DAG.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// For md: the branch that ends at this entry (default: the session's leaf).
+    #[arg(long, value_name = "ENTRY")]
+    leaf: Option<EntryId>,
+}
+
+pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
+    let log = open(&args.session)?;
+    let text = match args.format {
+        Format::Md => export::markdown(&log, args.leaf)?,
+        Format::Html => export::html(&log)?,
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(&export::json(&log))?),
+    };
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("xcsh: wrote {}", path.display());
+        }
+        None => out(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,557 @@
+//! Interactive xcsh: a line editor (rustyline, with history) over the runtime. At
+//! the prompt a line starts a turn; while the agent works a line is a steer and
+//! `/queue TEXT` a follow-up. Ctrl-C stops the running turn (again at the prompt:
+//! exit); Ctrl-D on an empty prompt exits. Run output is printed above the prompt.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use rustyline::ExternalPrinter;
+use rustyline::error::ReadlineError;
+use tokio::sync::{mpsc, oneshot};
+use xcsh_core::log::{Body, Dag, Record, read_session};
+use xcsh_core::machine::{ApprovalScope, Decision, EntryId, StopReason, Usage, Verdict};
+use xcsh_core::provider::BoxFuture;
+use xcsh_core::runtime::{
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, SessionTarget,
+    Task, branch_at, run_agent,
+};
+
+use crate::run::Setup;
+use crate::sessions;
+
+/// What the line-editor thread reports.
+enum UiInput {
+    Line(String),
+    CtrlC,
+    CtrlD,
+    Failed(String),
+}
+
+type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
+
+/// Puts approval questions to the interactive prompt.
+struct PromptApprover(mpsc::UnboundedSender<Question>);
+
+impl Approver for PromptApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.0.send((request, tx)).is_ok();
+        Box::pin(async move {
+            let deny = ApprovalAnswer {
+                verdict: Verdict::Deny,
+                scope: ApprovalScope::Once,
+            };
+            if !sent {
+                return deny;
+            }
+            rx.await.unwrap_or(deny)
+        })
+    }
+}
+
+/// Prints above the prompt, whole lines at a time.
+struct Out {
+    printer: Box<dyn ExternalPrinter + Send>,
+    /// Streamed text not yet ended by a newline.
+    partial: String,
+}
+
+impl Out {
+    fn line(&mut self, text: impl Into<String>) {
+        self.flush();
+        let _ = self.printer.print(text.into());
+    }
+
+    fn text(&mut self, delta: &str) {
+        self.partial.push_str(delta);
+        while let Some(pos) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=pos).collect();
+            let _ = self.printer.print(line.trim_end_matches('\n').to_string());
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            let _ = self.printer.print(line);
+        }
+    }
+}
+
+struct Running {
+    handle: RunHandle,
+    /// Exit once this run has settled (Ctrl-D during a run).
+    exit_after: bool,
+}
+
+struct Ui {
+    setup: Setup,
+    out: Out,
+    session: Option<PathBuf>,
+    running: Option<Running>,
+    question: Option<Question>,
+    questions: mpsc::UnboundedReceiver<Question>,
+    approver: Arc<PromptApprover>,
+    ctrl_c_once: bool,
+}
+
+pub async fn main(setup: Setup) -> Result<ExitCode> {
+    let history = sessions::home()?.join("history");
+    let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
+    let _ = editor.load_history(&history);
+    let printer = editor
+        .create_external_printer()
+        .context("cannot print above the prompt on this terminal")?;
+    let (input_tx, mut input) = mpsc::unbounded_channel();
+    std::thread::spawn(move || read_lines(editor, &history, &input_tx));
+    let (question_tx, questions) = mpsc::unbounded_channel();
+    let session = match &setup.session {
+        SessionTarget::Existing { path, .. } => Some(path.clone()),
+        SessionTarget::New { .. } => None,
+    };
+    let mut ui = Ui {
+        out: Out {
+            printer: Box::new(printer),
+            partial: String::new(),
+        },
+        session,
+        running: None,
+        question: None,
+        questions,
+        approver: Arc::new(PromptApprover(question_tx)),
+        ctrl_c_once: false,
+        setup,
+    };
+    ui.out.line(format!(
+        "xcsh: {} · {} · /help for commands, Ctrl-D to exit",
+        ui.setup.provider.name(),
+        ui.setup.provider.model()
+    ));
+    if let Some(path) = &ui.session {
+        ui.out.line(format!("continuing {}", path.display()));
+    }
+    loop {
+        let event = match ui.running.as_mut() {
+            Some(r) => tokio::select! {
+                biased;
+                Some(i) = input.recv() => Step::Input(i),
+                Some(q) = ui.questions.recv() => Step::Question(q),
+                e = r.handle.events.recv() => Step::Event(e),
+            },
+            None => match input.recv().await {
+                Some(i) => Step::Input(i),
+                None => return Ok(ExitCode::SUCCESS),
+            },
+        };
+        let go_on = match event {
+            Step::Input(i) => ui.on_input(i).await?,
+            Step::Question(q) => {
+                ui.ask(q);
+                true
+            }
+            Step::Event(Some(e)) => {
+                ui.on_event(e);
+                true
+            }
+            Step::Event(None) => ui.on_run_end().await?,
+        };
+        if !go_on {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+enum Step {
+    Input(UiInput),
+    Question(Question),
+    Event(Option<RunEvent>),
+}
+
+fn read_lines(
+    mut editor: rustyline::DefaultEditor,
+    history: &Path,
+    tx: &mpsc::UnboundedSender<UiInput>,
+) {
+    loop {
+        let input = match editor.readline("› ") {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                    let _ = editor.save_history(history);
+                }
+                UiInput::Line(line)
+            }
+            Err(ReadlineError::Interrupted) => UiInput::CtrlC,
+            Err(ReadlineError::Eof) => UiInput::CtrlD,
+            Err(e) => {
+                let _ = tx.send(UiInput::Failed(e.to_string()));
+                return;
+            }
+        };
+        if tx.send(input).is_err() {
+            return;
+        }
+    }
+}
+
+const HELP: &str = "\
+while idle:   a line starts a turn
+  /tree                 the branch tree of this session
+  /at ENTRY             continue from an earlier entry (a new branch)
+  /fork                 a new session file from here
+  /label NAME           name the current entry
+  /usage                tokens spent in this session
+  /diff                 what this session changed in the workspace
+  /undo                 revert the last turn's file changes (if unchanged since)
+  /compact              summarize the conversation now
+  /model [NAME]         show or switch the model
+  /exit                 leave (also Ctrl-D)
+while it works:  a line is a steer (delivered after the step's tools)
+  /queue TEXT           a follow-up (delivered when it would finish)
+  /pending              the queued steers and follow-ups
+  Ctrl-C                stop the running turn";
+
+impl Ui {
+    /// Handles one line or key; false to exit.
+    async fn on_input(&mut self, input: UiInput) -> Result<bool> {
+        let line = match input {
+            UiInput::Line(line) => {
+                self.ctrl_c_once = false;
+                line
+            }
+            UiInput::CtrlC => return Ok(self.on_ctrl_c()),
+            UiInput::CtrlD => {
+                if let Some(r) = &mut self.running {
+                    self.out.line("[interrupting the turn, then exiting]");
+                    r.handle.interrupt();
+                    r.exit_after = true;
+                    return Ok(true);
+                }
+                return Ok(false);
+            }
+            UiInput::Failed(e) => {
+                self.out.line(format!("xcsh: the line editor failed: {e}"));
+                return Ok(false);
+            }
+        };
+        if let Some(question) = self.question.take() {
+            return Ok(self.answer(question, line.trim()));
+        }
+        let text = line.trim();
+        if text.is_empty() {
+            return Ok(true);
+        }
+        if self.running.is_some() {
+            self.while_running(text).await;
+            return Ok(true);
+        }
+        if let Some(command) = text.strip_prefix('/') {
+            return self.command(command).await;
+        }
+        self.start(Task::Prompt(text.to_string()))?;
+        Ok(true)
+    }
+
+    fn on_ctrl_c(&mut self) -> bool {
+        if let Some(r) = &self.running {
+            self.out.line("[stopping the turn]");
+            r.handle.interrupt();
+            return true;
+        }
+        if std::mem::replace(&mut self.ctrl_c_once, true) {
+            return false;
+        }
+        self.out.line("(Ctrl-C again or Ctrl-D to exit)");
+        true
+    }
+
+    async fn while_running(&mut self, text: &str) {
+        let Some(r) = &self.running else { return };
+        if let Some(rest) = text.strip_prefix("/queue ") {
+            r.handle.follow_up(rest.trim());
+        } else if text == "/pending" {
+            let p = r.handle.pending().await;
+            self.out.line(format!(
+                "[pending] steers: {} · follow-ups: {}",
+                list(&p.steers),
+                list(&p.follow_ups)
+            ));
+        } else if text == "/help" {
+            self.out.line(HELP);
+        } else if text.starts_with('/') {
+            self.out
+                .line("(that command waits for the turn to finish; Ctrl-C stops it)");
+        } else {
+            r.handle.steer(text);
+        }
+    }
+
+    fn ask(&mut self, question: Question) {
+        let (request, _) = &question;
+        self.out.line(format!(
+            "[approve] {} {} in {}\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny",
+            request.call.name, request.call.arguments, request.cwd
+        ));
+        self.question = Some(question);
+    }
+
+    fn answer(&mut self, question: Question, line: &str) -> bool {
+        let (verdict, scope) = match line {
+            "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
+            "a" => (Verdict::Allow, ApprovalScope::Tool),
+            "A" => (Verdict::Allow, ApprovalScope::Call),
+            "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
+            _ => {
+                self.out.line("(answer y, a, A or n)");
+                self.question = Some(question);
+                return true;
+            }
+        };
+        let _ = question.1.send(ApprovalAnswer { verdict, scope });
+        true
+    }
+
+    fn start(&mut self, task: Task) -> Result<()> {
+        let session = match &self.session {
+            Some(path) => SessionTarget::Existing {
+                path: path.clone(),
+                at: None,
+            },
+            None => {
+                let (session_id, path) = sessions::new_session(&self.setup.cwd)?;
+                SessionTarget::New {
+                    path,
+                    session_id,
+                    cwd: self.setup.cwd.display().to_string(),
+                }
+            }
+        };
+        let handle = run_agent(RunOptions {
+            session,
+            task,
+            limits: self.setup.limits,
+            system_prompt: self.setup.system_prompt.clone(),
+            provider: Arc::clone(&self.setup.provider),
+            tools: Arc::clone(&self.setup.tools),
+            permissions: self.setup.permissions,
+            approver: Some(self.approver.clone()),
+        })?;
+        self.session = Some(handle.session_path.clone());
+        self.running = Some(Running {
+            handle,
+            exit_after: false,
+        });
+        Ok(())
+    }
+
+    fn on_event(&mut self, event: RunEvent) {
+        match event {
+            RunEvent::TextDelta { text, .. } => self.out.text(&text),
+            RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
+            RunEvent::StepFinished { .. } => self.out.flush(),
+            RunEvent::ToolCall {
+                name, arguments, ..
+            } => self.out.line(format!("[{name}] {}", clip(&arguments, 200))),
+            RunEvent::ToolResult {
+                name,
+                status,
+                content,
+                ..
+            } => {
+                let first = content.lines().next().unwrap_or("");
+                let more = content.lines().count().saturating_sub(1);
+                let more = if more > 0 {
+                    format!(" (+{more} lines)")
+                } else {
+                    String::new()
+                };
+                self.out
+                    .line(format!("  [{name}] {status:?}: {}{more}", clip(first, 160)));
+            }
+            RunEvent::Queued { origin, text } => {
+                self.out.line(format!("[queued {origin:?}] {text}"))
+            }
+            RunEvent::Delivered { origin, text } => {
+                self.out.line(format!("[delivered {origin:?}] {text}"))
+            }
+            RunEvent::Compacted {
+                tokens_before,
+                tokens_after,
+            } => self.out.line(format!(
+                "[compacted] {tokens_before} → {tokens_after} tokens"
+            )),
+            RunEvent::Approval {
+                name, verdict, by, ..
+            } => self.out.line(format!("[{name}] {verdict:?} ({by:?})")),
+            RunEvent::RunFinished {
+                reason,
+                steps,
+                usage,
+            } => {
+                self.out.flush();
+                self.out.line(format!(
+                    "[{}] {steps} step(s) · {} in / {} out tokens",
+                    stop(&reason),
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                    usage.output_tokens
+                ));
+            }
+            RunEvent::RunStarted { .. }
+            | RunEvent::StepStarted { .. }
+            | RunEvent::ReasoningDelta { .. }
+            | RunEvent::ApprovalRequested { .. }
+            | RunEvent::CompactionStarted { .. }
+            | RunEvent::Ignored { .. } => {}
+        }
+    }
+
+    /// The run's event stream ended: collect its result. False to exit.
+    async fn on_run_end(&mut self) -> Result<bool> {
+        let Some(running) = self.running.take() else {
+            return Ok(true);
+        };
+        self.question = None;
+        match running.handle.result().await {
+            Ok(result) => {
+                if !result.undelivered.is_empty() {
+                    self.out.line(format!(
+                        "[not delivered] {}",
+                        result.undelivered.join(" · ")
+                    ));
+                }
+            }
+            Err(e) => self.out.line(format!("xcsh: the run failed: {e}")),
+        }
+        Ok(!running.exit_after)
+    }
+
+    async fn command(&mut self, command: &str) -> Result<bool> {
+        let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
+        let arg = arg.trim();
+        match name {
+            "help" => self.out.line(HELP),
+            "exit" | "quit" => return Ok(false),
+            "compact" => {
+                if self.session.is_none() {
+                    self.out.line("(nothing to compact yet)");
+                } else {
+                    self.start(Task::Compact)?;
+                }
+            }
+            "model" => self.out.line(format!(
+                "model: {} ({}); start xcsh with --model NAME to switch",
+                self.setup.provider.model(),
+                self.setup.provider.name()
+            )),
+            _ => {
+                let Some(path) = self.session.clone() else {
+                    self.out.line("(no session yet: send a prompt first)");
+                    return Ok(true);
+                };
+                if let Err(e) = self.session_command(name, arg, &path) {
+                    self.out.line(format!("xcsh: {e:#}"));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn session_command(&mut self, name: &str, arg: &str, path: &Path) -> Result<()> {
+        match name {
+            "at" => {
+                let entry: EntryId = arg
+                    .parse()
+                    .with_context(|| format!("/at {arg}: give an entry id (see /tree)"))?;
+                let id = branch_at(path, entry)?;
+                self.out.line(format!(
+                    "[branch] continuing from entry {entry} (branch record {id}); the next prompt goes there"
+                ));
+            }
+            "usage" => {
+                let log = read_session(path)?;
+                let mut total = Usage::default();
+                let mut runs = 0;
+                for e in &log.entries {
+                    if let Body::Decision(Decision::RunFinished { usage, .. }) = &e.body {
+                        total.add(usage);
+                        runs += 1;
+                    }
+                }
+                self.out.line(format!(
+                    "[usage] {runs} run(s) · input {} · output {} · cache read {} · cache write {} · total {}",
+                    total.input_tokens,
+                    total.output_tokens,
+                    total.cache_read_tokens,
+                    total.cache_write_tokens,
+                    total.spend()
+                ));
+            }
+            "tree" => {
+                let log = read_session(path)?;
+                self.out.line(simple_tree(&log));
+            }
+            "label" | "fork" | "diff" | "undo" => self.out.line(format!(
+                "/{name}: use `xcsh {name}` on this session for now: {}",
+                path.display()
+            )),
+            other => self
+                .out
+                .line(format!("/{other}: unknown command (/help lists them)")),
+        }
+        Ok(())
+    }
+}
+
+/// One line per prompt on each branch, with the leaf marked.
+fn simple_tree(log: &xcsh_core::log::SessionLog) -> String {
+    let dag = Dag::from_log(log);
+    let leaf = log.leaf();
+    let mut out = String::new();
+    for (n, tip) in dag.leaves().into_iter().enumerate() {
+        let Ok(path) = dag.path_to_root(tip) else {
+            continue;
+        };
+        let marker = if path.contains(&leaf) {
+            " (current)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("branch {} → entry {tip}{marker}\n", n + 1));
+        for id in path {
+            if let Some(Body::Record(Record::UserMessage { text, .. })) =
+                log.get(id).map(|e| &e.body)
+            {
+                out.push_str(&format!("  {id:>5}  {}\n", clip(text, 70)));
+            }
+        }
+    }
+    out.trim_end().to_string()
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(" | ")
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+fn stop(reason: &StopReason) -> String {
+    match reason {
+        StopReason::Completed => "done".into(),
+        StopReason::Interrupted => "stopped".into(),
+        other => format!("stopped: {}", crate::run::describe(other)),
+    }
+}

@@ -1,0 +1,174 @@
+//! `xcsh replay`: re-run today's machine over recorded sessions. One session: a
+//! one-line summary, or a first-divergence report (exit 1), or the machine's state at
+//! an entry (`--until`). A directory: every session in it, as a table (exit 1 if any
+//! diverged or failed). `--minimize`: cut a diverging session down (exit 2 if it does
+//! not diverge).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::json;
+use xcsh_core::log::read_session;
+use xcsh_core::machine::EntryId;
+use xcsh_replay::{Outcome, Overrides, ReplayError, ReplayOptions, render};
+
+use crate::sessions;
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A session (path, id or id prefix), or a directory: every `*.jsonl` under it.
+    target: String,
+    /// Replay the branch that ends at this entry (default: the session's leaf).
+    #[arg(long, value_name = "ENTRY")]
+    leaf: Option<EntryId>,
+    /// Stop after this entry and print the machine's state there.
+    #[arg(long, value_name = "ENTRY", conflicts_with = "minimize")]
+    until: Option<EntryId>,
+    /// Print one JSON object (per session for a directory) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Replace a recorded setting in every prompt of the branch: max_steps,
+    /// max_tokens, max_output_tokens, compact_at_tokens or permissions (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Cut a diverging session down to a small one that diverges the same way.
+    #[arg(long, requires = "output")]
+    minimize: bool,
+    /// Where `--minimize` writes the small session (a new file).
+    #[arg(short = 'o', long, value_name = "OUT", requires = "minimize")]
+    output: Option<PathBuf>,
+}
+
+pub fn main(args: ReplayArgs) -> Result<ExitCode> {
+    let overrides = Overrides::parse(&args.set)?;
+    let target = Path::new(&args.target);
+    if target.is_dir() {
+        if args.leaf.is_some() || args.until.is_some() || args.minimize {
+            bail!(
+                "{}: --leaf, --until and --minimize take one session, not a directory",
+                target.display()
+            );
+        }
+        return replay_dir(target, &overrides, args.json);
+    }
+    let looks_like_a_path =
+        args.target.contains(std::path::MAIN_SEPARATOR) || args.target.ends_with(".jsonl");
+    if looks_like_a_path && !target.exists() {
+        bail!("{}: no such session file or directory", target.display());
+    }
+    let path = sessions::resolve(&args.target)?;
+    let log = read_session(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let leaf = args.leaf.unwrap_or(log.leaf());
+    if log.get(leaf).is_none() {
+        bail!(
+            "{}: there is no entry {leaf} in this session",
+            path.display()
+        );
+    }
+    let session = path.display().to_string();
+    if let Some(out) = &args.output {
+        return minimize(&log, leaf, &overrides, out, &session, args.json);
+    }
+    let options = ReplayOptions {
+        until: args.until,
+        overrides,
+    };
+    let started = Instant::now();
+    let replay = xcsh_replay::replay(&log, leaf, &options)?;
+    let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (code, text, value) = match &replay.outcome {
+        Outcome::Clean => (
+            ExitCode::SUCCESS,
+            render::clean(&session, &replay.report, Some(elapsed), &overrides),
+            json!({"result": "ok"}),
+        ),
+        Outcome::Diverged(d) => (
+            ExitCode::from(1),
+            render::divergence(&session, &replay.report, d, Some(elapsed), &overrides),
+            json!({"result": "diverged", "divergence": d}),
+        ),
+        Outcome::Stopped(s) => (
+            ExitCode::SUCCESS,
+            render::state(&session, &replay.report, s, Some(elapsed), &overrides),
+            json!({"result": "stopped", "state": s}),
+        ),
+    };
+    if args.json {
+        let mut value = value;
+        value["session"] = json!(session);
+        value["leaf"] = json!(leaf);
+        value["replayed"] = json!(replay.report);
+        value["elapsed_ms"] = json!(elapsed);
+        value["set"] = json!(overrides);
+        println!("{value}");
+    } else {
+        print!("{text}");
+    }
+    Ok(code)
+}
+
+fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCode> {
+    let paths = xcsh_replay::find_sessions(dir)?;
+    if paths.is_empty() {
+        bail!("{}: no session files (*.jsonl) under it", dir.display());
+    }
+    // A small pool: replay is CPU-bound and sessions are independent.
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let runs = xcsh_replay::replay_all(&paths, dir, overrides, threads);
+    if as_json {
+        for r in &runs {
+            println!("{}", serde_json::to_string(r)?);
+        }
+    } else {
+        print!("{}", render::table(&runs));
+    }
+    Ok(if runs.iter().all(|r| r.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn minimize(
+    log: &xcsh_core::log::SessionLog,
+    leaf: EntryId,
+    overrides: &Overrides,
+    out: &Path,
+    session: &str,
+    as_json: bool,
+) -> Result<ExitCode> {
+    let minimized = match xcsh_replay::minimize(log, leaf, overrides, out) {
+        Err(ReplayError::NoDivergence { path }) => {
+            eprintln!(
+                "xcsh: {}: replays without divergence, so there is nothing to minimize (minimizing needs a divergence; try --set to replay under other settings)",
+                path.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+        other => other?,
+    };
+    if as_json {
+        let value = json!({
+            "session": session,
+            "output": out.display().to_string(),
+            "before": minimized.before,
+            "after": minimized.after,
+            "signature": minimized.signature,
+            "candidates": minimized.tests,
+            "set": overrides,
+            "divergence": minimized.divergence,
+        });
+        println!("{value}");
+    } else {
+        print!(
+            "{}",
+            render::minimized(session, &out.display().to_string(), &minimized, overrides)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

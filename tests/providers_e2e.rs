@@ -1,0 +1,375 @@
+//! The real `xcsh` binary against a local HTTP server on 127.0.0.1 speaking each
+//! wire protocol: a two-step tool run per protocol, injected faults (disconnect
+//! mid-stream, stall, malformed frame, 429 with retry-after, 500 then success, a
+//! 4xx JSON error), and cassettes recorded and played back.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use support::mock_server::{Fault, MockServer, Reply};
+use support::sse::Wire;
+use xcsh_core::log::{Body, Record, read_session};
+use xcsh_core::machine::{ProviderErrorKind, StepOutcome, StreamEvent};
+
+const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+const SECRET: &str = "sk-test-SECRET-4242";
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.workspace()).unwrap();
+        std::fs::write(env.workspace().join("a.txt"), "hello from a.txt\n").unwrap();
+        env
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(self.workspace())
+            .env("XCSH_HOME", self.dir.path().join("home"))
+            .env("OPENAI_API_KEY", SECRET)
+            .env("ANTHROPIC_API_KEY", SECRET)
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn run_against(&self, wire: Wire, url: &str, extra: &[&str]) -> Output {
+        let base = wire.base_url(url);
+        let mut args = vec![
+            "run",
+            "--provider",
+            wire.flag(),
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-p", "read a.txt"]);
+        self.run(&args)
+    }
+
+    fn session(&self) -> PathBuf {
+        let root = self.dir.path().join("home/sessions");
+        let dir = std::fs::read_dir(root)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        files.pop().unwrap()
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn two_step(wire: Wire) -> Vec<Reply> {
+    vec![
+        Reply::sse(wire.tool_step()),
+        Reply::sse(wire.text_step("a.txt says hello")),
+    ]
+}
+
+/// The step entries of a session.
+fn steps(path: &Path) -> Vec<xcsh_core::log::StepRecord> {
+    read_session(path)
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter_map(|e| match e.body {
+            Body::Record(Record::Step(s)) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_protocol_completes_a_two_step_tool_run() {
+    for wire in Wire::ALL {
+        let env = Env::new();
+        let server = MockServer::start(two_step(wire));
+        let out = env.run_against(wire, &server.url(), &[]);
+        assert!(out.status.success(), "{wire:?}: {}", stderr(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "a.txt says hello\n",
+            "{wire:?}"
+        );
+        let received = server.received();
+        assert_eq!(received.len(), 2, "{wire:?}");
+        for r in &received {
+            assert_eq!(
+                (r.method.as_str(), r.path.as_str()),
+                ("POST", wire.path()),
+                "{wire:?}"
+            );
+            let auth = match wire {
+                Wire::Anthropic => r.header("x-api-key").map(str::to_string),
+                Wire::OpenAi | Wire::Responses => r.header("authorization").map(str::to_string),
+            };
+            assert!(auth.unwrap().ends_with(SECRET), "{wire:?}: the key is sent");
+        }
+        // The second request carries the tool's result back to the model.
+        assert!(
+            received[1].body.contains("hello from a.txt"),
+            "{wire:?}: {}",
+            received[1].body
+        );
+        let log = read_session(&env.session()).unwrap();
+        let types: Vec<&str> = log.entries.iter().map(|e| e.type_name()).collect();
+        assert_eq!(
+            types.join(" "),
+            "session user_message step_started step tool_dispatched tool_result step_started step run_finished",
+            "{wire:?}"
+        );
+    }
+}
+
+#[test]
+fn a_disconnect_mid_stream_fails_the_step_with_what_arrived() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let frames = wire.text_step("this answer is cut off");
+    let cut = frames[0].len() + 10;
+    let server = MockServer::start(vec![
+        Reply::sse(frames).with_fault(Fault::DisconnectAfter(cut)),
+    ]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("provider error: the stream broke off after"),
+        "{}",
+        stderr(&out)
+    );
+    let steps = steps(&env.session());
+    let StepOutcome::Failed { error } = &steps[0].outcome else {
+        panic!("{:?}", steps[0].outcome)
+    };
+    assert_eq!(error.kind, ProviderErrorKind::Disconnected);
+    assert!(
+        error
+            .message
+            .contains(&format!("after {cut} bytes and 1 events")),
+        "{}",
+        error.message
+    );
+    // What arrived before the cut is in the step entry.
+    assert_eq!(steps[0].message.text, "this answer is cut off");
+}
+
+#[test]
+fn a_stall_past_the_idle_timeout_is_an_idle_timeout_error() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(wire.text_step("slow")).with_fault(Fault::StallAt(2)),
+    ]);
+    let out = env.run_against(wire, &server.url(), &["--idle-timeout", "0.3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let steps = steps(&env.session());
+    let StepOutcome::Failed { error } = &steps[0].outcome else {
+        panic!("{:?}", steps[0].outcome)
+    };
+    assert_eq!(error.kind, ProviderErrorKind::IdleTimeout);
+    assert!(
+        error.message.starts_with("no data for 0.3 s (after "),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn a_malformed_frame_is_a_clear_error_and_the_log_stays_readable() {
+    let wire = Wire::Responses;
+    let env = Env::new();
+    let mut frames = wire.text_step("ok");
+    frames.insert(
+        2,
+        "event: response.output_text.delta\ndata: {not json\n\n".into(),
+    );
+    let server = MockServer::start(vec![Reply::sse(frames)]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let steps = steps(&env.session());
+    let StepOutcome::Failed { error } = &steps[0].outcome else {
+        panic!("{:?}", steps[0].outcome)
+    };
+    assert_eq!(error.kind, ProviderErrorKind::Malformed);
+}
+
+#[test]
+fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let mut replies = vec![Reply::error(
+        429,
+        r#"{"error":{"message":"Rate limit reached","type":"rate_limit"}}"#,
+        &[("retry-after", "0")],
+    )];
+    replies.extend(two_step(wire));
+    let server = MockServer::start(replies);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.received().len(), 3);
+    let steps = steps(&env.session());
+    let retries: Vec<&StreamEvent> = steps[0]
+        .events
+        .iter()
+        .map(|e| &e.event)
+        .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
+        .collect();
+    assert_eq!(
+        retries,
+        [&StreamEvent::Retrying {
+            attempt: 2,
+            reason: "HTTP 429 Too Many Requests: Rate limit reached (rate_limit)".into(),
+            delay_ms: 0
+        }]
+    );
+}
+
+#[test]
+fn a_500_then_success_is_retried() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let mut replies = vec![Reply::error(
+        500,
+        r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#,
+        &[],
+    )];
+    replies.extend(two_step(wire));
+    let server = MockServer::start(replies);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.received().len(), 3);
+}
+
+#[test]
+fn a_4xx_json_error_is_not_retried_and_names_the_providers_message() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let server = MockServer::start(vec![Reply::error(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+        &[],
+    )]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(server.received().len(), 1);
+    assert!(
+        stderr(&out).contains(
+            "provider error: HTTP 401 Unauthorized: Incorrect API key provided (invalid_api_key)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The decisions of a session, without what varies between runs.
+fn decisions(path: &Path) -> Vec<serde_json::Value> {
+    read_session(path)
+        .unwrap()
+        .entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Decision(d) => Some(serde_json::to_value(d).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_recorded_cassette_plays_back_to_the_same_decisions_without_the_network() {
+    for wire in Wire::ALL {
+        let env = Env::new();
+        let cassette = env.dir.path().join("run.cassette.jsonl");
+        let cassette = cassette.to_str().unwrap();
+        let server = MockServer::start(two_step(wire));
+        let recorded = env.run_against(wire, &server.url(), &["--record", cassette]);
+        assert!(recorded.status.success(), "{wire:?}: {}", stderr(&recorded));
+        let original = env.session();
+
+        // Nothing listens on this port: only the cassette can answer.
+        let dead = "http://127.0.0.1:9";
+        let played = env.run_against(wire, dead, &["--cassette", cassette]);
+        assert!(played.status.success(), "{wire:?}: {}", stderr(&played));
+        let replayed = env.session();
+        assert_ne!(original, replayed);
+        assert_eq!(decisions(&original), decisions(&replayed), "{wire:?}");
+
+        // The key was sent to the server, but never written down.
+        for file in [Path::new(cassette), &original, &replayed] {
+            let text = std::fs::read_to_string(file).unwrap();
+            assert!(
+                !text.contains(SECRET),
+                "{wire:?}: {} holds the key",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cassette_miss_names_the_closest_recorded_request() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let cassette = env.dir.path().join("c.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let server = MockServer::start(two_step(wire));
+    assert!(
+        env.run_against(wire, &server.url(), &["--record", cassette])
+            .status
+            .success()
+    );
+    let base = wire.base_url("http://127.0.0.1:9");
+    let out = env.run(&[
+        "run",
+        "--provider",
+        "openai",
+        "--base-url",
+        &base,
+        "--model",
+        "m",
+        "--cassette",
+        cassette,
+        "-p",
+        "a different prompt",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no recorded request matches this one; the closest is exchange 1 (line 2):"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n-      \"content\": \"read a.txt\",\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n+      \"content\": \"a different prompt\",\n"),
+        "{err}"
+    );
+}

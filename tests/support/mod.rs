@@ -1,0 +1,6 @@
+//! Test support shared by the end-to-end tests of the real binary.
+
+#![allow(dead_code)]
+
+pub mod mock_server;
+pub mod sse;
