@@ -11,13 +11,14 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::{mpsc, oneshot};
-use xcsh_core::log::{Body, Dag, Record, read_session};
+use xcsh_core::log::{Body, read_session};
 use xcsh_core::machine::{ApprovalScope, Decision, EntryId, StopReason, Usage, Verdict};
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, SessionTarget,
     Task, branch_at, run_agent,
 };
+use xcsh_inspect::Style;
 
 use crate::run::Setup;
 use crate::sessions;
@@ -52,7 +53,8 @@ impl Approver for PromptApprover {
     }
 }
 
-/// Prints above the prompt, whole lines at a time.
+/// Prints above the prompt, whole lines at a time. Every message ends with a
+/// newline: between two `readline` calls rustyline writes messages as they are.
 struct Out {
     printer: Box<dyn ExternalPrinter + Send>,
     /// Streamed text not yet ended by a newline.
@@ -62,21 +64,28 @@ struct Out {
 impl Out {
     fn line(&mut self, text: impl Into<String>) {
         self.flush();
-        let _ = self.printer.print(text.into());
+        self.print(text.into());
+    }
+
+    fn print(&mut self, mut text: String) {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let _ = self.printer.print(text);
     }
 
     fn text(&mut self, delta: &str) {
         self.partial.push_str(delta);
         while let Some(pos) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=pos).collect();
-            let _ = self.printer.print(line.trim_end_matches('\n').to_string());
+            self.print(line);
         }
     }
 
     fn flush(&mut self) {
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
-            let _ = self.printer.print(line);
+            self.print(line);
         }
     }
 }
@@ -96,9 +105,19 @@ struct Ui {
     questions: mpsc::UnboundedReceiver<Question>,
     approver: Arc<PromptApprover>,
     ctrl_c_once: bool,
+    /// Told to the model with the next prompt after an `/undo`.
+    undo_note: Option<String>,
 }
 
 pub async fn main(setup: Setup) -> Result<ExitCode> {
+    println!(
+        "xcsh · {} · {} · /help for commands, Ctrl-D to exit",
+        setup.provider.name(),
+        setup.provider.model()
+    );
+    if let SessionTarget::Existing { path, .. } = &setup.session {
+        println!("continuing {}", path.display());
+    }
     let history = sessions::home()?.join("history");
     let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
     let _ = editor.load_history(&history);
@@ -123,16 +142,9 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         questions,
         approver: Arc::new(PromptApprover(question_tx)),
         ctrl_c_once: false,
+        undo_note: None,
         setup,
     };
-    ui.out.line(format!(
-        "xcsh: {} · {} · /help for commands, Ctrl-D to exit",
-        ui.setup.provider.name(),
-        ui.setup.provider.model()
-    ));
-    if let Some(path) = &ui.session {
-        ui.out.line(format!("continuing {}", path.display()));
-    }
     loop {
         let event = match ui.running.as_mut() {
             Some(r) => tokio::select! {
@@ -251,7 +263,12 @@ impl Ui {
         if let Some(command) = text.strip_prefix('/') {
             return self.command(command).await;
         }
-        self.start(Task::Prompt(text.to_string()))?;
+        // The model hears of an undo with the next prompt.
+        let prompt = match self.undo_note.take() {
+            Some(note) => format!("{note}\n\n{text}"),
+            None => text.to_string(),
+        };
+        self.start(Task::Prompt(prompt))?;
         Ok(true)
     }
 
@@ -339,6 +356,10 @@ impl Ui {
             permissions: self.setup.permissions,
             approver: Some(self.approver.clone()),
         })?;
+        if self.session.is_none() {
+            self.out
+                .line(format!("[session] {}", handle.session_path.display()));
+        }
         self.session = Some(handle.session_path.clone());
         self.running = Some(Running {
             handle,
@@ -491,44 +512,67 @@ impl Ui {
             }
             "tree" => {
                 let log = read_session(path)?;
-                self.out.line(simple_tree(&log));
+                let tree = xcsh_inspect::tree::build(&log, false);
+                self.out
+                    .line(xcsh_inspect::tree::render(&tree, Style::plain()));
             }
-            "label" | "fork" | "diff" | "undo" => self.out.line(format!(
-                "/{name}: use `xcsh {name}` on this session for now: {}",
-                path.display()
-            )),
+            "label" => {
+                if arg.is_empty() {
+                    anyhow::bail!("/label NAME: give the name");
+                }
+                let leaf = read_session(path)?.leaf();
+                let (id, _) = xcsh_inspect::fork::label(path, leaf, arg, chrono::Utc::now())?;
+                self.out.line(format!(
+                    "[label] {arg:?} on entry {leaf} (label entry {id})"
+                ));
+            }
+            "fork" => {
+                let log = read_session(path)?;
+                let leaf = log.leaf();
+                let origin = log.header().session_id.clone();
+                let (_, out) = sessions::new_session(&self.setup.cwd)?;
+                xcsh_inspect::fork::fork(path, leaf, &origin, &out, chrono::Utc::now())?;
+                self.out.line(format!(
+                    "[fork] a new session from entry {leaf}: {}; the next prompt goes there",
+                    out.display()
+                ));
+                self.session = Some(out);
+            }
+            "diff" => {
+                let log = read_session(path)?;
+                let files = xcsh_inspect::diff::workspace::changes(&log);
+                if files.is_empty() {
+                    self.out.line("[diff] this session changed no file");
+                } else {
+                    self.out.line(xcsh_inspect::diff::workspace::render(
+                        &files,
+                        Style::plain(),
+                    ));
+                }
+            }
+            "undo" => {
+                let undone = crate::undo::undo_last_run(path)?;
+                let files: Vec<String> = undone
+                    .files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect();
+                self.out.line(format!(
+                    "[undo] reverted the changes of the run at entry {}: {}",
+                    undone.run,
+                    files.join(", ")
+                ));
+                self.undo_note = Some(format!(
+                    "[Note: the user reverted the file changes of the previous turn: {}]",
+                    files.join(", ")
+                ));
+            }
             other => self
                 .out
                 .line(format!("/{other}: unknown command (/help lists them)")),
         }
         Ok(())
     }
-}
-
-/// One line per prompt on each branch, with the leaf marked.
-fn simple_tree(log: &xcsh_core::log::SessionLog) -> String {
-    let dag = Dag::from_log(log);
-    let leaf = log.leaf();
-    let mut out = String::new();
-    for (n, tip) in dag.leaves().into_iter().enumerate() {
-        let Ok(path) = dag.path_to_root(tip) else {
-            continue;
-        };
-        let marker = if path.contains(&leaf) {
-            " (current)"
-        } else {
-            ""
-        };
-        out.push_str(&format!("branch {} → entry {tip}{marker}\n", n + 1));
-        for id in path {
-            if let Some(Body::Record(Record::UserMessage { text, .. })) =
-                log.get(id).map(|e| &e.body)
-            {
-                out.push_str(&format!("  {id:>5}  {}\n", clip(text, 70)));
-            }
-        }
-    }
-    out.trim_end().to_string()
 }
 
 fn list(items: &[String]) -> String {

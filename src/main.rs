@@ -8,6 +8,7 @@ mod providers;
 mod replay_cmd;
 mod run;
 mod sessions;
+mod undo;
 
 use std::process::ExitCode;
 

@@ -15,7 +15,7 @@
 
 mod order;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -429,15 +429,6 @@ pub fn render(report: &Report, style: Style) -> String {
     };
     out.push_str(&format!("{}: {summary}\n", report.path.display()));
     out
-}
-
-/// Per-kind counts, for a short summary.
-pub fn counts(report: &Report) -> BTreeMap<&'static str, usize> {
-    let mut m = BTreeMap::new();
-    for f in &report.findings {
-        *m.entry(f.kind).or_insert(0) += 1;
-    }
-    m
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 Record::Session(_)
                 | Record::Branch { .. }
                 | Record::Label { .. }
+                | Record::Undo { .. }
                 | Record::LateEvent { .. } => {}
                 Record::UserMessage { text, config } => {
                     run += 1;

@@ -219,6 +219,7 @@ impl Timeline {
                     (None, Lane::User, None)
                 }
                 Record::Label { .. }
+                | Record::Undo { .. }
                 | Record::Steer { .. }
                 | Record::FollowUp { .. }
                 | Record::Interrupt {} => (cur, Lane::User, None),

@@ -129,6 +129,11 @@ pub enum Item {
         target: EntryId,
         name: String,
     },
+    Undo {
+        entry: EntryId,
+        run: EntryId,
+        files: Vec<String>,
+    },
     Recovered {
         entry: EntryId,
         note: String,
@@ -171,6 +176,11 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 target: *target,
                 name: name.clone(),
+            },
+            Record::Undo { run, files } => Item::Undo {
+                entry: id,
+                run: *run,
+                files: files.iter().map(|f| f.display().to_string()).collect(),
             },
             Record::UserMessage { text, .. } => Item::User {
                 entry: id,
@@ -372,6 +382,7 @@ impl Item {
             | Item::RunFinished { entry, .. }
             | Item::Branch { entry, .. }
             | Item::Label { entry, .. }
+            | Item::Undo { entry, .. }
             | Item::Recovered { entry, .. }
             | Item::CompactRequest { entry }
             | Item::LateEvent { entry, .. }
@@ -559,6 +570,10 @@ pub fn render(items: &[Item], style: Style) -> String {
             Item::Recovered { entry, note } => {
                 push(style.red(&format!("! recovered #{entry}: {note}")))
             }
+            Item::Undo { entry, run, files } => push(style.magenta(&format!(
+                "↶ undo #{entry}: the file changes of run #{run} reverted: {}",
+                files.join(", ")
+            ))),
             Item::CompactRequest { entry } => {
                 push(style.blue(&format!("\n⇢ compact requested #{entry} (/compact)")))
             }

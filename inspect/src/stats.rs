@@ -8,9 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 use xcsh_core::log::{Body, Record, SessionLog};
-use xcsh_core::machine::{
-    Decision, EntryId, FinishReason, StepOutcome, StreamEvent, ToolStatus, Usage,
-};
+use xcsh_core::machine::{Decision, EntryId, FinishReason, StepOutcome, StreamEvent, ToolStatus};
 
 use crate::common::stop_text;
 
@@ -374,16 +372,6 @@ pub fn render(stats: &Stats) -> String {
     out
 }
 
-/// The usage of a step sum, for callers that want it as `Usage`.
-pub fn usage_of(s: &StepStats) -> Usage {
-    Usage {
-        input_tokens: s.input_tokens,
-        output_tokens: s.output_tokens,
-        cache_read_tokens: s.cache_read_tokens,
-        cache_write_tokens: s.cache_write_tokens,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,6 +462,9 @@ mod tests {
             stats.runs[0].stop.as_deref(),
             Some("provider_error disconnected: gone")
         );
-        assert_eq!(usage_of(&stats.total).input_tokens, 700);
+        assert_eq!(
+            stats.total.input_tokens, 700,
+            "the failed step reported no usage"
+        );
     }
 }

@@ -248,8 +248,9 @@ pub fn step_record(
 /// Rewrites the session at `input` into `output` with deterministic times: the
 /// header at 2026-01-01T00:00:00Z, the entry on line L at 10·(L−1) ms; the events of
 /// a step spread evenly between its `step_started` and its `step` entry; a tool's
-/// `duration_ms` the time from its dispatch to its result; session id `fixture`,
-/// cwd `/workspace` (also in the paths of file changes). Everything else (ids, parents, bodies) is kept; hashes are
+/// `duration_ms` the time from its dispatch to its result; session id `fixture`
+/// (`origin` in a fork's origin label), cwd `/workspace` (also in the paths of file
+/// changes). Everything else (ids, parents, bodies) is kept; hashes are
 /// recomputed.
 pub fn retime(input: &Path, output: &Path) -> SessionLog {
     let log = read_session(input).unwrap();
@@ -267,6 +268,14 @@ pub fn retime(input: &Path, output: &Path) -> SessionLog {
                 h.cwd = "/workspace".into();
                 if let Some(f) = &mut h.forked_from {
                     f.session_id = "origin".into();
+                }
+            }
+            Body::Record(Record::Label { name, .. }) => {
+                // The origin label of a fork names its source session.
+                if let Some(rest) = name.strip_prefix(crate::fork::ORIGIN_PREFIX)
+                    && let Some((_, at)) = rest.rsplit_once(" @ ")
+                {
+                    *name = crate::fork::origin_label("origin", at.parse().unwrap());
                 }
             }
             Body::Decision(Decision::StepStarted { step, .. }) => {

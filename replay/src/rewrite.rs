@@ -45,6 +45,7 @@ impl IdMap {
         match &mut record {
             Record::Branch { from_leaf } => self.map(from_leaf),
             Record::Label { target, .. } => self.map(target),
+            Record::Undo { run, .. } => self.map(run),
             Record::Session(_)
             | Record::UserMessage { .. }
             | Record::Steer { .. }

@@ -157,6 +157,12 @@ fn record_summary(record: &Record) -> String {
             format!("a new branch (the previous leaf was {from_leaf})")
         }
         Record::Label { target, name } => format!("label {} on entry {target}", quote(name)),
+        Record::Undo { run, files } => {
+            format!(
+                "undo of the run at entry {run}: {} file(s) reverted",
+                files.len()
+            )
+        }
         Record::UserMessage { text, config } => {
             let l = &config.limits;
             format!(

@@ -17,6 +17,8 @@ pub struct Reply {
     /// Body pieces, each written and flushed as one HTTP chunk.
     pub chunks: Vec<Vec<u8>>,
     pub fault: Option<Fault>,
+    /// Server-side pacing: a pause before each chunk after the first.
+    pub pace: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +38,7 @@ impl Reply {
             headers: vec![("content-type".into(), "text/event-stream".into())],
             chunks: frames.into_iter().map(String::into_bytes).collect(),
             fault: None,
+            pace: None,
         }
     }
 
@@ -48,7 +51,14 @@ impl Reply {
             headers: h,
             chunks: vec![body.as_bytes().to_vec()],
             fault: None,
+            pace: None,
         }
+    }
+
+    /// Streams slowly: `ms` between chunks (a model that takes its time).
+    pub fn paced(mut self, ms: u64) -> Reply {
+        self.pace = Some(std::time::Duration::from_millis(ms));
+        self
     }
 
     pub fn with_fault(mut self, fault: Fault) -> Reply {
@@ -210,6 +220,9 @@ fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
         }
         if chunk.is_empty() {
             continue;
+        }
+        if let Some(pace) = reply.pace.filter(|_| i > 0) {
+            thread::sleep(pace);
         }
         let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
         if stream

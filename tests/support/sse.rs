@@ -208,3 +208,50 @@ fn anthropic_end(reason: &str, output: u64) -> String {
         ),
     )
 }
+
+/// An OpenAI Chat Completions step: optional text in chunks, then one tool call,
+/// with `prompt_tokens` reported as the request's input.
+pub fn openai_call(
+    text: &[&str],
+    id: &str,
+    name: &str,
+    args: &str,
+    prompt_tokens: u64,
+) -> Vec<String> {
+    let mut frames: Vec<String> = text
+        .iter()
+        .map(|t| {
+            let q = serde_json::to_string(t).unwrap();
+            chat(&format!(
+                r#"{{"index":0,"delta":{{"content":{q}}},"finish_reason":null}}"#
+            ))
+        })
+        .collect();
+    let args = serde_json::to_string(args).unwrap();
+    frames.push(chat(&format!(
+        r#"{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}"#
+    )));
+    frames.push(chat(
+        r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#,
+    ));
+    frames.push(chat_usage(prompt_tokens, 10));
+    frames.push("data: [DONE]\n\n".into());
+    frames
+}
+
+/// An OpenAI Chat Completions step answering with text in chunks.
+pub fn openai_text(text: &[&str], prompt_tokens: u64) -> Vec<String> {
+    let mut frames: Vec<String> = text
+        .iter()
+        .map(|t| {
+            let q = serde_json::to_string(t).unwrap();
+            chat(&format!(
+                r#"{{"index":0,"delta":{{"content":{q}}},"finish_reason":null}}"#
+            ))
+        })
+        .collect();
+    frames.push(chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#));
+    frames.push(chat_usage(prompt_tokens, 10));
+    frames.push("data: [DONE]\n\n".into());
+    frames
+}

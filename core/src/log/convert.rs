@@ -16,7 +16,9 @@ pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
 /// The inputs of `record` written as entry `id`.
 pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
     match record {
-        Record::Session(_) | Record::Branch { .. } | Record::Label { .. } => Vec::new(),
+        Record::Session(_) | Record::Branch { .. } | Record::Label { .. } | Record::Undo { .. } => {
+            Vec::new()
+        }
         Record::UserMessage { text, config } => vec![Input::Prompt {
             text: text.clone(),
             config: config.clone(),

@@ -144,6 +144,9 @@ pub enum Record {
     Recovered { note: String },
     /// Input: a stream event that arrived after its step settled.
     LateEvent { step: StepNo, event: StreamEvent },
+    /// The user reverted the file changes of the run that starts at `run` (`/undo`):
+    /// each file in `files` was put back as it was before that run.
+    Undo { run: EntryId, files: Vec<PathBuf> },
     /// Input: the user asked to compact the context now (`/compact`).
     Compact { config: RunConfig },
     /// Input: the user answered an approval question (`y`/`a`/`A`/`n`).
@@ -155,7 +158,7 @@ pub enum Record {
 }
 
 impl Record {
-    pub const TYPE_NAMES: [&'static str; 14] = [
+    pub const TYPE_NAMES: [&'static str; 15] = [
         "session",
         "branch",
         "label",
@@ -170,6 +173,7 @@ impl Record {
         "late_event",
         "approval_answer",
         "compact",
+        "undo",
     ];
 
     pub fn type_name(&self) -> &'static str {
@@ -188,12 +192,16 @@ impl Record {
             Record::LateEvent { .. } => "late_event",
             Record::ApprovalAnswer { .. } => "approval_answer",
             Record::Compact { .. } => "compact",
+            Record::Undo { .. } => "undo",
         }
     }
 
     pub fn is_input(&self) -> bool {
         match self {
-            Record::Session(_) | Record::Branch { .. } | Record::Label { .. } => false,
+            Record::Session(_)
+            | Record::Branch { .. }
+            | Record::Label { .. }
+            | Record::Undo { .. } => false,
             Record::UserMessage { .. }
             | Record::Steer { .. }
             | Record::FollowUp { .. }

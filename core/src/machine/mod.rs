@@ -448,6 +448,12 @@ impl Machine {
                 },
             );
         }
+        // A deliberately broken machine for the property tests to catch: it delivers
+        // steers as soon as one tool call settles, mid-step.
+        #[cfg(feature = "broken-steer")]
+        if !tools.pending.is_empty() {
+            self.deliver_steers(out);
+        }
         self.tools_progress(tools, out);
     }
 

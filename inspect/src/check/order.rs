@@ -172,6 +172,8 @@ impl Branch {
                         }
                     }
                     Record::Recovered { .. } => self.recovered = true,
+                    // Reverting files changes no conversation.
+                    Record::Undo { .. } => {}
                     Record::Step(s) => {
                         match self.streaming {
                         Some((n, _)) if n == s.step.0 => {}

@@ -6,7 +6,7 @@ use similar::{Algorithm, DiffOp, TextDiff, capture_diff_slices};
 use xcsh_core::log::rebuild_context;
 use xcsh_core::machine::{Message, UserOrigin};
 
-use super::{Side, line_diff};
+use super::Side;
 use crate::common::{args_pretty, origin_name};
 use crate::error::InspectError;
 use crate::style::Style;
@@ -129,7 +129,6 @@ pub fn render(r: &ContextReport, style: Style) -> String {
             }
         }
     }
-    let _ = line_diff;
     out
 }
 

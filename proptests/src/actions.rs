@@ -1,0 +1,237 @@
+//! What the world does next, and the proptest strategies that generate it: whole
+//! runs of prompts, provider steps (text, 0..n tool calls, usage, finish reasons,
+//! errors, aborts), tool settlements in any order, approvals, steers, follow-ups,
+//! interrupts, compactions, recoveries, late inputs and branches, under small limits.
+
+use std::fmt;
+
+use proptest::prelude::*;
+use xcsh_core::machine::{ApprovalScope, FinishReason, Limits, Permissions, ToolStatus, Verdict};
+
+/// What a generated tool call looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Args {
+    /// A call of the read-only tool `echo` with a JSON object.
+    Valid,
+    /// A call of the mutating tool `write` (it goes through the permission policy).
+    Mutating,
+    /// `echo` with arguments that are not a JSON object.
+    NotAnObject,
+    /// A call of a tool that does not exist.
+    UnknownTool,
+}
+
+impl Args {
+    /// The tool name and the argument text this call carries as call `k` of its step.
+    pub fn call(self, k: usize) -> (&'static str, String) {
+        match self {
+            Args::Valid => ("echo", format!("{{\"k\":{k}}}")),
+            Args::Mutating => ("write", format!("{{\"k\":{k}}}")),
+            Args::NotAnObject => ("echo", "[1".to_string()),
+            Args::UnknownTool => ("nope", format!("{{\"k\":{k}}}")),
+        }
+    }
+}
+
+/// How a generated step ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The stream ended normally with this finish reason.
+    Completed(FinishReason),
+    /// The provider failed (a disconnect).
+    Failed,
+    /// The runtime cancelled the stream.
+    Aborted,
+}
+
+/// A user's answer to an approval question: `y`, `a`, `A` or `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    Tool,
+    Call,
+    Deny,
+}
+
+impl Answer {
+    pub fn verdict_scope(self) -> (Verdict, ApprovalScope) {
+        match self {
+            Answer::Once => (Verdict::Allow, ApprovalScope::Once),
+            Answer::Tool => (Verdict::Allow, ApprovalScope::Tool),
+            Answer::Call => (Verdict::Allow, ApprovalScope::Call),
+            Answer::Deny => (Verdict::Deny, ApprovalScope::Once),
+        }
+    }
+
+    /// The key the user presses (the script syntax of `approve`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Answer::Once => "y",
+            Answer::Tool => "a",
+            Answer::Call => "A",
+            Answer::Deny => "n",
+        }
+    }
+}
+
+/// One thing the world does next. [`crate::play`] aims each action at whatever the
+/// machine has in flight at that moment, so shrunk failures read as a short script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Prompt,
+    Steer,
+    FollowUp,
+    Interrupt,
+    /// `/compact` between runs.
+    Compact,
+    /// The streaming step settles (or, with none streaming, a late step arrives).
+    Step {
+        text: bool,
+        calls: Vec<Args>,
+        end: End,
+        usage: (u64, u64),
+    },
+    /// The `n`-th (modulo) dispatched, unsettled tool call settles.
+    Tool { n: usize, status: ToolStatus },
+    /// A tool result for a call that is not in flight (late or unknown).
+    LateTool,
+    /// A stream event of a step that already settled.
+    LateEvent,
+    /// The user answers the `n`-th (modulo) open approval question.
+    Approve { n: usize, answer: Answer },
+    /// The compaction in flight finishes (or fails).
+    Summary { ok: bool },
+    /// The next process finds this run unsettled (a crash) and recovers it.
+    Recover,
+    /// Continue from the `n`-th (modulo) settled boundary seen so far, on a new
+    /// branch (`--at`); only in [`branching_script`].
+    Branch { n: usize },
+}
+
+fn args() -> impl Strategy<Value = Args> {
+    prop_oneof![
+        6 => Just(Args::Valid),
+        3 => Just(Args::Mutating),
+        1 => Just(Args::NotAnObject),
+        1 => Just(Args::UnknownTool),
+    ]
+}
+
+fn end() -> impl Strategy<Value = End> {
+    prop_oneof![
+        10 => Just(End::Completed(FinishReason::ToolCalls)),
+        4 => Just(End::Completed(FinishReason::Stop)),
+        1 => Just(End::Completed(FinishReason::Length)),
+        1 => Just(End::Completed(FinishReason::ContentFilter)),
+        1 => Just(End::Completed(FinishReason::Error)),
+        1 => Just(End::Failed),
+        1 => Just(End::Aborted),
+    ]
+}
+
+fn status() -> impl Strategy<Value = ToolStatus> {
+    prop_oneof![
+        6 => Just(ToolStatus::Ok),
+        1 => Just(ToolStatus::Error),
+        1 => Just(ToolStatus::Cancelled),
+    ]
+}
+
+fn answer() -> impl Strategy<Value = Answer> {
+    prop_oneof![
+        Just(Answer::Once),
+        Just(Answer::Tool),
+        Just(Answer::Call),
+        Just(Answer::Deny),
+    ]
+}
+
+/// One action; `branch_weight` 0 leaves branches out.
+pub fn action_with(branch_weight: u32) -> impl Strategy<Value = Action> {
+    prop_oneof![
+        2 => Just(Action::Prompt),
+        2 => Just(Action::Steer),
+        2 => Just(Action::FollowUp),
+        1 => Just(Action::Interrupt),
+        1 => Just(Action::Compact),
+        8 => (any::<bool>(), prop::collection::vec(args(), 0..4), end(), (0u64..3000, 0u64..300))
+            .prop_map(|(text, calls, end, usage)| Action::Step { text, calls, end, usage }),
+        8 => (0usize..4, status()).prop_map(|(n, status)| Action::Tool { n, status }),
+        1 => Just(Action::LateTool),
+        1 => Just(Action::LateEvent),
+        3 => (0usize..3, answer()).prop_map(|(n, answer)| Action::Approve { n, answer }),
+        2 => any::<bool>().prop_map(|ok| Action::Summary { ok }),
+        1 => Just(Action::Recover),
+        branch_weight => (0usize..8).prop_map(|n| Action::Branch { n }),
+    ]
+}
+
+/// One action of a linear (unbranched) session.
+pub fn action() -> impl Strategy<Value = Action> {
+    action_with(0)
+}
+
+pub fn permissions() -> impl Strategy<Value = Permissions> {
+    prop_oneof![
+        Just(Permissions::Ask),
+        Just(Permissions::Readonly),
+        Just(Permissions::Yolo)
+    ]
+}
+
+/// Limits small enough that generated runs hit them.
+pub fn limits() -> impl Strategy<Value = Limits> {
+    (
+        1u32..6,
+        prop_oneof![Just(0u64), 500u64..8000],
+        prop_oneof![Just(0u64), 500u64..3000],
+    )
+        .prop_map(|(max_steps, max_tokens, compact_at_tokens)| Limits {
+            max_steps,
+            max_tokens,
+            max_output_tokens: 8192,
+            compact_at_tokens,
+        })
+}
+
+/// A generated session: the limits and policy every prompt carries, and the actions.
+/// Its `Debug` is [`Script::to_script`], so a failing case prints as a script that
+/// pastes into a given/when/then test of `core/src/machine/tests.rs`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Script {
+    pub limits: Limits,
+    pub permissions: Permissions,
+    pub actions: Vec<Action>,
+}
+
+impl fmt::Debug for Script {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\n{}", self.to_script())
+    }
+}
+
+fn script_with(branch_weight: u32, len: std::ops::Range<usize>) -> impl Strategy<Value = Script> {
+    (
+        limits(),
+        permissions(),
+        prop::collection::vec(action_with(branch_weight), len),
+    )
+        .prop_map(|(limits, permissions, mut actions)| {
+            actions.insert(0, Action::Prompt);
+            Script {
+                limits,
+                permissions,
+                actions,
+            }
+        })
+}
+
+/// A linear session: a prompt, then up to 40 actions.
+pub fn script() -> impl Strategy<Value = Script> {
+    script_with(0, 1..40)
+}
+
+/// A session that also continues from earlier boundaries on new branches.
+pub fn branching_script() -> impl Strategy<Value = Script> {
+    script_with(2, 1..60)
+}

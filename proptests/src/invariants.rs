@@ -1,0 +1,406 @@
+//! The run invariants of SPEC.md, checked over a written log path by path (root to
+//! each leaf), entry by entry, from the entries alone: nothing here asks the machine.
+//!
+//! - every step and every tool call settles exactly once, and nothing is decided
+//!   after a run finishes;
+//! - steers are delivered only at boundaries (no step streaming, no call unsettled,
+//!   the next step starting at once), before follow-ups, each queue in arrival order;
+//!   a pending message keeps the run alive; `run_finished.undelivered` is exactly
+//!   what was still queued;
+//! - `max_steps` counts from the last delivered message; the spend budget is never
+//!   exceeded by more than one step's usage; the stop reason names the limit that
+//!   stopped the run, with the run's own figures;
+//! - mutating calls run only when allowed (by the policy, a grant or an answer).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_core::machine::{
+    Decision, EntryId, FinishReason, Limits, Permissions, StepNo, StepOutcome, StopReason, Usage,
+    UserOrigin, Verdict,
+};
+
+/// Checks every path from the root to a leaf of `log`. Returns the first violation,
+/// naming the entry.
+pub fn check_invariants(log: &SessionLog) -> Result<(), String> {
+    let dag = Dag::from_log(log);
+    for leaf in dag.leaves() {
+        let ids = dag.path_to_root(leaf).map_err(|e| e.to_string())?;
+        let path: Vec<&Entry> = ids.iter().filter_map(|id| log.get(*id)).collect();
+        if path.len() != ids.len() {
+            return Err(format!("the path to leaf {leaf} names a missing entry"));
+        }
+        check_path(&path).map_err(|e| format!("on the branch ending at entry {leaf}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The state of the run in progress on one path.
+#[derive(Default)]
+struct Run {
+    running: bool,
+    limits: Limits,
+    permissions: Permissions,
+    /// Spend of the run's settled steps, and the spend when the last step started.
+    spent: u64,
+    spent_at_last_start: u64,
+    usage: Usage,
+    /// Steps started in the run, and since the last delivered message.
+    steps: u32,
+    window: u32,
+    open_step: Option<StepNo>,
+    /// Call ids of completed steps' tool calls (each occurrence counts), and how many
+    /// results (real or synthetic) each got.
+    requested: BTreeMap<String, u32>,
+    settled: BTreeMap<String, u32>,
+    /// Dispatched calls not yet settled.
+    in_flight: BTreeSet<String>,
+    steers: VecDeque<EntryId>,
+    follow_ups: VecDeque<EntryId>,
+    /// Mutating calls allowed (by an answer or an automatic approval), not yet run.
+    allowed: Vec<String>,
+    /// A message was just delivered: the next decision must start a step.
+    delivering: bool,
+    /// The run was started by a prompt (not by `/compact`).
+    by_prompt: bool,
+}
+
+impl Run {
+    fn start(&mut self, limits: Limits, permissions: Permissions) {
+        *self = Run {
+            running: true,
+            limits,
+            permissions,
+            ..Run::default()
+        };
+    }
+}
+
+/// Checks one path (root first).
+pub fn check_path(entries: &[&Entry]) -> Result<(), String> {
+    let mut run = Run::default();
+    for (i, entry) in entries.iter().enumerate() {
+        let id = entry.id;
+        let fail = |what: String| Err(format!("entry {id} ({}): {what}", entry.type_name()));
+        let ignored = entry.body.is_input()
+            && matches!(
+                entries.get(i + 1).map(|e| &e.body),
+                Some(Body::Decision(Decision::Ignored { .. }))
+            );
+        if run.delivering && !matches!(entry.body, Body::Decision(_)) {
+            return fail("a delivered message was not followed by a step".into());
+        }
+        match &entry.body {
+            Body::Record(record) => {
+                if let Err(e) = on_record(&mut run, id, record, ignored) {
+                    return fail(e);
+                }
+            }
+            Body::Decision(d) => {
+                if let Err(e) = on_decision(&mut run, d) {
+                    return fail(e);
+                }
+            }
+            Body::Unknown { type_name, .. } => {
+                return fail(format!("an entry of unknown type {type_name}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Result<(), String> {
+    match record {
+        Record::UserMessage { config, .. } => match (ignored, run.running) {
+            (false, true) => return Err("a prompt started a run inside a run".into()),
+            (true, false) => return Err("a prompt with no run in progress was ignored".into()),
+            (false, false) => {
+                run.start(config.limits, config.permissions);
+                run.by_prompt = true;
+            }
+            (true, true) => {}
+        },
+        Record::Compact { config } => {
+            if !ignored {
+                if run.running {
+                    return Err("a compaction started inside a run".into());
+                }
+                run.start(config.limits, config.permissions);
+            }
+        }
+        Record::Steer { .. } | Record::FollowUp { .. } => {
+            if ignored == run.running {
+                return Err(if ignored {
+                    "a message during a run was ignored".into()
+                } else {
+                    "a message with no run in progress was queued".into()
+                });
+            }
+            if !ignored {
+                match record {
+                    Record::Steer { .. } => run.steers.push_back(id),
+                    _ => run.follow_ups.push_back(id),
+                }
+            }
+        }
+        Record::Step(s) => {
+            let settles = run.open_step == Some(s.step);
+            if ignored == settles {
+                return Err(if ignored {
+                    format!("the end of streaming step {} was ignored", s.step)
+                } else {
+                    format!("step {} settled but it was not streaming", s.step)
+                });
+            }
+            if settles {
+                run.open_step = None;
+                let spend = s.message.usage.spend();
+                run.spent += spend;
+                run.usage.add(&s.message.usage);
+                let kept = s.outcome == StepOutcome::Completed
+                    && s.message.finish != Some(FinishReason::Error);
+                if kept {
+                    for call in &s.message.tool_calls {
+                        *run.requested.entry(call.id.0.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        Record::ToolResult(r) => {
+            let pending = run.in_flight.contains(&r.call_id.0);
+            if ignored == pending {
+                return Err(if ignored {
+                    format!("the result of in-flight call {} was ignored", r.call_id)
+                } else {
+                    format!("a result for {}, which is not in flight", r.call_id)
+                });
+            }
+            if pending {
+                run.in_flight.remove(&r.call_id.0);
+                *run.settled.entry(r.call_id.0.clone()).or_default() += 1;
+            }
+        }
+        Record::Recovered { .. } => {
+            if ignored == run.running {
+                return Err("recover did not match whether a run was in progress".into());
+            }
+            // The step in flight is abandoned with the process that ran it.
+            run.open_step = None;
+        }
+        Record::ApprovalAnswer {
+            call_id,
+            verdict: Verdict::Allow,
+            ..
+        } if !ignored => run.allowed.push(call_id.0.clone()),
+        Record::Session(_)
+        | Record::Branch { .. }
+        | Record::Label { .. }
+        | Record::Undo { .. }
+        | Record::Interrupt {}
+        | Record::CompactionSummary { .. }
+        | Record::LateEvent { .. }
+        | Record::ApprovalAnswer { .. } => {}
+    }
+    Ok(())
+}
+
+fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
+    if !run.running && !matches!(d, Decision::Ignored { .. }) {
+        return Err("a decision with no run in progress".into());
+    }
+    if run.delivering && !matches!(d, Decision::Delivered { .. } | Decision::StepStarted { .. }) {
+        return Err("a delivered message was not followed by a step".into());
+    }
+    match d {
+        Decision::StepStarted { step, .. } => {
+            run.delivering = false;
+            if let Some(open) = run.open_step {
+                return Err(format!("step {step} started while step {open} streamed"));
+            }
+            if !run.in_flight.is_empty() {
+                return Err(format!(
+                    "step {step} started with calls unsettled: {:?}",
+                    run.in_flight
+                ));
+            }
+            if run.limits.max_tokens > 0 && run.spent >= run.limits.max_tokens {
+                return Err(format!(
+                    "step {step} started with {} of {} tokens spent",
+                    run.spent, run.limits.max_tokens
+                ));
+            }
+            run.steps += 1;
+            run.window += 1;
+            if *step != StepNo(run.steps) {
+                return Err(format!("step {step} is step {} of the run", run.steps));
+            }
+            if run.window > run.limits.max_steps.max(1) {
+                return Err(format!(
+                    "step {} of a window of {}",
+                    run.window, run.limits.max_steps
+                ));
+            }
+            run.open_step = Some(*step);
+            run.spent_at_last_start = run.spent;
+        }
+        Decision::ToolDispatched { call, .. } => {
+            if call.name == "write" {
+                if run.permissions == Permissions::Readonly {
+                    return Err(format!("{} dispatched under readonly", call.id));
+                }
+                let Some(pos) = run.allowed.iter().position(|a| *a == call.id.0) else {
+                    return Err(format!("{} dispatched without an approval", call.id));
+                };
+                run.allowed.remove(pos);
+            }
+            if !run.in_flight.insert(call.id.0.clone()) {
+                return Err(format!("{} dispatched twice", call.id));
+            }
+        }
+        Decision::SyntheticResult { call, reason, .. } => {
+            if *reason == xcsh_core::machine::SyntheticReason::Lost
+                && !run.in_flight.remove(&call.id.0)
+            {
+                return Err(format!("{} lost but it was not in flight", call.id));
+            }
+            *run.settled.entry(call.id.0.clone()).or_default() += 1;
+        }
+        Decision::Delivered { origin, queued, .. } => {
+            if let Some(open) = run.open_step {
+                return Err(format!("a message delivered while step {open} streamed"));
+            }
+            if !run.in_flight.is_empty() {
+                return Err(format!(
+                    "a message delivered while calls were unsettled: {:?}",
+                    run.in_flight
+                ));
+            }
+            let queue = match origin {
+                UserOrigin::Steer => &mut run.steers,
+                UserOrigin::FollowUp => {
+                    if !run.steers.is_empty() {
+                        return Err("a follow-up delivered before the pending steers".into());
+                    }
+                    &mut run.follow_ups
+                }
+                UserOrigin::Prompt => return Err("a prompt delivered as a queued message".into()),
+            };
+            match queue.pop_front() {
+                Some(first) if first == *queued => {}
+                first => {
+                    return Err(format!(
+                        "delivered {queued}, but the first queued {origin:?} was {first:?}"
+                    ));
+                }
+            }
+            run.window = 0;
+            run.delivering = true;
+        }
+        Decision::Approval {
+            call_id,
+            verdict: Verdict::Allow,
+            ..
+        } => run.allowed.push(call_id.0.clone()),
+        Decision::RunFinished {
+            reason,
+            steps,
+            usage,
+            undelivered,
+        } => {
+            run.running = false;
+            finished(run, reason, *steps, *usage, undelivered)?;
+            run.steers.clear();
+            run.follow_ups.clear();
+        }
+        Decision::CompactionStarted { .. }
+        | Decision::Approval { .. }
+        | Decision::Compacted { .. }
+        | Decision::Ignored { .. } => {}
+    }
+    Ok(())
+}
+
+fn finished(
+    run: &Run,
+    reason: &StopReason,
+    steps: u32,
+    usage: Usage,
+    undelivered: &[EntryId],
+) -> Result<(), String> {
+    if let Some(open) = run.open_step {
+        return Err(format!("the run finished while step {open} streamed"));
+    }
+    if !run.in_flight.is_empty() {
+        return Err(format!(
+            "the run finished with calls in flight: {:?}",
+            run.in_flight
+        ));
+    }
+    if run.settled != run.requested {
+        return Err(format!(
+            "tool calls requested {:?} but settled {:?}",
+            run.requested, run.settled
+        ));
+    }
+    if (steps, usage) != (run.steps, run.usage) {
+        return Err(format!(
+            "run_finished says {steps} steps and {usage:?}; the log holds {} and {:?}",
+            run.steps, run.usage
+        ));
+    }
+    let queued: Vec<EntryId> = run.steers.iter().chain(&run.follow_ups).copied().collect();
+    if undelivered != queued {
+        return Err(format!(
+            "undelivered {undelivered:?}, but still queued: {queued:?}"
+        ));
+    }
+    let budget = run.limits.max_tokens;
+    let over_budget = budget > 0 && run.spent >= budget;
+    if budget > 0 && run.spent_at_last_start >= budget && run.steps > 0 {
+        return Err(format!(
+            "spent {} of {budget} before the last step started",
+            run.spent_at_last_start
+        ));
+    }
+    match reason {
+        StopReason::Completed if run.by_prompt && !queued.is_empty() => {
+            Err("completed with messages still pending".into())
+        }
+        StopReason::MaxSteps { limit } => {
+            if *limit != run.limits.max_steps {
+                return Err(format!(
+                    "max_steps {limit}, but the run's limit is {}",
+                    run.limits.max_steps
+                ));
+            }
+            if run.window < (*limit).max(1) {
+                return Err(format!(
+                    "stopped for max_steps {limit} after {} steps of the window",
+                    run.window
+                ));
+            }
+            if over_budget {
+                return Err("stopped for max_steps with the budget used up".into());
+            }
+            if !run.steers.is_empty() {
+                return Err("stopped for max_steps with a steer to deliver".into());
+            }
+            Ok(())
+        }
+        StopReason::MaxTokens { limit, spent } => {
+            if (*limit, *spent) != (budget, run.spent) || !over_budget {
+                return Err(format!(
+                    "max_tokens {{limit {limit}, spent {spent}}}, but the run's budget is {budget} and it spent {}",
+                    run.spent
+                ));
+            }
+            Ok(())
+        }
+        StopReason::Completed
+        | StopReason::OutputLimit
+        | StopReason::ContentFilter
+        | StopReason::Interrupted
+        | StopReason::ProviderError { .. }
+        | StopReason::Crashed => Ok(()),
+    }
+}

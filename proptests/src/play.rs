@@ -1,0 +1,533 @@
+//! Playing a [`Script`]: each action becomes the input record the runtime would
+//! write, aimed at what the machine has in flight at that moment, and goes through
+//! the real machine and the real log writer (`Recorder`). The same driver, over a
+//! bare machine, prints the script in the syntax of `core/src/machine/tests.rs`.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use xcsh_core::log::{
+    Record, Recorder, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
+    record_inputs,
+};
+use xcsh_core::machine::{
+    Assembled, CallId, Effect, EntryId, Machine, Phase, ProviderError, ProviderErrorKind,
+    RunConfig, StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
+};
+
+use crate::actions::{Action, Args, End, Script};
+
+/// The tools every generated run may call; `write` is the mutating one.
+pub const TOOLS: [&str; 2] = ["echo", "write"];
+
+/// The provider error of a generated failed step (as the script's `end N failed`).
+pub fn disconnect() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Disconnected,
+        message: "connection reset after 12 bytes".into(),
+    }
+}
+
+/// The provider error of a generated failed summary (as the script's `summary-failed`).
+pub fn summary_error() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Http,
+        message: "503".into(),
+    }
+}
+
+/// A played script: the log file, the machine that wrote it, and what the live
+/// machine was after each applied action.
+pub struct Played {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub machine: Machine,
+    /// After each applied action: the entry the log ended at (the leaf) and a copy
+    /// of the live machine there.
+    pub states: Vec<(EntryId, Machine)>,
+    /// The script, as [`Script::to_script`] prints it.
+    pub script: String,
+}
+
+pub(crate) fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-30T00:00:00Z")
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_default()
+}
+
+/// Where the driver sends records: a `Recorder` over a real log, or a bare machine.
+trait Sink {
+    fn machine(&self) -> &Machine;
+    /// Records (or just applies) `record`; returns every effect.
+    fn apply(&mut self, record: Record) -> Vec<Effect>;
+    fn leaf(&self) -> EntryId;
+    /// Continues from `at`, where the machine was `machine`, on a new branch.
+    fn branch(&mut self, at: EntryId, machine: &Machine);
+}
+
+struct Logged(Recorder);
+
+impl Sink for Logged {
+    fn machine(&self) -> &Machine {
+        &self.0.machine
+    }
+    fn apply(&mut self, record: Record) -> Vec<Effect> {
+        self.0.record(record).expect("append to the log")
+    }
+    fn leaf(&self) -> EntryId {
+        self.0.leaf
+    }
+    fn branch(&mut self, at: EntryId, machine: &Machine) {
+        let from_leaf = self.0.leaf;
+        self.0.machine = machine.clone();
+        self.0.leaf = at;
+        self.apply(Record::Branch { from_leaf });
+    }
+}
+
+struct Bare {
+    machine: Machine,
+    next: u64,
+}
+
+impl Sink for Bare {
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn apply(&mut self, record: Record) -> Vec<Effect> {
+        self.next += 1;
+        let mut effects = Vec::new();
+        for input in record_inputs(EntryId(self.next), &record) {
+            effects.extend(self.machine.handle(input));
+        }
+        self.next += effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Record(_)))
+            .count() as u64;
+        effects
+    }
+    fn leaf(&self) -> EntryId {
+        EntryId(self.next)
+    }
+    fn branch(&mut self, _at: EntryId, machine: &Machine) {
+        self.machine = machine.clone();
+        self.next += 1;
+    }
+}
+
+/// What driving a script produced besides the log.
+struct Driven {
+    lines: Vec<String>,
+    states: Vec<(EntryId, Machine)>,
+}
+
+fn config(script: &Script) -> RunConfig {
+    RunConfig {
+        limits: script.limits,
+        tools: TOOLS.iter().map(|t| t.to_string()).collect(),
+        mutating: vec!["write".into()],
+        permissions: script.permissions,
+    }
+}
+
+/// The script's first line: the configuration every prompt carries.
+fn config_line(script: &Script) -> String {
+    let l = script.limits;
+    let permissions = serde_json::to_value(script.permissions)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    format!(
+        "config max_steps={} max_tokens={} compact_at={} tools={} mutating=write permissions={permissions}",
+        l.max_steps,
+        l.max_tokens,
+        l.compact_at_tokens,
+        TOOLS.join(",")
+    )
+}
+
+fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
+    let config = config(script);
+    let mut lines = vec![config_line(script)];
+    let mut states = Vec::new();
+    // Settled boundaries so far (no run in progress, every decision written): the
+    // session start, then the leaf after every action that left the machine idle.
+    let mut boundaries: Vec<(EntryId, Machine, usize)> = vec![(EntryId(0), Machine::new(), 0)];
+    let mut late_step = 1000;
+    for (i, action) in script.actions.iter().enumerate() {
+        let machine = sink.machine();
+        let (pending, awaiting) = match machine.phase() {
+            Phase::RunningTools(t) => (t.pending.clone(), t.awaiting.clone()),
+            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
+                (Vec::new(), Vec::new())
+            }
+        };
+        let streaming = match machine.phase() {
+            Phase::Streaming(s) => Some(s.step),
+            Phase::Idle | Phase::RunningTools(_) | Phase::Compacting(_) | Phase::Finished(_) => {
+                None
+            }
+        };
+        let (record, line) = match action {
+            Action::Prompt => {
+                let text = format!("prompt-{i}");
+                let line = format!("prompt {text}");
+                let record = Record::UserMessage {
+                    text,
+                    config: config.clone(),
+                };
+                (record, line)
+            }
+            Action::Steer => {
+                let text = format!("steer-{i}");
+                (Record::Steer { text: text.clone() }, format!("steer {text}"))
+            }
+            Action::FollowUp => {
+                let text = format!("follow-{i}");
+                (
+                    Record::FollowUp { text: text.clone() },
+                    format!("follow {text}"),
+                )
+            }
+            Action::Interrupt => (Record::Interrupt {}, "interrupt".to_string()),
+            Action::Compact => (
+                Record::Compact {
+                    config: config.clone(),
+                },
+                "compact".to_string(),
+            ),
+            Action::Recover => (
+                Record::Recovered {
+                    note: "generated".into(),
+                },
+                "recover".to_string(),
+            ),
+            Action::Step {
+                text,
+                calls,
+                end,
+                usage,
+            } => {
+                let (step, late) = match streaming {
+                    Some(step) => (step, false),
+                    None => {
+                        late_step += 1;
+                        (StepNo(late_step), true)
+                    }
+                };
+                let record = step_record(step, i, *text, calls, *end, *usage);
+                let line = step_line(step, i, *text, calls, *end, *usage, late);
+                (record, line)
+            }
+            Action::Tool { n, status } => {
+                if pending.is_empty() {
+                    continue;
+                }
+                let call = &pending[n % pending.len()];
+                let content = format!("result-{i}");
+                let line = format!("tool {} {} {content}", call.id, status_word(*status));
+                let record = Record::ToolResult(ToolResultRecord {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    outcome: ToolOutcome {
+                        status: *status,
+                        content,
+                    },
+                    duration_ms: 1,
+                    changes: Vec::new(),
+                });
+                (record, line)
+            }
+            Action::LateTool => {
+                let id = CallId(format!("never-{i}"));
+                let line = format!("tool {id} ok late");
+                let record = Record::ToolResult(ToolResultRecord {
+                    call_id: id,
+                    name: "echo".into(),
+                    outcome: ToolOutcome {
+                        status: ToolStatus::Ok,
+                        content: "late".into(),
+                    },
+                    duration_ms: 1,
+                    changes: Vec::new(),
+                });
+                (record, line)
+            }
+            Action::LateEvent => {
+                // A straggler of the step before the one streaming, or of the last
+                // step when none is streaming.
+                let step = match streaming {
+                    Some(s) => StepNo(s.0.saturating_sub(1)),
+                    None => StepNo(machine.run().steps),
+                };
+                let line = format!("delta {step} late");
+                let record = Record::LateEvent {
+                    step,
+                    event: StreamEvent::TextDelta {
+                        text: "late".into(),
+                    },
+                };
+                (record, line)
+            }
+            Action::Approve { n, answer } => {
+                if awaiting.is_empty() {
+                    continue;
+                }
+                let call = &awaiting[n % awaiting.len()];
+                let (verdict, scope) = answer.verdict_scope();
+                let line = format!("approve {} {}", call.id, answer.key());
+                let record = Record::ApprovalAnswer {
+                    call_id: call.id.clone(),
+                    verdict,
+                    scope,
+                };
+                (record, line)
+            }
+            Action::Summary { ok } => {
+                if !matches!(machine.phase(), Phase::Compacting(_)) {
+                    continue;
+                }
+                if *ok {
+                    let text = format!("summary-{i}");
+                    let line = format!("summary {text}");
+                    let record = Record::CompactionSummary {
+                        summary: Some(text),
+                        error: None,
+                    };
+                    (record, line)
+                } else {
+                    let record = Record::CompactionSummary {
+                        summary: None,
+                        error: Some(summary_error()),
+                    };
+                    (record, "summary-failed".to_string())
+                }
+            }
+            Action::Branch { n } => {
+                let (at, machine, line_no) = boundaries[n % boundaries.len()].clone();
+                if at == sink.leaf() {
+                    continue;
+                }
+                sink.branch(at, &machine);
+                lines.push(format!(
+                    "# branch: continue on a new branch from the state after line {line_no} (not expressible in this syntax)"
+                ));
+                let leaf = sink.leaf();
+                states.push((leaf, sink.machine().clone()));
+                continue;
+            }
+        };
+        sink.apply(record);
+        lines.push(line);
+        let leaf = sink.leaf();
+        let machine = sink.machine().clone();
+        if !machine.is_running() {
+            boundaries.push((leaf, machine.clone(), lines.len()));
+        }
+        states.push((leaf, machine));
+    }
+    Driven { lines, states }
+}
+
+fn status_word(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Ok => "ok",
+        ToolStatus::Error => "error",
+        ToolStatus::Cancelled => "cancelled",
+    }
+}
+
+fn finish_word(reason: xcsh_core::machine::FinishReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The call id a step's `k`-th call carries: the script syntax's `c{step}{k+1}`.
+pub fn call_id(step: StepNo, k: usize) -> CallId {
+    CallId(format!("c{}{}", step.0, k + 1))
+}
+
+fn step_line(
+    step: StepNo,
+    i: usize,
+    text: bool,
+    calls: &[Args],
+    end: End,
+    usage: (u64, u64),
+    late: bool,
+) -> String {
+    let outcome = match end {
+        End::Completed(_) => "completed",
+        End::Failed => "failed",
+        End::Aborted => "aborted",
+    };
+    if late {
+        // The script's `step` would feed its events to a step that is not streaming:
+        // the end alone says the same (a late step, ignored).
+        return format!("end {step} {outcome}");
+    }
+    let calls_word = || {
+        calls
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                let (name, args) = a.call(k);
+                format!("{name}:{args}")
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match end {
+        End::Completed(reason) => {
+            let mut words = vec![format!("step {step}")];
+            if text {
+                words.push(format!("text=t{i}"));
+            }
+            if !calls.is_empty() {
+                words.push(format!("calls={}", calls_word()));
+            }
+            if usage != (0, 0) {
+                words.push(format!("usage={}/{}", usage.0, usage.1));
+            }
+            words.push(format!("finish={}", finish_word(reason)));
+            words.join(" ")
+        }
+        End::Failed | End::Aborted => {
+            let mut lines = Vec::new();
+            if text {
+                lines.push(format!("delta {step} t{i}"));
+            }
+            lines.push(format!("end {step} {outcome}"));
+            let mut lost = Vec::new();
+            if !calls.is_empty() {
+                lost.push(format!("calls={}", calls_word()));
+            }
+            if usage != (0, 0) {
+                lost.push(format!("usage={}/{}", usage.0, usage.1));
+            }
+            if !lost.is_empty() {
+                lines.push(format!(
+                    "# lost: {} streamed before the {outcome} end (only the run_finished usage differs)",
+                    lost.join(" ")
+                ));
+            }
+            lines.join("\n")
+        }
+    }
+}
+
+fn step_record(
+    step: StepNo,
+    i: usize,
+    text: bool,
+    calls: &[Args],
+    end: End,
+    usage: (u64, u64),
+) -> Record {
+    let mut events = Vec::new();
+    let mut ms = 0;
+    let mut push = |event| {
+        ms += 1;
+        events.push(TimedEvent { ms, event });
+    };
+    if text {
+        push(StreamEvent::TextDelta {
+            text: format!("t{i}"),
+        });
+    }
+    for (k, a) in calls.iter().enumerate() {
+        let index = u32::try_from(k).unwrap_or(u32::MAX);
+        let (name, arguments) = a.call(k);
+        push(StreamEvent::ToolCallStart {
+            index,
+            id: call_id(step, k),
+            name: name.into(),
+        });
+        push(StreamEvent::ToolCallDelta { index, arguments });
+        push(StreamEvent::ToolCallEnd { index });
+    }
+    push(StreamEvent::Usage {
+        usage: Usage {
+            input_tokens: usage.0,
+            output_tokens: usage.1,
+            ..Usage::default()
+        },
+    });
+    let outcome = match end {
+        End::Completed(reason) => {
+            push(StreamEvent::Finish { reason });
+            StepOutcome::Completed
+        }
+        End::Failed => StepOutcome::Failed {
+            error: disconnect(),
+        },
+        End::Aborted => StepOutcome::Aborted,
+    };
+    Record::Step(StepRecord {
+        step,
+        events,
+        outcome,
+        message: Assembled::default(),
+    })
+}
+
+/// Plays `script` through a `Recorder` into a fresh log.
+pub fn play(script: &Script) -> Played {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("p.jsonl");
+    let header = SessionHeader {
+        session_id: "prop".into(),
+        cwd: "/w".into(),
+        forked_from: None,
+    };
+    let writer = SessionWriter::create(&path, header, t0()).expect("create the log");
+    let mut sink = Logged(Recorder::new(Machine::new(), writer, EntryId(0), t0()));
+    let driven = drive(script, &mut sink);
+    let Logged(rec) = sink;
+    let mut rec = rec;
+    rec.writer.sync().expect("sync the log");
+    Played {
+        machine: rec.machine.clone(),
+        states: driven.states,
+        script: driven.lines.join("\n"),
+        path,
+        dir,
+    }
+}
+
+impl Script {
+    /// The script in the syntax of `core/src/machine/tests.rs` (a `config` line,
+    /// then one input per line), ready to paste into a given/when/then test.
+    /// Actions that had no target (a tool result with no call in flight, …) are left
+    /// out; what the syntax cannot say is a `#` comment.
+    pub fn to_script(&self) -> String {
+        let mut bare = Bare {
+            machine: Machine::new(),
+            next: 0,
+        };
+        drive(self, &mut bare).lines.join("\n")
+    }
+
+    /// How many inputs [`Script::to_script`] holds (lines but the `config` line and
+    /// comments; a failed step's `delta` and `end` count as one).
+    pub fn inputs(&self) -> usize {
+        count_inputs(&self.to_script())
+    }
+}
+
+/// Inputs of a printed script: its lines but `config`, comments, and a failed
+/// step's `delta` lines (the step is one input with its `end`).
+pub fn count_inputs(script: &str) -> usize {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('#')
+                && !l.starts_with("config ")
+                && !(l.starts_with("delta ") && !l.ends_with(" late"))
+        })
+        .count()
+}

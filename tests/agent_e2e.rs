@@ -1,0 +1,177 @@
+//! Running agents for real: compaction against a local provider server, and the
+//! `--json` event stream of a tool run.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use support::mock_server::{MockServer, Reply};
+use support::sse::{openai_call, openai_text};
+
+const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.workspace()).unwrap();
+        std::fs::write(env.workspace().join("a.txt"), "MIDDLE-MARKER in a.txt\n").unwrap();
+        std::fs::write(env.workspace().join("b.txt"), "tail content of b.txt\n").unwrap();
+        env
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn run(&self, url: &str, args: &[&str]) -> Output {
+        let base = format!("{url}/v1");
+        Command::new(BIN)
+            .args([
+                "run",
+                "--provider",
+                "openai",
+                "--base-url",
+                &base,
+                "--model",
+                "m",
+            ])
+            .args(args)
+            .current_dir(self.workspace())
+            .env("XCSH_HOME", self.dir.path().join("home"))
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_the_middle() {
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "read",
+            r#"{"path":"a.txt"}"#,
+            400,
+        )),
+        Reply::sse(openai_call(
+            &[],
+            "call_2",
+            "read",
+            r#"{"path":"b.txt"}"#,
+            2000,
+        )),
+        // The summary request.
+        Reply::sse(openai_text(
+            &["SUMMARY: the user asked to read a.txt and b.txt."],
+            2100,
+        )),
+        Reply::sse(openai_text(&["Both files read."], 300)),
+    ]);
+    let out = env.run(
+        &server.url(),
+        &["--compact-at", "1000", "-p", "read a.txt then b.txt"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let received = server.received();
+    assert_eq!(received.len(), 4);
+    // The summary request carries the middle and asks for a summary, without tools.
+    assert!(received[2].body.contains("MIDDLE-MARKER"));
+    assert!(
+        received[2]
+            .body
+            .contains("Summarize the conversation so far")
+    );
+    assert!(!received[2].body.contains("\"tools\""));
+    // The next step's request: the summary, the kept tail, not the middle.
+    let next = &received[3].body;
+    assert!(
+        next.contains("SUMMARY: the user asked to read a.txt and b.txt."),
+        "{next}"
+    );
+    assert!(next.contains("tail content of b.txt"), "{next}");
+    assert!(!next.contains("MIDDLE-MARKER"), "{next}");
+    assert!(
+        !next.contains("read a.txt then b.txt"),
+        "the first prompt was summarized: {next}"
+    );
+    let session = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.strip_prefix("session: ").map(str::to_string))
+        .unwrap();
+    let log = std::fs::read_to_string(session).unwrap();
+    assert_eq!(log.matches("\"type\":\"compacted\"").count(), 1);
+    assert_eq!(log.matches("\"type\":\"compaction_started\"").count(), 1);
+}
+
+/// The event kinds SPEC.md documents for `--json` (its "RunEvent" table).
+fn documented_kinds() -> Vec<String> {
+    let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/SPEC.md")).unwrap();
+    let start = spec
+        .find("<!-- run-events -->")
+        .expect("SPEC.md marks its RunEvent table");
+    let end = spec[start..].find("<!-- /run-events -->").unwrap() + start;
+    spec[start..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &["Reading."],
+            "call_1",
+            "read",
+            r#"{"path":"a.txt"}"#,
+            100,
+        )),
+        Reply::sse(openai_text(&["It says ", "MIDDLE-MARKER."], 150)),
+    ]);
+    let out = env.run(&server.url(), &["--json", "read a.txt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let documented = documented_kinds();
+    let mut seen = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let kind = v["type"].as_str().unwrap().to_string();
+        assert!(
+            documented.contains(&kind) || kind == "result",
+            "`{kind}` is not in SPEC.md"
+        );
+        if !seen.contains(&kind) {
+            seen.push(kind);
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "run_started",
+            "step_started",
+            "text_delta",
+            "step_finished",
+            "tool_call",
+            "tool_result",
+            "run_finished",
+            "result"
+        ]
+    );
+}

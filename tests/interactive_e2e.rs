@@ -1,0 +1,283 @@
+//! Interactive xcsh in a real terminal (tmux: send-keys, capture-pane) against a
+//! local provider server: a prompt, an approval answered `a`, a steer typed while
+//! the model streams, Ctrl-C during a long bash call, `/at` and a prompt on the new
+//! branch, `/tree` with two branches, Ctrl-D; then `xcsh run --continue` resumes on
+//! the branch the user was on.
+//!
+//! Needs tmux (`scripts/setup-test-deps.sh` installs it; CI runs that first).
+//! Waiting for the screen polls capture-pane until the text appears (bounded).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::mock_server::{MockServer, Reply};
+use support::sse::{openai_call, openai_text};
+use xcsh_core::log::{Body, Dag, Record, read_session};
+use xcsh_core::machine::Decision;
+
+const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(cwd: &Path, command: &str) -> Tmux {
+        let tmux = Tmux {
+            socket: format!("xcsh-test-{}", std::process::id()),
+        };
+        let status = tmux
+            .cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "50",
+                "-c",
+            ])
+            .arg(cwd)
+            .arg(command)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket]);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "t"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "t", "-S", "-200"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text` `times` times (10 s at most).
+    fn wait_for(&self, text: &str, times: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let screen = self.screen();
+            if screen.matches(text).count() >= times {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {text:?} ×{times}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn alive(&self) -> bool {
+        self.cmd()
+            .args(["has-session", "-t", "t"])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn tmux_available() -> bool {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").is_err(),
+            "tmux is missing: scripts/setup-test-deps.sh installs it"
+        );
+        eprintln!("SKIPPED: tmux is not installed (run scripts/setup-test-deps.sh)");
+    }
+    found
+}
+
+fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
+    from + types[from..]
+        .iter()
+        .position(|t| t == wanted)
+        .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
+}
+
+#[test]
+fn a_user_session_in_a_real_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let home = dir.path().join("home");
+    let server = MockServer::start(vec![
+        // Turn 1: streams slowly (the user steers meanwhile), then asks for bash.
+        Reply::sse(openai_call(
+            &["Working ", "on it ", "step ", "by ", "step.\n"],
+            "call_1",
+            "bash",
+            r#"{"command":"echo one > one.txt"}"#,
+            100,
+        ))
+        .paced(150),
+        Reply::sse(openai_text(&["Checked b too."], 200)),
+        // Turn 2: a long bash call, stopped with Ctrl-C (bash is allowed by the `a`).
+        Reply::sse(openai_call(
+            &[],
+            "call_2",
+            "bash",
+            r#"{"command":"sleep 30"}"#,
+            300,
+        )),
+        // Turn 3, on the new branch.
+        Reply::sse(openai_text(&["A fresh answer on the new branch."], 120)),
+        // After --continue.
+        Reply::sse(openai_text(&["Continued where you were."], 130)),
+    ]);
+    let base = format!("{}/v1", server.url());
+    let command = format!(
+        "XCSH_HOME={} OPENAI_API_KEY= {BIN} --provider openai --base-url {base} --model m",
+        home.display()
+    );
+    let tmux = Tmux::start(&work, &command);
+    tmux.wait_for("/help for commands", 1);
+
+    tmux.line("start the work");
+    let screen = tmux.wait_for("Working", 1);
+    let session: PathBuf = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("[session] "))
+        .map(|p| PathBuf::from(p.trim()))
+        .unwrap();
+    tmux.line("also check b");
+    tmux.wait_for("[queued Steer] also check b", 1);
+    tmux.wait_for("[approve] bash", 1);
+    tmux.line("a");
+    tmux.wait_for("[delivered Steer] also check b", 1);
+    tmux.wait_for("Checked b too.", 1);
+    tmux.wait_for("[done]", 1);
+    assert!(work.join("one.txt").exists());
+
+    tmux.line("run the long job");
+    tmux.wait_for(r#"[bash] {"command":"sleep 30"}"#, 1);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("[stopping the turn]", 1);
+    tmux.wait_for("[stopped] 1 step(s)", 1);
+
+    // Back to the end of turn 1: its `run_finished`.
+    let log = read_session(&session).unwrap();
+    let turn1_end = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Decision(Decision::RunFinished { .. })))
+        .unwrap()
+        .id;
+    tmux.line(&format!("/at {turn1_end}"));
+    tmux.wait_for("[branch] continuing from entry", 1);
+    tmux.line("a new direction");
+    tmux.wait_for("A fresh answer on the new branch.", 1);
+    tmux.wait_for("[done]", 2);
+    tmux.line("/tree");
+    let screen = tmux.wait_for("◀ leaf", 1);
+    assert!(screen.contains("┬ 2 branches at #"), "{screen}");
+    assert!(screen.contains("user \"run the long job\""), "{screen}");
+    assert!(screen.contains("user \"a new direction\""), "{screen}");
+    tmux.keys(&["C-d"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // The log: the steer arrived during step 1 and was delivered after its tool
+    // settled; the interrupted bash call settled as cancelled; the session is intact.
+    let log = read_session(&session).unwrap();
+    xcsh_replay::replay_branch(&log, log.leaf()).unwrap();
+    let types: Vec<String> = log
+        .entries
+        .iter()
+        .map(|e| e.type_name().to_string())
+        .collect();
+    let steer = index_of(&types, "steer", 0);
+    let step1 = index_of(&types, "step", 0);
+    let result1 = index_of(&types, "tool_result", step1);
+    let delivered = index_of(&types, "delivered", 0);
+    assert!(
+        steer < step1 && step1 < result1 && result1 < delivered,
+        "{types:?}"
+    );
+    let cancelled = log.entries.iter().any(|e| {
+        matches!(&e.body, Body::Record(Record::ToolResult(r)) if r.outcome.content.contains("not undone"))
+    });
+    assert!(cancelled, "{types:?}");
+
+    // `--continue` goes on from the branch the user was on.
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--continue",
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "-p",
+            "and now?",
+        ])
+        .current_dir(&work)
+        .env("XCSH_HOME", &home)
+        .env("OPENAI_API_KEY", "")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Continued where you were.\n"
+    );
+    let log = read_session(&session).unwrap();
+    let path = Dag::from_log(&log).path_to_root(log.leaf()).unwrap();
+    let prompts: Vec<String> = path
+        .iter()
+        .filter_map(|id| match &log.get(*id).unwrap().body {
+            Body::Record(Record::UserMessage { text, .. }) => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prompts, ["start the work", "a new direction", "and now?"]);
+}
