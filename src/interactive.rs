@@ -462,11 +462,18 @@ impl Ui {
                     self.start(Task::Compact)?;
                 }
             }
-            "model" => self.out.line(format!(
-                "model: {} ({}); start xcsh with --model NAME to switch",
-                self.setup.provider.model(),
-                self.setup.provider.name()
-            )),
+            "model" => {
+                if !arg.is_empty()
+                    && let Err(e) = self.setup.switch_model(arg)
+                {
+                    self.out.line(format!("xcsh: {e:#}"));
+                }
+                self.out.line(format!(
+                    "[model] {} ({})",
+                    self.setup.provider.model(),
+                    self.setup.provider.name()
+                ));
+            }
             _ => {
                 let Some(path) = self.session.clone() else {
                     self.out.line("(no session yet: send a prompt first)");

@@ -39,7 +39,7 @@ pub enum PaceArg {
     Recorded,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ProviderArgs {
     /// The provider (default: `faux` with --script, else `openai`).
     #[arg(long, value_enum)]
@@ -69,6 +69,12 @@ pub struct ProviderArgs {
 }
 
 impl ProviderArgs {
+    /// Whether the traffic goes to or comes from a cassette (then the provider
+    /// cannot be rebuilt mid-session: a recording would start over).
+    pub fn uses_cassette(&self) -> bool {
+        self.record.is_some() || self.cassette.is_some()
+    }
+
     /// The provider flag as the config file spells it.
     pub fn kind_name(&self) -> Option<String> {
         self.provider

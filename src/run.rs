@@ -157,6 +157,29 @@ pub(crate) struct Setup {
     pub provider: Arc<dyn xcsh_core::provider::Provider>,
     pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
     pub permissions: Permissions,
+    /// What the provider was built from, to switch models (`/model NAME`).
+    pub provider_args: ProviderArgs,
+    pub effective: config::Effective,
+}
+
+impl Setup {
+    /// Rebuilds the provider with another model (`/model NAME`).
+    pub fn switch_model(&mut self, model: &str) -> Result<()> {
+        if self.provider.name() == "faux" {
+            bail!("/model: the faux provider plays a script and has no models");
+        }
+        if self.provider_args.uses_cassette() {
+            bail!("/model: not with --record or --cassette (the cassette is for one model)");
+        }
+        let mut effective = self.effective.clone();
+        effective.model = Some(config::Setting {
+            value: model.to_string(),
+            source: config::Source::Flag,
+        });
+        self.provider = providers::build(&self.provider_args, &self.cwd, &effective)?;
+        self.effective = effective;
+        Ok(())
+    }
 }
 
 fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
@@ -226,11 +249,13 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         limits: effective.limits(),
         system_prompt: instructions::system_prompt(&base, &files),
         provider: providers::build(&args.provider, &cwd, &effective)?,
+        provider_args: args.provider.clone(),
         tools: match args.tools {
             ToolsArg::Standard => Arc::new(StandardTools::new(&cwd)?),
             ToolsArg::Test => Arc::new(TestTools),
         },
         permissions,
+        effective,
         cwd,
     })
 }

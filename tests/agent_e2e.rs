@@ -175,3 +175,103 @@ fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
         ]
     );
 }
+
+#[test]
+fn show_context_prints_the_exact_request_with_project_instructions() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.workspace().join(".git")).unwrap();
+    std::fs::write(env.workspace().join("AGENTS.md"), "Always run the tests.\n").unwrap();
+    let out = env.run("http://127.0.0.1:9", &["--show-context", "fix the bug"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["model"], "m");
+    assert_eq!(body["stream"], true);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(
+        system.starts_with("You are xcsh, a coding agent."),
+        "{system}"
+    );
+    assert!(system.contains("# Project instructions"), "{system}");
+    assert!(
+        system.contains("AGENTS.md\n\nAlways run the tests."),
+        "{system}"
+    );
+    assert_eq!(messages.last().unwrap()["content"], "fix the bug");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["read", "list", "grep", "glob", "edit", "write", "bash"]
+    );
+}
+
+#[test]
+fn config_file_profiles_and_flags_resolve_with_their_sources() {
+    let env = Env::new();
+    let home = env.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "max_steps = 10\nprofile = \"local\"\n[profiles.local]\nprovider = \"openai\"\nmodel = \"qwen3\"\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["config", "--json"])
+        .env("XCSH_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = home.join("config.toml").display().to_string();
+    assert_eq!(
+        v["max_steps"],
+        serde_json::json!({"value": 10, "source": {"kind": "file", "path": file}})
+    );
+    assert_eq!(
+        v["model"],
+        serde_json::json!({"value": "qwen3", "source": {"kind": "profile", "name": "local", "path": file}})
+    );
+    assert_eq!(
+        v["compact_at"],
+        serde_json::json!({"value": 150000, "source": {"kind": "default"}})
+    );
+    // A flag beats the profile: the request names the flag's model.
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "flagged",
+            "--show-context",
+            "x",
+        ])
+        .current_dir(env.workspace())
+        .env("XCSH_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["model"], "flagged");
+    // Missing credentials name the variable to set.
+    let out = Command::new(BIN)
+        .args(["run", "--provider", "anthropic", "-p", "x"])
+        .current_dir(env.workspace())
+        .env("XCSH_HOME", &home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no API key for anthropic: set ANTHROPIC_API_KEY"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -59,6 +59,7 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header([
             "id",
+            "workspace",
             "started",
             "entries",
             "branches",
@@ -68,6 +69,7 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
     for s in sessions {
         table.add_row([
             s.id.clone(),
+            s.workspace.clone(),
             s.started.clone(),
             s.entries.to_string(),
             s.branches.to_string(),

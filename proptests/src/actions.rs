@@ -92,20 +92,30 @@ pub enum Action {
         usage: (u64, u64),
     },
     /// The `n`-th (modulo) dispatched, unsettled tool call settles.
-    Tool { n: usize, status: ToolStatus },
+    Tool {
+        n: usize,
+        status: ToolStatus,
+    },
     /// A tool result for a call that is not in flight (late or unknown).
     LateTool,
     /// A stream event of a step that already settled.
     LateEvent,
     /// The user answers the `n`-th (modulo) open approval question.
-    Approve { n: usize, answer: Answer },
+    Approve {
+        n: usize,
+        answer: Answer,
+    },
     /// The compaction in flight finishes (or fails).
-    Summary { ok: bool },
+    Summary {
+        ok: bool,
+    },
     /// The next process finds this run unsettled (a crash) and recovers it.
     Recover,
     /// Continue from the `n`-th (modulo) settled boundary seen so far, on a new
     /// branch (`--at`); only in [`branching_script`].
-    Branch { n: usize },
+    Branch {
+        n: usize,
+    },
 }
 
 fn args() -> impl Strategy<Value = Args> {
@@ -146,8 +156,8 @@ fn answer() -> impl Strategy<Value = Answer> {
     ]
 }
 
-/// One action; `branch_weight` 0 leaves branches out.
-pub fn action_with(branch_weight: u32) -> impl Strategy<Value = Action> {
+/// One action of a linear (unbranched) session.
+pub fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
         2 => Just(Action::Prompt),
         2 => Just(Action::Steer),
@@ -162,13 +172,15 @@ pub fn action_with(branch_weight: u32) -> impl Strategy<Value = Action> {
         3 => (0usize..3, answer()).prop_map(|(n, answer)| Action::Approve { n, answer }),
         2 => any::<bool>().prop_map(|ok| Action::Summary { ok }),
         1 => Just(Action::Recover),
-        branch_weight => (0usize..8).prop_map(|n| Action::Branch { n }),
     ]
 }
 
-/// One action of a linear (unbranched) session.
-pub fn action() -> impl Strategy<Value = Action> {
-    action_with(0)
+/// One action of a session that also branches (about one action in 17).
+pub fn branching_action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        16 => action(),
+        1 => (0usize..8).prop_map(|n| Action::Branch { n }),
+    ]
 }
 
 pub fn permissions() -> impl Strategy<Value = Permissions> {
@@ -210,28 +222,28 @@ impl fmt::Debug for Script {
     }
 }
 
-fn script_with(branch_weight: u32, len: std::ops::Range<usize>) -> impl Strategy<Value = Script> {
-    (
-        limits(),
-        permissions(),
-        prop::collection::vec(action_with(branch_weight), len),
-    )
-        .prop_map(|(limits, permissions, mut actions)| {
+fn script_with(
+    action: impl Strategy<Value = Action>,
+    len: std::ops::Range<usize>,
+) -> impl Strategy<Value = Script> {
+    (limits(), permissions(), prop::collection::vec(action, len)).prop_map(
+        |(limits, permissions, mut actions)| {
             actions.insert(0, Action::Prompt);
             Script {
                 limits,
                 permissions,
                 actions,
             }
-        })
+        },
+    )
 }
 
 /// A linear session: a prompt, then up to 40 actions.
 pub fn script() -> impl Strategy<Value = Script> {
-    script_with(0, 1..40)
+    script_with(action(), 1..40)
 }
 
 /// A session that also continues from earlier boundaries on new branches.
 pub fn branching_script() -> impl Strategy<Value = Script> {
-    script_with(2, 1..60)
+    script_with(branching_action(), 1..60)
 }

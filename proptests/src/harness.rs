@@ -94,12 +94,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
             }
             "step" => {
                 let mut words = rest.split_whitespace();
-                let step = StepNo(
-                    words
-                        .next()
-                        .and_then(|w| w.parse().ok())
-                        .ok_or_else(bad)?,
-                );
+                let step = StepNo(words.next().and_then(|w| w.parse().ok()).ok_or_else(bad)?);
                 let mut inputs = Vec::new();
                 for word in words {
                     let (k, v) = word.split_once('=').ok_or_else(bad)?;
@@ -123,8 +118,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                             }
                         }
                         "finish" => push(StreamEvent::Finish {
-                            reason: serde_json::from_str(&format!("\"{v}\""))
-                                .map_err(|_| bad())?,
+                            reason: serde_json::from_str(&format!("\"{v}\"")).map_err(|_| bad())?,
                         }),
                         "usage" => {
                             let (i, o) = v.split_once('/').ok_or_else(bad)?;

@@ -14,7 +14,7 @@ mod invariants;
 mod play;
 
 pub use actions::{
-    Action, Answer, Args, End, Script, action, action_with, branching_script, limits,
+    Action, Answer, Args, End, Script, action, branching_action, branching_script, limits,
     permissions, script,
 };
 pub use harness::run_script;

@@ -180,7 +180,10 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
             }
             Action::Steer => {
                 let text = format!("steer-{i}");
-                (Record::Steer { text: text.clone() }, format!("steer {text}"))
+                (
+                    Record::Steer { text: text.clone() },
+                    format!("steer {text}"),
+                )
             }
             Action::FollowUp => {
                 let text = format!("follow-{i}");
