@@ -59,6 +59,8 @@ struct Out {
     printer: Box<dyn ExternalPrinter + Send>,
     /// Streamed text not yet ended by a newline.
     partial: String,
+    /// Streamed reasoning not yet ended by a newline.
+    thinking: String,
 }
 
 impl Out {
@@ -82,7 +84,20 @@ impl Out {
         }
     }
 
+    /// Reasoning, shown as it arrives, each line marked `∴`.
+    fn reasoning(&mut self, delta: &str) {
+        self.thinking.push_str(delta);
+        while let Some(pos) = self.thinking.find('\n') {
+            let line: String = self.thinking.drain(..=pos).collect();
+            self.print(format!("  ∴ {}", line.trim_end()));
+        }
+    }
+
     fn flush(&mut self) {
+        if !self.thinking.is_empty() {
+            let line = std::mem::take(&mut self.thinking);
+            self.print(format!("  ∴ {}", line.trim_end()));
+        }
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.print(line);
@@ -135,6 +150,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         out: Out {
             printer: Box::new(printer),
             partial: String::new(),
+            thinking: String::new(),
         },
         session,
         running: None,
@@ -316,18 +332,15 @@ impl Ui {
     }
 
     fn answer(&mut self, question: Question, line: &str) -> bool {
-        let (verdict, scope) = match line {
-            "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
-            "a" => (Verdict::Allow, ApprovalScope::Tool),
-            "A" => (Verdict::Allow, ApprovalScope::Call),
-            "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
-            _ => {
+        match crate::run::parse_answer(line) {
+            Some(answer) => {
+                let _ = question.1.send(answer);
+            }
+            None => {
                 self.out.line("(answer y, a, A or n)");
                 self.question = Some(question);
-                return true;
             }
-        };
-        let _ = question.1.send(ApprovalAnswer { verdict, scope });
+        }
         true
     }
 
@@ -370,7 +383,13 @@ impl Ui {
 
     fn on_event(&mut self, event: RunEvent) {
         match event {
-            RunEvent::TextDelta { text, .. } => self.out.text(&text),
+            RunEvent::TextDelta { text, .. } => {
+                if !self.out.thinking.is_empty() {
+                    self.out.flush();
+                }
+                self.out.text(&text)
+            }
+            RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
             RunEvent::StepFinished { .. } => self.out.flush(),
             RunEvent::ToolCall {
@@ -422,7 +441,6 @@ impl Ui {
             }
             RunEvent::RunStarted { .. }
             | RunEvent::StepStarted { .. }
-            | RunEvent::ReasoningDelta { .. }
             | RunEvent::ApprovalRequested { .. }
             | RunEvent::CompactionStarted { .. }
             | RunEvent::Ignored { .. } => {}

@@ -128,15 +128,22 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
             Ok(0) | Err(_) => return deny,
             Ok(_) => {}
         }
-        let (verdict, scope) = match line.trim() {
-            "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
-            "a" => (Verdict::Allow, ApprovalScope::Tool),
-            "A" => (Verdict::Allow, ApprovalScope::Call),
-            "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
-            _ => continue,
-        };
-        return ApprovalAnswer { verdict, scope };
+        if let Some(answer) = parse_answer(&line) {
+            return answer;
+        }
     }
+}
+
+/// `y` (once), `a` (this tool for the session), `A` (this exact call), `n` (deny).
+pub(crate) fn parse_answer(line: &str) -> Option<ApprovalAnswer> {
+    let (verdict, scope) = match line.trim() {
+        "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
+        "a" => (Verdict::Allow, ApprovalScope::Tool),
+        "A" => (Verdict::Allow, ApprovalScope::Call),
+        "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
+        _ => return None,
+    };
+    Some(ApprovalAnswer { verdict, scope })
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {

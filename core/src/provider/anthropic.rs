@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, HttpRequest, summary_text};
+use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use crate::machine::{
@@ -593,25 +593,22 @@ impl Provider for AnthropicProvider {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>> {
-        let body = build_request(&self.config.model, &request);
-        let config = Arc::clone(&self.config);
-        let client = self.client.clone();
-        Box::pin(async move {
-            let mut headers = vec![(
-                "anthropic-version".to_string(),
-                ANTHROPIC_VERSION.to_string(),
-            )];
-            if let Some(key) = &config.api_key {
-                headers.push(("x-api-key".to_string(), key.clone()));
-            }
-            let req = HttpRequest {
-                url: config.endpoint("v1/messages"),
-                headers,
-                body,
-            };
-            let mut mapper = AnthropicMapper::new();
-            http::stream_sse(&client, &config, req, &mut mapper, &sink, &cancel).await
-        })
+        http::post_stream(
+            self.client.clone(),
+            Arc::clone(&self.config),
+            http::Endpoint {
+                path: "v1/messages",
+                headers: vec![(
+                    "anthropic-version".to_string(),
+                    ANTHROPIC_VERSION.to_string(),
+                )],
+                auth: |key| ("x-api-key".to_string(), key.to_string()),
+            },
+            build_request(&self.config.model, &request),
+            AnthropicMapper::new(),
+            sink,
+            cancel,
+        )
     }
 }
 

@@ -467,6 +467,44 @@ pub async fn stream_sse(
     }
 }
 
+/// Where and how a wire protocol posts: the endpoint path under the base URL, its
+/// fixed headers, and the header that carries the API key.
+pub struct Endpoint {
+    pub path: &'static str,
+    pub headers: Vec<(String, String)>,
+    pub auth: fn(&str) -> (String, String),
+}
+
+/// Streams one POST of `body` to the endpoint through `mapper` into `sink`: the
+/// whole of a wire-protocol provider's `stream` once its body is built.
+pub fn post_stream<M: StreamMapper + Send + 'static>(
+    client: reqwest::Client,
+    config: std::sync::Arc<HttpConfig>,
+    endpoint: Endpoint,
+    body: Value,
+    mut mapper: M,
+    sink: StreamSink,
+    cancel: CancellationToken,
+) -> super::BoxFuture<Result<(), ProviderError>> {
+    Box::pin(async move {
+        let mut headers = endpoint.headers;
+        if let Some(key) = &config.api_key {
+            headers.push((endpoint.auth)(key));
+        }
+        let request = HttpRequest {
+            url: config.endpoint(endpoint.path),
+            headers,
+            body,
+        };
+        stream_sse(&client, &config, request, &mut mapper, &sink, &cancel).await
+    })
+}
+
+/// `Authorization: Bearer KEY` (OpenAI and the servers that speak its protocols).
+pub fn bearer(key: &str) -> (String, String) {
+    ("authorization".to_string(), format!("Bearer {key}"))
+}
+
 /// The path of a URL (`/v1/chat/completions`), which cassettes match on.
 fn url_path(url: &str) -> String {
     reqwest::Url::parse(url)

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, ConfigError, HttpConfig, HttpRequest, summary_text};
+use super::http::{self, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, malformed, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use crate::machine::{
@@ -521,22 +521,19 @@ impl Provider for OpenAiProvider {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>> {
-        let body = self.body(&request);
-        let config = Arc::clone(&self.config);
-        let client = self.client.clone();
-        Box::pin(async move {
-            let mut headers = Vec::new();
-            if let Some(key) = &config.api_key {
-                headers.push(("authorization".to_string(), format!("Bearer {key}")));
-            }
-            let req = HttpRequest {
-                url: config.endpoint("chat/completions"),
-                headers,
-                body,
-            };
-            let mut mapper = OpenAiMapper::new();
-            http::stream_sse(&client, &config, req, &mut mapper, &sink, &cancel).await
-        })
+        http::post_stream(
+            self.client.clone(),
+            Arc::clone(&self.config),
+            http::Endpoint {
+                path: "chat/completions",
+                headers: Vec::new(),
+                auth: http::bearer,
+            },
+            self.body(&request),
+            OpenAiMapper::new(),
+            sink,
+            cancel,
+        )
     }
 }
 
