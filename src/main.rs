@@ -1,10 +1,12 @@
 //! The `xcsh` binary: the command-line interface over the runtime and the toolkits.
 
 mod config;
+mod debug_cmd;
 mod inspect_cmd;
 mod interactive;
 mod provider_cmd;
 mod providers;
+mod redrive;
 mod replay_cmd;
 mod run;
 mod sessions;
@@ -60,6 +62,9 @@ enum Command {
     Check(inspect_cmd::CheckArgs),
     /// Export a session as Markdown, a self-contained HTML page, or JSON.
     Export(inspect_cmd::ExportArgs),
+    /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
+    #[command(hide = true)]
+    Debug(debug_cmd::DebugArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Command::Label(args) => inspect_cmd::label_main(args),
         Command::Check(args) => inspect_cmd::check_main(args),
         Command::Export(args) => inspect_cmd::export_main(args),
+        Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)
 }

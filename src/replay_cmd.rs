@@ -34,6 +34,13 @@ pub struct ReplayArgs {
     /// max_tokens, max_output_tokens, compact_at_tokens or permissions (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Run the whole agent again on the session's prompts, the provider served from
+    /// `--cassette` and the tools from the log; report whether it matches.
+    #[arg(long, requires = "cassette", conflicts_with_all = ["minimize", "until"])]
+    redrive: bool,
+    /// The cassette `--redrive` plays the provider from.
+    #[arg(long, value_name = "FILE", requires = "redrive")]
+    cassette: Option<PathBuf>,
     /// Cut a diverging session down to a small one that diverges the same way.
     #[arg(long, requires = "output")]
     minimize: bool,
@@ -69,6 +76,31 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
         );
     }
     let session = path.display().to_string();
+    if let (true, Some(cassette)) = (args.redrive, &args.cassette) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let r = runtime.block_on(crate::redrive::redrive(&path, cassette))?;
+        return Ok(match &r.difference {
+            None => {
+                println!(
+                    "{session}: redriven ({} run(s)) to {}: decisions and conversation match",
+                    r.runs,
+                    r.new_session.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Some(d) => {
+                println!(
+                    "{session}: redriven ({} run(s)) to {}: DIFFERS: {d}",
+                    r.runs,
+                    r.new_session.display()
+                );
+                ExitCode::from(1)
+            }
+        });
+    }
     if let Some(out) = &args.output {
         return minimize(&log, leaf, &overrides, out, &session, args.json);
     }

@@ -23,7 +23,7 @@ use crate::sessions;
 
 mod user_script;
 
-const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

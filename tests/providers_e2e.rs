@@ -373,3 +373,78 @@ fn a_cassette_miss_names_the_closest_recorded_request() {
         "{err}"
     );
 }
+
+#[test]
+fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let cassette = env.dir.path().join("run.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let server = MockServer::start(two_step(wire));
+    let recorded = env.run_against(wire, &server.url(), &["--record", cassette]);
+    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let original = env.session();
+    // The file the tool read is gone: the redrive serves the recorded result.
+    std::fs::remove_file(env.workspace().join("a.txt")).unwrap();
+    let out = env.run(&[
+        "replay",
+        "--redrive",
+        original.to_str().unwrap(),
+        "--cassette",
+        cassette,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", stderr(&out));
+    assert!(stdout.contains("redriven (1 run(s)) to "), "{stdout}");
+    assert!(
+        stdout.ends_with(": decisions and conversation match\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn redrive_reports_a_difference_when_the_cassette_cannot_answer_the_same_way() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let cassette = env.dir.path().join("run.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let mut replies = two_step(wire);
+    replies.push(Reply::sse(wire.text_step("a second answer")));
+    let server = MockServer::start(replies);
+    assert!(
+        env.run_against(wire, &server.url(), &["--record", cassette])
+            .status
+            .success()
+    );
+    // A second turn, not recorded: the cassette has no answer for it.
+    let base = wire.base_url(&server.url());
+    let more = env.run(&[
+        "run",
+        "--continue",
+        "--provider",
+        "openai",
+        "--base-url",
+        &base,
+        "--model",
+        "m",
+        "-p",
+        "more",
+    ]);
+    assert!(more.status.success(), "{}", stderr(&more));
+    let original = env.session();
+    let out = env.run(&[
+        "replay",
+        "--redrive",
+        original.to_str().unwrap(),
+        "--cassette",
+        cassette,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", stderr(&out));
+    assert!(stdout.contains("redriven (2 run(s)) to "), "{stdout}");
+    assert!(stdout.contains(": DIFFERS: decision "), "{stdout}");
+    assert!(
+        stdout.contains("no recorded request matches this one"),
+        "{stdout}"
+    );
+}

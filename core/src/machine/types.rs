@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Identifies one entry (one JSONL line) within a session. Ids are a counter assigned
 /// by the log writer: deterministic, unique within a session, kept when a path is
 /// copied into a fork.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct EntryId(pub u64);
 

@@ -277,6 +277,11 @@ impl Cassette {
         self.exchanges.len()
     }
 
+    /// The recorded exchanges, in file order.
+    pub fn exchanges(&self) -> &[Exchange] {
+        &self.exchanges
+    }
+
     pub fn is_empty(&self) -> bool {
         self.exchanges.is_empty()
     }
