@@ -225,7 +225,16 @@ pub fn resolve(
             source: Source::Default,
         }),
         compact_at: or_default(pick(&layers, |l| l.compact_at), defaults.compact_at_tokens),
-        system_prompt: pick(&layers, |l| l.system_prompt.clone()),
+        // A relative path in the file is relative to the file, not to where xcsh runs.
+        system_prompt: pick(&layers, |l| l.system_prompt.clone()).map(|mut s| {
+            if let Source::File { path } | Source::Profile { path, .. } = &s.source
+                && s.value.is_relative()
+                && let Some(dir) = path.parent()
+            {
+                s.value = dir.join(&s.value);
+            }
+            s
+        }),
     })
 }
 
@@ -266,7 +275,11 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
         &effective.base_url,
         "per provider (or its *_BASE_URL variable)",
     );
-    opt("permissions", &effective.permissions, "yolo");
+    opt(
+        "permissions",
+        &effective.permissions,
+        "yolo with -p or --json, ask interactively",
+    );
     rows.push(num("max_steps", &effective.max_steps));
     rows.push(num("max_tokens", &effective.max_tokens));
     rows.push(num("max_output_tokens", &effective.max_output_tokens));

@@ -67,8 +67,9 @@ pub struct TreeArgs {
 }
 
 pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
-    let log = open(&args.session)?;
-    let t = tree::build(&log, args.full);
+    let path = resolve(&args.session)?;
+    let t = tree::build_path(&path, args.full)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
         json(&t)?;
     } else {
@@ -199,8 +200,8 @@ pub struct StatsArgs {
 }
 
 pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
-    let log = open(&args.session)?;
-    let s = stats::compute(&log);
+    let path = resolve(&args.session)?;
+    let s = stats::compute_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
         json(&s)?;
     } else {
@@ -425,7 +426,15 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
     };
     match &args.output {
         Some(path) => {
-            std::fs::write(path, text)
+            use std::io::Write as _;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .with_context(|| {
+                    format!("cannot create {} (an existing file is never overwritten)", path.display())
+                })?;
+            file.write_all(text.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("xcsh: wrote {}", path.display());
         }

@@ -12,7 +12,9 @@ use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::{mpsc, oneshot};
 use xcsh_core::log::{Body, read_session};
-use xcsh_core::machine::{ApprovalScope, Decision, EntryId, StopReason, Usage, Verdict};
+use xcsh_core::machine::{
+    ApprovalScope, Decision, EntryId, IgnoreReason, StopReason, Usage, Verdict,
+};
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, SessionTarget,
@@ -143,7 +145,13 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     std::thread::spawn(move || read_lines(editor, &history, &input_tx));
     let (question_tx, questions) = mpsc::unbounded_channel();
     let session = match &setup.session {
-        SessionTarget::Existing { path, .. } => Some(path.clone()),
+        SessionTarget::Existing { path, at } => {
+            if let Some(at) = at {
+                let id = branch_at(path, *at)?;
+                println!("continuing from entry {at} on a new branch (branch record {id})");
+            }
+            Some(path.clone())
+        }
         SessionTarget::New { .. } => None,
     };
     let mut ui = Ui {
@@ -439,6 +447,11 @@ impl Ui {
                     usage.output_tokens
                 ));
             }
+            RunEvent::Ignored {
+                reason: IgnoreReason::NothingToCompact,
+            } => self
+                .out
+                .line("[compact] nothing to compact yet: the conversation has no earlier turn"),
             RunEvent::RunStarted { .. }
             | RunEvent::StepStarted { .. }
             | RunEvent::ApprovalRequested { .. }

@@ -68,6 +68,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe (`xcsh events S | head`) ends the process quietly, as for any
+    // command-line tool, instead of a panic in `println!`.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return finish(run::main(cli.run));

@@ -85,7 +85,9 @@ impl ProviderArgs {
 
 /// Builds the provider the flags (over the configuration) name, in `cwd`.
 pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<dyn Provider>> {
+    // `--script` without `--provider` means the faux provider, whatever the config says.
     let configured = match &config.provider {
+        _ if args.script.is_some() && args.provider.is_none() => Some(ProviderKind::Faux),
         Some(s) => Some(ProviderKind::from_str(&s.value, false).map_err(|_| {
             anyhow::anyhow!(
                 "provider = {:?} ({}): use faux, openai, anthropic or openai-responses",

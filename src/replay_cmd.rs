@@ -36,7 +36,11 @@ pub struct ReplayArgs {
     set: Vec<String>,
     /// Run the whole agent again on the session's prompts, the provider served from
     /// `--cassette` and the tools from the log; report whether it matches.
-    #[arg(long, requires = "cassette", conflicts_with_all = ["minimize", "until"])]
+    #[arg(
+        long,
+        requires = "cassette",
+        conflicts_with_all = ["minimize", "until", "leaf", "set", "json"]
+    )]
     redrive: bool,
     /// The cassette `--redrive` plays the provider from.
     #[arg(long, value_name = "FILE", requires = "redrive")]
@@ -53,9 +57,9 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     let overrides = Overrides::parse(&args.set)?;
     let target = Path::new(&args.target);
     if target.is_dir() {
-        if args.leaf.is_some() || args.until.is_some() || args.minimize {
+        if args.leaf.is_some() || args.until.is_some() || args.minimize || args.redrive {
             bail!(
-                "{}: --leaf, --until and --minimize take one session, not a directory",
+                "{}: --leaf, --until, --minimize and --redrive take one session, not a directory",
                 target.display()
             );
         }
@@ -67,6 +71,28 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
         bail!("{}: no such session file or directory", target.display());
     }
     let path = sessions::resolve(&args.target)?;
+    let session = path.display().to_string();
+    if !args.redrive && args.output.is_none() {
+        // One streaming pass over the file (see `xcsh_replay::replay_file`); `None`
+        // when that does not apply, and the log is read whole below.
+        let options = ReplayOptions {
+            until: args.until,
+            overrides,
+        };
+        let started = Instant::now();
+        if let Some(streamed) = xcsh_replay::replay_file(&path, args.leaf, &options) {
+            let streamed = streamed.with_context(|| format!("cannot read {}", path.display()))?;
+            let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return print_replay(
+                &session,
+                streamed.leaf,
+                &streamed.replay,
+                elapsed,
+                &overrides,
+                args.json,
+            );
+        }
+    }
     let log = read_session(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let leaf = args.leaf.unwrap_or(log.leaf());
     if log.get(leaf).is_none() {
@@ -75,7 +101,6 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
             path.display()
         );
     }
-    let session = path.display().to_string();
     if let (true, Some(cassette)) = (args.redrive, &args.cassette) {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -111,24 +136,36 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let replay = xcsh_replay::replay(&log, leaf, &options)?;
     let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    print_replay(&session, leaf, &replay, elapsed, &overrides, args.json)
+}
+
+/// Prints a replay of one session (text, or one JSON object) and gives its exit code.
+fn print_replay(
+    session: &str,
+    leaf: EntryId,
+    replay: &xcsh_replay::Replay,
+    elapsed: u64,
+    overrides: &Overrides,
+    as_json: bool,
+) -> Result<ExitCode> {
     let (code, text, value) = match &replay.outcome {
         Outcome::Clean => (
             ExitCode::SUCCESS,
-            render::clean(&session, &replay.report, Some(elapsed), &overrides),
+            render::clean(session, &replay.report, Some(elapsed), overrides),
             json!({"result": "ok"}),
         ),
         Outcome::Diverged(d) => (
             ExitCode::from(1),
-            render::divergence(&session, &replay.report, d, Some(elapsed), &overrides),
+            render::divergence(session, &replay.report, d, Some(elapsed), overrides),
             json!({"result": "diverged", "divergence": d}),
         ),
         Outcome::Stopped(s) => (
             ExitCode::SUCCESS,
-            render::state(&session, &replay.report, s, Some(elapsed), &overrides),
+            render::state(session, &replay.report, s, Some(elapsed), overrides),
             json!({"result": "stopped", "state": s}),
         ),
     };
-    if args.json {
+    if as_json {
         let mut value = value;
         value["session"] = json!(session);
         value["leaf"] = json!(leaf);

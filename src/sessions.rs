@@ -141,9 +141,10 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     };
     let mut summaries = Vec::new();
     for path in files {
-        let log = xcsh_core::log::read_session(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        summaries.push(xcsh_inspect::summarize(&log));
+        summaries.push(
+            xcsh_inspect::summarize_path(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        );
     }
     if args.json {
         for s in &summaries {

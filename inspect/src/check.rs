@@ -77,14 +77,48 @@ pub(crate) struct Scanned {
     pub entry: Entry,
 }
 
-/// Checks the file at `path`.
+/// Checks the file at `path`. A file the strict reader takes whole (nothing torn,
+/// no unknown type) whose branches are in order is reported clean after one
+/// streaming pass that never holds the file's bytes; anything else is checked again
+/// by [`check_bytes`], which collects every finding.
 pub fn check_file(path: &Path) -> Result<Report, InspectError> {
+    let file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
+    if let Some(report) = clean(path, std::io::BufReader::with_capacity(4 << 20, file)) {
+        return Ok(report);
+    }
     let bytes = std::fs::read(path).map_err(|e| InspectError::io(path, e))?;
-    Ok(check_bytes(path, &bytes))
+    Ok(check_exhaustively(path, &bytes))
 }
 
 /// Checks the bytes of a session file; `path` names it in the report.
 pub fn check_bytes(path: &Path, bytes: &[u8]) -> Report {
+    clean(path, bytes).unwrap_or_else(|| check_exhaustively(path, bytes))
+}
+
+/// The report of a file without findings, or `None` when it has one (or might).
+fn clean(path: &Path, source: impl std::io::BufRead) -> Option<Report> {
+    let mut reader = xcsh_core::log::LogReader::new(path, source);
+    let mut entries = Vec::new();
+    let mut batch = Vec::new();
+    while let Some(result) = reader.next_batch(&mut batch) {
+        result.ok()?;
+        entries.extend(batch.drain(..).map(|(_, e)| e));
+    }
+    if entries.is_empty() || reader.torn_tail().is_some() || !reader.unknown().is_empty() {
+        return None;
+    }
+    let branches = order::check_clean(&entries)?;
+    Some(Report {
+        path: path.to_path_buf(),
+        lines: reader.lines_read(),
+        entries: entries.len(),
+        branches,
+        findings: Vec::new(),
+    })
+}
+
+/// Checks every line leniently and collects every finding.
+fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
     let mut f = Findings::default();
     let mut scanned: Vec<Scanned> = Vec::new();
     // First line of each id, and the hash recorded on it (also for lines that only
@@ -363,6 +397,10 @@ impl Findings {
                 lines,
             });
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
     }
 
     /// An ordering violation: the lines are looked up at the end.

@@ -127,6 +127,21 @@ pub fn parse_entry_spec(text: &str) -> Result<EntryId, InspectError> {
         .map_err(|_| InspectError::Usage(format!("`{text}` is not an entry id (N or #N)")))
 }
 
+/// The entry at position `pos` of an index, read from its line in the log (`None`
+/// when the line cannot be read or decoded: the log changed under the index).
+pub fn entry_at(
+    file: &mut std::fs::File,
+    index: &xcsh_core::log::index::ArchivedIndexData,
+    pos: usize,
+) -> Option<Entry> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (start, end) = index.line_range(pos);
+    let mut buf = vec![0u8; usize::try_from(end.checked_sub(start)?).ok()?];
+    file.seek(SeekFrom::Start(start)).ok()?;
+    file.read_exact(&mut buf).ok()?;
+    Entry::decode(std::str::from_utf8(&buf).ok()?).ok()
+}
+
 /// The entries from the root to `leaf` (root first).
 pub fn branch_path(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, InspectError> {
     if log.get(leaf).is_none() {

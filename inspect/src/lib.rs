@@ -23,7 +23,10 @@ mod testkit;
 #[cfg(test)]
 mod golden;
 
+#[cfg(test)]
+mod indexed_tests;
+
 pub use common::{branch_path, one_line, parse_entry_spec};
 pub use error::InspectError;
 pub use style::Style;
-pub use summary::{SessionSummary, sessions_table, summarize};
+pub use summary::{SessionSummary, sessions_table, summarize, summarize_indexed, summarize_path};

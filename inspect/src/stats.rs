@@ -4,13 +4,16 @@
 //! its prompt). Covers every entry of the file, all branches.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
+use xcsh_core::log::index::{ArchivedIndexData, Kind, NONE, index_of, open_index};
 use xcsh_core::log::{Body, Record, SessionLog};
 use xcsh_core::machine::{Decision, EntryId, FinishReason, StepOutcome, StreamEvent, ToolStatus};
 
 use crate::common::stop_text;
+use crate::error::InspectError;
 
 /// One step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -84,6 +87,132 @@ pub struct Stats {
 
 /// The stats of every entry of `log`.
 pub fn compute(log: &SessionLog) -> Stats {
+    match index_of(log, None) {
+        Ok(index) => compute_indexed(index.data()),
+        // Building an index in memory does not fail for a log that was read.
+        Err(_) => compute_entries(log),
+    }
+}
+
+/// The stats of the session file at `path`, from its index (built or extended when
+/// needed).
+pub fn compute_path(path: &Path) -> Result<Stats, InspectError> {
+    Ok(compute_indexed(open_index(path)?.data()))
+}
+
+/// The stats from an index: the same as [`compute`] of the log it indexes.
+pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
+    let mut steps: Vec<StepStats> = Vec::new();
+    let mut tools: BTreeMap<String, ToolStats> = BTreeMap::new();
+    let mut runs: Vec<RunStats> = Vec::new();
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    for pos in 0..d.len() {
+        match d.kind(pos) {
+            Kind::UserMessage | Kind::Compact => {
+                calls.clear();
+                runs.push(RunStats {
+                    run: u32::try_from(runs.len() + 1).unwrap_or(u32::MAX),
+                    entry: d.id(pos),
+                    steps: 0,
+                    spend: 0,
+                    max_tokens: d.prompts[d.aux(pos)].max_tokens.to_native(),
+                    budget_used_pct: None,
+                    stop: None,
+                });
+            }
+            Kind::Step => {
+                let s = &d.steps[d.aux(pos)];
+                let (input, output, cache_r, cache_w) = (
+                    s.input_tokens.to_native(),
+                    s.output_tokens.to_native(),
+                    s.cache_read_tokens.to_native(),
+                    s.cache_write_tokens.to_native(),
+                );
+                let failed = s.outcome == 1 || s.finish_error;
+                let run = runs.last_mut();
+                let run_no = run.as_ref().map_or(0, |r| r.run);
+                if let Some(r) = run {
+                    r.steps += 1;
+                    if r.stop.is_none() {
+                        r.spend += input + output + cache_r + cache_w;
+                    }
+                }
+                let opt = |v: u64| (v != NONE).then_some(v);
+                steps.push(StepStats {
+                    run: run_no,
+                    step: s.step.to_native(),
+                    entry: d.id(pos),
+                    input_tokens: input,
+                    output_tokens: output,
+                    cache_read_tokens: cache_r,
+                    cache_write_tokens: cache_w,
+                    ttft_ms: opt(s.ttft_ms.to_native()),
+                    stream_ms: opt(s.stream_ms.to_native()),
+                    tool_calls: 0,
+                    tool_ms: 0,
+                    retries: s.retries.to_native(),
+                    errors: u32::from(failed),
+                    outcome: match s.outcome {
+                        0 => "completed".into(),
+                        2 => "aborted".into(),
+                        _ => crate::common::outcome_text(&d.step_outcome(s)),
+                    },
+                });
+                if s.outcome == 0 {
+                    for c in d.step_calls(s) {
+                        calls.insert(c, steps.len() - 1);
+                    }
+                    if let Some(last) = steps.last_mut() {
+                        last.tool_calls = s.tool_calls.to_native();
+                    }
+                }
+            }
+            Kind::ToolResult | Kind::SyntheticResult => {
+                let t = &d.tools[d.aux(pos)];
+                let name = d.str(&t.name);
+                let stat = match tools.get_mut(name) {
+                    Some(stat) => stat,
+                    None => tools.entry(name.to_string()).or_default(),
+                };
+                stat.calls += 1;
+                let step = calls.get(d.str(&t.call_id)).copied();
+                if t.status == 3 {
+                    stat.not_run += 1;
+                    if let Some(s) = step.and_then(|i| steps.get_mut(i)) {
+                        s.errors += 1;
+                    }
+                    continue;
+                }
+                let ms = t.duration_ms.to_native();
+                stat.total_ms += ms;
+                stat.max_ms = stat.max_ms.max(ms);
+                match t.status {
+                    0 => stat.ok += 1,
+                    1 => stat.error += 1,
+                    _ => stat.cancelled += 1,
+                }
+                if let Some(s) = step.and_then(|i| steps.get_mut(i)) {
+                    s.tool_ms += ms;
+                    if t.status != 0 {
+                        s.errors += 1;
+                    }
+                }
+            }
+            Kind::RunFinished => {
+                if let Some(r) = runs.last_mut() {
+                    let f = &d.finishes[d.aux(pos)];
+                    r.spend = f.spend.to_native();
+                    r.stop = Some(stop_text(&d.stop_reason(f)));
+                }
+            }
+            _ => {}
+        }
+    }
+    totals(steps, tools, runs)
+}
+
+/// The stats of every entry of `log`, entry by entry (what the index path mirrors).
+pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
     let mut steps: Vec<StepStats> = Vec::new();
     let mut tools: BTreeMap<String, ToolStats> = BTreeMap::new();
     let mut runs: Vec<RunStats> = Vec::new();
@@ -187,6 +316,15 @@ pub fn compute(log: &SessionLog) -> Stats {
             _ => {}
         }
     }
+    totals(steps, tools, runs)
+}
+
+/// Budgets per run and the total row.
+fn totals(
+    steps: Vec<StepStats>,
+    tools: BTreeMap<String, ToolStats>,
+    mut runs: Vec<RunStats>,
+) -> Stats {
     for r in &mut runs {
         r.budget_used_pct = (r.max_tokens > 0)
             .then(|| (r.spend as f64 * 10_000.0 / r.max_tokens as f64).round() / 100.0);

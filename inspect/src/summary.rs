@@ -1,11 +1,15 @@
 //! The one-line summary of a session and the `xcsh sessions` table.
 
+use std::path::Path;
+
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
+use xcsh_core::log::index::{ArchivedIndexData, Kind, open_index};
 use xcsh_core::log::{Body, Dag, Record, SessionLog};
 use xcsh_core::machine::{Decision, Usage};
 
 use crate::common::one_line;
+use crate::error::InspectError;
 
 /// What `xcsh sessions` shows of one session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,6 +52,45 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
         branches: Dag::build(&log.entries).leaves().len(),
         last_message: one_line(&last_message, 60),
         tokens: usage.spend(),
+    }
+}
+
+/// Summarizes the session file at `path` from its index (built or extended when
+/// needed): the same as [`summarize`] of the log.
+pub fn summarize_path(path: &Path) -> Result<SessionSummary, InspectError> {
+    let index = open_index(path)?;
+    Ok(summarize_indexed(path, index.data()))
+}
+
+/// [`summarize`] from an index of the log at `path`.
+pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
+    let mut last_message = "";
+    let mut tokens = 0u64;
+    let mut has_child = vec![false; d.len()];
+    for pos in 0..d.len() {
+        match d.kind(pos) {
+            Kind::UserMessage | Kind::Steer | Kind::FollowUp => {
+                last_message = d.str(&d.prompts[d.aux(pos)].preview);
+            }
+            Kind::RunFinished => tokens += d.finishes[d.aux(pos)].spend.to_native(),
+            _ => {}
+        }
+        if let Some(p) = d.parent(pos) {
+            has_child[p] = true;
+        }
+    }
+    let started = chrono::DateTime::from_timestamp_millis(d.started_ms.to_native())
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default();
+    SessionSummary {
+        id: d.session_id.as_str().to_string(),
+        path: path.display().to_string(),
+        workspace: d.cwd.as_str().to_string(),
+        started,
+        entries: d.len(),
+        branches: has_child.iter().filter(|c| !**c).count(),
+        last_message: one_line(last_message, 60),
+        tokens,
     }
 }
 

@@ -4,12 +4,15 @@
 //! one line per entry.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::Serialize;
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_core::log::index::{ArchivedIndexData, Kind, index_of, open_index};
+use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog, read_session};
 use xcsh_core::machine::{Decision, EntryId, StepOutcome, UserOrigin};
 
 use crate::common::{entry_text, one_line, stop_text};
+use crate::error::InspectError;
 use crate::style::Style;
 
 /// The tree of a session.
@@ -213,6 +216,35 @@ impl Builder<'_> {
 
 /// The tree of `log`; `full` shows every entry (labels as entries too).
 pub fn build(log: &SessionLog, full: bool) -> Tree {
+    if full {
+        return build_full(log);
+    }
+    match index_of(log, None) {
+        Ok(index) => build_indexed(index.data(), &mut |pos| log.entries.get(pos).cloned()),
+        // Building an index in memory does not fail for a log that was read.
+        Err(_) => build_full_or_turns(log, false),
+    }
+}
+
+/// The tree of the session file at `path`: from its index (built or extended when
+/// needed) unless `full`, which needs every entry.
+pub fn build_path(path: &Path, full: bool) -> Result<Tree, InspectError> {
+    if full {
+        return Ok(build_full(&read_session(path)?));
+    }
+    let index = open_index(path)?;
+    let data = index.data();
+    let mut file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
+    Ok(build_indexed(data, &mut |pos| {
+        crate::common::entry_at(&mut file, data, pos)
+    }))
+}
+
+fn build_full(log: &SessionLog) -> Tree {
+    build_full_or_turns(log, true)
+}
+
+pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
     for e in &log.entries {
         if let Body::Record(Record::Label { target, name }) = &e.body {
@@ -249,6 +281,223 @@ pub fn build(log: &SessionLog, full: bool) -> Tree {
             }),
         leaf: log.leaf(),
         root: b.lane(EntryId(0)),
+    }
+}
+
+/// Children lists of every position (labels left out), as one flat array.
+struct Children {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Children {
+    fn of(&self, pos: usize) -> &[u32] {
+        &self.list[self.start[pos] as usize..self.start[pos + 1] as usize]
+    }
+}
+
+struct IndexedBuilder<'a> {
+    d: &'a ArchivedIndexData,
+    children: Children,
+    labels: BTreeMap<EntryId, Vec<Label>>,
+    leaf: usize,
+    fetch: &'a mut dyn FnMut(usize) -> Option<Entry>,
+}
+
+impl IndexedBuilder<'_> {
+    fn starts_turn(&self, pos: usize) -> bool {
+        matches!(
+            self.d.kind(pos),
+            Kind::UserMessage | Kind::Branch | Kind::Compact
+        )
+    }
+
+    /// As [`Builder::lane`], over positions.
+    fn lane(&mut self, start: usize) -> Vec<Node> {
+        let mut lane = Vec::new();
+        let mut first = start;
+        loop {
+            let mut ids = vec![first];
+            let mut kids = self.children.of(first);
+            while kids.len() == 1 && !self.starts_turn(kids[0] as usize) {
+                ids.push(kids[0] as usize);
+                kids = self.children.of(kids[0] as usize);
+            }
+            let kids: Vec<usize> = kids.iter().map(|&k| k as usize).collect();
+            let mut node = self.node(&ids);
+            match kids.as_slice() {
+                [next] => {
+                    first = *next;
+                    lane.push(node);
+                }
+                [] => {
+                    lane.push(node);
+                    return lane;
+                }
+                many => {
+                    node.branches = many.iter().map(|k| self.lane(*k)).collect();
+                    lane.push(node);
+                    return lane;
+                }
+            }
+        }
+    }
+
+    fn node(&mut self, ids: &[usize]) -> Node {
+        let d = self.d;
+        let first = ids[0];
+        let mut node = Node {
+            first: d.id(first),
+            last: d.id(ids[ids.len() - 1]),
+            kind: String::new(),
+            text: String::new(),
+            steps: 0,
+            tool_calls: 0,
+            tokens: 0,
+            stop: None,
+            steers: 0,
+            follow_ups: 0,
+            labels: Vec::new(),
+            compactions: Vec::new(),
+            leaf: ids.contains(&self.leaf),
+            branches: Vec::new(),
+        };
+        (node.kind, node.text) = match d.kind(first) {
+            Kind::Session => (
+                "session".into(),
+                format!("{} {}", d.session_id.as_str(), d.cwd.as_str()),
+            ),
+            Kind::UserMessage => {
+                let preview = d.str(&d.prompts[d.aux(first)].preview);
+                ("turn".into(), format!("{:?}", one_line(preview, 50)))
+            }
+            Kind::Compact => ("compact".into(), "/compact".into()),
+            Kind::Branch => (
+                "branch".into(),
+                format!(
+                    "new branch (the leaf was #{})",
+                    d.branches[d.aux(first)].to_native()
+                ),
+            ),
+            _ => (
+                "entries".into(),
+                format!(
+                    "{} {}",
+                    d.type_name(first),
+                    (self.fetch)(first)
+                        .map(|e| entry_text(&e))
+                        .unwrap_or_default()
+                ),
+            ),
+        };
+        for &pos in ids {
+            match d.kind(pos) {
+                Kind::Step => {
+                    let s = &d.steps[d.aux(pos)];
+                    node.steps += 1;
+                    node.tokens += s.input_tokens.to_native()
+                        + s.output_tokens.to_native()
+                        + s.cache_read_tokens.to_native()
+                        + s.cache_write_tokens.to_native();
+                    if s.outcome == 0 {
+                        node.tool_calls += s.tool_calls.to_native();
+                    }
+                }
+                Kind::RunFinished => {
+                    node.stop = Some(stop_text(&d.stop_reason(&d.finishes[d.aux(pos)])));
+                }
+                Kind::Delivered => match d.aux(pos) {
+                    1 => node.steers += 1,
+                    _ => node.follow_ups += 1,
+                },
+                Kind::Compacted => {
+                    let c = &d.compactions[d.aux(pos)];
+                    node.compactions.push(Compaction {
+                        entry: d.id(pos),
+                        tokens_before: c.tokens_before.to_native(),
+                        tokens_after: c.tokens_after.to_native(),
+                    });
+                }
+                _ => {}
+            }
+            if let Some(labels) = self.labels.get(&d.id(pos)) {
+                node.labels.extend(labels.iter().cloned());
+            }
+        }
+        node
+    }
+}
+
+/// The turn tree (not `full`) from an index; `fetch` gives the entry at a position
+/// for the rare node that starts with an entry the index does not describe.
+pub fn build_indexed(
+    d: &ArchivedIndexData,
+    fetch: &mut dyn FnMut(usize) -> Option<Entry>,
+) -> Tree {
+    let n = d.len();
+    let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
+    let mut counts = vec![0u32; n + 1];
+    let mut forked_label = None;
+    for pos in 0..n {
+        let kind = d.kind(pos);
+        if kind == Kind::Label {
+            let l = &d.labels[d.aux(pos)];
+            let target = EntryId(l.target.to_native());
+            let name = d.str(&l.name);
+            if forked_label.is_none() {
+                forked_label = name
+                    .strip_prefix(crate::fork::ORIGIN_PREFIX)
+                    .map(str::to_string);
+            }
+            labels.entry(target).or_default().push(Label {
+                entry: d.id(pos),
+                target,
+                name: name.to_string(),
+            });
+            continue;
+        }
+        if let Some(p) = d.parent(pos) {
+            counts[p + 1] += 1;
+        }
+    }
+    for i in 1..=n {
+        counts[i] += counts[i - 1];
+    }
+    let mut fill = counts.clone();
+    let mut list = vec![0u32; counts[n] as usize];
+    for pos in 0..n {
+        if d.kind(pos) == Kind::Label {
+            continue;
+        }
+        if let Some(p) = d.parent(pos) {
+            list[fill[p] as usize] = u32::try_from(pos).unwrap_or(u32::MAX);
+            fill[p] += 1;
+        }
+    }
+    let leaf = d.leaf();
+    let forked_from = d
+        .forked_from
+        .as_ref()
+        .map(|f| format!("{} @ {}", f.0.as_str(), f.1.to_native()))
+        .or(forked_label);
+    let mut b = IndexedBuilder {
+        d,
+        children: Children {
+            start: counts,
+            list,
+        },
+        labels,
+        leaf,
+        fetch,
+    };
+    let root = if n == 0 { Vec::new() } else { b.lane(0) };
+    Tree {
+        full: false,
+        session_id: d.session_id.as_str().to_string(),
+        cwd: d.cwd.as_str().to_string(),
+        forked_from,
+        leaf: d.id(leaf),
+        root,
     }
 }
 

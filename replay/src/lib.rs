@@ -12,13 +12,14 @@ mod overrides;
 pub mod render;
 pub mod rewrite;
 mod state;
+mod stream;
 mod summary;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use xcsh_core::log::{Dag, Entry, LogError, SessionLog, entry_decision, entry_inputs};
+use xcsh_core::log::{Entry, LogError, SessionLog, entry_decision, entry_inputs};
 use xcsh_core::machine::{Decision, Effect, EntryId, Machine};
 
 pub use dir::{SessionResult, SessionRun, find_sessions, replay_all};
@@ -26,6 +27,7 @@ pub use fields::changed_fields;
 pub use minimize::{Minimized, Signature, Size, minimize};
 pub use overrides::{KEYS as SET_KEYS, Overrides};
 pub use state::{ContextSnapshot, LAST_MESSAGES, MessageRef, Replayed, RunSnapshot};
+pub use stream::{FileReplay, replay_file};
 pub use summary::{EntryRef, PhaseKind, decision_summary, entry_summary, phase_name};
 
 /// How many entries up to a divergence its report lists.
@@ -176,19 +178,28 @@ pub fn replay(
     Ok(run(&entries, &|id| log.line_of(id), options))
 }
 
-/// The entries from the root to `leaf`, root first.
+/// The entries from the root to `leaf`, root first (following each entry's parent).
 pub(crate) fn branch(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, ReplayError> {
-    let path = Dag::from_log(log).path_to_root(leaf)?;
-    path.into_iter()
-        .map(|id| {
-            log.get(id).ok_or_else(|| {
-                ReplayError::Log(LogError::UnknownEntry {
-                    path: log.path.clone(),
-                    id,
-                })
+    let mut path = Vec::new();
+    let mut current = Some(leaf);
+    while let Some(id) = current {
+        let entry = log.get(id).ok_or_else(|| {
+            ReplayError::Log(LogError::UnknownEntry {
+                path: log.path.clone(),
+                id,
             })
-        })
-        .collect()
+        })?;
+        if path.len() >= log.entries.len() {
+            return Err(ReplayError::Log(LogError::Cycle {
+                path: log.path.clone(),
+                id: leaf,
+            }));
+        }
+        path.push(entry);
+        current = entry.parent;
+    }
+    path.reverse();
+    Ok(path)
 }
 
 /// The replay proper, over a branch given as its entries (root first).
@@ -197,118 +208,144 @@ pub(crate) fn run(
     line_of: &dyn Fn(EntryId) -> Option<u32>,
     options: &ReplayOptions,
 ) -> Replay {
-    let mut machine = Machine::new();
-    let mut expected: VecDeque<Decision> = VecDeque::new();
-    let mut report = ReplayReport {
-        entries: 0,
-        inputs: 0,
-        decisions: 0,
-    };
-    // The last input applied (its position in `entries`) and how many recorded
-    // decisions have followed it.
-    let mut after_input: Option<usize> = None;
-    let mut since_input = 0usize;
-    let diverged = |at: Option<usize>,
-                    kind: DivergenceKind,
-                    recorded: Option<&Decision>,
-                    remade: Option<Decision>,
-                    machine: &Machine,
-                    after_input: Option<usize>,
-                    decision_index: usize| {
-        let entry = at.map(|i| entries[i]);
-        let shown_to = at.unwrap_or(entries.len().saturating_sub(1));
-        let shown_from = (shown_to + 1).saturating_sub(PATH_SHOWN);
+    let mut runner = Runner::new(options);
+    for entry in entries {
+        if let Some(outcome) = runner.feed(*entry, line_of(entry.id)) {
+            return runner.end(outcome);
+        }
+    }
+    runner.finish()
+}
+
+/// The replay of a branch fed one entry at a time (root first), keeping only the
+/// last few entries (for a divergence report). `E` is how the entries are held: a
+/// reference into a log read whole, or a shared pointer to one decoded on the fly.
+pub(crate) struct Runner<'o, E> {
+    machine: Machine,
+    expected: VecDeque<Decision>,
+    report: ReplayReport,
+    /// The last input applied and how many recorded decisions have followed it.
+    after_input: Option<(E, Option<u32>)>,
+    since_input: usize,
+    options: &'o ReplayOptions,
+    /// The last [`PATH_SHOWN`] entries fed, with their lines.
+    window: VecDeque<(E, Option<u32>)>,
+}
+
+impl<'o, E: std::borrow::Borrow<Entry> + Clone> Runner<'o, E> {
+    pub(crate) fn new(options: &'o ReplayOptions) -> Self {
+        Runner {
+            machine: Machine::new(),
+            expected: VecDeque::new(),
+            report: ReplayReport {
+                entries: 0,
+                inputs: 0,
+                decisions: 0,
+            },
+            after_input: None,
+            since_input: 0,
+            options,
+            window: VecDeque::with_capacity(PATH_SHOWN + 1),
+        }
+    }
+
+    fn diverged(
+        &self,
+        at: Option<(&Entry, Option<u32>)>,
+        kind: DivergenceKind,
+        recorded: Option<&Decision>,
+        remade: Option<Decision>,
+    ) -> Outcome {
+        let input = self.after_input.as_ref();
         Outcome::Diverged(Box::new(Divergence {
             kind,
-            entry: entry.map(|e| e.id),
-            line: entry.and_then(|e| line_of(e.id)),
-            entry_type: entry.map(|e| e.type_name().to_string()),
-            after_input: after_input.map(|i| entries[i].id),
-            input: after_input.map(|i| EntryRef::new(entries[i], line_of(entries[i].id))),
-            decision_index,
+            entry: at.map(|(e, _)| e.id),
+            line: at.and_then(|(_, l)| l),
+            entry_type: at.map(|(e, _)| e.type_name().to_string()),
+            after_input: input.map(|(e, _)| e.borrow().id),
+            input: input.map(|(e, l)| EntryRef::new(e.borrow(), *l)),
+            decision_index: self.since_input,
             diff: diff(recorded, remade.as_ref()),
             recorded: recorded.cloned(),
             remade,
-            phase: phase_name(machine.phase()),
-            phase_kind: PhaseKind::of(machine.phase()),
-            path: entries
-                .get(shown_from..=shown_to)
-                .unwrap_or_default()
+            phase: phase_name(self.machine.phase()),
+            phase_kind: PhaseKind::of(self.machine.phase()),
+            path: self
+                .window
                 .iter()
-                .map(|e| EntryRef::new(e, line_of(e.id)))
+                .map(|(e, l)| EntryRef::new(e.borrow(), *l))
                 .collect(),
         }))
-    };
-    for (i, entry) in entries.iter().enumerate() {
-        report.entries += 1;
+    }
+
+    /// Feeds the next entry of the branch; `Some` when the replay ends with it.
+    pub(crate) fn feed(&mut self, held: E, line: Option<u32>) -> Option<Outcome> {
+        if self.window.len() == PATH_SHOWN {
+            self.window.pop_front();
+        }
+        self.window.push_back((held.clone(), line));
+        let entry: &Entry = held.borrow();
+        self.report.entries += 1;
         if entry.body.is_input() {
-            if let Some(missing) = expected.pop_front() {
-                let outcome = diverged(
-                    Some(i),
+            if let Some(missing) = self.expected.pop_front() {
+                return Some(self.diverged(
+                    Some((entry, line)),
                     DivergenceKind::MissingDecision,
                     None,
                     Some(missing),
-                    &machine,
-                    after_input,
-                    since_input,
-                );
-                return Replay { report, outcome };
+                ));
             }
-            report.inputs += 1;
+            self.report.inputs += 1;
             for input in entry_inputs(entry) {
-                for effect in machine.handle(options.overrides.apply(input)) {
+                for effect in self.machine.handle(self.options.overrides.apply(input)) {
                     if let Effect::Record(d) = effect {
-                        expected.push_back(d);
+                        self.expected.push_back(d);
                     }
                 }
             }
-            after_input = Some(i);
-            since_input = 0;
+            self.after_input = Some((held.clone(), line));
+            self.since_input = 0;
         } else if let Some(recorded) = entry_decision(entry) {
-            report.decisions += 1;
-            let kind = match expected.pop_front() {
+            self.report.decisions += 1;
+            let kind = match self.expected.pop_front() {
                 Some(remade) if remade == *recorded => None,
                 Some(remade) => Some((DivergenceKind::DecisionDiffers, Some(remade))),
                 None => Some((DivergenceKind::UnexpectedDecision, None)),
             };
             if let Some((kind, remade)) = kind {
-                let outcome = diverged(
-                    Some(i),
-                    kind,
-                    Some(recorded),
-                    remade,
-                    &machine,
-                    after_input,
-                    since_input,
-                );
-                return Replay { report, outcome };
+                return Some(self.diverged(Some((entry, line)), kind, Some(recorded), remade));
             }
-            since_input += 1;
+            self.since_input += 1;
         }
         // Structure (session, branch, label) and unknown entries neither feed nor
         // compare anything.
-        if options.until == Some(entry.id) {
-            let here = EntryRef::new(entry, line_of(entry.id));
-            let owed = expected.iter().cloned().collect();
-            let outcome = Outcome::Stopped(Box::new(Replayed::capture(here, &machine, owed)));
-            return Replay { report, outcome };
+        if self.options.until == Some(entry.id) {
+            let here = EntryRef::new(entry, line);
+            let owed = self.expected.iter().cloned().collect();
+            return Some(Outcome::Stopped(Box::new(Replayed::capture(
+                here,
+                &self.machine,
+                owed,
+            ))));
+        }
+        None
+    }
+
+    /// The replay, ended early with `outcome`.
+    pub(crate) fn end(self, outcome: Outcome) -> Replay {
+        Replay {
+            report: self.report,
+            outcome,
         }
     }
-    if let Some(missing) = expected.pop_front() {
-        let outcome = diverged(
-            None,
-            DivergenceKind::MissingDecision,
-            None,
-            Some(missing),
-            &machine,
-            after_input,
-            since_input,
-        );
-        return Replay { report, outcome };
-    }
-    Replay {
-        report,
-        outcome: Outcome::Clean,
+
+    /// The replay, at the end of the branch.
+    pub(crate) fn finish(mut self) -> Replay {
+        if let Some(missing) = self.expected.pop_front() {
+            let outcome = self.diverged(None, DivergenceKind::MissingDecision, None, Some(missing));
+            return self.end(outcome);
+        }
+        self.end(Outcome::Clean)
     }
 }
 

@@ -300,20 +300,6 @@ pub enum DecodeError {
     BadTimestamp(String),
 }
 
-#[derive(Deserialize)]
-struct Head<'a> {
-    v: u32,
-    id: EntryId,
-    #[serde(default)]
-    parent: Option<EntryId>,
-    #[serde(borrow)]
-    ts: &'a str,
-    #[serde(rename = "type", borrow)]
-    type_name: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    data: &'a RawValue,
-}
-
 pub(crate) fn format_ts(ts: &DateTime<Utc>) -> String {
     ts.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
@@ -354,32 +340,18 @@ impl Entry {
     }
 
     /// Decodes one line (without its newline). Does not check the hash chain: see
-    /// [`Entry::verify`].
+    /// [`Entry::verify`] (or [`Entry::decode_line`], which hands back what to hash).
     pub fn decode(line: &str) -> Result<Entry, DecodeError> {
         let (_, hash) = split_hash(line.as_bytes())?;
-        let head: Head<'_> = serde_json::from_str(line)?;
-        let ts = DateTime::parse_from_rfc3339(head.ts)
-            .map_err(|_| DecodeError::BadTimestamp(head.ts.to_string()))?
-            .with_timezone(&Utc);
-        let name = head.type_name.as_ref();
-        let body = if Decision::TYPE_NAMES.contains(&name) {
-            Body::Decision(serde_json::from_str(line)?)
-        } else if Record::TYPE_NAMES.contains(&name) {
-            Body::Record(serde_json::from_str(line)?)
-        } else {
-            Body::Unknown {
-                type_name: name.to_string(),
-                data: head.data.to_owned(),
-            }
-        };
-        Ok(Entry {
-            v: head.v,
-            id: head.id,
-            parent: head.parent,
-            ts,
-            body,
-            hash,
-        })
+        decode_body(line, hash)
+    }
+
+    /// Decodes one line and returns it with the bytes its hash covers, so that the
+    /// caller verifies it (once it knows the parent's hash) without splitting the
+    /// line again: `EntryHash::compute(parent_hash, prefix) == entry.hash`.
+    pub fn decode_line(line: &str) -> Result<(Entry, &[u8]), DecodeError> {
+        let (prefix, hash) = split_hash(line.as_bytes())?;
+        Ok((decode_body(line, hash)?, prefix))
     }
 
     /// Checks the hash of `line` (the encoded form of `self`, without newline) against
@@ -394,6 +366,69 @@ impl Entry {
     }
 }
 
+/// Decodes a line whose trailing hash was split off already: one typed pass over the
+/// JSON (see [`wire`]).
+fn decode_body(line: &str, hash: EntryHash) -> Result<Entry, DecodeError> {
+    let parts: wire::Parts<'_> = serde_json::from_str(line)?;
+    let ts = parse_ts(&parts.ts).ok_or_else(|| DecodeError::BadTimestamp(parts.ts.to_string()))?;
+    Ok(Entry {
+        v: parts.v,
+        id: parts.id,
+        parent: parts.parent,
+        ts,
+        body: parts.body,
+        hash,
+    })
+}
+
+/// Parses an RFC 3339 timestamp. The writer's own form (`2026-11-30T03:00:00.125Z`)
+/// is read directly; anything else goes through chrono's parser.
+pub(crate) fn parse_ts(text: &str) -> Option<DateTime<Utc>> {
+    fast_ts(text.as_bytes()).or_else(|| {
+        DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+    })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` exactly; `None` for any other shape (or a leap second),
+/// which the caller hands to chrono.
+fn fast_ts(b: &[u8]) -> Option<DateTime<Utc>> {
+    if b.len() != 24
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter().try_fold(0u32, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(
+        i32::try_from(num(0..4)?).ok()?,
+        num(5..7)?,
+        num(8..10)?,
+    )?;
+    let time = chrono::NaiveTime::from_hms_milli_opt(
+        num(11..13)?,
+        num(14..16)?,
+        num(17..19)?,
+        num(20..23)?,
+    )?;
+    Some(date.and_time(time).and_utc())
+}
+
+/// The hash a line carries (its last 64 hex digits), without decoding the rest.
+pub fn line_hash(line: &[u8]) -> Result<EntryHash, DecodeError> {
+    split_hash(line).map(|(_, h)| h)
+}
+
 /// Splits a line into the hashed prefix and the hash it carries.
 fn split_hash(line: &[u8]) -> Result<(&[u8], EntryHash), DecodeError> {
     // `,"hash":"` + 64 hex + `"}`
@@ -405,10 +440,40 @@ fn split_hash(line: &[u8]) -> Result<(&[u8], EntryHash), DecodeError> {
     if &line[start..start + HASH_MARK.len()] != HASH_MARK {
         return Err(DecodeError::NoHash);
     }
-    let hex = std::str::from_utf8(&line[start + HASH_MARK.len()..line.len() - 2])
-        .map_err(|_| DecodeError::BadHash)?;
-    let hash = EntryHash::from_hex(hex).ok_or(DecodeError::BadHash)?;
+    let hash = decode_hex(&line[start + HASH_MARK.len()..line.len() - 2])
+        .ok_or(DecodeError::BadHash)?;
     Ok((&line[..start], hash))
+}
+
+/// 64 hex digits (either case, as blake3's parser takes them) to 32 bytes.
+fn decode_hex(hex: &[u8]) -> Option<EntryHash> {
+    /// The value of each byte as a hex digit; 0xff for a byte that is not one.
+    const NIBBLE: [u8; 256] = {
+        let mut t = [0xffu8; 256];
+        let mut i = 0;
+        while i < 10 {
+            t[b'0' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut i = 0;
+        while i < 6 {
+            t[b'a' as usize + i] = 10 + i as u8;
+            t[b'A' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        t
+    };
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    let mut bad = 0u8;
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        let (hi, lo) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+        bad |= (hi | lo) & 0xf0;
+        *o = (hi << 4) | (lo & 0x0f);
+    }
+    (bad == 0).then_some(EntryHash(out))
 }
 
 /// Appends `{"type":…,"data":…}` of an adjacently tagged value without its braces.
@@ -421,6 +486,280 @@ fn push_inner<T: Serialize>(line: &mut Vec<u8>, value: &T) {
 fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
     // A string always serializes.
     let _ = serde_json::to_writer(&mut *line, value);
+}
+
+/// The one-pass decoding of a line: a map visitor over the envelope that, on reaching
+/// `data`, deserializes the body straight into the type its `type` names (the derived
+/// adjacently tagged `Record` or `Decision`, fed a two-key map of the tag and the
+/// borrowed content), so that no line is parsed twice and nothing is buffered.
+mod wire {
+    use std::borrow::Cow;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{
+        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
+        value::StrDeserializer,
+    };
+    use serde::{Deserialize, forward_to_deserialize_any};
+    use serde_json::value::RawValue;
+
+    use super::{Body, Record};
+    use crate::machine::{Decision, EntryId};
+
+    /// The envelope and body of a line (the hash is read positionally).
+    pub(super) struct Parts<'a> {
+        pub v: u32,
+        pub id: EntryId,
+        pub parent: Option<EntryId>,
+        pub ts: Cow<'a, str>,
+        pub body: Body,
+    }
+
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Record,
+        Decision,
+        Unknown,
+    }
+
+    fn kind(name: &str) -> Kind {
+        if Decision::TYPE_NAMES.contains(&name) {
+            Kind::Decision
+        } else if Record::TYPE_NAMES.contains(&name) {
+            Kind::Record
+        } else {
+            Kind::Unknown
+        }
+    }
+
+    enum Key {
+        V,
+        Id,
+        Parent,
+        Ts,
+        Type,
+        Data,
+        Other,
+    }
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+            struct KeyVisitor;
+            impl Visitor<'_> for KeyVisitor {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an entry field name")
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                    Ok(match v {
+                        "v" => Key::V,
+                        "id" => Key::Id,
+                        "parent" => Key::Parent,
+                        "ts" => Key::Ts,
+                        "type" => Key::Type,
+                        "data" => Key::Data,
+                        _ => Key::Other,
+                    })
+                }
+            }
+            d.deserialize_identifier(KeyVisitor)
+        }
+    }
+
+    /// The body of type `name` from `data`.
+    fn read_body<'de, A: MapAccess<'de>>(name: &str, map: &mut A) -> Result<Body, A::Error> {
+        Ok(match kind(name) {
+            Kind::Decision => Body::Decision(map.next_value_seed(Tagged::<Decision>::new(name))?),
+            Kind::Record => Body::Record(map.next_value_seed(Tagged::<Record>::new(name))?),
+            Kind::Unknown => Body::Unknown {
+                type_name: name.to_string(),
+                data: map.next_value::<Box<RawValue>>()?,
+            },
+        })
+    }
+
+    /// The same, from `data` read earlier as raw JSON (a line with `data` before
+    /// `type`, which this writer never writes but a reader takes).
+    fn body_from_raw<E: de::Error>(name: &str, raw: &RawValue) -> Result<Body, E> {
+        let text = raw.get();
+        let mut d = serde_json::Deserializer::from_str(text);
+        let result = match kind(name) {
+            Kind::Decision => Tagged::<Decision>::new(name)
+                .deserialize(&mut d)
+                .map(Body::Decision),
+            Kind::Record => Tagged::<Record>::new(name)
+                .deserialize(&mut d)
+                .map(Body::Record),
+            Kind::Unknown => {
+                return Ok(Body::Unknown {
+                    type_name: name.to_string(),
+                    data: raw.to_owned(),
+                });
+            }
+        };
+        result.map_err(E::custom)
+    }
+
+    impl<'de> Deserialize<'de> for Parts<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Parts<'de>, D::Error> {
+            d.deserialize_map(PartsVisitor)
+        }
+    }
+
+    struct PartsVisitor;
+
+    impl<'de> Visitor<'de> for PartsVisitor {
+        type Value = Parts<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an entry")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts<'de>, A::Error> {
+            let mut v = None;
+            let mut id = None;
+            let mut parent = None;
+            let mut ts: Option<Cow<'de, str>> = None;
+            let mut type_name: Option<Cow<'de, str>> = None;
+            let mut body = None;
+            let mut early: Option<&'de RawValue> = None;
+            while let Some(key) = map.next_key::<Key>()? {
+                match key {
+                    Key::V if v.is_none() => v = Some(map.next_value()?),
+                    Key::Id if id.is_none() => id = Some(map.next_value()?),
+                    Key::Parent if parent.is_none() => {
+                        parent = Some(map.next_value::<Option<EntryId>>()?)
+                    }
+                    Key::Ts if ts.is_none() => ts = Some(map.next_value()?),
+                    Key::Type if type_name.is_none() => type_name = Some(map.next_value()?),
+                    Key::Data if body.is_none() && early.is_none() => match &type_name {
+                        Some(name) => body = Some(read_body(name, &mut map)?),
+                        None => early = Some(map.next_value()?),
+                    },
+                    Key::V => return Err(de::Error::duplicate_field("v")),
+                    Key::Id => return Err(de::Error::duplicate_field("id")),
+                    Key::Parent => return Err(de::Error::duplicate_field("parent")),
+                    Key::Ts => return Err(de::Error::duplicate_field("ts")),
+                    Key::Type => return Err(de::Error::duplicate_field("type")),
+                    Key::Data => return Err(de::Error::duplicate_field("data")),
+                    Key::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            let v = v.ok_or_else(|| de::Error::missing_field("v"))?;
+            let id = id.ok_or_else(|| de::Error::missing_field("id"))?;
+            let ts = ts.ok_or_else(|| de::Error::missing_field("ts"))?;
+            let name = type_name.ok_or_else(|| de::Error::missing_field("type"))?;
+            let body = match (body, early) {
+                (Some(b), _) => b,
+                (None, Some(raw)) => body_from_raw(&name, raw)?,
+                (None, None) => return Err(de::Error::missing_field("data")),
+            };
+            Ok(Parts {
+                v,
+                id,
+                parent: parent.flatten(),
+                ts,
+                body,
+            })
+        }
+    }
+
+    /// Deserializes an adjacently tagged `T` whose tag is known (`name`) from the
+    /// content alone.
+    struct Tagged<'n, T> {
+        name: &'n str,
+        _t: PhantomData<T>,
+    }
+
+    impl<'n, T> Tagged<'n, T> {
+        fn new(name: &'n str) -> Self {
+            Tagged {
+                name,
+                _t: PhantomData,
+            }
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Tagged<'_, T> {
+        type Value = T;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+            T::deserialize(TagAndContent {
+                name: self.name,
+                content: d,
+            })
+        }
+    }
+
+    /// A deserializer that presents `{"type": name, "data": <content>}`.
+    struct TagAndContent<'n, D> {
+        name: &'n str,
+        content: D,
+    }
+
+    impl<'de, D: Deserializer<'de>> Deserializer<'de> for TagAndContent<'_, D> {
+        type Error = D::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            visitor.visit_map(TagMap {
+                name: self.name,
+                content: Some(self.content),
+                state: 0,
+            })
+        }
+
+        forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map struct enum identifier ignored_any
+        }
+    }
+
+    struct TagMap<'n, D> {
+        name: &'n str,
+        content: Option<D>,
+        /// 0: the `type` key is next; 1: its value; 2: the `data` key; 3: its
+        /// value; 4: done.
+        state: u8,
+    }
+
+    impl<'de, D: Deserializer<'de>> MapAccess<'de> for TagMap<'_, D> {
+        type Error = D::Error;
+
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, D::Error> {
+            let key = match self.state {
+                0 => "type",
+                2 => "data",
+                _ => return Ok(None),
+            };
+            self.state += 1;
+            seed.deserialize(StrDeserializer::<D::Error>::new(key))
+                .map(Some)
+        }
+
+        fn next_value_seed<V: DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, D::Error> {
+            match (self.state, self.content.take()) {
+                (1, content) => {
+                    self.content = content;
+                    self.state = 2;
+                    seed.deserialize(StrDeserializer::<D::Error>::new(self.name))
+                }
+                (3, Some(content)) => {
+                    self.state = 4;
+                    seed.deserialize(content)
+                }
+                _ => Err(de::Error::custom("entry body read out of order")),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

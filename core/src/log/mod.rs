@@ -5,9 +5,11 @@ mod convert;
 mod dag;
 mod entry;
 mod error;
+pub mod index;
 mod reader;
 mod rebuild;
 mod recorder;
+pub mod synth;
 mod writer;
 
 pub use convert::*;

@@ -41,7 +41,7 @@ pub struct SessionLog {
 }
 
 impl SessionLog {
-    fn new(
+    pub(crate) fn new(
         path: &Path,
         entries: Vec<Entry>,
         lines: Vec<u32>,
@@ -102,11 +102,16 @@ impl SessionLog {
     }
 }
 
+/// The read buffer for whole files: big enough that almost every line is decoded
+/// in place, without a copy.
+pub(crate) const READ_BUFFER: usize = 4 << 20;
+
 /// Reads and verifies a whole session log without changing it. A torn last line is
 /// reported in [`SessionLog::torn_tail`] (with `sidecar: None`), not repaired.
 pub fn read_session(path: &Path) -> Result<SessionLog, LogError> {
     let file = File::open(path).map_err(|e| LogError::io(path, e))?;
-    Ok(read_log(path, BufReader::new(file))?.log)
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    Ok(read_log(path, BufReader::with_capacity(READ_BUFFER, file), size)?.log)
 }
 
 /// What [`read_log`] found: the log, the torn bytes, the hash of every entry and the
@@ -118,14 +123,31 @@ pub(crate) struct ReadOutcome {
     pub end: u64,
 }
 
-pub(crate) fn read_log<R: BufRead>(path: &Path, reader: R) -> Result<ReadOutcome, LogError> {
+/// `size` (the source's length, if known, else 0) sizes the entries' vector.
+pub(crate) fn read_log<R: BufRead>(
+    path: &Path,
+    reader: R,
+    size: u64,
+) -> Result<ReadOutcome, LogError> {
     let mut r = LogReader::new(path, reader);
     let mut entries = Vec::new();
     let mut lines = Vec::new();
-    for item in &mut r {
-        let (line, entry) = item?;
-        lines.push(line);
-        entries.push(entry);
+    let mut batch = Vec::new();
+    let mut first = true;
+    while let Some(result) = r.next_batch(&mut batch) {
+        result?;
+        if first && batch.len() > 64 && r.offset() > 0 {
+            // Guess the number of entries from the first batch, so that they are not
+            // moved again and again as the vector grows.
+            let guess = (size as f64 * batch.len() as f64 / r.offset() as f64 * 1.05) as usize;
+            entries.reserve(guess);
+            lines.reserve(guess);
+        }
+        first = false;
+        for (line, entry) in batch.drain(..) {
+            lines.push(line);
+            entries.push(entry);
+        }
     }
     let torn = r.torn.take();
     let end = r.offset;
@@ -178,6 +200,116 @@ impl<R: BufRead> LogReader<R> {
         }
     }
 
+    /// A reader of the lines that follow `lines` lines already verified (whose ids
+    /// and hashes are `known`): line numbers continue from there, and parents may be
+    /// among the known entries.
+    pub(crate) fn continuing(
+        path: impl Into<PathBuf>,
+        reader: R,
+        lines: u32,
+        known: &[(EntryId, EntryHash)],
+    ) -> LogReader<R> {
+        let mut r = LogReader::new(path, reader);
+        r.line = lines;
+        for (id, hash) in known {
+            r.hashes.insert(*id, *hash);
+        }
+        r
+    }
+
+    /// Reads every complete line in the reader's buffer at once and appends the
+    /// entries to `out`: the lines are decoded on two threads (and most hashes
+    /// checked there), then verified in file order exactly as [`Iterator::next`]
+    /// does, so the entries, the first error and the torn tail are the same. `None`
+    /// at the end; `Some(Err)` after the entries before the bad line were appended.
+    pub fn next_batch(&mut self, out: &mut Vec<(u32, Entry)>) -> Option<Result<(), LogError>> {
+        self.batch(out, None)
+    }
+
+    /// [`LogReader::next_batch`], also appending where each line starts (relative
+    /// to where this reader started) to `offsets`.
+    pub fn next_batch_with_offsets(
+        &mut self,
+        out: &mut Vec<(u32, Entry)>,
+        offsets: &mut Vec<u64>,
+    ) -> Option<Result<(), LogError>> {
+        self.batch(out, Some(offsets))
+    }
+
+    fn batch(
+        &mut self,
+        out: &mut Vec<(u32, Entry)>,
+        mut offsets: Option<&mut Vec<u64>>,
+    ) -> Option<Result<(), LogError>> {
+        if self.done {
+            return None;
+        }
+        let available = match self.reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(LogError::io(&self.path, e)));
+            }
+        };
+        let Some(last) = memchr::memrchr(b'\n', available) else {
+            // A line longer than the buffer, or the end: one line the usual way.
+            let start = self.offset;
+            return self.next().map(|r| {
+                r.map(|item| {
+                    if let Some(o) = offsets.as_deref_mut() {
+                        o.push(start);
+                    }
+                    out.push(item);
+                })
+            });
+        };
+        let complete = &available[..=last];
+        let mut bounds = Vec::with_capacity(complete.len() / 256);
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', complete) {
+            bounds.push((start, nl));
+            start = nl + 1;
+        }
+        let decoded = decode_parallel(complete, &bounds);
+        let mut failed = None;
+        for ((a, b), result) in bounds.iter().zip(decoded) {
+            self.line = self.line.saturating_add(1);
+            let line_start = self.offset;
+            self.offset += (b - a + 1) as u64;
+            let line = self.line;
+            let checked = result
+                .map_err(|source| LogError::Malformed {
+                    path: self.path.clone(),
+                    line,
+                    source,
+                })
+                .and_then(|d| {
+                    let bytes = &complete[*a..*b];
+                    check_decoded(&self.path, line, bytes, d, &mut self.hashes, &mut self.unknown)
+                });
+            match checked {
+                Ok(entry) => {
+                    if let Some(o) = offsets.as_deref_mut() {
+                        o.push(line_start);
+                    }
+                    out.push((line, entry));
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        self.reader.consume(last + 1);
+        match failed {
+            Some(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            None => Some(Ok(())),
+        }
+    }
+
     /// Complete lines read so far.
     pub fn lines_read(&self) -> u32 {
         self.line
@@ -203,68 +335,149 @@ impl<R: BufRead> LogReader<R> {
         self.hashes.get(id).copied()
     }
 
-    fn err_path(&self) -> PathBuf {
-        self.path.clone()
-    }
+}
 
-    /// Decodes and verifies the line in `self.buf` (newline removed) as line `self.line`.
-    fn verify_line(&mut self) -> Result<Entry, LogError> {
-        let line = self.line;
-        let bytes = self.buf.as_slice();
-        let malformed = |source: DecodeError| LogError::Malformed {
-            path: self.path.clone(),
-            line,
-            source,
-        };
-        let text = line_text(bytes).map_err(malformed)?;
-        let entry = Entry::decode(text).map_err(malformed)?;
-        let parent_hash = if line == 1 {
-            if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
-                return Err(LogError::NotASession {
-                    path: self.err_path(),
-                });
+/// Decodes and verifies `bytes` (one line without its newline) as line `line`,
+/// against the hashes of the lines before it.
+fn verify_bytes(
+    path: &Path,
+    line: u32,
+    bytes: &[u8],
+    hashes: &mut HashIndex,
+    unknown: &mut Vec<(u32, String)>,
+) -> Result<Entry, LogError> {
+    let decoded = decode_one(bytes, None).map_err(|source| LogError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        source,
+    })?;
+    check_decoded(path, line, bytes, decoded, hashes, unknown)
+}
+
+/// A decoded line: the entry, the length of the bytes its hash covers, and whether
+/// its hash matched, when the decoder knew the parent's hash (`None`: not checked).
+struct Decoded {
+    entry: Entry,
+    prefix: usize,
+    hash_ok: Option<bool>,
+}
+
+/// Decodes one line; checks its hash when `parent_hash` can tell the parent's.
+fn decode_one(
+    bytes: &[u8],
+    parent_hash: Option<&dyn Fn(EntryId) -> Option<EntryHash>>,
+) -> Result<Decoded, DecodeError> {
+    let text = line_text(bytes)?;
+    let (entry, prefix) = Entry::decode_line(text)?;
+    let hash_ok = match (parent_hash, entry.parent) {
+        (Some(lookup), Some(p)) => lookup(p).map(|h| EntryHash::compute(Some(&h), prefix) == entry.hash),
+        (Some(_), None) | (None, _) => None,
+    };
+    let prefix = prefix.len();
+    Ok(Decoded {
+        entry,
+        prefix,
+        hash_ok,
+    })
+}
+
+/// Decodes the lines `bounds` of `bytes` on two threads, each checking the hashes of
+/// lines whose parent it decoded itself.
+fn decode_parallel(bytes: &[u8], bounds: &[(usize, usize)]) -> Vec<Result<Decoded, DecodeError>> {
+    let run = |part: &[(usize, usize)]| {
+        let mut seen: HashMap<EntryId, EntryHash> = HashMap::with_capacity(part.len());
+        let mut out = Vec::with_capacity(part.len());
+        for &(a, b) in part {
+            let lookup = |id: EntryId| seen.get(&id).copied();
+            let d = decode_one(&bytes[a..b], Some(&lookup));
+            if let Ok(d) = &d {
+                seen.insert(d.entry.id, d.entry.hash);
             }
-            None
-        } else {
-            if self.hashes.get(entry.id).is_some() {
-                return Err(LogError::DuplicateId {
-                    path: self.err_path(),
-                    line,
-                    id: entry.id,
-                });
-            }
-            let Some(parent) = entry.parent else {
-                return Err(LogError::Orphan {
-                    path: self.err_path(),
-                    line,
-                    id: entry.id,
-                });
-            };
-            match self.hashes.get(parent) {
-                Some(h) => Some(*h),
-                None => {
-                    return Err(LogError::MissingParent {
-                        path: self.err_path(),
-                        line,
-                        id: entry.id,
-                        parent,
-                    });
-                }
-            }
-        };
-        if !Entry::verify(bytes, parent_hash.as_ref()).map_err(malformed)? {
-            return Err(LogError::HashMismatch {
-                path: self.err_path(),
+            out.push(d);
+        }
+        out
+    };
+    if bounds.len() < 64 {
+        return run(bounds);
+    }
+    let (first, second) = bounds.split_at(bounds.len() / 2);
+    std::thread::scope(|s| {
+        let later = s.spawn(|| run(second));
+        let mut out = run(first);
+        match later.join() {
+            Ok(rest) => out.extend(rest),
+            // Decoding does not panic; if it did, decode that half here.
+            Err(_) => out.extend(run(second)),
+        }
+        out
+    })
+}
+
+/// The checks of a decoded line that need the lines before it, in the order the
+/// reader makes them (header, duplicate id, orphan, missing parent, hash).
+fn check_decoded(
+    path: &Path,
+    line: u32,
+    bytes: &[u8],
+    decoded: Decoded,
+    hashes: &mut HashIndex,
+    unknown: &mut Vec<(u32, String)>,
+) -> Result<Entry, LogError> {
+    let Decoded {
+        entry,
+        prefix,
+        hash_ok,
+    } = decoded;
+    let parent_hash = if line == 1 {
+        if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
+            return Err(LogError::NotASession {
+                path: path.to_path_buf(),
+            });
+        }
+        None
+    } else {
+        if hashes.get(entry.id).is_some() {
+            return Err(LogError::DuplicateId {
+                path: path.to_path_buf(),
                 line,
                 id: entry.id,
             });
         }
-        self.hashes.insert(entry.id, entry.hash);
-        if let Body::Unknown { type_name, .. } = &entry.body {
-            self.unknown.push((line, type_name.clone()));
+        let Some(parent) = entry.parent else {
+            return Err(LogError::Orphan {
+                path: path.to_path_buf(),
+                line,
+                id: entry.id,
+            });
+        };
+        match hashes.get(parent) {
+            Some(h) => Some(*h),
+            None => {
+                return Err(LogError::MissingParent {
+                    path: path.to_path_buf(),
+                    line,
+                    id: entry.id,
+                    parent,
+                });
+            }
         }
-        Ok(entry)
+    };
+    let ok = match hash_ok {
+        Some(ok) if line > 1 => ok,
+        Some(_) | None => EntryHash::compute(parent_hash.as_ref(), &bytes[..prefix]) == entry.hash,
+    };
+    if !ok {
+        return Err(LogError::HashMismatch {
+            path: path.to_path_buf(),
+            line,
+            id: entry.id,
+        });
     }
+    hashes.insert(entry.id, entry.hash);
+    if let Body::Unknown { type_name, .. } = &entry.body {
+        unknown.push((line, type_name.clone()));
+    }
+    Ok(entry)
 }
 
 impl<R: BufRead> Iterator for LogReader<R> {
@@ -274,12 +487,37 @@ impl<R: BufRead> Iterator for LogReader<R> {
         if self.done {
             return None;
         }
+        // The usual case: the whole line is in the reader's buffer, decoded in place.
+        let available = match self.reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(LogError::io(&self.path, e)));
+            }
+        };
+        if let Some(nl) = memchr::memchr(b'\n', available) {
+            self.line = self.line.saturating_add(1);
+            self.offset += nl as u64 + 1;
+            let result = verify_bytes(
+                &self.path,
+                self.line,
+                &available[..nl],
+                &mut self.hashes,
+                &mut self.unknown,
+            );
+            self.reader.consume(nl + 1);
+            let result = result.map(|entry| (self.line, entry));
+            if result.is_err() {
+                self.done = true;
+            }
+            return Some(result);
+        }
         self.buf.clear();
         let n = match self.reader.read_until(b'\n', &mut self.buf) {
             Ok(n) => n,
             Err(e) => {
                 self.done = true;
-                return Some(Err(LogError::io(self.err_path(), e)));
+                return Some(Err(LogError::io(&self.path, e)));
             }
         };
         if n == 0 || self.buf.last() != Some(&b'\n') {
@@ -289,7 +527,7 @@ impl<R: BufRead> Iterator for LogReader<R> {
             }
             if self.line == 0 {
                 return Some(Err(LogError::NotASession {
-                    path: self.err_path(),
+                    path: self.path.clone(),
                 }));
             }
             return None;
@@ -297,7 +535,14 @@ impl<R: BufRead> Iterator for LogReader<R> {
         self.buf.pop();
         self.line = self.line.saturating_add(1);
         self.offset += n as u64;
-        let result = self.verify_line().map(|entry| (self.line, entry));
+        let result = verify_bytes(
+            &self.path,
+            self.line,
+            &self.buf,
+            &mut self.hashes,
+            &mut self.unknown,
+        )
+        .map(|entry| (self.line, entry));
         if result.is_err() {
             self.done = true;
         }
@@ -631,6 +876,58 @@ mod tests {
         assert_eq!(reader.offset(), complete);
         assert_eq!(reader.lines_read(), 5);
         assert_eq!(reader.hash_of(EntryId(4)), Some(entries[4].hash));
+    }
+
+    /// The batched, two-thread reading (`read_session`) finds what reading line by
+    /// line finds: the same entries, or the same first error, wherever it is.
+    #[test]
+    fn batched_reading_matches_line_by_line_reading_on_damaged_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        crate::log::synth::generate(
+            &path,
+            crate::log::synth::SynthOptions {
+                entries: 2_000,
+                seed: 11,
+            },
+        )
+        .unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let one_by_one = |bytes: &[u8]| -> Result<Vec<(u32, Entry)>, String> {
+            LogReader::new(&path, bytes)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())
+        };
+        let batched = |bytes: &[u8]| -> Result<Vec<(u32, Entry)>, String> {
+            read_log(&path, bytes, 0)
+                .map(|o| o.log.lines.into_iter().zip(o.log.entries).collect())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(batched(&good), one_by_one(&good));
+        let lines = lines_of(&path);
+        let mut rng = crate::log::synth::Rng::new(5);
+        let mut errors = 0;
+        for case in 0..40 {
+            let mut damaged = lines.clone();
+            let k = 1 + (rng.next_u64() % (lines.len() as u64 - 1)) as usize;
+            match case % 5 {
+                0 => damaged[k][30] ^= 1,
+                1 => {
+                    damaged.remove(k);
+                }
+                2 => damaged[k] = b"{\"v\":1}\n".to_vec(),
+                3 => {
+                    let again = damaged[k].clone();
+                    damaged.insert(k + 7, again);
+                }
+                _ => damaged.swap(k, k - 1),
+            }
+            let bytes = damaged.concat();
+            let (a, b) = (batched(&bytes), one_by_one(&bytes));
+            errors += usize::from(a.is_err());
+            assert_eq!(a, b, "case {case} at line {k}");
+        }
+        assert!(errors > 30, "{errors}");
     }
 
     #[test]

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::entry::{Body, Entry, EntryHash, Record, SessionHeader, format_ts};
+use super::reader::TornTail;
 use super::error::LogError;
-use super::reader::{HashIndex, ReadOutcome, SessionLog, read_log};
+use super::reader::{HashIndex, READ_BUFFER, ReadOutcome, SessionLog, read_log};
 use crate::machine::EntryId;
 
 /// Appends to one session file while holding its advisory lock (released on drop).
@@ -89,7 +90,11 @@ impl SessionWriter {
             torn,
             hashes,
             end,
-        } = read_log(path, BufReader::new(&file))?;
+        } = read_log(
+            path,
+            BufReader::with_capacity(READ_BUFFER, &file),
+            file.metadata().map(|m| m.len()).unwrap_or(0),
+        )?;
         if let Some(bytes) = torn {
             let sidecar = write_sidecar(path, end, &bytes)?;
             file.set_len(end).map_err(io)?;
@@ -100,6 +105,93 @@ impl SessionWriter {
         }
         let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
         let last_id = log.entries.last().map_or(EntryId(0), |e| e.id);
+        let writer = SessionWriter {
+            path: path.to_path_buf(),
+            file,
+            hashes,
+            next_id: EntryId(max_id.0 + 1),
+            last_id,
+            len: end,
+            dirty: false,
+            failed: false,
+        };
+        Ok((writer, log))
+    }
+
+    /// Opens an existing session for appending at its leaf, reading only the branch
+    /// that ends there: the returned [`SessionLog`] holds the entries from the header
+    /// to the leaf (not every entry of the file), which is all that resuming needs.
+    /// The rest of the file is known from its derived index (see [`super::index`]),
+    /// validated against the log, or rebuilt from the log (then every line is
+    /// verified, as [`SessionWriter::open`] does). Every line on the branch is
+    /// verified (its hash, against its parent's) as it is decoded. A torn last line
+    /// is repaired as [`SessionWriter::open`] does.
+    pub fn open_branch(path: &Path) -> Result<(SessionWriter, SessionLog), LogError> {
+        let io = |e| LogError::io(path, e);
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        lock(path, &file, Utc::now())?;
+        let index = super::index::open_index(path)?;
+        let d = index.data();
+        let end = d.covered.to_native();
+        let len = file.metadata().map_err(io)?.len();
+        let mut torn_tail = None;
+        if len > end {
+            let mut bytes = vec![0u8; usize::try_from(len - end).unwrap_or(0)];
+            {
+                use std::io::{Read, Seek, SeekFrom};
+                let mut f = &file;
+                f.seek(SeekFrom::Start(end)).map_err(io)?;
+                f.read_exact(&mut bytes).map_err(io)?;
+            }
+            let sidecar = write_sidecar(path, end, &bytes)?;
+            file.set_len(end).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            torn_tail = Some(TornTail {
+                offset: end,
+                len: bytes.len() as u64,
+                sidecar: Some(sidecar),
+            });
+        }
+        // The branch: positions from the leaf up to the header.
+        let mut branch = Vec::new();
+        let mut at = Some(d.leaf());
+        while let Some(p) = at {
+            if branch.len() > d.len() {
+                return Err(LogError::Cycle {
+                    path: path.to_path_buf(),
+                    id: d.id(d.leaf()),
+                });
+            }
+            branch.push(p);
+            at = d.parent(p);
+        }
+        branch.reverse();
+        // SAFETY: a read-only map of the session file, which this process holds the
+        // advisory lock of (so no cooperating writer changes it meanwhile) and does
+        // not write while the map lives.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let entries = decode_branch(path, &map, d, &branch)?;
+        drop(map);
+        let lines = branch
+            .iter()
+            .map(|&p| u32::try_from(p + 1).unwrap_or(u32::MAX))
+            .collect();
+        let unknown = (0..d.len())
+            .filter(|&p| d.kind(p) == super::index::Kind::Unknown)
+            .map(|p| (u32::try_from(p + 1).unwrap_or(u32::MAX), d.type_name(p).to_string()))
+            .collect();
+        let mut hashes = HashIndex::default();
+        let mut max_id = EntryId(0);
+        for p in 0..d.len() {
+            hashes.insert(d.id(p), d.hash(p));
+            max_id = max_id.max(d.id(p));
+        }
+        let last_id = d.id(d.len() - 1);
+        let log = SessionLog::new(path, entries, lines, torn_tail, unknown)?;
         let writer = SessionWriter {
             path: path.to_path_buf(),
             file,
@@ -189,6 +281,61 @@ impl Drop for SessionWriter {
         // Best effort: a caller that needs to know calls `sync` itself.
         let _ = self.sync();
     }
+}
+
+/// Decodes and verifies the lines at `branch` (positions in the index, root first):
+/// the second half on another thread, as decoding is what resuming spends its time on.
+fn decode_branch(
+    path: &Path,
+    bytes: &[u8],
+    d: &super::index::ArchivedIndexData,
+    branch: &[usize],
+) -> Result<Vec<Entry>, LogError> {
+    let one = |p: usize| -> Result<Entry, LogError> {
+        let (start, end) = d.line_range(p);
+        let line = u32::try_from(p + 1).unwrap_or(u32::MAX);
+        let malformed = |source| LogError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            source,
+        };
+        let raw = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(a, b)| bytes.get(a..b))
+            .unwrap_or_default();
+        let text = std::str::from_utf8(raw).map_err(|e| {
+            malformed(super::entry::DecodeError::Json(
+                <serde_json::Error as serde::de::Error>::custom(format!(
+                    "the line is not valid UTF-8 ({e})"
+                )),
+            ))
+        })?;
+        let (entry, prefix) = Entry::decode_line(text).map_err(malformed)?;
+        let parent = d.parent(p).map(|q| d.hash(q));
+        if entry.hash != d.hash(p) || EntryHash::compute(parent.as_ref(), prefix) != entry.hash {
+            return Err(LogError::HashMismatch {
+                path: path.to_path_buf(),
+                line,
+                id: entry.id,
+            });
+        }
+        Ok(entry)
+    };
+    let mid = branch.len() / 2;
+    let (first, second) = branch.split_at(mid);
+    std::thread::scope(|s| {
+        let later = s.spawn(|| second.iter().map(|&p| one(p)).collect::<Result<Vec<_>, _>>());
+        let mut entries = first
+            .iter()
+            .map(|&p| one(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rest = later.join().unwrap_or_else(|_| {
+            Err(LogError::io(path, std::io::Error::other("a decoding thread panicked")))
+        })?;
+        entries.extend(rest);
+        Ok(entries)
+    })
 }
 
 /// `<path><suffix>`, e.g. `s.jsonl.lock`.

@@ -805,6 +805,11 @@ impl Machine {
                 ),
             ));
         }
+        // Some servers send no argument fragments for a tool without parameters:
+        // empty text means `{}`.
+        if call.arguments.trim().is_empty() {
+            return Ok(());
+        }
         let parsed: Result<std::collections::BTreeMap<String, serde::de::IgnoredAny>, _> =
             serde_json::from_str(&call.arguments);
         match parsed {

@@ -20,7 +20,8 @@ pub const DEFAULT_COMPACT_AT_TOKENS: u64 = 150_000;
 pub struct Limits {
     /// Steps allowed since the run started or since the last delivered message.
     pub max_steps: u32,
-    /// Spend budget: cumulative input+output tokens over the run; 0 = no cap.
+    /// Spend budget: cumulative tokens over the run (input, output and cached
+    /// prompt tokens, see `Usage::spend`); 0 = no cap.
     pub max_tokens: u64,
     /// Output tokens allowed per step (sent with each request).
     pub max_output_tokens: u32,

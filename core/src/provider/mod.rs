@@ -1,5 +1,6 @@
 //! The provider interface: a model request in, normalized stream events out,
-//! cancellable. The faux provider lives here; the HTTP wire protocols join it later.
+//! cancellable; the faux script player, the three HTTP wire protocols (OpenAI Chat
+//! Completions, Anthropic Messages, OpenAI Responses) and cassettes.
 
 pub mod anthropic;
 pub mod cassette;

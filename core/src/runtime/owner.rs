@@ -69,6 +69,8 @@ pub(crate) struct Owner {
     questions: std::collections::VecDeque<ToolCall>,
     /// Whether a question is with the user now.
     asking: bool,
+    /// The task was ignored (nothing to compact): no run took place.
+    nothing_done: bool,
     events: mpsc::UnboundedSender<RunEvent>,
     commands: mpsc::UnboundedReceiver<Command>,
     provider: Arc<dyn Provider>,
@@ -122,6 +124,7 @@ impl Owner {
             approver: opts.approver,
             questions: std::collections::VecDeque::new(),
             asking: false,
+            nothing_done: false,
             events,
             commands,
             provider: opts.provider,
@@ -168,6 +171,7 @@ impl Owner {
                 self.apply(Input::Compact { config })?;
                 if !self.machine.is_running() {
                     // Nothing to compact: the `ignored` decision says so.
+                    self.nothing_done = true;
                     return Ok(());
                 }
             }
@@ -183,7 +187,9 @@ impl Owner {
                 else => break,
             }
         }
-        // Commands that raced with the finish are recorded (and ignored) too.
+        // Commands that raced with the finish are recorded (and ignored) too; closing
+        // first makes every later send fail, so the handle reports it was too late.
+        self.commands.close();
         while let Ok(cmd) = self.commands.try_recv() {
             self.on_command(cmd)?;
         }
@@ -200,6 +206,18 @@ impl Owner {
     }
 
     fn result(&self) -> RunResult {
+        if self.nothing_done {
+            return RunResult {
+                final_text: String::new(),
+                stop_reason: StopReason::Completed,
+                usage: crate::machine::Usage::default(),
+                steps: 0,
+                compactions: 0,
+                session_id: self.session_id.clone(),
+                session_path: self.writer.path().display().to_string(),
+                undelivered: Vec::new(),
+            };
+        }
         let run = self.machine.run();
         let stop_reason = match self.machine.phase() {
             Phase::Finished(r) => r.clone(),

@@ -42,7 +42,12 @@ pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeErro
 }
 
 fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeError> {
-    let (mut writer, log) = SessionWriter::open(path)?;
+    // Continuing at the leaf needs only the branch that ends there (read through the
+    // session's derived index); `--at` may name any entry, so it reads the whole log.
+    let (mut writer, log) = match at {
+        None => SessionWriter::open_branch(path)?,
+        Some(_) => SessionWriter::open(path)?,
+    };
     let mut notices = Vec::new();
     if let Some(torn) = &log.torn_tail {
         notices.push(format!(

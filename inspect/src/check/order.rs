@@ -65,8 +65,104 @@ pub(crate) fn check(
     branches
 }
 
+/// The ordering checks of a whole session whose entries passed the strict reader
+/// (so every parent comes before its child and every chain reaches the header), in
+/// one pass: a depth-first walk from the header that copies the branch state at
+/// branch points, instead of one walk from the root per leaf. Each entry is
+/// followed with the same state and the same next entry as in [`check`]'s walk of
+/// every branch through it, so there is a finding here exactly when there is one
+/// there. Returns the number of branches when there is none (the caller then needs
+/// no more); `None` when there is one (the caller runs [`check`] for the report).
+pub(crate) fn check_clean(entries: &[Entry]) -> Option<usize> {
+    let n = entries.len();
+    let index: HashMap<EntryId, usize> = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let is_label = |e: &Entry| matches!(e.body, Body::Record(Record::Label { .. }));
+    let mut parent = vec![usize::MAX; n];
+    let mut has_child = vec![false; n];
+    for (i, e) in entries.iter().enumerate() {
+        if let Body::Record(Record::Label { target, .. }) = &e.body
+            && !index.contains_key(target)
+        {
+            return None;
+        }
+        if let Some(p) = e.parent {
+            let &pi = index.get(&p)?;
+            if pi >= i {
+                return None;
+            }
+            parent[i] = pi;
+            has_child[pi] = true;
+        } else if i != 0 {
+            return None;
+        }
+    }
+    // Entries on the way to a leaf that is walked (a leaf that is not a label).
+    let mut walked = vec![false; n];
+    for i in (0..n).rev() {
+        if !has_child[i] && !is_label(&entries[i]) {
+            walked[i] = true;
+        }
+        if walked[i] && parent[i] != usize::MAX {
+            walked[parent[i]] = true;
+        }
+    }
+    let mut start = vec![0u32; n + 1];
+    for i in 0..n {
+        if walked[i] && parent[i] != usize::MAX {
+            start[parent[i] + 1] += 1;
+        }
+    }
+    for i in 1..=n {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut kids = vec![0u32; start[n] as usize];
+    for i in 0..n {
+        if walked[i] && parent[i] != usize::MAX {
+            kids[fill[parent[i]] as usize] = u32::try_from(i).ok()?;
+            fill[parent[i]] += 1;
+        }
+    }
+    let mut f = Findings::default();
+    let mut branches = 0;
+    if n == 0 || !walked[0] {
+        return Some(0);
+    }
+    let mut path: Vec<&Entry> = Vec::new();
+    let mut pos: HashMap<EntryId, usize> = HashMap::new();
+    let mut stack: Vec<(usize, usize, Branch)> = vec![(0, 0, Branch::default())];
+    while let Some((v, depth, state)) = stack.pop() {
+        while path.len() > depth {
+            if let Some(e) = path.pop() {
+                pos.remove(&e.id);
+            }
+        }
+        path.push(&entries[v]);
+        pos.insert(entries[v].id, depth);
+        let children = &kids[start[v] as usize..start[v + 1] as usize];
+        if children.is_empty() {
+            let mut state = state;
+            state.visit(&path, depth, &|id| pos.get(&id).copied(), &mut f);
+            branches += 1;
+        } else {
+            for &c in children.iter().rev() {
+                let mut next = state.clone();
+                let c = c as usize;
+                path.push(&entries[c]);
+                next.visit(&path, depth, &|id| pos.get(&id).copied(), &mut f);
+                path.pop();
+                stack.push((c, depth + 1, next));
+            }
+        }
+        if !f.is_empty() {
+            return None;
+        }
+    }
+    Some(branches)
+}
+
 /// The state of one branch as its entries are followed.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Branch {
     /// The `user_message` of the run in progress.
     run: Option<EntryId>,
@@ -97,7 +193,24 @@ impl Branch {
     }
 
     fn walk(&mut self, path: &[&Entry], f: &mut Findings) {
-        for (i, e) in path.iter().enumerate() {
+        let pos: HashMap<EntryId, usize> =
+            path.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        for i in 0..path.len() {
+            self.visit(path, i, &|id| pos.get(&id).copied(), f);
+        }
+    }
+
+    /// Follows `path[i]`, the next entry of the branch (`path[i + 1]`, if any, is the
+    /// one after it); `pos_of` gives the position of an entry on the path.
+    fn visit(
+        &mut self,
+        path: &[&Entry],
+        i: usize,
+        pos_of: &dyn Fn(EntryId) -> Option<usize>,
+        f: &mut Findings,
+    ) {
+        let e = path[i];
+        {
             let ignored_input = e.body.is_input()
                 && path
                     .get(i + 1)
@@ -106,7 +219,9 @@ impl Branch {
                 || matches!(
                     e.body,
                     Body::Decision(Decision::Ignored { .. })
-                        | Body::Record(Record::Label { .. } | Record::Branch { .. })
+                        | Body::Record(
+                            Record::Label { .. } | Record::Branch { .. } | Record::Undo { .. }
+                        )
                 );
             if let Some((fin, reported)) = &mut self.finished
                 && !neutral
@@ -120,7 +235,7 @@ impl Branch {
                 f.order(
                     "after_finish",
                     format!(
-                        "entry {} ({}) follows the run's finish {fin} on the same branch; only a new prompt (or an ignored input, a label, a branch) may",
+                        "entry {} ({}) follows the run's finish {fin} on the same branch; only a new prompt (or an ignored input, a label, a branch, an undo) may",
                         e.id,
                         e.type_name()
                     ),
@@ -128,13 +243,19 @@ impl Branch {
                 );
             }
             if ignored_input {
-                continue;
+                return;
             }
-            self.entry(path, i, f);
+            self.entry(path, i, pos_of, f);
         }
     }
 
-    fn entry(&mut self, path: &[&Entry], i: usize, f: &mut Findings) {
+    fn entry(
+        &mut self,
+        path: &[&Entry],
+        i: usize,
+        pos_of: &dyn Fn(EntryId) -> Option<usize>,
+        f: &mut Findings,
+    ) {
         let e = path[i];
         let id = e.id;
         match &e.body {
@@ -287,7 +408,7 @@ impl Branch {
                     }
                     Decision::CompactionStarted { first_kept, .. }
                     | Decision::Compacted { first_kept, .. } => {
-                        if !path[..i].iter().any(|p| p.id == *first_kept) {
+                        if !pos_of(*first_kept).is_some_and(|j| j < i) {
                             f.order(
                             "first_kept_off_path",
                             format!("compaction {id} keeps from entry {first_kept}, which is not before it on its branch"),

@@ -245,3 +245,27 @@ fn parent_links_that_loop_are_a_cycle() {
         "{k:?}"
     );
 }
+
+#[test]
+fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("synth.jsonl");
+    xcsh_core::log::synth::generate(
+        &path,
+        xcsh_core::log::synth::SynthOptions {
+            entries: 6_000,
+            seed: 21,
+        },
+    )
+    .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let fast = check_file(&path).unwrap();
+    let slow = check_exhaustively(&path, &bytes);
+    assert_eq!(fast.findings, vec![]);
+    assert_eq!(slow.findings, vec![]);
+    assert_eq!(
+        (fast.lines, fast.entries, fast.branches),
+        (slow.lines, slow.entries, slow.branches)
+    );
+    assert!(fast.branches > 1, "{}", fast.branches);
+}

@@ -1,0 +1,1099 @@
+//! The derived index of a session log: `<session>.jsonl.idx` beside the log, an rkyv
+//! archive of every entry's offset, id, parent, type and hash, and a compact summary
+//! of what `tree`, `stats`, `sessions` and resume need (step usage and timing, tool
+//! results, run ends, prompts' first characters, labels, compactions), so that those
+//! open a huge session without parsing it.
+//!
+//! The index is never the truth. It covers a prefix of the log (`covered` bytes of
+//! complete lines) and is used only while that prefix is unchanged as far as can be
+//! checked cheaply: the log is at least that long, and the first and the last covered
+//! lines are byte for byte the ones indexed (their hashes, recomputed from their bytes
+//! and their parents' indexed hashes, match; the last one chains to every entry on its
+//! branch). Lines appended since are read, verified and added. A missing, unreadable,
+//! corrupt (rkyv validation fails), old-version or stale index is rebuilt from the log;
+//! writing it back is best effort (a read-only directory only costs speed), through a
+//! temporary file and a rename, so a reader never sees half an index. Small logs
+//! (under [`INDEX_MIN_BYTES`]) are indexed in memory only.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use rkyv::rancor::Error as RkyvError;
+use rkyv::util::AlignedVec;
+
+use super::entry::{Body, Entry, EntryHash, Record, line_hash};
+use super::error::LogError;
+use super::reader::{LogReader, READ_BUFFER};
+use crate::machine::{
+    Decision, EntryId, FinishReason, ProviderError, ProviderErrorKind, StepOutcome, StopReason,
+    StreamEvent, ToolStatus, UserOrigin,
+};
+
+/// The format version of the index file; another version is rebuilt.
+pub const INDEX_VERSION: u32 = 1;
+
+/// Logs shorter than this are indexed in memory only (parsing them is quick).
+pub const INDEX_MIN_BYTES: u64 = 1 << 20;
+
+/// Characters of a prompt kept in the index: its whitespace-collapsed start, enough
+/// for any one-line preview of fewer than 200 characters.
+pub const PREVIEW_CHARS: usize = 256;
+
+/// No parent (the header).
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// No value (a step without events has no time to first token).
+pub const NONE: u64 = u64::MAX;
+
+/// `<log>.idx`.
+pub fn index_path(log: &Path) -> PathBuf {
+    let mut s = log.as_os_str().to_os_string();
+    s.push(".idx");
+    PathBuf::from(s)
+}
+
+/// A string in [`IndexData::text`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct StrRef {
+    pub start: u32,
+    pub len: u32,
+}
+
+/// A `step` record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct StepRow {
+    pub step: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// `ms` of the first text, reasoning or tool-call-start event ([`NONE`]: none).
+    pub ttft_ms: u64,
+    /// `ms` of the last event ([`NONE`]: no events).
+    pub stream_ms: u64,
+    pub retries: u32,
+    /// The assembled message's tool calls (whatever the outcome).
+    pub tool_calls: u32,
+    /// Their ids: `call_ids[calls_start..calls_start + tool_calls]`.
+    pub calls_start: u32,
+    /// 0 completed, 1 failed, 2 aborted.
+    pub outcome: u8,
+    /// The message finished with `error`.
+    pub finish_error: bool,
+    /// For a failed step: the error's kind ([`kind_code`]) and message.
+    pub error_kind: u8,
+    pub error_message: StrRef,
+}
+
+/// A `tool_result` record or a `synthetic_result` decision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct ToolRow {
+    pub call_id: StrRef,
+    pub name: StrRef,
+    /// 0 ok, 1 error, 2 cancelled, 3 answered without running (synthetic).
+    pub status: u8,
+    pub duration_ms: u64,
+}
+
+/// A `run_finished` decision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct FinishRow {
+    /// `usage.spend()` of the run.
+    pub spend: u64,
+    /// The stop reason: see [`IndexData::stop_reason`].
+    pub reason: u8,
+    pub a: u64,
+    pub b: u64,
+    pub error_kind: u8,
+    pub error_message: StrRef,
+}
+
+/// A `user_message`, `compact`, `steer` or `follow_up` record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct PromptRow {
+    /// The text's first [`PREVIEW_CHARS`] characters, whitespace collapsed.
+    pub preview: StrRef,
+    /// The run's `max_tokens` (prompts and compactions; 0 otherwise).
+    pub max_tokens: u64,
+}
+
+/// A `label` record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct LabelRow {
+    pub target: u64,
+    pub name: StrRef,
+}
+
+/// A `compacted` decision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct CompactionRow {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// The index: per entry (file order) its offset, id, parent position, kind, hash and
+/// the row of its kind's table (`aux`), plus the tables.
+#[derive(Debug, Clone, Default, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct IndexData {
+    pub version: u32,
+    /// Bytes of complete lines covered (the offset after the last indexed line).
+    pub covered: u64,
+    pub session_id: String,
+    pub cwd: String,
+    pub forked_from: Option<(String, u64)>,
+    /// The header's timestamp, in ms since the epoch.
+    pub started_ms: i64,
+    /// Where each line starts; one more item at the end: `covered`.
+    pub offsets: Vec<u64>,
+    pub ids: Vec<u64>,
+    /// The position of each entry's parent ([`NO_PARENT`] for the header).
+    pub parents: Vec<u32>,
+    /// [`Kind`] codes.
+    pub kinds: Vec<u8>,
+    /// The row in the kind's table ([`Kind::Delivered`]: the origin code).
+    pub aux: Vec<u32>,
+    pub hashes: Vec<[u8; 32]>,
+    pub steps: Vec<StepRow>,
+    pub tools: Vec<ToolRow>,
+    pub finishes: Vec<FinishRow>,
+    pub prompts: Vec<PromptRow>,
+    pub labels: Vec<LabelRow>,
+    pub compactions: Vec<CompactionRow>,
+    /// `from_leaf` of `branch` records.
+    pub branches: Vec<u64>,
+    pub call_ids: Vec<StrRef>,
+    /// Type names of unknown entries.
+    pub unknown: Vec<StrRef>,
+    pub text: String,
+}
+
+/// Entry kinds as the index codes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    Session = 0,
+    Branch,
+    Label,
+    UserMessage,
+    Steer,
+    FollowUp,
+    Interrupt,
+    Step,
+    ToolResult,
+    CompactionSummary,
+    Recovered,
+    LateEvent,
+    ApprovalAnswer,
+    Compact,
+    Undo,
+    StepStarted,
+    Delivered,
+    ToolDispatched,
+    Approval,
+    SyntheticResult,
+    CompactionStarted,
+    Compacted,
+    Ignored,
+    RunFinished,
+    Unknown,
+}
+
+impl Kind {
+    const ALL: [Kind; 25] = [
+        Kind::Session,
+        Kind::Branch,
+        Kind::Label,
+        Kind::UserMessage,
+        Kind::Steer,
+        Kind::FollowUp,
+        Kind::Interrupt,
+        Kind::Step,
+        Kind::ToolResult,
+        Kind::CompactionSummary,
+        Kind::Recovered,
+        Kind::LateEvent,
+        Kind::ApprovalAnswer,
+        Kind::Compact,
+        Kind::Undo,
+        Kind::StepStarted,
+        Kind::Delivered,
+        Kind::ToolDispatched,
+        Kind::Approval,
+        Kind::SyntheticResult,
+        Kind::CompactionStarted,
+        Kind::Compacted,
+        Kind::Ignored,
+        Kind::RunFinished,
+        Kind::Unknown,
+    ];
+
+    pub fn from_code(code: u8) -> Kind {
+        Kind::ALL
+            .get(usize::from(code))
+            .copied()
+            .unwrap_or(Kind::Unknown)
+    }
+
+    pub fn of(body: &Body) -> Kind {
+        match body {
+            Body::Record(r) => match r {
+                Record::Session(_) => Kind::Session,
+                Record::Branch { .. } => Kind::Branch,
+                Record::Label { .. } => Kind::Label,
+                Record::UserMessage { .. } => Kind::UserMessage,
+                Record::Steer { .. } => Kind::Steer,
+                Record::FollowUp { .. } => Kind::FollowUp,
+                Record::Interrupt {} => Kind::Interrupt,
+                Record::Step(_) => Kind::Step,
+                Record::ToolResult(_) => Kind::ToolResult,
+                Record::CompactionSummary { .. } => Kind::CompactionSummary,
+                Record::Recovered { .. } => Kind::Recovered,
+                Record::LateEvent { .. } => Kind::LateEvent,
+                Record::ApprovalAnswer { .. } => Kind::ApprovalAnswer,
+                Record::Compact { .. } => Kind::Compact,
+                Record::Undo { .. } => Kind::Undo,
+            },
+            Body::Decision(d) => match d {
+                Decision::StepStarted { .. } => Kind::StepStarted,
+                Decision::Delivered { .. } => Kind::Delivered,
+                Decision::ToolDispatched { .. } => Kind::ToolDispatched,
+                Decision::Approval { .. } => Kind::Approval,
+                Decision::SyntheticResult { .. } => Kind::SyntheticResult,
+                Decision::CompactionStarted { .. } => Kind::CompactionStarted,
+                Decision::Compacted { .. } => Kind::Compacted,
+                Decision::Ignored { .. } => Kind::Ignored,
+                Decision::RunFinished { .. } => Kind::RunFinished,
+            },
+            Body::Unknown { .. } => Kind::Unknown,
+        }
+    }
+
+    /// The entry type name (for unknown entries see [`ArchivedIndexData::type_name`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Unknown => "unknown",
+            k if (k as u8) < 15 => Record::TYPE_NAMES[k as usize],
+            k => Decision::TYPE_NAMES[k as usize - 15],
+        }
+    }
+
+    /// Whether the entry records an input (as [`Body::is_input`]).
+    pub fn is_input(self) -> bool {
+        matches!(
+            self,
+            Kind::UserMessage
+                | Kind::Steer
+                | Kind::FollowUp
+                | Kind::Interrupt
+                | Kind::Step
+                | Kind::ToolResult
+                | Kind::CompactionSummary
+                | Kind::Recovered
+                | Kind::LateEvent
+                | Kind::ApprovalAnswer
+                | Kind::Compact
+        )
+    }
+}
+
+/// The code of a provider error kind in the index.
+pub fn kind_code(kind: ProviderErrorKind) -> u8 {
+    match kind {
+        ProviderErrorKind::Http => 0,
+        ProviderErrorKind::Api => 1,
+        ProviderErrorKind::Disconnected => 2,
+        ProviderErrorKind::IdleTimeout => 3,
+        ProviderErrorKind::Malformed => 4,
+        ProviderErrorKind::ScriptExhausted => 5,
+    }
+}
+
+fn error_kind(code: u8) -> ProviderErrorKind {
+    match code {
+        0 => ProviderErrorKind::Http,
+        1 => ProviderErrorKind::Api,
+        2 => ProviderErrorKind::Disconnected,
+        3 => ProviderErrorKind::IdleTimeout,
+        4 => ProviderErrorKind::Malformed,
+        _ => ProviderErrorKind::ScriptExhausted,
+    }
+}
+
+/// The whitespace-collapsed first [`PREVIEW_CHARS`] characters of `text`.
+pub fn preview(text: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for word in text.split_whitespace() {
+        if n > 0 {
+            out.push(' ');
+            n += 1;
+        }
+        for c in word.chars() {
+            if n >= PREVIEW_CHARS {
+                return out;
+            }
+            out.push(c);
+            n += 1;
+        }
+        if n >= PREVIEW_CHARS {
+            return out;
+        }
+    }
+    out
+}
+
+/// Builds an index entry by entry (in file order).
+#[derive(Debug, Default)]
+pub struct IndexBuilder {
+    data: IndexData,
+    /// Position of each id.
+    positions: HashMap<u64, u32>,
+}
+
+impl IndexBuilder {
+    pub fn new() -> IndexBuilder {
+        IndexBuilder {
+            data: IndexData {
+                version: INDEX_VERSION,
+                ..IndexData::default()
+            },
+            positions: HashMap::new(),
+        }
+    }
+
+    /// Continues an index (to add the lines appended since it was written).
+    pub fn resume(data: IndexData) -> IndexBuilder {
+        let mut data = data;
+        data.offsets.pop();
+        let positions = data
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        IndexBuilder { data, positions }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.ids.is_empty()
+    }
+
+    /// The hash of an indexed entry.
+    pub fn hash_of(&self, id: EntryId) -> Option<EntryHash> {
+        let pos = *self.positions.get(&id.0)?;
+        self.data.hashes.get(pos as usize).map(|h| EntryHash(*h))
+    }
+
+    fn text(&mut self, s: &str) -> StrRef {
+        let start = u32::try_from(self.data.text.len()).unwrap_or(u32::MAX);
+        self.data.text.push_str(s);
+        StrRef {
+            start,
+            len: u32::try_from(s.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn row<T>(table: &mut Vec<T>, row: T) -> u32 {
+        table.push(row);
+        u32::try_from(table.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Adds the entry whose line starts at `offset`.
+    pub fn push(&mut self, offset: u64, entry: &Entry) {
+        let pos = u32::try_from(self.data.ids.len()).unwrap_or(u32::MAX);
+        if pos == 0
+            && let Body::Record(Record::Session(h)) = &entry.body
+        {
+            self.data.session_id.clone_from(&h.session_id);
+            self.data.cwd.clone_from(&h.cwd);
+            self.data.forked_from = h
+                .forked_from
+                .as_ref()
+                .map(|f| (f.session_id.clone(), f.entry.0));
+            self.data.started_ms = entry.ts.timestamp_millis();
+        }
+        let parent = entry
+            .parent
+            .and_then(|p| self.positions.get(&p.0).copied())
+            .unwrap_or(NO_PARENT);
+        self.positions.insert(entry.id.0, pos);
+        let kind = Kind::of(&entry.body);
+        let aux = self.summary(kind, entry);
+        let d = &mut self.data;
+        d.offsets.push(offset);
+        d.ids.push(entry.id.0);
+        d.parents.push(parent);
+        d.kinds.push(kind as u8);
+        d.aux.push(aux);
+        d.hashes.push(entry.hash.0);
+    }
+
+    fn prompt(&mut self, text: &str, max_tokens: u64) -> u32 {
+        let preview = preview(text);
+        let preview = self.text(&preview);
+        Self::row(
+            &mut self.data.prompts,
+            PromptRow {
+                preview,
+                max_tokens,
+            },
+        )
+    }
+
+    /// The row of the entry's summary in its kind's table.
+    fn summary(&mut self, kind: Kind, entry: &Entry) -> u32 {
+        match &entry.body {
+            Body::Record(r) => match r {
+                Record::Branch { from_leaf } => Self::row(&mut self.data.branches, from_leaf.0),
+                Record::Label { target, name } => {
+                    let name = self.text(name);
+                    Self::row(
+                        &mut self.data.labels,
+                        LabelRow {
+                            target: target.0,
+                            name,
+                        },
+                    )
+                }
+                Record::UserMessage { text, config } => {
+                    self.prompt(text, config.limits.max_tokens)
+                }
+                Record::Compact { config } => self.prompt("", config.limits.max_tokens),
+                Record::Steer { text } | Record::FollowUp { text } => self.prompt(text, 0),
+                Record::Step(s) => {
+                    let u = &s.message.usage;
+                    let calls_start = u32::try_from(self.data.call_ids.len()).unwrap_or(u32::MAX);
+                    for c in &s.message.tool_calls {
+                        let id = self.text(&c.id.0);
+                        self.data.call_ids.push(id);
+                    }
+                    let ttft_ms = s
+                        .events
+                        .iter()
+                        .find(|t| {
+                            matches!(
+                                t.event,
+                                StreamEvent::TextDelta { .. }
+                                    | StreamEvent::ReasoningDelta { .. }
+                                    | StreamEvent::ToolCallStart { .. }
+                            )
+                        })
+                        .map_or(NONE, |t| t.ms);
+                    let (outcome, error_kind, message) = match &s.outcome {
+                        StepOutcome::Completed => (0, 0, ""),
+                        StepOutcome::Failed { error } => {
+                            (1, kind_code(error.kind), error.message.as_str())
+                        }
+                        StepOutcome::Aborted => (2, 0, ""),
+                    };
+                    let error_message = self.text(message);
+                    let row = StepRow {
+                        step: s.step.0,
+                        input_tokens: u.input_tokens,
+                        output_tokens: u.output_tokens,
+                        cache_read_tokens: u.cache_read_tokens,
+                        cache_write_tokens: u.cache_write_tokens,
+                        ttft_ms,
+                        stream_ms: s.events.last().map_or(NONE, |t| t.ms),
+                        retries: u32::try_from(
+                            s.events
+                                .iter()
+                                .filter(|t| matches!(t.event, StreamEvent::Retrying { .. }))
+                                .count(),
+                        )
+                        .unwrap_or(u32::MAX),
+                        tool_calls: u32::try_from(s.message.tool_calls.len()).unwrap_or(u32::MAX),
+                        calls_start,
+                        outcome,
+                        finish_error: s.message.finish == Some(FinishReason::Error),
+                        error_kind,
+                        error_message,
+                    };
+                    Self::row(&mut self.data.steps, row)
+                }
+                Record::ToolResult(t) => {
+                    let call_id = self.text(&t.call_id.0);
+                    let name = self.text(&t.name);
+                    let status = match t.outcome.status {
+                        ToolStatus::Ok => 0,
+                        ToolStatus::Error => 1,
+                        ToolStatus::Cancelled => 2,
+                    };
+                    Self::row(
+                        &mut self.data.tools,
+                        ToolRow {
+                            call_id,
+                            name,
+                            status,
+                            duration_ms: t.duration_ms,
+                        },
+                    )
+                }
+                Record::Session(_)
+                | Record::Interrupt {}
+                | Record::CompactionSummary { .. }
+                | Record::Recovered { .. }
+                | Record::LateEvent { .. }
+                | Record::ApprovalAnswer { .. }
+                | Record::Undo { .. } => u32::MAX,
+            },
+            Body::Decision(d) => match d {
+                Decision::Delivered { origin, .. } => match origin {
+                    UserOrigin::Prompt => 0,
+                    UserOrigin::Steer => 1,
+                    UserOrigin::FollowUp => 2,
+                },
+                Decision::SyntheticResult { call, .. } => {
+                    let call_id = self.text(&call.id.0);
+                    let name = self.text(&call.name);
+                    Self::row(
+                        &mut self.data.tools,
+                        ToolRow {
+                            call_id,
+                            name,
+                            status: 3,
+                            duration_ms: 0,
+                        },
+                    )
+                }
+                Decision::Compacted {
+                    tokens_before,
+                    tokens_after,
+                    ..
+                } => Self::row(
+                    &mut self.data.compactions,
+                    CompactionRow {
+                        tokens_before: *tokens_before,
+                        tokens_after: *tokens_after,
+                    },
+                ),
+                Decision::RunFinished { reason, usage, .. } => {
+                    let (code, a, b, kind, message) = match reason {
+                        StopReason::Completed => (0, 0, 0, 0, ""),
+                        StopReason::MaxSteps { limit } => (1, u64::from(*limit), 0, 0, ""),
+                        StopReason::MaxTokens { limit, spent } => (2, *limit, *spent, 0, ""),
+                        StopReason::OutputLimit => (3, 0, 0, 0, ""),
+                        StopReason::ContentFilter => (4, 0, 0, 0, ""),
+                        StopReason::Interrupted => (5, 0, 0, 0, ""),
+                        StopReason::ProviderError { error } => {
+                            (6, 0, 0, kind_code(error.kind), error.message.as_str())
+                        }
+                        StopReason::Crashed => (7, 0, 0, 0, ""),
+                    };
+                    let error_message = self.text(message);
+                    Self::row(
+                        &mut self.data.finishes,
+                        FinishRow {
+                            spend: usage.spend(),
+                            reason: code,
+                            a,
+                            b,
+                            error_kind: kind,
+                            error_message,
+                        },
+                    )
+                }
+                Decision::StepStarted { .. }
+                | Decision::ToolDispatched { .. }
+                | Decision::Approval { .. }
+                | Decision::CompactionStarted { .. }
+                | Decision::Ignored { .. } => u32::MAX,
+            },
+            Body::Unknown { type_name, .. } => {
+                debug_assert_eq!(kind, Kind::Unknown);
+                let name = self.text(type_name);
+                Self::row(&mut self.data.unknown, name)
+            }
+        }
+    }
+
+    /// The index of the lines pushed, which end at `covered`.
+    pub fn finish(mut self, covered: u64) -> IndexData {
+        self.data.covered = covered;
+        self.data.offsets.push(covered);
+        self.data
+    }
+}
+
+/// Where an index's bytes live.
+enum Backing {
+    Map(memmap2::Mmap),
+    Owned(AlignedVec),
+}
+
+/// A validated index, ready to read.
+pub struct SessionIndex {
+    backing: Backing,
+    /// What opening it took.
+    pub source: IndexSource,
+}
+
+impl std::fmt::Debug for SessionIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionIndex")
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+/// How [`open_index`] got the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexSource {
+    /// The file beside the log was valid and covered every complete line.
+    Valid,
+    /// It was valid for a prefix; `lines` lines appended since were read and added.
+    Extended { lines: usize },
+    /// There was none, or it was unusable (`reason`): the log was read whole.
+    Rebuilt { reason: &'static str },
+}
+
+impl SessionIndex {
+    fn bytes(&self) -> &[u8] {
+        match &self.backing {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+
+    /// The archived index (validated when it was opened).
+    pub fn data(&self) -> &ArchivedIndexData {
+        // SAFETY: the bytes were validated with `rkyv::access` when this value was
+        // made (`SessionIndex::from_backing`) and are immutable since: an owned
+        // buffer we never mutate, or a private read-only map of a file that this
+        // process only replaces by rename (a new inode), never rewrites in place.
+        unsafe { rkyv::access_unchecked::<ArchivedIndexData>(self.bytes()) }
+    }
+
+    fn from_backing(backing: Backing, source: IndexSource) -> Result<SessionIndex, &'static str> {
+        let index = SessionIndex { backing, source };
+        let data = rkyv::access::<ArchivedIndexData, RkyvError>(index.bytes())
+            .map_err(|_| "it does not validate")?;
+        if data.version.to_native() != INDEX_VERSION {
+            return Err("it is of another version");
+        }
+        let n = data.ids.len();
+        if n == 0
+            || data.offsets.len() != n + 1
+            || data.parents.len() != n
+            || data.kinds.len() != n
+            || data.aux.len() != n
+            || data.hashes.len() != n
+        {
+            return Err("its tables disagree");
+        }
+        Ok(index)
+    }
+
+    /// An index of `data` held in memory.
+    pub fn from_data(data: &IndexData, source: IndexSource) -> Result<SessionIndex, LogError> {
+        let bytes = rkyv::to_bytes::<RkyvError>(data).map_err(|e| LogError::Io {
+            path: PathBuf::new(),
+            source: std::io::Error::other(format!("cannot serialize the index: {e}")),
+        })?;
+        SessionIndex::from_backing(Backing::Owned(bytes), source).map_err(|why| LogError::Io {
+            path: PathBuf::new(),
+            source: std::io::Error::other(format!("the index just built is unusable: {why}")),
+        })
+    }
+}
+
+impl ArchivedIndexData {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub fn str(&self, r: &ArchivedStrRef) -> &str {
+        let start = r.start.to_native() as usize;
+        let end = start + r.len.to_native() as usize;
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    pub fn kind(&self, pos: usize) -> Kind {
+        Kind::from_code(self.kinds[pos])
+    }
+
+    pub fn id(&self, pos: usize) -> EntryId {
+        EntryId(self.ids[pos].to_native())
+    }
+
+    pub fn parent(&self, pos: usize) -> Option<usize> {
+        let p = self.parents[pos].to_native();
+        (p != NO_PARENT).then_some(p as usize)
+    }
+
+    pub fn aux(&self, pos: usize) -> usize {
+        self.aux[pos].to_native() as usize
+    }
+
+    pub fn hash(&self, pos: usize) -> EntryHash {
+        EntryHash(self.hashes[pos])
+    }
+
+    /// The entry's type name.
+    pub fn type_name(&self, pos: usize) -> &str {
+        match self.kind(pos) {
+            Kind::Unknown => self
+                .unknown
+                .get(self.aux(pos))
+                .map_or("unknown", |r| self.str(r)),
+            k => k.name(),
+        }
+    }
+
+    /// The byte range of the entry's line (without its newline).
+    pub fn line_range(&self, pos: usize) -> (u64, u64) {
+        let start = self.offsets[pos].to_native();
+        let end = self.offsets[pos + 1].to_native();
+        (start, end.saturating_sub(1))
+    }
+
+    /// The current leaf: the last entry that is not a label (as [`SessionLog::leaf`]).
+    ///
+    /// [`SessionLog::leaf`]: super::SessionLog::leaf
+    pub fn leaf(&self) -> usize {
+        (0..self.len())
+            .rev()
+            .find(|&p| self.kind(p) != Kind::Label)
+            .unwrap_or(0)
+    }
+
+    /// The stop reason of a `run_finished` row.
+    pub fn stop_reason(&self, row: &ArchivedFinishRow) -> StopReason {
+        match row.reason {
+            0 => StopReason::Completed,
+            1 => StopReason::MaxSteps {
+                limit: u32::try_from(row.a.to_native()).unwrap_or(u32::MAX),
+            },
+            2 => StopReason::MaxTokens {
+                limit: row.a.to_native(),
+                spent: row.b.to_native(),
+            },
+            3 => StopReason::OutputLimit,
+            4 => StopReason::ContentFilter,
+            5 => StopReason::Interrupted,
+            6 => StopReason::ProviderError {
+                error: ProviderError {
+                    kind: error_kind(row.error_kind),
+                    message: self.str(&row.error_message).to_string(),
+                },
+            },
+            _ => StopReason::Crashed,
+        }
+    }
+
+    /// The outcome of a `step` row.
+    pub fn step_outcome(&self, row: &ArchivedStepRow) -> StepOutcome {
+        match row.outcome {
+            0 => StepOutcome::Completed,
+            1 => StepOutcome::Failed {
+                error: ProviderError {
+                    kind: error_kind(row.error_kind),
+                    message: self.str(&row.error_message).to_string(),
+                },
+            },
+            _ => StepOutcome::Aborted,
+        }
+    }
+
+    /// The ids of a step's tool calls.
+    pub fn step_calls(&self, row: &ArchivedStepRow) -> impl Iterator<Item = &str> {
+        let start = row.calls_start.to_native() as usize;
+        let n = row.tool_calls.to_native() as usize;
+        self.call_ids
+            .get(start..start + n)
+            .unwrap_or_default()
+            .iter()
+            .map(|r| self.str(r))
+    }
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> LogError + '_ {
+    move |e| LogError::io(path, e)
+}
+
+/// Reads `len` bytes at `offset`.
+fn read_at(file: &mut File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// Whether the line at `pos` in the log is the one indexed: its bytes hash, under
+/// its parent's indexed hash, to its indexed hash.
+fn line_matches(file: &mut File, data: &ArchivedIndexData, pos: usize) -> bool {
+    let (start, end) = data.line_range(pos);
+    let Ok(len) = usize::try_from(end + 1 - start) else {
+        return false;
+    };
+    let Ok(line) = read_at(file, start, len) else {
+        return false;
+    };
+    let Some((&b'\n', body)) = line.split_last() else {
+        return false;
+    };
+    let parent = data.parent(pos).map(|p| data.hash(p));
+    Entry::verify(body, parent.as_ref()).unwrap_or(false)
+        && line_hash(body).is_ok_and(|h| h == data.hash(pos))
+}
+
+/// The index beside `log` if it is usable for it: `Err` says why not.
+fn load(log: &Path, file: &mut File, log_len: u64) -> Result<SessionIndex, &'static str> {
+    let idx = File::open(index_path(log)).map_err(|_| "there is none")?;
+    // SAFETY: a read-only private map; the index file is only ever replaced by a
+    // rename (a new inode), so the mapped bytes do not change under us. A file
+    // truncated by someone else could fault; that is the usual caveat of mapping.
+    let map = unsafe { memmap2::Mmap::map(&idx) }.map_err(|_| "it cannot be mapped")?;
+    let index = SessionIndex::from_backing(Backing::Map(map), IndexSource::Valid)?;
+    let data = index.data();
+    let covered = data.covered.to_native();
+    if covered > log_len || data.offsets[data.len()].to_native() != covered {
+        return Err("the log is shorter than what it covers");
+    }
+    if !line_matches(file, data, 0) || !line_matches(file, data, data.len() - 1) {
+        return Err("the log's lines differ from the indexed ones");
+    }
+    Ok(index)
+}
+
+/// Reads every complete line of `reader` (starting at byte `start` of the log, line
+/// `line0 + 1`) into `builder`, verifying each as the reader does; returns the
+/// offset after the last complete line and the number of lines.
+fn add_lines<R: std::io::BufRead>(
+    log: &Path,
+    reader: R,
+    builder: &mut IndexBuilder,
+    start: u64,
+) -> Result<(u64, usize), LogError> {
+    let mut r = if builder.is_empty() {
+        LogReader::new(log, reader)
+    } else {
+        let known: Vec<(EntryId, EntryHash)> = builder
+            .data
+            .ids
+            .iter()
+            .zip(&builder.data.hashes)
+            .map(|(id, h)| (EntryId(*id), EntryHash(*h)))
+            .collect();
+        LogReader::continuing(log, reader, u32::try_from(builder.len()).unwrap_or(u32::MAX), &known)
+    };
+    let mut n = 0;
+    let mut batch = Vec::new();
+    let mut offsets = Vec::new();
+    while let Some(result) = r.next_batch_with_offsets(&mut batch, &mut offsets) {
+        result?;
+        for ((_, entry), offset) in batch.drain(..).zip(offsets.drain(..)) {
+            builder.push(start + offset, &entry);
+            n += 1;
+        }
+    }
+    Ok((start + r.offset(), n))
+}
+
+/// Writes `data` beside `log` (through a temporary file and a rename); best effort.
+pub fn write_index(log: &Path, data: &IndexData) -> bool {
+    let Ok(bytes) = rkyv::to_bytes::<RkyvError>(data) else {
+        return false;
+    };
+    let target = index_path(log);
+    let mut tmp = target.as_os_str().to_os_string();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let written = File::create(&tmp)
+        .and_then(|mut f| f.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.is_ok()
+}
+
+/// The index of the session log at `log`: the one beside it when valid (extended by
+/// the lines appended since), else rebuilt from the log (and written beside it when
+/// the log is at least [`INDEX_MIN_BYTES`]). Errors are the log's own (a malformed
+/// line, a broken hash chain), exactly as [`super::read_session`] reports them.
+pub fn open_index(log: &Path) -> Result<SessionIndex, LogError> {
+    let mut file = File::open(log).map_err(io(log))?;
+    let log_len = file.metadata().map_err(io(log))?.len();
+    let reason = match existing(log, &mut file, log_len)? {
+        Ok(index) => return Ok(index),
+        Err(reason) => reason,
+    };
+    file.seek(SeekFrom::Start(0)).map_err(io(log))?;
+    let mut builder = IndexBuilder::new();
+    let (end, _) = add_lines(
+        log,
+        BufReader::with_capacity(READ_BUFFER, &mut file),
+        &mut builder,
+        0,
+    )?;
+    let data = builder.finish(end);
+    if log_len >= INDEX_MIN_BYTES {
+        write_index(log, &data);
+    }
+    SessionIndex::from_data(&data, IndexSource::Rebuilt { reason })
+}
+
+/// The index beside `log` if it is valid (extended by the lines appended since, as
+/// [`open_index`] does); `None` instead of rebuilding it.
+pub fn open_existing_index(log: &Path) -> Result<Option<SessionIndex>, LogError> {
+    let mut file = File::open(log).map_err(io(log))?;
+    let log_len = file.metadata().map_err(io(log))?.len();
+    Ok(existing(log, &mut file, log_len)?.ok())
+}
+
+/// The valid index beside `log`, extended; `Ok(Err(why))` when there is none.
+fn existing(
+    log: &Path,
+    file: &mut File,
+    log_len: u64,
+) -> Result<Result<SessionIndex, &'static str>, LogError> {
+    match load(log, file, log_len) {
+        Ok(index) => {
+            let covered = index.data().covered.to_native();
+            if covered == log_len {
+                return Ok(Ok(index));
+            }
+            // Lines appended since (or only a torn tail): read them.
+            let tail = usize::try_from(log_len - covered)
+                .ok()
+                .and_then(|n| read_at(file, covered, n).ok())
+                .ok_or_else(|| LogError::io(log, std::io::Error::other("cannot read the tail")))?;
+            if memchr::memchr(b'\n', &tail).is_none() {
+                return Ok(Ok(index));
+            }
+            let data: IndexData =
+                rkyv::deserialize::<IndexData, RkyvError>(index.data()).map_err(|e| {
+                    LogError::io(log, std::io::Error::other(format!("index: {e}")))
+                })?;
+            drop(index);
+            let mut builder = IndexBuilder::resume(data);
+            let (end, lines) = add_lines(log, tail.as_slice(), &mut builder, covered)?;
+            let data = builder.finish(end);
+            if log_len >= INDEX_MIN_BYTES {
+                write_index(log, &data);
+            }
+            SessionIndex::from_data(&data, IndexSource::Extended { lines }).map(Ok)
+        }
+        Err(reason) => Ok(Err(reason)),
+    }
+}
+
+/// The index of a log read already (in memory; nothing is written).
+pub fn index_of(log: &super::SessionLog, offsets: Option<&[u64]>) -> Result<SessionIndex, LogError> {
+    let mut builder = IndexBuilder::new();
+    for (i, e) in log.entries.iter().enumerate() {
+        builder.push(offsets.and_then(|o| o.get(i).copied()).unwrap_or(0), e);
+    }
+    let data = builder.finish(0);
+    SessionIndex::from_data(&data, IndexSource::Rebuilt { reason: "in memory" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::synth::{SynthOptions, generate};
+    use crate::log::{SessionWriter, read_session};
+
+    fn write_big(dir: &Path, entries: u64) -> PathBuf {
+        let path = dir.join("s.jsonl");
+        generate(&path, SynthOptions { entries, seed: 3 }).unwrap();
+        path
+    }
+
+    fn same_as_log(index: &SessionIndex, log: &super::super::SessionLog) {
+        let d = index.data();
+        assert_eq!(d.len(), log.entries.len());
+        for (i, e) in log.entries.iter().enumerate() {
+            assert_eq!(d.id(i), e.id);
+            assert_eq!(d.parent(i).map(|p| d.id(p)), e.parent);
+            assert_eq!(d.hash(i), e.hash);
+            assert_eq!(d.type_name(i), e.type_name());
+        }
+        assert_eq!(d.id(d.leaf()), log.leaf());
+    }
+
+    #[test]
+    fn an_index_is_built_written_reused_extended_and_rebuilt_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_big(dir.path(), 4_000);
+        assert!(std::fs::metadata(&path).unwrap().len() >= INDEX_MIN_BYTES);
+        let first = open_index(&path).unwrap();
+        assert!(matches!(first.source, IndexSource::Rebuilt { reason: "there is none" }));
+        let log = read_session(&path).unwrap();
+        same_as_log(&first, &log);
+        // The offsets point at the lines.
+        let bytes = std::fs::read(&path).unwrap();
+        let d = first.data();
+        for i in [0, 1, d.len() / 2, d.len() - 1] {
+            let (a, b) = d.line_range(i);
+            let line = std::str::from_utf8(&bytes[a as usize..b as usize]).unwrap();
+            assert_eq!(Entry::decode(line).unwrap(), log.entries[i]);
+        }
+        drop(first);
+        assert_eq!(open_index(&path).unwrap().source, IndexSource::Valid);
+
+        // Two lines appended: read and added.
+        let (mut w, _) = SessionWriter::open(&path).unwrap();
+        let leaf = log.leaf();
+        let ts = log.entries[0].ts;
+        let (a, _) = w
+            .append(leaf, ts, &Body::Record(Record::Steer { text: "x".into() }))
+            .unwrap();
+        w.append(a, ts, &Body::Record(Record::Interrupt {})).unwrap();
+        drop(w);
+        let extended = open_index(&path).unwrap();
+        assert_eq!(extended.source, IndexSource::Extended { lines: 2 });
+        same_as_log(&extended, &read_session(&path).unwrap());
+        drop(extended);
+        assert_eq!(open_index(&path).unwrap().source, IndexSource::Valid);
+
+        // An edited last line: stale, rebuilt (and the edit is then an error).
+        let mut edited = std::fs::read(&path).unwrap();
+        let n = edited.len();
+        let at = edited[..n - 1].iter().rposition(|&b| b == b'\n').unwrap() + 20;
+        edited[at] = if edited[at] == b'1' { b'2' } else { b'1' };
+        std::fs::write(&path, &edited).unwrap();
+        assert!(open_index(&path).is_err());
+        // A corrupt index file is rebuilt.
+        std::fs::write(&path, &bytes).unwrap();
+        std::fs::write(index_path(&path), b"garbage").unwrap();
+        assert!(matches!(
+            open_index(&path).unwrap().source,
+            IndexSource::Rebuilt { reason: "it does not validate" }
+        ));
+        // A truncated log: rebuilt from what is there.
+        let cut = d_len_half(&bytes);
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let again = open_index(&path).unwrap();
+        assert!(matches!(again.source, IndexSource::Rebuilt { .. }));
+        same_as_log(&again, &read_session(&path).unwrap());
+    }
+
+    fn d_len_half(bytes: &[u8]) -> usize {
+        bytes[..bytes.len() / 2]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1
+    }
+
+    #[test]
+    fn previews_collapse_whitespace_and_keep_the_start() {
+        assert_eq!(preview("  a \n b\tc  "), "a b c");
+        let long = "word ".repeat(100);
+        let p = preview(&long);
+        assert_eq!(p.chars().count(), PREVIEW_CHARS);
+        assert!(long.starts_with(&p));
+    }
+}

@@ -1,0 +1,430 @@
+//! Crash safety of the session log: generated logs cut at every line boundary and at
+//! a dense sample of byte offsets (every offset within the last two lines, a stride
+//! elsewhere), and logs damaged as a crash or a power cut damages them (a line glued
+//! to the next, invalid UTF-8, a zero-filled tail). Reopening with
+//! `SessionWriter::open` keeps every complete line, repairs a torn tail into its
+//! sidecar and reports it, or refuses with an error naming the line and changes
+//! nothing; appending afterwards gives a log that reads and replays clean.
+#![cfg(not(feature = "broken-steer"))]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use proptest::prelude::*;
+use xcsh_core::log::{
+    Entry, LogError, Record, Recorder, SessionLog, SessionWriter, TornTail, entry_decision,
+    entry_inputs, read_session,
+};
+use xcsh_core::machine::{Decision, Effect, EntryId, Limits, Machine, Permissions, RunConfig};
+use xcsh_core::runtime::{RunOptions, SessionTarget, Task, rebuild_machine, run_agent};
+use xcsh_proptests::{Script, branching_script, cases, check_invariants, play};
+
+/// A played log: its bytes, its entries, and where each line ends (after its `\n`).
+struct Original {
+    bytes: Vec<u8>,
+    entries: Vec<Entry>,
+    ends: Vec<usize>,
+}
+
+fn original(s: &Script) -> Original {
+    let played = play(s);
+    let bytes = std::fs::read(&played.path).unwrap();
+    let entries = read_session(&played.path).unwrap().entries;
+    let ends = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    Original {
+        bytes,
+        entries,
+        ends,
+    }
+}
+
+/// Cut points: every line boundary, every offset within the last two lines and
+/// one byte either side of each boundary, and every 61st offset elsewhere.
+fn offsets(o: &Original) -> Vec<usize> {
+    let len = o.bytes.len();
+    let tail_start = o.ends.len().checked_sub(3).map_or(0, |i| o.ends[i]);
+    let mut cuts: std::collections::BTreeSet<usize> = (0..=len).step_by(61).collect();
+    cuts.extend(tail_start..=len);
+    for &end in &o.ends {
+        cuts.extend([end.saturating_sub(1), end, (end + 1).min(len)]);
+    }
+    cuts.into_iter().collect()
+}
+
+fn sidecar(path: &Path, offset: usize) -> PathBuf {
+    PathBuf::from(format!("{}.torn-{offset}", path.display()))
+}
+
+fn t(n: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + n, 0).unwrap()
+}
+
+/// The decisions the machine makes on the path to `leaf` that the log does not
+/// hold: a crash between an input's line and its decisions' lines leaves them out.
+fn owed_decisions(log: &SessionLog, leaf: EntryId) -> Vec<Decision> {
+    let path = xcsh_core::log::Dag::from_log(log)
+        .path_to_root(leaf)
+        .unwrap();
+    let mut machine = Machine::new();
+    let mut owed = std::collections::VecDeque::new();
+    for id in path {
+        let entry = log.get(id).unwrap();
+        for input in entry_inputs(entry) {
+            for effect in machine.handle(input) {
+                if let Effect::Record(d) = effect {
+                    owed.push_back(d);
+                }
+            }
+        }
+        if entry_decision(entry).is_some() {
+            owed.pop_front();
+        }
+    }
+    owed.into()
+}
+
+/// Reopens a cut log as the runtime does (repair, rebuild, recover an unfinished
+/// run) and runs one more prompt to a final answer, through a `Recorder`. Before it
+/// recovers, it appends the decisions the cut left out (see `owed_decisions`; the
+/// runtime does not, which the ignored test below shows).
+fn resume_and_append(path: &Path) -> Result<SessionLog, String> {
+    let (mut writer, log) = SessionWriter::open(path).map_err(|e| e.to_string())?;
+    let leaf = log.leaf();
+    let (machine, _) = rebuild_machine(&log, leaf).map_err(|e| e.to_string())?;
+    let mut leaf = leaf;
+    for d in owed_decisions(&log, leaf) {
+        leaf = writer
+            .append(leaf, t(1), &xcsh_core::log::Body::Decision(d))
+            .map_err(|e| e.to_string())?
+            .0;
+    }
+    let mut rec = Recorder::new(machine, writer, leaf, t(2));
+    if rec.machine.is_running() {
+        rec.record(Record::Recovered {
+            note: "the previous run ended without finishing".into(),
+        })
+        .map_err(|e| e.to_string())?;
+    }
+    let config = RunConfig {
+        limits: Limits::default(),
+        tools: vec!["echo".into()],
+        mutating: Vec::new(),
+        permissions: Permissions::Yolo,
+    };
+    rec.record(Record::UserMessage {
+        text: "after the crash".into(),
+        config,
+    })
+    .map_err(|e| e.to_string())?;
+    let step = rec.machine.run().steps;
+    rec.record(Record::Step(xcsh_core::log::StepRecord {
+        step: xcsh_core::machine::StepNo(step),
+        events: vec![xcsh_core::log::TimedEvent {
+            ms: 1,
+            event: xcsh_core::machine::StreamEvent::TextDelta {
+                text: "done".into(),
+            },
+        }],
+        outcome: xcsh_core::machine::StepOutcome::Completed,
+        message: Default::default(),
+    }))
+    .map_err(|e| e.to_string())?;
+    drop(rec);
+    read_session(path).map_err(|e| e.to_string())
+}
+
+/// A log that reads clean (no torn tail), replays clean and keeps the invariants.
+fn valid(log: &SessionLog) -> Result<(), String> {
+    if log.torn_tail.is_some() {
+        return Err(format!("a torn tail after appending: {:?}", log.torn_tail));
+    }
+    xcsh_replay::replay_branch(log, log.leaf()).map_err(|e| format!("{e}: {e:?}"))?;
+    check_invariants(log)
+}
+
+fn crash_config() -> ProptestConfig {
+    ProptestConfig {
+        cases: (cases() / 8).max(8),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(crash_config())]
+
+    /// Cases: `PROPTEST_CASES`/8 (32 by default), each cut at every line boundary and
+    /// a dense sample of byte offsets.
+    #[test]
+    fn a_log_cut_at_any_byte_reopens_with_every_complete_line_and_the_torn_tail_repaired(s in branching_script()) {
+        let o = original(&s);
+        let dir = tempfile::tempdir().unwrap();
+        for cut in offsets(&o) {
+            let path = dir.path().join(format!("cut-{cut}.jsonl"));
+            std::fs::write(&path, &o.bytes[..cut]).unwrap();
+            let complete = o.ends.iter().filter(|&&e| e <= cut).count();
+            let boundary = if complete == 0 { 0 } else { o.ends[complete - 1] };
+            let opened = SessionWriter::open(&path);
+            if complete == 0 {
+                // Not even the header is whole: nothing to keep, nothing changed.
+                prop_assert!(matches!(opened, Err(LogError::NotASession { .. })), "cut {}: {:?}", cut, opened.map(|(_, l)| l));
+                prop_assert_eq!(std::fs::read(&path).unwrap(), &o.bytes[..cut]);
+                continue;
+            }
+            let (writer, log) = opened.map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
+            drop(writer);
+            prop_assert_eq!(&log.entries, &o.entries[..complete].to_vec(), "cut {}", cut);
+            let torn = (cut > boundary).then(|| TornTail {
+                offset: boundary as u64,
+                len: (cut - boundary) as u64,
+                sidecar: Some(sidecar(&path, boundary)),
+            });
+            prop_assert_eq!(&log.torn_tail, &torn, "cut {}", cut);
+            if cut > boundary {
+                prop_assert_eq!(std::fs::read(sidecar(&path, boundary)).unwrap(), &o.bytes[boundary..cut]);
+            }
+            prop_assert_eq!(std::fs::read(&path).unwrap(), &o.bytes[..boundary], "cut {}", cut);
+            let again = resume_and_append(&path).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
+            prop_assert_eq!(&again.entries[..complete], &o.entries[..complete], "cut {}", cut);
+            valid(&again).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+}
+
+fn generated(seed: u64) -> Original {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::new_with_rng(
+        ProptestConfig::default(),
+        proptest::test_runner::TestRng::from_seed(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+            &[seed as u8; 32],
+        ),
+    );
+    // A session long enough to have several runs.
+    loop {
+        let s = branching_script().new_tree(&mut runner).unwrap().current();
+        let o = original(&s);
+        if o.entries.len() >= 20 {
+            return o;
+        }
+    }
+}
+
+/// Opens `bytes` as a session file; returns the error and checks that the file and
+/// its directory are as they were (no repair, no sidecar).
+fn refused(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    let err = match SessionWriter::open(&path) {
+        Ok((_, log)) => panic!("opened a damaged log: {:?}", log.torn_tail),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file is unchanged");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".torn-"))
+        .collect();
+    assert_eq!(names, Vec::<String>::new(), "no sidecar");
+    let read = read_session(&path).unwrap_err().to_string();
+    assert_eq!(read, err, "reading reports what opening reports");
+    err.replace(&path.display().to_string(), "PATH")
+}
+
+#[test]
+fn a_line_glued_to_the_next_is_refused_naming_the_line_and_nothing_is_changed() {
+    for seed in 0..4 {
+        let o = generated(seed);
+        for k in 0..o.ends.len() - 1 {
+            let mut bytes = o.bytes.clone();
+            bytes.remove(o.ends[k] - 1);
+            let err = refused(&bytes);
+            let line = k + 1;
+            assert!(
+                err.starts_with(&format!(
+                    "PATH:{line}: malformed entry: not valid JSON for an entry: trailing characters at line 1 column "
+                )),
+                "glued line {line}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_line_with_invalid_utf8_is_refused_naming_the_line_and_nothing_is_changed() {
+    for seed in 0..4 {
+        let o = generated(seed);
+        for k in 0..o.ends.len() {
+            let start = if k == 0 { 0 } else { o.ends[k - 1] };
+            let at = start + 20;
+            let mut bytes = o.bytes.clone();
+            bytes[at] = 0xff;
+            let err = refused(&bytes);
+            assert_eq!(
+                err,
+                format!(
+                    "PATH:{}: malformed entry: not valid JSON for an entry: the line is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 20)",
+                    k + 1
+                )
+            );
+        }
+    }
+}
+
+#[test]
+fn invalid_utf8_in_a_torn_last_line_is_repaired_like_any_torn_tail() {
+    let o = generated(7);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut bytes = o.bytes.clone();
+    bytes.extend_from_slice(b"{\"v\":1,\"id\":\xff\xfe");
+    std::fs::write(&path, &bytes).unwrap();
+    let (w, log) = SessionWriter::open(&path).unwrap();
+    drop(w);
+    assert_eq!(log.entries, o.entries);
+    assert_eq!(
+        log.torn_tail,
+        Some(TornTail {
+            offset: o.bytes.len() as u64,
+            len: 14,
+            sidecar: Some(sidecar(&path, o.bytes.len())),
+        })
+    );
+    assert_eq!(
+        std::fs::read(sidecar(&path, o.bytes.len())).unwrap(),
+        &bytes[o.bytes.len()..]
+    );
+    valid(&resume_and_append(&path).unwrap()).unwrap();
+}
+
+/// A power cut can leave the end of the file zero-filled (the size was written, the
+/// data blocks were not): zeros from some offset to the end, or zeros appended.
+#[test]
+fn a_zero_filled_tail_is_repaired_as_torn_and_no_complete_line_is_lost() {
+    for seed in 0..4 {
+        let o = generated(seed);
+        let dir = tempfile::tempdir().unwrap();
+        let len = o.bytes.len();
+        let tail = len - o.ends[o.ends.len() - 3];
+        let mut cases: Vec<(usize, usize)> = (1..=tail + 1).map(|zeroed| (len, zeroed)).collect();
+        cases.extend([(len + 4096, 4096), (len + 1, 1)]);
+        for (n, (size, zeroed)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("s{n}.jsonl"));
+            let mut bytes = o.bytes.clone();
+            bytes.resize(size, 0);
+            let from = size - zeroed;
+            bytes[from..].fill(0);
+            std::fs::write(&path, &bytes).unwrap();
+            let complete = o.ends.iter().filter(|&&e| e <= from).count();
+            let boundary = o.ends[complete - 1];
+            let (w, log) = SessionWriter::open(&path).unwrap();
+            drop(w);
+            assert_eq!(log.entries, o.entries[..complete], "zeroed from {from}");
+            assert_eq!(
+                log.torn_tail,
+                Some(TornTail {
+                    offset: boundary as u64,
+                    len: (size - boundary) as u64,
+                    sidecar: Some(sidecar(&path, boundary)),
+                }),
+                "zeroed from {from}"
+            );
+            assert_eq!(
+                std::fs::read(sidecar(&path, boundary)).unwrap(),
+                &bytes[boundary..]
+            );
+            valid(&resume_and_append(&path).unwrap()).unwrap();
+        }
+    }
+}
+
+/// Zeros inside the file followed by intact lines make a complete line that is not
+/// an entry: refused, naming it, nothing changed.
+#[test]
+fn a_zero_filled_block_before_intact_lines_is_refused_naming_the_line() {
+    let o = generated(3);
+    let k = o.ends.len() / 2;
+    let (start, end) = (o.ends[k - 1], o.ends[k] - 1);
+    let mut bytes = o.bytes.clone();
+    bytes[start..end].fill(0);
+    assert_eq!(
+        refused(&bytes),
+        format!(
+            "PATH:{}: malformed entry: not valid JSON for an entry: the line is {} NUL bytes (a write lost in a power cut?)",
+            k + 1,
+            end - start
+        )
+    );
+    let mut partly = o.bytes.clone();
+    partly[start + 10..end].fill(0);
+    let err = refused(&partly);
+    assert!(
+        err.starts_with(&format!("PATH:{}: malformed entry: ", k + 1)),
+        "{err}"
+    );
+}
+
+/// The runtime itself reopening a log cut between an input's line and the lines of
+/// its decisions (a kill between two appends): `run_agent` rebuilds the machine,
+/// recovers the unfinished run and runs a new prompt, but it does not append the
+/// decisions the machine owes, so the log no longer replays: replay re-makes the
+/// missing decision and finds the `recovered` input instead.
+#[test]
+#[ignore = "bug in core/src/runtime/session.rs: reopening after a cut between an input and its decisions leaves a log that does not replay"]
+fn the_runtime_resuming_a_log_cut_between_an_input_and_its_decisions_leaves_a_log_that_replays() {
+    let o = generated(1);
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut failures = Vec::new();
+    for (k, entry) in o.entries.iter().enumerate() {
+        let next_is_decision = o
+            .entries
+            .get(k + 1)
+            .is_some_and(|e| entry_decision(e).is_some());
+        if !entry.body.is_input() || !next_is_decision {
+            continue;
+        }
+        let path = dir.path().join(format!("cut-{k}.jsonl"));
+        std::fs::write(&path, &o.bytes[..o.ends[k]]).unwrap();
+        let handle = runtime.block_on(async {
+            run_agent(RunOptions {
+                session: SessionTarget::Existing {
+                    path: path.clone(),
+                    at: None,
+                },
+                task: Task::Prompt("after the crash".into()),
+                limits: Limits::default(),
+                system_prompt: String::new(),
+                provider: Arc::new(
+                    xcsh_core::provider::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
+                        .unwrap(),
+                ),
+                tools: Arc::new(xcsh_core::tools::testing::TestTools),
+                permissions: Permissions::Yolo,
+                approver: None,
+            })
+        });
+        let result = runtime.block_on(handle.unwrap().result());
+        assert!(result.is_ok(), "{result:?}");
+        let log = read_session(&path).unwrap();
+        if let Err(e) = xcsh_replay::replay_branch(&log, log.leaf()) {
+            failures.push(format!(
+                "cut after line {} ({}): {e}",
+                k + 1,
+                entry.type_name()
+            ));
+        }
+    }
+    assert_eq!(failures, Vec::<String>::new());
+}
