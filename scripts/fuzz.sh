@@ -14,7 +14,8 @@
 # - Builds the seed corpus first (scripts/fuzz-corpus.sh: the recorded provider
 #   streams rebuilt as SSE, fixtures/sessions/*.jsonl); new inputs libFuzzer finds
 #   join fuzz/corpus/TARGET, findings go to fuzz/artifacts/TARGET, logs to
-#   fuzz/artifacts/TARGET.log and the figures to fuzz/last-run.txt.
+#   fuzz/artifacts/TARGET.log and the figures to fuzz/last-run.txt. Inputs are at
+#   most 64 KiB (-max_len; longer seeds are cut), so that each execution stays fast.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-600}
@@ -52,7 +53,7 @@ for t in "${targets[@]}"; do
     start=$(date +%s)
     set +e
     "${fuzz[@]}" run "$t" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+        -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1 >"$log" 2>&1
     status=$?
     set -e

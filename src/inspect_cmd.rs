@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use xcsh_core::log::{SessionLog, read_session};
 use xcsh_core::machine::EntryId;
@@ -27,10 +27,7 @@ fn resolve(name: &str) -> Result<PathBuf> {
     if name.contains(std::path::MAIN_SEPARATOR) || name.ends_with(".jsonl") {
         bail!("{name}: no such session file");
     }
-    // `sessions::resolve` words its errors for `--resume`; these commands take the
-    // session as an argument.
     sessions::resolve(name)
-        .map_err(|e| anyhow!("{}", e.to_string().replacen("--resume ", "session ", 1)))
 }
 
 fn open(name: &str) -> Result<SessionLog> {
@@ -160,10 +157,8 @@ pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
         let _ = writeln!(stdout, "{}", events::header(st));
     }
     if !args.follow {
-        let torn = events::stream_file(&path, &events::Filter::default(), |row| {
-            print(row, &mut stdout)
-        })
-        .with_context(|| format!("cannot read {}", path.display()))?;
+        let torn = events::stream_file(&path, &filter, |row| print(row, &mut stdout))
+            .with_context(|| format!("cannot read {}", path.display()))?;
         if let Some(n) = torn {
             eprintln!(
                 "xcsh: {}: the last line is torn ({n} byte(s) without a newline); not shown",
@@ -201,7 +196,8 @@ pub struct StatsArgs {
 
 pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
     let path = resolve(&args.session)?;
-    let s = stats::compute_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let s =
+        stats::compute_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
         json(&s)?;
     } else {
@@ -432,7 +428,10 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
                 .create_new(true)
                 .open(path)
                 .with_context(|| {
-                    format!("cannot create {} (an existing file is never overwritten)", path.display())
+                    format!(
+                        "cannot create {} (an existing file is never overwritten)",
+                        path.display()
+                    )
                 })?;
             file.write_all(text.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;

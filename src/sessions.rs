@@ -120,9 +120,9 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.clone()),
-        [] => bail!("--resume {name}: no session file or session id matches"),
+        [] => bail!("session {name}: no session file or session id matches"),
         many => bail!(
-            "--resume {name}: the prefix matches {} sessions; give more of the id:\n  {}",
+            "session {name}: the prefix matches {} sessions; give more of the id:\n  {}",
             many.len(),
             many.iter()
                 .map(|p| p.display().to_string())
@@ -130,6 +130,13 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
                 .join("\n  ")
         ),
     }
+}
+
+/// The id in a session file's name (`<time>_<id>.jsonl`).
+fn file_id(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let (_, id) = stem.rsplit_once('_')?;
+    Some(id.to_string())
 }
 
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
@@ -141,10 +148,14 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     };
     let mut summaries = Vec::new();
     for path in files {
-        summaries.push(
-            xcsh_inspect::summarize_path(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
-        );
+        let mut summary = xcsh_inspect::summarize_path(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        // A fork keeps its source's header; its own id is in its file name, and that
+        // is the id `--resume` takes.
+        if let Some(id) = file_id(&path) {
+            summary.id = id;
+        }
+        summaries.push(summary);
     }
     if args.json {
         for s in &summaries {

@@ -20,7 +20,10 @@ fuzz_target!(|data: &[u8]| {
         let again = std::str::from_utf8(&again).expect("an encoded line is UTF-8");
         let back = Entry::decode(again.trim_end_matches('\n')).expect("a re-encoded line decodes");
         assert_eq!(back.body, entry.body, "the body survives a re-encoding");
-        assert_eq!((back.id, back.parent, back.hash), (entry.id, entry.parent, hash));
+        assert_eq!(
+            (back.id, back.parent, back.hash),
+            (entry.id, entry.parent, hash)
+        );
     }
     let mut reader = LogReader::new("fuzz.jsonl", data);
     let mut lines = 0u32;

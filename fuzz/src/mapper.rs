@@ -38,7 +38,9 @@ pub fn fuzz(protocol: Protocol, data: &[u8]) {
     let mut assembler = Assembler::default();
     whole.events.iter().for_each(|e| assembler.push(e));
     let _ = regress::assembled_line(&whole);
-    let seed = data.iter().fold(0u64, |h, &b| h.rotate_left(5) ^ u64::from(b));
+    let seed = data
+        .iter()
+        .fold(0u64, |h, &b| h.rotate_left(5) ^ u64::from(b));
     assert_eq!(
         regress::parse_random(protocol, data, seed),
         whole,

@@ -96,25 +96,84 @@ pub fn check_bytes(path: &Path, bytes: &[u8]) -> Report {
 }
 
 /// The report of a file without findings, or `None` when it has one (or might).
-fn clean(path: &Path, source: impl std::io::BufRead) -> Option<Report> {
-    let mut reader = xcsh_core::log::LogReader::new(path, source);
-    let mut entries = Vec::new();
-    let mut batch = Vec::new();
-    while let Some(result) = reader.next_batch(&mut batch) {
-        result.ok()?;
-        entries.extend(batch.drain(..).map(|(_, e)| e));
-    }
-    if entries.is_empty() || reader.torn_tail().is_some() || !reader.unknown().is_empty() {
-        return None;
-    }
-    let branches = order::check_clean(&entries)?;
-    Some(Report {
-        path: path.to_path_buf(),
-        lines: reader.lines_read(),
-        entries: entries.len(),
-        branches,
-        findings: Vec::new(),
+/// One thread reads, decodes and verifies the lines (as the strict reader does);
+/// this one keeps each entry without the texts the ordering checks do not read.
+fn clean(path: &Path, source: impl std::io::BufRead + Send) -> Option<Report> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry>>(16);
+    std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            let mut reader = xcsh_core::log::LogReader::new(path, source);
+            let mut batch = Vec::with_capacity(1024);
+            for item in &mut reader {
+                let (_, entry) = item.ok()?;
+                batch.push(entry);
+                if batch.len() == 1024 {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(1024));
+                    tx.send(full).ok()?;
+                }
+            }
+            tx.send(batch).ok()?;
+            let whole = reader.torn_tail().is_none() && reader.unknown().is_empty();
+            whole.then(|| reader.lines_read())
+        });
+        let mut entries = Vec::new();
+        for batch in rx.iter() {
+            entries.extend(batch.into_iter().map(thin));
+        }
+        let lines = reader.join().ok()??;
+        if entries.is_empty() {
+            return None;
+        }
+        let branches = order::check_clean(&entries)?;
+        Some(Report {
+            path: path.to_path_buf(),
+            lines,
+            entries: entries.len(),
+            branches,
+            findings: Vec::new(),
+        })
     })
+}
+
+/// The entry without the texts the ordering checks never read (messages, contents,
+/// stream events, summaries), so that a clean check of a big file holds little.
+fn thin(mut entry: Entry) -> Entry {
+    use xcsh_core::machine::Decision;
+    match &mut entry.body {
+        Body::Record(r) => match r {
+            Record::UserMessage { text, .. }
+            | Record::Steer { text }
+            | Record::FollowUp { text }
+            | Record::Recovered { note: text } => *text = String::new(),
+            Record::Step(s) => {
+                s.events = Vec::new();
+                s.message.text = String::new();
+                s.message.reasoning = String::new();
+                s.message.reasoning_signature = String::new();
+                for c in &mut s.message.tool_calls {
+                    c.arguments = String::new();
+                }
+            }
+            Record::ToolResult(t) => {
+                t.outcome.content = String::new();
+                t.changes = Vec::new();
+            }
+            Record::CompactionSummary { summary, .. } => *summary = None,
+            _ => {}
+        },
+        Body::Decision(d) => match d {
+            Decision::Delivered { text, .. } => *text = String::new(),
+            Decision::SyntheticResult { content, call, .. } => {
+                *content = String::new();
+                call.arguments = String::new();
+            }
+            Decision::ToolDispatched { call, .. } => call.arguments = String::new(),
+            Decision::Compacted { summary, .. } => *summary = String::new(),
+            _ => {}
+        },
+        Body::Unknown { .. } => {}
+    }
+    entry
 }
 
 /// Checks every line leniently and collects every finding.

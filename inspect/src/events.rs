@@ -276,22 +276,34 @@ pub fn timeline(log: &SessionLog) -> Vec<Row> {
 }
 
 /// Streams the timeline of the file at `path` through `each` (only the rows
-/// `filter` keeps). Returns the number of torn bytes at the end, if any.
+/// `filter` keeps). Returns the number of torn bytes at the end, if any. When the
+/// filter names entry types only and the session has a valid derived index, only
+/// the entries of those types are read (their rows are the same: entry rows come in
+/// file order, and the index holds what the timeline tracks between them).
 pub fn stream_file(
     path: &Path,
     filter: &Filter,
     mut each: impl FnMut(&Row),
 ) -> Result<Option<usize>, InspectError> {
+    if entry_types_only(filter)
+        && let Ok(Some(index)) = xcsh_core::log::index::open_existing_index(path)
+        && let Some(torn) = stream_indexed(path, index.data(), filter, &mut each)?
+    {
+        return Ok(torn);
+    }
     let file = File::open(path).map_err(|e| InspectError::io(path, e))?;
-    let mut reader = LogReader::new(path, BufReader::new(file));
+    let mut reader = LogReader::new(path, BufReader::with_capacity(4 << 20, file));
     let mut t = Timeline::new();
-    for item in &mut reader {
-        let (line, entry) = item?;
-        for row in t.push(line, &entry) {
-            if filter.keeps(&row) {
-                each(&row);
+    let mut batch = Vec::new();
+    while let Some(result) = reader.next_batch(&mut batch) {
+        for (line, entry) in batch.drain(..) {
+            for row in t.push(line, &entry) {
+                if filter.keeps(&row) {
+                    each(&row);
+                }
             }
         }
+        result?;
     }
     for row in t.flush() {
         if filter.keeps(&row) {
@@ -299,6 +311,122 @@ pub fn stream_file(
         }
     }
     Ok(reader.torn_tail().map(<[u8]>::len))
+}
+
+/// Whether every type the filter names is an entry type (so that no stream event
+/// row can pass it).
+fn entry_types_only(filter: &Filter) -> bool {
+    !filter.types.is_empty()
+        && filter.types.iter().all(|t| {
+            Record::TYPE_NAMES.contains(&t.as_str()) || Decision::TYPE_NAMES.contains(&t.as_str())
+        })
+}
+
+/// The rows of the entries of the filter's types, from the index and those entries'
+/// lines (see [`stream_file`]); `None` when the index cannot say (a timestamp out of
+/// range).
+fn stream_indexed(
+    path: &Path,
+    d: &xcsh_core::log::index::ArchivedIndexData,
+    filter: &Filter,
+    each: &mut dyn FnMut(&Row),
+) -> Result<Option<Option<usize>>, InspectError> {
+    use xcsh_core::log::index::{Kind, LogLines};
+    let n = d.len();
+    if (0..n).any(|p| d.ts_ns(p) == i64::MIN) {
+        return Ok(None);
+    }
+    let map = LogLines::open(path)?;
+    let len = std::fs::metadata(path)
+        .map_err(|e| InspectError::io(path, e))?
+        .len();
+    let origin = d.ts_ns(0);
+    let mut cur: Option<u32> = None;
+    let mut calls: HashMap<&str, (u32, &str)> = HashMap::new();
+    for pos in 0..n {
+        let kind = d.kind(pos);
+        let before = cur;
+        let call = |r: usize| &d.calls[r];
+        let (step, lane, tool): (Option<u32>, Lane, Option<&str>) = match kind {
+            Kind::Session => (None, Lane::Machine, None),
+            Kind::Branch => {
+                cur = None;
+                (None, Lane::User, None)
+            }
+            Kind::UserMessage | Kind::Compact => {
+                cur = None;
+                (None, Lane::User, None)
+            }
+            Kind::Label | Kind::Undo | Kind::Steer | Kind::FollowUp | Kind::Interrupt => {
+                (before, Lane::User, None)
+            }
+            Kind::ApprovalAnswer => {
+                let c = calls.get(d.str(&call(d.aux(pos)).call_id)).copied();
+                (c.map(|c| c.0).or(before), Lane::User, c.map(|c| c.1))
+            }
+            Kind::Step => (
+                Some(d.steps[d.aux(pos)].step.to_native()),
+                Lane::Model,
+                None,
+            ),
+            Kind::ToolResult => {
+                let t = &d.tools[d.aux(pos)];
+                let step = calls.get(d.str(&t.call_id)).map(|c| c.0).or(before);
+                (step, Lane::Tools, Some(d.str(&t.name)))
+            }
+            Kind::CompactionSummary => (before, Lane::Model, None),
+            Kind::LateEvent => (Some(d.aux[pos].to_native()), Lane::Model, None),
+            Kind::Recovered => (before, Lane::Machine, None),
+            Kind::StepStarted => {
+                let step = d.aux[pos].to_native();
+                cur = Some(step);
+                (Some(step), Lane::Model, None)
+            }
+            Kind::ToolDispatched => {
+                let c = call(d.aux(pos));
+                let step = c.step.to_native();
+                let name = d.str(&c.name);
+                calls.insert(d.str(&c.call_id), (step, name));
+                (Some(step), Lane::Tools, Some(name))
+            }
+            Kind::SyntheticResult => (before, Lane::Tools, Some(d.str(&d.tools[d.aux(pos)].name))),
+            Kind::Approval => (before, Lane::Tools, Some(d.str(&call(d.aux(pos)).name))),
+            Kind::RunFinished => {
+                cur = None;
+                (before, Lane::Machine, None)
+            }
+            Kind::Delivered
+            | Kind::CompactionStarted
+            | Kind::Compacted
+            | Kind::Ignored
+            | Kind::Unknown => (before, Lane::Machine, None),
+        };
+        let name = d.type_name(pos);
+        if !filter.types.iter().any(|t| t == name) {
+            continue;
+        }
+        let Some(entry) = map.entry(d, pos) else {
+            // The log no longer has the line the index points at: read it whole.
+            return Ok(None);
+        };
+        let line = u32::try_from(pos + 1).unwrap_or(u32::MAX);
+        let row = Row {
+            seq: line.to_string(),
+            line,
+            entry: d.id(pos),
+            t_ms: chrono::TimeDelta::nanoseconds(d.ts_ns(pos) - origin).num_milliseconds(),
+            step,
+            lane,
+            kind: name.to_string(),
+            tool: tool.map(str::to_string),
+            detail: entry_text(&entry),
+        };
+        if filter.keeps(&row) {
+            each(&row);
+        }
+    }
+    let covered = d.covered.to_native();
+    Ok(Some((len > covered).then(|| (len - covered) as usize)))
 }
 
 /// Reads a session file that is still being written: each [`Follower::poll`] reads

@@ -35,3 +35,36 @@ fn views_from_the_index_equal_views_from_the_entries() {
         }
     }
 }
+
+#[test]
+fn events_of_entry_types_from_the_index_equal_the_full_timeline() {
+    use crate::events::{Filter, stream_file, timeline};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    generate(
+        &path,
+        SynthOptions {
+            entries: 6_000,
+            seed: 4,
+        },
+    )
+    .unwrap();
+    let log = read_session(&path).unwrap();
+    let all = timeline(&log);
+    open_index(&path).unwrap();
+    for types in [
+        vec!["tool_result"],
+        vec!["steer", "delivered", "approval", "tool_dispatched"],
+        vec!["label", "branch", "run_finished", "step", "compacted"],
+    ] {
+        let filter = Filter {
+            types: types.iter().map(|t| t.to_string()).collect(),
+            ..Filter::default()
+        };
+        let want: Vec<_> = all.iter().filter(|r| filter.keeps(r)).cloned().collect();
+        let mut got = Vec::new();
+        stream_file(&path, &filter, |r| got.push(r.clone())).unwrap();
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "{types:?}");
+    }
+}

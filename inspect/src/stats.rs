@@ -372,141 +372,285 @@ fn count<T>(it: impl Iterator<Item = T>) -> u32 {
     u32::try_from(it.count()).unwrap_or(u32::MAX)
 }
 
-fn table(head: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(head.to_vec());
-    t
+/// A table's cells, kept in one buffer: rendered directly in comfy-table's
+/// `UTF8_FULL_CONDENSED` layout (no wrapping) when every cell is one line of ASCII,
+/// else handed to comfy-table (whose width rules for other text are its own).
+struct Cells {
+    head: &'static [&'static str],
+    /// Right-aligned columns.
+    right: Vec<bool>,
+    buf: String,
+    ends: Vec<u32>,
 }
 
-/// Right-aligns every column but the first `text` ones.
-fn align(t: &mut Table, text: usize) {
-    let n = t.column_count();
-    for i in text..n {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
+impl Cells {
+    fn new(head: &'static [&'static str], right: Vec<bool>) -> Cells {
+        Cells {
+            head,
+            right,
+            buf: String::new(),
+            ends: Vec::new(),
         }
+    }
+
+    fn end(&mut self) {
+        self.ends
+            .push(u32::try_from(self.buf.len()).unwrap_or(u32::MAX));
+    }
+
+    fn cell(&mut self, text: &str) {
+        self.buf.push_str(text);
+        self.end();
+    }
+
+    fn num(&mut self, n: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut n = n;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // Only ASCII digits were written.
+        self.buf
+            .push_str(std::str::from_utf8(&digits[i..]).unwrap_or("0"));
+        self.end();
+    }
+
+    fn opt(&mut self, v: Option<u64>) {
+        match v {
+            Some(v) => self.num(v),
+            None => self.cell("-"),
+        }
+    }
+
+    fn cells(&self) -> impl Iterator<Item = &str> {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let end = end as usize;
+            let s = self.buf.get(start..end).unwrap_or("");
+            start = end;
+            s
+        })
+    }
+
+    fn render(&self) -> String {
+        if self.buf.is_ascii() && !self.buf.contains(['\n', '\r']) {
+            self.render_ascii()
+        } else {
+            self.render_comfy()
+        }
+    }
+
+    fn render_ascii(&self) -> String {
+        let cols = self.head.len();
+        let mut width: Vec<usize> = self.head.iter().map(|h| h.len()).collect();
+        for (i, c) in self.cells().enumerate() {
+            width[i % cols] = width[i % cols].max(c.len());
+        }
+        let rows = self.ends.len() / cols;
+        let line_len: usize = width.iter().map(|w| w + 3).sum::<usize>() * 3 + 4;
+        let mut out = String::with_capacity((rows + 4) * line_len);
+        let rule = |out: &mut String, left: &str, fill: &str, mid: &str, right: &str| {
+            out.push_str(left);
+            for (i, w) in width.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(mid);
+                }
+                for _ in 0..w + 2 {
+                    out.push_str(fill);
+                }
+            }
+            out.push_str(right);
+        };
+        const SPACES: &str = "                                                                ";
+        let spaces = |out: &mut String, mut n: usize| {
+            while n > 0 {
+                let k = n.min(SPACES.len());
+                out.push_str(&SPACES[..k]);
+                n -= k;
+            }
+        };
+        let row = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+            out.push_str("│ ");
+            for (i, c) in cells.enumerate() {
+                if i > 0 {
+                    out.push_str(" ┆ ");
+                }
+                let pad = width[i] - c.len();
+                if self.right[i] {
+                    spaces(out, pad);
+                    out.push_str(c);
+                } else {
+                    out.push_str(c);
+                    spaces(out, pad);
+                }
+            }
+            out.push_str(" │");
+        };
+        rule(&mut out, "┌", "─", "┬", "┐");
+        out.push('\n');
+        row(&mut out, &mut self.head.iter().copied());
+        out.push('\n');
+        rule(&mut out, "╞", "═", "╪", "╡");
+        let mut cells = self.cells();
+        for _ in 0..rows {
+            out.push('\n');
+            row(&mut out, &mut cells.by_ref().take(cols));
+        }
+        out.push('\n');
+        rule(&mut out, "└", "─", "┴", "┘");
+        out
+    }
+
+    fn render_comfy(&self) -> String {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(self.head.to_vec());
+        let cols = self.head.len();
+        let all: Vec<&str> = self.cells().collect();
+        for row in all.chunks(cols) {
+            t.add_row(row.to_vec());
+        }
+        for (i, right) in self.right.iter().enumerate() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(if *right {
+                    CellAlignment::Right
+                } else {
+                    CellAlignment::Left
+                });
+            }
+        }
+        t.to_string()
     }
 }
 
-fn opt(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".into(), |v| v.to_string())
-}
+const STEP_HEAD: [&str; 13] = [
+    "run",
+    "step",
+    "entry",
+    "input",
+    "output",
+    "cache r",
+    "cache w",
+    "ttft ms",
+    "stream ms",
+    "tools",
+    "tool ms",
+    "retries",
+    "errors",
+];
+
+const TOOL_HEAD: [&str; 8] = [
+    "tool",
+    "calls",
+    "ok",
+    "error",
+    "cancelled",
+    "not run",
+    "total ms",
+    "max ms",
+];
+
+const RUN_HEAD: [&str; 7] = [
+    "run",
+    "prompt",
+    "steps",
+    "spend",
+    "max_tokens",
+    "budget used",
+    "stop",
+];
 
 /// The three tables: steps with a total row, tools, and runs against their budget.
 pub fn render(stats: &Stats) -> String {
-    let mut steps = table(&[
-        "run",
-        "step",
-        "entry",
-        "input",
-        "output",
-        "cache r",
-        "cache w",
-        "ttft ms",
-        "stream ms",
-        "tools",
-        "tool ms",
-        "retries",
-        "errors",
-    ]);
-    let row = |s: &StepStats, run: String, step: String, entry: String, ttft: String| {
-        vec![
-            run,
-            step,
-            entry,
-            s.input_tokens.to_string(),
-            s.output_tokens.to_string(),
-            s.cache_read_tokens.to_string(),
-            s.cache_write_tokens.to_string(),
-            ttft,
-            opt(s.stream_ms),
-            s.tool_calls.to_string(),
-            s.tool_ms.to_string(),
-            s.retries.to_string(),
-            s.errors.to_string(),
-        ]
+    let mut steps = Cells::new(&STEP_HEAD, vec![true; STEP_HEAD.len()]);
+    steps.buf.reserve(stats.steps.len() * 64);
+    steps
+        .ends
+        .reserve((stats.steps.len() + 1) * STEP_HEAD.len());
+    let rest = |c: &mut Cells, s: &StepStats| {
+        c.num(s.input_tokens);
+        c.num(s.output_tokens);
+        c.num(s.cache_read_tokens);
+        c.num(s.cache_write_tokens);
+    };
+    let tail = |c: &mut Cells, s: &StepStats| {
+        c.opt(s.stream_ms);
+        c.num(u64::from(s.tool_calls));
+        c.num(s.tool_ms);
+        c.num(u64::from(s.retries));
+        c.num(u64::from(s.errors));
     };
     for s in &stats.steps {
-        steps.add_row(row(
-            s,
-            s.run.to_string(),
-            s.step.to_string(),
-            format!("#{}", s.entry),
-            opt(s.ttft_ms),
-        ));
+        steps.num(u64::from(s.run));
+        steps.num(u64::from(s.step));
+        steps.cell(&format!("#{}", s.entry));
+        rest(&mut steps, s);
+        steps.opt(s.ttft_ms);
+        tail(&mut steps, s);
     }
-    steps.add_row(row(
-        &stats.total,
-        "total".into(),
-        stats.steps.len().to_string(),
-        String::new(),
-        stats
+    let t = &stats.total;
+    steps.cell("total");
+    steps.num(stats.steps.len() as u64);
+    steps.cell("");
+    rest(&mut steps, t);
+    steps.cell(
+        &stats
             .mean_ttft_ms
             .map_or_else(|| "-".into(), |m| format!("{m} avg")),
-    ));
-    align(&mut steps, 0);
+    );
+    tail(&mut steps, t);
 
-    let mut tools = table(&[
-        "tool",
-        "calls",
-        "ok",
-        "error",
-        "cancelled",
-        "not run",
-        "total ms",
-        "max ms",
-    ]);
+    let mut right = vec![true; TOOL_HEAD.len()];
+    right[0] = false;
+    let mut tools = Cells::new(&TOOL_HEAD, right);
     for (name, t) in &stats.tools {
-        tools.add_row(vec![
-            name.clone(),
-            t.calls.to_string(),
-            t.ok.to_string(),
-            t.error.to_string(),
-            t.cancelled.to_string(),
-            t.not_run.to_string(),
-            t.total_ms.to_string(),
-            t.max_ms.to_string(),
-        ]);
+        tools.cell(name);
+        for n in [t.calls, t.ok, t.error, t.cancelled, t.not_run] {
+            tools.num(u64::from(n));
+        }
+        tools.num(t.total_ms);
+        tools.num(t.max_ms);
     }
-    align(&mut tools, 1);
 
-    let mut runs = table(&[
-        "run",
-        "prompt",
-        "steps",
-        "spend",
-        "max_tokens",
-        "budget used",
-        "stop",
-    ]);
+    let mut right = vec![true; RUN_HEAD.len()];
+    right[6] = false;
+    let mut runs = Cells::new(&RUN_HEAD, right);
     for r in &stats.runs {
-        runs.add_row(vec![
-            r.run.to_string(),
-            format!("#{}", r.entry),
-            r.steps.to_string(),
-            r.spend.to_string(),
-            if r.max_tokens == 0 {
-                "no cap".into()
-            } else {
-                r.max_tokens.to_string()
-            },
-            r.budget_used_pct
-                .map_or_else(|| "-".into(), |p| format!("{p:.2}%")),
-            r.stop.clone().unwrap_or_else(|| "unfinished".into()),
-        ]);
-    }
-    align(&mut runs, 0);
-    if let Some(c) = runs.column_mut(6) {
-        c.set_cell_alignment(CellAlignment::Left);
+        runs.num(u64::from(r.run));
+        runs.cell(&format!("#{}", r.entry));
+        runs.num(u64::from(r.steps));
+        runs.num(r.spend);
+        if r.max_tokens == 0 {
+            runs.cell("no cap");
+        } else {
+            runs.num(r.max_tokens);
+        }
+        match r.budget_used_pct {
+            Some(p) => runs.cell(&format!("{p:.2}%")),
+            None => runs.cell("-"),
+        }
+        runs.cell(r.stop.as_deref().unwrap_or("unfinished"));
     }
 
-    let mut out = format!("steps\n{steps}\n");
+    let mut out = String::new();
+    out.push_str("steps\n");
+    out.push_str(&steps.render());
+    out.push('\n');
     if !stats.tools.is_empty() {
-        out.push_str(&format!("tools\n{tools}\n"));
+        out.push_str("tools\n");
+        out.push_str(&tools.render());
+        out.push('\n');
     }
-    out.push_str(&format!("runs\n{runs}\n"));
+    out.push_str("runs\n");
+    out.push_str(&runs.render());
+    out.push('\n');
     out
 }
 
@@ -542,6 +686,42 @@ mod tests {
             │   1 ┆     #1 ┆     3 ┆   730 ┆     400000 ┆       0.18% ┆ completed │
             └─────┴────────┴───────┴───────┴────────────┴─────────────┴───────────┘
         "#]].assert_eq(&render(&compute(&log)));
+    }
+
+    #[test]
+    fn the_direct_layout_is_comfy_tables_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        xcsh_core::log::synth::generate(
+            &path,
+            xcsh_core::log::synth::SynthOptions {
+                entries: 2_500,
+                seed: 9,
+            },
+        )
+        .unwrap();
+        let stats = compute(&xcsh_core::log::read_session(&path).unwrap());
+        let mut steps = Cells::new(&STEP_HEAD, vec![true; STEP_HEAD.len()]);
+        for s in &stats.steps {
+            steps.num(u64::from(s.run));
+            steps.cell(&format!("#{}", s.entry));
+            for _ in 0..11 {
+                steps.opt(s.ttft_ms);
+            }
+        }
+        assert_eq!(steps.render_ascii(), steps.render_comfy());
+        let mut right = vec![false; RUN_HEAD.len()];
+        right[2] = true;
+        let mut runs = Cells::new(&RUN_HEAD, right);
+        for r in &stats.runs {
+            for _ in 0..6 {
+                runs.num(r.spend);
+            }
+            runs.cell(r.stop.as_deref().unwrap_or("unfinished"));
+        }
+        assert_eq!(runs.render_ascii(), runs.render_comfy());
+        let empty = Cells::new(&TOOL_HEAD, vec![true; TOOL_HEAD.len()]);
+        assert_eq!(empty.render_ascii(), empty.render_comfy());
     }
 
     #[test]

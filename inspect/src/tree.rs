@@ -430,10 +430,7 @@ impl IndexedBuilder<'_> {
 
 /// The turn tree (not `full`) from an index; `fetch` gives the entry at a position
 /// for the rare node that starts with an entry the index does not describe.
-pub fn build_indexed(
-    d: &ArchivedIndexData,
-    fetch: &mut dyn FnMut(usize) -> Option<Entry>,
-) -> Tree {
+pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Option<Entry>) -> Tree {
     let n = d.len();
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
     let mut counts = vec![0u32; n + 1];

@@ -21,6 +21,17 @@ pub use harness::run_script;
 pub use invariants::{check_invariants, check_path};
 pub use play::{Played, TOOLS, call_id, count_inputs, disconnect, play, summary_error};
 
+/// A fresh temporary directory, on tmpfs (`/dev/shm`) when there is one: the
+/// properties write thousands of small logs, and what they check is the logic, not
+/// the disk (fsync there costs nothing).
+pub fn scratch_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("xcsh-prop")
+        .tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("a temporary directory")
+}
+
 /// Cases per property: `PROPTEST_CASES` if set, else 256.
 pub fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -63,9 +74,7 @@ pub fn find_failure(
 ) -> Option<(Script, String)> {
     use proptest::test_runner::{TestCaseError, TestError, TestRunner};
     let mut runner = TestRunner::new(config());
-    let result = runner.run(&strategy, |s| {
-        property(&s).map_err(|e| TestCaseError::fail(e))
-    });
+    let result = runner.run(&strategy, |s| property(&s).map_err(TestCaseError::fail));
     match result {
         Ok(()) => None,
         Err(TestError::Fail(_, shrunk)) => {

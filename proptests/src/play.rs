@@ -316,7 +316,8 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     "# branch: continue on a new branch from the state after line {line_no} (not expressible in this syntax)"
                 ));
                 let leaf = sink.leaf();
-                states.push((leaf, sink.machine().clone()));
+                boundaries.push((leaf, machine.clone(), lines.len()));
+                states.push((leaf, machine));
                 continue;
             }
         };
@@ -478,7 +479,7 @@ fn step_record(
 
 /// Plays `script` through a `Recorder` into a fresh log.
 pub fn play(script: &Script) -> Played {
-    let dir = tempfile::tempdir().expect("a temp dir");
+    let dir = crate::scratch_dir();
     let path = dir.path().join("p.jsonl");
     let header = SessionHeader {
         session_id: "prop".into(),
@@ -530,7 +531,7 @@ pub fn count_inputs(script: &str) -> usize {
             !l.is_empty()
                 && !l.starts_with('#')
                 && !l.starts_with("config ")
-                && !(l.starts_with("delta ") && !l.ends_with(" late"))
+                && (!l.starts_with("delta ") || l.ends_with(" late"))
         })
         .count()
 }

@@ -18,11 +18,18 @@ fn a_machine_that_delivers_steers_mid_step_is_caught_and_shrunk_to_at_most_6_inp
     let (shrunk, why) = find_failure(script(), &invariants)
         .expect("the invariants catch the machine that delivers steers mid-step");
     let printed = shrunk.to_script();
-    println!("{why}\n--- shrunk to {} inputs ---\n{printed}", shrunk.inputs());
+    println!(
+        "{why}\n--- shrunk to {} inputs ---\n{printed}",
+        shrunk.inputs()
+    );
     assert!(
         why.contains("a message delivered while calls were unsettled")
             || why.contains("a delivered message was not followed by a step"),
         "{why}"
     );
-    assert!(shrunk.inputs() <= 6, "{} inputs:\n{printed}", shrunk.inputs());
+    assert!(
+        shrunk.inputs() <= 6,
+        "{} inputs:\n{printed}",
+        shrunk.inputs()
+    );
 }

@@ -79,6 +79,39 @@ pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
     }
 }
 
+/// [`entry_inputs`], taking the entry: its text and events move into the inputs
+/// instead of being copied (what resuming, which drops the entries, uses).
+pub fn into_inputs(entry: Entry) -> Vec<Input> {
+    let id = entry.id;
+    let record = match entry.body {
+        Body::Record(r) => r,
+        Body::Decision(_) | Body::Unknown { .. } => return Vec::new(),
+    };
+    match record {
+        Record::UserMessage { text, config } => vec![Input::Prompt { text, config }],
+        Record::Steer { text } => vec![Input::Steer { entry: id, text }],
+        Record::FollowUp { text } => vec![Input::FollowUp { entry: id, text }],
+        Record::Step(step) => {
+            let mut inputs: Vec<Input> = Vec::with_capacity(step.events.len() + 1);
+            inputs.extend(step.events.into_iter().map(|e| Input::Stream {
+                step: step.step,
+                event: e.event,
+            }));
+            inputs.push(Input::StepEnded {
+                step: step.step,
+                entry: id,
+                outcome: step.outcome,
+            });
+            inputs
+        }
+        Record::ToolResult(r) => vec![Input::ToolSettled {
+            call_id: r.call_id,
+            outcome: r.outcome,
+        }],
+        other => record_inputs(id, &other),
+    }
+}
+
 /// The decision an entry recorded, if it is one.
 pub fn entry_decision(entry: &Entry) -> Option<&Decision> {
     match &entry.body {

@@ -234,7 +234,9 @@ pub struct ForkOrigin {
 }
 
 /// A stream event and when it arrived, in milliseconds after the request started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// (Deserialized by hand, in one pass: see [`fast`]; the derived form buffers every
+/// event twice, for `flatten` and for the internal tag.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TimedEvent {
     pub ms: u64,
     #[serde(flatten)]
@@ -250,7 +252,8 @@ pub struct StepRecord {
     pub message: Assembled,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// (Deserialized by hand, in one pass: see [`fast`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolResultRecord {
     pub call_id: CallId,
     pub name: String,
@@ -410,11 +413,8 @@ fn fast_ts(b: &[u8]) -> Option<DateTime<Utc>> {
             c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
         })
     };
-    let date = chrono::NaiveDate::from_ymd_opt(
-        i32::try_from(num(0..4)?).ok()?,
-        num(5..7)?,
-        num(8..10)?,
-    )?;
+    let date =
+        chrono::NaiveDate::from_ymd_opt(i32::try_from(num(0..4)?).ok()?, num(5..7)?, num(8..10)?)?;
     let time = chrono::NaiveTime::from_hms_milli_opt(
         num(11..13)?,
         num(14..16)?,
@@ -440,8 +440,8 @@ fn split_hash(line: &[u8]) -> Result<(&[u8], EntryHash), DecodeError> {
     if &line[start..start + HASH_MARK.len()] != HASH_MARK {
         return Err(DecodeError::NoHash);
     }
-    let hash = decode_hex(&line[start + HASH_MARK.len()..line.len() - 2])
-        .ok_or(DecodeError::BadHash)?;
+    let hash =
+        decode_hex(&line[start + HASH_MARK.len()..line.len() - 2]).ok_or(DecodeError::BadHash)?;
     Ok((&line[..start], hash))
 }
 
@@ -488,6 +488,243 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(&mut *line, value);
 }
 
+/// One-pass deserialization of the two log types whose derived form would buffer
+/// (`#[serde(flatten)]`): [`TimedEvent`] and [`ToolResultRecord`]. They take what the
+/// derived forms take (fields in any order, unknown fields ignored, the same
+/// missing-field errors); the writer's field order (`ms`, `kind` first) is read
+/// without buffering, any other order through a `serde_json::Value`.
+mod fast {
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    use super::{FileChange, TimedEvent, ToolResultRecord};
+    use crate::machine::{CallId, FinishReason, StreamEvent, ToolOutcome, ToolStatus, Usage};
+
+    /// The fields of any stream event, as they come.
+    #[derive(Default)]
+    struct Fields {
+        text: Option<String>,
+        signature: Option<String>,
+        index: Option<u32>,
+        id: Option<CallId>,
+        name: Option<String>,
+        arguments: Option<String>,
+        usage: Option<Usage>,
+        finish: Option<FinishReason>,
+        reason: Option<String>,
+        attempt: Option<u32>,
+        delay_ms: Option<u64>,
+        event_type: Option<String>,
+    }
+
+    fn take<T, E: de::Error>(v: Option<T>, name: &'static str) -> Result<T, E> {
+        v.ok_or_else(|| E::missing_field(name))
+    }
+
+    fn event<E: de::Error>(kind: &str, f: Fields) -> Result<StreamEvent, E> {
+        Ok(match kind {
+            "text_delta" => StreamEvent::TextDelta {
+                text: take(f.text, "text")?,
+            },
+            "reasoning_delta" => StreamEvent::ReasoningDelta {
+                text: take(f.text, "text")?,
+            },
+            "reasoning_signature" => StreamEvent::ReasoningSignature {
+                signature: take(f.signature, "signature")?,
+            },
+            "tool_call_start" => StreamEvent::ToolCallStart {
+                index: take(f.index, "index")?,
+                id: take(f.id, "id")?,
+                name: take(f.name, "name")?,
+            },
+            "tool_call_delta" => StreamEvent::ToolCallDelta {
+                index: take(f.index, "index")?,
+                arguments: take(f.arguments, "arguments")?,
+            },
+            "tool_call_end" => StreamEvent::ToolCallEnd {
+                index: take(f.index, "index")?,
+            },
+            "usage" => StreamEvent::Usage {
+                usage: take(f.usage, "usage")?,
+            },
+            "finish" => StreamEvent::Finish {
+                reason: take(f.finish, "reason")?,
+            },
+            "retrying" => StreamEvent::Retrying {
+                attempt: take(f.attempt, "attempt")?,
+                reason: take(f.reason, "reason")?,
+                delay_ms: take(f.delay_ms, "delay_ms")?,
+            },
+            "skipped" => StreamEvent::Skipped {
+                event_type: take(f.event_type, "event_type")?,
+            },
+            other => {
+                return Err(E::unknown_variant(
+                    other,
+                    &[
+                        "text_delta",
+                        "reasoning_delta",
+                        "reasoning_signature",
+                        "tool_call_start",
+                        "tool_call_delta",
+                        "tool_call_end",
+                        "usage",
+                        "finish",
+                        "retrying",
+                        "skipped",
+                    ],
+                ));
+            }
+        })
+    }
+
+    /// Reads one field of an event whose kind is known (`reason` is a finish reason
+    /// or a retry's reason according to it).
+    fn field<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        key: &str,
+        kind: &str,
+        f: &mut Fields,
+    ) -> Result<(), A::Error> {
+        fn once<T>(slot: &mut Option<T>, v: T, name: &'static str) -> Result<(), String> {
+            if slot.is_some() {
+                return Err(format!("duplicate field `{name}`"));
+            }
+            *slot = Some(v);
+            Ok(())
+        }
+        let r = match key {
+            "text" => once(&mut f.text, map.next_value()?, "text"),
+            "signature" => once(&mut f.signature, map.next_value()?, "signature"),
+            "index" => once(&mut f.index, map.next_value()?, "index"),
+            "id" => once(&mut f.id, map.next_value()?, "id"),
+            "name" => once(&mut f.name, map.next_value()?, "name"),
+            "arguments" => once(&mut f.arguments, map.next_value()?, "arguments"),
+            "usage" => once(&mut f.usage, map.next_value()?, "usage"),
+            "reason" if kind == "finish" => once(&mut f.finish, map.next_value()?, "reason"),
+            "reason" => once(&mut f.reason, map.next_value()?, "reason"),
+            "attempt" => once(&mut f.attempt, map.next_value()?, "attempt"),
+            "delay_ms" => once(&mut f.delay_ms, map.next_value()?, "delay_ms"),
+            "event_type" => once(&mut f.event_type, map.next_value()?, "event_type"),
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+                Ok(())
+            }
+        };
+        r.map_err(de::Error::custom)
+    }
+
+    impl<'de> Deserialize<'de> for TimedEvent {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TimedEvent, D::Error> {
+            d.deserialize_map(TimedEventVisitor)
+        }
+    }
+
+    struct TimedEventVisitor;
+
+    impl<'de> Visitor<'de> for TimedEventVisitor {
+        type Value = TimedEvent;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a timed stream event")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TimedEvent, A::Error> {
+            let mut ms: Option<u64> = None;
+            let mut kind: Option<String> = None;
+            let mut fields = Fields::default();
+            // A field before `kind` (not the writer's order): every field is kept as
+            // a JSON value and the event converted from them at the end.
+            let mut values: Option<serde_json::Map<String, serde_json::Value>> = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match (key.as_ref(), &kind, &mut values) {
+                    ("ms", _, _) if ms.is_none() => ms = Some(map.next_value()?),
+                    ("ms", _, _) => return Err(de::Error::duplicate_field("ms")),
+                    ("kind", Some(_), _) => return Err(de::Error::duplicate_field("kind")),
+                    ("kind", None, _) => kind = Some(map.next_value()?),
+                    (k, _, Some(values)) => {
+                        values.insert(k.to_string(), map.next_value()?);
+                    }
+                    (k, Some(kind), None) => field(&mut map, k, kind, &mut fields)?,
+                    (k, None, None) => {
+                        let mut first = serde_json::Map::new();
+                        first.insert(k.to_string(), map.next_value()?);
+                        values = Some(first);
+                    }
+                }
+            }
+            let ms = ms.ok_or_else(|| de::Error::missing_field("ms"))?;
+            let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+            let event = match values {
+                Some(mut values) => {
+                    values.insert("kind".into(), kind.into());
+                    serde_json::from_value(serde_json::Value::Object(values))
+                        .map_err(de::Error::custom)?
+                }
+                None => event(&kind, fields)?,
+            };
+            Ok(TimedEvent { ms, event })
+        }
+    }
+
+    impl<'de> Deserialize<'de> for ToolResultRecord {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ToolResultRecord, D::Error> {
+            d.deserialize_map(ToolResultVisitor)
+        }
+    }
+
+    struct ToolResultVisitor;
+
+    impl<'de> Visitor<'de> for ToolResultVisitor {
+        type Value = ToolResultRecord;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a tool result")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolResultRecord, A::Error> {
+            let mut call_id: Option<CallId> = None;
+            let mut name: Option<String> = None;
+            let mut status: Option<ToolStatus> = None;
+            let mut content: Option<String> = None;
+            let mut duration_ms: Option<u64> = None;
+            let mut changes: Option<Vec<FileChange>> = None;
+            macro_rules! once {
+                ($slot:ident, $name:literal) => {{
+                    if $slot.is_some() {
+                        return Err(de::Error::duplicate_field($name));
+                    }
+                    $slot = Some(map.next_value()?);
+                }};
+            }
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "call_id" => once!(call_id, "call_id"),
+                    "name" => once!(name, "name"),
+                    "status" => once!(status, "status"),
+                    "content" => once!(content, "content"),
+                    "duration_ms" => once!(duration_ms, "duration_ms"),
+                    "changes" => once!(changes, "changes"),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(ToolResultRecord {
+                call_id: take(call_id, "call_id")?,
+                name: take(name, "name")?,
+                outcome: ToolOutcome {
+                    status: take(status, "status")?,
+                    content: take(content, "content")?,
+                },
+                duration_ms: take(duration_ms, "duration_ms")?,
+                changes: changes.unwrap_or_default(),
+            })
+        }
+    }
+}
+
 /// The one-pass decoding of a line: a map visitor over the envelope that, on reaching
 /// `data`, deserializes the body straight into the type its `type` names (the derived
 /// adjacently tagged `Record` or `Decision`, fed a two-key map of the tag and the
@@ -498,8 +735,7 @@ mod wire {
     use std::marker::PhantomData;
 
     use serde::de::{
-        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
-        value::StrDeserializer,
+        self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor, value::StrDeserializer,
     };
     use serde::{Deserialize, forward_to_deserialize_any};
     use serde_json::value::RawValue;
@@ -765,7 +1001,7 @@ mod wire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Limits, StopReason, Usage, UserOrigin};
+    use crate::machine::{CallId, Limits, StopReason, ToolOutcome, Usage, UserOrigin};
 
     fn ts() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T03:00:00.125Z")
@@ -822,6 +1058,96 @@ mod tests {
             data: RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
         });
         assert!(unknown.contains(r#""type":"from_the_future","data":{"x":[1,2]}"#));
+    }
+
+    /// The derived forms the hand-written deserializers stand in for.
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct DerivedEvent {
+        ms: u64,
+        #[serde(flatten)]
+        event: StreamEvent,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct DerivedResult {
+        call_id: CallId,
+        name: String,
+        #[serde(flatten)]
+        outcome: ToolOutcome,
+        duration_ms: u64,
+        #[serde(default)]
+        changes: Vec<FileChange>,
+    }
+
+    #[test]
+    fn hand_written_deserializers_take_what_the_derived_ones_take() {
+        let events = [
+            r#"{"ms":1,"kind":"text_delta","text":"a\"b"}"#,
+            r#"{"kind":"text_delta","ms":1,"text":"x"}"#,
+            r#"{"text":"x","kind":"text_delta","ms":1}"#,
+            r#"{"ms":2,"kind":"reasoning_delta","text":"r","extra":[1,{"a":2}]}"#,
+            r#"{"ms":3,"kind":"reasoning_signature","signature":"s"}"#,
+            r#"{"ms":4,"kind":"tool_call_start","index":0,"id":"c","name":"echo"}"#,
+            r#"{"ms":5,"kind":"tool_call_delta","index":0,"arguments":"{}"}"#,
+            r#"{"ms":6,"kind":"tool_call_end","index":1}"#,
+            r#"{"ms":7,"kind":"usage","usage":{"input_tokens":1,"output_tokens":2}}"#,
+            r#"{"ms":8,"kind":"finish","reason":"tool_calls"}"#,
+            r#"{"reason":"stop","ms":8,"kind":"finish"}"#,
+            r#"{"ms":9,"kind":"retrying","attempt":1,"reason":"429","delay_ms":5}"#,
+            r#"{"ms":9,"kind":"skipped","event_type":"ping"}"#,
+        ];
+        for text in events {
+            let want: DerivedEvent = serde_json::from_str(text).unwrap();
+            let got: TimedEvent = serde_json::from_str(text).unwrap();
+            assert_eq!((got.ms, got.event), (want.ms, want.event), "{text}");
+        }
+        for bad in [
+            r#"{"ms":1,"kind":"text_delta"}"#,
+            r#"{"kind":"text_delta","text":"x"}"#,
+            r#"{"ms":1,"text":"x"}"#,
+            r#"{"ms":1,"kind":"nope"}"#,
+            r#"{"ms":1,"kind":"finish","reason":"later"}"#,
+            r#"{"ms":"1","kind":"tool_call_end","index":0}"#,
+        ] {
+            assert!(serde_json::from_str::<DerivedEvent>(bad).is_err(), "{bad}");
+            assert!(serde_json::from_str::<TimedEvent>(bad).is_err(), "{bad}");
+        }
+        let results = [
+            r#"{"call_id":"c","name":"n","status":"ok","content":"x","duration_ms":3}"#,
+            r#"{"duration_ms":3,"content":"x","status":"error","name":"n","call_id":"c","z":1}"#,
+            r#"{"call_id":"c","name":"n","status":"cancelled","content":"","duration_ms":0,"changes":[{"path":"/a","before_hash":null,"after_hash":"h","before":null}]}"#,
+        ];
+        for text in results {
+            let want: DerivedResult = serde_json::from_str(text).unwrap();
+            let got: ToolResultRecord = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                (
+                    got.call_id,
+                    got.name,
+                    got.outcome,
+                    got.duration_ms,
+                    got.changes
+                ),
+                (
+                    want.call_id,
+                    want.name,
+                    want.outcome,
+                    want.duration_ms,
+                    want.changes
+                ),
+                "{text}"
+            );
+        }
+        for bad in [
+            r#"{"call_id":"c","name":"n","status":"ok","duration_ms":3}"#,
+            r#"{"call_id":"c","name":"n","status":"maybe","content":"x","duration_ms":3}"#,
+        ] {
+            assert!(serde_json::from_str::<DerivedResult>(bad).is_err(), "{bad}");
+            assert!(
+                serde_json::from_str::<ToolResultRecord>(bad).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -32,14 +32,14 @@ use crate::machine::{
 };
 
 /// The format version of the index file; another version is rebuilt.
-pub const INDEX_VERSION: u32 = 1;
+pub const INDEX_VERSION: u32 = 2;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;
 
 /// Characters of a prompt kept in the index: its whitespace-collapsed start, enough
-/// for any one-line preview of fewer than 200 characters.
-pub const PREVIEW_CHARS: usize = 256;
+/// for any one-line preview of fewer than 120 characters.
+pub const PREVIEW_CHARS: usize = 128;
 
 /// No parent (the header).
 pub const NO_PARENT: u32 = u32::MAX;
@@ -55,14 +55,18 @@ pub fn index_path(log: &Path) -> PathBuf {
 }
 
 /// A string in [`IndexData::text`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct StrRef {
     pub start: u32,
     pub len: u32,
 }
 
 /// A `step` record.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct StepRow {
     pub step: u32,
     pub input_tokens: u64,
@@ -88,7 +92,9 @@ pub struct StepRow {
 }
 
 /// A `tool_result` record or a `synthetic_result` decision.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct ToolRow {
     pub call_id: StrRef,
     pub name: StrRef,
@@ -98,7 +104,9 @@ pub struct ToolRow {
 }
 
 /// A `run_finished` decision.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct FinishRow {
     /// `usage.spend()` of the run.
     pub spend: u64,
@@ -111,7 +119,9 @@ pub struct FinishRow {
 }
 
 /// A `user_message`, `compact`, `steer` or `follow_up` record.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct PromptRow {
     /// The text's first [`PREVIEW_CHARS`] characters, whitespace collapsed.
     pub preview: StrRef,
@@ -120,21 +130,36 @@ pub struct PromptRow {
 }
 
 /// A `label` record.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct LabelRow {
     pub target: u64,
     pub name: StrRef,
 }
 
 /// A `compacted` decision.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
 pub struct CompactionRow {
     pub tokens_before: u64,
     pub tokens_after: u64,
 }
 
-/// The index: per entry (file order) its offset, id, parent position, kind, hash and
-/// the row of its kind's table (`aux`), plus the tables.
+/// A `tool_dispatched` decision (or, with `step` 0, an `approval_answer` record: its
+/// call; or an `approval` decision: its tool as `name`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
+)]
+pub struct CallRow {
+    pub call_id: StrRef,
+    pub name: StrRef,
+    pub step: u32,
+}
+
+/// The index: per entry (file order) its offset, id, parent position, kind, hash,
+/// timestamp and the row of its kind's table (`aux`), plus the tables.
 #[derive(Debug, Clone, Default, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 pub struct IndexData {
     pub version: u32,
@@ -152,10 +177,15 @@ pub struct IndexData {
     pub parents: Vec<u32>,
     /// [`Kind`] codes.
     pub kinds: Vec<u8>,
-    /// The row in the kind's table ([`Kind::Delivered`]: the origin code).
+    /// The row in the kind's table ([`Kind::Delivered`]: the origin code;
+    /// [`Kind::StepStarted`] and [`Kind::LateEvent`]: the step number).
     pub aux: Vec<u32>,
     pub hashes: Vec<[u8; 32]>,
+    /// Timestamps, in ns since the epoch (`i64::MIN`: out of that range).
+    pub ts_ns: Vec<i64>,
     pub steps: Vec<StepRow>,
+    /// `tool_dispatched`, `approval_answer` and `approval` entries.
+    pub calls: Vec<CallRow>,
     pub tools: Vec<ToolRow>,
     pub finishes: Vec<FinishRow>,
     pub prompts: Vec<PromptRow>,
@@ -277,6 +307,11 @@ impl Kind {
             k if (k as u8) < 15 => Record::TYPE_NAMES[k as usize],
             k => Decision::TYPE_NAMES[k as usize - 15],
         }
+    }
+
+    /// Whether the entry records a decision.
+    pub fn is_decision(self) -> bool {
+        (Kind::StepStarted as u8..=Kind::RunFinished as u8).contains(&(self as u8))
     }
 
     /// Whether the entry records an input (as [`Body::is_input`]).
@@ -432,6 +467,8 @@ impl IndexBuilder {
         d.kinds.push(kind as u8);
         d.aux.push(aux);
         d.hashes.push(entry.hash.0);
+        d.ts_ns
+            .push(entry.ts.timestamp_nanos_opt().unwrap_or(i64::MIN));
     }
 
     fn prompt(&mut self, text: &str, max_tokens: u64) -> u32 {
@@ -461,9 +498,7 @@ impl IndexBuilder {
                         },
                     )
                 }
-                Record::UserMessage { text, config } => {
-                    self.prompt(text, config.limits.max_tokens)
-                }
+                Record::UserMessage { text, config } => self.prompt(text, config.limits.max_tokens),
                 Record::Compact { config } => self.prompt("", config.limits.max_tokens),
                 Record::Steer { text } | Record::FollowUp { text } => self.prompt(text, 0),
                 Record::Step(s) => {
@@ -535,12 +570,22 @@ impl IndexBuilder {
                         },
                     )
                 }
+                Record::LateEvent { step, .. } => step.0,
+                Record::ApprovalAnswer { call_id, .. } => {
+                    let call_id = self.text(&call_id.0);
+                    Self::row(
+                        &mut self.data.calls,
+                        CallRow {
+                            call_id,
+                            name: StrRef::default(),
+                            step: 0,
+                        },
+                    )
+                }
                 Record::Session(_)
                 | Record::Interrupt {}
                 | Record::CompactionSummary { .. }
                 | Record::Recovered { .. }
-                | Record::LateEvent { .. }
-                | Record::ApprovalAnswer { .. }
                 | Record::Undo { .. } => u32::MAX,
             },
             Body::Decision(d) => match d {
@@ -599,11 +644,31 @@ impl IndexBuilder {
                         },
                     )
                 }
-                Decision::StepStarted { .. }
-                | Decision::ToolDispatched { .. }
-                | Decision::Approval { .. }
-                | Decision::CompactionStarted { .. }
-                | Decision::Ignored { .. } => u32::MAX,
+                Decision::StepStarted { step, .. } => step.0,
+                Decision::ToolDispatched { step, call } => {
+                    let call_id = self.text(&call.id.0);
+                    let name = self.text(&call.name);
+                    Self::row(
+                        &mut self.data.calls,
+                        CallRow {
+                            call_id,
+                            name,
+                            step: step.0,
+                        },
+                    )
+                }
+                Decision::Approval { tool, .. } => {
+                    let name = self.text(tool);
+                    Self::row(
+                        &mut self.data.calls,
+                        CallRow {
+                            call_id: StrRef::default(),
+                            name,
+                            step: 0,
+                        },
+                    )
+                }
+                Decision::CompactionStarted { .. } | Decision::Ignored { .. } => u32::MAX,
             },
             Body::Unknown { type_name, .. } => {
                 debug_assert_eq!(kind, Kind::Unknown);
@@ -625,6 +690,31 @@ impl IndexBuilder {
 enum Backing {
     Map(memmap2::Mmap),
     Owned(AlignedVec),
+}
+
+/// A session log opened for reading the lines an index points at (one positioned
+/// read per line: nothing of the file is held).
+pub struct LogLines(File);
+
+impl LogLines {
+    pub fn open(log: &Path) -> Result<LogLines, LogError> {
+        Ok(LogLines(File::open(log).map_err(io(log))?))
+    }
+
+    /// The line (without its newline) at position `pos` of `index`.
+    pub fn line(&self, index: &ArchivedIndexData, pos: usize) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let (start, end) = index.line_range(pos);
+        let mut buf = vec![0u8; usize::try_from(end.checked_sub(start)?).ok()?];
+        self.0.read_exact_at(&mut buf, start).ok()?;
+        Some(buf)
+    }
+
+    /// The entry at position `pos` of `index`, decoded from its line.
+    pub fn entry(&self, index: &ArchivedIndexData, pos: usize) -> Option<Entry> {
+        let line = self.line(index, pos)?;
+        Entry::decode(std::str::from_utf8(&line).ok()?).ok()
+    }
 }
 
 /// A validated index, ready to read.
@@ -684,6 +774,7 @@ impl SessionIndex {
             || data.kinds.len() != n
             || data.aux.len() != n
             || data.hashes.len() != n
+            || data.ts_ns.len() != n
         {
             return Err("its tables disagree");
         }
@@ -733,6 +824,11 @@ impl ArchivedIndexData {
 
     pub fn aux(&self, pos: usize) -> usize {
         self.aux[pos].to_native() as usize
+    }
+
+    /// The timestamp in ns since the epoch (`i64::MIN`: out of that range).
+    pub fn ts_ns(&self, pos: usize) -> i64 {
+        self.ts_ns[pos].to_native()
     }
 
     pub fn hash(&self, pos: usize) -> EntryHash {
@@ -885,7 +981,12 @@ fn add_lines<R: std::io::BufRead>(
             .zip(&builder.data.hashes)
             .map(|(id, h)| (EntryId(*id), EntryHash(*h)))
             .collect();
-        LogReader::continuing(log, reader, u32::try_from(builder.len()).unwrap_or(u32::MAX), &known)
+        LogReader::continuing(
+            log,
+            reader,
+            u32::try_from(builder.len()).unwrap_or(u32::MAX),
+            &known,
+        )
     };
     let mut n = 0;
     let mut batch = Vec::new();
@@ -972,10 +1073,8 @@ fn existing(
             if memchr::memchr(b'\n', &tail).is_none() {
                 return Ok(Ok(index));
             }
-            let data: IndexData =
-                rkyv::deserialize::<IndexData, RkyvError>(index.data()).map_err(|e| {
-                    LogError::io(log, std::io::Error::other(format!("index: {e}")))
-                })?;
+            let data: IndexData = rkyv::deserialize::<IndexData, RkyvError>(index.data())
+                .map_err(|e| LogError::io(log, std::io::Error::other(format!("index: {e}"))))?;
             drop(index);
             let mut builder = IndexBuilder::resume(data);
             let (end, lines) = add_lines(log, tail.as_slice(), &mut builder, covered)?;
@@ -990,13 +1089,21 @@ fn existing(
 }
 
 /// The index of a log read already (in memory; nothing is written).
-pub fn index_of(log: &super::SessionLog, offsets: Option<&[u64]>) -> Result<SessionIndex, LogError> {
+pub fn index_of(
+    log: &super::SessionLog,
+    offsets: Option<&[u64]>,
+) -> Result<SessionIndex, LogError> {
     let mut builder = IndexBuilder::new();
     for (i, e) in log.entries.iter().enumerate() {
         builder.push(offsets.and_then(|o| o.get(i).copied()).unwrap_or(0), e);
     }
     let data = builder.finish(0);
-    SessionIndex::from_data(&data, IndexSource::Rebuilt { reason: "in memory" })
+    SessionIndex::from_data(
+        &data,
+        IndexSource::Rebuilt {
+            reason: "in memory",
+        },
+    )
 }
 
 #[cfg(test)]
@@ -1029,7 +1136,12 @@ mod tests {
         let path = write_big(dir.path(), 4_000);
         assert!(std::fs::metadata(&path).unwrap().len() >= INDEX_MIN_BYTES);
         let first = open_index(&path).unwrap();
-        assert!(matches!(first.source, IndexSource::Rebuilt { reason: "there is none" }));
+        assert!(matches!(
+            first.source,
+            IndexSource::Rebuilt {
+                reason: "there is none"
+            }
+        ));
         let log = read_session(&path).unwrap();
         same_as_log(&first, &log);
         // The offsets point at the lines.
@@ -1050,7 +1162,8 @@ mod tests {
         let (a, _) = w
             .append(leaf, ts, &Body::Record(Record::Steer { text: "x".into() }))
             .unwrap();
-        w.append(a, ts, &Body::Record(Record::Interrupt {})).unwrap();
+        w.append(a, ts, &Body::Record(Record::Interrupt {}))
+            .unwrap();
         drop(w);
         let extended = open_index(&path).unwrap();
         assert_eq!(extended.source, IndexSource::Extended { lines: 2 });
@@ -1070,7 +1183,9 @@ mod tests {
         std::fs::write(index_path(&path), b"garbage").unwrap();
         assert!(matches!(
             open_index(&path).unwrap().source,
-            IndexSource::Rebuilt { reason: "it does not validate" }
+            IndexSource::Rebuilt {
+                reason: "it does not validate"
+            }
         ));
         // A truncated log: rebuilt from what is there.
         let cut = d_len_half(&bytes);

@@ -19,4 +19,4 @@ pub use error::LogError;
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
 pub use recorder::Recorder;
-pub use writer::{SessionWriter, lock_info_path};
+pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

@@ -285,7 +285,14 @@ impl<R: BufRead> LogReader<R> {
                 })
                 .and_then(|d| {
                     let bytes = &complete[*a..*b];
-                    check_decoded(&self.path, line, bytes, d, &mut self.hashes, &mut self.unknown)
+                    check_decoded(
+                        &self.path,
+                        line,
+                        bytes,
+                        d,
+                        &mut self.hashes,
+                        &mut self.unknown,
+                    )
                 });
             match checked {
                 Ok(entry) => {
@@ -334,7 +341,6 @@ impl<R: BufRead> LogReader<R> {
     pub fn hash_of(&self, id: EntryId) -> Option<EntryHash> {
         self.hashes.get(id).copied()
     }
-
 }
 
 /// Decodes and verifies `bytes` (one line without its newline) as line `line`,
@@ -370,7 +376,9 @@ fn decode_one(
     let text = line_text(bytes)?;
     let (entry, prefix) = Entry::decode_line(text)?;
     let hash_ok = match (parent_hash, entry.parent) {
-        (Some(lookup), Some(p)) => lookup(p).map(|h| EntryHash::compute(Some(&h), prefix) == entry.hash),
+        (Some(lookup), Some(p)) => {
+            lookup(p).map(|h| EntryHash::compute(Some(&h), prefix) == entry.hash)
+        }
         (Some(_), None) | (None, _) => None,
     };
     let prefix = prefix.len();
@@ -573,6 +581,8 @@ fn line_text(bytes: &[u8]) -> Result<&str, DecodeError> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HashIndex {
     dense: Vec<Option<EntryHash>>,
+    /// How many slots of `dense` hold a hash.
+    filled: usize,
     sparse: HashMap<EntryId, EntryHash>,
 }
 
@@ -594,11 +604,18 @@ impl HashIndex {
             return false;
         }
         let len = self.dense.len() as u64;
+        // The dense part stays at most about twice the ids it holds, however the
+        // ids of a (hostile) file jump: memory is bounded by the entries read.
+        let roomy = (id.0 as usize) < 2 * self.filled + MAX_DENSE_GAP as usize;
         match usize::try_from(id.0) {
-            Ok(i) if id.0 < len => self.dense[i] = Some(hash),
-            Ok(i) if id.0 - len <= MAX_DENSE_GAP => {
+            Ok(i) if id.0 < len => {
+                self.dense[i] = Some(hash);
+                self.filled += 1;
+            }
+            Ok(i) if id.0 - len <= MAX_DENSE_GAP && roomy => {
                 self.dense.resize(i, None);
                 self.dense.push(Some(hash));
+                self.filled += 1;
             }
             Ok(_) | Err(_) => {
                 self.sparse.insert(id, hash);

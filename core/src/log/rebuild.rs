@@ -5,7 +5,7 @@ use super::entry::{Body, Entry, Record};
 use super::error::LogError;
 use super::reader::SessionLog;
 use crate::machine::{
-    ContextItem, Decision, EntryId, Message, StepOutcome, ToolStatus, UserOrigin,
+    ContextItem, Decision, EntryId, FinishReason, Message, StepOutcome, ToolStatus, UserOrigin,
 };
 
 /// The model context at `leaf`: equal to what the machine
@@ -115,7 +115,10 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
         Body::Decision(Decision::Delivered { origin, text, .. }) => Some(user(*origin, text)),
         Body::Record(Record::Step(step)) => {
             let m = &step.message;
+            // A stream that completed with finish reason `error` failed (the machine
+            // keeps its prose, never its tool calls).
             let tool_calls = match step.outcome {
+                StepOutcome::Completed if m.finish == Some(FinishReason::Error) => Vec::new(),
                 StepOutcome::Completed => m.tool_calls.clone(),
                 StepOutcome::Failed { .. } | StepOutcome::Aborted => Vec::new(),
             };

@@ -90,8 +90,8 @@ impl Rng {
 }
 
 const WORDS: [&str; 48] = [
-    "the", "test", "fails", "because", "parser", "returns", "an", "error", "when", "input",
-    "is", "empty", "so", "we", "should", "check", "length", "first", "then", "call", "function",
+    "the", "test", "fails", "because", "parser", "returns", "an", "error", "when", "input", "is",
+    "empty", "so", "we", "should", "check", "length", "first", "then", "call", "function",
     "module", "config", "value", "file", "line", "build", "cargo", "struct", "field", "option",
     "result", "match", "branch", "session", "entry", "hash", "reader", "writer", "index", "loop",
     "thread", "buffer", "offset", "parent", "child", "token", "stream",
@@ -110,7 +110,9 @@ const FILES: [&str; 8] = [
 
 /// Tools the generated calls pick from (read and grep most often); `edit` and `bash`
 /// are mutating (approved by the `yolo` policy).
-const TOOLS: [&str; 8] = ["read", "edit", "grep", "bash", "read", "edit", "list", "bash"];
+const TOOLS: [&str; 8] = [
+    "read", "edit", "grep", "bash", "read", "edit", "list", "bash",
+];
 
 /// About `len` bytes of prose (whole words, sometimes a newline).
 fn prose(rng: &mut Rng, len: usize) -> String {
@@ -462,8 +464,7 @@ pub fn generate(path: &Path, opts: SynthOptions) -> Result<SynthReport, LogError
             g.label()?;
         }
         g.run()?;
-        g.boundaries
-            .push_back((g.rec.leaf, g.rec.machine.clone()));
+        g.boundaries.push_back((g.rec.leaf, g.rec.machine.clone()));
         if g.boundaries.len() > 6 {
             g.boundaries.pop_front();
         }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::entry::{Body, Entry, EntryHash, Record, SessionHeader, format_ts};
-use super::reader::TornTail;
 use super::error::LogError;
+use super::reader::TornTail;
 use super::reader::{HashIndex, READ_BUFFER, ReadOutcome, SessionLog, read_log};
 use crate::machine::EntryId;
 
@@ -118,15 +118,19 @@ impl SessionWriter {
         Ok((writer, log))
     }
 
-    /// Opens an existing session for appending at its leaf, reading only the branch
-    /// that ends there: the returned [`SessionLog`] holds the entries from the header
-    /// to the leaf (not every entry of the file), which is all that resuming needs.
-    /// The rest of the file is known from its derived index (see [`super::index`]),
-    /// validated against the log, or rebuilt from the log (then every line is
-    /// verified, as [`SessionWriter::open`] does). Every line on the branch is
-    /// verified (its hash, against its parent's) as it is decoded. A torn last line
-    /// is repaired as [`SessionWriter::open`] does.
-    pub fn open_branch(path: &Path) -> Result<(SessionWriter, SessionLog), LogError> {
+    /// Opens an existing session for appending at its leaf, reading only what
+    /// resuming there needs: the entries on the branch that ends at the leaf, in
+    /// order, go to `each` — the header and every input decoded (and checked to
+    /// carry the id and hash the index has for its line), decisions and structure by
+    /// id and kind only.
+    /// The rest of the file is known from its derived index (see [`super::index`]):
+    /// validated against the log and extended by the lines appended since, or
+    /// rebuilt from the log, which then verifies every line as
+    /// [`SessionWriter::open`] does. A torn last line is repaired as there.
+    pub fn open_branch(
+        path: &Path,
+        each: &mut dyn FnMut(BranchEntry),
+    ) -> Result<(SessionWriter, BranchInfo), LogError> {
         let io = |e| LogError::io(path, e);
         let file = OpenOptions::new()
             .read(true)
@@ -156,53 +160,53 @@ impl SessionWriter {
                 sidecar: Some(sidecar),
             });
         }
-        // The branch: positions from the leaf up to the header.
+        // The branch: positions from the header down to the leaf.
+        let leaf = d.leaf();
         let mut branch = Vec::new();
-        let mut at = Some(d.leaf());
+        let mut at = Some(leaf);
         while let Some(p) = at {
             if branch.len() > d.len() {
                 return Err(LogError::Cycle {
                     path: path.to_path_buf(),
-                    id: d.id(d.leaf()),
+                    id: d.id(leaf),
                 });
             }
             branch.push(p);
             at = d.parent(p);
         }
         branch.reverse();
-        // SAFETY: a read-only map of the session file, which this process holds the
-        // advisory lock of (so no cooperating writer changes it meanwhile) and does
-        // not write while the map lives.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        let entries = decode_branch(path, &map, d, &branch)?;
-        drop(map);
-        let lines = branch
-            .iter()
-            .map(|&p| u32::try_from(p + 1).unwrap_or(u32::MAX))
-            .collect();
-        let unknown = (0..d.len())
-            .filter(|&p| d.kind(p) == super::index::Kind::Unknown)
-            .map(|p| (u32::try_from(p + 1).unwrap_or(u32::MAX), d.type_name(p).to_string()))
-            .collect();
+        let header = stream_branch(path, &file, d, &branch, each)?;
         let mut hashes = HashIndex::default();
         let mut max_id = EntryId(0);
         for p in 0..d.len() {
             hashes.insert(d.id(p), d.hash(p));
             max_id = max_id.max(d.id(p));
         }
-        let last_id = d.id(d.len() - 1);
-        let log = SessionLog::new(path, entries, lines, torn_tail, unknown)?;
         let writer = SessionWriter {
             path: path.to_path_buf(),
             file,
             hashes,
             next_id: EntryId(max_id.0 + 1),
-            last_id,
+            last_id: d.id(d.len() - 1),
             len: end,
             dirty: false,
             failed: false,
         };
-        Ok((writer, log))
+        let info = BranchInfo {
+            header,
+            leaf: d.id(leaf),
+            torn_tail,
+            unknown: (0..d.len())
+                .filter(|&p| d.kind(p) == super::index::Kind::Unknown)
+                .map(|p| {
+                    (
+                        u32::try_from(p + 1).unwrap_or(u32::MAX),
+                        d.type_name(p).to_string(),
+                    )
+                })
+                .collect(),
+        };
+        Ok((writer, info))
     }
 
     /// Appends an entry under `parent` (which must be an entry of this session) and
@@ -283,59 +287,163 @@ impl Drop for SessionWriter {
     }
 }
 
-/// Decodes and verifies the lines at `branch` (positions in the index, root first):
-/// the second half on another thread, as decoding is what resuming spends its time on.
-fn decode_branch(
+/// One entry of the branch [`SessionWriter::open_branch`] reads. (Mostly decoded
+/// entries, handed over at once: boxing them would only add an allocation each.)
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum BranchEntry {
+    /// The header or an input, decoded.
+    Decoded(Entry),
+    /// A decision (not decoded: resuming only counts them).
+    Decision(EntryId),
+    /// Structure or an unknown type (no input, no decision).
+    Other(EntryId),
+}
+
+/// What [`SessionWriter::open_branch`] learned of the session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchInfo {
+    pub header: SessionHeader,
+    /// The leaf (the last entry that is not a label).
+    pub leaf: EntryId,
+    pub torn_tail: Option<TornTail>,
+    /// Lines of entry types this version does not know: (line, type).
+    pub unknown: Vec<(u32, String)>,
+}
+
+/// Decodes the header and the inputs at `branch` (positions in the index, root
+/// first), checking each line's hash, and gives every branch entry to `each` in
+/// order. The branch is read in spans of about [`SPAN`] bytes; another thread
+/// decodes two spans of every three meanwhile (a few spans ahead at most, so memory
+/// stays small). Returns the header.
+fn stream_branch(
     path: &Path,
-    bytes: &[u8],
+    file: &File,
     d: &super::index::ArchivedIndexData,
     branch: &[usize],
-) -> Result<Vec<Entry>, LogError> {
-    let one = |p: usize| -> Result<Entry, LogError> {
-        let (start, end) = d.line_range(p);
-        let line = u32::try_from(p + 1).unwrap_or(u32::MAX);
-        let malformed = |source| LogError::Malformed {
+    each: &mut dyn FnMut(BranchEntry),
+) -> Result<SessionHeader, LogError> {
+    use std::os::unix::fs::FileExt;
+    let decoded = |p: usize| d.kind(p).is_input() || p == 0;
+    // Spans of consecutive branch positions, each read with one system call.
+    let mut spans: Vec<&[usize]> = Vec::new();
+    let mut start = 0;
+    for i in 1..=branch.len() {
+        let span_bytes = |j: usize| d.line_range(branch[j]).1 - d.line_range(branch[start]).0;
+        if i == branch.len() || span_bytes(i) > SPAN {
+            spans.push(&branch[start..i]);
+            start = i;
+        }
+    }
+    let read_span = |span: &[usize]| -> Result<Vec<(usize, Option<Entry>)>, LogError> {
+        let (Some(&first), Some(&last)) = (span.first(), span.last()) else {
+            return Ok(Vec::new());
+        };
+        let from = d.line_range(first).0;
+        let to = d.line_range(last).1;
+        let mut buf = vec![0u8; usize::try_from(to - from).unwrap_or(0)];
+        file.read_exact_at(&mut buf, from)
+            .map_err(|e| LogError::io(path, e))?;
+        span.iter()
+            .map(|&p| {
+                if !decoded(p) {
+                    return Ok((p, None));
+                }
+                let (a, b) = d.line_range(p);
+                let raw = usize::try_from(a - from)
+                    .ok()
+                    .zip(usize::try_from(b - from).ok())
+                    .and_then(|(a, b)| buf.get(a..b))
+                    .unwrap_or_default();
+                decode_checked(path, d, p, raw).map(|e| (p, Some(e)))
+            })
+            .collect()
+    };
+    let mut header = None;
+    let mut give = |p: usize, entry: Option<Entry>| match entry {
+        Some(e) => {
+            if let Body::Record(Record::Session(h)) = &e.body
+                && p == 0
+            {
+                header = Some(h.clone());
+            }
+            each(BranchEntry::Decoded(e));
+        }
+        None if d.kind(p).is_decision() => each(BranchEntry::Decision(d.id(p))),
+        None => each(BranchEntry::Other(d.id(p))),
+    };
+    let mine = |k: usize| k.is_multiple_of(3);
+    std::thread::scope(|s| -> Result<(), LogError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(4);
+        let spans = &spans;
+        s.spawn(move || {
+            for (k, span) in spans.iter().enumerate() {
+                if mine(k) {
+                    continue;
+                }
+                let done = read_span(span);
+                let failed = done.is_err();
+                if tx.send(done).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for (k, span) in spans.iter().enumerate() {
+            let entries = if mine(k) {
+                read_span(span)?
+            } else {
+                rx.recv().unwrap_or_else(|_| {
+                    Err(LogError::io(
+                        path,
+                        std::io::Error::other("a decoding thread stopped"),
+                    ))
+                })?
+            };
+            for (p, e) in entries {
+                give(p, e);
+            }
+        }
+        Ok(())
+    })?;
+    header.ok_or_else(|| LogError::NotASession {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Bytes of the log read at once when resuming.
+const SPAN: u64 = 512 * 1024;
+
+/// Decodes the line at position `p` and checks that it carries the hash the index
+/// has for it. (The line's hash is not recomputed: the index was validated against
+/// the log as a whole when it was opened, see [`super::index`].)
+fn decode_checked(
+    path: &Path,
+    d: &super::index::ArchivedIndexData,
+    p: usize,
+    raw: &[u8],
+) -> Result<Entry, LogError> {
+    let line = u32::try_from(p + 1).unwrap_or(u32::MAX);
+    let malformed = |source| LogError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        source,
+    };
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        malformed(super::entry::DecodeError::Json(
+            <serde_json::Error as serde::de::Error>::custom(format!(
+                "the line is not valid UTF-8 ({e})"
+            )),
+        ))
+    })?;
+    let entry = Entry::decode(text).map_err(malformed)?;
+    if entry.hash != d.hash(p) || entry.id != d.id(p) {
+        return Err(LogError::HashMismatch {
             path: path.to_path_buf(),
             line,
-            source,
-        };
-        let raw = usize::try_from(start)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(a, b)| bytes.get(a..b))
-            .unwrap_or_default();
-        let text = std::str::from_utf8(raw).map_err(|e| {
-            malformed(super::entry::DecodeError::Json(
-                <serde_json::Error as serde::de::Error>::custom(format!(
-                    "the line is not valid UTF-8 ({e})"
-                )),
-            ))
-        })?;
-        let (entry, prefix) = Entry::decode_line(text).map_err(malformed)?;
-        let parent = d.parent(p).map(|q| d.hash(q));
-        if entry.hash != d.hash(p) || EntryHash::compute(parent.as_ref(), prefix) != entry.hash {
-            return Err(LogError::HashMismatch {
-                path: path.to_path_buf(),
-                line,
-                id: entry.id,
-            });
-        }
-        Ok(entry)
-    };
-    let mid = branch.len() / 2;
-    let (first, second) = branch.split_at(mid);
-    std::thread::scope(|s| {
-        let later = s.spawn(|| second.iter().map(|&p| one(p)).collect::<Result<Vec<_>, _>>());
-        let mut entries = first
-            .iter()
-            .map(|&p| one(p))
-            .collect::<Result<Vec<_>, _>>()?;
-        let rest = later.join().unwrap_or_else(|_| {
-            Err(LogError::io(path, std::io::Error::other("a decoding thread panicked")))
-        })?;
-        entries.extend(rest);
-        Ok(entries)
-    })
+            id: entry.id,
+        });
+    }
+    Ok(entry)
 }
 
 /// `<path><suffix>`, e.g. `s.jsonl.lock`.

@@ -438,7 +438,21 @@ impl Owner {
                 let cancel = CancellationToken::new();
                 let request = self.request();
                 let sink = StreamSink::new(step, self.stream_tx.clone());
-                let stream = self.provider.stream(request, sink, cancel.clone());
+                // A provider that panics instead of returning its future fails the
+                // step like any provider error; the run settles.
+                let provider = Arc::clone(&self.provider);
+                let token = cancel.clone();
+                let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                    provider.stream(request, sink, token)
+                }))
+                .unwrap_or_else(|_| {
+                    Box::pin(async {
+                        Err(ProviderError {
+                            kind: ProviderErrorKind::Malformed,
+                            message: "the provider panicked starting the request".into(),
+                        })
+                    })
+                });
                 let tx = self.stream_tx.clone();
                 tokio::spawn(async move {
                     let result = match tokio::spawn(stream).await {
@@ -465,7 +479,22 @@ impl Owner {
                     cancel: cancel.clone(),
                     done: None,
                 });
-                let work = self.tools.execute(call.clone(), cancel);
+                // An executor that panics instead of returning its future is a tool
+                // error; the call settles.
+                let tools = Arc::clone(&self.tools);
+                let name = call.name.clone();
+                let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
+                    let call = call.clone();
+                    move || tools.execute(call, cancel)
+                }))
+                .unwrap_or_else(move |_| {
+                    Box::pin(async move {
+                        ToolOutcome {
+                            status: ToolStatus::Error,
+                            content: format!("error: the tool `{name}` panicked starting"),
+                        }
+                    })
+                });
                 let tx = self.done_tx.clone();
                 tokio::spawn(async move {
                     let started = Instant::now();

@@ -8,7 +8,8 @@ use chrono::Utc;
 
 use super::{RuntimeError, SessionTarget};
 use crate::log::{
-    Body, Dag, Record, SessionHeader, SessionLog, SessionWriter, entry_decision, entry_inputs,
+    Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
+    entry_decision, entry_inputs, into_inputs,
 };
 use crate::machine::{EntryId, Machine, Phase};
 
@@ -42,29 +43,18 @@ pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeErro
 }
 
 fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeError> {
-    // Continuing at the leaf needs only the branch that ends there (read through the
-    // session's derived index); `--at` may name any entry, so it reads the whole log.
-    let (mut writer, log) = match at {
-        None => SessionWriter::open_branch(path)?,
-        Some(_) => SessionWriter::open(path)?,
+    let Some(at) = at else {
+        return open_at_leaf(path);
     };
+    let (mut writer, log) = SessionWriter::open(path)?;
     let mut notices = Vec::new();
     if let Some(torn) = &log.torn_tail {
-        notices.push(format!(
-            "{}: repaired a torn last line: {} byte(s) at offset {} were cut off{}",
-            path.display(),
-            torn.len,
-            torn.offset,
-            torn.sidecar
-                .as_ref()
-                .map(|p| format!(" and kept in {}", p.display()))
-                .unwrap_or_default()
-        ));
+        notices.push(torn_notice(path, torn));
     }
     let session_id = log.header().session_id.clone();
     let cwd = log.header().cwd.clone();
     let last = log.leaf();
-    let target = at.unwrap_or(last);
+    let target = at;
     if log.get(target).is_none() {
         return Err(RuntimeError::NoSuchEntry {
             path: path.to_path_buf(),
@@ -73,7 +63,7 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     }
     let (mut machine, boundary) = rebuild_machine(&log, target)?;
     let mut leaf = target;
-    if at.is_some() && target != last {
+    if target != last {
         check_boundary(&log, &machine, boundary, target, last)?;
         let (id, _) = writer.append(
             target,
@@ -85,27 +75,118 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
             "continuing from entry {target} on a new branch (the previous leaf was {last})"
         ));
     }
+    recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    Ok((writer, machine, leaf, notices, session_id, cwd))
+}
+
+/// Continues at the leaf: only the branch that ends there is read (through the
+/// session's derived index) and replayed as it is read.
+fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
+    let mut rebuild = Rebuild::default();
+    let (mut writer, info) = SessionWriter::open_branch(path, &mut |item| match item {
+        BranchEntry::Decoded(entry) => rebuild.feed(entry.id, into_inputs(entry), false),
+        BranchEntry::Decision(id) => rebuild.feed(id, Vec::new(), true),
+        BranchEntry::Other(id) => rebuild.feed(id, Vec::new(), false),
+    })?;
+    let mut notices = Vec::new();
+    if let Some(torn) = &info.torn_tail {
+        notices.push(torn_notice(path, torn));
+    }
+    let mut machine = rebuild.machine;
+    let mut leaf = info.leaf;
+    // A crash between an input's entry and its decisions' entries: the machine
+    // re-makes the same decisions (it is deterministic); record them now so that the
+    // log replays, then settle the run.
+    if !rebuild.owed.is_empty() {
+        notices.push(format!(
+            "{} decision(s) the previous process made but did not write are recorded now",
+            rebuild.owed.len()
+        ));
+    }
+    for decision in rebuild.owed {
+        let (id, _) = writer.append(leaf, Utc::now(), &Body::Decision(decision))?;
+        leaf = id;
+    }
+    recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    Ok((
+        writer,
+        machine,
+        leaf,
+        notices,
+        info.header.session_id,
+        info.header.cwd,
+    ))
+}
+
+fn torn_notice(path: &Path, torn: &TornTail) -> String {
+    format!(
+        "{}: repaired a torn last line: {} byte(s) at offset {} were cut off{}",
+        path.display(),
+        torn.len,
+        torn.offset,
+        torn.sidecar
+            .as_ref()
+            .map(|p| format!(" and kept in {}", p.display()))
+            .unwrap_or_default()
+    )
+}
+
+/// The previous process died mid-run: settle what it left unsettled.
+fn recover(
+    writer: &mut SessionWriter,
+    machine: &mut Machine,
+    leaf: &mut EntryId,
+    notices: &mut Vec<String>,
+) -> Result<(), RuntimeError> {
     if machine.is_running() {
-        // The previous process died mid-run: settle what it left unsettled.
         let note = format!(
             "the previous run ended without finishing ({}); unsettled work is settled now",
             describe(machine.phase())
         );
         let (id, _) = writer.append(
-            leaf,
+            *leaf,
             Utc::now(),
             &Body::Record(Record::Recovered { note: note.clone() }),
         )?;
-        leaf = id;
+        *leaf = id;
         for effect in machine.handle(crate::machine::Input::Recover) {
             if let crate::machine::Effect::Record(d) = effect {
-                let (id, _) = writer.append(leaf, Utc::now(), &Body::Decision(d))?;
-                leaf = id;
+                let (id, _) = writer.append(*leaf, Utc::now(), &Body::Decision(d))?;
+                *leaf = id;
             }
         }
         notices.push(note);
     }
-    Ok((writer, machine, leaf, notices, session_id, cwd))
+    Ok(())
+}
+
+/// A machine rebuilt entry by entry along a branch (see [`rebuild_machine`]).
+#[derive(Default)]
+struct Rebuild {
+    machine: Machine,
+    boundary: Option<EntryId>,
+    /// Decisions the machine made whose entries have not yet appeared on the path: an
+    /// entry is a boundary only when none are owed (the run's `run_finished` is in).
+    owed: std::collections::VecDeque<crate::machine::Decision>,
+}
+
+impl Rebuild {
+    /// The next entry of the branch: its inputs, and whether it records a decision.
+    fn feed(&mut self, id: EntryId, inputs: Vec<crate::machine::Input>, decision: bool) {
+        for input in inputs {
+            for effect in self.machine.handle(input) {
+                if let crate::machine::Effect::Record(d) = effect {
+                    self.owed.push_back(d);
+                }
+            }
+        }
+        if decision {
+            self.owed.pop_front();
+        }
+        if !self.machine.is_running() && self.owed.is_empty() {
+            self.boundary = Some(id);
+        }
+    }
 }
 
 /// Replays the inputs on the path to `leaf` through a fresh machine (effects are
@@ -118,31 +199,15 @@ pub fn rebuild_machine(
 ) -> Result<(Machine, Option<EntryId>), RuntimeError> {
     let dag = Dag::from_log(log);
     let path = dag.path_to_root(leaf)?;
-    let mut machine = Machine::new();
-    let mut boundary = None;
-    // Decisions the machine made whose entries have not yet appeared on the path: an
-    // entry is a boundary only when none are owed (the run's `run_finished` is in).
-    let mut owed = 0usize;
+    let mut rebuild = Rebuild::default();
     for id in path {
         let entry = log.get(id).ok_or(RuntimeError::NoSuchEntry {
             path: log.path.clone(),
             entry: id,
         })?;
-        for input in entry_inputs(entry) {
-            owed += machine
-                .handle(input)
-                .iter()
-                .filter(|e| matches!(e, crate::machine::Effect::Record(_)))
-                .count();
-        }
-        if entry_decision(entry).is_some() {
-            owed = owed.saturating_sub(1);
-        }
-        if !machine.is_running() && owed == 0 {
-            boundary = Some(id);
-        }
+        rebuild.feed(id, entry_inputs(entry), entry_decision(entry).is_some());
     }
-    Ok((machine, boundary))
+    Ok((rebuild.machine, rebuild.boundary))
 }
 
 /// The first `run_finished` after `target` on the branch ending at `leaf`.
@@ -221,5 +286,53 @@ fn describe(phase: &Phase) -> String {
         ),
         Phase::Compacting(_) => "compacting".into(),
         Phase::Finished(r) => format!("finished: {r:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::synth::{SynthOptions, generate};
+
+    /// Continuing at the leaf through the index rebuilds the machine that replaying
+    /// the whole log rebuilds, and repairs a torn tail the same way.
+    #[test]
+    fn opening_at_the_leaf_through_the_index_rebuilds_the_same_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.jsonl");
+        generate(
+            &a,
+            SynthOptions {
+                entries: 5_000,
+                seed: 8,
+            },
+        )
+        .unwrap();
+        let mut bytes = std::fs::read(&a).unwrap();
+        bytes.extend_from_slice(b"{\"v\":1,\"id\":77");
+        std::fs::write(&a, &bytes).unwrap();
+        let b = dir.path().join("b.jsonl");
+        std::fs::write(&b, &bytes).unwrap();
+
+        let (wa, ma, la, na, ia, ca) = open_at_leaf(&a).unwrap();
+        let (wb, log) = SessionWriter::open(&b).unwrap();
+        let (mb, _) = rebuild_machine(&log, log.leaf()).unwrap();
+        assert_eq!(la, log.leaf());
+        assert_eq!(ma.phase(), mb.phase());
+        assert_eq!(ma.context(), mb.context());
+        assert_eq!(ma.run(), mb.run());
+        assert_eq!(ma.pending(), mb.pending());
+        assert_eq!((wa.next_id(), wa.last_id()), (wb.next_id(), wb.last_id()));
+        assert_eq!(
+            (ia, ca),
+            (log.header().session_id.clone(), log.header().cwd.clone())
+        );
+        assert_eq!(na.len(), 1, "{na:?}");
+        assert!(
+            na[0].contains("repaired a torn last line: 14 byte(s)"),
+            "{na:?}"
+        );
+        drop((wa, wb));
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     }
 }

@@ -75,7 +75,8 @@ pub(crate) fn check(
 /// no more); `None` when there is one (the caller runs [`check`] for the report).
 pub(crate) fn check_clean(entries: &[Entry]) -> Option<usize> {
     let n = entries.len();
-    let index: HashMap<EntryId, usize> = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let index: HashMap<EntryId, usize> =
+        entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
     let is_label = |e: &Entry| matches!(e.body, Body::Record(Record::Label { .. }));
     let mut parent = vec![usize::MAX; n];
     let mut has_child = vec![false; n];
@@ -129,29 +130,49 @@ pub(crate) fn check_clean(entries: &[Entry]) -> Option<usize> {
         return Some(0);
     }
     let mut path: Vec<&Entry> = Vec::new();
-    let mut pos: HashMap<EntryId, usize> = HashMap::new();
+    // The depth on the current path of each entry on it (`usize::MAX`: not on it).
+    let mut on_path: Vec<usize> = vec![usize::MAX; n];
+    let mut path_pos: Vec<usize> = Vec::new();
     let mut stack: Vec<(usize, usize, Branch)> = vec![(0, 0, Branch::default())];
     while let Some((v, depth, state)) = stack.pop() {
         while path.len() > depth {
-            if let Some(e) = path.pop() {
-                pos.remove(&e.id);
+            path.pop();
+            if let Some(p) = path_pos.pop() {
+                on_path[p] = usize::MAX;
             }
         }
         path.push(&entries[v]);
-        pos.insert(entries[v].id, depth);
+        path_pos.push(v);
+        on_path[v] = depth;
         let children = &kids[start[v] as usize..start[v + 1] as usize];
-        if children.is_empty() {
-            let mut state = state;
-            state.visit(&path, depth, &|id| pos.get(&id).copied(), &mut f);
-            branches += 1;
-        } else {
-            for &c in children.iter().rev() {
-                let mut next = state.clone();
-                let c = c as usize;
-                path.push(&entries[c]);
-                next.visit(&path, depth, &|id| pos.get(&id).copied(), &mut f);
+        let pos_of = |id: EntryId| {
+            index
+                .get(&id)
+                .map(|&p| on_path[p])
+                .filter(|&d| d != usize::MAX)
+        };
+        match children {
+            [] => {
+                let mut state = state;
+                state.visit(&path, depth, &pos_of, &mut f);
+                branches += 1;
+            }
+            [only] => {
+                let mut state = state;
+                path.push(&entries[*only as usize]);
+                state.visit(&path, depth, &pos_of, &mut f);
                 path.pop();
-                stack.push((c, depth + 1, next));
+                stack.push((*only as usize, depth + 1, state));
+            }
+            many => {
+                for &c in many.iter().rev() {
+                    let mut next = state.clone();
+                    let c = c as usize;
+                    path.push(&entries[c]);
+                    next.visit(&path, depth, &pos_of, &mut f);
+                    path.pop();
+                    stack.push((c, depth + 1, next));
+                }
             }
         }
         if !f.is_empty() {
@@ -408,7 +429,7 @@ impl Branch {
                     }
                     Decision::CompactionStarted { first_kept, .. }
                     | Decision::Compacted { first_kept, .. } => {
-                        if !pos_of(*first_kept).is_some_and(|j| j < i) {
+                        if pos_of(*first_kept).is_none_or(|j| j >= i) {
                             f.order(
                             "first_kept_off_path",
                             format!("compaction {id} keeps from entry {first_kept}, which is not before it on its branch"),

@@ -1,0 +1,828 @@
+//! Fault injection across the runtime (`run_agent`, the owner task, the real log
+//! writer): a provider stream that breaks off at every event index of a recorded
+//! stream (in process, and over HTTP against a local server at every SSE frame),
+//! a stream that stalls past the idle timeout, a provider task that panics, a late
+//! stream event after its step settled, and tool executions that panic, hang until
+//! an interrupt cancels them, or return after the run was interrupted. Each must
+//! settle exactly once, leave a log that reads, replays and keeps the invariants,
+//! and report the right reason. No test sleeps: gates are `Notify`s; the only timer
+//! is the HTTP provider's own idle timeout (100 ms) in the stall test.
+#![cfg(not(feature = "broken-steer"))]
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use support::mock_server::{Fault, MockServer, Reply};
+use support::sse::Wire;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use xcsh_core::log::{Body, Record, SessionLog, StepRecord, read_session};
+use xcsh_core::machine::{
+    Assembler, Decision, FinishReason, IgnoreReason, Limits, Permissions, ProviderError,
+    ProviderErrorKind, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
+    ToolStatus, Usage,
+};
+use xcsh_core::provider::anthropic::AnthropicProvider;
+use xcsh_core::provider::http::HttpConfig;
+use xcsh_core::provider::openai::OpenAiProvider;
+use xcsh_core::provider::regress::{self, Protocol};
+use xcsh_core::provider::responses::ResponsesProvider;
+use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_core::runtime::{RunHandle, RunOptions, RunResult, SessionTarget, Task, run_agent};
+use xcsh_core::tools::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
+use xcsh_proptests::{check_invariants, scratch_dir};
+
+/// A run of its own: a fresh session file in a scratch directory.
+struct Run {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, RunHandle) {
+    let dir = scratch_dir();
+    let path = dir.path().join("s.jsonl");
+    let handle = run_agent(RunOptions {
+        session: SessionTarget::New {
+            path: path.clone(),
+            session_id: "faults".into(),
+            cwd: "/w".into(),
+        },
+        task: Task::Prompt("go".into()),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        provider,
+        tools,
+        permissions: Permissions::Yolo,
+        approver: None,
+    })
+    .expect("start the run");
+    (Run { _dir: dir, path }, handle)
+}
+
+/// The log reads clean (no torn tail, nothing unknown), replays clean, keeps the
+/// run invariants (settle-once included) and holds exactly one `run_finished`.
+fn valid_log(path: &Path) -> SessionLog {
+    let log = read_session(path).expect("the log reads");
+    assert_eq!((&log.torn_tail, &log.unknown), (&None, &Vec::new()));
+    if let Err(e) = xcsh_replay::replay_branch(&log, log.leaf()) {
+        panic!("replay: {e}: {e:?}");
+    }
+    check_invariants(&log).expect("the run invariants hold");
+    let finished = log
+        .entries
+        .iter()
+        .filter(|e| matches!(e.body, Body::Decision(Decision::RunFinished { .. })))
+        .count();
+    assert_eq!(finished, 1, "the run settles once");
+    log
+}
+
+fn steps(log: &SessionLog) -> Vec<StepRecord> {
+    log.entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Record(Record::Step(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_results(log: &SessionLog) -> Vec<(String, ToolOutcome)> {
+    log.entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Record(Record::ToolResult(r)) => Some((r.name.clone(), r.outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn events(step: &StepRecord) -> Vec<StreamEvent> {
+    step.events.iter().map(|e| e.event.clone()).collect()
+}
+
+fn assembled(events: &[StreamEvent]) -> xcsh_core::machine::Assembled {
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    a.finish()
+}
+
+fn final_answer() -> Vec<StreamEvent> {
+    vec![
+        StreamEvent::TextDelta {
+            text: "done".into(),
+        },
+        StreamEvent::Usage {
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 1,
+                ..Usage::default()
+            },
+        },
+        StreamEvent::Finish {
+            reason: FinishReason::Stop,
+        },
+    ]
+}
+
+/// Streams `first` for the first request, failing with `error` after `cut` events
+/// when `cut` is less than its length, and a final answer for later requests.
+struct CutProvider {
+    first: Vec<StreamEvent>,
+    cut: usize,
+    error: ProviderError,
+    requests: Mutex<usize>,
+}
+
+impl Provider for CutProvider {
+    fn name(&self) -> &str {
+        "cut"
+    }
+    fn model(&self) -> &str {
+        "cut"
+    }
+    fn stream(
+        &self,
+        _request: ModelRequest,
+        sink: StreamSink,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let n = {
+            let mut r = self.requests.lock().unwrap();
+            *r += 1;
+            *r
+        };
+        let (events, result) = if n == 1 {
+            let cut = self.cut.min(self.first.len());
+            let result = if cut < self.first.len() {
+                Err(self.error.clone())
+            } else {
+                Ok(())
+            };
+            (self.first[..cut].to_vec(), result)
+        } else {
+            (final_answer(), Ok(()))
+        };
+        Box::pin(async move {
+            for e in events {
+                sink.send(e);
+            }
+            result
+        })
+    }
+}
+
+/// `echo`, plus test tools that misbehave: `panics` (its future panics), `hangs`
+/// (until cancelled), `stubborn` (ignores cancellation and returns once the test
+/// opens `gate`). `started` is notified when `hangs` or `stubborn` starts, and
+/// `cancel_seen` when `stubborn` sees its cancellation.
+#[derive(Default)]
+struct FaultyTools {
+    started: Arc<Notify>,
+    cancel_seen: Arc<Notify>,
+    gate: Arc<Notify>,
+}
+
+impl ToolExecutor for FaultyTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        ["echo", "panics", "hangs", "stubborn"]
+            .into_iter()
+            .map(|name| ToolSpec {
+                name: name.into(),
+                description: format!("{name} (a test tool)"),
+                parameters: serde_json::json!({"type": "object"}),
+            })
+            .collect()
+    }
+
+    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
+        let (started, cancel_seen, gate) = (
+            Arc::clone(&self.started),
+            Arc::clone(&self.cancel_seen),
+            Arc::clone(&self.gate),
+        );
+        Box::pin(async move {
+            match call.name.as_str() {
+                "panics" => panic!("the tool broke"),
+                "hangs" => {
+                    started.notify_one();
+                    cancel.cancelled().await;
+                    ToolOutcome {
+                        status: ToolStatus::Cancelled,
+                        content: format!("hangs {CANCELLED_NOTE}"),
+                    }
+                }
+                "stubborn" => {
+                    started.notify_one();
+                    cancel.cancelled().await;
+                    cancel_seen.notify_one();
+                    gate.notified().await;
+                    ToolOutcome {
+                        status: ToolStatus::Ok,
+                        content: "finished anyway".into(),
+                    }
+                }
+                _ => ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: call.arguments,
+                },
+            }
+        })
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".."))
+}
+
+/// The normalized events of recorded streams (one tool-calling stream per protocol),
+/// or `None` when the streams directory is missing (loud; a failure under CI).
+fn recorded_streams() -> Option<Vec<(String, Vec<StreamEvent>)>> {
+    let dir = regress::streams_dir(&workspace_root());
+    if !dir.is_dir() {
+        let message = format!(
+            "FAULT INJECTION OVER RECORDED STREAMS NOT RUN: {} does not exist",
+            dir.display()
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+        eprintln!("\n*** {message} ***\n");
+        return None;
+    }
+    let picks = [
+        (Protocol::OpenAiChat, "deepseek-tool-call"),
+        (Protocol::Anthropic, "anthropic-json-tool.1"),
+        (
+            Protocol::OpenAiResponses,
+            "openai-reasoning-encrypted-content.1",
+        ),
+    ];
+    Some(
+        picks
+            .into_iter()
+            .map(|(protocol, name)| {
+                let path = dir.join(protocol.folder()).join(format!("{name}.jsonl"));
+                let payloads = std::fs::read_to_string(&path).expect("read the stream");
+                let sse = protocol.rebuild_sse(&payloads).expect("rebuild the SSE");
+                let parsed = regress::parse_whole(protocol, &sse);
+                assert_eq!(parsed.error, None, "{name} parses");
+                (name.to_string(), parsed.events)
+            })
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn a_stream_cut_at_every_event_index_settles_the_step_once_as_a_provider_error() {
+    let Some(streams) = recorded_streams() else {
+        return;
+    };
+    for (name, recorded) in streams {
+        for cut in 0..=recorded.len() {
+            let error = ProviderError {
+                kind: ProviderErrorKind::Disconnected,
+                message: format!("cut after {cut} events"),
+            };
+            let provider = CutProvider {
+                first: recorded.clone(),
+                cut,
+                error: error.clone(),
+                requests: Mutex::new(0),
+            };
+            let (run, handle) = start(Arc::new(provider), Arc::new(FaultyTools::default()));
+            let result = handle.result().await.expect("the run ends");
+            let log = valid_log(&run.path);
+            let steps = steps(&log);
+            let at = format!("{name} cut at {cut} of {}", recorded.len());
+            assert_eq!(events(&steps[0]), recorded[..cut], "{at}");
+            assert_eq!(steps[0].message, assembled(&recorded[..cut]), "{at}");
+            if cut < recorded.len() {
+                assert_eq!(
+                    (
+                        result.stop_reason,
+                        result.steps,
+                        steps.len(),
+                        &steps[0].outcome
+                    ),
+                    (
+                        StopReason::ProviderError {
+                            error: error.clone()
+                        },
+                        1,
+                        1,
+                        &StepOutcome::Failed { error }
+                    ),
+                    "{at}"
+                );
+            } else {
+                assert_eq!(steps[0].outcome, StepOutcome::Completed, "{at}");
+                assert!(
+                    !matches!(result.stop_reason, StopReason::ProviderError { .. }),
+                    "{at}: {:?}",
+                    result.stop_reason
+                );
+            }
+        }
+    }
+}
+
+fn http_provider(wire: Wire, config: HttpConfig) -> Arc<dyn Provider> {
+    match wire {
+        Wire::OpenAi => Arc::new(OpenAiProvider::new(config).unwrap()),
+        Wire::Anthropic => Arc::new(AnthropicProvider::new(config).unwrap()),
+        Wire::Responses => Arc::new(ResponsesProvider::new(config).unwrap()),
+    }
+}
+
+fn protocol(wire: Wire) -> Protocol {
+    match wire {
+        Wire::OpenAi => Protocol::OpenAiChat,
+        Wire::Anthropic => Protocol::Anthropic,
+        Wire::Responses => Protocol::OpenAiResponses,
+    }
+}
+
+/// The events a stream delivers before its connection breaks after `bytes`: each
+/// complete SSE event through the mapper, up to the first error; no flush.
+fn parsed_before_a_break(protocol: Protocol, bytes: &[u8]) -> Vec<StreamEvent> {
+    let mut parser = xcsh_core::provider::sse::SseParser::new();
+    let mut mapper = protocol.mapper();
+    let mut out = Vec::new();
+    for event in parser.push(bytes) {
+        match mapper.on_event(event.event.as_deref(), &event.data) {
+            Ok(events) => out.extend(events),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// Runs the wire's tool step served with `fault` (then its text step) against a
+/// real HTTP provider with one attempt and a 100 ms idle timeout.
+async fn over_http(wire: Wire, fault: Option<Fault>) -> (Run, RunResult) {
+    let mut reply = Reply::sse(wire.tool_step());
+    reply.fault = fault;
+    let server = MockServer::start(vec![reply, Reply::sse(wire.text_step("done"))]);
+    let mut config = HttpConfig::new(&wire.base_url(&server.url()), None, "m");
+    config.max_attempts = 1;
+    config.idle_timeout = Duration::from_millis(100);
+    let (run, handle) = start(
+        http_provider(wire, config),
+        Arc::new(FaultyTools::default()),
+    );
+    let result = handle.result().await.expect("the run ends");
+    (run, result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_stream_cut_at_every_sse_frame_and_inside_each_fails_the_step_as_disconnected() {
+    for wire in Wire::ALL {
+        let frames = wire.tool_step();
+        let mut cuts = Vec::new();
+        let mut at = 0;
+        for frame in &frames {
+            cuts.push(at);
+            cuts.push(at + frame.len() / 2);
+            at += frame.len();
+        }
+        let body = frames.concat();
+        for cut in cuts {
+            let (run, result) = over_http(wire, Some(Fault::DisconnectAfter(cut))).await;
+            let log = valid_log(&run.path);
+            let steps = steps(&log);
+            let what = format!("{wire:?} cut at byte {cut} of {}", body.len());
+            let StopReason::ProviderError { error } = &result.stop_reason else {
+                panic!("{what}: {:?}", result.stop_reason);
+            };
+            assert_eq!(error.kind, ProviderErrorKind::Disconnected, "{what}");
+            assert!(
+                error
+                    .message
+                    .starts_with(&format!("the stream broke off after {cut} bytes and ")),
+                "{what}: {}",
+                error.message
+            );
+            assert_eq!(
+                (steps.len(), &steps[0].outcome),
+                (
+                    1,
+                    &StepOutcome::Failed {
+                        error: error.clone()
+                    }
+                ),
+                "{what}"
+            );
+            // What arrived before the cut is in the step entry, as the driver parses
+            // it: a connection that ended cleanly also flushes the parser and the
+            // mapper (as `regress` does); a broken one does not.
+            let bytes = &body.as_bytes()[..cut];
+            let clean_end = error.message.ends_with("before the response was complete")
+                || error.message.ends_with("inside an unfinished event");
+            let arrived = if clean_end {
+                regress::parse_whole(protocol(wire), bytes).events
+            } else {
+                parsed_before_a_break(protocol(wire), bytes)
+            };
+            assert_eq!(events(&steps[0]), arrived, "{what}: {}", error.message);
+        }
+        // Uncut, the same exchange completes (the unknown `read` gets an error
+        // result, then the text step answers).
+        let (run, result) = over_http(wire, None).await;
+        valid_log(&run.path);
+        assert_eq!(
+            (result.stop_reason, result.final_text.as_str()),
+            (StopReason::Completed, "done"),
+            "{wire:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_stalls_past_the_idle_timeout_fails_the_step_as_idle_timeout() {
+    for wire in Wire::ALL {
+        for at in 0..wire.tool_step().len() {
+            let (run, result) = over_http(wire, Some(Fault::StallAt(at))).await;
+            let log = valid_log(&run.path);
+            let steps = steps(&log);
+            let what = format!("{wire:?} stalled before frame {at}");
+            let StopReason::ProviderError { error } = &result.stop_reason else {
+                panic!("{what}: {:?}", result.stop_reason);
+            };
+            assert_eq!(error.kind, ProviderErrorKind::IdleTimeout, "{what}");
+            assert!(
+                error.message.starts_with("no data for 0.1 s (after "),
+                "{what}: {}",
+                error.message
+            );
+            assert_eq!(
+                (steps.len(), &steps[0].outcome),
+                (
+                    1,
+                    &StepOutcome::Failed {
+                        error: error.clone()
+                    }
+                ),
+                "{what}"
+            );
+        }
+    }
+}
+
+/// A provider whose stream task panics.
+struct PanickingProvider;
+
+impl Provider for PanickingProvider {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn model(&self) -> &str {
+        "panics"
+    }
+    fn stream(
+        &self,
+        _request: ModelRequest,
+        sink: StreamSink,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        Box::pin(async move {
+            sink.send(StreamEvent::TextDelta {
+                text: "partial".into(),
+            });
+            panic!("the provider broke");
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_provider_task_that_panics_settles_the_step_as_a_provider_error() {
+    let (run, handle) = start(
+        Arc::new(PanickingProvider),
+        Arc::new(FaultyTools::default()),
+    );
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    let steps = steps(&log);
+    let StopReason::ProviderError { error } = &result.stop_reason else {
+        panic!("{:?}", result.stop_reason);
+    };
+    assert_eq!(error.kind, ProviderErrorKind::Malformed);
+    assert!(
+        error.message.starts_with("the provider task failed: task ")
+            && error.message.contains("panicked"),
+        "{}",
+        error.message
+    );
+    assert_eq!(
+        (
+            steps.len(),
+            &steps[0].outcome,
+            steps[0].message.text.as_str()
+        ),
+        (
+            1,
+            &StepOutcome::Failed {
+                error: error.clone()
+            },
+            "partial"
+        )
+    );
+}
+
+/// Step 1 ends at once but leaves a straggler that sends one more event of step 1
+/// when step 2 starts; step 2 answers after the straggler has sent.
+struct StragglingProvider {
+    requests: Mutex<usize>,
+    straggler_go: Arc<Notify>,
+    straggler_sent: Arc<Notify>,
+}
+
+impl Provider for StragglingProvider {
+    fn name(&self) -> &str {
+        "straggler"
+    }
+    fn model(&self) -> &str {
+        "straggler"
+    }
+    fn stream(
+        &self,
+        _request: ModelRequest,
+        sink: StreamSink,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let n = {
+            let mut r = self.requests.lock().unwrap();
+            *r += 1;
+            *r
+        };
+        let (go, sent) = (
+            Arc::clone(&self.straggler_go),
+            Arc::clone(&self.straggler_sent),
+        );
+        Box::pin(async move {
+            if n == 1 {
+                let late = sink.clone();
+                tokio::spawn(async move {
+                    go.notified().await;
+                    late.send(StreamEvent::TextDelta {
+                        text: "too late".into(),
+                    });
+                    sent.notify_one();
+                });
+                let call = [
+                    StreamEvent::ToolCallStart {
+                        index: 0,
+                        id: xcsh_core::machine::CallId("call_1".into()),
+                        name: "echo".into(),
+                    },
+                    StreamEvent::ToolCallDelta {
+                        index: 0,
+                        arguments: "{}".into(),
+                    },
+                    StreamEvent::ToolCallEnd { index: 0 },
+                    StreamEvent::Finish {
+                        reason: FinishReason::ToolCalls,
+                    },
+                ];
+                for e in call {
+                    sink.send(e);
+                }
+                return Ok(());
+            }
+            go.notify_one();
+            sent.notified().await;
+            for e in final_answer() {
+                sink.send(e);
+            }
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_stream_event_after_its_step_settled_is_recorded_as_late_and_ignored() {
+    let provider = StragglingProvider {
+        requests: Mutex::new(0),
+        straggler_go: Arc::new(Notify::new()),
+        straggler_sent: Arc::new(Notify::new()),
+    };
+    let (run, handle) = start(Arc::new(provider), Arc::new(FaultyTools::default()));
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    assert_eq!(
+        (result.stop_reason, result.final_text.as_str(), result.steps),
+        (StopReason::Completed, "done", 2)
+    );
+    let late: Vec<(&Body, Option<&Body>)> = log
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.body, Body::Record(Record::LateEvent { .. })))
+        .map(|(i, e)| (&e.body, log.entries.get(i + 1).map(|n| &n.body)))
+        .collect();
+    assert_eq!(
+        late,
+        vec![(
+            &Body::Record(Record::LateEvent {
+                step: StepNo(1),
+                event: StreamEvent::TextDelta {
+                    text: "too late".into()
+                }
+            }),
+            Some(&Body::Decision(Decision::Ignored {
+                reason: IgnoreReason::LateStreamEvent
+            }))
+        )]
+    );
+}
+/// A faux script: step 1 calls `tools` (names, in order), step 2 answers.
+fn calling(tools: &[&str]) -> Arc<dyn Provider> {
+    let calls: Vec<String> = tools
+        .iter()
+        .map(|t| format!(r#"{{"name":"{t}","arguments":{{}}}}"#))
+        .collect();
+    let script = format!(
+        "{{\"tool_calls\":[{}]}}\n{{\"text\":\"done\"}}",
+        calls.join(",")
+    );
+    Arc::new(xcsh_core::provider::faux::FauxProvider::from_script("faults", &script).unwrap())
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_settles_once_as_an_error_and_the_run_goes_on() {
+    let (run, handle) = start(
+        calling(&["panics", "echo"]),
+        Arc::new(FaultyTools::default()),
+    );
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    assert_eq!(
+        (result.stop_reason, result.final_text.as_str(), result.steps),
+        (StopReason::Completed, "done", 2)
+    );
+    let results = tool_results(&log);
+    assert_eq!(results.len(), 2, "{results:?}");
+    let (name, outcome) = &results[0];
+    assert_eq!(
+        (name.as_str(), outcome.status),
+        ("panics", ToolStatus::Error)
+    );
+    assert!(
+        outcome
+            .content
+            .starts_with("error: the tool `panics` failed: task ")
+            && outcome.content.contains("panicked"),
+        "{}",
+        outcome.content
+    );
+    assert_eq!(
+        results[1],
+        (
+            "echo".to_string(),
+            ToolOutcome {
+                status: ToolStatus::Ok,
+                content: "{}".into()
+            }
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_hung_tool_is_released_by_the_interrupt_and_settles_once_as_cancelled() {
+    let tools = Arc::new(FaultyTools::default());
+    let (run, handle) = start(calling(&["hangs", "echo"]), tools.clone());
+    tools.started.notified().await;
+    assert!(handle.interrupt());
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    assert_eq!(
+        (result.stop_reason, result.steps),
+        (StopReason::Interrupted, 1)
+    );
+    assert_eq!(
+        tool_results(&log),
+        vec![
+            (
+                "hangs".to_string(),
+                ToolOutcome {
+                    status: ToolStatus::Cancelled,
+                    content: format!("hangs {CANCELLED_NOTE}")
+                }
+            ),
+            (
+                "echo".to_string(),
+                ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: "{}".into()
+                }
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_returns_after_the_interrupt_settles_once_with_what_it_returned() {
+    let tools = Arc::new(FaultyTools::default());
+    let (run, handle) = start(calling(&["stubborn", "hangs"]), tools.clone());
+    // Both started (`stubborn` first: calls start in order).
+    tools.started.notified().await;
+    tools.started.notified().await;
+    assert!(handle.interrupt());
+    // The interrupt reached `stubborn` (its cancel fired); it returns only now.
+    tools.cancel_seen.notified().await;
+    tools.gate.notify_one();
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    assert_eq!(
+        (result.stop_reason, result.steps),
+        (StopReason::Interrupted, 1)
+    );
+    assert_eq!(
+        tool_results(&log),
+        vec![
+            (
+                "stubborn".to_string(),
+                ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: "finished anyway".into()
+                }
+            ),
+            (
+                "hangs".to_string(),
+                ToolOutcome {
+                    status: ToolStatus::Cancelled,
+                    content: format!("hangs {CANCELLED_NOTE}")
+                }
+            ),
+        ]
+    );
+    // The interrupt was recorded before either result.
+    let kinds: Vec<&str> = log.entries.iter().map(|e| e.type_name()).collect();
+    let interrupt = kinds.iter().position(|k| *k == "interrupt").unwrap();
+    let first_result = kinds.iter().position(|k| *k == "tool_result").unwrap();
+    assert!(interrupt < first_result, "{kinds:?}");
+}
+
+/// An executor whose `execute` panics before it returns a future (a bug in a tool,
+/// but one the runtime could contain as it contains a panicking future).
+struct PanicsOnCall;
+
+impl ToolExecutor for PanicsOnCall {
+    fn specs(&self) -> Vec<ToolSpec> {
+        FaultyTools::default().specs()
+    }
+    fn execute(&self, _call: ToolCall, _cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
+        panic!("the executor broke before returning its future");
+    }
+}
+
+#[tokio::test]
+
+async fn an_executor_that_panics_before_returning_its_future_settles_the_call_as_an_error() {
+    let (run, handle) = start(calling(&["echo"]), Arc::new(PanicsOnCall));
+    let result = handle.result().await;
+    assert!(
+        matches!(&result, Ok(r) if r.stop_reason == StopReason::Completed),
+        "{:?}",
+        result.as_ref().map(|r| &r.stop_reason)
+    );
+    valid_log(&run.path);
+}
+
+/// A provider whose `stream` panics before it returns its future.
+struct PanicsOnStream;
+
+impl Provider for PanicsOnStream {
+    fn name(&self) -> &str {
+        "panics-on-stream"
+    }
+    fn model(&self) -> &str {
+        "panics-on-stream"
+    }
+    fn stream(
+        &self,
+        _request: ModelRequest,
+        _sink: StreamSink,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        panic!("the provider broke before returning its future");
+    }
+}
+
+#[tokio::test]
+
+async fn a_provider_that_panics_before_returning_its_future_settles_the_step_as_a_provider_error() {
+    let (run, handle) = start(Arc::new(PanicsOnStream), Arc::new(FaultyTools::default()));
+    let result = handle.result().await;
+    assert!(
+        matches!(&result, Ok(r) if matches!(r.stop_reason, StopReason::ProviderError { .. })),
+        "{:?}",
+        result.as_ref().map(|r| &r.stop_reason)
+    );
+    valid_log(&run.path);
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The performance figures of issue 9, in one table: builds in release mode, generates
+# a 1M-entry session and a ~100 MB one (`xcsh debug gen-session`), times the commands
+# on them (each figure beside its reference measured in the same run: the bare
+# serde_json typed parse of the same file, jq over the same file, raw read
+# throughput), measures peak RSS with /usr/bin/time, runs the divan benchmarks of the
+# crates (runtime loop, appends, log, replay, inspect), and marks each target met or
+# missed. Other work on the machine skews the figures: the load is printed with them.
+#
+# Environment: RUNS (timed runs per command, median taken; default 3),
+# XCSH_BENCH_WORK (where the sessions go; default target/bench-work, on the disk the
+# sessions would live on), BIG_ENTRIES (default 1000000), RESUME_ENTRIES (default
+# 225000, about 100 MB), SKIP_DIVAN=1 (command timings only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUNS=${RUNS:-3}
+WORK=${XCSH_BENCH_WORK:-$ROOT/target/bench-work}
+BIG_ENTRIES=${BIG_ENTRIES:-1000000}
+RESUME_ENTRIES=${RESUME_ENTRIES:-225000}
+mkdir -p "$WORK"
+RESULTS=$WORK/results.txt
+: > "$RESULTS"
+
+need() {
+    command -v "$1" > /dev/null 2>&1 && return 0
+    echo "bench: installing $2" >&2
+    if [ "$(id -u)" = 0 ]; then
+        (apt-get update -qq && apt-get install -y -qq "$2") > /dev/null 2>&1 || true
+    else
+        (sudo apt-get update -qq && sudo apt-get install -y -qq "$2") > /dev/null 2>&1 || true
+    fi
+    command -v "$1" > /dev/null 2>&1 || { echo "bench: $1 is missing and could not be installed" >&2; exit 1; }
+}
+need jq jq
+[ -x /usr/bin/time ] || need /usr/bin/time time
+need python3 python3
+
+echo "bench: building (release)" >&2
+cargo build --release --bin xcsh --example parse_floor -p xcsh -p xcsh-core 2>&1 | tail -n 1 >&2
+X=$ROOT/target/release/xcsh
+FLOOR=$ROOT/target/release/examples/parse_floor
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+BIG=$WORK/big.jsonl
+MID=$WORK/mid.jsonl
+rm -f "$BIG" "$BIG".* "$MID" "$MID".*
+echo "bench: generating $BIG_ENTRIES and $RESUME_ENTRIES entries" >&2
+GEN_BIG=$("$X" debug gen-session --entries "$BIG_ENTRIES" --seed 1 -o "$BIG")
+GEN_MID=$("$X" debug gen-session --entries "$RESUME_ENTRIES" --seed 2 -o "$MID")
+BIG_BYTES=$(stat -c %s "$BIG")
+MID_BYTES=$(stat -c %s "$MID")
+echo '{"text":"ok","usage":{"input":10,"output":1}}' > "$WORK/one-step.jsonl"
+
+# measure NAME CMD...: RUNS timed runs (stdout discarded), wall µs and peak RSS KB.
+measure() {
+    local name=$1
+    shift
+    local i t0 t1
+    for ((i = 0; i < RUNS; i++)); do
+        [ -n "${BEFORE:-}" ] && eval "$BEFORE"
+        t0=$(date +%s%N)
+        if ! /usr/bin/time -f "%M" -o "$WORK/rss" "$@" > /dev/null 2> "$WORK/err"; then
+            echo "bench: $name failed:" >&2
+            cat "$WORK/err" >&2
+            exit 1
+        fi
+        t1=$(date +%s%N)
+        echo "$name $(((t1 - t0) / 1000)) $(tail -n 1 "$WORK/rss")" >> "$RESULTS"
+    done
+}
+
+echo "bench: commands on the ${BIG_BYTES}-byte session" >&2
+cat "$BIG" > /dev/null # warm the page cache, as for every reader below
+measure raw_read cat "$BIG"
+measure parse_floor "$FLOOR" "$BIG"
+measure replay "$X" replay "$BIG"
+measure check "$X" check "$BIG"
+BEFORE="rm -f '$BIG.idx'" measure tree_no_index "$X" tree "$BIG"
+measure tree "$X" tree "$BIG"
+measure stats "$X" stats "$BIG"
+measure replay_with_index "$X" replay "$BIG"
+measure events_tool_result "$X" events "$BIG" --type tool_result --json
+measure jq_tool_result jq -c 'select(.type=="tool_result")' "$BIG"
+HOME_DIR=$WORK/home
+rm -rf "$HOME_DIR"
+mkdir -p "$HOME_DIR/sessions/bench"
+ln -f "$BIG" "$HOME_DIR/sessions/bench/2026-01-05T09-00-00-000Z_synth1.jsonl"
+XCSH_HOME=$HOME_DIR "$X" sessions --all > /dev/null # builds its index
+XCSH_HOME=$HOME_DIR measure sessions env XCSH_HOME="$HOME_DIR" "$X" sessions --all
+
+echo "bench: resume of the ${MID_BYTES}-byte session" >&2
+R=$WORK/resume.jsonl
+cp "$MID" "$R"
+rm -f "$R.idx"
+"$X" tree "$R" > /dev/null # writes its index
+cp "$R.idx" "$WORK/resume.idx.saved"
+RESUME=(env XCSH_HOME="$HOME_DIR" "$X" run --resume "$R" -p hi --script "$WORK/one-step.jsonl" --tools test)
+BEFORE="cp '$MID' '$R'; cp '$WORK/resume.idx.saved' '$R.idx'" measure resume_with_index "${RESUME[@]}"
+BEFORE="cp '$MID' '$R'; rm -f '$R.idx'" measure resume_no_index "${RESUME[@]}"
+
+DIVAN=$WORK/divan.txt
+: > "$DIVAN"
+if [ "${SKIP_DIVAN:-0}" != 1 ]; then
+    echo "bench: divan benchmarks" >&2
+    export XCSH_BENCH_DIR=$WORK/divan-sessions
+    mkdir -p "$XCSH_BENCH_DIR"
+    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-replay replay" "xcsh-inspect inspect"; do
+        set -- $spec
+        echo "## $2" >> "$DIVAN"
+        cargo bench -q -p "$1" --bench "$2" 2> /dev/null >> "$DIVAN"
+    done
+fi
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" << 'PY'
+import re, statistics, subprocess, sys
+results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid = sys.argv[1:]
+big, mid = int(big_bytes), int(mid_bytes)
+runs = {}
+for line in open(results):
+    name, us, rss = line.split()
+    runs.setdefault(name, []).append((int(us) / 1e6, int(rss)))
+def t(name): return statistics.median(s for s, _ in runs[name])
+def rss(name): return max(r for _, r in runs[name]) * 1024
+units = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench = {}
+for line in open(divan):
+    if "│" not in line:
+        continue
+    cols = [c.strip() for c in line.split("│")]
+    head = cols[0].split()
+    if len(head) < 3:
+        continue
+    name = head[-2]
+    m = re.match(r"([\d.]+)\s*(\S+)", cols[2])
+    if m and m.group(2) in units:
+        bench[name] = float(m.group(1)) * units[m.group(2)]
+def mb(x): return f"{x / 1e6:.0f} MB"
+def secs(x): return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
+def mbs(n, x): return f"{n / x / 1e6:.0f} MB/s"
+rows = []
+def row(what, figure, reference, ratio, target, met, mem=""):
+    rows.append((what, figure, reference, ratio, target, "met" if met else ("missed" if met is not None else ""), mem))
+floor = t("parse_floor")
+raw = t("raw_read")
+rows.append(("raw read (cat) of the 1M-entry file", f"{secs(raw)} ({mbs(big, raw)})", "", "", "", "", mb(rss("raw_read"))))
+rows.append(("parse floor: serde_json typed parse, 1 thread", f"{secs(floor)} ({mbs(big, floor)})", f"raw read {mbs(big, raw)}", f"{raw / floor:.2f}× raw", "", "", mb(rss("parse_floor"))))
+for name, what in [("replay", "xcsh replay (1M entries, no index)"), ("replay_with_index", "xcsh replay (1M entries, index)"), ("check", "xcsh check (1M entries)")]:
+    x = t(name); r = floor / x
+    row(what, f"{secs(x)} ({mbs(big, x)})", f"floor {mbs(big, floor)}", f"{r:.2f}× floor", "≥ 0.85× floor; RSS ≤ 2× file", r >= 0.85 and rss(name) <= 2 * big, f"{mb(rss(name))} ({rss(name) / big:.2f}× file)")
+ev, jq = t("events_tool_result"), t("jq_tool_result")
+row("xcsh events --type tool_result --json (index)", secs(ev), f"jq -c select(): {secs(jq)}", f"{jq / ev:.1f}× faster", "≥ 10× jq", jq / ev >= 10, mb(rss("events_tool_result")))
+for name, what in [("tree", "xcsh tree (1M entries, valid index)"), ("stats", "xcsh stats (1M entries, valid index)")]:
+    x = t(name)
+    row(what, secs(x), "", "", "< 50 ms", x < 0.05, mb(rss(name)))
+row("xcsh tree, no index (reads the log, writes the index)", secs(t("tree_no_index")), f"floor {secs(floor)}", f"{floor / t('tree_no_index'):.2f}× floor", "", None, mb(rss("tree_no_index")))
+row("xcsh sessions --all (1M-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
+ri, rn = t("resume_with_index"), t("resume_no_index")
+row(f"resume {mb(mid)} session to its run's end, valid index", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
+row(f"resume {mb(mid)} session to its run's end, no index", secs(rn), "pi: 3.3–7.5 s, 400–800 MB", "", "< 1.5 s, ≤ 1/4 pi's memory", rn < 1.5 and rss("resume_no_index") <= 100e6, mb(rss("resume_no_index")))
+if bench:
+    def per(name, n): return bench[name] / n if name in bench else None
+    f = per("faux_loop_50_steps", 51)
+    h = per("http_loop_50_steps", 51)
+    if f is not None:
+        row("runtime: per step, faux provider + echo tool (median)", f"{f * 1e3:.3f} ms", "", "", "≤ 0.5 ms", f <= 0.5e-3)
+    if h is not None:
+        row("runtime: per step, OpenAI SSE from a local HTTP server", f"{h * 1e3:.3f} ms", "pi ~10 ms, Claude Code ~40 ms, Codex ~65 ms", f"{10e-3 / h:.0f}× pi", "≤ 0.5 ms", h <= 0.5e-3)
+    if "step_2000_deltas" in bench and "step_1_delta" in bench:
+        d = (bench["step_2000_deltas"] - bench["step_1_delta"]) / 1999
+        row("runtime: per stream delta", f"{d * 1e6:.2f} µs", "", "", "< 2 µs", d < 2e-6)
+    a, g = per("append_100_fsync_each", 100), per("append_100_group_commit", 100)
+    if a is not None and g is not None:
+        rows.append(("append: fsync per decision / group commit", f"{a * 1e6:.0f} µs / {g * 1e6:.1f} µs per entry", "", f"{a / g:.0f}×", "", "", ""))
+    for name, what in [("open_parse", "log open + parse (50k entries)"), ("dag_build", "DAG build (50k)"), ("context_rebuild_deep_leaf", "context rebuild at the deepest leaf (50k)"), ("replay_whole_file", "replay, streamed from the file (50k)"), ("replay_log_in_memory", "replay of a log read already (50k)"), ("check_whole_file", "check (50k)"), ("tree_with_index", "tree, index (50k)"), ("stats_with_index", "stats, index (50k)"), ("sessions_summary_with_index", "sessions summary, index (50k)"), ("events_tool_results_with_index", "events --type tool_result, index (50k)")]:
+        if name in bench:
+            rows.append((f"divan: {what}", secs(bench[name]) if bench[name] >= 1e-3 else f"{bench[name] * 1e6:.0f} µs", "", "", "", "", ""))
+head = ("figure", "value", "reference (same run)", "ratio", "target", "", "peak RSS")
+w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
+print(line(head))
+print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+for r in rows:
+    print(line(r))
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+mem = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.splitlines()[1].split()[1]
+date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
+print()
+print(f"{date}; {nproc} cores ({cpu}), {mem} memory; load average {load0} at the start, {load1} at the end (other work on the machine slows every figure).")
+print(f"sessions: {gen_big.split(': ', 1)[1]}")
+print(f"          {gen_mid.split(': ', 1)[1]}")
+print(f"medians of {len(runs['replay'])} runs; divan medians for the runtime and micro benchmarks.")
+PY
