@@ -114,9 +114,11 @@ if [ "${SKIP_DIVAN:-0}" != 1 ]; then
 fi
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" << 'PY'
+python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" "$BIG_ENTRIES" << 'PY'
 import re, statistics, subprocess, sys
-results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid = sys.argv[1:]
+results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid, big_entries = sys.argv[1:]
+n = int(big_entries)
+N = f"{n // 1000000}M" if n % 1000000 == 0 else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
 big, mid = int(big_bytes), int(mid_bytes)
 runs = {}
 for line in open(results):
@@ -145,18 +147,18 @@ def row(what, figure, reference, ratio, target, met, mem=""):
     rows.append((what, figure, reference, ratio, target, "met" if met else ("missed" if met is not None else ""), mem))
 floor = t("parse_floor")
 raw = t("raw_read")
-rows.append(("raw read (cat) of the 1M-entry file", f"{secs(raw)} ({mbs(big, raw)})", "", "", "", "", mb(rss("raw_read"))))
+rows.append((f"raw read (cat) of the {N}-entry file", f"{secs(raw)} ({mbs(big, raw)})", "", "", "", "", mb(rss("raw_read"))))
 rows.append(("parse floor: serde_json typed parse, 1 thread", f"{secs(floor)} ({mbs(big, floor)})", f"raw read {mbs(big, raw)}", f"{raw / floor:.2f}× raw", "", "", mb(rss("parse_floor"))))
-for name, what in [("replay", "xcsh replay (1M entries, no index)"), ("replay_with_index", "xcsh replay (1M entries, index)"), ("check", "xcsh check (1M entries)")]:
+for name, what in [("replay", f"xcsh replay ({N} entries, no index)"), ("replay_with_index", f"xcsh replay ({N} entries, index)"), ("check", f"xcsh check ({N} entries)")]:
     x = t(name); r = floor / x
     row(what, f"{secs(x)} ({mbs(big, x)})", f"floor {mbs(big, floor)}", f"{r:.2f}× floor", "≥ 0.85× floor; RSS ≤ 2× file", r >= 0.85 and rss(name) <= 2 * big, f"{mb(rss(name))} ({rss(name) / big:.2f}× file)")
 ev, jq = t("events_tool_result"), t("jq_tool_result")
-row("xcsh events --type tool_result --json (index)", secs(ev), f"jq -c select(): {secs(jq)}", f"{jq / ev:.1f}× faster", "≥ 10× jq", jq / ev >= 10, mb(rss("events_tool_result")))
-for name, what in [("tree", "xcsh tree (1M entries, valid index)"), ("stats", "xcsh stats (1M entries, valid index)")]:
+row(f"xcsh events --type tool_result --json ({N}, index)", secs(ev), f"jq -c select(): {secs(jq)}", f"{jq / ev:.1f}× faster", "≥ 10× jq", jq / ev >= 10, mb(rss("events_tool_result")))
+for name, what in [("tree", f"xcsh tree ({N} entries, valid index)"), ("stats", f"xcsh stats ({N} entries, valid index)")]:
     x = t(name)
     row(what, secs(x), "", "", "< 50 ms", x < 0.05, mb(rss(name)))
 row("xcsh tree, no index (reads the log, writes the index)", secs(t("tree_no_index")), f"floor {secs(floor)}", f"{floor / t('tree_no_index'):.2f}× floor", "", None, mb(rss("tree_no_index")))
-row("xcsh sessions --all (1M-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
+row(f"xcsh sessions --all ({N}-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
 ri, rn = t("resume_with_index"), t("resume_no_index")
 row(f"resume {mb(mid)} session to its run's end, valid index", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
 row(f"resume {mb(mid)} session to its run's end, no index", secs(rn), "pi: 3.3–7.5 s, 400–800 MB", "", "< 1.5 s, ≤ 1/4 pi's memory", rn < 1.5 and rss("resume_no_index") <= 100e6, mb(rss("resume_no_index")))
