@@ -10,7 +10,10 @@
 # - Installs cargo-fuzz (`cargo install cargo-fuzz --locked`) if it is missing.
 # - libFuzzer needs nightly rustc flags (-Zsanitizer=address, coverage passes): it
 #   uses the `nightly` rustup toolchain when one is installed, else the default
-#   toolchain with RUSTC_BOOTSTRAP=1 (which lets stable rustc take -Z flags).
+#   toolchain with RUSTC_BOOTSTRAP=1 (which lets stable rustc take -Z flags). Both
+#   were tried on this machine (nightly 1.97.0 2026-05-19; stable 1.95.0 with
+#   RUSTC_BOOTSTRAP=1): each builds and runs with AddressSanitizer, so no
+#   `--sanitizer none` is needed. A first build takes ~5 to 15 minutes on 2 cores.
 # - Builds the seed corpus first (scripts/fuzz-corpus.sh: the recorded provider
 #   streams rebuilt as SSE, fixtures/sessions/*.jsonl); new inputs libFuzzer finds
 #   join fuzz/corpus/TARGET, findings go to fuzz/artifacts/TARGET, logs to

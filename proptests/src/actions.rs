@@ -247,25 +247,3 @@ pub fn script() -> impl Strategy<Value = Script> {
 pub fn branching_script() -> impl Strategy<Value = Script> {
     script_with(branching_action(), 1..60)
 }
-
-impl Script {
-    /// The script with each step that completes with finish reason `error` carrying
-    /// no tool calls. `rebuild_context` keeps such a step's calls while the machine
-    /// drops them (a bug in core/src/log/rebuild.rs, shown by the ignored test
-    /// `the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls`); the
-    /// context properties play this variant until it is fixed.
-    pub fn avoiding_the_error_finish_rebuild_bug(&self) -> Script {
-        let mut s = self.clone();
-        for action in &mut s.actions {
-            if let Action::Step {
-                calls,
-                end: End::Completed(FinishReason::Error),
-                ..
-            } = action
-            {
-                calls.clear();
-            }
-        }
-        s
-    }
-}

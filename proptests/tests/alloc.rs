@@ -88,13 +88,13 @@ fn reading_a_log_with_dense_ids_allocates_in_proportion_to_the_file() {
     );
 }
 
-/// The reader's hash index extends its dense vector for any id up to 4096 past its
-/// end, so ids that climb by 4096 a line make it grow by 4096 slots (33 bytes each)
-/// per line: measured, 420 MB at peak for this 357 KB file of 2000 lines (~1200×).
-/// Ids come from the file, so a crafted (or edited and re-hashed) log makes any reader
+/// The reader's hash index used to extend its dense vector for any id up to 4096
+/// past its end, so ids that climb by 4096 a line grew it by 4096 slots (33 bytes
+/// each) per line: 420 MB at peak for this 357 KB file of 2000 lines (~1200×). Ids
+/// come from the file, so a crafted (or edited and re-hashed) log made any reader
 /// (`read_session`, `SessionWriter::open`, `xcsh check`) allocate ~1200× its size.
+/// The regression test of that bug.
 #[test]
-
 fn reading_a_log_whose_ids_climb_by_4096_allocates_in_proportion_to_the_file() {
     let bytes = log_with_id_stride(2000, 4096);
     let peak = peak_reading(&bytes);

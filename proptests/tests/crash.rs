@@ -91,10 +91,9 @@ fn owed_decisions(log: &SessionLog, leaf: EntryId) -> Vec<Decision> {
     owed.into()
 }
 
-/// Reopens a cut log as the runtime does (repair, rebuild, recover an unfinished
-/// run), through a `Recorder`. Before it recovers, it appends the decisions the cut
-/// left out (see `owed_decisions`; the runtime does not, which the ignored test
-/// below shows).
+/// Reopens a cut log as the runtime does (repair, rebuild, re-record the decisions a
+/// cut left out, recover an unfinished run), through a `Recorder`, which can then
+/// append many runs quickly (the derived-index test grows logs with it).
 fn resume(path: &Path) -> Result<Recorder, String> {
     let (mut writer, log) = SessionWriter::open(path).map_err(|e| e.to_string())?;
     let leaf = log.leaf();
@@ -145,11 +144,39 @@ fn one_more_run(rec: &mut Recorder, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Resumes a cut log and runs one more prompt; returns the log as read back.
-fn resume_and_append(path: &Path) -> Result<SessionLog, String> {
-    let mut rec = resume(path)?;
-    one_more_run(&mut rec, "after the crash")?;
-    drop(rec);
+/// Continues a session as `xcsh run --continue` does: `run_agent` on the existing
+/// file (repair, rebuild, re-record what a cut left out, recover), one prompt that
+/// the faux provider answers; returns the log as read back.
+fn continue_with_the_runtime(path: &Path) -> Result<SessionLog, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result = runtime.block_on(async {
+        let handle = run_agent(RunOptions {
+            session: SessionTarget::Existing {
+                path: path.to_path_buf(),
+                at: None,
+            },
+            task: Task::Prompt("after the crash".into()),
+            limits: Limits::default(),
+            system_prompt: String::new(),
+            provider: Arc::new(
+                xcsh_core::provider::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
+                    .map_err(|(line, e)| format!("faux script line {line}: {e}"))?,
+            ),
+            tools: Arc::new(xcsh_core::tools::testing::TestTools),
+            permissions: Permissions::Yolo,
+            approver: None,
+        })
+        .map_err(|e| e.to_string())?;
+        handle.result().await.map_err(|e| e.to_string())
+    })?;
+    if (&result.stop_reason, result.final_text.as_str())
+        != (&xcsh_core::machine::StopReason::Completed, "done")
+    {
+        return Err(format!("the continued run ended {result:?}"));
+    }
     read_session(path).map_err(|e| e.to_string())
 }
 
@@ -205,9 +232,9 @@ proptest! {
             }
             prop_assert_eq!(std::fs::read(&path).unwrap(), &o.bytes[..boundary], "cut {}", cut);
             if cut == boundary {
-                // Resume there and run one more prompt: the log reads, replays and
-                // keeps the invariants.
-                let again = resume_and_append(&path).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
+                // Continue there with the runtime: the log reads, replays and keeps
+                // the invariants.
+                let again = continue_with_the_runtime(&path).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
                 prop_assert_eq!(&again.entries[..complete], &o.entries[..complete], "cut {}", cut);
                 valid(&again).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
             } else {
@@ -337,7 +364,7 @@ fn invalid_utf8_in_a_torn_last_line_is_repaired_like_any_torn_tail() {
         std::fs::read(sidecar(&path, o.bytes.len())).unwrap(),
         &bytes[o.bytes.len()..]
     );
-    valid(&resume_and_append(&path).unwrap()).unwrap();
+    valid(&continue_with_the_runtime(&path).unwrap()).unwrap();
 }
 
 /// A power cut can leave the end of the file zero-filled (the size was written, the
@@ -380,7 +407,7 @@ fn a_zero_filled_tail_is_repaired_as_torn_and_no_complete_line_is_lost() {
             // The repaired file is the log cut at `boundary`: resumed once per
             // boundary (the cases of one boundary repair to the same bytes).
             if resumed.insert(boundary) {
-                valid(&resume_and_append(&path).unwrap()).unwrap();
+                valid(&continue_with_the_runtime(&path).unwrap()).unwrap();
             }
         }
     }
@@ -412,20 +439,14 @@ fn a_zero_filled_block_before_intact_lines_is_refused_naming_the_line() {
     );
 }
 
-/// The runtime itself reopening a log cut between an input's line and the lines of
-/// its decisions (a kill between two appends): `run_agent` rebuilds the machine,
-/// recovers the unfinished run and runs a new prompt, but it does not append the
-/// decisions the machine owes, so the log no longer replays: replay re-makes the
-/// missing decision and finds the `recovered` input instead.
+/// A kill between two appends leaves an input's line without the lines of its
+/// decisions. `run_agent` reopening such a log re-records the decisions the machine
+/// owes (they follow from the recorded inputs) before it recovers the unfinished run,
+/// so the log replays (it did not: the regression test of that bug).
 #[test]
-
 fn the_runtime_resuming_a_log_cut_between_an_input_and_its_decisions_leaves_a_log_that_replays() {
     let o = generated(1);
     let dir = scratch_dir();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let mut failures = Vec::new();
     for (k, entry) in o.entries.iter().enumerate() {
         let next_is_decision = o
@@ -437,28 +458,13 @@ fn the_runtime_resuming_a_log_cut_between_an_input_and_its_decisions_leaves_a_lo
         }
         let path = dir.path().join(format!("cut-{k}.jsonl"));
         std::fs::write(&path, &o.bytes[..o.ends[k]]).unwrap();
-        let handle = runtime.block_on(async {
-            run_agent(RunOptions {
-                session: SessionTarget::Existing {
-                    path: path.clone(),
-                    at: None,
-                },
-                task: Task::Prompt("after the crash".into()),
-                limits: Limits::default(),
-                system_prompt: String::new(),
-                provider: Arc::new(
-                    xcsh_core::provider::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
-                        .unwrap(),
-                ),
-                tools: Arc::new(xcsh_core::tools::testing::TestTools),
-                permissions: Permissions::Yolo,
-                approver: None,
-            })
+        let checked = continue_with_the_runtime(&path).and_then(|log| {
+            if log.entries[..=k] != o.entries[..=k] {
+                return Err("lost a complete line".into());
+            }
+            valid(&log)
         });
-        let result = runtime.block_on(handle.unwrap().result());
-        assert!(result.is_ok(), "{result:?}");
-        let log = read_session(&path).unwrap();
-        if let Err(e) = xcsh_replay::replay_branch(&log, log.leaf()) {
+        if let Err(e) = checked {
             failures.push(format!(
                 "cut after line {} ({}): {e}",
                 k + 1,

@@ -768,8 +768,9 @@ async fn a_tool_that_returns_after_the_interrupt_settles_once_with_what_it_retur
     assert!(interrupt < first_result, "{kinds:?}");
 }
 
-/// An executor whose `execute` panics before it returns a future (a bug in a tool,
-/// but one the runtime could contain as it contains a panicking future).
+/// An executor whose `execute` panics before it returns a future (a bug in a tool
+/// that the runtime contains as it contains a panicking future; it used to kill the
+/// owner task, and the run never settled).
 struct PanicsOnCall;
 
 impl ToolExecutor for PanicsOnCall {
@@ -782,19 +783,28 @@ impl ToolExecutor for PanicsOnCall {
 }
 
 #[tokio::test]
-
 async fn an_executor_that_panics_before_returning_its_future_settles_the_call_as_an_error() {
     let (run, handle) = start(calling(&["echo"]), Arc::new(PanicsOnCall));
-    let result = handle.result().await;
-    assert!(
-        matches!(&result, Ok(r) if r.stop_reason == StopReason::Completed),
-        "{:?}",
-        result.as_ref().map(|r| &r.stop_reason)
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    assert_eq!(
+        (result.stop_reason, result.final_text.as_str(), result.steps),
+        (StopReason::Completed, "done", 2)
     );
-    valid_log(&run.path);
+    assert_eq!(
+        tool_results(&log),
+        vec![(
+            "echo".to_string(),
+            ToolOutcome {
+                status: ToolStatus::Error,
+                content: "error: the tool `echo` panicked starting".into()
+            }
+        )]
+    );
 }
 
-/// A provider whose `stream` panics before it returns its future.
+/// A provider whose `stream` panics before it returns its future (it used to kill
+/// the owner task, and the run never settled).
 struct PanicsOnStream;
 
 impl Provider for PanicsOnStream {
@@ -815,14 +825,23 @@ impl Provider for PanicsOnStream {
 }
 
 #[tokio::test]
-
 async fn a_provider_that_panics_before_returning_its_future_settles_the_step_as_a_provider_error() {
     let (run, handle) = start(Arc::new(PanicsOnStream), Arc::new(FaultyTools::default()));
-    let result = handle.result().await;
-    assert!(
-        matches!(&result, Ok(r) if matches!(r.stop_reason, StopReason::ProviderError { .. })),
-        "{:?}",
-        result.as_ref().map(|r| &r.stop_reason)
+    let result = handle.result().await.expect("the run ends");
+    let log = valid_log(&run.path);
+    let error = ProviderError {
+        kind: ProviderErrorKind::Malformed,
+        message: "the provider panicked starting the request".into(),
+    };
+    let steps = steps(&log);
+    assert_eq!(
+        (result.stop_reason, steps.len(), &steps[0].outcome),
+        (
+            StopReason::ProviderError {
+                error: error.clone()
+            },
+            1,
+            &StepOutcome::Failed { error }
+        )
     );
-    valid_log(&run.path);
 }

@@ -121,7 +121,7 @@ fn dag(s: &Script) -> Result<(), String> {
 }
 
 fn context_at_every_settled_entry(s: &Script) -> Result<(), String> {
-    let played = play(&s.avoiding_the_error_finish_rebuild_bug());
+    let played = play(s);
     let log = read(&played)?;
     for (leaf, live) in &played.states {
         let rebuilt = rebuild_context(&log, *leaf).map_err(|e| e.to_string())?;
@@ -145,7 +145,7 @@ fn context_at_every_settled_entry(s: &Script) -> Result<(), String> {
 }
 
 fn step_started_names_its_context(s: &Script) -> Result<(), String> {
-    let played = play(&s.avoiding_the_error_finish_rebuild_bug());
+    let played = play(s);
     let log = read(&played)?;
     for entry in &log.entries {
         if let Body::Decision(Decision::StepStarted {
@@ -308,10 +308,9 @@ fn stop_kind(reason: &StopReason) -> String {
 
 /// A step that completes with finish reason `error` is a provider error: the
 /// machine keeps its prose and drops its tool calls (they may be partial and get no
-/// results). `rebuild_context` keeps the calls, so a resumed session sends the model
-/// an assistant message whose calls have no results.
+/// results). `rebuild_context` kept the calls (found by the context properties; the
+/// regression test of that bug).
 #[test]
-
 fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
     use xcsh_core::machine::{FinishReason, Limits, Permissions};
     use xcsh_proptests::{Action, Args, End};
