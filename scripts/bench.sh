@@ -133,9 +133,9 @@ for line in open(divan):
         continue
     cols = [c.strip() for c in line.split("│")]
     head = cols[0].split()
-    if len(head) < 3:
+    if len(head) < 4 or head[0] not in ("├─", "╰─"):
         continue
-    name = head[-2]
+    name = head[1]
     m = re.match(r"([\d.]+)\s*(\S+)", cols[2])
     if m and m.group(2) in units:
         bench[name] = float(m.group(1)) * units[m.group(2)]

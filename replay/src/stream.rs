@@ -1,8 +1,8 @@
 //! Replaying a session file in one streaming pass: the branch is known first (from
 //! the session's valid derived index, or from a quick scan of each line's `id`,
-//! `parent` and `type`), then the file is read on another thread (every line
-//! decoded and verified exactly as `read_session` does) while this one feeds the
-//! branch's entries to the machine; nothing else is kept, so memory
+//! `parent` and `type`), then the file is read on other threads (in batches
+//! decoded on two, every line verified exactly as `read_session` does) while this
+//! one feeds the branch's entries to the machine; nothing else is kept, so memory
 //! does not grow with the session. The outcome is reported only once the whole file
 //! has been read and verified, so a damaged line anywhere fails the replay as it
 //! does when the log is read whole.
@@ -19,9 +19,6 @@ use xcsh_core::log::{Entry, LogError, LogReader};
 use xcsh_core::machine::EntryId;
 
 use crate::{Outcome, Replay, ReplayOptions, Runner};
-
-/// Entries per message from the reading thread.
-const BATCH: usize = 1024;
 
 /// A streamed replay and the leaf it replayed to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,34 +112,27 @@ fn stream(
         Ok(f) => f,
         Err(e) => return Some(Err(LogError::io(path, e))),
     };
-    let (tx, rx) = mpsc::sync_channel::<Result<Vec<(u32, Entry)>, LogError>>(16);
+    let (tx, rx) = mpsc::sync_channel::<Result<Vec<(u32, Entry)>, LogError>>(3);
     std::thread::scope(|s| {
         s.spawn(move || {
-            // One thread decodes and verifies, line by line, while this one replays.
-            let reader = LogReader::new(path, BufReader::with_capacity(4 << 20, file));
-            let mut batch = Vec::with_capacity(BATCH);
-            for item in reader {
-                match item {
-                    Ok(entry) => {
-                        batch.push(entry);
-                        if batch.len() == BATCH {
-                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                            if tx.send(Ok(full)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        if !batch.is_empty() && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+            // Another thread reads, decoding each batch on two threads and verifying
+            // it, while this one replays.
+            let mut reader = LogReader::new(path, BufReader::with_capacity(4 << 20, file));
+            loop {
+                let mut batch = Vec::new();
+                match reader.next_batch(&mut batch) {
+                    None => return,
+                    Some(result) => {
+                        let failed = result.err();
+                        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
                             return;
                         }
-                        let _ = tx.send(Err(e));
-                        return;
+                        if let Some(e) = failed {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
                     }
                 }
-            }
-            if !batch.is_empty() {
-                let _ = tx.send(Ok(batch));
             }
         });
         let mut runner: Runner<'_, Rc<Entry>> = Runner::new(options);
