@@ -32,7 +32,7 @@ use crate::machine::{
 };
 
 /// The format version of the index file; another version is rebuilt.
-pub const INDEX_VERSION: u32 = 2;
+pub const INDEX_VERSION: u32 = 3;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;
@@ -158,6 +158,17 @@ pub struct CallRow {
     pub step: u32,
 }
 
+/// A snapshot of the machine after the entry at `pos` (see [`super::resume`]).
+#[derive(Debug, Clone, Default, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
+pub struct SnapshotRow {
+    /// The position of the entry the machine was at rest after.
+    pub pos: u32,
+    /// [`super::resume::machine_build`] of the binary that took it.
+    pub machine: [u8; 32],
+    /// The [`crate::machine::MachineSnapshot`] as JSON.
+    pub json: String,
+}
+
 /// The index: per entry (file order) its offset, id, parent position, kind, hash,
 /// timestamp and the row of its kind's table (`aux`), plus the tables.
 #[derive(Debug, Clone, Default, PartialEq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
@@ -197,6 +208,9 @@ pub struct IndexData {
     /// Type names of unknown entries.
     pub unknown: Vec<StrRef>,
     pub text: String,
+    /// The machine at rest at an entry, for resuming without replaying the branch
+    /// up to it (written by resume, kept when the index is extended).
+    pub snapshot: Option<SnapshotRow>,
 }
 
 /// Entry kinds as the index codes them.

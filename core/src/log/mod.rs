@@ -9,6 +9,7 @@ pub mod index;
 mod reader;
 mod rebuild;
 mod recorder;
+pub mod resume;
 pub mod synth;
 mod writer;
 

@@ -13,7 +13,7 @@ use super::entry::{Body, Entry, EntryHash, Record, SessionHeader, format_ts};
 use super::error::LogError;
 use super::reader::TornTail;
 use super::reader::{HashIndex, READ_BUFFER, ReadOutcome, SessionLog, read_log};
-use crate::machine::EntryId;
+use crate::machine::{EntryId, Machine};
 
 /// Appends to one session file while holding its advisory lock (released on drop).
 ///
@@ -175,7 +175,25 @@ impl SessionWriter {
             at = d.parent(p);
         }
         branch.reverse();
-        let header = stream_branch(path, &file, d, &branch, each)?;
+        // With a snapshot on the branch: the header, the snapshot, then only the
+        // entries after it.
+        let header = match super::resume::usable_snapshot(d, &branch) {
+            Some((at, machine)) => {
+                let mut read = vec![branch[0]];
+                read.extend_from_slice(&branch[at + 1..]);
+                let mut snapshot = Some((d.id(branch[at]), machine));
+                stream_branch(path, &file, d, &read, &mut |item| {
+                    each(item);
+                    if let Some((at, machine)) = snapshot.take() {
+                        each(BranchEntry::Snapshot {
+                            at,
+                            machine: Box::new(machine),
+                        });
+                    }
+                })?
+            }
+            None => stream_branch(path, &file, d, &branch, each)?,
+        };
         let mut hashes = HashIndex::default();
         let mut max_id = EntryId(0);
         for p in 0..d.len() {
@@ -298,6 +316,10 @@ pub enum BranchEntry {
     Decision(EntryId),
     /// Structure or an unknown type (no input, no decision).
     Other(EntryId),
+    /// The machine at rest after entry `at`, from the index's snapshot (see
+    /// [`super::resume`]): the entries before it are not given; it comes right
+    /// after the header.
+    Snapshot { at: EntryId, machine: Box<Machine> },
 }
 
 /// What [`SessionWriter::open_branch`] learned of the session.

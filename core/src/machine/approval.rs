@@ -10,7 +10,7 @@ use super::types::ToolCall;
 
 /// Allowances a user gave with `a` (a tool) or `A` (an exact call); they last for
 /// the session (the machine's lifetime, rebuilt on resume by replay).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Grants {
     tools: BTreeSet<String>,
     calls: BTreeSet<(String, String)>,

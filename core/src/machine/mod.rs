@@ -7,6 +7,7 @@
 mod approval;
 mod context;
 mod protocol;
+mod snapshot;
 mod types;
 
 #[cfg(test)]
@@ -16,6 +17,7 @@ use std::collections::VecDeque;
 
 pub use approval::Grants;
 pub use context::{Context, ContextItem};
+pub use snapshot::MachineSnapshot;
 pub use protocol::*;
 pub use types::*;
 
@@ -84,7 +86,7 @@ pub struct Compacting {
 }
 
 /// Counters of the run in progress (or of the last run, once finished).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunState {
     pub config: Option<RunConfig>,
     pub steps: u32,

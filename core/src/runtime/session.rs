@@ -7,6 +7,7 @@ use std::path::Path;
 use chrono::Utc;
 
 use super::{RuntimeError, SessionTarget};
+use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
     Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
     entry_decision, entry_inputs, into_inputs,
@@ -87,7 +88,16 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         BranchEntry::Decoded(entry) => rebuild.feed(entry.id, into_inputs(entry), false),
         BranchEntry::Decision(id) => rebuild.feed(id, Vec::new(), true),
         BranchEntry::Other(id) => rebuild.feed(id, Vec::new(), false),
+        BranchEntry::Snapshot { at, machine } => rebuild.restore(at, *machine),
     })?;
+    // A long replay: save the machine at the leaf in the index, so that the next
+    // resume starts from there.
+    if rebuild.replayed >= SNAPSHOT_AFTER_ENTRIES
+        && !rebuild.machine.is_running()
+        && rebuild.owed.is_empty()
+    {
+        save_snapshot(path, info.leaf, &rebuild.machine);
+    }
     let mut notices = Vec::new();
     if let Some(torn) = &info.torn_tail {
         notices.push(torn_notice(path, torn));
@@ -168,11 +178,22 @@ struct Rebuild {
     /// Decisions the machine made whose entries have not yet appeared on the path: an
     /// entry is a boundary only when none are owed (the run's `run_finished` is in).
     owed: std::collections::VecDeque<crate::machine::Decision>,
+    /// Entries fed (not counting a snapshot's).
+    replayed: usize,
 }
 
 impl Rebuild {
+    /// The machine at rest after entry `at`, from a snapshot: what feeding every
+    /// entry up to `at` would have made (a snapshot is only taken at a boundary).
+    fn restore(&mut self, at: EntryId, machine: Machine) {
+        self.machine = machine;
+        self.owed.clear();
+        self.boundary = Some(at);
+    }
+
     /// The next entry of the branch: its inputs, and whether it records a decision.
     fn feed(&mut self, id: EntryId, inputs: Vec<crate::machine::Input>, decision: bool) {
+        self.replayed += 1;
         for input in inputs {
             for effect in self.machine.handle(input) {
                 if let crate::machine::Effect::Record(d) = effect {
@@ -334,5 +355,84 @@ mod tests {
         );
         drop((wa, wb));
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    }
+
+    fn same_machine(a: &Machine, b: &Machine) -> bool {
+        a.phase() == b.phase()
+            && a.context() == b.context()
+            && a.run() == b.run()
+            && a.pending() == b.pending()
+            && a.snapshot() == b.snapshot()
+    }
+
+    /// A 5,000-entry session (over 1 MB, so its index is written beside it), its
+    /// index, and the last settled boundary on its leaf's branch with the machine
+    /// replayed up to there, and the machine replayed to the leaf.
+    fn indexed_session(dir: &Path) -> (std::path::PathBuf, EntryId, Machine, Machine) {
+        let path = dir.join("s.jsonl");
+        generate(
+            &path,
+            SynthOptions {
+                entries: 5_000,
+                seed: 4,
+            },
+        )
+        .unwrap();
+        crate::log::index::open_index(&path).unwrap();
+        let log = crate::log::read_session(&path).unwrap();
+        let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
+        // The last `run_finished` before the leaf: a settled boundary.
+        let on_branch = Dag::from_log(&log).path_to_root(log.leaf()).unwrap();
+        let boundary = on_branch[..on_branch.len() - 1]
+            .iter()
+            .rev()
+            .copied()
+            .find(|id| {
+                matches!(
+                    log.get(*id).and_then(entry_decision),
+                    Some(crate::machine::Decision::RunFinished { .. })
+                )
+            })
+            .unwrap();
+        let (at_boundary, b) = rebuild_machine(&log, boundary).unwrap();
+        assert_eq!(b, Some(boundary));
+        (path, boundary, at_boundary, full)
+    }
+
+    /// Resuming restores the machine from the index's snapshot and replays only the
+    /// entries after it: a wrong snapshot (a fresh machine) shows through, the right
+    /// one gives the machine a whole replay gives.
+    #[test]
+    fn a_snapshot_in_the_index_replaces_the_replay_up_to_its_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, boundary, at_boundary, full) = indexed_session(dir.path());
+
+        assert!(save_snapshot(&path, boundary, &Machine::new()));
+        let (w, wrong, ..) = open_at_leaf(&path).unwrap();
+        drop(w);
+        assert!(!same_machine(&wrong, &full));
+
+        assert!(save_snapshot(&path, boundary, &at_boundary));
+        let (w, right, ..) = open_at_leaf(&path).unwrap();
+        drop(w);
+        assert!(same_machine(&right, &full));
+    }
+
+    /// A snapshot that another build's machine took is not used: the branch is
+    /// replayed whole.
+    #[test]
+    fn a_snapshot_of_another_machine_build_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, boundary, _, full) = indexed_session(dir.path());
+        assert!(save_snapshot(&path, boundary, &Machine::new()));
+        let index = crate::log::index::open_index(&path).unwrap();
+        let mut data: crate::log::index::IndexData =
+            rkyv::deserialize::<_, rkyv::rancor::Error>(index.data()).unwrap();
+        drop(index);
+        data.snapshot.as_mut().unwrap().machine[0] ^= 1;
+        assert!(crate::log::index::write_index(&path, &data));
+        let (w, resumed, ..) = open_at_leaf(&path).unwrap();
+        drop(w);
+        assert!(same_machine(&resumed, &full));
     }
 }
