@@ -189,9 +189,13 @@ pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     session: String,
-    /// The stats as JSON.
+    /// The stats as JSON (every step and run).
     #[arg(long)]
     json: bool,
+    /// Every step and every run (default: the last 20 of each, with the totals and
+    /// the tools table over all of them).
+    #[arg(long)]
+    all: bool,
 }
 
 pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
@@ -201,7 +205,8 @@ pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
     if args.json {
         json(&s)?;
     } else {
-        out(&stats::render(&s))?;
+        let last = (!args.all).then_some(stats::DEFAULT_ROWS);
+        out(&stats::render_last(&s, last))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -567,8 +567,20 @@ const RUN_HEAD: [&str; 7] = [
     "stop",
 ];
 
+/// Rows of the steps and runs tables that `xcsh stats` shows without `--all`: the
+/// last ones (the total row and the tools table always cover every step).
+pub const DEFAULT_ROWS: usize = 20;
+
 /// The three tables: steps with a total row, tools, and runs against their budget.
 pub fn render(stats: &Stats) -> String {
+    render_last(stats, None)
+}
+
+/// [`render`], the steps and runs tables limited to their `last` rows (`None`:
+/// all); the title of a cut table says how many rows it leaves out.
+pub fn render_last(stats: &Stats, last: Option<usize>) -> String {
+    let shown = |n: usize| last.map_or(0, |k| n.saturating_sub(k));
+    let (skip_steps, skip_runs) = (shown(stats.steps.len()), shown(stats.runs.len()));
     let mut steps = Cells::new(&STEP_HEAD, vec![true; STEP_HEAD.len()]);
     steps.buf.reserve(stats.steps.len() * 64);
     steps
@@ -587,7 +599,7 @@ pub fn render(stats: &Stats) -> String {
         c.num(u64::from(s.retries));
         c.num(u64::from(s.errors));
     };
-    for s in &stats.steps {
+    for s in &stats.steps[skip_steps..] {
         steps.num(u64::from(s.run));
         steps.num(u64::from(s.step));
         steps.cell(&format!("#{}", s.entry));
@@ -622,7 +634,7 @@ pub fn render(stats: &Stats) -> String {
     let mut right = vec![true; RUN_HEAD.len()];
     right[6] = false;
     let mut runs = Cells::new(&RUN_HEAD, right);
-    for r in &stats.runs {
+    for r in &stats.runs[skip_runs..] {
         runs.num(u64::from(r.run));
         runs.cell(&format!("#{}", r.entry));
         runs.num(u64::from(r.steps));
@@ -639,8 +651,18 @@ pub fn render(stats: &Stats) -> String {
         runs.cell(r.stop.as_deref().unwrap_or("unfinished"));
     }
 
+    let title = |what: &str, n: usize, skipped: usize| {
+        if skipped == 0 {
+            format!("{what}\n")
+        } else {
+            format!(
+                "{what} (the last {} of {n}; --all shows every one)\n",
+                n - skipped
+            )
+        }
+    };
     let mut out = String::new();
-    out.push_str("steps\n");
+    out.push_str(&title("steps", stats.steps.len(), skip_steps));
     out.push_str(&steps.render());
     out.push('\n');
     if !stats.tools.is_empty() {
@@ -648,7 +670,7 @@ pub fn render(stats: &Stats) -> String {
         out.push_str(&tools.render());
         out.push('\n');
     }
-    out.push_str("runs\n");
+    out.push_str(&title("runs", stats.runs.len(), skip_runs));
     out.push_str(&runs.render());
     out.push('\n');
     out
@@ -686,6 +708,33 @@ mod tests {
             │   1 ┆     #1 ┆     3 ┆   730 ┆     400000 ┆       0.18% ┆ completed │
             └─────┴────────┴───────┴───────┴────────────┴─────────────┴───────────┘
         "#]].assert_eq(&render(&compute(&log)));
+    }
+
+    #[test]
+    fn a_cut_render_shows_the_last_rows_and_totals_over_all_of_them() {
+        let (_dir, log) = testkit::steer_session();
+        expect_test::expect![[r#"
+            steps (the last 2 of 3; --all shows every one)
+            ┌───────┬──────┬───────┬───────┬────────┬─────────┬─────────┬─────────┬───────────┬───────┬─────────┬─────────┬────────┐
+            │   run ┆ step ┆ entry ┆ input ┆ output ┆ cache r ┆ cache w ┆ ttft ms ┆ stream ms ┆ tools ┆ tool ms ┆ retries ┆ errors │
+            ╞═══════╪══════╪═══════╪═══════╪════════╪═════════╪═════════╪═════════╪═══════════╪═══════╪═════════╪═════════╪════════╡
+            │     1 ┆    2 ┆   #12 ┆   200 ┆     10 ┆      50 ┆       0 ┆       2 ┆         8 ┆     0 ┆       0 ┆       0 ┆      0 │
+            │     1 ┆    3 ┆   #15 ┆   300 ┆     10 ┆      50 ┆       0 ┆       2 ┆         8 ┆     0 ┆       0 ┆       0 ┆      0 │
+            │ total ┆    3 ┆       ┆   600 ┆     30 ┆     100 ┆       0 ┆   2 avg ┆        34 ┆     2 ┆      60 ┆       0 ┆      0 │
+            └───────┴──────┴───────┴───────┴────────┴─────────┴─────────┴─────────┴───────────┴───────┴─────────┴─────────┴────────┘
+            tools
+            ┌──────┬───────┬────┬───────┬───────────┬─────────┬──────────┬────────┐
+            │ tool ┆ calls ┆ ok ┆ error ┆ cancelled ┆ not run ┆ total ms ┆ max ms │
+            ╞══════╪═══════╪════╪═══════╪═══════════╪═════════╪══════════╪════════╡
+            │ echo ┆     2 ┆  2 ┆     0 ┆         0 ┆       0 ┆       60 ┆     30 │
+            └──────┴───────┴────┴───────┴───────────┴─────────┴──────────┴────────┘
+            runs
+            ┌─────┬────────┬───────┬───────┬────────────┬─────────────┬───────────┐
+            │ run ┆ prompt ┆ steps ┆ spend ┆ max_tokens ┆ budget used ┆ stop      │
+            ╞═════╪════════╪═══════╪═══════╪════════════╪═════════════╪═══════════╡
+            │   1 ┆     #1 ┆     3 ┆   730 ┆     400000 ┆       0.18% ┆ completed │
+            └─────┴────────┴───────┴───────┴────────────┴─────────────┴───────────┘
+        "#]].assert_eq(&render_last(&compute(&log), Some(2)));
     }
 
     #[test]
