@@ -80,6 +80,7 @@ measure check "$X" check "$BIG"
 BEFORE="rm -f '$BIG.idx'" measure tree_no_index "$X" tree "$BIG"
 measure tree "$X" tree "$BIG"
 measure stats "$X" stats "$BIG"
+measure stats_all "$X" stats "$BIG" --all
 measure replay_with_index "$X" replay "$BIG"
 measure events_tool_result "$X" events "$BIG" --type tool_result --json
 measure jq_tool_result jq -c 'select(.type=="tool_result")' "$BIG"
@@ -92,13 +93,16 @@ XCSH_HOME=$HOME_DIR measure sessions env XCSH_HOME="$HOME_DIR" "$X" sessions --a
 
 echo "bench: resume of the ${MID_BYTES}-byte session" >&2
 R=$WORK/resume.jsonl
+RESUME=(env XCSH_HOME="$HOME_DIR" "$X" run --resume "$R" -p hi --script "$WORK/one-step.jsonl" --tools test)
+# The session as a previous resume leaves it: one run appended, and its index with
+# the machine snapshot that resume saved after replaying the whole branch.
 cp "$MID" "$R"
 rm -f "$R.idx"
-"$X" tree "$R" > /dev/null # writes its index
+"${RESUME[@]}" > /dev/null
+cp "$R" "$WORK/resume.jsonl.saved"
 cp "$R.idx" "$WORK/resume.idx.saved"
-RESUME=(env XCSH_HOME="$HOME_DIR" "$X" run --resume "$R" -p hi --script "$WORK/one-step.jsonl" --tools test)
-BEFORE="cp '$MID' '$R'; cp '$WORK/resume.idx.saved' '$R.idx'" measure resume_with_index "${RESUME[@]}"
-BEFORE="cp '$MID' '$R'; rm -f '$R.idx'" measure resume_no_index "${RESUME[@]}"
+BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; cp '$WORK/resume.idx.saved' '$R.idx'" measure resume_with_index "${RESUME[@]}"
+BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; rm -f '$R.idx'" measure resume_no_index "${RESUME[@]}"
 
 DIVAN=$WORK/divan.txt
 : > "$DIVAN"
@@ -157,10 +161,11 @@ row(f"xcsh events --type tool_result --json ({N}, index)", secs(ev), f"jq -c sel
 for name, what in [("tree", f"xcsh tree ({N} entries, valid index)"), ("stats", f"xcsh stats ({N} entries, valid index)")]:
     x = t(name)
     row(what, secs(x), "", "", "< 50 ms", x < 0.05, mb(rss(name)))
+row(f"xcsh stats --all ({N} entries, valid index; every step and run)", secs(t("stats_all")), "", "", "", None, mb(rss("stats_all")))
 row("xcsh tree, no index (reads the log, writes the index)", secs(t("tree_no_index")), f"floor {secs(floor)}", f"{floor / t('tree_no_index'):.2f}× floor", "", None, mb(rss("tree_no_index")))
 row(f"xcsh sessions --all ({N}-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
 ri, rn = t("resume_with_index"), t("resume_no_index")
-row(f"resume {mb(mid)} session to its run's end, valid index", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
+row(f"resume {mb(mid)} session to its run's end, valid index with snapshot", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
 row(f"resume {mb(mid)} session to its run's end, no index", secs(rn), "pi: 3.3–7.5 s, 400–800 MB", "", "< 1.5 s, ≤ 1/4 pi's memory", rn < 1.5 and rss("resume_no_index") <= 100e6, mb(rss("resume_no_index")))
 if bench:
     def per(name, n): return bench[name] / n if name in bench else None

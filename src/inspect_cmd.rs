@@ -70,9 +70,29 @@ pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
     if args.json {
         json(&t)?;
     } else {
-        out(&tree::render(&t, style()))?;
+        write_tree(&t)?;
     }
+    // The process ends here: freeing a tree of tens of thousands of nodes one by one
+    // would only delay the exit (the process's memory goes back at once).
+    std::mem::forget(t);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tree to stdout as it is drawn (a closed pipe ends it quietly, as `out`).
+fn write_tree(t: &tree::Tree) -> Result<()> {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut failed = None;
+    tree::render_with(t, style(), &mut |line| {
+        if failed.is_none()
+            && let Err(e) = stdout.write_all(line.as_bytes())
+        {
+            failed = Some(e);
+        }
+    });
+    match failed.map_or_else(|| stdout.flush(), Err) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 #[derive(Debug, Args)]

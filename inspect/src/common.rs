@@ -17,11 +17,10 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 /// At most `max` characters of `text`, `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let kept: String = text.chars().take(max.saturating_sub(1)).collect();
-        format!("{kept}…")
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        // More than `max - 1` characters: cut unless it is exactly `max`.
+        Some((at, _)) if text[at..].chars().nth(1).is_some() => format!("{}…", &text[..at]),
+        _ => text.to_string(),
     }
 }
 

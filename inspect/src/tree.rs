@@ -11,7 +11,7 @@ use xcsh_core::log::index::{ArchivedIndexData, Kind, index_of, open_index};
 use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog, read_session};
 use xcsh_core::machine::{Decision, EntryId, StepOutcome, UserOrigin};
 
-use crate::common::{entry_text, one_line, stop_text};
+use crate::common::{cut, entry_text, one_line, stop_text};
 use crate::error::InspectError;
 use crate::style::Style;
 
@@ -300,6 +300,8 @@ struct IndexedBuilder<'a> {
     d: &'a ArchivedIndexData,
     children: Children,
     labels: BTreeMap<EntryId, Vec<Label>>,
+    /// Whether a label targets the entry at each position.
+    labeled: Vec<bool>,
     leaf: usize,
     fetch: &'a mut dyn FnMut(usize) -> Option<Entry>,
 }
@@ -312,22 +314,27 @@ impl IndexedBuilder<'_> {
         )
     }
 
-    /// As [`Builder::lane`], over positions.
+    /// As [`Builder::lane`], over positions: each node absorbs its entries as the
+    /// walk passes them (nothing is collected per node).
     fn lane(&mut self, start: usize) -> Vec<Node> {
         let mut lane = Vec::new();
         let mut first = start;
         loop {
-            let mut ids = vec![first];
+            let mut node = self.node(first);
+            self.absorb(&mut node, first);
+            let mut last = first;
             let mut kids = self.children.of(first);
-            while kids.len() == 1 && !self.starts_turn(kids[0] as usize) {
-                ids.push(kids[0] as usize);
-                kids = self.children.of(kids[0] as usize);
+            while let [only] = kids
+                && !self.starts_turn(*only as usize)
+            {
+                last = *only as usize;
+                self.absorb(&mut node, last);
+                kids = self.children.of(last);
             }
-            let kids: Vec<usize> = kids.iter().map(|&k| k as usize).collect();
-            let mut node = self.node(&ids);
-            match kids.as_slice() {
+            node.last = self.d.id(last);
+            match kids {
                 [next] => {
-                    first = *next;
+                    first = *next as usize;
                     lane.push(node);
                 }
                 [] => {
@@ -335,7 +342,8 @@ impl IndexedBuilder<'_> {
                     return lane;
                 }
                 many => {
-                    node.branches = many.iter().map(|k| self.lane(*k)).collect();
+                    let many: Vec<usize> = many.iter().map(|&k| k as usize).collect();
+                    node.branches = many.into_iter().map(|k| self.lane(k)).collect();
                     lane.push(node);
                     return lane;
                 }
@@ -343,44 +351,29 @@ impl IndexedBuilder<'_> {
         }
     }
 
-    fn node(&mut self, ids: &[usize]) -> Node {
+    /// The node that starts at `first` (its entries are added by [`Self::absorb`]).
+    fn node(&mut self, first: usize) -> Node {
         let d = self.d;
-        let first = ids[0];
-        let mut node = Node {
-            first: d.id(first),
-            last: d.id(ids[ids.len() - 1]),
-            kind: String::new(),
-            text: String::new(),
-            steps: 0,
-            tool_calls: 0,
-            tokens: 0,
-            stop: None,
-            steers: 0,
-            follow_ups: 0,
-            labels: Vec::new(),
-            compactions: Vec::new(),
-            leaf: ids.contains(&self.leaf),
-            branches: Vec::new(),
-        };
-        (node.kind, node.text) = match d.kind(first) {
+        let (kind, text) = match d.kind(first) {
             Kind::Session => (
-                "session".into(),
+                "session",
                 format!("{} {}", d.session_id.as_str(), d.cwd.as_str()),
             ),
             Kind::UserMessage => {
+                // The preview is whitespace-collapsed already.
                 let preview = d.str(&d.prompts[d.aux(first)].preview);
-                ("turn".into(), format!("{:?}", one_line(preview, 50)))
+                ("turn", format!("{:?}", cut(preview, 50)))
             }
-            Kind::Compact => ("compact".into(), "/compact".into()),
+            Kind::Compact => ("compact", "/compact".into()),
             Kind::Branch => (
-                "branch".into(),
+                "branch",
                 format!(
                     "new branch (the leaf was #{})",
                     d.branches[d.aux(first)].to_native()
                 ),
             ),
             _ => (
-                "entries".into(),
+                "entries",
                 format!(
                     "{} {}",
                     d.type_name(first),
@@ -390,42 +383,88 @@ impl IndexedBuilder<'_> {
                 ),
             ),
         };
-        for &pos in ids {
-            match d.kind(pos) {
-                Kind::Step => {
-                    let s = &d.steps[d.aux(pos)];
-                    node.steps += 1;
-                    node.tokens += s.input_tokens.to_native()
-                        + s.output_tokens.to_native()
-                        + s.cache_read_tokens.to_native()
-                        + s.cache_write_tokens.to_native();
-                    if s.outcome == 0 {
-                        node.tool_calls += s.tool_calls.to_native();
-                    }
+        Node {
+            first: d.id(first),
+            last: d.id(first),
+            kind: kind.into(),
+            text,
+            steps: 0,
+            tool_calls: 0,
+            tokens: 0,
+            stop: None,
+            steers: 0,
+            follow_ups: 0,
+            labels: Vec::new(),
+            compactions: Vec::new(),
+            leaf: false,
+            branches: Vec::new(),
+        }
+    }
+
+    /// Adds the entry at `pos` to `node`'s counts.
+    fn absorb(&self, node: &mut Node, pos: usize) {
+        let d = self.d;
+        node.leaf |= pos == self.leaf;
+        match d.kind(pos) {
+            Kind::Step => {
+                let s = &d.steps[d.aux(pos)];
+                node.steps += 1;
+                node.tokens += s.input_tokens.to_native()
+                    + s.output_tokens.to_native()
+                    + s.cache_read_tokens.to_native()
+                    + s.cache_write_tokens.to_native();
+                if s.outcome == 0 {
+                    node.tool_calls += s.tool_calls.to_native();
                 }
-                Kind::RunFinished => {
-                    node.stop = Some(stop_text(&d.stop_reason(&d.finishes[d.aux(pos)])));
-                }
-                Kind::Delivered => match d.aux(pos) {
-                    1 => node.steers += 1,
-                    _ => node.follow_ups += 1,
-                },
-                Kind::Compacted => {
-                    let c = &d.compactions[d.aux(pos)];
-                    node.compactions.push(Compaction {
-                        entry: d.id(pos),
-                        tokens_before: c.tokens_before.to_native(),
-                        tokens_after: c.tokens_after.to_native(),
-                    });
-                }
-                _ => {}
             }
-            if let Some(labels) = self.labels.get(&d.id(pos)) {
-                node.labels.extend(labels.iter().cloned());
+            Kind::RunFinished => {
+                node.stop = Some(stop_text(&d.stop_reason(&d.finishes[d.aux(pos)])));
+            }
+            Kind::Delivered => match d.aux(pos) {
+                1 => node.steers += 1,
+                _ => node.follow_ups += 1,
+            },
+            Kind::Compacted => {
+                let c = &d.compactions[d.aux(pos)];
+                node.compactions.push(Compaction {
+                    entry: d.id(pos),
+                    tokens_before: c.tokens_before.to_native(),
+                    tokens_after: c.tokens_after.to_native(),
+                });
+            }
+            _ => {}
+        }
+        if self.labeled[pos]
+            && let Some(labels) = self.labels.get(&d.id(pos))
+        {
+            node.labels.extend(labels.iter().cloned());
+        }
+    }
+}
+
+/// Whether a label targets each position's entry: the labels' targets found by
+/// binary search when ids ascend in file order (as the writer makes them), else
+/// through a map of every id.
+fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Label>>) -> Vec<bool> {
+    let n = d.len();
+    let mut labeled = vec![false; n];
+    if targets.is_empty() {
+        return labeled;
+    }
+    let ids = d.ids.as_slice();
+    if ids.windows(2).all(|w| w[0] < w[1]) {
+        for t in targets.keys() {
+            if let Ok(p) = ids.binary_search_by_key(&t.0, |id| id.to_native()) {
+                labeled[p] = true;
             }
         }
-        node
+    } else {
+        let wanted: std::collections::HashSet<u64> = targets.keys().map(|t| t.0).collect();
+        for (p, id) in ids.iter().enumerate() {
+            labeled[p] = wanted.contains(&id.to_native());
+        }
     }
+    labeled
 }
 
 /// The turn tree (not `full`) from an index; `fetch` gives the entry at a position
@@ -454,21 +493,24 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
             continue;
         }
         if let Some(p) = d.parent(pos) {
-            counts[p + 1] += 1;
+            counts[p] += 1;
         }
     }
-    for i in 1..=n {
+    // Children as one list (compressed rows): running sums make `counts[p]` the end
+    // of `p`'s children; placing them walking back turns it into their start, in
+    // file order, and `counts[n]` is the total.
+    for i in 1..n {
         counts[i] += counts[i - 1];
     }
-    let mut fill = counts.clone();
+    counts[n] = if n == 0 { 0 } else { counts[n - 1] };
     let mut list = vec![0u32; counts[n] as usize];
-    for pos in 0..n {
+    for pos in (0..n).rev() {
         if d.kind(pos) == Kind::Label {
             continue;
         }
         if let Some(p) = d.parent(pos) {
-            list[fill[p] as usize] = u32::try_from(pos).unwrap_or(u32::MAX);
-            fill[p] += 1;
+            counts[p] -= 1;
+            list[counts[p] as usize] = u32::try_from(pos).unwrap_or(u32::MAX);
         }
     }
     let leaf = d.leaf();
@@ -483,6 +525,7 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
             start: counts,
             list,
         },
+        labeled: labeled_positions(d, &labels),
         labels,
         leaf,
         fetch,
@@ -501,99 +544,149 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
 /// The tree as text.
 pub fn render(tree: &Tree, style: Style) -> String {
     let mut out = String::new();
-    if let Some(f) = &tree.forked_from {
-        out.push_str(&style.blue(&format!("forked from {f}")));
-        out.push('\n');
-    }
-    render_lane(&tree.root, "", "", &mut out, (style, tree.full));
+    render_with(tree, style, &mut |line| out.push_str(line));
     out
+}
+
+/// [`render`], line by line (each with its newline) to `emit`: a huge tree is
+/// written out as it is drawn, never held whole.
+pub fn render_with(tree: &Tree, style: Style, emit: &mut dyn FnMut(&str)) {
+    let mut line = String::new();
+    if let Some(f) = &tree.forked_from {
+        line.push_str(&style.blue(&format!("forked from {f}")));
+        line.push('\n');
+        emit(&line);
+    }
+    render_lane(&tree.root, "", "", &mut line, emit, (style, tree.full));
 }
 
 /// `first` prefixes the lane's first line, `rest` its other lines (and the lines
 /// of its branches).
-fn render_lane(lane: &[Node], first: &str, rest: &str, out: &mut String, how: (Style, bool)) {
+fn render_lane(
+    lane: &[Node],
+    first: &str,
+    rest: &str,
+    line: &mut String,
+    emit: &mut dyn FnMut(&str),
+    how: (Style, bool),
+) {
     for (i, node) in lane.iter().enumerate() {
-        out.push_str(if i == 0 { first } else { rest });
-        out.push_str(&node_line(node, how.0, how.1));
-        out.push('\n');
+        line.clear();
+        line.push_str(if i == 0 { first } else { rest });
+        push_node_line(line, node, how.0, how.1);
+        line.push('\n');
+        emit(line);
         let n = node.branches.len();
         for (k, branch) in node.branches.iter().enumerate() {
             let last = k + 1 == n;
             let head = format!("{rest}{}", if last { "└─ " } else { "├─ " });
             let tail = format!("{rest}{}", if last { "   " } else { "│  " });
-            render_lane(branch, &head, &tail, out, how);
+            render_lane(branch, &head, &tail, line, emit, how);
         }
     }
 }
 
 /// The text of one node's line (without the tree drawing).
 pub fn node_line(node: &Node, style: Style, full: bool) -> String {
+    let mut text = String::new();
+    push_node_line(&mut text, node, style, full);
+    text
+}
+
+/// [`node_line`], appended to `out` (the tree is drawn line by line into one buffer).
+fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
+    use std::fmt::Write;
+    // `paint(out, Style::red, text)`: the text, painted when the style colors.
+    let paint = |out: &mut String, how: fn(&Style, &str) -> String, text: &str| {
+        if style.color {
+            out.push_str(&how(&style, text));
+        } else {
+            out.push_str(text);
+        }
+    };
+    // Writing to a `String` cannot fail.
     let ids = if node.first == node.last {
         format!("#{}", node.first)
     } else {
         format!("#{}..{}", node.first, node.last)
     };
-    let mut parts = vec![style.dim(&ids)];
+    paint(out, Style::dim, &ids);
+    out.push(' ');
     match node.kind.as_str() {
-        "turn" => parts.push(format!("user {}", style.cyan(&node.text))),
-        "branch" => parts.push(style.blue(&format!("↳ {}", node.text))),
-        "session" => parts.push(format!("session {}", node.text)),
-        kind => parts.push(format!("{kind} {}", node.text).trim_end().to_string()),
+        "turn" => {
+            out.push_str("user ");
+            paint(out, Style::cyan, &node.text);
+        }
+        "branch" => paint(out, Style::blue, &format!("↳ {}", node.text)),
+        "session" => {
+            let _ = write!(out, "session {}", node.text);
+        }
+        kind => {
+            let _ = write!(out, "{kind} {}", node.text);
+            out.truncate(out.trim_end().len());
+        }
     }
-    let mut facts = Vec::new();
-    if full {
-        // The entry's own text says it all.
-    } else if node.kind == "turn" || node.steps > 0 {
-        facts.push(plural(node.steps, "step"));
-        facts.push(plural(node.tool_calls, "tool call"));
-        facts.push(format!("{} tok", node.tokens));
+    let fact = |out: &mut String| out.push_str(" · ");
+    let count = |out: &mut String, n: u32, what: &str| {
+        fact(out);
+        let _ = write!(out, "{n} {what}{}", if n == 1 { "" } else { "s" });
+    };
+    if !full && (node.kind == "turn" || node.steps > 0) {
+        count(out, node.steps, "step");
+        count(out, node.tool_calls, "tool call");
+        fact(out);
+        let _ = write!(out, "{} tok", node.tokens);
     }
     if !full {
         if node.steers > 0 {
-            facts.push(plural(node.steers, "steer"));
+            count(out, node.steers, "steer");
         }
         if node.follow_ups > 0 {
-            facts.push(plural(node.follow_ups, "follow-up"));
+            count(out, node.follow_ups, "follow-up");
         }
         for c in &node.compactions {
-            facts.push(style.blue(&format!(
-                "compacted #{} {}→{} tok",
-                c.entry, c.tokens_before, c.tokens_after
-            )));
+            fact(out);
+            paint(
+                out,
+                Style::blue,
+                &format!(
+                    "compacted #{} {}→{} tok",
+                    c.entry, c.tokens_before, c.tokens_after
+                ),
+            );
         }
         match &node.stop {
-            Some(s) if s == "completed" => facts.push(s.clone()),
-            Some(s) => facts.push(style.red(s)),
-            None if node.kind == "turn" => facts.push(style.yellow("unfinished")),
+            Some(s) if s == "completed" => {
+                fact(out);
+                out.push_str(s);
+            }
+            Some(s) => {
+                fact(out);
+                paint(out, Style::red, s);
+            }
+            None if node.kind == "turn" => {
+                fact(out);
+                paint(out, Style::yellow, "unfinished");
+            }
             None => {}
         }
     }
-    let mut text = parts.join(" ");
-    if !facts.is_empty() {
-        text.push_str(" · ");
-        text.push_str(&facts.join(" · "));
-    }
     for l in &node.labels {
-        text.push_str(&style.magenta(&format!(" [#{}: {}]", l.target, l.name)));
+        paint(
+            out,
+            Style::magenta,
+            &format!(" [#{}: {}]", l.target, l.name),
+        );
     }
     if node.branches.len() > 1 {
-        text.push_str(&style.blue(&format!(
-            " ┬ {} branches at #{}",
-            node.branches.len(),
-            node.last
-        )));
+        paint(
+            out,
+            Style::blue,
+            &format!(" ┬ {} branches at #{}", node.branches.len(), node.last),
+        );
     }
     if node.leaf {
-        text.push_str(&style.bold(&style.green(" ◀ leaf")));
-    }
-    text
-}
-
-fn plural(n: u32, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
+        out.push_str(&style.bold(&style.green(" ◀ leaf")));
     }
 }
 

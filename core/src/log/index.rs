@@ -273,6 +273,7 @@ impl Kind {
         Kind::Unknown,
     ];
 
+    #[inline]
     pub fn from_code(code: u8) -> Kind {
         Kind::ALL
             .get(usize::from(code))
@@ -809,42 +810,51 @@ impl SessionIndex {
 }
 
 impl ArchivedIndexData {
+    #[inline]
     pub fn len(&self) -> usize {
         self.ids.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
 
+    #[inline]
     pub fn str(&self, r: &ArchivedStrRef) -> &str {
         let start = r.start.to_native() as usize;
         let end = start + r.len.to_native() as usize;
         self.text.get(start..end).unwrap_or("")
     }
 
+    #[inline]
     pub fn kind(&self, pos: usize) -> Kind {
         Kind::from_code(self.kinds[pos])
     }
 
+    #[inline]
     pub fn id(&self, pos: usize) -> EntryId {
         EntryId(self.ids[pos].to_native())
     }
 
+    #[inline]
     pub fn parent(&self, pos: usize) -> Option<usize> {
         let p = self.parents[pos].to_native();
         (p != NO_PARENT).then_some(p as usize)
     }
 
+    #[inline]
     pub fn aux(&self, pos: usize) -> usize {
         self.aux[pos].to_native() as usize
     }
 
     /// The timestamp in ns since the epoch (`i64::MIN`: out of that range).
+    #[inline]
     pub fn ts_ns(&self, pos: usize) -> i64 {
         self.ts_ns[pos].to_native()
     }
 
+    #[inline]
     pub fn hash(&self, pos: usize) -> EntryHash {
         EntryHash(self.hashes[pos])
     }
@@ -861,6 +871,7 @@ impl ArchivedIndexData {
     }
 
     /// The byte range of the entry's line (without its newline).
+    #[inline]
     pub fn line_range(&self, pos: usize) -> (u64, u64) {
         let start = self.offsets[pos].to_native();
         let end = self.offsets[pos + 1].to_native();
