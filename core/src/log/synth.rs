@@ -5,7 +5,8 @@
 //!
 //! Shape: runs of 1 to 12 tool rounds (1 to 3 calls each, `edit` and `bash` approved
 //! by the `yolo` policy), text deltas streamed in small chunks, most entries a few
-//! hundred bytes, about 2% tool results of 1–4 KiB and about 1% messages of 2–10 KiB,
+//! hundred bytes (448 on average), about 2% tool results of 1–4 KiB and about 1% messages
+//! (prompts, final answers) of 2–10 KiB, all sizes of whole lines,
 //! occasional steers, follow-ups and interrupts, compactions when the reported input
 //! tokens reach `compact_at_tokens`, labels, and `branch` records that continue from an
 //! earlier settled boundary (with the machine as it was there).
