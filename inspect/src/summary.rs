@@ -5,7 +5,7 @@ use std::path::Path;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 use xcsh_core::log::index::{ArchivedIndexData, Kind, open_index};
-use xcsh_core::log::{Body, Dag, Record, SessionLog};
+use xcsh_core::log::{Body, Record, SessionLog};
 use xcsh_core::machine::{Decision, Usage};
 
 use crate::common::one_line;
@@ -49,10 +49,26 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
         workspace: header.cwd.clone(),
         started,
         entries: log.entries.len(),
-        branches: Dag::build(&log.entries).leaves().len(),
+        branches: leaves(log),
         last_message: one_line(&last_message, 60),
         tokens: usage.spend(),
     }
+}
+
+/// The branches: entries without children, labels not counted (a label hangs off
+/// the entry it was written after, but it is not a branch, as in `xcsh tree`).
+fn leaves(log: &SessionLog) -> usize {
+    let is_label = |e: &xcsh_core::log::Entry| matches!(e.body, Body::Record(Record::Label { .. }));
+    let parents: std::collections::HashSet<_> = log
+        .entries
+        .iter()
+        .filter(|e| !is_label(e))
+        .filter_map(|e| e.parent)
+        .collect();
+    log.entries
+        .iter()
+        .filter(|e| !is_label(e) && !parents.contains(&e.id))
+        .count()
 }
 
 /// Summarizes the session file at `path` from its index (built or extended when
@@ -75,6 +91,9 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
             Kind::RunFinished => tokens += d.finishes[d.aux(pos)].spend.to_native(),
             _ => {}
         }
+        if d.kind(pos) == Kind::Label {
+            continue;
+        }
         if let Some(p) = d.parent(pos) {
             has_child[p] = true;
         }
@@ -88,7 +107,9 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
         workspace: d.cwd.as_str().to_string(),
         started,
         entries: d.len(),
-        branches: has_child.iter().filter(|c| !**c).count(),
+        branches: (0..d.len())
+            .filter(|&p| !has_child[p] && d.kind(p) != Kind::Label)
+            .count(),
         last_message: one_line(last_message, 60),
         tokens,
     }
@@ -121,4 +142,45 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
         ]);
     }
     table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Kit;
+    use xcsh_core::machine::EntryId;
+
+    /// Labels on an inner entry and on the leaf hang off those entries, but the
+    /// session still has the two branches `xcsh tree` draws.
+    #[test]
+    fn labels_are_not_counted_as_branches() {
+        let mut k = Kit::new("labeled");
+        k.prompt("first task");
+        k.step(1, "first done", &[]);
+        let end_of_first = k.leaf();
+        k.prompt("second task");
+        k.step(1, "second done", &[]);
+        k.branch_at(end_of_first);
+        k.prompt("instead");
+        k.step(1, "done instead", &[]);
+        let leaf = k.leaf();
+        for target in [EntryId(2), leaf] {
+            k.append_raw(
+                leaf,
+                Body::Record(Record::Label {
+                    target,
+                    name: format!("at {target}"),
+                }),
+            );
+        }
+        let (_dir, log) = k.finish();
+        let index = xcsh_core::log::index::index_of(&log, None).unwrap();
+        assert_eq!(
+            (
+                summarize(&log).branches,
+                summarize_indexed(&log.path, index.data()).branches
+            ),
+            (2, 2)
+        );
+    }
 }
