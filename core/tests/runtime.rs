@@ -444,3 +444,165 @@ async fn interrupting_a_long_bash_call_settles_it_cancelled_and_kills_it() {
         tool.duration_ms
     );
 }
+
+/// The type of the session file's last entry, read from the disk.
+fn last_type(path: &std::path::Path) -> String {
+    read_session(path)
+        .expect("the session reads")
+        .entries
+        .last()
+        .map(|e| e.type_name().to_string())
+        .unwrap_or_default()
+}
+
+/// Wraps the faux provider: notes the file's last entry when a call starts (its
+/// future is first polled).
+struct WitnessProvider {
+    inner: FauxProvider,
+    path: std::path::PathBuf,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Provider for WitnessProvider {
+    fn name(&self) -> &str {
+        "witness"
+    }
+    fn model(&self) -> &str {
+        "faux-script"
+    }
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let inner = self.inner.stream(request, sink, cancel);
+        let path = self.path.clone();
+        let seen = Arc::clone(&self.seen);
+        Box::pin(async move {
+            let last = last_type(&path);
+            seen.lock()
+                .expect("not poisoned")
+                .push(format!("model after {last}"));
+            inner.await
+        })
+    }
+}
+
+/// The test tools, noting the file's last entry when a call starts.
+struct WitnessTools {
+    path: std::path::PathBuf,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl xcsh_core::tools::ToolExecutor for WitnessTools {
+    fn specs(&self) -> Vec<xcsh_core::tools::ToolSpec> {
+        TestTools.specs()
+    }
+    fn execute(
+        &self,
+        call: xcsh_core::machine::ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<xcsh_core::machine::ToolOutcome> {
+        let path = self.path.clone();
+        let seen = Arc::clone(&self.seen);
+        Box::pin(async move {
+            let last = last_type(&path);
+            seen.lock()
+                .expect("not poisoned")
+                .push(format!("tool after {last}"));
+            TestTools.execute(call, cancel).await
+        })
+    }
+}
+
+#[tokio::test]
+async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_order() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("s.jsonl");
+    let script = [
+        format!(r#"{{"tool_calls":[{}]}}"#, echo_calls(1)),
+        format!(r#"{{"tool_calls":[{}]}}"#, echo_calls(2)),
+        r#"{"text":"done"}"#.to_string(),
+    ]
+    .join("\n");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut handle = run_agent(RunOptions {
+        session: SessionTarget::New {
+            path: path.clone(),
+            session_id: "t".into(),
+            cwd: "/w".into(),
+        },
+        task: Task::Prompt("go".to_string()),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        provider: Arc::new(WitnessProvider {
+            inner: FauxProvider::from_script("test", &script).expect("a script"),
+            path: path.clone(),
+            seen: Arc::clone(&seen),
+        }),
+        tools: Arc::new(WitnessTools {
+            path: path.clone(),
+            seen: Arc::clone(&seen),
+        }),
+        permissions: Permissions::Yolo,
+        approver: None,
+    })
+    .expect("the run starts");
+    let mut events = Vec::new();
+    while let Some(event) = handle.events.recv().await {
+        events.push(match event {
+            RunEvent::RunStarted { .. } => "run_started".to_string(),
+            RunEvent::StepStarted { step } => format!("step_started {}", step.0),
+            RunEvent::TextDelta { text, .. } => format!("text {text}"),
+            RunEvent::StepFinished { step, outcome, .. } => {
+                format!("step_finished {} {outcome}", step.0)
+            }
+            RunEvent::ToolCall { arguments, .. } => format!("tool_call {arguments}"),
+            RunEvent::ToolResult { content, .. } => format!("tool_result {content}"),
+            RunEvent::RunFinished { steps, .. } => format!("run_finished {steps}"),
+            other => format!("{other:?}"),
+        });
+    }
+    let result = handle.result().await.expect("the run ends");
+    assert_eq!(result.stop_reason, StopReason::Completed);
+    // Write-ahead: a model call starts after its `step_started`, a tool after its
+    // `tool_dispatched` (the two calls of step 2 after both were dispatched).
+    assert_eq!(
+        *seen.lock().expect("not poisoned"),
+        [
+            "model after step_started",
+            "tool after tool_dispatched",
+            "model after step_started",
+            "tool after tool_dispatched",
+            "tool after tool_dispatched",
+            "model after step_started",
+        ]
+    );
+    assert_eq!(
+        events,
+        [
+            "run_started",
+            "step_started 1",
+            "step_finished 1 completed",
+            r#"tool_call {"i":0}"#,
+            r#"tool_result {"i":0}"#,
+            "step_started 2",
+            "step_finished 2 completed",
+            r#"tool_call {"i":0}"#,
+            r#"tool_call {"i":1}"#,
+            r#"tool_result {"i":0}"#,
+            r#"tool_result {"i":1}"#,
+            "step_started 3",
+            "text done",
+            "step_finished 3 completed",
+            "run_finished 3",
+        ]
+    );
+    assert_eq!(
+        types(&path),
+        "session user_message step_started step tool_dispatched tool_result step_started \
+         step tool_dispatched tool_dispatched tool_result tool_result step_started step \
+         run_finished"
+    );
+}

@@ -275,12 +275,12 @@ pub fn error_message(error: &Value) -> Option<String> {
     })
 }
 
-/// One request: URL, extra headers, JSON body.
+/// One request: URL, extra headers, JSON body (serialized).
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub body: Value,
+    pub body: String,
 }
 
 fn cancelled() -> ProviderError {
@@ -328,10 +328,10 @@ pub async fn stream_sse(
     sink: &StreamSink,
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
-    let body = request.body.to_string();
-    let path = url_path(&request.url);
+    let body = request.body.as_str();
     if let Some(Tape::Play(tape)) = &config.tape {
-        let recorded = tape.redactor.redact(&body);
+        let path = url_path(&request.url);
+        let recorded = tape.redactor.redact(body);
         let recorded = serde_json::from_str(&recorded).unwrap_or(Value::String(recorded));
         let exchange = tape.take(&path, &recorded)?;
         for r in exchange.retries {
@@ -357,9 +357,9 @@ pub async fn stream_sse(
     };
     let record = |retries: Vec<cassette::Retry>, response: cassette::Response| {
         if let Some(w) = recorder {
-            let redacted = w.redactor.redact(&body);
+            let redacted = w.redactor.redact(body);
             let exchange = Exchange {
-                path: path.clone(),
+                path: url_path(&request.url),
                 body: serde_json::from_str(&redacted).unwrap_or(Value::String(redacted)),
                 retries,
                 response,
@@ -378,7 +378,7 @@ pub async fn stream_sse(
     let mut retries = Vec::new();
     loop {
         let started = std::time::Instant::now();
-        match attempt_once(client, config, &request, &body, cancel).await {
+        match attempt_once(client, config, &request, body, cancel).await {
             Attempt::Fail(e) => {
                 record(retries, cassette::Response::Error { error: e.clone() })?;
                 return Err(e);
@@ -482,6 +482,27 @@ pub fn post_stream<M: StreamMapper + Send + 'static>(
     config: std::sync::Arc<HttpConfig>,
     endpoint: Endpoint,
     body: Value,
+    mapper: M,
+    sink: StreamSink,
+    cancel: CancellationToken,
+) -> super::BoxFuture<Result<(), ProviderError>> {
+    post_stream_text(
+        client,
+        config,
+        endpoint,
+        body.to_string(),
+        mapper,
+        sink,
+        cancel,
+    )
+}
+
+/// [`post_stream`] with the body already serialized to JSON text.
+pub fn post_stream_text<M: StreamMapper + Send + 'static>(
+    client: reqwest::Client,
+    config: std::sync::Arc<HttpConfig>,
+    endpoint: Endpoint,
+    body: String,
     mut mapper: M,
     sink: StreamSink,
     cancel: CancellationToken,
@@ -1057,7 +1078,7 @@ mod tests {
         let request = HttpRequest {
             url: config.endpoint("chat/completions"),
             headers: vec![("authorization".into(), "Bearer k".into())],
-            body: serde_json::json!({"stream": true}),
+            body: serde_json::json!({"stream": true}).to_string(),
         };
         let mut mapper = OpenAiMapper::new();
         let result = stream_sse(

@@ -463,6 +463,182 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
     body
 }
 
+/// [`build_request`] serialized straight to JSON text, byte for byte what
+/// `build_request(..).to_string()` gives (keys in the same sorted order), without
+/// building the [`Value`] tree on the way: the body of every step is the whole
+/// context, so this is on each step's path. `legacy_max_tokens` names the limit
+/// `max_tokens` instead of `max_completion_tokens`.
+pub fn request_text(model: &str, request: &ModelRequest, legacy_max_tokens: bool) -> String {
+    let (max_completion_tokens, max_tokens) = if legacy_max_tokens {
+        (None, Some(request.max_output_tokens))
+    } else {
+        (Some(request.max_output_tokens), None)
+    };
+    let body = wire::Body {
+        max_completion_tokens,
+        max_tokens,
+        messages: wire::Messages(request),
+        model,
+        stream: true,
+        stream_options: wire::StreamOptions {
+            include_usage: true,
+        },
+        tools: request
+            .tools
+            .iter()
+            .map(|t| wire::Tool {
+                function: wire::ToolFunction {
+                    description: &t.description,
+                    name: &t.name,
+                    parameters: &t.parameters,
+                },
+                kind: "function",
+            })
+            .collect(),
+    };
+    // Serializing these borrowed structs into a `Vec` cannot fail: every key is a
+    // string and every value a string, number, bool, null or a `Value`.
+    serde_json::to_string(&body).unwrap_or_else(|_| build_request(model, request).to_string())
+}
+
+/// The request body as borrowed structs whose fields are in the order a
+/// `serde_json::Value` object (a `BTreeMap`) sorts its keys, so that
+/// [`request_text`] writes the same bytes as [`build_request`].
+mod wire {
+    use std::borrow::Cow;
+
+    use serde::Serialize;
+    use serde::ser::{SerializeSeq, Serializer};
+    use serde_json::Value;
+
+    use super::super::ModelRequest;
+    use super::summary_text;
+    use crate::machine::Message;
+
+    #[derive(Serialize)]
+    pub struct Body<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub max_completion_tokens: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub max_tokens: Option<u32>,
+        pub messages: Messages<'a>,
+        pub model: &'a str,
+        pub stream: bool,
+        pub stream_options: StreamOptions,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pub tools: Vec<Tool<'a>>,
+    }
+
+    #[derive(Serialize)]
+    pub struct StreamOptions {
+        pub include_usage: bool,
+    }
+
+    #[derive(Serialize)]
+    pub struct Tool<'a> {
+        pub function: ToolFunction<'a>,
+        #[serde(rename = "type")]
+        pub kind: &'static str,
+    }
+
+    #[derive(Serialize)]
+    pub struct ToolFunction<'a> {
+        pub description: &'a str,
+        pub name: &'a str,
+        pub parameters: &'a Value,
+    }
+
+    /// The system prompt (when there is one), then the messages.
+    pub struct Messages<'a>(pub &'a ModelRequest);
+
+    impl Serialize for Messages<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let request = self.0;
+            let mut seq = serializer.serialize_seq(None)?;
+            if !request.system.is_empty() {
+                seq.serialize_element(&Plain {
+                    content: Cow::Borrowed(&request.system),
+                    role: "system",
+                })?;
+            }
+            for message in &request.messages {
+                match message {
+                    Message::User { text, .. } => seq.serialize_element(&Plain {
+                        content: Cow::Borrowed(text),
+                        role: "user",
+                    })?,
+                    Message::Summary { text } => seq.serialize_element(&Plain {
+                        content: Cow::Owned(summary_text(text)),
+                        role: "user",
+                    })?,
+                    Message::Assistant {
+                        text, tool_calls, ..
+                    } => seq.serialize_element(&Assistant {
+                        content: (tool_calls.is_empty() || !text.is_empty())
+                            .then_some(text.as_str()),
+                        role: "assistant",
+                        tool_calls: tool_calls
+                            .iter()
+                            .map(|c| Call {
+                                function: CallFunction {
+                                    arguments: &c.arguments,
+                                    name: &c.name,
+                                },
+                                id: &c.id.0,
+                                kind: "function",
+                            })
+                            .collect(),
+                    })?,
+                    Message::ToolResult {
+                        call_id, content, ..
+                    } => seq.serialize_element(&ToolResult {
+                        content,
+                        role: "tool",
+                        tool_call_id: &call_id.0,
+                    })?,
+                }
+            }
+            seq.end()
+        }
+    }
+
+    #[derive(Serialize)]
+    struct Plain<'a> {
+        content: Cow<'a, str>,
+        role: &'static str,
+    }
+
+    #[derive(Serialize)]
+    struct Assistant<'a> {
+        /// `null` when the message is only tool calls.
+        content: Option<&'a str>,
+        role: &'static str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<Call<'a>>,
+    }
+
+    #[derive(Serialize)]
+    struct Call<'a> {
+        function: CallFunction<'a>,
+        id: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    }
+
+    #[derive(Serialize)]
+    struct CallFunction<'a> {
+        arguments: &'a str,
+        name: &'a str,
+    }
+
+    #[derive(Serialize)]
+    struct ToolResult<'a> {
+        content: &'a str,
+        role: &'static str,
+        tool_call_id: &'a str,
+    }
+}
+
 /// The Chat Completions provider.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
@@ -500,6 +676,12 @@ impl OpenAiProvider {
         }
         body
     }
+
+    /// [`OpenAiProvider::body`] as the JSON text that is sent (the same bytes as
+    /// its `to_string()`), written without building a [`Value`] first.
+    pub fn body_text(&self, request: &ModelRequest) -> String {
+        request_text(&self.config.model, request, self.legacy_max_tokens)
+    }
 }
 
 impl Provider for OpenAiProvider {
@@ -521,7 +703,7 @@ impl Provider for OpenAiProvider {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
+        http::post_stream_text(
             self.client.clone(),
             Arc::clone(&self.config),
             http::Endpoint {
@@ -529,7 +711,7 @@ impl Provider for OpenAiProvider {
                 headers: Vec::new(),
                 auth: http::bearer,
             },
-            self.body(&request),
+            self.body_text(&request),
             OpenAiMapper::new(),
             sink,
             cancel,
@@ -883,6 +1065,33 @@ pub(crate) mod tests {
               ]
             }"#]]
         .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn the_body_text_is_the_body_value_serialized() {
+        let mut requests = vec![sample_request()];
+        let mut bare = sample_request();
+        bare.system = String::new();
+        bare.tools.clear();
+        bare.messages.push(Message::User {
+            origin: UserOrigin::Prompt,
+            text: "quotes \" and \\ and \u{1} and é and \n".into(),
+        });
+        requests.push(bare);
+        requests.push(ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_output_tokens: 0,
+        });
+        for request in &requests {
+            for legacy in [false, true] {
+                let config = HttpConfig::new("http://127.0.0.1:1/v1", None, "m\"odel");
+                let mut p = OpenAiProvider::new(config).expect("a provider");
+                p.legacy_max_tokens = legacy;
+                assert_eq!(p.body_text(request), p.body(request).to_string());
+            }
+        }
     }
 
     #[test]

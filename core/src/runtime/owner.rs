@@ -1,8 +1,19 @@
 //! The owner task of one run: the only place that touches the machine and the log
 //! writer. Everything else (provider streams, tools, the user) sends it messages.
+//! The provider's stream future is polled by the owner task itself rather than by a
+//! task of its own (its events still come over the stream channel): on the way of
+//! every step, each hop between tasks is a wake-up, on a multi-thread runtime often
+//! a context switch. Tool calls are polled there too (their blocking work runs on
+//! the blocking pool); what still runs when the run ends is handed to tasks of its
+//! own to finish. Events for the interface are sent in one batch
+//! when the owner is about to wait (for the next input, or for the disk).
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use chrono::Utc;
@@ -19,7 +30,7 @@ use crate::machine::{
     ProviderErrorKind, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
     ToolOutcome, ToolStatus,
 };
-use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
+use crate::provider::{BoxFuture, ModelRequest, Provider, StreamItem, StreamSink};
 use crate::tools::{ToolExecutor, ToolSpec};
 
 /// Where the run writes: its leaf, the session id, the workspace.
@@ -29,7 +40,7 @@ pub(crate) struct Session {
     pub cwd: String,
 }
 
-/// Work that finished in a spawned task.
+/// Work that finished: a tool call, an approval, a summary.
 enum Done {
     Approval {
         call_id: CallId,
@@ -48,6 +59,24 @@ struct InFlight {
     call_id: CallId,
     cancel: CancellationToken,
     done: Option<(ToolCall, ToolOutcome, u64)>,
+}
+
+/// A model call in flight: the provider's future, polled by the owner task itself
+/// (no task of its own: each hop between tasks is a wake-up, often a context
+/// switch, on the way of every step). Its events come over the stream channel; its
+/// end is put behind them on the same channel.
+struct ModelCall {
+    step: StepNo,
+    stream: CatchUnwind<BoxFuture<Result<(), ProviderError>>>,
+}
+
+/// A dispatched tool call running: the executor's future, polled by the owner task
+/// itself, like a model call (several run at once; a tool's blocking work runs on
+/// the blocking pool, not in its future).
+struct ToolRun {
+    call: ToolCall,
+    started: Instant,
+    work: CatchUnwind<BoxFuture<ToolOutcome>>,
 }
 
 /// The step whose stream is open.
@@ -72,6 +101,10 @@ pub(crate) struct Owner {
     /// The task was ignored (nothing to compact): no run took place.
     nothing_done: bool,
     events: mpsc::UnboundedSender<RunEvent>,
+    /// Events not yet sent: they go out together when the owner is about to wait
+    /// (for the next input, or for the disk before an effect), so that the reader
+    /// is woken once for them rather than once each.
+    outbox: Vec<RunEvent>,
     commands: mpsc::UnboundedReceiver<Command>,
     provider: Arc<dyn Provider>,
     tools: Arc<dyn ToolExecutor>,
@@ -83,6 +116,13 @@ pub(crate) struct Owner {
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
     open_step: Option<OpenStep>,
+    /// Provider streams still running (the open step's, and any cancelled one that
+    /// has not ended yet).
+    model_calls: Vec<ModelCall>,
+    /// Tool calls still running, in dispatch order.
+    tool_runs: Vec<ToolRun>,
+    /// Tool calls that ended, not yet handled.
+    tools_ended: std::collections::VecDeque<Done>,
     /// Dispatched tool calls in dispatch order. They run concurrently, but their
     /// settlements are recorded and applied in this order, so that one script
     /// always writes one log (a finished call waits for the calls before it).
@@ -126,6 +166,7 @@ impl Owner {
             asking: false,
             nothing_done: false,
             events,
+            outbox: Vec::new(),
             commands,
             provider: opts.provider,
             tools: opts.tools,
@@ -137,6 +178,9 @@ impl Owner {
             done_tx,
             done_rx,
             open_step: None,
+            model_calls: Vec::new(),
+            tool_runs: Vec::new(),
+            tools_ended: std::collections::VecDeque::new(),
             in_flight: Vec::new(),
             summary_token: None,
             queued: BTreeMap::new(),
@@ -146,9 +190,19 @@ impl Owner {
 
     pub(crate) async fn run(mut self) -> Result<RunResult, RuntimeError> {
         let outcome = self.drive().await;
+        self.flush_events();
         if outcome.is_err() {
             // A log failure ends the run: stop everything still in flight.
             self.cancel_all();
+        }
+        // Whatever still runs (cancelled, or ignored once the run settled) is
+        // driven to its end in a task of its own, as a tool may still have to
+        // clean up (kill its processes) and a recording to be written.
+        for call in self.model_calls.drain(..) {
+            tokio::spawn(call.stream);
+        }
+        for run in self.tool_runs.drain(..) {
+            tokio::spawn(run.work);
         }
         self.writer.sync()?;
         outcome?;
@@ -178,12 +232,20 @@ impl Owner {
             None => {}
         }
         while !self.finished() {
+            self.flush_events();
             // Biased: the user's commands (an interrupt above all) go first.
             tokio::select! {
                 biased;
                 Some(cmd) = self.commands.recv() => self.on_command(cmd)?,
                 Some((step, item)) = self.stream_rx.recv() => self.on_stream(step, item)?,
                 Some(done) = self.done_rx.recv() => self.on_done(done)?,
+                (step, result) = next_model_end(&mut self.model_calls) => {
+                    // Behind the events the stream sent before it ended.
+                    let _ = self.stream_tx.send((step, StreamItem::End(result)));
+                }
+                done = next_tool_end(&mut self.tool_runs, &mut self.tools_ended) => {
+                    self.on_done(done)?;
+                }
                 else => break,
             }
         }
@@ -242,9 +304,24 @@ impl Owner {
         }
     }
 
-    fn emit(&self, event: RunEvent) {
-        // The receiver may be gone (a library user that ignores events): fine.
-        let _ = self.events.send(event);
+    fn emit(&mut self, event: RunEvent) {
+        self.outbox.push(event);
+    }
+
+    /// Sends the events emitted since the last flush.
+    fn flush_events(&mut self) {
+        for event in self.outbox.drain(..) {
+            // The receiver may be gone (a library user that ignores events): fine.
+            let _ = self.events.send(event);
+        }
+    }
+
+    /// Makes the log durable before an effect starts (write-ahead). The waiting
+    /// events go out first: their reader works while the disk does.
+    fn sync_before_effect(&mut self) -> Result<(), RuntimeError> {
+        self.flush_events();
+        self.writer.sync()?;
+        Ok(())
     }
 
     fn append(&mut self, body: Body) -> Result<EntryId, RuntimeError> {
@@ -434,7 +511,7 @@ impl Owner {
             }
             Effect::CallModel { step } => {
                 // Write-ahead: the decision that starts the call is durable first.
-                self.writer.sync()?;
+                self.sync_before_effect()?;
                 let cancel = CancellationToken::new();
                 let request = self.request();
                 let sink = StreamSink::new(step, self.stream_tx.clone());
@@ -453,16 +530,9 @@ impl Owner {
                         })
                     })
                 });
-                let tx = self.stream_tx.clone();
-                tokio::spawn(async move {
-                    let result = match tokio::spawn(stream).await {
-                        Ok(r) => r,
-                        Err(e) => Err(ProviderError {
-                            kind: ProviderErrorKind::Malformed,
-                            message: format!("the provider task failed: {e}"),
-                        }),
-                    };
-                    let _ = tx.send((step, StreamItem::End(result)));
+                self.model_calls.push(ModelCall {
+                    step,
+                    stream: CatchUnwind(stream),
                 });
                 self.open_step = Some(OpenStep {
                     step,
@@ -472,7 +542,7 @@ impl Owner {
                 });
             }
             Effect::ExecuteTool { call } => {
-                self.writer.sync()?;
+                self.sync_before_effect()?;
                 let cancel = CancellationToken::new();
                 self.in_flight.push(InFlight {
                     call_id: call.id.clone(),
@@ -495,23 +565,10 @@ impl Owner {
                         }
                     })
                 });
-                let tx = self.done_tx.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let outcome = match tokio::spawn(work).await {
-                        Ok(o) => o,
-                        Err(e) => ToolOutcome {
-                            status: ToolStatus::Error,
-                            content: format!("error: the tool `{}` failed: {e}", call.name),
-                        },
-                    };
-                    let duration_ms =
-                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    let _ = tx.send(Done::Tool {
-                        call,
-                        outcome,
-                        duration_ms,
-                    });
+                self.tool_runs.push(ToolRun {
+                    call,
+                    started: Instant::now(),
+                    work: CatchUnwind(work),
                 });
             }
             Effect::AskApproval { call } => {
@@ -529,7 +586,7 @@ impl Owner {
                 }
             }
             Effect::Summarize { upto } => {
-                self.writer.sync()?;
+                self.sync_before_effect()?;
                 let cancel = CancellationToken::new();
                 self.summary_token = Some(cancel.clone());
                 self.spawn_summary(upto, cancel);
@@ -565,7 +622,7 @@ impl Owner {
                 continue;
             }
             // `Ask` is only in effect with an approver (see `Owner::new`).
-            let Some(approver) = &self.approver else {
+            let Some(approver) = self.approver.clone() else {
                 return;
             };
             self.emit(RunEvent::ApprovalRequested {
@@ -573,6 +630,8 @@ impl Owner {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
             });
+            // The request is shown before the question is put.
+            self.flush_events();
             let call_id = call.id.clone();
             let question = approver.decide(ApprovalRequest {
                 call,
@@ -588,7 +647,7 @@ impl Owner {
         }
     }
 
-    fn emit_decision(&self, decision: &Decision) {
+    fn emit_decision(&mut self, decision: &Decision) {
         let event = match decision {
             Decision::StepStarted { step, .. } => RunEvent::StepStarted { step: *step },
             Decision::Delivered { origin, text, .. } => RunEvent::Delivered {
@@ -716,6 +775,100 @@ impl Owner {
         if let Some(token) = &self.summary_token {
             token.cancel();
         }
+    }
+}
+
+/// Resolves when one of `calls` ends (and removes it); pending while none is in
+/// flight. A provider that panics while streaming fails its step like a provider
+/// error.
+fn next_model_end(
+    calls: &mut Vec<ModelCall>,
+) -> impl Future<Output = (StepNo, Result<(), ProviderError>)> + '_ {
+    std::future::poll_fn(move |cx| {
+        for i in 0..calls.len() {
+            if let Poll::Ready(result) = Pin::new(&mut calls[i].stream).poll(cx) {
+                let call = calls.remove(i);
+                let result = result.unwrap_or_else(|panic| {
+                    Err(ProviderError {
+                        kind: ProviderErrorKind::Malformed,
+                        message: format!(
+                            "the provider task failed: {}",
+                            panic_text(panic.as_ref())
+                        ),
+                    })
+                });
+                return Poll::Ready((call.step, result));
+            }
+        }
+        Poll::Pending
+    })
+}
+
+/// Resolves when one of `runs` ends (and removes it); pending while none runs. All
+/// of them are polled each time, so that each call starts as soon as it is
+/// dispatched; the others that ended meanwhile wait in `ended`. A tool that panics
+/// while running is a tool error.
+fn next_tool_end<'a>(
+    runs: &'a mut Vec<ToolRun>,
+    ended: &'a mut std::collections::VecDeque<Done>,
+) -> impl Future<Output = Done> + 'a {
+    std::future::poll_fn(move |cx| {
+        let mut i = 0;
+        while i < runs.len() {
+            let Poll::Ready(result) = Pin::new(&mut runs[i].work).poll(cx) else {
+                i += 1;
+                continue;
+            };
+            let ToolRun { call, started, .. } = runs.remove(i);
+            let outcome = result.unwrap_or_else(|panic| ToolOutcome {
+                status: ToolStatus::Error,
+                content: format!(
+                    "error: the tool `{}` failed: {}",
+                    call.name,
+                    panic_text(panic.as_ref())
+                ),
+            });
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            ended.push_back(Done::Tool {
+                call,
+                outcome,
+                duration_ms,
+            });
+        }
+        match ended.pop_front() {
+            Some(done) => Poll::Ready(done),
+            None => Poll::Pending,
+        }
+    })
+}
+
+/// A future whose panics are caught: `Err` with the panic's payload.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// How a panic reads, as tokio words a panicked task: `task ID panicked with
+/// message "…"`.
+fn panic_text(panic: &(dyn Any + Send)) -> String {
+    let task = tokio::task::try_id().map_or_else(String::new, |id| format!(" {id}"));
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned());
+    match message {
+        Some(m) => format!("task{task} panicked with message {m:?}"),
+        None => format!("task{task} panicked"),
     }
 }
 
