@@ -17,8 +17,8 @@ use std::collections::VecDeque;
 
 pub use approval::Grants;
 pub use context::{Context, ContextItem};
-pub use snapshot::MachineSnapshot;
 pub use protocol::*;
+pub use snapshot::MachineSnapshot;
 pub use types::*;
 
 /// The phase of the machine. Per-phase data lives inside the variants.
