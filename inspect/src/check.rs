@@ -83,7 +83,8 @@ pub(crate) struct Scanned {
 /// by [`check_bytes`], which collects every finding.
 pub fn check_file(path: &Path) -> Result<Report, InspectError> {
     let file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
-    if let Some(report) = clean(path, std::io::BufReader::with_capacity(4 << 20, file)) {
+    let size = file.metadata().map_or(0, |m| m.len());
+    if let Some(report) = clean(path, file, size) {
         return Ok(report);
     }
     let bytes = std::fs::read(path).map_err(|e| InspectError::io(path, e))?;
@@ -92,46 +93,32 @@ pub fn check_file(path: &Path) -> Result<Report, InspectError> {
 
 /// Checks the bytes of a session file; `path` names it in the report.
 pub fn check_bytes(path: &Path, bytes: &[u8]) -> Report {
-    clean(path, bytes).unwrap_or_else(|| check_exhaustively(path, bytes))
+    clean(path, bytes, bytes.len() as u64).unwrap_or_else(|| check_exhaustively(path, bytes))
 }
 
 /// The report of a file without findings, or `None` when it has one (or might).
-/// One thread reads, decodes and verifies the lines (as the strict reader does);
-/// this one keeps each entry without the texts the ordering checks do not read.
-fn clean(path: &Path, source: impl std::io::BufRead + Send) -> Option<Report> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Entry>>(16);
-    std::thread::scope(|s| {
-        let reader = s.spawn(move || {
-            let mut reader = xcsh_core::log::LogReader::new(path, source);
-            let mut batch = Vec::with_capacity(1024);
-            for item in &mut reader {
-                let (_, entry) = item.ok()?;
-                batch.push(entry);
-                if batch.len() == 1024 {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(1024));
-                    tx.send(full).ok()?;
-                }
-            }
-            tx.send(batch).ok()?;
-            let whole = reader.torn_tail().is_none() && reader.unknown().is_empty();
-            whole.then(|| reader.lines_read())
-        });
-        let mut entries = Vec::new();
-        for batch in rx.iter() {
-            entries.extend(batch.into_iter().map(thin));
-        }
-        let lines = reader.join().ok()??;
-        if entries.is_empty() {
-            return None;
-        }
-        let branches = order::check_clean(&entries)?;
-        Some(Report {
-            path: path.to_path_buf(),
-            lines,
-            entries: entries.len(),
-            branches,
-            findings: Vec::new(),
-        })
+/// Worker threads read, decode and verify the lines (as the strict reader does) and
+/// drop the texts the ordering checks do not read; this one keeps the entries.
+/// `size` (the source's length, if known) sizes the entries' vector.
+fn clean(path: &Path, source: impl std::io::Read + Send, size: u64) -> Option<Report> {
+    // Room for lines of 256 bytes and more, so that the entries are not moved
+    // again and again as the vector grows (room never used is never touched).
+    let mut entries = Vec::with_capacity(usize::try_from(size / 256).unwrap_or(0));
+    let read = xcsh_core::log::parallel::read_parallel(path, source, thin, |_, entry| {
+        entries.push(entry);
+        true
+    })
+    .ok()?;
+    if read.torn.is_some() || !read.unknown.is_empty() || entries.is_empty() {
+        return None;
+    }
+    let branches = order::check_clean(&entries)?;
+    Some(Report {
+        path: path.to_path_buf(),
+        lines: read.lines,
+        entries: entries.len(),
+        branches,
+        findings: Vec::new(),
     })
 }
 

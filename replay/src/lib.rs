@@ -6,6 +6,7 @@
 //! a diverging session down to a small one that diverges the same way.
 
 mod dir;
+mod fast;
 mod fields;
 mod minimize;
 mod overrides;

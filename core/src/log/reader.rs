@@ -123,45 +123,39 @@ pub(crate) struct ReadOutcome {
     pub end: u64,
 }
 
-/// `size` (the source's length, if known, else 0) sizes the entries' vector.
-pub(crate) fn read_log<R: BufRead>(
+/// `size` (the source's length, if known, else 0) sizes the entries' vector. The
+/// lines are decoded on worker threads ([`super::parallel`]), verified in order.
+pub(crate) fn read_log<R: BufRead + Send>(
     path: &Path,
     reader: R,
     size: u64,
 ) -> Result<ReadOutcome, LogError> {
-    let mut r = LogReader::new(path, reader);
-    let mut entries = Vec::new();
-    let mut lines = Vec::new();
-    let mut batch = Vec::new();
-    let mut first = true;
-    while let Some(result) = r.next_batch(&mut batch) {
-        result?;
-        if first && batch.len() > 64 && r.offset() > 0 {
-            // Guess the number of entries from the first batch, so that they are not
-            // moved again and again as the vector grows.
-            let guess = (size as f64 * batch.len() as f64 / r.offset() as f64 * 1.05) as usize;
-            entries.reserve(guess);
-            lines.reserve(guess);
-        }
-        first = false;
-        for (line, entry) in batch.drain(..) {
+    // Room for lines of 256 bytes and more, so that the entries are not moved again
+    // and again as the vector grows (room never used is never touched).
+    let guess = usize::try_from(size / 256).unwrap_or(0);
+    let mut entries = Vec::with_capacity(guess);
+    let mut lines = Vec::with_capacity(guess);
+    let read = super::parallel::read_parallel(
+        path,
+        reader,
+        |entry| entry,
+        |line, entry| {
             lines.push(line);
             entries.push(entry);
-        }
-    }
-    let torn = r.torn.take();
-    let end = r.offset;
-    let torn_tail = torn.as_ref().map(|bytes| TornTail {
+            true
+        },
+    )?;
+    let end = read.offset;
+    let torn_tail = read.torn.as_ref().map(|bytes| TornTail {
         offset: end,
         len: bytes.len() as u64,
         sidecar: None,
     });
-    let unknown = std::mem::take(&mut r.unknown);
-    let log = SessionLog::new(path, entries, lines, torn_tail, unknown)?;
+    let log = SessionLog::new(path, entries, lines, torn_tail, read.unknown)?;
     Ok(ReadOutcome {
         log,
-        torn,
-        hashes: r.hashes,
+        torn: read.torn,
+        hashes: read.hashes,
         end,
     })
 }
@@ -362,14 +356,14 @@ fn verify_bytes(
 
 /// A decoded line: the entry, the length of the bytes its hash covers, and whether
 /// its hash matched, when the decoder knew the parent's hash (`None`: not checked).
-struct Decoded {
-    entry: Entry,
-    prefix: usize,
-    hash_ok: Option<bool>,
+pub(crate) struct Decoded {
+    pub entry: Entry,
+    pub prefix: usize,
+    pub hash_ok: Option<bool>,
 }
 
 /// Decodes one line; checks its hash when `parent_hash` can tell the parent's.
-fn decode_one(
+pub(crate) fn decode_one(
     bytes: &[u8],
     parent_hash: Option<&dyn Fn(EntryId) -> Option<EntryHash>>,
 ) -> Result<Decoded, DecodeError> {
@@ -436,26 +430,66 @@ fn check_decoded(
         prefix,
         hash_ok,
     } = decoded;
+    let facts = Facts {
+        id: entry.id,
+        parent: entry.parent,
+        hash: entry.hash,
+        session: matches!(entry.body, Body::Record(Record::Session(_))),
+        unknown: match &entry.body {
+            Body::Unknown { type_name, .. } => Some(type_name.as_str().into()),
+            Body::Record(_) | Body::Decision(_) => None,
+        },
+        prefix,
+        hash_ok,
+    };
+    check_facts(path, line, bytes, facts, hashes, unknown)?;
+    Ok(entry)
+}
+
+/// What the checks in file order need of a decoded line.
+pub(crate) struct Facts {
+    pub id: EntryId,
+    pub parent: Option<EntryId>,
+    pub hash: EntryHash,
+    /// Whether it is a `session` record.
+    pub session: bool,
+    /// Its type, if this version does not know it.
+    pub unknown: Option<Box<str>>,
+    /// The length of the bytes its hash covers.
+    pub prefix: usize,
+    /// Whether its hash matched, when the decoder knew the parent's hash.
+    pub hash_ok: Option<bool>,
+}
+
+/// [`check_decoded`] on the facts of the line `bytes` (without its newline).
+pub(crate) fn check_facts(
+    path: &Path,
+    line: u32,
+    bytes: &[u8],
+    facts: Facts,
+    hashes: &mut HashIndex,
+    unknown: &mut Vec<(u32, String)>,
+) -> Result<(), LogError> {
     let parent_hash = if line == 1 {
-        if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
+        if facts.parent.is_some() || !facts.session {
             return Err(LogError::NotASession {
                 path: path.to_path_buf(),
             });
         }
         None
     } else {
-        if hashes.get(entry.id).is_some() {
+        if hashes.get(facts.id).is_some() {
             return Err(LogError::DuplicateId {
                 path: path.to_path_buf(),
                 line,
-                id: entry.id,
+                id: facts.id,
             });
         }
-        let Some(parent) = entry.parent else {
+        let Some(parent) = facts.parent else {
             return Err(LogError::Orphan {
                 path: path.to_path_buf(),
                 line,
-                id: entry.id,
+                id: facts.id,
             });
         };
         match hashes.get(parent) {
@@ -464,28 +498,30 @@ fn check_decoded(
                 return Err(LogError::MissingParent {
                     path: path.to_path_buf(),
                     line,
-                    id: entry.id,
+                    id: facts.id,
                     parent,
                 });
             }
         }
     };
-    let ok = match hash_ok {
+    let ok = match facts.hash_ok {
         Some(ok) if line > 1 => ok,
-        Some(_) | None => EntryHash::compute(parent_hash.as_ref(), &bytes[..prefix]) == entry.hash,
+        Some(_) | None => {
+            EntryHash::compute(parent_hash.as_ref(), &bytes[..facts.prefix]) == facts.hash
+        }
     };
     if !ok {
         return Err(LogError::HashMismatch {
             path: path.to_path_buf(),
             line,
-            id: entry.id,
+            id: facts.id,
         });
     }
-    hashes.insert(entry.id, entry.hash);
-    if let Body::Unknown { type_name, .. } = &entry.body {
-        unknown.push((line, type_name.clone()));
+    hashes.insert(facts.id, facts.hash);
+    if let Some(type_name) = facts.unknown {
+        unknown.push((line, type_name.into_string()));
     }
-    Ok(entry)
+    Ok(())
 }
 
 impl<R: BufRead> Iterator for LogReader<R> {

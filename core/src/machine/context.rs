@@ -16,6 +16,33 @@ pub struct ContextItem {
 pub struct Context {
     items: Vec<ContextItem>,
     hash: [u8; 32],
+    /// The buffer each message is serialized into to be hashed (reused).
+    scratch: Scratch,
+}
+
+/// A reusable byte buffer that is no part of the value: any two are equal, and a
+/// clone starts empty.
+#[derive(Default)]
+struct Scratch(Vec<u8>);
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
+}
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Scratch {}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
+    }
 }
 
 impl Context {
@@ -28,7 +55,7 @@ impl Context {
     }
 
     pub fn push(&mut self, source: Option<EntryId>, message: Message) {
-        self.hash = chain(&self.hash, &message);
+        self.hash = chain(&self.hash, &message, &mut self.scratch.0);
         self.items.push(ContextItem { source, message });
     }
 
@@ -62,7 +89,9 @@ impl Context {
             message: Message::Summary { text: summary },
         });
         items.extend(tail);
+        let scratch = std::mem::take(&mut self.scratch);
         *self = Context::from_items(items);
+        self.scratch = scratch;
     }
 
     /// A rough token estimate (4 bytes a token) used for `tokens_after`.
@@ -92,12 +121,72 @@ fn message_len(m: &Message) -> usize {
     }
 }
 
-fn chain(prev: &[u8; 32], message: &Message) -> [u8; 32] {
+/// blake3 of `prev` and the JSON of `message`, serialized into `scratch`.
+fn chain(prev: &[u8; 32], message: &Message, scratch: &mut Vec<u8>) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(prev);
+    scratch.clear();
     // Serializing a plain data enum to JSON cannot fail (no maps with non-string
-    // keys, no custom serializers), so the error branch is unreachable.
-    let bytes = serde_json::to_vec(message).unwrap_or_default();
-    h.update(&bytes);
+    // keys, no custom serializers), so the error branch is unreachable; the buffer
+    // is emptied so that it would hash as the empty serialization did.
+    if serde_json::to_writer(&mut *scratch, message).is_err() {
+        scratch.clear();
+    }
+    h.update(scratch);
     *h.finalize().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::types::{CallId, ToolCall, UserOrigin};
+
+    /// The running hash is blake3 chained over the JSON of each message, whatever
+    /// buffer serializes them; compacting rehashes from the summary on.
+    #[test]
+    fn the_hash_chains_the_json_of_each_message() {
+        let messages = vec![
+            Message::User {
+                origin: UserOrigin::Prompt,
+                text: "fix \"it\"\n\u{1}é".into(),
+            },
+            Message::Assistant {
+                text: "ok".into(),
+                reasoning: String::new(),
+                reasoning_signature: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: CallId("call_1".into()),
+                    name: "read".into(),
+                    arguments: "{\"path\":\"a\\\\b\"}".into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: CallId("call_1".into()),
+                name: "read".into(),
+                is_error: false,
+                content: "x".repeat(5000),
+            },
+        ];
+        let expected = |messages: &[Message]| {
+            let mut hash = [0u8; 32];
+            for m in messages {
+                let mut h = blake3::Hasher::new();
+                h.update(&hash);
+                h.update(&serde_json::to_vec(m).unwrap());
+                hash = *h.finalize().as_bytes();
+            }
+            blake3::Hash::from_bytes(hash).to_hex().to_string()
+        };
+        let mut ctx = Context::default();
+        for m in &messages {
+            ctx.push(None, m.clone());
+        }
+        assert_eq!(ctx.hash_hex(), expected(&messages));
+        assert_eq!(ctx.clone(), ctx);
+        ctx.compact(2, "sum".into());
+        let mut after = vec![Message::Summary { text: "sum".into() }];
+        after.push(messages[2].clone());
+        assert_eq!(ctx.hash_hex(), expected(&after));
+        assert_eq!(ctx, Context::from_items(ctx.items().to_vec()));
+    }
 }
