@@ -228,6 +228,8 @@ pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
         let last = (!args.all).then_some(stats::DEFAULT_ROWS);
         out(&stats::render_last(&s, last))?;
     }
+    // As in `tree_main`: the process ends here, nothing needs freeing one by one.
+    std::mem::forget(s);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,6 +3,7 @@
 //! tool, and the spend budget each run used (against the `max_tokens` recorded with
 //! its prompt). Covers every entry of the file, all branches.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -41,7 +42,7 @@ pub struct StepStats {
     /// A failed step (or one that finished with `error`), plus its tool calls that
     /// did not end `ok` (error, cancelled, or answered without running).
     pub errors: u32,
-    pub outcome: String,
+    pub outcome: Cow<'static, str>,
 }
 
 /// One tool, over the whole file.
@@ -102,9 +103,10 @@ pub fn compute_path(path: &Path) -> Result<Stats, InspectError> {
 
 /// The stats from an index: the same as [`compute`] of the log it indexes.
 pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
-    let mut steps: Vec<StepStats> = Vec::new();
+    // One row per step and per prompt: sized up front, never moved.
+    let mut steps: Vec<StepStats> = Vec::with_capacity(d.steps.len());
     let mut tools: BTreeMap<String, ToolStats> = BTreeMap::new();
-    let mut runs: Vec<RunStats> = Vec::new();
+    let mut runs: Vec<RunStats> = Vec::with_capacity(d.prompts.len());
     let mut calls: HashMap<&str, usize> = HashMap::new();
     for pos in 0..d.len() {
         match d.kind(pos) {
@@ -153,9 +155,9 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     retries: s.retries.to_native(),
                     errors: u32::from(failed),
                     outcome: match s.outcome {
-                        0 => "completed".into(),
-                        2 => "aborted".into(),
-                        _ => crate::common::outcome_text(&d.step_outcome(s)),
+                        0 => Cow::Borrowed("completed"),
+                        2 => Cow::Borrowed("aborted"),
+                        _ => Cow::Owned(crate::common::outcome_text(&d.step_outcome(s))),
                     },
                 });
                 if s.outcome == 0 {
@@ -270,7 +272,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                             .filter(|t| matches!(t.event, StreamEvent::Retrying { .. })),
                     ),
                     errors: u32::from(failed),
-                    outcome: crate::common::outcome_text(&s.outcome),
+                    outcome: Cow::Owned(crate::common::outcome_text(&s.outcome)),
                 });
                 // Calls of this step answered without a dispatch are found by id.
                 if matches!(s.outcome, StepOutcome::Completed) {
@@ -343,7 +345,7 @@ fn totals(
         tool_ms: 0,
         retries: 0,
         errors: 0,
-        outcome: String::new(),
+        outcome: Cow::Borrowed(""),
     };
     let mut ttfts = Vec::new();
     for s in &steps {
