@@ -77,7 +77,11 @@ where
     K: Fn(Entry) -> T + Sync,
     F: FnMut(u32, T) -> bool,
 {
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+    // One worker more than cores: the calling thread waits on the workers part of
+    // the time and the workers on the lock and the reads, so one extra keeps every
+    // core busy (replay of a 1M-entry log on 2 cores: 2.29 s with 2 workers, 2.12 s
+    // with 3, medians of 3 back-to-back runs; `check` the same either way).
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8)) + 1;
     let source = Mutex::new(Source {
         reader: source,
         chunk: chunk.max(1),
