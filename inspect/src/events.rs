@@ -98,7 +98,7 @@ pub struct Timeline {
     current_step: Option<u32>,
     /// Start time of each step of the run in progress.
     step_start: HashMap<u32, i64>,
-    /// Step and tool name of each dispatched call.
+    /// Step and tool name of each call dispatched in the run in progress.
     calls: HashMap<String, (u32, String)>,
     /// The step that is streaming: rows of the entries recorded meanwhile wait for
     /// its events.
@@ -214,8 +214,10 @@ impl Timeline {
                     (None, Lane::User, None)
                 }
                 Record::UserMessage { .. } | Record::Compact { .. } => {
+                    // A new run: every call of the last one has settled.
                     self.current_step = None;
                     self.step_start.clear();
+                    self.calls.clear();
                     (None, Lane::User, None)
                 }
                 Record::Label { .. }
@@ -354,7 +356,10 @@ fn stream_indexed(
                 (None, Lane::User, None)
             }
             Kind::UserMessage | Kind::Compact => {
+                // A new run: every call of the last one has settled (the map stays
+                // as small as one run).
                 cur = None;
+                calls.clear();
                 (None, Lane::User, None)
             }
             Kind::Label | Kind::Undo | Kind::Steer | Kind::FollowUp | Kind::Interrupt => {
