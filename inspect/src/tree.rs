@@ -3,7 +3,7 @@
 //! labels, compactions, the recorded leaf marked, and the fork origin; with `full`,
 //! one line per entry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
@@ -284,21 +284,52 @@ pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
     }
 }
 
-/// Children lists of every position (labels left out), as one flat array.
-struct Children {
-    start: Vec<u32>,
-    list: Vec<u32>,
+/// The children of each position (labels left out), without a list per position:
+/// the entry right after a parent is its child in the usual case (a branch's entries
+/// are appended in order); the other children (a `branch` record, the entry after a
+/// label, a continued older branch) are few and kept in a map, in file order.
+struct Children<'a> {
+    d: &'a ArchivedIndexData,
+    others: HashMap<usize, Vec<usize>>,
+    /// One bit per position: whether `others` has children of it (a map lookup
+    /// per entry would cost more than the whole walk).
+    has_others: Vec<u64>,
 }
 
-impl Children {
-    fn of(&self, pos: usize) -> &[u32] {
-        &self.list[self.start[pos] as usize..self.start[pos + 1] as usize]
+impl Children<'_> {
+    /// The entry right after `pos` when it is a child of `pos`, and the others.
+    fn of(&self, pos: usize) -> (Option<usize>, &[usize]) {
+        let d = self.d;
+        let next = pos + 1;
+        let next = (next < d.len() && d.parent(next) == Some(pos) && d.kind(next) != Kind::Label)
+            .then_some(next);
+        let others = if self.has_others[pos / 64] & (1 << (pos % 64)) != 0 {
+            self.others.get(&pos).map_or(&[][..], Vec::as_slice)
+        } else {
+            &[]
+        };
+        (next, others)
+    }
+
+    /// The only child of `pos`, if it has exactly one.
+    fn only(&self, pos: usize) -> Option<usize> {
+        match self.of(pos) {
+            (Some(next), []) => Some(next),
+            (None, [only]) => Some(*only),
+            _ => None,
+        }
+    }
+
+    /// Every child of `pos`, in file order.
+    fn all(&self, pos: usize) -> Vec<usize> {
+        let (next, others) = self.of(pos);
+        next.into_iter().chain(others.iter().copied()).collect()
     }
 }
 
 struct IndexedBuilder<'a> {
     d: &'a ArchivedIndexData,
-    children: Children,
+    children: Children<'a>,
     labels: BTreeMap<EntryId, Vec<Label>>,
     /// Whether a label targets the entry at each position.
     labeled: Vec<bool>,
@@ -323,18 +354,16 @@ impl IndexedBuilder<'_> {
             let mut node = self.node(first);
             self.absorb(&mut node, first);
             let mut last = first;
-            let mut kids = self.children.of(first);
-            while let [only] = kids
-                && !self.starts_turn(*only as usize)
+            while let Some(only) = self.children.only(last)
+                && !self.starts_turn(only)
             {
-                last = *only as usize;
+                last = only;
                 self.absorb(&mut node, last);
-                kids = self.children.of(last);
             }
             node.last = self.d.id(last);
-            match kids {
+            match self.children.all(last).as_slice() {
                 [next] => {
-                    first = *next as usize;
+                    first = *next;
                     lane.push(node);
                 }
                 [] => {
@@ -342,8 +371,7 @@ impl IndexedBuilder<'_> {
                     return lane;
                 }
                 many => {
-                    let many: Vec<usize> = many.iter().map(|&k| k as usize).collect();
-                    node.branches = many.into_iter().map(|k| self.lane(k)).collect();
+                    node.branches = many.iter().map(|&k| self.lane(k)).collect();
                     lane.push(node);
                     return lane;
                 }
@@ -362,7 +390,7 @@ impl IndexedBuilder<'_> {
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
                 let preview = d.str(&d.prompts[d.aux(first)].preview);
-                ("turn", format!("{:?}", cut(preview, 50)))
+                ("turn", quoted(&cut(preview, 50)))
             }
             Kind::Compact => ("compact", "/compact".into()),
             Kind::Branch => (
@@ -442,6 +470,23 @@ impl IndexedBuilder<'_> {
     }
 }
 
+/// `text` as `{:?}` writes it; plain printable ASCII (what previews mostly are) is
+/// quoted without the per-character escape checks.
+fn quoted(text: &str) -> String {
+    if text
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        let mut s = String::with_capacity(text.len() + 2);
+        s.push('"');
+        s.push_str(text);
+        s.push('"');
+        s
+    } else {
+        format!("{text:?}")
+    }
+}
+
 /// Whether a label targets each position's entry: the labels' targets found by
 /// binary search when ids ascend in file order (as the writer makes them), else
 /// through a map of every id.
@@ -472,7 +517,7 @@ fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Labe
 pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Option<Entry>) -> Tree {
     let n = d.len();
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
-    let mut counts = vec![0u32; n + 1];
+    let mut others: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut forked_label = None;
     for pos in 0..n {
         let kind = d.kind(pos);
@@ -492,25 +537,10 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
             });
             continue;
         }
-        if let Some(p) = d.parent(pos) {
-            counts[p] += 1;
-        }
-    }
-    // Children as one list (compressed rows): running sums make `counts[p]` the end
-    // of `p`'s children; placing them walking back turns it into their start, in
-    // file order, and `counts[n]` is the total.
-    for i in 1..n {
-        counts[i] += counts[i - 1];
-    }
-    counts[n] = if n == 0 { 0 } else { counts[n - 1] };
-    let mut list = vec![0u32; counts[n] as usize];
-    for pos in (0..n).rev() {
-        if d.kind(pos) == Kind::Label {
-            continue;
-        }
-        if let Some(p) = d.parent(pos) {
-            counts[p] -= 1;
-            list[counts[p] as usize] = u32::try_from(pos).unwrap_or(u32::MAX);
+        if let Some(p) = d.parent(pos)
+            && p + 1 != pos
+        {
+            others.entry(p).or_default().push(pos);
         }
     }
     let leaf = d.leaf();
@@ -522,8 +552,15 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
     let mut b = IndexedBuilder {
         d,
         children: Children {
-            start: counts,
-            list,
+            d,
+            has_others: {
+                let mut bits = vec![0u64; n.div_ceil(64)];
+                for &p in others.keys() {
+                    bits[p / 64] |= 1 << (p % 64);
+                }
+                bits
+            },
+            others,
         },
         labeled: labeled_positions(d, &labels),
         labels,
@@ -705,6 +742,22 @@ mod tests {
             └─ #13 ↳ new branch (the leaf was #12)
                #14..17 user "instead, another task" · 1 step · 0 tool calls · 160 tok · completed ◀ leaf
         "##]].assert_eq(&render(&build(&log, false), Style::plain()));
+    }
+
+    #[test]
+    fn quoting_is_debug_formatting() {
+        for text in [
+            "plain words",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\there",
+            "é ü",
+            "…",
+            "",
+        ] {
+            assert_eq!(quoted(text), format!("{text:?}"), "{text}");
+        }
     }
 
     #[test]
