@@ -470,10 +470,12 @@ impl IndexedBuilder<'_> {
     }
 }
 
-/// `text` as `{:?}` writes it; plain printable ASCII (what previews mostly are) is
-/// quoted without the per-character escape checks.
+/// `text` as `{:?}` writes it; plain printable ASCII, possibly cut with `…` (what
+/// previews mostly are), is quoted without the per-character escape checks.
 fn quoted(text: &str) -> String {
-    if text
+    // A cut preview ends with `…`, which `{:?}` leaves as it is.
+    let body = text.strip_suffix('…').unwrap_or(text);
+    if body
         .bytes()
         .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
     {
@@ -754,6 +756,8 @@ mod tests {
             "tab\there",
             "é ü",
             "…",
+            "cut…",
+            "…cut…",
             "",
         ] {
             assert_eq!(quoted(text), format!("{text:?}"), "{text}");
