@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use chrono::Utc;
-use xcsh_core::log::synth::{SynthOptions, generate};
+use xcsh_core::log::synth::bench_session;
 use xcsh_core::log::{
     Body, Dag, SessionHeader, SessionLog, SessionWriter, read_session, rebuild_context,
 };
@@ -23,21 +23,7 @@ fn main() {
 /// The session the benches read: generated once per process unless given.
 pub fn session() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(p) = std::env::var_os("XCSH_BENCH_SESSION") {
-            return PathBuf::from(p);
-        }
-        let entries = std::env::var("XCSH_BENCH_ENTRIES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(50_000);
-        let dir = std::env::temp_dir().join(format!("xcsh-bench-log-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("session.jsonl");
-        let _ = std::fs::remove_file(&path);
-        generate(&path, SynthOptions { entries, seed: 1 }).expect("a generated session");
-        path
-    })
+    PATH.get_or_init(|| bench_session("log"))
 }
 
 fn log() -> &'static SessionLog {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use xcsh_core::log::index::open_index;
-use xcsh_core::log::synth::{SynthOptions, generate};
+use xcsh_core::log::synth::bench_session;
 use xcsh_inspect::{check, events, stats, summarize_path, tree};
 
 fn main() {
@@ -16,22 +16,7 @@ fn main() {
 fn session() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let path = match std::env::var_os("XCSH_BENCH_SESSION") {
-            Some(p) => PathBuf::from(p),
-            None => {
-                let entries = std::env::var("XCSH_BENCH_ENTRIES")
-                    .ok()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(50_000);
-                let dir =
-                    std::env::temp_dir().join(format!("xcsh-bench-inspect-{}", std::process::id()));
-                let _ = std::fs::create_dir_all(&dir);
-                let path = dir.join("session.jsonl");
-                let _ = std::fs::remove_file(&path);
-                generate(&path, SynthOptions { entries, seed: 1 }).expect("a generated session");
-                path
-            }
-        };
+        let path = bench_session("inspect");
         open_index(&path).expect("indexes");
         path
     })

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use xcsh_core::log::synth::{SynthOptions, generate};
+use xcsh_core::log::synth::bench_session;
 use xcsh_core::log::{SessionLog, read_session};
 use xcsh_replay::{Outcome, ReplayOptions, replay, replay_file};
 
@@ -15,21 +15,7 @@ fn main() {
 
 fn session() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(p) = std::env::var_os("XCSH_BENCH_SESSION") {
-            return PathBuf::from(p);
-        }
-        let entries = std::env::var("XCSH_BENCH_ENTRIES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(50_000);
-        let dir = std::env::temp_dir().join(format!("xcsh-bench-replay-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("session.jsonl");
-        let _ = std::fs::remove_file(&path);
-        generate(&path, SynthOptions { entries, seed: 1 }).expect("a generated session");
-        path
-    })
+    PATH.get_or_init(|| bench_session("replay"))
 }
 
 fn log() -> &'static SessionLog {

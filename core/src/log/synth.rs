@@ -42,6 +42,26 @@ impl Default for SynthOptions {
     }
 }
 
+/// The session the benchmarks read: the file `XCSH_BENCH_SESSION` if set, else one
+/// generated in a fresh temporary directory named after `tag` (`XCSH_BENCH_ENTRIES`
+/// entries, default 50,000, seed 1). Panics when it cannot be made: a benchmark
+/// without its session has nothing to measure.
+pub fn bench_session(tag: &str) -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("XCSH_BENCH_SESSION") {
+        return p.into();
+    }
+    let entries = std::env::var("XCSH_BENCH_ENTRIES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50_000);
+    let dir = std::env::temp_dir().join(format!("xcsh-bench-{tag}-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("session.jsonl");
+    let _ = std::fs::remove_file(&path);
+    generate(&path, SynthOptions { entries, seed: 1 }).expect("a generated session");
+    path
+}
+
 /// What was generated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SynthReport {
