@@ -958,24 +958,8 @@ mod tests {
         };
         assert_eq!(batched(&good), one_by_one(&good));
         let lines = lines_of(&path);
-        let mut rng = crate::log::synth::Rng::new(5);
         let mut errors = 0;
-        for case in 0..40 {
-            let mut damaged = lines.clone();
-            let k = 1 + (rng.next_u64() % (lines.len() as u64 - 1)) as usize;
-            match case % 5 {
-                0 => damaged[k][30] ^= 1,
-                1 => {
-                    damaged.remove(k);
-                }
-                2 => damaged[k] = b"{\"v\":1}\n".to_vec(),
-                3 => {
-                    let again = damaged[k].clone();
-                    damaged.insert(k + 7, again);
-                }
-                _ => damaged.swap(k, k - 1),
-            }
-            let bytes = damaged.concat();
+        for (case, k, bytes) in crate::log::writer::testutil::damaged_copies(&lines, 5) {
             let (a, b) = (batched(&bytes), one_by_one(&bytes));
             errors += usize::from(a.is_err());
             assert_eq!(a, b, "case {case} at line {k}");

@@ -573,6 +573,33 @@ pub(crate) mod testutil {
 
     use super::SessionWriter;
     use crate::log::{Body, Entry, Record, SessionHeader, StepRecord, TimedEvent};
+
+    /// 40 damaged copies of a log given as its lines (each with its newline): in
+    /// turn a flipped byte, a removed line, a malformed line, a line written twice
+    /// and two lines swapped, at a line after the header drawn from `seed`. Yields
+    /// (case, line, bytes).
+    pub fn damaged_copies(lines: &[Vec<u8>], seed: u64) -> Vec<(usize, usize, Vec<u8>)> {
+        let mut rng = crate::log::synth::Rng::new(seed);
+        (0..40)
+            .map(|case| {
+                let mut damaged = lines.to_vec();
+                let k = 1 + (rng.next_u64() % (lines.len() as u64 - 1)) as usize;
+                match case % 5 {
+                    0 => damaged[k][30] ^= 1,
+                    1 => {
+                        damaged.remove(k);
+                    }
+                    2 => damaged[k] = b"{\"v\":1}\n".to_vec(),
+                    3 => {
+                        let again = damaged[k].clone();
+                        damaged.insert(k + 7, again);
+                    }
+                    _ => damaged.swap(k, k - 1),
+                }
+                (case, k, damaged.concat())
+            })
+            .collect()
+    }
     use crate::machine::{
         Assembled, Decision, EntryId, FinishReason, Limits, RunConfig, StepNo, StepOutcome,
         StopReason, StreamEvent, Usage,
