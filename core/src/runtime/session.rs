@@ -435,4 +435,35 @@ mod tests {
         drop(w);
         assert!(same_machine(&resumed, &full));
     }
+
+    /// A resume that replays more than `SNAPSHOT_AFTER_ENTRIES` entries saves the
+    /// machine at its leaf in the index; the next resume starts from it and rebuilds
+    /// the same machine.
+    #[test]
+    fn a_long_resume_saves_a_snapshot_that_the_next_resume_starts_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        generate(
+            &path,
+            SynthOptions {
+                entries: SNAPSHOT_AFTER_ENTRIES as u64 + 2_000,
+                seed: 6,
+            },
+        )
+        .unwrap();
+        let log = crate::log::read_session(&path).unwrap();
+        let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
+        assert!(!full.is_running(), "the generated session ends settled");
+        let (w, first, ..) = open_at_leaf(&path).unwrap();
+        drop(w);
+        let index = crate::log::index::open_index(&path).unwrap();
+        let d = index.data();
+        let row = d.snapshot.as_ref().expect("a snapshot was saved");
+        assert_eq!(d.id(row.pos.to_native() as usize), log.leaf());
+        drop(index);
+        let (w, second, ..) = open_at_leaf(&path).unwrap();
+        drop(w);
+        assert!(same_machine(&first, &full));
+        assert!(same_machine(&second, &full));
+    }
 }
