@@ -409,7 +409,7 @@ mod tests {
                     None,
                     tool_result(
                         "c2",
-                        "error: the arguments of `echo` are not a JSON object (expected ident at line 1 column 2); the call was not run",
+                        "error: the arguments of `echo` are not a JSON object (they are not valid JSON); the call was not run",
                         true
                     )
                 ),

@@ -21,27 +21,18 @@ use crate::machine::{EntryId, Machine, MachineSnapshot};
 /// milliseconds of replay; saving rewrites the index).
 pub const SNAPSHOT_AFTER_ENTRIES: usize = 20_000;
 
-/// What identifies this build's machine: blake3 over the source of
-/// `core/src/machine` and the crate's version.
+/// What identifies this build's machine: blake3 over what `core/build.rs` gathers:
+/// the source of `core/src/machine` (but its tests), the crate's version, the enabled
+/// cargo features (a `broken-steer` build is another machine) and the name and version
+/// of every package in the workspace's `Cargo.lock` (a dependency update may change
+/// how a snapshot deserializes, so it is another machine too).
 pub fn machine_build() -> [u8; 32] {
     static BUILD: OnceLock<[u8; 32]> = OnceLock::new();
-    *BUILD.get_or_init(|| {
-        let mut h = blake3::Hasher::new();
-        for source in [
-            include_str!("../machine/mod.rs"),
-            include_str!("../machine/protocol.rs"),
-            include_str!("../machine/types.rs"),
-            include_str!("../machine/context.rs"),
-            include_str!("../machine/approval.rs"),
-            include_str!("../machine/snapshot.rs"),
-            env!("CARGO_PKG_VERSION"),
-        ] {
-            h.update(&(source.len() as u64).to_le_bytes());
-            h.update(source.as_bytes());
-        }
-        *h.finalize().as_bytes()
-    })
+    *BUILD.get_or_init(|| *blake3::hash(MACHINE_BUILD_INPUTS.as_bytes()).as_bytes())
 }
+
+/// The text `core/build.rs` wrote for [`machine_build`].
+const MACHINE_BUILD_INPUTS: &str = include_str!(concat!(env!("OUT_DIR"), "/machine_build.txt"));
 
 /// The index's snapshot if it applies to `branch` (index positions, root first):
 /// where on the branch it was taken (an index into `branch`) and the machine.
@@ -89,4 +80,45 @@ pub fn save_snapshot(log: &Path, at: EntryId, machine: &Machine) -> bool {
         json,
     });
     write_index(log, &data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MACHINE_BUILD_INPUTS;
+
+    fn lines_starting(prefix: &str) -> Vec<&'static str> {
+        MACHINE_BUILD_INPUTS
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    }
+
+    #[test]
+    fn the_machine_build_covers_the_enabled_cargo_features() {
+        let expected = if cfg!(feature = "broken-steer") {
+            "features BROKEN_STEER"
+        } else {
+            "features "
+        };
+        assert_eq!(lines_starting("features "), [expected]);
+    }
+
+    #[test]
+    fn the_machine_build_covers_dependency_versions_and_every_machine_source() {
+        let serde_json: Vec<&str> = lines_starting("serde_json ");
+        assert_eq!(serde_json.len(), 1, "{serde_json:?}");
+        assert!(serde_json[0].split(' ').nth(1).is_some_and(|v| v.contains('.')));
+        let sources: Vec<&str> = lines_starting("source ")
+            .into_iter()
+            .map(|l| l.split(' ').nth(1).unwrap_or_default())
+            .collect();
+        let mut on_disk: Vec<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/machine"))
+                .expect("the machine's sources")
+                .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".rs") && n != "tests.rs")
+                .collect();
+        on_disk.sort();
+        assert_eq!(sources, on_disk);
+    }
 }

@@ -812,14 +812,12 @@ impl Machine {
         if call.arguments.trim().is_empty() {
             return Ok(());
         }
-        let parsed: Result<std::collections::BTreeMap<String, serde::de::IgnoredAny>, _> =
-            serde_json::from_str(&call.arguments);
-        match parsed {
-            Ok(_) => Ok(()),
-            Err(e) => Err((
+        match not_an_object(&call.arguments) {
+            None => Ok(()),
+            Some(why) => Err((
                 SyntheticReason::InvalidArguments,
                 format!(
-                    "error: the arguments of `{}` are not a JSON object ({e}); the call was not run",
+                    "error: the arguments of `{}` are not a JSON object ({why}); the call was not run",
                     call.name
                 ),
             )),
@@ -886,6 +884,30 @@ impl Machine {
 pub struct Pending {
     pub steers: Vec<String>,
     pub follow_ups: Vec<String>,
+}
+
+/// Why `text` is not a JSON object, in xcsh's own words: a dependency's error text
+/// (serde_json's "invalid type: sequence, expected a map at line 1 column 0") would
+/// land in a recorded decision, and a dependency update would then make old logs
+/// diverge on replay. `None` when it is an object. The tools word their own argument
+/// errors with it too.
+pub fn not_an_object(text: &str) -> Option<&'static str> {
+    use serde_json::error::Category;
+    let parsed: Result<std::collections::BTreeMap<String, serde::de::IgnoredAny>, _> =
+        serde_json::from_str(text);
+    let e = parsed.err()?;
+    Some(match e.classify() {
+        Category::Eof => "the JSON text ends early",
+        Category::Syntax | Category::Io => "they are not valid JSON",
+        Category::Data => match text.trim_start().as_bytes().first() {
+            Some(b'[') => "they are an array",
+            Some(b'"') => "they are a string",
+            Some(b't' | b'f') => "they are a boolean",
+            Some(b'n') => "they are null",
+            Some(b'-' | b'0'..=b'9') => "they are a number",
+            Some(_) | None => "they are not valid JSON",
+        },
+    })
 }
 
 fn ignore(reason: IgnoreReason, out: &mut Vec<Effect>) {

@@ -365,12 +365,12 @@ fn invalid_arguments_and_unknown_tools_get_error_results_without_running() {
               record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
               call_model step=1
             > step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
-              record synthetic_result {"call":{"arguments":"[1]","id":"c11","name":"echo"},"content":"error: the arguments of `echo` are not a JSON object (invalid type: sequence, expected a map at line 1 column 0); the call was not run","reason":"invalid_arguments"}
+              record synthetic_result {"call":{"arguments":"[1]","id":"c11","name":"echo"},"content":"error: the arguments of `echo` are not a JSON object (they are an array); the call was not run","reason":"invalid_arguments"}
               record synthetic_result {"call":{"arguments":"{}","id":"c12","name":"nope"},"content":"error: there is no tool named `nope` (available: echo, read); the call was not run","reason":"unknown_tool"}
               record tool_dispatched {"call":{"arguments":"{\"x\":1}","id":"c13","name":"echo"},"step":1}
               execute c13 echo
             > tool c13 ok fine
-              record step_started {"context_hash":"d0bbf431","messages":5,"step":2}
+              record step_started {"context_hash":"4fbbf13b","messages":5,"step":2}
               call_model step=2
             > step 2 text=ok finish=stop
               record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
@@ -1034,4 +1034,33 @@ fn a_forced_compaction_between_runs_summarizes_and_finishes() {
               call_model step=1
         "#]],
     );
+}
+
+#[test]
+fn arguments_that_are_not_an_object_are_described_in_xcshs_own_words() {
+    let described: Vec<String> = [
+        "{\"path\":\"a\"}",
+        "[1]",
+        "\"text\"",
+        "true",
+        "null",
+        "-3",
+        "{\"path\":",
+        "{path}",
+        "{} trailing",
+    ]
+    .iter()
+    .map(|text| format!("{text} -> {:?}", not_an_object(text)))
+    .collect();
+    expect![[r#"
+        {"path":"a"} -> None
+        [1] -> Some("they are an array")
+        "text" -> Some("they are a string")
+        true -> Some("they are a boolean")
+        null -> Some("they are null")
+        -3 -> Some("they are a number")
+        {"path": -> Some("the JSON text ends early")
+        {path} -> Some("they are not valid JSON")
+        {} trailing -> Some("they are not valid JSON")"#]]
+    .assert_eq(&described.join("\n"));
 }

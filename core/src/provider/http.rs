@@ -275,12 +275,47 @@ pub fn error_message(error: &Value) -> Option<String> {
     })
 }
 
-/// One request: URL, extra headers, JSON body (serialized).
-#[derive(Debug, Clone)]
+/// One request: URL, extra headers, JSON body (serialized). `Debug` never shows the
+/// value of a header that carries a credential ([`is_secret_header`]).
+#[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+}
+
+/// Headers whose value is a credential: never shown by a `Debug` print.
+pub fn is_secret_header(name: &str) -> bool {
+    const SECRET: [&str; 5] = [
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+    ];
+    SECRET.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_secret_header(name) {
+                    "<redacted>"
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body", &self.body)
+            .finish()
+    }
 }
 
 fn cancelled() -> ProviderError {
@@ -929,6 +964,22 @@ mod tests {
         let shown = format!("{c:?}");
         assert!(!shown.contains("sk-secret"));
         assert!(shown.contains("<redacted>"));
+    }
+
+    #[test]
+    fn a_requests_debug_print_shows_no_credential_header_value() {
+        let request = HttpRequest {
+            url: "https://api.anthropic.com/v1/messages".into(),
+            headers: vec![
+                ("Authorization".into(), "Bearer sk-secret".into()),
+                ("x-api-key".into(), "sk-ant-secret".into()),
+                ("anthropic-version".into(), ANTHROPIC_VERSION.into()),
+            ],
+            body: "{}".into(),
+        };
+        expect_test::expect![[r#"
+            HttpRequest { url: "https://api.anthropic.com/v1/messages", headers: [("Authorization", "<redacted>"), ("x-api-key", "<redacted>"), ("anthropic-version", "2023-06-01")], body: "{}" }"#]]
+        .assert_eq(&format!("{request:?}"));
     }
 
     #[test]

@@ -198,8 +198,9 @@ fn parse_arguments(name: &str, text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
-    serde_json::from_str(text).map_err(|e| {
-        format!("invalid arguments for `{name}` (the call was not run): not valid JSON: {e}")
+    serde_json::from_str(text).map_err(|_| {
+        let why = crate::machine::not_an_object(text).unwrap_or("they are not valid JSON");
+        format!("invalid arguments for `{name}` (the call was not run): {why}")
     })
 }
 
@@ -231,9 +232,9 @@ fn validate(tool: &Tool, value: &Value) -> Result<(), String> {
 
 /// Typed arguments from validated JSON.
 fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome> {
-    serde_json::from_value(value).map_err(|e| {
+    serde_json::from_value(value).map_err(|_| {
         error(format!(
-            "invalid arguments for `{name}` (the call was not run): {e}"
+            "invalid arguments for `{name}` (the call was not run): they do not have the types of the tool's parameters"
         ))
     })
 }
