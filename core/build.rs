@@ -51,8 +51,8 @@ fn main() {
         None => out.push_str("packages unknown (no Cargo.lock)\n"),
     }
 
-    let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"))
-        .join("machine_build.txt");
+    let dest =
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo")).join("machine_build.txt");
     std::fs::write(dest, out).expect("OUT_DIR is writable");
 }
 

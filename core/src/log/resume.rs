@@ -107,7 +107,12 @@ mod tests {
     fn the_machine_build_covers_dependency_versions_and_every_machine_source() {
         let serde_json: Vec<&str> = lines_starting("serde_json ");
         assert_eq!(serde_json.len(), 1, "{serde_json:?}");
-        assert!(serde_json[0].split(' ').nth(1).is_some_and(|v| v.contains('.')));
+        assert!(
+            serde_json[0]
+                .split(' ')
+                .nth(1)
+                .is_some_and(|v| v.contains('.'))
+        );
         let sources: Vec<&str> = lines_starting("source ")
             .into_iter()
             .map(|l| l.split(' ').nth(1).unwrap_or_default())
@@ -115,7 +120,12 @@ mod tests {
         let mut on_disk: Vec<String> =
             std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/machine"))
                 .expect("the machine's sources")
-                .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+                .map(|e| {
+                    e.expect("a directory entry")
+                        .file_name()
+                        .to_string_lossy()
+                        .into_owned()
+                })
                 .filter(|n| n.ends_with(".rs") && n != "tests.rs")
                 .collect();
         on_disk.sort();
