@@ -25,7 +25,7 @@ use crate::machine::{EntryId, Machine};
 pub struct SessionWriter {
     /// Declared first so that it is dropped (the note removed) before `file` is
     /// closed (the lock released).
-    note: LockNote,
+    _note: LockNote,
     path: PathBuf,
     file: File,
     hashes: HashIndex,
@@ -64,7 +64,7 @@ impl SessionWriter {
         let mut hashes = HashIndex::default();
         hashes.insert(id, hash);
         Ok(SessionWriter {
-            note,
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
@@ -110,7 +110,7 @@ impl SessionWriter {
         let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
         let last_id = log.entries.last().map_or(EntryId(0), |e| e.id);
         let writer = SessionWriter {
-            note,
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
@@ -206,7 +206,7 @@ impl SessionWriter {
             max_id = max_id.max(d.id(p));
         }
         let writer = SessionWriter {
-            note,
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,

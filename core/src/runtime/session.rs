@@ -10,11 +10,12 @@ use super::{RuntimeError, SessionTarget};
 use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
     Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
-    entry_decision, entry_inputs, into_inputs,
+    entry_decision, entry_inputs, into_inputs, recorded_workspace,
 };
 use crate::machine::{EntryId, Machine, Phase};
 
-/// The open writer, the rebuilt machine, the leaf, notices, session id and cwd.
+/// The open writer, the rebuilt machine, the leaf, notices, session id and the
+/// recorded workspace at the leaf (§12.1).
 pub(crate) type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String, String);
 
 pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
@@ -53,7 +54,6 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         notices.push(torn_notice(path, torn));
     }
     let session_id = log.header().session_id.clone();
-    let cwd = log.header().cwd.clone();
     let last = log.leaf();
     let target = at;
     if log.get(target).is_none() {
@@ -77,6 +77,7 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         ));
     }
     recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    let cwd = recorded_workspace(path, Some(leaf))?;
     Ok((writer, machine, leaf, notices, session_id, cwd))
 }
 
@@ -118,13 +119,14 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         leaf = id;
     }
     recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    let cwd = recorded_workspace(path, Some(leaf))?;
     Ok((
         writer,
         machine,
         leaf,
         notices,
         info.header.session_id,
-        info.header.cwd,
+        cwd,
     ))
 }
 
@@ -294,6 +296,26 @@ pub fn branch_at(path: &Path, at: EntryId) -> Result<EntryId, RuntimeError> {
     )?;
     writer.sync()?;
     Ok(id)
+}
+
+/// Moves the session at `path` to the workspace `to` (`--resume S --workspace DIR`):
+/// appends `workspace {from, to}` after the leaf, `from` being the recorded
+/// workspace there, and syncs. Returns the entry's id and `from`. The next run
+/// continues after it (it is the leaf).
+pub fn move_workspace(path: &Path, to: &str) -> Result<(EntryId, String), RuntimeError> {
+    let (mut writer, log) = SessionWriter::open(path)?;
+    let leaf = log.leaf();
+    let from = recorded_workspace(path, Some(leaf))?;
+    let (id, _) = writer.append(
+        leaf,
+        Utc::now(),
+        &Body::Record(Record::Workspace {
+            from: from.clone(),
+            to: to.to_string(),
+        }),
+    )?;
+    writer.sync()?;
+    Ok((id, from))
 }
 
 fn describe(phase: &Phase) -> String {
