@@ -228,18 +228,19 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
-        let path = sessions::newest(&here_ws)?;
-        Some((sessions::display_name(&path), path))
+        let (path, recorded) = sessions::newest(&here_ws)?;
+        Some((sessions::display_name(&path), path, Some(recorded)))
     } else if let Some(name) = &args.resume {
-        Some((name.clone(), sessions::resolve(name)?))
+        Some((name.clone(), sessions::resolve(name)?, None))
     } else {
         None
     };
     let (session, cwd) = match existing {
-        Some((name, path)) => {
+        Some((name, path, recorded)) => {
             let placed = sessions::place(
                 &name,
                 path,
+                recorded,
                 args.at,
                 &here_ws,
                 chosen.as_deref(),

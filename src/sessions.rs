@@ -106,7 +106,9 @@ pub fn workspace_dir(workspace: &Path) -> Result<PathBuf> {
 /// workspace of the same slug); `None` for `/`.
 fn old_workspace_dir(workspace: &Path) -> Result<Option<PathBuf>> {
     let slug = slug(workspace);
-    Ok((!slug.is_empty()).then(|| sessions_root().map(|r| r.join(slug))).transpose()?)
+    Ok((!slug.is_empty())
+        .then(|| sessions_root().map(|r| r.join(slug)))
+        .transpose()?)
 }
 
 /// A new session's id and path in `workspace`'s folder. The id only needs to be
@@ -180,11 +182,12 @@ pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
 }
 
 /// The newest session of this workspace (`--continue`): the last candidate file
-/// whose recorded workspace at its leaf is `workspace`.
-pub fn newest(workspace: &Path) -> Result<PathBuf> {
+/// whose recorded workspace at its leaf is `workspace`; with that recorded workspace.
+pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
     for path in candidate_files(workspace)?.into_iter().rev() {
-        if is_workspace(&recorded_workspace(&path, None)?, workspace) {
-            return Ok(path);
+        let recorded = recorded_workspace(&path, None)?;
+        if is_workspace(&recorded, workspace) {
+            return Ok((path, recorded));
         }
     }
     bail!(
@@ -204,7 +207,7 @@ pub struct Placed {
 }
 
 /// Places a run on the session `name` (as the user gave it) at `path`, from `at`
-/// (§22.2). Without `moving`, the run goes to the session's recorded workspace there,
+/// (§22.2); `leaf_workspace` is its recorded workspace at the leaf, when known. Without `moving`, the run goes to the session's recorded workspace there,
 /// said on stderr when that is not `here` (the workspace xcsh was started in). With
 /// `moving` (`--workspace DIR`) naming another workspace, the session moves there: a
 /// `workspace` entry, and its file goes to DIR's folder when it lives in a folder of
@@ -212,12 +215,16 @@ pub struct Placed {
 pub fn place(
     name: &str,
     path: PathBuf,
+    leaf_workspace: Option<String>,
     at: Option<EntryId>,
     here: &Path,
     moving: Option<&Path>,
     dry: bool,
 ) -> Result<Placed> {
-    let recorded = recorded_workspace(&path, at)?;
+    let recorded = match (leaf_workspace, at) {
+        (Some(recorded), None) => recorded,
+        (Some(_) | None, _) => recorded_workspace(&path, at)?,
+    };
     let Some(to) = moving else {
         if !is_workspace(&recorded, here) {
             let workspace = Path::new(&recorded);
@@ -389,8 +396,14 @@ mod tests {
             "/home/someone/projects/clients/a-very-long-client-name/monorepo/services/billing",
         );
         let name = folder_name(long);
-        assert_eq!(name, "very-long-client-name-monorepo-services-billing-1e904970fc9a8b44");
+        assert_eq!(
+            name,
+            "very-long-client-name-monorepo-services-billing-1e904970fc9a8b44"
+        );
         assert_eq!(folder_name(Path::new("/")), "329f85ac6e6310f8");
-        assert_eq!(folder_name(Path::new("/tmp/xw/work")), "tmp-xw-work-0ad9d49b5cb2752f");
+        assert_eq!(
+            folder_name(Path::new("/tmp/xw/work")),
+            "tmp-xw-work-0ad9d49b5cb2752f"
+        );
     }
 }

@@ -64,27 +64,18 @@ impl Env {
     /// A one-shot run of one final answer with the test tools; its session path.
     fn prompt(&self, cwd: &Path, extra: &[&str], prompt: &str) -> (PathBuf, String) {
         let script = self.script("final.jsonl", &[FINAL_STEP]);
-        let mut args = vec!["run", "--tools", "test", "--script", script.to_str().unwrap()];
+        let mut args = vec![
+            "run",
+            "--tools",
+            "test",
+            "--script",
+            script.to_str().unwrap(),
+        ];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["-p", prompt]);
         let out = self.run(cwd, &args);
         let err = stderr(&out);
         (session_of(&err), err)
-    }
-
-    /// Every session file under `$XCSH_HOME/sessions`, sorted.
-    fn sessions(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for dir in std::fs::read_dir(self.home().join("sessions")).unwrap() {
-            for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-                let p = f.unwrap().path();
-                if p.extension().is_some_and(|e| e == "jsonl") {
-                    out.push(p);
-                }
-            }
-        }
-        out.sort();
-        out
     }
 }
 
@@ -251,7 +242,15 @@ fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_sa
     let name = session.to_str().unwrap();
     let out = env.run(
         &elsewhere,
-        &["run", "--resume", name, "--script", script.to_str().unwrap(), "-p", "again"],
+        &[
+            "run",
+            "--resume",
+            name,
+            "--script",
+            script.to_str().unwrap(),
+            "-p",
+            "again",
+        ],
     );
     let err = stderr(&out);
     assert!(
@@ -262,7 +261,10 @@ fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_sa
         )),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(home_ws.join("marker.txt")).unwrap(), "here");
+    assert_eq!(
+        std::fs::read_to_string(home_ws.join("marker.txt")).unwrap(),
+        "here"
+    );
     assert!(!elsewhere.join("marker.txt").exists());
     assert_eq!(prompts(&session), ["first", "again"]);
 }
@@ -299,7 +301,10 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     );
     let err = stderr(&out);
     let moved = session_of(&err);
-    assert_ne!(moved, session, "the file went to the new workspace's folder");
+    assert_ne!(
+        moved, session,
+        "the file went to the new workspace's folder"
+    );
     assert!(!session.exists());
     assert!(
         err.contains(&format!(
@@ -310,7 +315,10 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         )),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(to.join("marker.txt")).unwrap(), "here");
+    assert_eq!(
+        std::fs::read_to_string(to.join("marker.txt")).unwrap(),
+        "here"
+    );
     assert!(!from.join("marker.txt").exists());
     let entries = lines(&moved);
     assert_eq!(entries[5]["type"], "workspace");
@@ -323,10 +331,96 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     let (continued, _) = env.prompt(&to, &["--continue"], "third");
     assert_eq!(continued, moved);
     assert_eq!(prompts(&moved), ["first", "moved", "third"]);
-    let out = env.cmd(&from, &["run", "--continue", "--tools", "test", "-p", "x"]);
-    let out = { out }.output().unwrap();
+    let out = env
+        .cmd(&from, &["run", "--continue", "--tools", "test", "-p", "x"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no session to continue in this workspace"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no session to continue in this workspace"),
+        "{}",
+        stderr(&out)
+    );
+    // The toolkit knows the entry: the log shows it, check and replay pass.
+    let moved = moved.to_str().unwrap();
+    let log = env.run(&to, &["log", moved]);
+    assert!(
+        String::from_utf8_lossy(&log.stdout).contains(&format!(
+            "⇢ workspace #5: the session moved from {} to {}",
+            from.display(),
+            to.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&log.stdout)
+    );
+    env.run(&to, &["check", moved]);
+    env.run(&to, &["replay", moved]);
+}
+
+#[test]
+fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
+    let env = Env::new();
+    let from = env.dir("one");
+    let to = env.dir("two");
+    let (session, _) = env.prompt(&from, &[], "first");
+    env.prompt(&from, &["--continue"], "second");
+    let name = session.to_str().unwrap();
+    // Entries 0-4: the first run; 5-8: the second. From entry 4, in `two`.
+    let (moved, err) = env.prompt(
+        &to,
+        &[
+            "--resume",
+            name,
+            "--at",
+            "4",
+            "--workspace",
+            to.to_str().unwrap(),
+        ],
+        "instead",
+    );
+    assert!(
+        err.contains("xcsh: continuing from entry 4 on a new branch (branch record 9)\n"),
+        "{err}"
+    );
+    assert!(err.contains("(entry 10); its file is now "), "{err}");
+    let entries = lines(&moved);
+    let shape: Vec<serde_json::Value> = (9..12)
+        .map(|i| serde_json::json!([entries[i]["type"], entries[i]["parent"]]))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            serde_json::json!(["branch", 4]),
+            serde_json::json!(["workspace", 9]),
+            serde_json::json!(["user_message", 10])
+        ]
+    );
+    assert_eq!(prompts(&moved), ["first", "second", "instead"]);
+}
+
+#[test]
+fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
+    let env = Env::new();
+    let gone = env.dir("gone");
+    let (session, _) = env.prompt(&gone, &[], "first");
+    std::fs::remove_dir(&gone).unwrap();
+    let here = env.dir("here");
+    let name = session.to_str().unwrap();
+    let out = env
+        .cmd(
+            &here,
+            &["run", "--resume", name, "--tools", "test", "-p", "x"],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "xcsh: error: session {name} belongs to the workspace {}, which is not a directory (any more); add --workspace DIR to move it\n",
+            gone.display()
+        )
+    );
 }
 
 // ---- item 17: writers leave no litter ----
@@ -340,7 +434,11 @@ fn labelling_a_session_kept_in_a_repository_leaves_no_file_beside_it() {
     std::fs::copy(&session, &kept).unwrap();
     env.run(&ws, &["label", kept.to_str().unwrap(), "1", "the prompt"]);
     assert_eq!(names_in(kept.parent().unwrap()), ["s.jsonl"]);
-    assert_eq!(names_in(session.parent().unwrap()).len(), 1, "a run leaves only its log");
+    assert_eq!(
+        names_in(session.parent().unwrap()).len(),
+        1,
+        "a run leaves only its log"
+    );
 }
 
 /// Starts a slow run with `--json`; returns it once its first text delta is out.
@@ -348,7 +446,15 @@ fn start_streaming(env: &Env, cwd: &Path, script: &Path) -> (Child, PathBuf) {
     let mut child = env
         .cmd(
             cwd,
-            &["run", "--tools", "test", "--json", "--script", script.to_str().unwrap(), "go"],
+            &[
+                "run",
+                "--tools",
+                "test",
+                "--json",
+                "--script",
+                script.to_str().unwrap(),
+                "go",
+            ],
         )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -22,16 +22,16 @@ pub fn recorded_workspace_in(
     d: &ArchivedIndexData,
     at: Option<EntryId>,
 ) -> Result<String, LogError> {
-    let start = match at {
-        None => d.leaf(),
-        Some(id) => (0..d.len())
-            .rev()
-            .find(|&p| d.id(p) == id)
-            .ok_or_else(|| LogError::UnknownEntry {
-                path: log.to_path_buf(),
-                id,
+    let start =
+        match at {
+            None => d.leaf(),
+            Some(id) => (0..d.len()).rev().find(|&p| d.id(p) == id).ok_or_else(|| {
+                LogError::UnknownEntry {
+                    path: log.to_path_buf(),
+                    id,
+                }
             })?,
-    };
+        };
     let mut pos = Some(start);
     while let Some(p) = pos {
         if d.kind(p) == Kind::Workspace {
@@ -85,6 +85,18 @@ mod tests {
     }
 
     #[test]
+    fn the_index_codes_a_workspace_entry_after_the_codes_it_had_before() {
+        assert_eq!(
+            [Kind::RunFinished as u8, Kind::Unknown as u8, Kind::Workspace as u8],
+            [23, 24, 25]
+        );
+        assert_eq!(Kind::from_code(25), Kind::Workspace);
+        assert_eq!(Kind::of(&moved("/a", "/b")), Kind::Workspace);
+        assert_eq!(Kind::Workspace.name(), "workspace");
+        assert!(!Kind::Workspace.is_input() && !Kind::Workspace.is_decision());
+    }
+
+    #[test]
     fn the_workspace_is_the_last_move_on_the_branch_else_the_headers() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
@@ -115,7 +127,10 @@ mod tests {
         assert_eq!(recorded_workspace(&path, None).unwrap(), cwd);
         assert!(matches!(
             recorded_workspace(&path, Some(EntryId(99))),
-            Err(LogError::UnknownEntry { id: EntryId(99), .. })
+            Err(LogError::UnknownEntry {
+                id: EntryId(99),
+                ..
+            })
         ));
     }
 }

@@ -217,6 +217,7 @@ impl SessionWriter {
             failed: false,
         };
         let info = BranchInfo {
+            workspace: super::workspace::recorded_workspace_in(path, d, None)?,
             header,
             leaf: d.id(leaf),
             torn_tail,
@@ -332,6 +333,8 @@ pub enum BranchEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchInfo {
     pub header: SessionHeader,
+    /// The recorded workspace at the leaf (see [`super::recorded_workspace`]).
+    pub workspace: String,
     /// The leaf (the last entry that is not a label).
     pub leaf: EntryId,
     pub torn_tail: Option<TornTail>,
@@ -890,7 +893,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         let w = SessionWriter::create(&path, header(), ts(0)).unwrap();
-        assert!(lock_info_path(&path).exists(), "the holder is described while it writes");
+        assert!(
+            lock_info_path(&path).exists(),
+            "the holder is described while it writes"
+        );
         drop(w);
         let (w, _) = SessionWriter::open(&path).unwrap();
         drop(w);
@@ -905,8 +911,11 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         drop(SessionWriter::create(&path, header(), ts(0)).unwrap());
         // What a SIGKILLed writer leaves: the note, but no lock (the kernel dropped it).
-        fs::write(lock_info_path(&path), "pid 4194304 (xcsh) since 2026-11-30T03:00:00.125Z\n")
-            .unwrap();
+        fs::write(
+            lock_info_path(&path),
+            "pid 4194304 (xcsh) since 2026-11-30T03:00:00.125Z\n",
+        )
+        .unwrap();
         let (w, _) = SessionWriter::open(&path).unwrap();
         let note = fs::read_to_string(lock_info_path(&path)).unwrap();
         assert!(

@@ -119,14 +119,14 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         leaf = id;
     }
     recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
-    let cwd = recorded_workspace(path, Some(leaf))?;
+    // (The entries recovery appends move no workspace.)
     Ok((
         writer,
         machine,
         leaf,
         notices,
         info.header.session_id,
-        cwd,
+        info.workspace,
     ))
 }
 
@@ -487,5 +487,35 @@ mod tests {
         drop(w);
         assert!(same_machine(&first, &full));
         assert!(same_machine(&second, &full));
+    }
+
+    #[test]
+    fn a_run_works_in_the_workspace_recorded_on_its_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let header = SessionHeader {
+            session_id: "s".into(),
+            cwd: "/a".into(),
+            forked_from: None,
+        };
+        drop(SessionWriter::create(&path, header, Utc::now()).unwrap());
+        let (id, from) = move_workspace(&path, "/b").unwrap();
+        assert_eq!((id, from.as_str()), (EntryId(1), "/a"));
+        // At the leaf (through the index) the run is in `/b`; from entry 0, on a new
+        // branch that does not pass the move, in `/a` again.
+        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+            path: path.clone(),
+            at: None,
+        })
+        .unwrap();
+        assert_eq!((leaf, cwd.as_str()), (EntryId(1), "/b"));
+        drop(w);
+        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+            path: path.clone(),
+            at: Some(EntryId(0)),
+        })
+        .unwrap();
+        assert_eq!((leaf, cwd.as_str()), (EntryId(2), "/a"));
+        drop(w);
     }
 }
