@@ -106,9 +106,10 @@ pub fn workspace_dir(workspace: &Path) -> Result<PathBuf> {
 /// workspace of the same slug); `None` for `/`.
 fn old_workspace_dir(workspace: &Path) -> Result<Option<PathBuf>> {
     let slug = slug(workspace);
-    Ok((!slug.is_empty())
-        .then(|| sessions_root().map(|r| r.join(slug)))
-        .transpose()?)
+    if slug.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(sessions_root()?.join(slug)))
 }
 
 /// A new session's id and path in `workspace`'s folder. The id only needs to be

@@ -495,3 +495,23 @@ fn the_stale_note_of_a_killed_run_is_replaced_by_the_next_run_and_then_removed()
         [path.file_name().unwrap().to_string_lossy().into_owned()]
     );
 }
+
+#[test]
+fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
+    let env = Env::new();
+    let ws = env.dir("ws");
+    let elsewhere = env.dir("elsewhere");
+    let (session, _) = env.prompt(&ws, &[], "first");
+    let out = env.run(&elsewhere, &["fork", session.to_str().unwrap(), "4"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let fork = PathBuf::from(
+        text.lines()
+            .find_map(|l| l.strip_prefix("continue it with: xcsh run --resume "))
+            .unwrap(),
+    );
+    assert_eq!(fork.parent(), session.parent(), "{text}");
+    // The fork is the workspace's newest session now.
+    let (continued, _) = env.prompt(&ws, &["--continue"], "on the fork");
+    assert_eq!(continued, fork);
+    assert_eq!(prompts(&fork), ["first", "on the fork"]);
+}

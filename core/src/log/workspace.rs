@@ -87,7 +87,11 @@ mod tests {
     #[test]
     fn the_index_codes_a_workspace_entry_after_the_codes_it_had_before() {
         assert_eq!(
-            [Kind::RunFinished as u8, Kind::Unknown as u8, Kind::Workspace as u8],
+            [
+                Kind::RunFinished as u8,
+                Kind::Unknown as u8,
+                Kind::Workspace as u8
+            ],
             [23, 24, 25]
         );
         assert_eq!(Kind::from_code(25), Kind::Workspace);
