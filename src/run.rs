@@ -61,7 +61,7 @@ pub struct RunArgs {
     #[arg(long)]
     max_output_tokens: Option<u32>,
     /// The tools: `standard` (read, list, grep, glob, edit, write, bash in the
-    /// current directory) or `test` (echo and sleep, for scripted tests).
+    /// session's workspace) or `test` (echo and sleep, for scripted tests).
     #[arg(long, value_enum, default_value_t = ToolsArg::Standard)]
     tools: ToolsArg,
     /// Permission policy for mutating tools: ask (y/a/A/n on the terminal),
