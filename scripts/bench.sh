@@ -95,10 +95,12 @@ echo "bench: resume of the ${MID_BYTES}-byte session" >&2
 R=$WORK/resume.jsonl
 RESUME=(env XCSH_HOME="$HOME_DIR" "$X" run --resume "$R" -p hi --script "$WORK/one-step.jsonl" --tools test)
 # The session as a previous resume leaves it: one run appended, and its index with
-# the machine snapshot that resume saved after replaying the whole branch.
+# the machine snapshot that resume saved after replaying the whole branch. (A
+# synthetic session's workspace, /work/synth, does not exist: the first resume moves
+# it to $WORK, SPEC §22.2.)
 cp "$MID" "$R"
 rm -f "$R.idx"
-"${RESUME[@]}" > /dev/null
+"${RESUME[@]}" --workspace "$WORK" > /dev/null
 cp "$R" "$WORK/resume.jsonl.saved"
 cp "$R.idx" "$WORK/resume.idx.saved"
 BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; cp '$WORK/resume.idx.saved' '$R.idx'" measure resume_with_index "${RESUME[@]}"

@@ -349,7 +349,14 @@ pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
     let origin = session_id(&source, &log);
     let target = match args.output {
         Some(p) => p,
-        None => sessions::new_session(&std::env::current_dir()?)?.1,
+        // The fork belongs where its source is at that entry (the header and the
+        // path are the source's).
+        None => {
+            // (A bad entry is for `fork` to report.)
+            let workspace = sessions::recorded_workspace(&source, Some(at))
+                .unwrap_or_else(|_| log.header().cwd.clone());
+            sessions::new_session(Path::new(&workspace))?.1
+        }
     };
     let f = fork::fork(&source, at, &origin, &target, chrono::Utc::now())?;
     out(&format!(

@@ -46,6 +46,10 @@ pub struct RunArgs {
     /// Continue from this earlier entry: a new branch in the same file.
     #[arg(long, value_name = "ENTRY")]
     at: Option<EntryId>,
+    /// The workspace (default: the git root of the current directory, else the
+    /// directory). With --resume of a session of another workspace: move it here.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<std::path::PathBuf>,
     /// Steps allowed since the run started or the last delivered message
     /// (default 32).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -57,7 +61,7 @@ pub struct RunArgs {
     #[arg(long)]
     max_output_tokens: Option<u32>,
     /// The tools: `standard` (read, list, grep, glob, edit, write, bash in the
-    /// current directory) or `test` (echo and sleep, for scripted tests).
+    /// session's workspace) or `test` (echo and sleep, for scripted tests).
     #[arg(long, value_enum, default_value_t = ToolsArg::Standard)]
     tools: ToolsArg,
     /// Permission policy for mutating tools: ask (y/a/A/n on the terminal),
@@ -157,6 +161,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
 /// What a run or an interactive session is made of, resolved from the flags, the
 /// config file and the defaults.
 pub(crate) struct Setup {
+    /// The session's workspace: the tools' root (§12.1, §22.2).
     pub cwd: std::path::PathBuf,
     pub session: SessionTarget,
     pub limits: Limits,
@@ -190,7 +195,17 @@ impl Setup {
 }
 
 fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
-    let cwd = std::env::current_dir()?;
+    let here = std::env::current_dir()?;
+    let here = here.canonicalize().unwrap_or(here);
+    let chosen = args
+        .workspace
+        .as_deref()
+        .map(sessions::explicit_workspace)
+        .transpose()?;
+    let here_ws = match &chosen {
+        Some(w) => w.clone(),
+        None => sessions::workspace_root(&here)?,
+    };
     let config_path = config::path()?;
     let file = config::load(&config_path)?;
     let flags = config::Layer {
@@ -212,25 +227,42 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         system_prompt: args.system_prompt.clone(),
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
-    let session = if args.continue_ {
-        SessionTarget::Existing {
-            path: sessions::newest(&cwd)?,
-            at: args.at,
-        }
+    let existing = if args.continue_ {
+        let (path, recorded) = sessions::newest(&here_ws)?;
+        Some((sessions::display_name(&path), path, Some(recorded)))
     } else if let Some(name) = &args.resume {
-        SessionTarget::Existing {
-            path: sessions::resolve(name)?,
-            at: args.at,
-        }
+        Some((name.clone(), sessions::resolve(name)?, None))
     } else {
-        if args.at.is_some() {
-            bail!("--at needs a session to branch: add --continue or --resume SESSION");
+        None
+    };
+    let (session, cwd) = match existing {
+        Some((name, path, recorded)) => {
+            let placed = sessions::place(
+                &name,
+                path,
+                recorded,
+                args.at,
+                &here_ws,
+                chosen.as_deref(),
+                args.show_context,
+            )?;
+            let target = SessionTarget::Existing {
+                path: placed.path,
+                at: placed.at,
+            };
+            (target, placed.workspace)
         }
-        let (session_id, path) = sessions::new_session(&cwd)?;
-        SessionTarget::New {
-            path,
-            session_id,
-            cwd: cwd.display().to_string(),
+        None => {
+            if args.at.is_some() {
+                bail!("--at needs a session to branch: add --continue or --resume SESSION");
+            }
+            let (session_id, path) = sessions::new_session(&here_ws)?;
+            let target = SessionTarget::New {
+                path,
+                session_id,
+                cwd: here_ws.display().to_string(),
+            };
+            (target, here_ws)
         }
     };
     let base = match &effective.system_prompt {
@@ -243,7 +275,9 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         })?,
         None => DEFAULT_SYSTEM_PROMPT.to_string(),
     };
-    let files = instructions::discover(&cwd, Some(&sessions::home()?));
+    // From where xcsh started when that is inside the workspace (the nearer files).
+    let from = if here.starts_with(&cwd) { &here } else { &cwd };
+    let files = instructions::discover(from, Some(&sessions::home()?));
     let permissions = match effective.permissions.as_ref().map(|p| p.value.as_str()) {
         Some("ask") => Permissions::Ask,
         Some("readonly") => Permissions::Readonly,

@@ -1,5 +1,6 @@
-//! Where sessions live (`$XCSH_HOME/sessions/<workspace-slug>/<time>_<id>.jsonl`),
-//! how `--continue` / `--resume` find one, and `xcsh sessions`.
+//! Where sessions live (`$XCSH_HOME/sessions/<slug>-<hash>/<time>_<id>.jsonl`), what
+//! a session's workspace is, how `--continue` / `--resume` find one and where their
+//! tools then run, moving a session to another workspace, and `xcsh sessions`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,6 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use clap::Args;
+use xcsh_core::log::index::{index_path, open_index};
+use xcsh_core::machine::EntryId;
+use xcsh_core::runtime::instructions;
+use xcsh_core::runtime::{branch_at, move_workspace};
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
@@ -31,9 +36,36 @@ pub fn sessions_root() -> Result<PathBuf> {
     Ok(home()?.join("sessions"))
 }
 
-/// The directory of this workspace's sessions: its absolute path made into one name.
-pub fn workspace_dir(cwd: &Path) -> Result<PathBuf> {
-    let slug: String = cwd
+/// Characters of a workspace's path kept in its folder name (the end of it).
+const SLUG_CHARS: usize = 48;
+/// Hex digits of blake3(the workspace's canonical path) in its folder name.
+const HASH_HEX: usize = 16;
+
+/// The workspace root of a directory (§12.1): its git root (the nearest ancestor,
+/// itself included, holding `.git`), else the directory; canonical.
+pub fn workspace_root(dir: &Path) -> Result<PathBuf> {
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("{}: cannot resolve the directory", dir.display()))?;
+    Ok(instructions::git_root(&dir).map_or_else(|| dir.clone(), Path::to_path_buf))
+}
+
+/// The workspace `--workspace DIR` names: DIR itself (no git root is looked for),
+/// canonical.
+pub fn explicit_workspace(dir: &Path) -> Result<PathBuf> {
+    let canonical = dir
+        .canonicalize()
+        .with_context(|| format!("--workspace {}: no such directory", dir.display()))?;
+    if !canonical.is_dir() {
+        bail!("--workspace {}: not a directory", dir.display());
+    }
+    Ok(canonical)
+}
+
+/// A path with every character that is not an ASCII letter or digit, `.` or `_`
+/// made `-`, and `-` trimmed from both ends: the folder name of the first layout.
+fn slug(path: &Path) -> String {
+    let slug: String = path
         .display()
         .to_string()
         .chars()
@@ -45,19 +77,51 @@ pub fn workspace_dir(cwd: &Path) -> Result<PathBuf> {
             }
         })
         .collect();
-    Ok(sessions_root()?.join(slug.trim_matches('-')))
+    slug.trim_matches('-').to_string()
 }
 
-/// A new session's id and path. The id only needs to be unique, not secret: blake3
-/// of the time and the process id.
-pub fn new_session(cwd: &Path) -> Result<(String, PathBuf)> {
+/// The folder name of a workspace: the last [`SLUG_CHARS`] characters of its slug,
+/// `-`, and the first [`HASH_HEX`] hex digits of blake3 of its path's bytes, so that
+/// two workspaces whose slugs agree (`/x/a-b`, `/x/a/b`) never share a folder.
+pub fn folder_name(workspace: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let slug = slug(workspace);
+    // All ASCII: any byte is a character boundary.
+    let tail = slug[slug.len().saturating_sub(SLUG_CHARS)..].trim_start_matches('-');
+    let hash = blake3::hash(workspace.as_os_str().as_bytes()).to_hex();
+    let hash = &hash[..HASH_HEX];
+    if tail.is_empty() {
+        hash.to_string()
+    } else {
+        format!("{tail}-{hash}")
+    }
+}
+
+/// The folder of a workspace's sessions.
+pub fn workspace_dir(workspace: &Path) -> Result<PathBuf> {
+    Ok(sessions_root()?.join(folder_name(workspace)))
+}
+
+/// The folder the first layout kept a workspace's sessions in (shared by every
+/// workspace of the same slug); `None` for `/`.
+fn old_workspace_dir(workspace: &Path) -> Result<Option<PathBuf>> {
+    let slug = slug(workspace);
+    if slug.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(sessions_root()?.join(slug)))
+}
+
+/// A new session's id and path in `workspace`'s folder. The id only needs to be
+/// unique, not secret: blake3 of the time and the process id.
+pub fn new_session(workspace: &Path) -> Result<(String, PathBuf)> {
     let now = Utc::now();
     let mut h = blake3::Hasher::new();
     h.update(&now.timestamp_nanos_opt().unwrap_or_default().to_le_bytes());
     h.update(&std::process::id().to_le_bytes());
     let id = h.finalize().to_hex()[..12].to_string();
     let name = format!("{}_{id}.jsonl", now.format("%Y-%m-%dT%H-%M-%S-%3fZ"));
-    Ok((id, workspace_dir(cwd)?.join(name)))
+    Ok((id, workspace_dir(workspace)?.join(name)))
 }
 
 fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -92,15 +156,149 @@ fn all_session_files() -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The newest session of this workspace (`--continue`).
-pub fn newest(cwd: &Path) -> Result<PathBuf> {
-    let dir = workspace_dir(cwd)?;
-    session_files(&dir)?.pop().with_context(|| {
-        format!(
-            "no session to continue in this workspace ({} is empty); start one with `xcsh run`",
-            dir.display()
-        )
+/// The files that may hold sessions of `workspace`: those of its folder and of its
+/// first-layout folder, oldest first (by file name: `<time>_<id>`).
+fn candidate_files(workspace: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = session_files(&workspace_dir(workspace)?)?;
+    if let Some(old) = old_workspace_dir(workspace)? {
+        files.extend(session_files(&old)?);
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
+    Ok(files)
+}
+
+/// Whether a recorded workspace (a header's `cwd`, a `workspace` entry's `to`) is
+/// `workspace` (canonical).
+pub fn is_workspace(recorded: &str, workspace: &Path) -> bool {
+    Path::new(recorded) == workspace
+        || Path::new(recorded)
+            .canonicalize()
+            .is_ok_and(|c| c == workspace)
+}
+
+/// The recorded workspace of the session at `path`, at `at` (the leaf when `None`).
+pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
+    xcsh_core::log::recorded_workspace(path, at)
+        .with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The newest session of this workspace (`--continue`): the last candidate file
+/// whose recorded workspace at its leaf is `workspace`; with that recorded workspace.
+pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
+    for path in candidate_files(workspace)?.into_iter().rev() {
+        let recorded = recorded_workspace(&path, None)?;
+        if is_workspace(&recorded, workspace) {
+            return Ok((path, recorded));
+        }
+    }
+    bail!(
+        "no session to continue in this workspace ({} has none in {}); start one with `xcsh run`",
+        workspace.display(),
+        workspace_dir(workspace)?.display()
+    )
+}
+
+/// Where a run on an existing session goes: the session file and the workspace its
+/// tools run in.
+pub struct Placed {
+    pub path: PathBuf,
+    pub workspace: PathBuf,
+    /// `--at`, unless the move below already made the branch.
+    pub at: Option<EntryId>,
+}
+
+/// Places a run on the session `name` (as the user gave it) at `path`, from `at`
+/// (§22.2); `leaf_workspace` is its recorded workspace at the leaf, when known. Without `moving`, the run goes to the session's recorded workspace there,
+/// said on stderr when that is not `here` (the workspace xcsh was started in). With
+/// `moving` (`--workspace DIR`) naming another workspace, the session moves there: a
+/// `workspace` entry, and its file goes to DIR's folder when it lives in a folder of
+/// `$XCSH_HOME/sessions`. `dry` (`--show-context`) changes nothing.
+pub fn place(
+    name: &str,
+    path: PathBuf,
+    leaf_workspace: Option<String>,
+    at: Option<EntryId>,
+    here: &Path,
+    moving: Option<&Path>,
+    dry: bool,
+) -> Result<Placed> {
+    let recorded = match (leaf_workspace, at) {
+        (Some(recorded), None) => recorded,
+        (Some(_) | None, _) => recorded_workspace(&path, at)?,
+    };
+    let Some(to) = moving else {
+        if !is_workspace(&recorded, here) {
+            let workspace = Path::new(&recorded);
+            if !workspace.is_dir() {
+                bail!(
+                    "session {name} belongs to the workspace {recorded}, which is not a directory (any more); add --workspace DIR to move it"
+                );
+            }
+            eprintln!(
+                "xcsh: session {name} belongs to the workspace {recorded}, not {}: continuing it there (its tools run there); add --workspace DIR to move it",
+                here.display()
+            );
+        }
+        return Ok(Placed {
+            path,
+            workspace: PathBuf::from(recorded),
+            at,
+        });
+    };
+    if is_workspace(&recorded, to) || dry {
+        return Ok(Placed {
+            path,
+            workspace: to.to_path_buf(),
+            at,
+        });
+    }
+    if let Some(at) = at {
+        let id = branch_at(&path, at)?;
+        eprintln!("xcsh: continuing from entry {at} on a new branch (branch record {id})");
+    }
+    let (id, from) = move_workspace(&path, &to.display().to_string())?;
+    let moved = move_file(&path, to);
+    let file = match &moved {
+        Ok(Some(new)) => format!("; its file is now {}", new.display()),
+        Ok(None) => String::new(),
+        Err(e) => format!(
+            "; its file stays at {} (it could not be moved: {e:#})",
+            path.display()
+        ),
+    };
+    eprintln!(
+        "xcsh: moved session {name} from the workspace {from} to {} (entry {id}){file}",
+        to.display()
+    );
+    Ok(Placed {
+        path: moved.ok().flatten().unwrap_or(path),
+        workspace: to.to_path_buf(),
+        at: None,
     })
+}
+
+/// Moves a session file that lives in a folder of `$XCSH_HOME/sessions` (and its
+/// derived index) to the folder of `workspace`; `None` for a file kept elsewhere.
+fn move_file(path: &Path, workspace: &Path) -> Result<Option<PathBuf>> {
+    let root = sessions_root()?;
+    let in_root = path
+        .parent()
+        .and_then(Path::parent)
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|p| root.canonicalize().is_ok_and(|r| r == p));
+    let Some(file_name) = path.file_name().filter(|_| in_root) else {
+        return Ok(None);
+    };
+    let dir = workspace_dir(workspace)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let to = dir.join(file_name);
+    if to.exists() {
+        bail!("{} exists", to.display());
+    }
+    std::fs::rename(path, &to).with_context(|| format!("cannot rename it to {}", to.display()))?;
+    // The index is derived: one that cannot follow is rebuilt where the log is.
+    let _ = std::fs::rename(index_path(path), index_path(&to));
+    Ok(Some(to))
 }
 
 /// A session named by path, id, or unambiguous id prefix (`--resume`).
@@ -139,17 +337,29 @@ fn file_id(path: &Path) -> Option<String> {
     Some(id.to_string())
 }
 
+/// How a session is named to the user: the id in its file name, else its path.
+pub fn display_name(path: &Path) -> String {
+    file_id(path).unwrap_or_else(|| path.display().to_string())
+}
+
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
-    let cwd = std::env::current_dir()?;
+    let here = workspace_root(&std::env::current_dir()?)?;
     let files = if args.all {
         all_session_files()?
     } else {
-        session_files(&workspace_dir(&cwd)?)?
+        candidate_files(&here)?
     };
     let mut summaries = Vec::new();
     for path in files {
-        let mut summary = xcsh_inspect::summarize_path(&path)
+        let index = open_index(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let workspace = xcsh_core::log::recorded_workspace_in(&path, index.data(), None)
             .with_context(|| format!("cannot read {}", path.display()))?;
+        if !args.all && !is_workspace(&workspace, &here) {
+            continue;
+        }
+        let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
+        // A moved session shows where it is now.
+        summary.workspace = workspace;
         // A fork keeps its source's header; its own id is in its file name, and that
         // is the id `--resume` takes.
         if let Some(id) = file_id(&path) {
@@ -165,4 +375,36 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
         println!("{}", xcsh_inspect::sessions_table(&summaries));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_workspaces_whose_slugs_agree_get_two_folders() {
+        let (a, b) = (Path::new("/x/a-b"), Path::new("/x/a/b"));
+        assert_eq!(slug(a), slug(b));
+        assert_eq!(
+            [folder_name(a), folder_name(b)],
+            ["x-a-b-41cfb853fa85eb24", "x-a-b-5bc3668bc414be10"]
+        );
+    }
+
+    #[test]
+    fn a_folder_name_keeps_the_end_of_a_long_path_and_the_hash_of_all_of_it() {
+        let long = Path::new(
+            "/home/someone/projects/clients/a-very-long-client-name/monorepo/services/billing",
+        );
+        let name = folder_name(long);
+        assert_eq!(
+            name,
+            "very-long-client-name-monorepo-services-billing-1e904970fc9a8b44"
+        );
+        assert_eq!(folder_name(Path::new("/")), "329f85ac6e6310f8");
+        assert_eq!(
+            folder_name(Path::new("/tmp/xw/work")),
+            "tmp-xw-work-0ad9d49b5cb2752f"
+        );
+    }
 }

@@ -474,7 +474,7 @@ fn record_tool_steps(dir: &Path, steps: u32) -> PathBuf {
         .unwrap()
         .unwrap()
         .path();
-    // Beside the session lies its `.lock` note.
+    // The session is the one `.jsonl` file in its folder.
     std::fs::read_dir(slug)
         .unwrap()
         .map(|e| e.unwrap().path())

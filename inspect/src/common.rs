@@ -264,6 +264,7 @@ pub fn entry_text(entry: &Entry) -> String {
             Record::Branch { from_leaf } => format!("new branch (the leaf was {from_leaf})"),
             Record::Label { target, name } => format!("{name:?} on {target}"),
             Record::Undo { run, files } => format!("undo of run {run}: {} file(s)", files.len()),
+            Record::Workspace { from, to } => format!("moved from {from} to {to}"),
             Record::UserMessage { text, .. } => format!("{:?}", one_line(text, 60)),
             Record::Steer { text } | Record::FollowUp { text } => {
                 format!("{:?}", one_line(text, 60))

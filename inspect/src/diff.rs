@@ -90,6 +90,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 | Record::Branch { .. }
                 | Record::Label { .. }
                 | Record::Undo { .. }
+                | Record::Workspace { .. }
                 | Record::LateEvent { .. } => {}
                 Record::UserMessage { text, config } => {
                     run += 1;

@@ -222,6 +222,7 @@ impl Timeline {
                 }
                 Record::Label { .. }
                 | Record::Undo { .. }
+                | Record::Workspace { .. }
                 | Record::Steer { .. }
                 | Record::FollowUp { .. }
                 | Record::Interrupt {} => (cur, Lane::User, None),
@@ -362,9 +363,12 @@ fn stream_indexed(
                 calls.clear();
                 (None, Lane::User, None)
             }
-            Kind::Label | Kind::Undo | Kind::Steer | Kind::FollowUp | Kind::Interrupt => {
-                (before, Lane::User, None)
-            }
+            Kind::Label
+            | Kind::Undo
+            | Kind::Workspace
+            | Kind::Steer
+            | Kind::FollowUp
+            | Kind::Interrupt => (before, Lane::User, None),
             Kind::ApprovalAnswer => {
                 let c = calls.get(d.str(&call(d.aux(pos)).call_id)).copied();
                 (c.map(|c| c.0).or(before), Lane::User, c.map(|c| c.1))

@@ -134,6 +134,12 @@ pub enum Item {
         run: EntryId,
         files: Vec<String>,
     },
+    /// The session moved to another workspace (`--workspace DIR`).
+    Workspace {
+        entry: EntryId,
+        from: String,
+        to: String,
+    },
     Recovered {
         entry: EntryId,
         note: String,
@@ -181,6 +187,11 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 run: *run,
                 files: files.iter().map(|f| f.display().to_string()).collect(),
+            },
+            Record::Workspace { from, to } => Item::Workspace {
+                entry: id,
+                from: from.clone(),
+                to: to.clone(),
             },
             Record::UserMessage { text, .. } => Item::User {
                 entry: id,
@@ -383,6 +394,7 @@ impl Item {
             | Item::Branch { entry, .. }
             | Item::Label { entry, .. }
             | Item::Undo { entry, .. }
+            | Item::Workspace { entry, .. }
             | Item::Recovered { entry, .. }
             | Item::CompactRequest { entry }
             | Item::LateEvent { entry, .. }
@@ -573,6 +585,9 @@ pub fn render(items: &[Item], style: Style) -> String {
             Item::Undo { entry, run, files } => push(style.magenta(&format!(
                 "↶ undo #{entry}: the file changes of run #{run} reverted: {}",
                 files.join(", ")
+            ))),
+            Item::Workspace { entry, from, to } => push(style.blue(&format!(
+                "\n⇢ workspace #{entry}: the session moved from {from} to {to}"
             ))),
             Item::CompactRequest { entry } => {
                 push(style.blue(&format!("\n⇢ compact requested #{entry} (/compact)")))

@@ -196,6 +196,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         | Record::Branch { .. }
         | Record::Label { .. }
         | Record::Undo { .. }
+        | Record::Workspace { .. }
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }
         | Record::LateEvent { .. }

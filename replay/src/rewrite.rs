@@ -47,6 +47,7 @@ impl IdMap {
             Record::Label { target, .. } => self.map(target),
             Record::Undo { run, .. } => self.map(run),
             Record::Session(_)
+            | Record::Workspace { .. }
             | Record::UserMessage { .. }
             | Record::Steer { .. }
             | Record::FollowUp { .. }

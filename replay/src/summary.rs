@@ -163,6 +163,9 @@ fn record_summary(record: &Record) -> String {
                 files.len()
             )
         }
+        Record::Workspace { from, to } => {
+            format!("the session moved from the workspace {from} to {to}")
+        }
         Record::UserMessage { text, config } => {
             let l = &config.limits;
             format!(

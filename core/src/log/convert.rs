@@ -16,9 +16,11 @@ pub fn entry_inputs(entry: &Entry) -> Vec<Input> {
 /// The inputs of `record` written as entry `id`.
 pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
     match record {
-        Record::Session(_) | Record::Branch { .. } | Record::Label { .. } | Record::Undo { .. } => {
-            Vec::new()
-        }
+        Record::Session(_)
+        | Record::Branch { .. }
+        | Record::Label { .. }
+        | Record::Undo { .. }
+        | Record::Workspace { .. } => Vec::new(),
         Record::UserMessage { text, config } => vec![Input::Prompt {
             text: text.clone(),
             config: config.clone(),

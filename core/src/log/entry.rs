@@ -155,10 +155,14 @@ pub enum Record {
         verdict: Verdict,
         scope: ApprovalScope,
     },
+    /// The session moved from the workspace `from` to `to` (`--resume S --workspace
+    /// DIR`): on the branch after it, the tools run in `to`. Feeds nothing to the
+    /// machine.
+    Workspace { from: String, to: String },
 }
 
 impl Record {
-    pub const TYPE_NAMES: [&'static str; 15] = [
+    pub const TYPE_NAMES: [&'static str; 16] = [
         "session",
         "branch",
         "label",
@@ -174,6 +178,7 @@ impl Record {
         "approval_answer",
         "compact",
         "undo",
+        "workspace",
     ];
 
     pub fn type_name(&self) -> &'static str {
@@ -193,6 +198,7 @@ impl Record {
             Record::ApprovalAnswer { .. } => "approval_answer",
             Record::Compact { .. } => "compact",
             Record::Undo { .. } => "undo",
+            Record::Workspace { .. } => "workspace",
         }
     }
 
@@ -201,7 +207,8 @@ impl Record {
             Record::Session(_)
             | Record::Branch { .. }
             | Record::Label { .. }
-            | Record::Undo { .. } => false,
+            | Record::Undo { .. }
+            | Record::Workspace { .. } => false,
             Record::UserMessage { .. }
             | Record::Steer { .. }
             | Record::FollowUp { .. }
@@ -221,7 +228,8 @@ impl Record {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionHeader {
     pub session_id: String,
-    /// The workspace directory the session ran in.
+    /// The session's workspace when it was created: the workspace root its tools
+    /// run in (a later `workspace` entry on a branch moves it).
     pub cwd: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkOrigin>,

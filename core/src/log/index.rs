@@ -245,10 +245,12 @@ pub enum Kind {
     Ignored,
     RunFinished,
     Unknown,
+    /// After `Unknown`, so that the codes of index files written before it stay.
+    Workspace,
 }
 
 impl Kind {
-    const ALL: [Kind; 25] = [
+    const ALL: [Kind; 26] = [
         Kind::Session,
         Kind::Branch,
         Kind::Label,
@@ -274,6 +276,7 @@ impl Kind {
         Kind::Ignored,
         Kind::RunFinished,
         Kind::Unknown,
+        Kind::Workspace,
     ];
 
     #[inline]
@@ -302,6 +305,7 @@ impl Kind {
                 Record::ApprovalAnswer { .. } => Kind::ApprovalAnswer,
                 Record::Compact { .. } => Kind::Compact,
                 Record::Undo { .. } => Kind::Undo,
+                Record::Workspace { .. } => Kind::Workspace,
             },
             Body::Decision(d) => match d {
                 Decision::StepStarted { .. } => Kind::StepStarted,
@@ -322,6 +326,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Unknown => "unknown",
+            Kind::Workspace => "workspace",
             k if (k as u8) < 15 => Record::TYPE_NAMES[k as usize],
             k => Decision::TYPE_NAMES[k as usize - 15],
         }

@@ -12,6 +12,7 @@ mod rebuild;
 mod recorder;
 pub mod resume;
 pub mod synth;
+mod workspace;
 mod writer;
 
 pub use convert::*;
@@ -21,4 +22,5 @@ pub use error::LogError;
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
 pub use recorder::Recorder;
+pub use workspace::{recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

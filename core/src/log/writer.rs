@@ -23,6 +23,9 @@ use crate::machine::{EntryId, Machine};
 /// disk when [`SessionWriter::sync`] is called (and, best effort, on drop).
 #[derive(Debug)]
 pub struct SessionWriter {
+    /// Declared first so that it is dropped (the note removed) before `file` is
+    /// closed (the lock released).
+    _note: LockNote,
     path: PathBuf,
     file: File,
     hashes: HashIndex,
@@ -51,7 +54,7 @@ impl SessionWriter {
             .create_new(true)
             .open(path)
             .map_err(io)?;
-        lock(path, &file, ts)?;
+        let note = lock(path, &file, ts)?;
         let id = EntryId(0);
         let body = Body::Record(Record::Session(header));
         let (line, hash) = Entry::encode(id, None, None, ts, &body);
@@ -61,6 +64,7 @@ impl SessionWriter {
         let mut hashes = HashIndex::default();
         hashes.insert(id, hash);
         Ok(SessionWriter {
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
@@ -84,7 +88,7 @@ impl SessionWriter {
             .append(true)
             .open(path)
             .map_err(io)?;
-        lock(path, &file, Utc::now())?;
+        let note = lock(path, &file, Utc::now())?;
         let ReadOutcome {
             mut log,
             torn,
@@ -106,6 +110,7 @@ impl SessionWriter {
         let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
         let last_id = log.entries.last().map_or(EntryId(0), |e| e.id);
         let writer = SessionWriter {
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
@@ -137,7 +142,7 @@ impl SessionWriter {
             .append(true)
             .open(path)
             .map_err(io)?;
-        lock(path, &file, Utc::now())?;
+        let note = lock(path, &file, Utc::now())?;
         let index = super::index::open_index(path)?;
         let d = index.data();
         let end = d.covered.to_native();
@@ -201,6 +206,7 @@ impl SessionWriter {
             max_id = max_id.max(d.id(p));
         }
         let writer = SessionWriter {
+            _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
@@ -211,6 +217,7 @@ impl SessionWriter {
             failed: false,
         };
         let info = BranchInfo {
+            workspace: super::workspace::recorded_workspace_in(path, d, None)?,
             header,
             leaf: d.id(leaf),
             torn_tail,
@@ -326,6 +333,8 @@ pub enum BranchEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchInfo {
     pub header: SessionHeader,
+    /// The recorded workspace at the leaf (see [`super::recorded_workspace`]).
+    pub workspace: String,
     /// The leaf (the last entry that is not a label).
     pub leaf: EntryId,
     pub torn_tail: Option<TornTail>,
@@ -515,9 +524,22 @@ fn holder_description(since: DateTime<Utc>) -> String {
     )
 }
 
+/// `<path>.lock` while a writer holds the lock: removed when it is dropped, which
+/// [`SessionWriter`] does before it releases the lock. A note left by a writer that
+/// was killed is stale: the next writer gets the lock and writes its own over it.
+#[derive(Debug)]
+struct LockNote(PathBuf);
+
+impl Drop for LockNote {
+    fn drop(&mut self) {
+        // Best effort: a note already gone (or a read-only directory) is no error.
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
 /// Takes the advisory lock on the session file itself, then describes the holder in
-/// `<path>.lock` for whoever is refused next.
-fn lock(path: &Path, file: &File, since: DateTime<Utc>) -> Result<(), LogError> {
+/// `<path>.lock` for whoever is refused next (replacing a stale note).
+fn lock(path: &Path, file: &File, since: DateTime<Utc>) -> Result<LockNote, LogError> {
     let info = lock_info_path(path);
     match file.try_lock() {
         Ok(()) => {}
@@ -534,7 +556,9 @@ fn lock(path: &Path, file: &File, since: DateTime<Utc>) -> Result<(), LogError> 
         }
         Err(TryLockError::Error(e)) => return Err(LogError::io(path, e)),
     }
-    fs::write(&info, format!("{}\n", holder_description(since))).map_err(|e| LogError::io(&info, e))
+    fs::write(&info, format!("{}\n", holder_description(since)))
+        .map_err(|e| LogError::io(&info, e))?;
+    Ok(LockNote(info))
 }
 
 /// Copies torn bytes to `<path>.torn-<offset>` (or `…-<offset>.<n>` if an earlier
@@ -862,6 +886,75 @@ mod tests {
         let (w, log) = SessionWriter::open(&path).unwrap();
         assert_eq!(w.next_id(), EntryId(1));
         assert_eq!(log.entries.len(), 1);
+    }
+
+    #[test]
+    fn a_closed_writer_leaves_no_lock_note_beside_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        assert!(
+            lock_info_path(&path).exists(),
+            "the holder is described while it writes"
+        );
+        drop(w);
+        let (w, _) = SessionWriter::open(&path).unwrap();
+        drop(w);
+        let (w, _) = SessionWriter::open_branch(&path, &mut |_| {}).unwrap();
+        drop(w);
+        assert_eq!(dir_names(dir.path()), vec!["s.jsonl".to_string()]);
+    }
+
+    #[test]
+    fn a_stale_lock_note_of_a_killed_writer_is_replaced_then_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        drop(SessionWriter::create(&path, header(), ts(0)).unwrap());
+        // What a SIGKILLed writer leaves: the note, but no lock (the kernel dropped it).
+        fs::write(
+            lock_info_path(&path),
+            "pid 4194304 (xcsh) since 2026-11-30T03:00:00.125Z\n",
+        )
+        .unwrap();
+        let (w, _) = SessionWriter::open(&path).unwrap();
+        let note = fs::read_to_string(lock_info_path(&path)).unwrap();
+        assert!(
+            note.starts_with(&format!("pid {} (", std::process::id())),
+            "{note}"
+        );
+        drop(w);
+        assert_eq!(dir_names(dir.path()), vec!["s.jsonl".to_string()]);
+    }
+
+    #[test]
+    fn a_writer_refused_by_a_malformed_log_leaves_no_lock_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        fs::write(&path, "not a session\n").unwrap();
+        assert!(SessionWriter::open(&path).is_err());
+        assert!(SessionWriter::open_branch(&path, &mut |_| {}).is_err());
+        assert_eq!(dir_names(dir.path()), vec!["s.jsonl".to_string()]);
+    }
+
+    #[test]
+    fn a_refused_second_writer_leaves_the_holders_note_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        let note = fs::read_to_string(lock_info_path(&path)).unwrap();
+        assert!(SessionWriter::open(&path).is_err());
+        assert_eq!(fs::read_to_string(lock_info_path(&path)).unwrap(), note);
+        drop(holder);
+        assert!(!lock_info_path(&path).exists());
+    }
+
+    fn dir_names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
     }
 
     #[test]

@@ -14,18 +14,26 @@ pub struct InstructionFile {
     pub text: String,
 }
 
-/// The directories from the git root (the nearest ancestor holding `.git`) down to
-/// `workspace`; just `workspace` when it is in no git repository.
+/// The git root of `dir`: the nearest ancestor (`dir` included) holding `.git` (a
+/// directory, or the file of a worktree or submodule).
+pub fn git_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|d| d.join(".git").exists())
+}
+
+/// The directories from the git root down to `workspace`; just `workspace` when it
+/// is in no git repository.
 pub fn search_dirs(workspace: &Path) -> Vec<PathBuf> {
-    let mut up: Vec<PathBuf> = Vec::new();
-    for dir in workspace.ancestors() {
-        up.push(dir.to_path_buf());
-        if dir.join(".git").exists() {
-            up.reverse();
-            return up;
-        }
-    }
-    vec![workspace.to_path_buf()]
+    let Some(root) = git_root(workspace) else {
+        return vec![workspace.to_path_buf()];
+    };
+    let mut up: Vec<PathBuf> = workspace
+        .ancestors()
+        .take_while(|d| *d != root)
+        .map(Path::to_path_buf)
+        .collect();
+    up.push(root.to_path_buf());
+    up.reverse();
+    up
 }
 
 /// Reads the instruction files for `workspace`; `xcsh_home` holds the global

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 pub use events::{RunEvent, RunResult};
-pub use session::{branch_at, rebuild_machine};
+pub use session::{branch_at, move_workspace, rebuild_machine};
 
 use crate::log::LogError;
 use crate::machine::{ApprovalScope, EntryId, Limits, Pending, Permissions, ToolCall, Verdict};

@@ -10,11 +10,12 @@ use super::{RuntimeError, SessionTarget};
 use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
     Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
-    entry_decision, entry_inputs, into_inputs,
+    entry_decision, entry_inputs, into_inputs, recorded_workspace,
 };
 use crate::machine::{EntryId, Machine, Phase};
 
-/// The open writer, the rebuilt machine, the leaf, notices, session id and cwd.
+/// The open writer, the rebuilt machine, the leaf, notices, session id and the
+/// recorded workspace at the leaf (§12.1).
 pub(crate) type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String, String);
 
 pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
@@ -53,7 +54,6 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         notices.push(torn_notice(path, torn));
     }
     let session_id = log.header().session_id.clone();
-    let cwd = log.header().cwd.clone();
     let last = log.leaf();
     let target = at;
     if log.get(target).is_none() {
@@ -77,6 +77,7 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
         ));
     }
     recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    let cwd = recorded_workspace(path, Some(leaf))?;
     Ok((writer, machine, leaf, notices, session_id, cwd))
 }
 
@@ -118,13 +119,14 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         leaf = id;
     }
     recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    // (The entries recovery appends move no workspace.)
     Ok((
         writer,
         machine,
         leaf,
         notices,
         info.header.session_id,
-        info.header.cwd,
+        info.workspace,
     ))
 }
 
@@ -296,6 +298,26 @@ pub fn branch_at(path: &Path, at: EntryId) -> Result<EntryId, RuntimeError> {
     Ok(id)
 }
 
+/// Moves the session at `path` to the workspace `to` (`--resume S --workspace DIR`):
+/// appends `workspace {from, to}` after the leaf, `from` being the recorded
+/// workspace there, and syncs. Returns the entry's id and `from`. The next run
+/// continues after it (it is the leaf).
+pub fn move_workspace(path: &Path, to: &str) -> Result<(EntryId, String), RuntimeError> {
+    let (mut writer, log) = SessionWriter::open(path)?;
+    let leaf = log.leaf();
+    let from = recorded_workspace(path, Some(leaf))?;
+    let (id, _) = writer.append(
+        leaf,
+        Utc::now(),
+        &Body::Record(Record::Workspace {
+            from: from.clone(),
+            to: to.to_string(),
+        }),
+    )?;
+    writer.sync()?;
+    Ok((id, from))
+}
+
 fn describe(phase: &Phase) -> String {
     match phase {
         Phase::Idle => "idle".into(),
@@ -465,5 +487,35 @@ mod tests {
         drop(w);
         assert!(same_machine(&first, &full));
         assert!(same_machine(&second, &full));
+    }
+
+    #[test]
+    fn a_run_works_in_the_workspace_recorded_on_its_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let header = SessionHeader {
+            session_id: "s".into(),
+            cwd: "/a".into(),
+            forked_from: None,
+        };
+        drop(SessionWriter::create(&path, header, Utc::now()).unwrap());
+        let (id, from) = move_workspace(&path, "/b").unwrap();
+        assert_eq!((id, from.as_str()), (EntryId(1), "/a"));
+        // At the leaf (through the index) the run is in `/b`; from entry 0, on a new
+        // branch that does not pass the move, in `/a` again.
+        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+            path: path.clone(),
+            at: None,
+        })
+        .unwrap();
+        assert_eq!((leaf, cwd.as_str()), (EntryId(1), "/b"));
+        drop(w);
+        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+            path: path.clone(),
+            at: Some(EntryId(0)),
+        })
+        .unwrap();
+        assert_eq!((leaf, cwd.as_str()), (EntryId(2), "/a"));
+        drop(w);
     }
 }

@@ -241,7 +241,10 @@ impl Branch {
                     e.body,
                     Body::Decision(Decision::Ignored { .. })
                         | Body::Record(
-                            Record::Label { .. } | Record::Branch { .. } | Record::Undo { .. }
+                            Record::Label { .. }
+                                | Record::Branch { .. }
+                                | Record::Undo { .. }
+                                | Record::Workspace { .. }
                         )
                 );
             if let Some((fin, reported)) = &mut self.finished
@@ -316,6 +319,8 @@ impl Branch {
                     Record::Recovered { .. } => self.recovered = true,
                     // Reverting files changes no conversation.
                     Record::Undo { .. } => {}
+                    // Moving the session changes no conversation either.
+                    Record::Workspace { .. } => {}
                     Record::Step(s) => {
                         match self.streaming {
                         Some((n, _)) if n == s.step.0 => {}

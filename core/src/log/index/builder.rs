@@ -210,7 +210,8 @@ impl IndexBuilder {
                 | Record::Interrupt {}
                 | Record::CompactionSummary { .. }
                 | Record::Recovered { .. }
-                | Record::Undo { .. } => u32::MAX,
+                | Record::Undo { .. }
+                | Record::Workspace { .. } => u32::MAX,
             },
             Body::Decision(d) => match d {
                 Decision::Delivered { origin, .. } => match origin {
