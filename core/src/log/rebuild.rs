@@ -122,7 +122,11 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
                 StepOutcome::Completed => m.tool_calls.clone(),
                 StepOutcome::Failed { .. } | StepOutcome::Aborted => Vec::new(),
             };
-            if m.text.is_empty() && m.reasoning.is_empty() && tool_calls.is_empty() {
+            if m.text.is_empty()
+                && m.reasoning.is_empty()
+                && m.reasoning_blocks.is_empty()
+                && tool_calls.is_empty()
+            {
                 return None;
             }
             Some(ContextItem {
@@ -131,6 +135,7 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
                     text: m.text.clone(),
                     reasoning: m.reasoning.clone(),
                     reasoning_signature: m.reasoning_signature.clone(),
+                    reasoning_blocks: m.reasoning_blocks.clone(),
                     tool_calls,
                 },
             })
@@ -347,6 +352,7 @@ mod tests {
             text: text.into(),
             reasoning: String::new(),
             reasoning_signature: String::new(),
+            reasoning_blocks: Vec::new(),
             tool_calls,
         }
     }

@@ -8,17 +8,23 @@
 //! and carries its first `usage`; each content block is `content_block_start`, deltas,
 //! `content_block_stop`. `text` blocks stream `text_delta`; `thinking` blocks stream
 //! `thinking_delta` then one `signature_delta` (the signature that must accompany the
-//! thinking when it is sent back); `tool_use` blocks (client tools, the only ones xcsh
+//! thinking when it is sent back); a `redacted_thinking` block carries its encrypted
+//! `data` whole; every reasoning block after the first of a message is announced
+//! (`reasoning_block_start`) so that each keeps its own text and signature and goes
+//! back unchanged, in order; `tool_use` blocks (client tools, the only ones xcsh
 //! declares) stream their input as `input_json_delta` fragments. `message_delta`
 //! carries the `stop_reason` and the cumulative `usage`, merged with `message_start`'s
 //! (fields it has win); when `usage.iterations` is present (compaction, advisor,
 //! fallback), the step's usage is the sum of the iterations, which is what was
 //! billed. `error` events are API errors; `ping`, server-side tool blocks
-//! (`server_tool_use`, `*_tool_result`, `mcp_tool_use`, …), `redacted_thinking`,
-//! `citations_delta` and anything unknown are passed over as `skipped`.
+//! (`server_tool_use`, `*_tool_result`, `mcp_tool_use`, …), `citations_delta` and
+//! anything unknown are passed over as `skipped`.
 //!
 //! A recording may hold several messages in a row (a multi-request exchange): each
-//! `message_start` opens the next one, tool calls keep counting, usage adds up.
+//! `message_start` after a `message_stop` opens the next one, tool calls keep
+//! counting, usage adds up. A `message_start` before the open message stopped is a
+//! restart (a provider or proxy started over): `restarted`, and the partial message
+//! is discarded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +43,8 @@ use crate::machine::{
 enum Block {
     Text,
     Thinking,
+    /// A `redacted_thinking` block: its `data` came whole with its start.
+    RedactedThinking,
     ToolUse {
         index: u32,
         /// The `input` of `content_block_start`, used when no fragment arrives.
@@ -112,6 +120,10 @@ pub struct AnthropicMapper {
     start_stop_reason: Option<String>,
     open: bool,
     stopped: bool,
+    /// The `id` of the open message, for the restart notice.
+    message_id: Option<String>,
+    /// Reasoning blocks (`thinking`, `redacted_thinking`) of the open message so far.
+    reasoning_blocks: u32,
 }
 
 impl AnthropicMapper {
@@ -170,6 +182,24 @@ impl AnthropicMapper {
     }
 
     fn message_start(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
+        let id = payload
+            .get("message")
+            .and_then(|m| m.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if self.open {
+            // A message started over before the last one stopped (a provider or a
+            // proxy retried upstream): the partial message is discarded, and so are
+            // its tool-call indices.
+            let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            let old = self.message_id.as_deref().unwrap_or("the open message");
+            out.push(StreamEvent::Restarted {
+                reason: format!("message_start{new} before message_stop of {old}"),
+            });
+            self.next_call = 0;
+        }
+        self.message_id = id;
+        self.reasoning_blocks = 0;
         self.blocks.clear();
         self.message = MessageUsage::default();
         self.finished = false;
@@ -241,6 +271,7 @@ impl AnthropicMapper {
                 Block::Text
             }
             "thinking" => {
+                self.reasoning_block(out);
                 if let Some(text) = block.get("thinking").and_then(Value::as_str)
                     && !text.is_empty()
                 {
@@ -256,6 +287,14 @@ impl AnthropicMapper {
                     });
                 }
                 Block::Thinking
+            }
+            "redacted_thinking" => {
+                self.reasoning_block(out);
+                let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+                out.push(StreamEvent::ReasoningRedacted {
+                    data: data.to_string(),
+                });
+                Block::RedactedThinking
             }
             "tool_use" => {
                 let call = self.take_call_index();
@@ -275,6 +314,15 @@ impl AnthropicMapper {
         self.blocks.insert(index, state);
     }
 
+    /// A reasoning block begins: every one after the first of its message is
+    /// announced, so that each keeps its own text and signature.
+    fn reasoning_block(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.reasoning_blocks > 0 {
+            out.push(StreamEvent::ReasoningBlockStart {});
+        }
+        self.reasoning_blocks += 1;
+    }
+
     fn block_delta(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
         let index = payload.get("index").and_then(Value::as_u64).unwrap_or(0);
         let delta = payload.get("delta").unwrap_or(&Value::Null);
@@ -283,6 +331,9 @@ impl AnthropicMapper {
         match (self.blocks.get_mut(&index), kind) {
             (Some(Block::Skipped(name)), _) => {
                 out.push(skipped(&format!("content_block_delta:{name}")));
+            }
+            (Some(Block::RedactedThinking), _) => {
+                out.push(skipped("content_block_delta:redacted_thinking"));
             }
             (_, "text_delta") => {
                 if !text("text").is_empty() {
@@ -346,7 +397,7 @@ impl AnthropicMapper {
             Some(Block::Skipped(name)) => {
                 out.push(skipped(&format!("content_block_stop:{name}")));
             }
-            Some(Block::Text | Block::Thinking) => {}
+            Some(Block::Text | Block::Thinking | Block::RedactedThinking) => {}
             None => out.push(skipped("content_block_stop:(unknown block)")),
         }
     }
@@ -467,15 +518,28 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
                 text,
                 reasoning,
                 reasoning_signature,
+                reasoning_blocks,
                 tool_calls,
             } => {
                 let mut blocks = Vec::new();
-                if !reasoning_signature.is_empty() {
-                    blocks.push(json!({
-                        "type": "thinking",
-                        "thinking": reasoning,
-                        "signature": reasoning_signature,
-                    }));
+                if reasoning_blocks.is_empty() {
+                    if !reasoning_signature.is_empty() {
+                        blocks.push(thinking_block(reasoning, reasoning_signature));
+                    }
+                } else {
+                    // Each block as it came, in order: a redacted block as its data,
+                    // a thinking block with its own signature (one without a
+                    // signature cannot be sent back).
+                    for block in reasoning_blocks {
+                        if !block.redacted.is_empty() {
+                            blocks.push(json!({
+                                "type": "redacted_thinking",
+                                "data": block.redacted,
+                            }));
+                        } else if !block.signature.is_empty() {
+                            blocks.push(thinking_block(&block.text, &block.signature));
+                        }
+                    }
                 }
                 blocks.extend(text_block(text));
                 for call in tool_calls {
@@ -533,6 +597,14 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
             .collect();
     }
     body
+}
+
+fn thinking_block(thinking: &str, signature: &str) -> Value {
+    json!({
+        "type": "thinking",
+        "thinking": thinking,
+        "signature": signature,
+    })
 }
 
 /// The API rejects empty text blocks: empty text is no block.
@@ -615,7 +687,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Assembler, ToolCall, UserOrigin};
+    use crate::machine::{Assembler, ReasoningBlock, ToolCall, UserOrigin};
     use crate::tools::ToolSpec;
     use expect_test::expect;
 
@@ -792,6 +864,144 @@ mod tests {
         );
     }
 
+    /// Folds events into the assembled message, as the machine does.
+    fn assemble(events: &[StreamEvent]) -> crate::machine::Assembled {
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        a.finish()
+    }
+
+    #[test]
+    fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
+        let (events, err) = run(&[
+            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"First try."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_A"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}"#,
+            r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Second try."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_B"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_b","name":"read","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"b.txt\"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("Second try.", "SIG_B")
+        );
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("toolu_b".into()),
+                name: "read".into(),
+                arguments: r#"{"path": "b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            a.usage,
+            Usage {
+                input_tokens: 30,
+                output_tokens: 12,
+                ..Usage::default()
+            }
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+                .collect::<Vec<_>>(),
+            vec![&StreamEvent::Restarted {
+                reason: "message_start (msg_2) before message_stop of msg_1".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn several_thinking_blocks_keep_their_own_text_and_signature() {
+        let (events, err) = run(&[
+            r#"{"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"One."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_1"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"thinking_delta","thinking":"Two."}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"signature_delta","signature":"SIG_2"}}"#,
+            r#"{"type":"content_block_stop","index":2}"#,
+            r#"{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Done."}}"#,
+            r#"{"type":"content_block_stop","index":3}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        let block = |text: &str, signature: &str, redacted: &str| ReasoningBlock {
+            text: text.into(),
+            signature: signature.into(),
+            redacted: redacted.into(),
+        };
+        assert_eq!(
+            a.reasoning_blocks,
+            vec![
+                block("One.", "SIG_1", ""),
+                block("", "", "EmwKAhgB"),
+                block("Two.", "SIG_2", ""),
+            ]
+        );
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("One.\n\nTwo.", "")
+        );
+        // Sent back unchanged and in order, before the text.
+        let mut request = crate::provider::openai::tests::sample_request();
+        request.messages = vec![Message::Assistant {
+            text: a.text,
+            reasoning: a.reasoning,
+            reasoning_signature: a.reasoning_signature,
+            reasoning_blocks: a.reasoning_blocks,
+            tool_calls: a.tool_calls,
+        }];
+        assert_eq!(
+            build_request("claude", &request)["messages"][0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "One.", "signature": "SIG_1"},
+                {"type": "redacted_thinking", "data": "EmwKAhgB"},
+                {"type": "thinking", "thinking": "Two.", "signature": "SIG_2"},
+                {"type": "text", "text": "Done."},
+            ])
+        );
+    }
+
+    #[test]
+    fn one_thinking_block_assembles_as_before() {
+        let (events, _) = run(&[
+            r#"{"type":"message_start","message":{"content":[]}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Only."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        let a = assemble(&events);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"reasoning":"Only.","reasoning_signature":"SIG","usage":{"input_tokens":0,"output_tokens":0},"finish":null}"#
+        );
+    }
+
     #[test]
     fn completeness_needs_message_stop() {
         let mut m = AnthropicMapper::new();
@@ -813,6 +1023,7 @@ mod tests {
             text: String::new(),
             reasoning: String::new(),
             reasoning_signature: String::new(),
+            reasoning_blocks: vec![],
             tool_calls: vec![ToolCall {
                 id: CallId("toolu_x".into()),
                 name: "read".into(),

@@ -17,6 +17,10 @@
 //! `data: [DONE]` ends the stream. The normalized `finish` is sent last, after the
 //! usage, when `[DONE]` arrives (or the stream ends). A refusal is an API error with
 //! the refusal text; a chunk with an `error` object is an API error.
+//!
+//! A message that starts over inside the stream (a provider or proxy retried
+//! upstream) shows as a chunk with a new `id`, or a `delta.role` after content that
+//! came without one: `restarted`, and the partial message is forgotten.
 
 use std::sync::Arc;
 
@@ -54,6 +58,14 @@ pub struct OpenAiMapper {
     pending_finish: Option<FinishReason>,
     saw_finish_reason: bool,
     done: bool,
+    /// The `id` of the message being streamed (the first non-empty one).
+    message_id: Option<String>,
+    /// The message has output (text, reasoning, a refusal or tool-call fragments).
+    has_output: bool,
+    /// Some of that output came in a chunk without `delta.role`: from then on a
+    /// `role` announces a new message (servers such as Ollama repeat `role` on
+    /// every chunk, which is no restart).
+    unroled_output: bool,
 }
 
 impl OpenAiMapper {
@@ -94,6 +106,21 @@ impl OpenAiMapper {
                 short(data)
             )));
         };
+        if let Some(id) = object.get("id").and_then(Value::as_str)
+            && !id.is_empty()
+        {
+            match &self.message_id {
+                Some(old) if old != id && self.has_output => {
+                    let reason =
+                        format!("a chunk with the new id {id} (the message so far was {old})");
+                    self.restart(reason, &mut out);
+                }
+                _ => {}
+            }
+            if self.message_id.as_deref() != Some(id) {
+                self.message_id = Some(id.to_string());
+            }
+        }
         let choices = object.get("choices").and_then(Value::as_array);
         for (pos, choice) in choices.into_iter().flatten().enumerate() {
             let index = choice
@@ -106,7 +133,30 @@ impl OpenAiMapper {
                 continue;
             }
             if let Some(delta) = choice.get("delta") {
+                let role = delta.get("role").is_some_and(|r| !r.is_null());
+                if role && self.has_output && self.unroled_output {
+                    self.restart(
+                        "a chunk with delta.role after the message's content".into(),
+                        &mut out,
+                    );
+                }
+                let before = (out.len(), self.refusal.len());
                 self.on_delta(delta, &mut out)?;
+                let produced = self.refusal.len() > before.1
+                    || out[before.0..].iter().any(|e| {
+                        matches!(
+                            e,
+                            StreamEvent::TextDelta { .. }
+                                | StreamEvent::ReasoningDelta { .. }
+                                | StreamEvent::ToolCallStart { .. }
+                                | StreamEvent::ToolCallDelta { .. }
+                        )
+                    })
+                    || self.calls.iter().any(|c| !c.pending.is_empty());
+                if produced {
+                    self.has_output = true;
+                    self.unroled_output |= !role;
+                }
             }
             if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.saw_finish_reason = true;
@@ -147,6 +197,18 @@ impl OpenAiMapper {
     /// The response is complete: `[DONE]` or a `finish_reason` arrived.
     pub fn is_complete(&self) -> bool {
         self.done || self.saw_finish_reason
+    }
+
+    /// The provider started the message over: what the mapper holds of the partial
+    /// one goes, and a `restarted` event tells the assembler to discard it too.
+    fn restart(&mut self, reason: String, out: &mut Vec<StreamEvent>) {
+        out.push(StreamEvent::Restarted { reason });
+        self.calls.clear();
+        self.refusal.clear();
+        self.pending_finish = None;
+        self.saw_finish_reason = false;
+        self.has_output = false;
+        self.unroled_output = false;
     }
 
     fn on_delta(&mut self, delta: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -899,6 +961,87 @@ pub(crate) mod tests {
         .assert_eq(&render(&events));
     }
 
+    fn assemble(events: &[StreamEvent]) -> crate::machine::Assembled {
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        a.finish()
+    }
+
+    fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
+        events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+            .collect()
+    }
+
+    #[test]
+    fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
+        let (events, err) = run(&[
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"Hmm, "}}]}"#,
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Let me re"}}]}"#,
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"content":"Reading b."}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"read","arguments":"{\"path\":\"b.txt\"}"}}]}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("call_b".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            restarts(&events),
+            vec![&StreamEvent::Restarted {
+                reason: "a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)"
+                    .into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_repeated_role_after_content_restarts_the_chat_message() {
+        let (events, err) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Half a sen"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"A whole"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" sentence."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "A whole sentence.");
+        assert_eq!(
+            restarts(&events),
+            vec![&StreamEvent::Restarted {
+                reason: "a chunk with delta.role after the message's content".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_role_on_every_chunk_is_not_a_restart() {
+        // Ollama's compatible endpoint sends `role` with every delta.
+        let (events, err) = run(&[
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":"One"}}]}"#,
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":" two"}}]}"#,
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "One two");
+        assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    }
+
     #[test]
     fn completeness() {
         let mut m = OpenAiMapper::new();
@@ -924,6 +1067,7 @@ pub(crate) mod tests {
                     text: "Reading.".into(),
                     reasoning: "The user wants a.txt.".into(),
                     reasoning_signature: "sig".into(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![ToolCall {
                         id: CallId("call_1".into()),
                         name: "read".into(),
@@ -944,6 +1088,7 @@ pub(crate) mod tests {
                     text: String::new(),
                     reasoning: String::new(),
                     reasoning_signature: String::new(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![ToolCall {
                         id: CallId("call_2".into()),
                         name: "read".into(),
@@ -960,6 +1105,7 @@ pub(crate) mod tests {
                     text: "Done.".into(),
                     reasoning: String::new(),
                     reasoning_signature: String::new(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![],
                 },
             ],

@@ -24,7 +24,10 @@
 //! item back, and several items of one step concatenate into a parseable sequence.
 //!
 //! A recording may hold several responses in a row (a multi-request exchange): each
-//! `response.created` opens the next one, tool calls keep counting, usage adds up.
+//! `response.created` after a finished response opens the next one, tool calls keep
+//! counting, usage adds up. A `response.created` while a response is open is a
+//! restart (a provider or proxy started over): `restarted`, and the partial response
+//! is discarded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -81,6 +84,10 @@ pub struct ResponsesMapper {
     done_usage: Usage,
     refusal: String,
     terminal: bool,
+    /// A `response.created` opened a response that has not finished yet.
+    open: bool,
+    /// The `id` of that response, for the restart notice.
+    response_id: Option<String>,
 }
 
 impl ResponsesMapper {
@@ -107,6 +114,24 @@ impl ResponsesMapper {
         let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("");
         match kind.as_str() {
             "response.created" => {
+                let id = payload
+                    .get("response")
+                    .and_then(|r| r.get("id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                if self.open {
+                    // A response started over before the last one finished (a
+                    // provider or a proxy retried upstream): the partial one is
+                    // discarded, and so are its tool-call indices.
+                    let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+                    let old = self.response_id.as_deref().unwrap_or("the open response");
+                    out.push(StreamEvent::Restarted {
+                        reason: format!("response.created{new} before {old} completed"),
+                    });
+                    self.next_call = 0;
+                }
+                self.open = true;
+                self.response_id = id;
                 self.items.clear();
                 self.streamed.clear();
                 self.has_calls = false;
@@ -445,6 +470,7 @@ impl ResponsesMapper {
             });
         }
         self.terminal = true;
+        self.open = false;
     }
 }
 
@@ -555,6 +581,7 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
                 reasoning,
                 reasoning_signature,
                 tool_calls,
+                ..
             } => {
                 for (n, (id, enc)) in reasoning_items(reasoning_signature).into_iter().enumerate() {
                     let summary = if n == 0 && !reasoning.is_empty() {
@@ -909,6 +936,52 @@ mod tests {
             {"kind":"tool_call_end","index":0}
             {"kind":"finish","reason":"tool_calls"}"#]]
         .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn a_second_response_created_before_completion_restarts_the_response() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Plan A"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Plan A"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"pa"}"#,
+            r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_2","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_2","output_index":0,"summary_index":0,"delta":"Plan B"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_2","type":"reasoning","encrypted_content":"gBBB","summary":[{"type":"summary_text","text":"Plan B"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"path\":\"b.txt\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        let a = a.finish();
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
+        );
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("call_B".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+                .collect::<Vec<_>>(),
+            vec![&StreamEvent::Restarted {
+                reason: "response.created (resp_2) before resp_1 completed".into()
+            }]
+        );
     }
 
     #[test]
