@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use support::env::{BIN, Env, stderr, steps};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, anthropic_end, anthropic_start, event};
-use xcsh_core::machine::StreamEvent;
+use xcsh_core::machine::{ProviderErrorKind, StepOutcome, StreamEvent};
 
 /// An Anthropic tool step whose message starts over halfway: the partial message
 /// thought about b.txt and began a call for it; the restarted one reads a.txt.
@@ -223,4 +223,30 @@ fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
             {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
         ])
     );
+}
+
+#[test]
+fn a_json_body_where_a_stream_was_asked_for_is_an_error_that_shows_it() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let body = r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+    let server = MockServer::start(vec![Reply::error(200, body, &[])]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let steps = steps(&env.session());
+    let StepOutcome::Failed { error } = &steps[0].outcome else {
+        panic!("{:?}", steps[0].outcome)
+    };
+    assert_eq!(
+        (error.kind, error.message.as_str()),
+        (
+            ProviderErrorKind::Malformed,
+            format!(
+                "expected an SSE stream (text/event-stream), got a JSON body (content-type application/json): {body}"
+            )
+            .as_str()
+        )
+    );
+    // Not retried: the server answered, just not with a stream.
+    assert_eq!(server.received().len(), 1);
 }

@@ -721,13 +721,23 @@ async fn attempt_once(
             message: detail,
         });
     }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let first = tokio::select! {
         r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
         () = cancel.cancelled() => return Attempt::Fail(cancelled()),
     };
     match first {
         Err(_) => Attempt::Fail(idle_timeout(config, 0, 0)),
-        Ok(Ok(Some(bytes))) if !bytes.is_empty() => Attempt::Streaming(response, bytes.to_vec()),
+        Ok(Ok(Some(bytes))) if !bytes.is_empty() => {
+            if looks_like_json(content_type.as_deref(), &bytes) {
+                let body = read_body(&mut response, bytes.to_vec(), config, cancel).await;
+                return Attempt::Fail(not_a_stream(status, content_type.as_deref(), &body));
+            }
+            Attempt::Streaming(response, bytes.to_vec())
+        }
         Ok(Ok(_)) => Attempt::Retry {
             reason: "the connection closed before any byte of the body".into(),
             retry_after: None,
@@ -749,7 +759,78 @@ async fn read_error_body(
     config: &HttpConfig,
     cancel: &CancellationToken,
 ) -> String {
-    let mut body = Vec::new();
+    String::from_utf8_lossy(&read_body(response, Vec::new(), config, cancel).await).into_owned()
+}
+
+/// A 2xx body that is not an event stream: the content type says JSON, or (none or
+/// another) the body starts with `{` or `[`, which no SSE line does.
+fn looks_like_json(content_type: Option<&str>, first: &[u8]) -> bool {
+    let base = content_type
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase());
+    match base.as_deref() {
+        Some("text/event-stream") => false,
+        Some(c) if c == "application/json" || c.ends_with("+json") => true,
+        Some(_) | None => first
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'[')),
+    }
+}
+
+/// How much of a JSON body that came instead of a stream is shown.
+const NOT_A_STREAM_SHOWN: usize = 200;
+
+/// The error for a JSON body where an SSE stream was asked for (a server or proxy
+/// that ignored `stream: true`): the provider's error when it is one, else what
+/// arrived.
+fn not_a_stream(
+    status: reqwest::StatusCode,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> ProviderError {
+    let text = String::from_utf8_lossy(body);
+    if let Some(message) = serde_json::from_str::<Value>(text.trim())
+        .ok()
+        .and_then(|v| error_message(&v))
+    {
+        return ProviderError {
+            kind: ProviderErrorKind::Api,
+            message: format!(
+                "HTTP {} with a JSON error body instead of an SSE stream: {message}",
+                status.as_u16()
+            ),
+        };
+    }
+    let shown = text.trim();
+    let mut excerpt: String = shown.chars().take(NOT_A_STREAM_SHOWN).collect();
+    if excerpt.len() < shown.len() {
+        let more = if body.len() >= ERROR_BODY_LIMIT {
+            "more than "
+        } else {
+            ""
+        };
+        excerpt.push_str(&format!("… ({more}{} bytes in all)", body.len()));
+    }
+    let what = match content_type {
+        Some(c) => format!("content-type {c}"),
+        None => "no content-type".to_string(),
+    };
+    ProviderError {
+        kind: ProviderErrorKind::Malformed,
+        message: format!(
+            "expected an SSE stream (text/event-stream), got a JSON body ({what}): {excerpt}"
+        ),
+    }
+}
+
+/// The rest of a body after `body`, up to [`ERROR_BODY_LIMIT`] bytes.
+async fn read_body(
+    response: &mut reqwest::Response,
+    mut body: Vec<u8>,
+    config: &HttpConfig,
+    cancel: &CancellationToken,
+) -> Vec<u8> {
     while body.len() < ERROR_BODY_LIMIT {
         let next = tokio::select! {
             r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
@@ -760,7 +841,7 @@ async fn read_error_body(
             _ => break,
         }
     }
-    String::from_utf8_lossy(&body).into_owned()
+    body
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -1220,6 +1301,56 @@ mod tests {
             "{err}"
         );
         assert_eq!(events, vec![StreamEvent::TextDelta { text: "hi".into() }]);
+    }
+
+    #[tokio::test]
+    async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body() {
+        let body = format!(
+            r#"{{"id":"chatcmpl-1","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}"}}}}]}}"#,
+            "x".repeat(300)
+        );
+        let (base, _r) = serve(vec![reply(
+            "200 OK",
+            &["content-type: application/json"],
+            &body,
+        )]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Malformed,
+                message: format!(
+                    "expected an SSE stream (text/event-stream), got a JSON body (content-type application/json): {}… ({} bytes in all)",
+                    &body[..200],
+                    body.len()
+                ),
+            })
+        );
+        assert!(events.is_empty());
+        // A JSON error object in a 200 is the provider's error.
+        let (base, _r) = serve(vec![reply(
+            "200 OK",
+            &["content-type: application/json; charset=utf-8"],
+            r#"{"error":{"message":"model overloaded","code":"overloaded"}}"#,
+        )]);
+        let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)".into(),
+            })
+        );
+        // No content type, but the body is JSON all the same.
+        let (base, _r) = serve(vec![reply("200 OK", &[], r#"[{"a":1}]"#)]);
+        let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result.map_err(|e| (e.kind, e.message)),
+            Err((
+                ProviderErrorKind::Malformed,
+                r#"expected an SSE stream (text/event-stream), got a JSON body (no content-type): [{"a":1}]"#.into()
+            ))
+        );
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod cassette;
 pub mod faux;
+pub mod fields;
 pub mod http;
 pub mod openai;
 pub mod regress;

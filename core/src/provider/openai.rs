@@ -27,12 +27,16 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::fields::Reader;
 use super::http::{self, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, malformed, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use crate::machine::{
     CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
 };
+
+/// What a chunk is called in errors.
+const CHUNK: &str = "a Chat Completions chunk";
 
 /// One tool call being assembled from `delta.tool_calls` fragments.
 #[derive(Debug)]
@@ -106,7 +110,8 @@ impl OpenAiMapper {
                 short(data)
             )));
         };
-        if let Some(id) = object.get("id").and_then(Value::as_str)
+        let r = Reader::new(CHUNK);
+        if let Some(id) = r.str(object.get("id"), || "id".into())?
             && !id.is_empty()
         {
             match &self.message_id {
@@ -121,18 +126,19 @@ impl OpenAiMapper {
                 self.message_id = Some(id.to_string());
             }
         }
-        let choices = object.get("choices").and_then(Value::as_array);
+        let choices = r.array(object.get("choices"), || "choices".into())?;
         for (pos, choice) in choices.into_iter().flatten().enumerate() {
-            let index = choice
-                .get("index")
-                .and_then(Value::as_u64)
+            let index = r
+                .uint(choice.get("index"), || format!("choices[{pos}].index"))?
                 .unwrap_or(pos as u64);
             if index != 0 {
                 // xcsh never asks for n > 1; a second choice is passed over.
                 out.push(skipped(&format!("choices[{index}]")));
                 continue;
             }
-            if let Some(delta) = choice.get("delta") {
+            if let Some(delta) =
+                r.object(choice.get("delta"), || format!("choices[{pos}].delta"))?
+            {
                 let role = delta.get("role").is_some_and(|r| !r.is_null());
                 if role && self.has_output && self.unroled_output {
                     self.restart(
@@ -141,7 +147,7 @@ impl OpenAiMapper {
                     );
                 }
                 let before = (out.len(), self.refusal.len());
-                self.on_delta(delta, &mut out)?;
+                self.on_delta(delta, pos, &mut out)?;
                 let produced = self.refusal.len() > before.1
                     || out[before.0..].iter().any(|e| {
                         matches!(
@@ -158,7 +164,9 @@ impl OpenAiMapper {
                     self.unroled_output |= !role;
                 }
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            if let Some(reason) = r.str(choice.get("finish_reason"), || {
+                format!("choices[{pos}].finish_reason")
+            })? {
                 self.saw_finish_reason = true;
                 self.close_calls(&mut out);
                 if !self.refusal.is_empty() {
@@ -170,9 +178,9 @@ impl OpenAiMapper {
                 self.pending_finish = Some(finish_reason(reason));
             }
         }
-        if let Some(usage) = object.get("usage").filter(|u| u.is_object()) {
+        if let Some(usage) = r.object(object.get("usage"), || "usage".into())? {
             out.push(StreamEvent::Usage {
-                usage: chat_usage(usage),
+                usage: chat_usage(usage)?,
             });
         }
         let empty = choices.is_none_or(Vec::is_empty);
@@ -211,9 +219,17 @@ impl OpenAiMapper {
         self.unroled_output = false;
     }
 
-    fn on_delta(&mut self, delta: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    /// `choices[pos].delta`.
+    fn on_delta(
+        &mut self,
+        delta: &Value,
+        pos: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let r = Reader::new(CHUNK);
+        let at = |key: &str| format!("choices[{pos}].delta.{key}");
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta.get(key).and_then(Value::as_str) {
+            if let Some(text) = r.str(delta.get(key), || at(key))? {
                 if !text.is_empty() {
                     out.push(StreamEvent::ReasoningDelta {
                         text: text.to_string(),
@@ -223,42 +239,56 @@ impl OpenAiMapper {
             }
         }
         match delta.get("content") {
-            Some(Value::String(text)) if !text.is_empty() => {
-                out.push(StreamEvent::TextDelta { text: text.clone() })
-            }
-            Some(Value::Array(parts)) => {
-                for part in parts {
-                    content_part(part, out);
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta { text: text.clone() })
                 }
             }
-            _ => {}
+            Some(Value::Array(parts)) => {
+                for (n, part) in parts.iter().enumerate() {
+                    content_part(part, &|| at(&format!("content[{n}]")), out)?;
+                }
+            }
+            Some(other) => {
+                return Err(r.wrong(
+                    &at("content"),
+                    other,
+                    "a string, an array of content parts or null",
+                ));
+            }
         }
-        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+        if let Some(refusal) = r.str(delta.get("refusal"), || at("refusal"))? {
             self.refusal.push_str(refusal);
         }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                self.on_tool_call(call, out);
+        if let Some(calls) = r.array(delta.get("tool_calls"), || at("tool_calls"))? {
+            for (n, call) in calls.iter().enumerate() {
+                self.on_tool_call(call, &|| at(&format!("tool_calls[{n}]")), out)?;
             }
         }
         Ok(())
     }
 
-    fn on_tool_call(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
-        let provider_index = call.get("index").and_then(Value::as_u64);
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
+    /// One `delta.tool_calls[]` fragment; `path` names it in errors.
+    fn on_tool_call(
+        &mut self,
+        call: &Value,
+        path: &dyn Fn() -> String,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let r = Reader::new(CHUNK);
+        let at = |key: &str| format!("{}.{key}", path());
+        let provider_index = r.uint(call.get("index"), || at("index"))?;
+        let id = r
+            .str(call.get("id"), || at("id"))?
             .filter(|s| !s.is_empty());
-        let function = call.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let arguments = function
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let function = r.object(call.get("function"), || at("function"))?;
+        let field = |key: &str| match function {
+            Some(f) => r.str(f.get(key), || at(&format!("function.{key}"))),
+            None => Ok(None),
+        };
+        let name = field("name")?.filter(|s| !s.is_empty());
+        let arguments = field("arguments")?.unwrap_or("");
 
         let found = match provider_index {
             Some(pi) => self.calls.iter().position(|c| c.provider_index == Some(pi)),
@@ -310,6 +340,7 @@ impl OpenAiMapper {
                 c.pending.push_str(arguments);
             }
         }
+        Ok(())
     }
 
     fn close_calls(&mut self, out: &mut Vec<StreamEvent>) {
@@ -346,12 +377,18 @@ fn start_call(c: &mut ChatCall, out: &mut Vec<StreamEvent>) {
 }
 
 /// One part of an array-valued `content` (Mistral): `text`, or `thinking` whose
-/// `thinking` is itself an array of text parts.
-fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
-    let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+/// `thinking` is a string or itself an array of text parts; `path` names it.
+fn content_part(
+    part: &Value,
+    path: &dyn Fn() -> String,
+    out: &mut Vec<StreamEvent>,
+) -> Result<(), ProviderError> {
+    let r = Reader::new(CHUNK);
+    let at = |key: &str| format!("{}.{key}", path());
+    let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
-            if let Some(text) = part.get("text").and_then(Value::as_str)
+            if let Some(text) = r.str(part.get("text"), || at("text"))?
                 && !text.is_empty()
             {
                 out.push(StreamEvent::TextDelta {
@@ -360,12 +397,16 @@ fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
             }
         }
         "thinking" => match part.get("thinking") {
-            Some(Value::String(text)) if !text.is_empty() => {
-                out.push(StreamEvent::ReasoningDelta { text: text.clone() })
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::ReasoningDelta { text: text.clone() })
+                }
             }
             Some(Value::Array(inner)) => {
-                for p in inner {
-                    if let Some(text) = p.get("text").and_then(Value::as_str)
+                for (n, p) in inner.iter().enumerate() {
+                    if let Some(text) =
+                        r.str(p.get("text"), || at(&format!("thinking[{n}].text")))?
                         && !text.is_empty()
                     {
                         out.push(StreamEvent::ReasoningDelta {
@@ -374,10 +415,13 @@ fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
                     }
                 }
             }
-            _ => {}
+            Some(other) => {
+                return Err(r.wrong(&at("thinking"), other, "a string or an array of parts"));
+            }
         },
         other => out.push(skipped(&format!("content part {other}"))),
     }
+    Ok(())
 }
 
 fn skipped(event_type: &str) -> StreamEvent {
@@ -420,24 +464,32 @@ pub fn finish_reason(reason: &str) -> FinishReason {
 /// the normalized usage keeps them apart. `completion_tokens` includes reasoning
 /// tokens for OpenAI; xAI reports them outside it (then `total_tokens` exceeds
 /// prompt + completion), so output is `total - prompt` when that is larger.
-pub fn chat_usage(usage: &Value) -> Usage {
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    let prompt = n(usage.get("prompt_tokens"));
-    let completion = n(usage.get("completion_tokens"));
-    let total = n(usage.get("total_tokens"));
-    let cached = usage
-        .get("prompt_tokens_details")
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .or_else(|| usage.get("prompt_cache_hit_tokens").and_then(Value::as_u64))
-        .unwrap_or(0)
-        .min(prompt);
-    Usage {
+pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
+    let r = Reader::new(CHUNK);
+    let n = |key: &str| r.uint(usage.get(key), || format!("usage.{key}"));
+    let prompt = n("prompt_tokens")?.unwrap_or(0);
+    let completion = n("completion_tokens")?.unwrap_or(0);
+    let total = n("total_tokens")?.unwrap_or(0);
+    let details = r.object(usage.get("prompt_tokens_details"), || {
+        "usage.prompt_tokens_details".into()
+    })?;
+    let cached = match details {
+        Some(d) => r.uint(d.get("cached_tokens"), || {
+            "usage.prompt_tokens_details.cached_tokens".into()
+        })?,
+        None => None,
+    };
+    let cached = match cached {
+        Some(c) => c,
+        None => n("prompt_cache_hit_tokens")?.unwrap_or(0),
+    }
+    .min(prompt);
+    Ok(Usage {
         input_tokens: prompt - cached,
         output_tokens: completion.max(total.saturating_sub(prompt)),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
-    }
+    })
 }
 
 impl StreamMapper for OpenAiMapper {
@@ -1040,6 +1092,102 @@ pub(crate) mod tests {
         assert!(err.is_none(), "{err:?}");
         assert_eq!(assemble(&events).text, "One two");
         assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    }
+
+    fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
+        run(lines).1.map(|e| (e.kind, e.message))
+    }
+
+    #[test]
+    fn a_numeric_content_is_an_error_that_names_it() {
+        assert_eq!(
+            malformed_message(&[r#"{"choices":[{"index":0,"delta":{"content":42}}]}"#]),
+            Some((
+                ProviderErrorKind::Malformed,
+                "a Chat Completions chunk: choices[0].delta.content is a number (42), expected a string, an array of content parts or null".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_negative_tool_call_index_is_an_error_that_names_it() {
+        assert_eq!(
+            malformed_message(&[
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1,"id":"call_1","type":"function","function":{"name":"read","arguments":"{}"}}]}}]}"#
+            ]),
+            Some((
+                ProviderErrorKind::Malformed,
+                "a Chat Completions chunk: choices[0].delta.tool_calls[0].index is a number (-1), expected a non-negative integer".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
+        let cases = [
+            (
+                r#"{"choices":{"index":0}}"#,
+                r#"choices is an object ({"index":0}), expected an array"#,
+            ),
+            (
+                r#"{"choices":[{"index":"0","delta":{}}]}"#,
+                r#"choices[0].index is a string ("0"), expected a non-negative integer"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":"hi"}]}"#,
+                r#"choices[0].delta is a string ("hi"), expected an object"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"reasoning_content":["a"]}}]}"#,
+                r#"choices[0].delta.reasoning_content is an array (["a"]), expected a string"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"refusal":true}}]}"#,
+                "choices[0].delta.refusal is a boolean (true), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}"#,
+                r#"choices[0].delta.tool_calls is an object ({"index":0}), expected an array"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":{"a":1}}}]}}]}"#,
+                r#"choices[0].delta.tool_calls[0].function.arguments is an object ({"a":1}), expected a string"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":7,"function":{"name":"f"}}]}}]}"#,
+                "choices[0].delta.tool_calls[0].id is a number (7), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":1}]}"#,
+                "choices[0].finish_reason is a number (1), expected a string",
+            ),
+            (
+                r#"{"choices":[],"usage":{"prompt_tokens":"12","completion_tokens":3}}"#,
+                r#"usage.prompt_tokens is a string ("12"), expected a non-negative integer"#,
+            ),
+            (
+                r#"{"choices":[],"usage":12}"#,
+                "usage is a number (12), expected an object",
+            ),
+            (
+                r#"{"id":5,"choices":[]}"#,
+                "id is a number (5), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":3}]}}]}"#,
+                "choices[0].delta.content[0].text is a number (3), expected a string",
+            ),
+        ];
+        for (line, message) in cases {
+            assert_eq!(
+                malformed_message(&[line]),
+                Some((
+                    ProviderErrorKind::Malformed,
+                    format!("a Chat Completions chunk: {message}")
+                )),
+                "{line}"
+            );
+        }
     }
 
     #[test]
