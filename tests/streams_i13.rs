@@ -9,8 +9,8 @@ mod support;
 use serde_json::{Value, json};
 use support::env::{BIN, Env, stderr, steps};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, anthropic_end, anthropic_start, event};
-use xcsh_core::machine::{ProviderErrorKind, StepOutcome, StreamEvent};
+use support::sse::{Wire, anthropic_end, anthropic_start, chat, event};
+use xcsh_core::machine::{FinishReason, ProviderErrorKind, StepOutcome, StreamEvent};
 
 /// An Anthropic tool step whose message starts over halfway: the partial message
 /// thought about b.txt and began a call for it; the restarted one reads a.txt.
@@ -249,4 +249,130 @@ fn a_json_body_where_a_stream_was_asked_for_is_an_error_that_shows_it() {
     );
     // Not retried: the server answered, just not with a stream.
     assert_eq!(server.received().len(), 1);
+}
+
+/// A Chat Completions text chunk of about 1 KiB.
+fn kib_of_text() -> String {
+    let text = "all work and no play makes a dull model ".repeat(26);
+    chat(&format!(
+        r#"{{"index":0,"delta":{{"content":{}}},"finish_reason":null}}"#,
+        serde_json::to_string(&text).unwrap()
+    ))
+}
+
+/// Asserts that the session's step ended `length` with the client's cut recorded,
+/// its text within the output budget, and every line of the log short.
+fn assert_cut_at_the_output_limit(env: &Env, max_output_tokens: u64) {
+    let steps = steps(&env.session());
+    assert_eq!(steps.len(), 1);
+    let step = &steps[0];
+    assert_eq!(step.outcome, StepOutcome::Completed);
+    assert_eq!(step.message.finish, Some(FinishReason::Length));
+    let budget = 4 * (2 * max_output_tokens + 1024);
+    let text = step.message.text.len() as u64;
+    assert!(
+        text <= budget && text > budget / 2,
+        "{text} bytes of text for a budget of {budget}"
+    );
+    let cut = step
+        .events
+        .iter()
+        .find_map(|t| match &t.event {
+            StreamEvent::OutputLimitExceeded {
+                max_output_tokens,
+                output_bytes,
+            } => Some((*max_output_tokens, *output_bytes)),
+            _ => None,
+        })
+        .expect("an output_limit_exceeded event");
+    assert_eq!(u64::from(cut.0), max_output_tokens);
+    assert!(cut.1 > budget, "{cut:?}");
+    let log = std::fs::read_to_string(env.session()).unwrap();
+    let longest = log.lines().map(str::len).max().unwrap();
+    assert!(
+        longest < 4 * budget as usize,
+        "a log line of {longest} bytes"
+    );
+}
+
+#[test]
+fn a_stream_far_beyond_the_output_limit_is_cut_and_its_entry_stays_bounded() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    // 8 MiB of text, generated here, for an output limit of 1000 tokens.
+    let mut frames = vec![chat(
+        r#"{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}"#,
+    )];
+    frames.extend(std::iter::repeat_n(kib_of_text(), 8 * 1024));
+    frames.push(chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#));
+    frames.push("data: [DONE]\n\n".into());
+    let server = MockServer::start(vec![Reply::sse(frames)]);
+    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "1000"]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_cut_at_the_output_limit(&env, 1000);
+}
+
+#[test]
+fn a_stream_without_end_is_cut_at_the_output_limit() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let text = serde_json::to_string(&"lorem ipsum dolor sit amet ".repeat(40)).unwrap();
+    let server = MockServer::start(vec![
+        Reply::sse(vec![
+            anthropic_start(10),
+            event(
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+        ])
+        .then_forever(event(
+            "content_block_delta",
+            &format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{text}}}}}"#
+            ),
+        )),
+    ]);
+    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "2000"]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_cut_at_the_output_limit(&env, 2000);
+}
+
+#[test]
+fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let cassette = env.dir.path().join("cut.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let server = MockServer::start(vec![
+        Reply::sse(vec![chat(
+            r#"{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}"#,
+        )])
+        .then_forever(kib_of_text()),
+    ]);
+    let limit = ["--max-output-tokens", "500"];
+    let recorded = env.run_against(
+        wire,
+        &server.url(),
+        &[&limit[..], &["--record", cassette]].concat(),
+    );
+    assert!(
+        !stderr(&recorded).contains("panicked"),
+        "{}",
+        stderr(&recorded)
+    );
+    let original = steps(&env.session());
+    // Nothing listens on this port: only the cassette can answer.
+    let played = env.run_against(
+        wire,
+        "http://127.0.0.1:9",
+        &[&limit[..], &["--cassette", cassette]].concat(),
+    );
+    assert!(!stderr(&played).contains("panicked"), "{}", stderr(&played));
+    let replayed = steps(&env.session());
+    assert_eq!(original[0].message.finish, Some(FinishReason::Length));
+    assert_eq!(replayed[0].message, original[0].message);
+    let events = |s: &xcsh_core::log::StepRecord| -> Vec<StreamEvent> {
+        s.events.iter().map(|t| t.event.clone()).collect()
+    };
+    assert_eq!(events(&replayed[0]), events(&original[0]));
 }

@@ -737,6 +737,7 @@ impl Provider for AnthropicProvider {
                 auth: |key| ("x-api-key".to_string(), key.to_string()),
             },
             build_request(&self.config.model, &request),
+            request.max_output_tokens,
             AnthropicMapper::new(),
             sink,
             cancel,

@@ -30,11 +30,11 @@ impl<'a> Reader<'a> {
         ))
     }
 
-    pub fn str<'v>(
+    pub fn str(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v str>, ProviderError> {
+    ) -> Result<Option<&str>, ProviderError> {
         match value {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -57,11 +57,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub fn array<'v>(
+    pub fn array(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v Vec<Value>>, ProviderError> {
+    ) -> Result<Option<&Vec<Value>>, ProviderError> {
         match value {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Array(a)) => Ok(Some(a)),
@@ -70,11 +70,11 @@ impl<'a> Reader<'a> {
     }
 
     /// An object (returned as the value, to read its fields with `get`).
-    pub fn object<'v>(
+    pub fn object(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v Value>, ProviderError> {
+    ) -> Result<Option<&Value>, ProviderError> {
         match value {
             None | Some(Value::Null) => Ok(None),
             Some(v @ Value::Object(_)) => Ok(Some(v)),

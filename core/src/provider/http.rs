@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::StreamSink;
 use super::cassette::{self, BodyEnd, Chunk, Exchange, Next, Playback, Tape};
-use super::sse::{SseParser, StreamMapper};
+use super::decode::{Decoder, Flow, bounded, bounded_text, disconnected};
+use super::sse::StreamMapper;
 use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -275,12 +276,14 @@ pub fn error_message(error: &Value) -> Option<String> {
     })
 }
 
-/// One request: URL, extra headers, JSON body (serialized).
+/// One request: URL, extra headers, JSON body (serialized), and the output limit the
+/// body asks for (the client enforces it too: §19.6).
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    pub max_output_tokens: Option<u32>,
 }
 
 fn cancelled() -> ProviderError {
@@ -318,9 +321,24 @@ enum Attempt {
 }
 
 /// Sends `request` (retrying before the first byte), then streams the body through
-/// an SSE parser and `mapper` into `sink`. With a cassette `tape` in `config` the
-/// exchange is recorded, or served from the cassette instead of the network.
+/// an SSE parser and `mapper` into `sink`, within the client's own limits
+/// ([`super::decode`]). With a cassette `tape` in `config` the exchange is
+/// recorded, or served from the cassette instead of the network. An error's
+/// message is at most [`super::decode::MAX_ERROR_CHARS`] characters.
 pub async fn stream_sse(
+    client: &reqwest::Client,
+    config: &HttpConfig,
+    request: HttpRequest,
+    mapper: &mut dyn StreamMapper,
+    sink: &StreamSink,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    exchange(client, config, request, mapper, sink, cancel)
+        .await
+        .map_err(bounded)
+}
+
+async fn exchange(
     client: &reqwest::Client,
     config: &HttpConfig,
     request: HttpRequest,
@@ -347,7 +365,7 @@ pub async fn stream_sse(
             cassette::Response::Error { error } => Err(error),
             cassette::Response::Stream { chunks, end, .. } => {
                 let mut source = Source::Tape(Playback::new(chunks, end, tape.pace));
-                stream_body(&mut source, config, mapper, sink, cancel).await
+                stream_body(&mut source, config, &request, mapper, sink, cancel).await
             }
         };
     }
@@ -390,7 +408,7 @@ pub async fn stream_sse(
                     started,
                     tap: recorder.map(|_| (Vec::new(), None)),
                 };
-                let result = stream_body(&mut source, config, mapper, sink, cancel).await;
+                let result = stream_body(&mut source, config, &request, mapper, sink, cancel).await;
                 if let Source::Live {
                     tap: Some((chunks, end)),
                     ..
@@ -415,6 +433,7 @@ pub async fn stream_sse(
                 retry_after,
                 mut error,
             } => {
+                let reason = bounded_text(reason);
                 if attempt >= max_attempts {
                     error.message = format!("{} (after {attempt} attempts)", error.message);
                     record(
@@ -477,11 +496,14 @@ pub struct Endpoint {
 
 /// Streams one POST of `body` to the endpoint through `mapper` into `sink`: the
 /// whole of a wire-protocol provider's `stream` once its body is built.
+/// `max_output_tokens` is the request's limit, which the client enforces too.
+#[allow(clippy::too_many_arguments)]
 pub fn post_stream<M: StreamMapper + Send + 'static>(
     client: reqwest::Client,
     config: std::sync::Arc<HttpConfig>,
     endpoint: Endpoint,
     body: Value,
+    max_output_tokens: u32,
     mapper: M,
     sink: StreamSink,
     cancel: CancellationToken,
@@ -491,6 +513,7 @@ pub fn post_stream<M: StreamMapper + Send + 'static>(
         config,
         endpoint,
         body.to_string(),
+        max_output_tokens,
         mapper,
         sink,
         cancel,
@@ -498,11 +521,13 @@ pub fn post_stream<M: StreamMapper + Send + 'static>(
 }
 
 /// [`post_stream`] with the body already serialized to JSON text.
+#[allow(clippy::too_many_arguments)]
 pub fn post_stream_text<M: StreamMapper + Send + 'static>(
     client: reqwest::Client,
     config: std::sync::Arc<HttpConfig>,
     endpoint: Endpoint,
     body: String,
+    max_output_tokens: u32,
     mut mapper: M,
     sink: StreamSink,
     cancel: CancellationToken,
@@ -516,6 +541,7 @@ pub fn post_stream_text<M: StreamMapper + Send + 'static>(
             url: config.endpoint(endpoint.path),
             headers,
             body,
+            max_output_tokens: Some(max_output_tokens),
         };
         stream_sse(&client, &config, request, &mut mapper, &sink, &cancel).await
     })
@@ -862,13 +888,6 @@ fn idle_timeout(config: &HttpConfig, bytes: usize, events: usize) -> ProviderErr
     }
 }
 
-fn disconnected(bytes: usize, events: usize, detail: &str) -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: format!("the stream broke off after {bytes} bytes and {events} events: {detail}"),
-    }
-}
-
 fn stopped_listening() -> ProviderError {
     ProviderError {
         kind: ProviderErrorKind::Disconnected,
@@ -888,13 +907,13 @@ fn deliver(events: Vec<StreamEvent>, sink: &StreamSink) -> Result<(), ProviderEr
 async fn stream_body(
     source: &mut Source,
     config: &HttpConfig,
+    request: &HttpRequest,
     mapper: &mut dyn StreamMapper,
     sink: &StreamSink,
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
-    let mut parser = SseParser::new();
-    let mut bytes = 0usize;
-    let mut events = 0usize;
+    let mut decoder = Decoder::new(mapper, request.max_output_tokens);
+    let mut out = Vec::new();
     loop {
         if cancel.is_cancelled() {
             return Err(cancelled());
@@ -903,43 +922,23 @@ async fn stream_body(
             return Err(cancelled());
         };
         match next {
-            Next::Idle => return Err(idle_timeout(config, bytes, events)),
+            Next::Idle => return Err(idle_timeout(config, decoder.bytes(), decoder.events())),
             Next::Bytes(data) => {
-                bytes += data.len();
-                for event in parser.push(&data) {
-                    events += 1;
-                    deliver(mapper.on_event(event.event.as_deref(), &event.data)?, sink)?;
+                let flow = decoder.push(&data, &mut out);
+                deliver(std::mem::take(&mut out), sink)?;
+                // The client ends the stream (its output passed the limit): returning
+                // drops the response, which closes the connection.
+                if flow? == Flow::Stop {
+                    return Ok(());
                 }
             }
             Next::End => break,
-            Next::Broken(detail) => return Err(disconnected(bytes, events, &detail)),
+            Next::Broken(detail) => return Err(decoder.disconnected(&detail)),
         }
     }
-    // An event still open when the connection closed: delivered, unless the stream
-    // was cut inside it (then the cut is the error, not the truncated payload).
-    for event in parser.finish() {
-        events += 1;
-        match mapper.on_event(event.event.as_deref(), &event.data) {
-            Ok(mapped) => deliver(mapped, sink)?,
-            Err(_) if !mapper.is_complete() => {
-                return Err(disconnected(
-                    bytes,
-                    events,
-                    "the connection closed inside an unfinished event",
-                ));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    deliver(mapper.finish(), sink)?;
-    if !mapper.is_complete() {
-        return Err(disconnected(
-            bytes,
-            events,
-            "the connection closed before the response was complete",
-        ));
-    }
-    Ok(())
+    let end = decoder.end(&mut out);
+    deliver(out, sink)?;
+    end
 }
 
 #[cfg(test)]
@@ -1160,6 +1159,7 @@ mod tests {
             url: config.endpoint("chat/completions"),
             headers: vec![("authorization".into(), "Bearer k".into())],
             body: serde_json::json!({"stream": true}).to_string(),
+            max_output_tokens: Some(64),
         };
         let mut mapper = OpenAiMapper::new();
         let result = stream_sse(

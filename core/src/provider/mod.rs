@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod cassette;
+pub mod decode;
 pub mod faux;
 pub mod fields;
 pub mod http;

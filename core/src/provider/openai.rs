@@ -826,6 +826,7 @@ impl Provider for OpenAiProvider {
                 auth: http::bearer,
             },
             self.body_text(&request),
+            request.max_output_tokens,
             OpenAiMapper::new(),
             sink,
             cancel,

@@ -18,12 +18,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::anthropic::AnthropicMapper;
+use super::decode::{Decoder, Flow};
 use super::openai::OpenAiMapper;
 use super::responses::ResponsesMapper;
-use super::sse::{SseParser, StreamMapper};
-use crate::machine::{
-    Assembler, FinishReason, ProviderError, ProviderErrorKind, ReasoningBlock, StreamEvent, Usage,
-};
+use super::sse::StreamMapper;
+use crate::machine::{Assembler, FinishReason, ProviderError, ReasoningBlock, StreamEvent, Usage};
 
 /// Seeded random chunkings per stream.
 pub const CHUNKINGS: u32 = 32;
@@ -117,62 +116,30 @@ pub struct Parsed {
     pub error: Option<ProviderError>,
 }
 
-/// Parses raw SSE bytes delivered as `chunks`, the way the HTTP driver does.
+/// Parses raw SSE bytes delivered as `chunks` through the HTTP driver's decoder
+/// ([`Decoder`], without an output limit).
 pub fn parse_chunks<'a>(protocol: Protocol, chunks: impl IntoIterator<Item = &'a [u8]>) -> Parsed {
-    let mut parser = SseParser::new();
     let mut mapper = protocol.mapper();
+    let mut decoder = Decoder::new(mapper.as_mut(), None);
     let mut events = Vec::new();
-    let mut bytes = 0usize;
-    let mut sse_events = 0usize;
-    let feed = |sse: Vec<super::sse::SseEvent>,
-                mapper: &mut Box<dyn StreamMapper>,
-                events: &mut Vec<StreamEvent>,
-                sse_events: &mut usize|
-     -> Result<(), ProviderError> {
-        for e in sse {
-            *sse_events += 1;
-            events.extend(mapper.on_event(e.event.as_deref(), &e.data)?);
-        }
-        Ok(())
-    };
     for chunk in chunks {
-        bytes += chunk.len();
-        if let Err(error) = feed(
-            parser.push(chunk),
-            &mut mapper,
-            &mut events,
-            &mut sse_events,
-        ) {
-            return Parsed {
-                events,
-                error: Some(error),
-            };
+        match decoder.push(chunk, &mut events) {
+            Ok(Flow::More) => {}
+            Ok(Flow::Stop) => {
+                return Parsed {
+                    events,
+                    error: None,
+                };
+            }
+            Err(error) => {
+                return Parsed {
+                    events,
+                    error: Some(error),
+                };
+            }
         }
     }
-    if let Err(error) = feed(parser.finish(), &mut mapper, &mut events, &mut sse_events) {
-        // Cut inside an unfinished event: the cut is the error (as in the HTTP driver).
-        let error = if mapper.is_complete() {
-            error
-        } else {
-            ProviderError {
-                kind: ProviderErrorKind::Disconnected,
-                message: format!(
-                    "the stream broke off after {bytes} bytes and {sse_events} events: the connection closed inside an unfinished event"
-                ),
-            }
-        };
-        return Parsed {
-            events,
-            error: Some(error),
-        };
-    }
-    events.extend(mapper.finish());
-    let error = (!mapper.is_complete()).then(|| ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: format!(
-            "the stream broke off after {bytes} bytes and {sse_events} events: the connection closed before the response was complete"
-        ),
-    });
+    let error = decoder.end(&mut events).err();
     Parsed { events, error }
 }
 
@@ -587,7 +554,7 @@ mod tests {
         let parsed = parse_whole(Protocol::Anthropic, sse);
         assert_eq!(
             parsed.error.map(|e| e.kind),
-            Some(ProviderErrorKind::Disconnected)
+            Some(crate::machine::ProviderErrorKind::Disconnected)
         );
     }
 }

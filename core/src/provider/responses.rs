@@ -790,6 +790,7 @@ impl Provider for ResponsesProvider {
                 auth: http::bearer,
             },
             self.body(&request),
+            request.max_output_tokens,
             ResponsesMapper::new(),
             sink,
             cancel,
