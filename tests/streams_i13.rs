@@ -124,6 +124,11 @@ fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
         steps[0].events
     );
     // The log replays: the recorded restart re-assembles the same message.
+    assert_replays_clean(&env);
+}
+
+/// `xcsh replay` of the session re-makes every recorded decision.
+fn assert_replays_clean(env: &Env) {
     let replay = std::process::Command::new(BIN)
         .args(["replay", &env.session().display().to_string()])
         .env("XCSH_HOME", env.dir.path().join("home"))
@@ -213,15 +218,24 @@ fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
     ]);
     let out = env.run_against(wire, &server.url(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let received = server.received();
+    let sent_back = json!([
+        {"type": "thinking", "thinking": "The file is a.txt.", "signature": "SIG_ONE"},
+        {"type": "thinking", "thinking": "Read it whole.", "signature": "SIG_TWO"},
+        {"type": "text", "text": "Reading."},
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
+    ]);
     assert_eq!(
-        assistant_turn(&received[1].body)["content"],
-        json!([
-            {"type": "thinking", "thinking": "The file is a.txt.", "signature": "SIG_ONE"},
-            {"type": "thinking", "thinking": "Read it whole.", "signature": "SIG_TWO"},
-            {"type": "text", "text": "Reading."},
-            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
-        ])
+        assistant_turn(&server.received()[1].body)["content"],
+        sent_back
+    );
+    assert_replays_clean(&env);
+    // Resumed, the context rebuilt from the log sends them back the same.
+    let server = MockServer::start(vec![Reply::sse(wire.text_step("again"))]);
+    let out = env.run_against(wire, &server.url(), &["--continue"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        assistant_turn(&server.received()[0].body)["content"],
+        sent_back
     );
 }
 
@@ -375,4 +389,45 @@ fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut
         s.events.iter().map(|t| t.event.clone()).collect()
     };
     assert_eq!(events(&replayed[0]), events(&original[0]));
+}
+
+#[test]
+fn provider_test_checks_the_synthetic_streams_with_the_recorded_ones() {
+    let env = Env::new();
+    let dir = env.dir.path().join("streams");
+    std::fs::create_dir_all(dir.join("openai-chat")).unwrap();
+    std::fs::write(
+        dir.join("openai-chat/mine.jsonl"),
+        concat!(
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+            "\n",
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = env.run(&["provider-test", dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", stderr(&out));
+    for name in [
+        "anthropic-messages/synthetic/restarted ",
+        "anthropic-messages/synthetic/two-thinking-blocks ",
+        "openai-chat/synthetic/restarted-new-id ",
+        "openai-chat/synthetic/restarted-role ",
+        "openai-chat/synthetic/numeric-content ",
+        "openai-chat/synthetic/negative-tool-index ",
+        "openai-responses/synthetic/restarted ",
+    ] {
+        let row = stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default();
+        assert!(row.contains("pass"), "{name}: {row:?}\n{stdout}");
+    }
+    assert!(
+        stdout.contains(
+            "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file"
+        ),
+        "{stdout}"
+    );
 }

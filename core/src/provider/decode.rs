@@ -18,7 +18,13 @@
 //!   type is cut to [`MAX_SKIPPED_TYPE`] bytes.
 //! - **Errors**: a provider error's message is cut to [`MAX_ERROR_CHARS`]
 //!   characters, saying how much was cut ([`bounded`]).
+//!
+//! A body that is JSON where a stream was asked for ([`looks_like_json`]) is never
+//! decoded: [`not_a_stream`] says what arrived.
 
+use serde_json::Value;
+
+use super::http::error_message;
 use super::sse::{SseParser, StreamMapper, malformed};
 use crate::machine::{FinishReason, ProviderError, ProviderErrorKind, StreamEvent};
 
@@ -289,6 +295,64 @@ pub fn bounded_text(mut text: String) -> String {
         text.push_str(&format!("… [{cut} more bytes cut]"));
     }
     text
+}
+
+/// A 2xx body that is not an event stream: the content type says JSON, or (none or
+/// another) the body starts with `{` or `[`, which no SSE line does.
+pub fn looks_like_json(content_type: Option<&str>, first: &[u8]) -> bool {
+    let base = content_type
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase());
+    match base.as_deref() {
+        Some("text/event-stream") => false,
+        Some(c) if c == "application/json" || c.ends_with("+json") => true,
+        Some(_) | None => first
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|b| matches!(b, b'{' | b'[')),
+    }
+}
+
+/// How much of a JSON body that came instead of a stream is shown.
+const NOT_A_STREAM_SHOWN: usize = 200;
+
+/// The error for a JSON body where an SSE stream was asked for (a server or proxy
+/// that ignored `stream: true`): the provider's error when it is one, else what
+/// arrived (`truncated`: the body was longer than what was read).
+pub fn not_a_stream(
+    status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+    truncated: bool,
+) -> ProviderError {
+    let text = String::from_utf8_lossy(body);
+    if let Some(message) = serde_json::from_str::<Value>(text.trim())
+        .ok()
+        .and_then(|v| error_message(&v))
+    {
+        return ProviderError {
+            kind: ProviderErrorKind::Api,
+            message: format!(
+                "HTTP {status} with a JSON error body instead of an SSE stream: {message}"
+            ),
+        };
+    }
+    let shown = text.trim();
+    let mut excerpt: String = shown.chars().take(NOT_A_STREAM_SHOWN).collect();
+    if excerpt.len() < shown.len() {
+        let more = if truncated { "more than " } else { "" };
+        excerpt.push_str(&format!("… ({more}{} bytes in all)", body.len()));
+    }
+    let what = match content_type {
+        Some(c) => format!("content-type {c}"),
+        None => "no content-type".to_string(),
+    };
+    ProviderError {
+        kind: ProviderErrorKind::Malformed,
+        message: format!(
+            "expected an SSE stream (text/event-stream), got a JSON body ({what}): {excerpt}"
+        ),
+    }
 }
 
 /// `disconnected` `the stream broke off after B bytes and E events: DETAIL`.

@@ -27,7 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::StreamSink;
 use super::cassette::{self, BodyEnd, Chunk, Exchange, Next, Playback, Tape};
-use super::decode::{Decoder, Flow, bounded, bounded_text, disconnected};
+use super::decode::{
+    Decoder, Flow, bounded, bounded_text, disconnected, looks_like_json, not_a_stream,
+};
 use super::sse::StreamMapper;
 use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
@@ -760,7 +762,13 @@ async fn attempt_once(
         Ok(Ok(Some(bytes))) if !bytes.is_empty() => {
             if looks_like_json(content_type.as_deref(), &bytes) {
                 let body = read_body(&mut response, bytes.to_vec(), config, cancel).await;
-                return Attempt::Fail(not_a_stream(status, content_type.as_deref(), &body));
+                let truncated = body.len() >= ERROR_BODY_LIMIT;
+                return Attempt::Fail(not_a_stream(
+                    status.as_u16(),
+                    content_type.as_deref(),
+                    &body,
+                    truncated,
+                ));
             }
             Attempt::Streaming(response, bytes.to_vec())
         }
@@ -786,68 +794,6 @@ async fn read_error_body(
     cancel: &CancellationToken,
 ) -> String {
     String::from_utf8_lossy(&read_body(response, Vec::new(), config, cancel).await).into_owned()
-}
-
-/// A 2xx body that is not an event stream: the content type says JSON, or (none or
-/// another) the body starts with `{` or `[`, which no SSE line does.
-fn looks_like_json(content_type: Option<&str>, first: &[u8]) -> bool {
-    let base = content_type
-        .and_then(|c| c.split(';').next())
-        .map(|c| c.trim().to_ascii_lowercase());
-    match base.as_deref() {
-        Some("text/event-stream") => false,
-        Some(c) if c == "application/json" || c.ends_with("+json") => true,
-        Some(_) | None => first
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .is_some_and(|b| matches!(b, b'{' | b'[')),
-    }
-}
-
-/// How much of a JSON body that came instead of a stream is shown.
-const NOT_A_STREAM_SHOWN: usize = 200;
-
-/// The error for a JSON body where an SSE stream was asked for (a server or proxy
-/// that ignored `stream: true`): the provider's error when it is one, else what
-/// arrived.
-fn not_a_stream(
-    status: reqwest::StatusCode,
-    content_type: Option<&str>,
-    body: &[u8],
-) -> ProviderError {
-    let text = String::from_utf8_lossy(body);
-    if let Some(message) = serde_json::from_str::<Value>(text.trim())
-        .ok()
-        .and_then(|v| error_message(&v))
-    {
-        return ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: format!(
-                "HTTP {} with a JSON error body instead of an SSE stream: {message}",
-                status.as_u16()
-            ),
-        };
-    }
-    let shown = text.trim();
-    let mut excerpt: String = shown.chars().take(NOT_A_STREAM_SHOWN).collect();
-    if excerpt.len() < shown.len() {
-        let more = if body.len() >= ERROR_BODY_LIMIT {
-            "more than "
-        } else {
-            ""
-        };
-        excerpt.push_str(&format!("… ({more}{} bytes in all)", body.len()));
-    }
-    let what = match content_type {
-        Some(c) => format!("content-type {c}"),
-        None => "no content-type".to_string(),
-    };
-    ProviderError {
-        kind: ProviderErrorKind::Malformed,
-        message: format!(
-            "expected an SSE stream (text/event-stream), got a JSON body ({what}): {excerpt}"
-        ),
-    }
 }
 
 /// The rest of a body after `body`, up to [`ERROR_BODY_LIMIT`] bytes.
