@@ -19,8 +19,9 @@
 //! the refusal text; a chunk with an `error` object is an API error.
 //!
 //! A message that starts over inside the stream (a provider or proxy retried
-//! upstream) shows as a chunk with a new `id`, or a `delta.role` after content that
-//! came without one: `restarted`, and the partial message is forgotten.
+//! upstream) shows as a chunk that opens a message (`delta.role`) under a new `id`,
+//! or a `delta.role` after content that came without one: `restarted`, and the
+//! partial message is forgotten.
 
 use std::sync::Arc;
 
@@ -114,8 +115,20 @@ impl OpenAiMapper {
         if let Some(id) = r.str(object.get("id"), || "id".into())?
             && !id.is_empty()
         {
+            // A new id restarts the message only on a chunk that opens one (its
+            // delta has `role`, as the first chunk of every message has): servers
+            // whose ids drift mid-stream, or that give the usage chunk an id of its
+            // own, do not lose what they streamed.
+            let opens = object
+                .get("choices")
+                .and_then(Value::as_array)
+                .and_then(|c| c.first())
+                .filter(|c| c.get("index").is_none_or(|i| i.as_u64() == Some(0)))
+                .and_then(|c| c.get("delta"))
+                .and_then(|d| d.get("role"))
+                .is_some_and(|role| !role.is_null());
             match &self.message_id {
-                Some(old) if old != id && self.has_output => {
+                Some(old) if old != id && self.has_output && opens => {
                     let reason =
                         format!("a chunk with the new id {id} (the message so far was {old})");
                     self.restart(reason, &mut out);
@@ -1059,6 +1072,20 @@ pub(crate) mod tests {
                     .into()
             }]
         );
+    }
+
+    #[test]
+    fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
+        let (events, err) = run(&[
+            r#"{"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Kept"}}]}"#,
+            r#"{"id":"gen-2","choices":[{"index":0,"delta":{"content":" whole."}}]}"#,
+            r#"{"id":"gen-2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"id":"usage-3","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "Kept whole.");
+        assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
     }
 
     #[test]
