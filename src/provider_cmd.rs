@@ -3,9 +3,10 @@
 //! `provider-parse --protocol P FILE [--raw]` prints the normalized events of one
 //! recorded stream as JSON Lines, then the assembled response (the golden format of
 //! `xcsh_core::provider::regress`). `provider-test [DIR]` checks every recorded
-//! stream that has a golden file: whole, in 32 seeded random chunkings and byte by
-//! byte, all equal and equal to the golden; it prints a table and exits 1 on any
-//! mismatch, showing the first difference.
+//! stream that has a golden file, and every synthetic stream beside the goldens:
+//! whole, in 32 seeded random chunkings and byte by byte, all equal and equal to the
+//! golden; it prints a table and exits 1 on any mismatch, showing the first
+//! difference.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -95,7 +96,7 @@ pub fn test_main(args: TestArgs) -> Result<ExitCode> {
         );
     }
     let golden_root = args.golden.clone().unwrap_or_else(default_golden_root);
-    let streams = regress::discover(&dir)
+    let mut streams = regress::discover(&dir)
         .with_context(|| format!("cannot list the streams in {}", dir.display()))?;
     if streams.is_empty() {
         bail!(
@@ -103,6 +104,13 @@ pub fn test_main(args: TestArgs) -> Result<ExitCode> {
             dir.display()
         );
     }
+    let recorded = streams.len();
+    streams.extend(regress::discover_synthetic(&golden_root).with_context(|| {
+        format!(
+            "cannot list the synthetic streams in {}",
+            golden_root.display()
+        )
+    })?);
 
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED);
@@ -110,7 +118,7 @@ pub fn test_main(args: TestArgs) -> Result<ExitCode> {
     let mut failures = Vec::new();
     let (mut passed, mut without_golden) = (0, 0);
     for stream in &streams {
-        let label = format!("{}/{}", stream.protocol.folder(), stream.name);
+        let label = stream.label();
         let payloads = std::fs::read_to_string(&stream.path)
             .with_context(|| format!("cannot read {}", stream.path.display()))?;
         let golden_path = stream.golden_path(&golden_root);
@@ -152,8 +160,9 @@ pub fn test_main(args: TestArgs) -> Result<ExitCode> {
     }
     println!("{table}");
     println!(
-        "{} streams: {passed} passed, {} failed, {without_golden} without a golden file (goldens: {})",
+        "{} streams ({recorded} recorded, {} synthetic): {passed} passed, {} failed, {without_golden} without a golden file (goldens: {})",
         streams.len(),
+        streams.len() - recorded,
         failures.len(),
         display(&golden_root)
     );

@@ -5,105 +5,19 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
+use support::env::{Env, SECRET, stderr, steps};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
-use xcsh_core::log::{Body, Record, read_session};
+use xcsh_core::log::{Body, read_session};
 use xcsh_core::machine::{ProviderErrorKind, StepOutcome, StreamEvent};
-
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-const SECRET: &str = "sk-test-SECRET-4242";
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let env = Env {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.workspace()).unwrap();
-        std::fs::write(env.workspace().join("a.txt"), "hello from a.txt\n").unwrap();
-        env
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
-            .args(args)
-            .current_dir(self.workspace())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env("OPENAI_API_KEY", SECRET)
-            .env("ANTHROPIC_API_KEY", SECRET)
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_BASE_URL")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn run_against(&self, wire: Wire, url: &str, extra: &[&str]) -> Output {
-        let base = wire.base_url(url);
-        let mut args = vec![
-            "run",
-            "--provider",
-            wire.flag(),
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-        ];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["-p", "read a.txt"]);
-        self.run(&args)
-    }
-
-    fn session(&self) -> PathBuf {
-        let root = self.dir.path().join("home/sessions");
-        let dir = std::fs::read_dir(root)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|f| f.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        files.sort();
-        files.pop().unwrap()
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn two_step(wire: Wire) -> Vec<Reply> {
     vec![
         Reply::sse(wire.tool_step()),
         Reply::sse(wire.text_step("a.txt says hello")),
     ]
-}
-
-/// The step entries of a session.
-fn steps(path: &Path) -> Vec<xcsh_core::log::StepRecord> {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
-            Body::Record(Record::Step(s)) => Some(s),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -199,6 +199,7 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
         text: "follow-up answer".into(),
         reasoning: String::new(),
         reasoning_signature: String::new(),
+        reasoning_blocks: vec![],
         tool_calls: vec![],
     });
     assert_eq!(rebuilt, expected);

@@ -137,6 +137,7 @@ fn thin(mut entry: Entry) -> Entry {
                 s.message.text = String::new();
                 s.message.reasoning = String::new();
                 s.message.reasoning_signature = String::new();
+                s.message.reasoning_blocks = Vec::new();
                 for c in &mut s.message.tool_calls {
                     c.arguments = String::new();
                 }

@@ -206,6 +206,10 @@ pub fn event_kind(event: &StreamEvent) -> &'static str {
         StreamEvent::Finish { .. } => "finish",
         StreamEvent::Retrying { .. } => "retrying",
         StreamEvent::Skipped { .. } => "skipped",
+        StreamEvent::Restarted { .. } => "restarted",
+        StreamEvent::ReasoningBlockStart {} => "reasoning_block_start",
+        StreamEvent::ReasoningRedacted { .. } => "reasoning_redacted",
+        StreamEvent::OutputLimitExceeded { .. } => "output_limit_exceeded",
     }
 }
 
@@ -239,6 +243,13 @@ pub fn event_text(event: &StreamEvent) -> String {
             one_line(reason, 60)
         ),
         StreamEvent::Skipped { event_type } => event_type.clone(),
+        StreamEvent::Restarted { reason } => one_line(reason, 60),
+        StreamEvent::ReasoningBlockStart {} => String::new(),
+        StreamEvent::ReasoningRedacted { data } => format!("{} byte(s)", data.len()),
+        StreamEvent::OutputLimitExceeded {
+            max_output_tokens,
+            output_bytes,
+        } => format!("{output_bytes} bytes of output for max {max_output_tokens} tokens"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! A local HTTP server for end-to-end tests: listens on 127.0.0.1 (an ephemeral
 //! port), answers each request with the next scripted response (SSE bodies sent as
 //! chunked frames), records every request, and injects faults: disconnect after N
-//! bytes, stall, 429 with retry-after, 5xx.
+//! bytes, stall, 429 with retry-after, 5xx, a body without end.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -19,6 +19,9 @@ pub struct Reply {
     pub fault: Option<Fault>,
     /// Server-side pacing: a pause before each chunk after the first.
     pub pace: Option<std::time::Duration>,
+    /// After the chunks, this one is written again and again until the client
+    /// closes the connection (a provider that streams without end).
+    pub endless: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,7 @@ impl Reply {
             chunks: frames.into_iter().map(String::into_bytes).collect(),
             fault: None,
             pace: None,
+            endless: None,
         }
     }
 
@@ -52,12 +56,19 @@ impl Reply {
             chunks: vec![body.as_bytes().to_vec()],
             fault: None,
             pace: None,
+            endless: None,
         }
     }
 
     /// Streams slowly: `ms` between chunks (a model that takes its time).
     pub fn paced(mut self, ms: u64) -> Reply {
         self.pace = Some(std::time::Duration::from_millis(ms));
+        self
+    }
+
+    /// Then writes `chunk` forever (until the client hangs up).
+    pub fn then_forever(mut self, chunk: String) -> Reply {
+        self.endless = Some(chunk.into_bytes());
         self
     }
 
@@ -233,6 +244,15 @@ fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
             return false;
         }
         sent += chunk.len();
+    }
+    if let Some(chunk) = &reply.endless {
+        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+        while stream
+            .write_all(&framed)
+            .and_then(|()| stream.flush())
+            .is_ok()
+        {}
+        return false;
     }
     stream
         .write_all(b"0\r\n\r\n")

@@ -2,5 +2,6 @@
 
 #![allow(dead_code)]
 
+pub mod env;
 pub mod mock_server;
 pub mod sse;

@@ -174,24 +174,24 @@ impl Wire {
     }
 }
 
-fn chat(choice: &str) -> String {
+pub fn chat(choice: &str) -> String {
     format!(
         "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{choice}]}}\n\n"
     )
 }
 
-fn chat_usage(input: u64, output: u64) -> String {
+pub fn chat_usage(input: u64, output: u64) -> String {
     format!(
         "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}}}}}\n\n",
         input + output
     )
 }
 
-fn event(name: &str, data: &str) -> String {
+pub fn event(name: &str, data: &str) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-fn anthropic_start(input: u64) -> String {
+pub fn anthropic_start(input: u64) -> String {
     event(
         "message_start",
         &format!(
@@ -200,7 +200,7 @@ fn anthropic_start(input: u64) -> String {
     )
 }
 
-fn anthropic_end(reason: &str, output: u64) -> String {
+pub fn anthropic_end(reason: &str, output: u64) -> String {
     event(
         "message_delta",
         &format!(

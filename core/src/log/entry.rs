@@ -524,6 +524,9 @@ mod fast {
         attempt: Option<u32>,
         delay_ms: Option<u64>,
         event_type: Option<String>,
+        data: Option<String>,
+        max_output_tokens: Option<u32>,
+        output_bytes: Option<u64>,
     }
 
     fn take<T, E: de::Error>(v: Option<T>, name: &'static str) -> Result<T, E> {
@@ -567,6 +570,17 @@ mod fast {
             "skipped" => StreamEvent::Skipped {
                 event_type: take(f.event_type, "event_type")?,
             },
+            "restarted" => StreamEvent::Restarted {
+                reason: take(f.reason, "reason")?,
+            },
+            "reasoning_block_start" => StreamEvent::ReasoningBlockStart {},
+            "reasoning_redacted" => StreamEvent::ReasoningRedacted {
+                data: take(f.data, "data")?,
+            },
+            "output_limit_exceeded" => StreamEvent::OutputLimitExceeded {
+                max_output_tokens: take(f.max_output_tokens, "max_output_tokens")?,
+                output_bytes: take(f.output_bytes, "output_bytes")?,
+            },
             other => {
                 return Err(E::unknown_variant(
                     other,
@@ -581,6 +595,10 @@ mod fast {
                         "finish",
                         "retrying",
                         "skipped",
+                        "restarted",
+                        "reasoning_block_start",
+                        "reasoning_redacted",
+                        "output_limit_exceeded",
                     ],
                 ));
             }
@@ -615,6 +633,13 @@ mod fast {
             "attempt" => once(&mut f.attempt, map.next_value()?, "attempt"),
             "delay_ms" => once(&mut f.delay_ms, map.next_value()?, "delay_ms"),
             "event_type" => once(&mut f.event_type, map.next_value()?, "event_type"),
+            "data" => once(&mut f.data, map.next_value()?, "data"),
+            "max_output_tokens" => once(
+                &mut f.max_output_tokens,
+                map.next_value()?,
+                "max_output_tokens",
+            ),
+            "output_bytes" => once(&mut f.output_bytes, map.next_value()?, "output_bytes"),
             _ => {
                 map.next_value::<IgnoredAny>()?;
                 Ok(())
@@ -1103,6 +1128,10 @@ mod tests {
             r#"{"reason":"stop","ms":8,"kind":"finish"}"#,
             r#"{"ms":9,"kind":"retrying","attempt":1,"reason":"429","delay_ms":5}"#,
             r#"{"ms":9,"kind":"skipped","event_type":"ping"}"#,
+            r#"{"ms":9,"kind":"restarted","reason":"message_start before message_stop"}"#,
+            r#"{"ms":9,"kind":"reasoning_block_start"}"#,
+            r#"{"ms":9,"kind":"reasoning_redacted","data":"EmwKAhgB"}"#,
+            r#"{"ms":9,"kind":"output_limit_exceeded","max_output_tokens":10,"output_bytes":9000}"#,
         ];
         for text in events {
             let want: DerivedEvent = serde_json::from_str(text).unwrap();

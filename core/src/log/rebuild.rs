@@ -122,7 +122,11 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
                 StepOutcome::Completed => m.tool_calls.clone(),
                 StepOutcome::Failed { .. } | StepOutcome::Aborted => Vec::new(),
             };
-            if m.text.is_empty() && m.reasoning.is_empty() && tool_calls.is_empty() {
+            if m.text.is_empty()
+                && m.reasoning.is_empty()
+                && m.reasoning_blocks.is_empty()
+                && tool_calls.is_empty()
+            {
                 return None;
             }
             Some(ContextItem {
@@ -131,6 +135,7 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
                     text: m.text.clone(),
                     reasoning: m.reasoning.clone(),
                     reasoning_signature: m.reasoning_signature.clone(),
+                    reasoning_blocks: m.reasoning_blocks.clone(),
                     tool_calls,
                 },
             })
@@ -165,8 +170,8 @@ mod tests {
     use crate::log::writer::testutil::{header, ts};
     use crate::log::{SessionWriter, StepRecord, TimedEvent, ToolResultRecord, read_session};
     use crate::machine::{
-        Assembler, CallId, Effect, FinishReason, Input, Limits, Machine, RunConfig, StepNo,
-        StreamEvent, ToolCall, ToolOutcome, Usage,
+        Assembler, CallId, Effect, FinishReason, Input, Limits, Machine, ReasoningBlock, RunConfig,
+        StepNo, StreamEvent, ToolCall, ToolOutcome, Usage,
     };
 
     /// Drives a real machine and records what a runtime would: each input entry
@@ -347,6 +352,7 @@ mod tests {
             text: text.into(),
             reasoning: String::new(),
             reasoning_signature: String::new(),
+            reasoning_blocks: Vec::new(),
             tool_calls,
         }
     }
@@ -416,6 +422,57 @@ mod tests {
                 item(None, tool_result("c1", "one", false)),
                 item(Some(8), assistant("done", vec![])),
             ]
+        );
+    }
+
+    #[test]
+    fn a_restarted_step_with_reasoning_blocks_rebuilds_as_the_machine_built_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sim = Sim::new(&dir.path().join("s.jsonl"));
+        sim.prompt("go", Limits::default());
+        let reasoning = |t: &str| StreamEvent::ReasoningDelta { text: t.into() };
+        let signature = |s: &str| StreamEvent::ReasoningSignature {
+            signature: s.into(),
+        };
+        let mut events = vec![
+            reasoning("partial"),
+            signature("SIG_PARTIAL"),
+            text("half"),
+            StreamEvent::Restarted {
+                reason: "message_start before message_stop".into(),
+            },
+            reasoning("One."),
+            signature("SIG_1"),
+            StreamEvent::ReasoningBlockStart {},
+            StreamEvent::ReasoningRedacted {
+                data: "DATA".into(),
+            },
+            text("done"),
+        ];
+        events.extend(finish(FinishReason::Stop, 10));
+        sim.step(1, events);
+        let (log, leaf, machine_items) = sim.finish();
+        let context = rebuild_context(&log, leaf).unwrap();
+        assert_eq!(context, machine_items);
+        assert_eq!(
+            context[1].message,
+            Message::Assistant {
+                text: "done".into(),
+                reasoning: "One.".into(),
+                reasoning_signature: String::new(),
+                reasoning_blocks: vec![
+                    ReasoningBlock {
+                        text: "One.".into(),
+                        signature: "SIG_1".into(),
+                        redacted: String::new(),
+                    },
+                    ReasoningBlock {
+                        redacted: "DATA".into(),
+                        ..ReasoningBlock::default()
+                    },
+                ],
+                tool_calls: vec![],
+            }
         );
     }
 

@@ -154,6 +154,7 @@ mod tests {
                 text: "ok".into(),
                 reasoning: String::new(),
                 reasoning_signature: String::new(),
+                reasoning_blocks: Vec::new(),
                 tool_calls: vec![ToolCall {
                     id: CallId("call_1".into()),
                     name: "read".into(),

@@ -302,7 +302,16 @@ impl Machine {
                             text: text.clone(),
                         }))
                     }
+                    StreamEvent::Restarted { reason } => {
+                        out.push(Effect::Notify(Notice::Restarted {
+                            step,
+                            reason: reason.clone(),
+                        }))
+                    }
                     StreamEvent::ReasoningSignature { .. }
+                    | StreamEvent::ReasoningBlockStart {}
+                    | StreamEvent::ReasoningRedacted { .. }
+                    | StreamEvent::OutputLimitExceeded { .. }
                     | StreamEvent::Retrying { .. }
                     | StreamEvent::ToolCallStart { .. }
                     | StreamEvent::ToolCallDelta { .. }
@@ -361,12 +370,13 @@ impl Machine {
         if let Some(reason) = error {
             // A step that did not complete keeps its prose, never its tool calls: they
             // may be partial and would have no results.
-            if !a.text.is_empty() || !a.reasoning.is_empty() {
+            if !a.text.is_empty() || !a.reasoning.is_empty() || !a.reasoning_blocks.is_empty() {
                 self.push_assistant(
                     entry,
                     a.text,
                     a.reasoning,
                     a.reasoning_signature,
+                    a.reasoning_blocks,
                     Vec::new(),
                 );
             }
@@ -379,12 +389,17 @@ impl Machine {
         }
 
         let calls = a.tool_calls.clone();
-        if !a.text.is_empty() || !a.reasoning.is_empty() || !calls.is_empty() {
+        if !a.text.is_empty()
+            || !a.reasoning.is_empty()
+            || !a.reasoning_blocks.is_empty()
+            || !calls.is_empty()
+        {
             self.push_assistant(
                 entry,
                 a.text,
                 a.reasoning,
                 a.reasoning_signature,
+                a.reasoning_blocks,
                 a.tool_calls,
             );
         }
@@ -772,6 +787,7 @@ impl Machine {
         text: String,
         reasoning: String,
         reasoning_signature: String,
+        reasoning_blocks: Vec<ReasoningBlock>,
         tool_calls: Vec<ToolCall>,
     ) {
         self.run.final_text.clone_from(&text);
@@ -781,6 +797,7 @@ impl Machine {
                 text,
                 reasoning,
                 reasoning_signature,
+                reasoning_blocks,
                 tool_calls,
             },
         );

@@ -335,4 +335,10 @@ pub enum Notice {
         origin: UserOrigin,
         text: String,
     },
+    /// The provider started the step's message over: what was shown of it so far
+    /// is discarded (see [`StreamEvent::Restarted`](super::StreamEvent::Restarted)).
+    Restarted {
+        step: StepNo,
+        reason: String,
+    },
 }

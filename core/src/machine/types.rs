@@ -147,6 +147,28 @@ pub enum StreamEvent {
     Skipped {
         event_type: String,
     },
+    /// The provider started the message over inside the same stream (`reason` says
+    /// how it showed): everything assembled so far in the step is discarded, and the
+    /// step's message is the restarted one.
+    Restarted {
+        reason: String,
+    },
+    /// The reasoning events that follow form a block of their own, with its own
+    /// signature (sent before each reasoning block of a message but the first:
+    /// Anthropic's several `thinking` blocks).
+    ReasoningBlockStart {},
+    /// A reasoning block the provider keeps encrypted (Anthropic's
+    /// `redacted_thinking`): `data` is sent back unchanged.
+    ReasoningRedacted {
+        data: String,
+    },
+    /// The client stopped reading the stream: the step's output (text, reasoning
+    /// and tool-call arguments, `output_bytes` of it so far) clearly exceeded the
+    /// request's `max_output_tokens`. A `finish` `length` follows.
+    OutputLimitExceeded {
+        max_output_tokens: u32,
+        output_bytes: u64,
+    },
 }
 
 /// How a provider step ended, as the runtime observed it.
@@ -232,6 +254,9 @@ pub enum Message {
         reasoning: String,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         reasoning_signature: String,
+        /// Set when the reasoning came in several blocks (see [`Assembled`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning_blocks: Vec<ReasoningBlock>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
@@ -247,7 +272,32 @@ pub enum Message {
     },
 }
 
+/// One reasoning block of a message, as the provider produced it: its text and
+/// signature, or, for a redacted block, the provider's encrypted `redacted` data.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningBlock {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub redacted: String,
+}
+
+impl ReasoningBlock {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.signature.is_empty() && self.redacted.is_empty()
+    }
+}
+
 /// The assistant message assembled from one step's stream events.
+///
+/// Reasoning in one block (every step of logs older than `reasoning_blocks`) is
+/// `reasoning` and `reasoning_signature`. Reasoning in several blocks (a
+/// [`StreamEvent::ReasoningBlockStart`] or [`StreamEvent::ReasoningRedacted`]
+/// arrived) is `reasoning_blocks`, each with its own text and signature, in order;
+/// `reasoning` is then their texts joined with a blank line (what is shown) and
+/// `reasoning_signature` is empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assembled {
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -256,6 +306,8 @@ pub struct Assembled {
     pub reasoning: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reasoning_signature: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning_blocks: Vec<ReasoningBlock>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
@@ -284,9 +336,34 @@ impl Assembler {
         let a = &mut self.assembled;
         match event {
             StreamEvent::TextDelta { text } => a.text.push_str(text),
-            StreamEvent::ReasoningDelta { text } => a.reasoning.push_str(text),
-            StreamEvent::ReasoningSignature { signature } => {
-                a.reasoning_signature.push_str(signature)
+            StreamEvent::ReasoningDelta { text } => match a.reasoning_blocks.last_mut() {
+                None => a.reasoning.push_str(text),
+                Some(block) => {
+                    if block.text.is_empty() && !a.reasoning.is_empty() && !text.is_empty() {
+                        a.reasoning.push_str("\n\n");
+                    }
+                    a.reasoning.push_str(text);
+                    block.text.push_str(text);
+                }
+            },
+            StreamEvent::ReasoningSignature { signature } => match a.reasoning_blocks.last_mut() {
+                None => a.reasoning_signature.push_str(signature),
+                Some(block) => block.signature.push_str(signature),
+            },
+            StreamEvent::ReasoningBlockStart {} => {
+                self.reasoning_blocks().push(ReasoningBlock::default());
+            }
+            StreamEvent::ReasoningRedacted { data } => {
+                let blocks = self.reasoning_blocks();
+                match blocks.last_mut() {
+                    Some(block) if block.is_empty() || !block.redacted.is_empty() => {
+                        block.redacted.push_str(data)
+                    }
+                    Some(_) | None => blocks.push(ReasoningBlock {
+                        redacted: data.clone(),
+                        ..ReasoningBlock::default()
+                    }),
+                }
             }
             StreamEvent::ToolCallStart { index, id, name } => {
                 let call = self.call_mut(*index);
@@ -301,7 +378,36 @@ impl Assembler {
             StreamEvent::Finish { reason } => a.finish = Some(*reason),
             StreamEvent::Skipped { .. } => a.skipped += 1,
             StreamEvent::Retrying { .. } => {}
+            StreamEvent::Restarted { .. } => self.restart(),
+            StreamEvent::OutputLimitExceeded { .. } => {}
         }
+    }
+
+    /// The reasoning blocks, the reasoning so far becoming the first of them.
+    fn reasoning_blocks(&mut self) -> &mut Vec<ReasoningBlock> {
+        let a = &mut self.assembled;
+        if a.reasoning_blocks.is_empty()
+            && !(a.reasoning.is_empty() && a.reasoning_signature.is_empty())
+        {
+            a.reasoning_blocks.push(ReasoningBlock {
+                text: a.reasoning.clone(),
+                signature: std::mem::take(&mut a.reasoning_signature),
+                redacted: String::new(),
+            });
+        }
+        &mut a.reasoning_blocks
+    }
+
+    /// Discards the message assembled so far; the usage (the last report wins) and
+    /// the count of skipped events stay.
+    fn restart(&mut self) {
+        let a = &mut self.assembled;
+        *a = Assembled {
+            usage: a.usage,
+            skipped: a.skipped,
+            ..Assembled::default()
+        };
+        self.indices.clear();
     }
 
     pub fn assembled(&self) -> &Assembled {

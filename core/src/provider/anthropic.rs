@@ -8,17 +8,23 @@
 //! and carries its first `usage`; each content block is `content_block_start`, deltas,
 //! `content_block_stop`. `text` blocks stream `text_delta`; `thinking` blocks stream
 //! `thinking_delta` then one `signature_delta` (the signature that must accompany the
-//! thinking when it is sent back); `tool_use` blocks (client tools, the only ones xcsh
+//! thinking when it is sent back); a `redacted_thinking` block carries its encrypted
+//! `data` whole; every reasoning block after the first of a message is announced
+//! (`reasoning_block_start`) so that each keeps its own text and signature and goes
+//! back unchanged, in order; `tool_use` blocks (client tools, the only ones xcsh
 //! declares) stream their input as `input_json_delta` fragments. `message_delta`
 //! carries the `stop_reason` and the cumulative `usage`, merged with `message_start`'s
 //! (fields it has win); when `usage.iterations` is present (compaction, advisor,
 //! fallback), the step's usage is the sum of the iterations, which is what was
 //! billed. `error` events are API errors; `ping`, server-side tool blocks
-//! (`server_tool_use`, `*_tool_result`, `mcp_tool_use`, …), `redacted_thinking`,
-//! `citations_delta` and anything unknown are passed over as `skipped`.
+//! (`server_tool_use`, `*_tool_result`, `mcp_tool_use`, …), `citations_delta` and
+//! anything unknown are passed over as `skipped`.
 //!
 //! A recording may hold several messages in a row (a multi-request exchange): each
-//! `message_start` opens the next one, tool calls keep counting, usage adds up.
+//! `message_start` after a `message_stop` opens the next one, tool calls keep
+//! counting, usage adds up. A `message_start` before the open message stopped is a
+//! restart (a provider or proxy started over): `restarted`, and the partial message
+//! is discarded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +32,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::fields::Reader;
 use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
@@ -37,6 +44,8 @@ use crate::machine::{
 enum Block {
     Text,
     Thinking,
+    /// A `redacted_thinking` block: its `data` came whole with its start.
+    RedactedThinking,
     ToolUse {
         index: u32,
         /// The `input` of `content_block_start`, used when no fragment arrives.
@@ -57,34 +66,39 @@ struct MessageUsage {
 }
 
 impl MessageUsage {
-    /// Fields present in `usage` replace ours; `iterations`, when present, is summed.
-    fn merge(&mut self, usage: &Value) {
-        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-        if let Some(n) = field("input_tokens") {
+    /// Fields present in `usage` (at `path`) replace ours; `iterations`, when present,
+    /// is summed.
+    fn merge(&mut self, usage: &Value, path: &str, r: Reader) -> Result<(), ProviderError> {
+        let field =
+            |v: &Value, at: &str, name: &str| r.uint(v.get(name), || format!("{at}.{name}"));
+        if let Some(n) = field(usage, path, "input_tokens")? {
             self.input = n;
         }
-        if let Some(n) = field("output_tokens") {
+        if let Some(n) = field(usage, path, "output_tokens")? {
             self.output = n;
         }
-        if let Some(n) = field("cache_read_input_tokens") {
+        if let Some(n) = field(usage, path, "cache_read_input_tokens")? {
             self.cache_read = n;
         }
-        if let Some(n) = field("cache_creation_input_tokens") {
+        if let Some(n) = field(usage, path, "cache_creation_input_tokens")? {
             self.cache_write = n;
         }
-        if let Some(iterations) = usage.get("iterations").and_then(Value::as_array)
+        if let Some(iterations) =
+            r.array(usage.get("iterations"), || format!("{path}.iterations"))?
             && !iterations.is_empty()
         {
             let mut sum = MessageUsage::default();
-            for it in iterations {
-                let n = |name: &str| it.get(name).and_then(Value::as_u64).unwrap_or(0);
-                sum.input += n("input_tokens");
-                sum.output += n("output_tokens");
-                sum.cache_read += n("cache_read_input_tokens");
-                sum.cache_write += n("cache_creation_input_tokens");
+            for (i, it) in iterations.iter().enumerate() {
+                let at = format!("{path}.iterations[{i}]");
+                let n = |name: &str| field(it, &at, name).map(|n| n.unwrap_or(0));
+                sum.input += n("input_tokens")?;
+                sum.output += n("output_tokens")?;
+                sum.cache_read += n("cache_read_input_tokens")?;
+                sum.cache_write += n("cache_creation_input_tokens")?;
             }
             *self = sum;
         }
+        Ok(())
     }
 
     fn to_usage(self) -> Usage {
@@ -112,6 +126,10 @@ pub struct AnthropicMapper {
     start_stop_reason: Option<String>,
     open: bool,
     stopped: bool,
+    /// The `id` of the open message, for the restart notice.
+    message_id: Option<String>,
+    /// Reasoning blocks (`thinking`, `redacted_thinking`) of the open message so far.
+    reasoning_blocks: u32,
 }
 
 impl AnthropicMapper {
@@ -126,19 +144,20 @@ impl AnthropicMapper {
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
         let payload = parse_payload(data, "an Anthropic stream event")?;
-        let kind = payload
-            .get("type")
-            .and_then(Value::as_str)
+        let kind = Reader::new("an Anthropic stream event")
+            .str(payload.get("type"), || "type".into())?
             .or(event_type)
             .unwrap_or("")
             .to_string();
+        let what = format!("an Anthropic {kind} event");
+        let r = Reader::new(&what);
         let mut out = Vec::new();
         match kind.as_str() {
-            "message_start" => self.message_start(&payload, &mut out),
-            "content_block_start" => self.block_start(&payload, &mut out),
-            "content_block_delta" => self.block_delta(&payload, &mut out),
-            "content_block_stop" => self.block_stop(&payload, &mut out),
-            "message_delta" => self.message_delta(&payload, &mut out),
+            "message_start" => self.message_start(&payload, r, &mut out)?,
+            "content_block_start" => self.block_start(&payload, r, &mut out)?,
+            "content_block_delta" => self.block_delta(&payload, r, &mut out)?,
+            "content_block_stop" => self.block_stop(&payload, r, &mut out)?,
+            "message_delta" => self.message_delta(&payload, r, &mut out)?,
             "message_stop" => self.message_stop(&mut out),
             "error" => {
                 return Err(ProviderError {
@@ -169,30 +188,53 @@ impl AnthropicMapper {
         total
     }
 
-    fn message_start(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
+    fn message_start(
+        &mut self,
+        payload: &Value,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let message = r.object(payload.get("message"), || "message".into())?;
+        let field = |key: &str| match message {
+            Some(m) => r.str(m.get(key), || format!("message.{key}")),
+            None => Ok(None),
+        };
+        let id = field("id")?.map(str::to_string);
+        let start_stop_reason = field("stop_reason")?.map(str::to_string);
+        if self.open {
+            // A message started over before the last one stopped (a provider or a
+            // proxy retried upstream): the partial message is discarded, and so are
+            // its tool-call indices.
+            let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            let old = self.message_id.as_deref().unwrap_or("the open message");
+            out.push(StreamEvent::Restarted {
+                reason: format!("message_start{new} before message_stop of {old}"),
+            });
+            self.next_call = 0;
+        }
+        self.message_id = id;
+        self.reasoning_blocks = 0;
         self.blocks.clear();
         self.message = MessageUsage::default();
         self.finished = false;
         self.open = true;
         self.stopped = false;
-        let message = payload.get("message");
-        self.start_stop_reason = message
-            .and_then(|m| m.get("stop_reason"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if let Some(usage) = message.and_then(|m| m.get("usage")) {
-            self.message.merge(usage);
+        self.start_stop_reason = start_stop_reason;
+        let Some(message) = message else {
+            return Ok(());
+        };
+        if let Some(usage) = r.object(message.get("usage"), || "message.usage".into())? {
+            self.message.merge(usage, "message.usage", r)?;
         }
         // A message may arrive with its content already in place (e.g. tool calls
         // made from inside code execution): map it as if it had streamed.
-        let content = message
-            .and_then(|m| m.get("content"))
-            .and_then(Value::as_array);
-        for block in content.into_iter().flatten() {
-            let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let content = r.array(message.get("content"), || "message.content".into())?;
+        for (n, block) in content.into_iter().flatten().enumerate() {
+            let at = |key: &str| format!("message.content[{n}].{key}");
+            let kind = r.str(block.get("type"), || at("type"))?.unwrap_or("");
             match kind {
                 "text" => {
-                    if let Some(text) = block.get("text").and_then(Value::as_str)
+                    if let Some(text) = r.str(block.get("text"), || at("text"))?
                         && !text.is_empty()
                     {
                         out.push(StreamEvent::TextDelta {
@@ -201,8 +243,10 @@ impl AnthropicMapper {
                     }
                 }
                 "tool_use" => {
+                    let start =
+                        tool_start(self.next_call, block, r, &format!("message.content[{n}]"))?;
                     let index = self.take_call_index();
-                    out.push(tool_start(index, block));
+                    out.push(start);
                     out.push(StreamEvent::ToolCallDelta {
                         index,
                         arguments: input_text(block.get("input")),
@@ -217,6 +261,7 @@ impl AnthropicMapper {
                 usage: self.usage_now(),
             });
         }
+        Ok(())
     }
 
     fn take_call_index(&mut self) -> u32 {
@@ -225,15 +270,31 @@ impl AnthropicMapper {
         index
     }
 
-    fn block_start(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
-        let index = payload.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let block = payload.get("content_block").unwrap_or(&Value::Null);
-        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    /// The block `index` of an event (0 when absent).
+    fn block_index(payload: &Value, r: Reader) -> Result<u64, ProviderError> {
+        Ok(r.uint(payload.get("index"), || "index".into())?
+            .unwrap_or(0))
+    }
+
+    fn block_start(
+        &mut self,
+        payload: &Value,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let index = Self::block_index(payload, r)?;
+        let block = r
+            .object(payload.get("content_block"), || "content_block".into())?
+            .unwrap_or(&Value::Null);
+        let text = |key: &str| {
+            r.str(block.get(key), || format!("content_block.{key}"))
+                .map(|t| t.unwrap_or(""))
+        };
+        let kind = text("type")?;
         let state = match kind {
             "text" => {
-                if let Some(text) = block.get("text").and_then(Value::as_str)
-                    && !text.is_empty()
-                {
+                let text = text("text")?;
+                if !text.is_empty() {
                     out.push(StreamEvent::TextDelta {
                         text: text.to_string(),
                     });
@@ -241,25 +302,32 @@ impl AnthropicMapper {
                 Block::Text
             }
             "thinking" => {
-                if let Some(text) = block.get("thinking").and_then(Value::as_str)
-                    && !text.is_empty()
-                {
+                let (thinking, signature) = (text("thinking")?, text("signature")?);
+                self.reasoning_block(out);
+                if !thinking.is_empty() {
                     out.push(StreamEvent::ReasoningDelta {
-                        text: text.to_string(),
+                        text: thinking.to_string(),
                     });
                 }
-                if let Some(sig) = block.get("signature").and_then(Value::as_str)
-                    && !sig.is_empty()
-                {
+                if !signature.is_empty() {
                     out.push(StreamEvent::ReasoningSignature {
-                        signature: sig.to_string(),
+                        signature: signature.to_string(),
                     });
                 }
                 Block::Thinking
             }
+            "redacted_thinking" => {
+                let data = text("data")?;
+                self.reasoning_block(out);
+                out.push(StreamEvent::ReasoningRedacted {
+                    data: data.to_string(),
+                });
+                Block::RedactedThinking
+            }
             "tool_use" => {
+                let start = tool_start(self.next_call, block, r, "content_block")?;
                 let call = self.take_call_index();
-                out.push(tool_start(call, block));
+                out.push(start);
                 Block::ToolUse {
                     index: call,
                     start_input: block.get("input").cloned().unwrap_or(Value::Null),
@@ -273,35 +341,61 @@ impl AnthropicMapper {
             }
         };
         self.blocks.insert(index, state);
+        Ok(())
     }
 
-    fn block_delta(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
-        let index = payload.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let delta = payload.get("delta").unwrap_or(&Value::Null);
-        let kind = delta.get("type").and_then(Value::as_str).unwrap_or("");
-        let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or("");
+    /// A reasoning block begins: every one after the first of its message is
+    /// announced, so that each keeps its own text and signature.
+    fn reasoning_block(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.reasoning_blocks > 0 {
+            out.push(StreamEvent::ReasoningBlockStart {});
+        }
+        self.reasoning_blocks += 1;
+    }
+
+    fn block_delta(
+        &mut self,
+        payload: &Value,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let index = Self::block_index(payload, r)?;
+        let delta = r
+            .object(payload.get("delta"), || "delta".into())?
+            .unwrap_or(&Value::Null);
+        let text = |key: &str| {
+            r.str(delta.get(key), || format!("delta.{key}"))
+                .map(|t| t.unwrap_or(""))
+        };
+        let kind = text("type")?;
         match (self.blocks.get_mut(&index), kind) {
             (Some(Block::Skipped(name)), _) => {
                 out.push(skipped(&format!("content_block_delta:{name}")));
             }
+            (Some(Block::RedactedThinking), _) => {
+                out.push(skipped("content_block_delta:redacted_thinking"));
+            }
             (_, "text_delta") => {
-                if !text("text").is_empty() {
+                let text = text("text")?;
+                if !text.is_empty() {
                     out.push(StreamEvent::TextDelta {
-                        text: text("text").to_string(),
+                        text: text.to_string(),
                     });
                 }
             }
             (_, "thinking_delta") => {
-                if !text("thinking").is_empty() {
+                let text = text("thinking")?;
+                if !text.is_empty() {
                     out.push(StreamEvent::ReasoningDelta {
-                        text: text("thinking").to_string(),
+                        text: text.to_string(),
                     });
                 }
             }
             (_, "signature_delta") => {
-                if !text("signature").is_empty() {
+                let signature = text("signature")?;
+                if !signature.is_empty() {
                     out.push(StreamEvent::ReasoningSignature {
-                        signature: text("signature").to_string(),
+                        signature: signature.to_string(),
                     });
                 }
             }
@@ -311,7 +405,7 @@ impl AnthropicMapper {
                 }),
                 "input_json_delta",
             ) => {
-                let part = text("partial_json");
+                let part = text("partial_json")?;
                 if !part.is_empty() {
                     *fragments = true;
                     out.push(StreamEvent::ToolCallDelta {
@@ -325,10 +419,16 @@ impl AnthropicMapper {
                 out.push(skipped(&format!("content_block_delta:{name}")));
             }
         }
+        Ok(())
     }
 
-    fn block_stop(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
-        let index = payload.get("index").and_then(Value::as_u64).unwrap_or(0);
+    fn block_stop(
+        &mut self,
+        payload: &Value,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let index = Self::block_index(payload, r)?;
         match self.blocks.get(&index) {
             Some(Block::ToolUse {
                 index,
@@ -346,28 +446,36 @@ impl AnthropicMapper {
             Some(Block::Skipped(name)) => {
                 out.push(skipped(&format!("content_block_stop:{name}")));
             }
-            Some(Block::Text | Block::Thinking) => {}
+            Some(Block::Text | Block::Thinking | Block::RedactedThinking) => {}
             None => out.push(skipped("content_block_stop:(unknown block)")),
         }
+        Ok(())
     }
 
-    fn message_delta(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
-        if let Some(usage) = payload.get("usage") {
-            self.message.merge(usage);
+    fn message_delta(
+        &mut self,
+        payload: &Value,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let delta = r.object(payload.get("delta"), || "delta".into())?;
+        let reason = match delta {
+            Some(d) => r.str(d.get("stop_reason"), || "delta.stop_reason".into())?,
+            None => None,
+        };
+        if let Some(usage) = r.object(payload.get("usage"), || "usage".into())? {
+            self.message.merge(usage, "usage", r)?;
             out.push(StreamEvent::Usage {
                 usage: self.usage_now(),
             });
         }
-        let reason = payload
-            .get("delta")
-            .and_then(|d| d.get("stop_reason"))
-            .and_then(Value::as_str);
         if let Some(reason) = reason {
             self.finished = true;
             out.push(StreamEvent::Finish {
                 reason: stop_reason(reason),
             });
         }
+        Ok(())
     }
 
     fn message_stop(&mut self, out: &mut Vec<StreamEvent>) {
@@ -386,19 +494,22 @@ impl AnthropicMapper {
     }
 }
 
-fn tool_start(index: u32, block: &Value) -> StreamEvent {
+/// The `tool_call_start` of a `tool_use` block at `path`.
+fn tool_start(
+    index: u32,
+    block: &Value,
+    r: Reader,
+    path: &str,
+) -> Result<StreamEvent, ProviderError> {
     let s = |key: &str| {
-        block
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+        r.str(block.get(key), || format!("{path}.{key}"))
+            .map(|v| v.unwrap_or("").to_string())
     };
-    StreamEvent::ToolCallStart {
+    Ok(StreamEvent::ToolCallStart {
         index,
-        id: CallId(s("id")),
-        name: s("name"),
-    }
+        id: CallId(s("id")?),
+        name: s("name")?,
+    })
 }
 
 /// A complete `input` value as argument text (`{}` when absent).
@@ -467,15 +578,28 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
                 text,
                 reasoning,
                 reasoning_signature,
+                reasoning_blocks,
                 tool_calls,
             } => {
                 let mut blocks = Vec::new();
-                if !reasoning_signature.is_empty() {
-                    blocks.push(json!({
-                        "type": "thinking",
-                        "thinking": reasoning,
-                        "signature": reasoning_signature,
-                    }));
+                if reasoning_blocks.is_empty() {
+                    if !reasoning_signature.is_empty() {
+                        blocks.push(thinking_block(reasoning, reasoning_signature));
+                    }
+                } else {
+                    // Each block as it came, in order: a redacted block as its data,
+                    // a thinking block with its own signature (one without a
+                    // signature cannot be sent back).
+                    for block in reasoning_blocks {
+                        if !block.redacted.is_empty() {
+                            blocks.push(json!({
+                                "type": "redacted_thinking",
+                                "data": block.redacted,
+                            }));
+                        } else if !block.signature.is_empty() {
+                            blocks.push(thinking_block(&block.text, &block.signature));
+                        }
+                    }
                 }
                 blocks.extend(text_block(text));
                 for call in tool_calls {
@@ -533,6 +657,14 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
             .collect();
     }
     body
+}
+
+fn thinking_block(thinking: &str, signature: &str) -> Value {
+    json!({
+        "type": "thinking",
+        "thinking": thinking,
+        "signature": signature,
+    })
 }
 
 /// The API rejects empty text blocks: empty text is no block.
@@ -605,6 +737,7 @@ impl Provider for AnthropicProvider {
                 auth: |key| ("x-api-key".to_string(), key.to_string()),
             },
             build_request(&self.config.model, &request),
+            request.max_output_tokens,
             AnthropicMapper::new(),
             sink,
             cancel,
@@ -615,7 +748,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Assembler, ToolCall, UserOrigin};
+    use crate::machine::{Assembler, ReasoningBlock, ToolCall, UserOrigin};
     use crate::tools::ToolSpec;
     use expect_test::expect;
 
@@ -792,6 +925,220 @@ mod tests {
         );
     }
 
+    /// Folds events into the assembled message, as the machine does.
+    fn assemble(events: &[StreamEvent]) -> crate::machine::Assembled {
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        a.finish()
+    }
+
+    #[test]
+    fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
+        let (events, err) = run(&[
+            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"First try."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_A"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}"#,
+            r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Second try."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_B"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_b","name":"read","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"b.txt\"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("Second try.", "SIG_B")
+        );
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("toolu_b".into()),
+                name: "read".into(),
+                arguments: r#"{"path": "b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            a.usage,
+            Usage {
+                input_tokens: 30,
+                output_tokens: 12,
+                ..Usage::default()
+            }
+        );
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+                .collect::<Vec<_>>(),
+            vec![&StreamEvent::Restarted {
+                reason: "message_start (msg_2) before message_stop of msg_1".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn several_thinking_blocks_keep_their_own_text_and_signature() {
+        let (events, err) = run(&[
+            r#"{"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"One."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_1"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"thinking_delta","thinking":"Two."}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"signature_delta","signature":"SIG_2"}}"#,
+            r#"{"type":"content_block_stop","index":2}"#,
+            r#"{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Done."}}"#,
+            r#"{"type":"content_block_stop","index":3}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        let block = |text: &str, signature: &str, redacted: &str| ReasoningBlock {
+            text: text.into(),
+            signature: signature.into(),
+            redacted: redacted.into(),
+        };
+        assert_eq!(
+            a.reasoning_blocks,
+            vec![
+                block("One.", "SIG_1", ""),
+                block("", "", "EmwKAhgB"),
+                block("Two.", "SIG_2", ""),
+            ]
+        );
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("One.\n\nTwo.", "")
+        );
+        // Sent back unchanged and in order, before the text.
+        let mut request = crate::provider::openai::tests::sample_request();
+        request.messages = vec![Message::Assistant {
+            text: a.text,
+            reasoning: a.reasoning,
+            reasoning_signature: a.reasoning_signature,
+            reasoning_blocks: a.reasoning_blocks,
+            tool_calls: a.tool_calls,
+        }];
+        assert_eq!(
+            build_request("claude", &request)["messages"][0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "One.", "signature": "SIG_1"},
+                {"type": "redacted_thinking", "data": "EmwKAhgB"},
+                {"type": "thinking", "thinking": "Two.", "signature": "SIG_2"},
+                {"type": "text", "text": "Done."},
+            ])
+        );
+    }
+
+    #[test]
+    fn one_thinking_block_assembles_as_before() {
+        let (events, _) = run(&[
+            r#"{"type":"message_start","message":{"content":[]}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Only."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"message_stop"}"#,
+        ]);
+        let a = assemble(&events);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"reasoning":"Only.","reasoning_signature":"SIG","usage":{"input_tokens":0,"output_tokens":0},"finish":null}"#
+        );
+    }
+
+    #[test]
+    fn every_wrong_type_in_an_anthropic_event_is_an_error_never_a_silent_drop() {
+        let start = r#"{"type":"message_start","message":{"id":"m","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#;
+        let text =
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#;
+        let tool = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"read","input":{}}}"#;
+        let cases = [
+            (
+                vec![
+                    start,
+                    text,
+                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}"#,
+                ],
+                "an Anthropic content_block_delta event: delta.text is a number (5), expected a string",
+            ),
+            (
+                vec![
+                    start,
+                    r#"{"type":"content_block_start","index":-1,"content_block":{"type":"text","text":""}}"#,
+                ],
+                "an Anthropic content_block_start event: index is a number (-1), expected a non-negative integer",
+            ),
+            (
+                vec![
+                    start,
+                    r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":7,"input":{}}}"#,
+                ],
+                "an Anthropic content_block_start event: content_block.name is a number (7), expected a string",
+            ),
+            (
+                vec![
+                    start,
+                    tool,
+                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":{"a":1}}}"#,
+                ],
+                r#"an Anthropic content_block_delta event: delta.partial_json is an object ({"a":1}), expected a string"#,
+            ),
+            (
+                vec![
+                    start,
+                    r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":3}}"#,
+                ],
+                "an Anthropic content_block_start event: content_block.signature is a number (3), expected a string",
+            ),
+            (
+                vec![
+                    start,
+                    r#"{"type":"message_delta","delta":{"stop_reason":1},"usage":{"output_tokens":2}}"#,
+                ],
+                "an Anthropic message_delta event: delta.stop_reason is a number (1), expected a string",
+            ),
+            (
+                vec![
+                    start,
+                    r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":"12"}}"#,
+                ],
+                r#"an Anthropic message_delta event: usage.output_tokens is a string ("12"), expected a non-negative integer"#,
+            ),
+            (
+                vec![r#"{"type":"message_start","message":{"content":{"type":"text"}}}"#],
+                r#"an Anthropic message_start event: message.content is an object ({"type":"text"}), expected an array"#,
+            ),
+            (
+                vec![r#"{"type":7}"#],
+                "an Anthropic stream event: type is a number (7), expected a string",
+            ),
+        ];
+        for (lines, message) in cases {
+            assert_eq!(
+                run(&lines).1.map(|e| (e.kind, e.message)),
+                Some((ProviderErrorKind::Malformed, message.to_string())),
+                "{lines:?}"
+            );
+        }
+    }
+
     #[test]
     fn completeness_needs_message_stop() {
         let mut m = AnthropicMapper::new();
@@ -813,6 +1160,7 @@ mod tests {
             text: String::new(),
             reasoning: String::new(),
             reasoning_signature: String::new(),
+            reasoning_blocks: vec![],
             tool_calls: vec![ToolCall {
                 id: CallId("toolu_x".into()),
                 name: "read".into(),

@@ -27,7 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::StreamSink;
 use super::cassette::{self, BodyEnd, Chunk, Exchange, Next, Playback, Tape};
-use super::sse::{SseParser, StreamMapper};
+use super::decode::{
+    Decoder, Flow, bounded, bounded_text, disconnected, looks_like_json, not_a_stream,
+};
+use super::sse::StreamMapper;
 use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -275,13 +278,15 @@ pub fn error_message(error: &Value) -> Option<String> {
     })
 }
 
-/// One request: URL, extra headers, JSON body (serialized). `Debug` never shows the
-/// value of a header that carries a credential ([`is_secret_header`]).
+/// One request: URL, extra headers, JSON body (serialized), and the output limit the
+/// body asks for (the client enforces it too: §19.6). `Debug` never shows the value of
+/// a header that carries a credential ([`is_secret_header`]).
 #[derive(Clone)]
 pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    pub max_output_tokens: Option<u32>,
 }
 
 /// Headers whose value is a credential: never shown by a `Debug` print.
@@ -314,6 +319,7 @@ impl fmt::Debug for HttpRequest {
             .field("url", &self.url)
             .field("headers", &headers)
             .field("body", &self.body)
+            .field("max_output_tokens", &self.max_output_tokens)
             .finish()
     }
 }
@@ -353,9 +359,24 @@ enum Attempt {
 }
 
 /// Sends `request` (retrying before the first byte), then streams the body through
-/// an SSE parser and `mapper` into `sink`. With a cassette `tape` in `config` the
-/// exchange is recorded, or served from the cassette instead of the network.
+/// an SSE parser and `mapper` into `sink`, within the client's own limits
+/// ([`super::decode`]). With a cassette `tape` in `config` the exchange is
+/// recorded, or served from the cassette instead of the network. An error's
+/// message is at most [`super::decode::MAX_ERROR_CHARS`] characters.
 pub async fn stream_sse(
+    client: &reqwest::Client,
+    config: &HttpConfig,
+    request: HttpRequest,
+    mapper: &mut dyn StreamMapper,
+    sink: &StreamSink,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    exchange(client, config, request, mapper, sink, cancel)
+        .await
+        .map_err(bounded)
+}
+
+async fn exchange(
     client: &reqwest::Client,
     config: &HttpConfig,
     request: HttpRequest,
@@ -382,7 +403,7 @@ pub async fn stream_sse(
             cassette::Response::Error { error } => Err(error),
             cassette::Response::Stream { chunks, end, .. } => {
                 let mut source = Source::Tape(Playback::new(chunks, end, tape.pace));
-                stream_body(&mut source, config, mapper, sink, cancel).await
+                stream_body(&mut source, config, &request, mapper, sink, cancel).await
             }
         };
     }
@@ -425,7 +446,7 @@ pub async fn stream_sse(
                     started,
                     tap: recorder.map(|_| (Vec::new(), None)),
                 };
-                let result = stream_body(&mut source, config, mapper, sink, cancel).await;
+                let result = stream_body(&mut source, config, &request, mapper, sink, cancel).await;
                 if let Source::Live {
                     tap: Some((chunks, end)),
                     ..
@@ -450,6 +471,7 @@ pub async fn stream_sse(
                 retry_after,
                 mut error,
             } => {
+                let reason = bounded_text(reason);
                 if attempt >= max_attempts {
                     error.message = format!("{} (after {attempt} attempts)", error.message);
                     record(
@@ -512,11 +534,14 @@ pub struct Endpoint {
 
 /// Streams one POST of `body` to the endpoint through `mapper` into `sink`: the
 /// whole of a wire-protocol provider's `stream` once its body is built.
+/// `max_output_tokens` is the request's limit, which the client enforces too.
+#[allow(clippy::too_many_arguments)]
 pub fn post_stream<M: StreamMapper + Send + 'static>(
     client: reqwest::Client,
     config: std::sync::Arc<HttpConfig>,
     endpoint: Endpoint,
     body: Value,
+    max_output_tokens: u32,
     mapper: M,
     sink: StreamSink,
     cancel: CancellationToken,
@@ -526,6 +551,7 @@ pub fn post_stream<M: StreamMapper + Send + 'static>(
         config,
         endpoint,
         body.to_string(),
+        max_output_tokens,
         mapper,
         sink,
         cancel,
@@ -533,11 +559,13 @@ pub fn post_stream<M: StreamMapper + Send + 'static>(
 }
 
 /// [`post_stream`] with the body already serialized to JSON text.
+#[allow(clippy::too_many_arguments)]
 pub fn post_stream_text<M: StreamMapper + Send + 'static>(
     client: reqwest::Client,
     config: std::sync::Arc<HttpConfig>,
     endpoint: Endpoint,
     body: String,
+    max_output_tokens: u32,
     mut mapper: M,
     sink: StreamSink,
     cancel: CancellationToken,
@@ -551,6 +579,7 @@ pub fn post_stream_text<M: StreamMapper + Send + 'static>(
             url: config.endpoint(endpoint.path),
             headers,
             body,
+            max_output_tokens: Some(max_output_tokens),
         };
         stream_sse(&client, &config, request, &mut mapper, &sink, &cancel).await
     })
@@ -756,13 +785,29 @@ async fn attempt_once(
             message: detail,
         });
     }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let first = tokio::select! {
         r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
         () = cancel.cancelled() => return Attempt::Fail(cancelled()),
     };
     match first {
         Err(_) => Attempt::Fail(idle_timeout(config, 0, 0)),
-        Ok(Ok(Some(bytes))) if !bytes.is_empty() => Attempt::Streaming(response, bytes.to_vec()),
+        Ok(Ok(Some(bytes))) if !bytes.is_empty() => {
+            if looks_like_json(content_type.as_deref(), &bytes) {
+                let body = read_body(&mut response, bytes.to_vec(), config, cancel).await;
+                let truncated = body.len() >= ERROR_BODY_LIMIT;
+                return Attempt::Fail(not_a_stream(
+                    status.as_u16(),
+                    content_type.as_deref(),
+                    &body,
+                    truncated,
+                ));
+            }
+            Attempt::Streaming(response, bytes.to_vec())
+        }
         Ok(Ok(_)) => Attempt::Retry {
             reason: "the connection closed before any byte of the body".into(),
             retry_after: None,
@@ -784,7 +829,16 @@ async fn read_error_body(
     config: &HttpConfig,
     cancel: &CancellationToken,
 ) -> String {
-    let mut body = Vec::new();
+    String::from_utf8_lossy(&read_body(response, Vec::new(), config, cancel).await).into_owned()
+}
+
+/// The rest of a body after `body`, up to [`ERROR_BODY_LIMIT`] bytes.
+async fn read_body(
+    response: &mut reqwest::Response,
+    mut body: Vec<u8>,
+    config: &HttpConfig,
+    cancel: &CancellationToken,
+) -> Vec<u8> {
     while body.len() < ERROR_BODY_LIMIT {
         let next = tokio::select! {
             r = tokio::time::timeout(config.idle_timeout, response.chunk()) => r,
@@ -795,7 +849,7 @@ async fn read_error_body(
             _ => break,
         }
     }
-    String::from_utf8_lossy(&body).into_owned()
+    body
 }
 
 fn clip(s: &str, max: usize) -> String {
@@ -813,13 +867,6 @@ fn idle_timeout(config: &HttpConfig, bytes: usize, events: usize) -> ProviderErr
             "no data for {} s (after {bytes} bytes and {events} events)",
             config.idle_timeout.as_secs_f64()
         ),
-    }
-}
-
-fn disconnected(bytes: usize, events: usize, detail: &str) -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: format!("the stream broke off after {bytes} bytes and {events} events: {detail}"),
     }
 }
 
@@ -842,13 +889,13 @@ fn deliver(events: Vec<StreamEvent>, sink: &StreamSink) -> Result<(), ProviderEr
 async fn stream_body(
     source: &mut Source,
     config: &HttpConfig,
+    request: &HttpRequest,
     mapper: &mut dyn StreamMapper,
     sink: &StreamSink,
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
-    let mut parser = SseParser::new();
-    let mut bytes = 0usize;
-    let mut events = 0usize;
+    let mut decoder = Decoder::new(mapper, request.max_output_tokens);
+    let mut out = Vec::new();
     loop {
         if cancel.is_cancelled() {
             return Err(cancelled());
@@ -857,43 +904,23 @@ async fn stream_body(
             return Err(cancelled());
         };
         match next {
-            Next::Idle => return Err(idle_timeout(config, bytes, events)),
+            Next::Idle => return Err(idle_timeout(config, decoder.bytes(), decoder.events())),
             Next::Bytes(data) => {
-                bytes += data.len();
-                for event in parser.push(&data) {
-                    events += 1;
-                    deliver(mapper.on_event(event.event.as_deref(), &event.data)?, sink)?;
+                let flow = decoder.push(&data, &mut out);
+                deliver(std::mem::take(&mut out), sink)?;
+                // The client ends the stream (its output passed the limit): returning
+                // drops the response, which closes the connection.
+                if flow? == Flow::Stop {
+                    return Ok(());
                 }
             }
             Next::End => break,
-            Next::Broken(detail) => return Err(disconnected(bytes, events, &detail)),
+            Next::Broken(detail) => return Err(decoder.disconnected(&detail)),
         }
     }
-    // An event still open when the connection closed: delivered, unless the stream
-    // was cut inside it (then the cut is the error, not the truncated payload).
-    for event in parser.finish() {
-        events += 1;
-        match mapper.on_event(event.event.as_deref(), &event.data) {
-            Ok(mapped) => deliver(mapped, sink)?,
-            Err(_) if !mapper.is_complete() => {
-                return Err(disconnected(
-                    bytes,
-                    events,
-                    "the connection closed inside an unfinished event",
-                ));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    deliver(mapper.finish(), sink)?;
-    if !mapper.is_complete() {
-        return Err(disconnected(
-            bytes,
-            events,
-            "the connection closed before the response was complete",
-        ));
-    }
-    Ok(())
+    let end = decoder.end(&mut out);
+    deliver(out, sink)?;
+    end
 }
 
 #[cfg(test)]
@@ -976,9 +1003,10 @@ mod tests {
                 ("anthropic-version".into(), ANTHROPIC_VERSION.into()),
             ],
             body: "{}".into(),
+            max_output_tokens: Some(8192),
         };
         expect_test::expect![[r#"
-            HttpRequest { url: "https://api.anthropic.com/v1/messages", headers: [("Authorization", "<redacted>"), ("x-api-key", "<redacted>"), ("anthropic-version", "2023-06-01")], body: "{}" }"#]]
+            HttpRequest { url: "https://api.anthropic.com/v1/messages", headers: [("Authorization", "<redacted>"), ("x-api-key", "<redacted>"), ("anthropic-version", "2023-06-01")], body: "{}", max_output_tokens: Some(8192) }"#]]
         .assert_eq(&format!("{request:?}"));
     }
 
@@ -1130,6 +1158,7 @@ mod tests {
             url: config.endpoint("chat/completions"),
             headers: vec![("authorization".into(), "Bearer k".into())],
             body: serde_json::json!({"stream": true}).to_string(),
+            max_output_tokens: Some(64),
         };
         let mut mapper = OpenAiMapper::new();
         let result = stream_sse(
@@ -1271,6 +1300,56 @@ mod tests {
             "{err}"
         );
         assert_eq!(events, vec![StreamEvent::TextDelta { text: "hi".into() }]);
+    }
+
+    #[tokio::test]
+    async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body() {
+        let body = format!(
+            r#"{{"id":"chatcmpl-1","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}"}}}}]}}"#,
+            "x".repeat(300)
+        );
+        let (base, _r) = serve(vec![reply(
+            "200 OK",
+            &["content-type: application/json"],
+            &body,
+        )]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Malformed,
+                message: format!(
+                    "expected an SSE stream (text/event-stream), got a JSON body (content-type application/json): {}… ({} bytes in all)",
+                    &body[..200],
+                    body.len()
+                ),
+            })
+        );
+        assert!(events.is_empty());
+        // A JSON error object in a 200 is the provider's error.
+        let (base, _r) = serve(vec![reply(
+            "200 OK",
+            &["content-type: application/json; charset=utf-8"],
+            r#"{"error":{"message":"model overloaded","code":"overloaded"}}"#,
+        )]);
+        let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)".into(),
+            })
+        );
+        // No content type, but the body is JSON all the same.
+        let (base, _r) = serve(vec![reply("200 OK", &[], r#"[{"a":1}]"#)]);
+        let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result.map_err(|e| (e.kind, e.message)),
+            Err((
+                ProviderErrorKind::Malformed,
+                r#"expected an SSE stream (text/event-stream), got a JSON body (no content-type): [{"a":1}]"#.into()
+            ))
+        );
     }
 
     #[tokio::test]

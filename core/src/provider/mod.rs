@@ -4,7 +4,9 @@
 
 pub mod anthropic;
 pub mod cassette;
+pub mod decode;
 pub mod faux;
+pub mod fields;
 pub mod http;
 pub mod openai;
 pub mod regress;

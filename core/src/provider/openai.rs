@@ -17,18 +17,27 @@
 //! `data: [DONE]` ends the stream. The normalized `finish` is sent last, after the
 //! usage, when `[DONE]` arrives (or the stream ends). A refusal is an API error with
 //! the refusal text; a chunk with an `error` object is an API error.
+//!
+//! A message that starts over inside the stream (a provider or proxy retried
+//! upstream) shows as a chunk that opens a message (`delta.role`) under a new `id`,
+//! or a `delta.role` after content that came without one: `restarted`, and the
+//! partial message is forgotten.
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::fields::Reader;
 use super::http::{self, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, malformed, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use crate::machine::{
     CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
 };
+
+/// What a chunk is called in errors.
+const CHUNK: &str = "a Chat Completions chunk";
 
 /// One tool call being assembled from `delta.tool_calls` fragments.
 #[derive(Debug)]
@@ -54,6 +63,14 @@ pub struct OpenAiMapper {
     pending_finish: Option<FinishReason>,
     saw_finish_reason: bool,
     done: bool,
+    /// The `id` of the message being streamed (the first non-empty one).
+    message_id: Option<String>,
+    /// The message has output (text, reasoning, a refusal or tool-call fragments).
+    has_output: bool,
+    /// Some of that output came in a chunk without `delta.role`: from then on a
+    /// `role` announces a new message (servers such as Ollama repeat `role` on
+    /// every chunk, which is no restart).
+    unroled_output: bool,
 }
 
 impl OpenAiMapper {
@@ -94,21 +111,75 @@ impl OpenAiMapper {
                 short(data)
             )));
         };
-        let choices = object.get("choices").and_then(Value::as_array);
+        let r = Reader::new(CHUNK);
+        if let Some(id) = r.str(object.get("id"), || "id".into())?
+            && !id.is_empty()
+        {
+            // A new id restarts the message only on a chunk that opens one (its
+            // delta has `role`, as the first chunk of every message has): servers
+            // whose ids drift mid-stream, or that give the usage chunk an id of its
+            // own, do not lose what they streamed.
+            let opens = object
+                .get("choices")
+                .and_then(Value::as_array)
+                .and_then(|c| c.first())
+                .filter(|c| c.get("index").is_none_or(|i| i.as_u64() == Some(0)))
+                .and_then(|c| c.get("delta"))
+                .and_then(|d| d.get("role"))
+                .is_some_and(|role| !role.is_null());
+            match &self.message_id {
+                Some(old) if old != id && self.has_output && opens => {
+                    let reason =
+                        format!("a chunk with the new id {id} (the message so far was {old})");
+                    self.restart(reason, &mut out);
+                }
+                _ => {}
+            }
+            if self.message_id.as_deref() != Some(id) {
+                self.message_id = Some(id.to_string());
+            }
+        }
+        let choices = r.array(object.get("choices"), || "choices".into())?;
         for (pos, choice) in choices.into_iter().flatten().enumerate() {
-            let index = choice
-                .get("index")
-                .and_then(Value::as_u64)
+            let index = r
+                .uint(choice.get("index"), || format!("choices[{pos}].index"))?
                 .unwrap_or(pos as u64);
             if index != 0 {
                 // xcsh never asks for n > 1; a second choice is passed over.
                 out.push(skipped(&format!("choices[{index}]")));
                 continue;
             }
-            if let Some(delta) = choice.get("delta") {
-                self.on_delta(delta, &mut out)?;
+            if let Some(delta) =
+                r.object(choice.get("delta"), || format!("choices[{pos}].delta"))?
+            {
+                let role = delta.get("role").is_some_and(|r| !r.is_null());
+                if role && self.has_output && self.unroled_output {
+                    self.restart(
+                        "a chunk with delta.role after the message's content".into(),
+                        &mut out,
+                    );
+                }
+                let before = (out.len(), self.refusal.len());
+                self.on_delta(delta, pos, &mut out)?;
+                let produced = self.refusal.len() > before.1
+                    || out[before.0..].iter().any(|e| {
+                        matches!(
+                            e,
+                            StreamEvent::TextDelta { .. }
+                                | StreamEvent::ReasoningDelta { .. }
+                                | StreamEvent::ToolCallStart { .. }
+                                | StreamEvent::ToolCallDelta { .. }
+                        )
+                    })
+                    || self.calls.iter().any(|c| !c.pending.is_empty());
+                if produced {
+                    self.has_output = true;
+                    self.unroled_output |= !role;
+                }
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            if let Some(reason) = r.str(choice.get("finish_reason"), || {
+                format!("choices[{pos}].finish_reason")
+            })? {
                 self.saw_finish_reason = true;
                 self.close_calls(&mut out);
                 if !self.refusal.is_empty() {
@@ -120,9 +191,9 @@ impl OpenAiMapper {
                 self.pending_finish = Some(finish_reason(reason));
             }
         }
-        if let Some(usage) = object.get("usage").filter(|u| u.is_object()) {
+        if let Some(usage) = r.object(object.get("usage"), || "usage".into())? {
             out.push(StreamEvent::Usage {
-                usage: chat_usage(usage),
+                usage: chat_usage(usage)?,
             });
         }
         let empty = choices.is_none_or(Vec::is_empty);
@@ -149,9 +220,29 @@ impl OpenAiMapper {
         self.done || self.saw_finish_reason
     }
 
-    fn on_delta(&mut self, delta: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    /// The provider started the message over: what the mapper holds of the partial
+    /// one goes, and a `restarted` event tells the assembler to discard it too.
+    fn restart(&mut self, reason: String, out: &mut Vec<StreamEvent>) {
+        out.push(StreamEvent::Restarted { reason });
+        self.calls.clear();
+        self.refusal.clear();
+        self.pending_finish = None;
+        self.saw_finish_reason = false;
+        self.has_output = false;
+        self.unroled_output = false;
+    }
+
+    /// `choices[pos].delta`.
+    fn on_delta(
+        &mut self,
+        delta: &Value,
+        pos: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let r = Reader::new(CHUNK);
+        let at = |key: &str| format!("choices[{pos}].delta.{key}");
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta.get(key).and_then(Value::as_str) {
+            if let Some(text) = r.str(delta.get(key), || at(key))? {
                 if !text.is_empty() {
                     out.push(StreamEvent::ReasoningDelta {
                         text: text.to_string(),
@@ -161,42 +252,56 @@ impl OpenAiMapper {
             }
         }
         match delta.get("content") {
-            Some(Value::String(text)) if !text.is_empty() => {
-                out.push(StreamEvent::TextDelta { text: text.clone() })
-            }
-            Some(Value::Array(parts)) => {
-                for part in parts {
-                    content_part(part, out);
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta { text: text.clone() })
                 }
             }
-            _ => {}
+            Some(Value::Array(parts)) => {
+                for (n, part) in parts.iter().enumerate() {
+                    content_part(part, &|| at(&format!("content[{n}]")), out)?;
+                }
+            }
+            Some(other) => {
+                return Err(r.wrong(
+                    &at("content"),
+                    other,
+                    "a string, an array of content parts or null",
+                ));
+            }
         }
-        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+        if let Some(refusal) = r.str(delta.get("refusal"), || at("refusal"))? {
             self.refusal.push_str(refusal);
         }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                self.on_tool_call(call, out);
+        if let Some(calls) = r.array(delta.get("tool_calls"), || at("tool_calls"))? {
+            for (n, call) in calls.iter().enumerate() {
+                self.on_tool_call(call, &|| at(&format!("tool_calls[{n}]")), out)?;
             }
         }
         Ok(())
     }
 
-    fn on_tool_call(&mut self, call: &Value, out: &mut Vec<StreamEvent>) {
-        let provider_index = call.get("index").and_then(Value::as_u64);
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
+    /// One `delta.tool_calls[]` fragment; `path` names it in errors.
+    fn on_tool_call(
+        &mut self,
+        call: &Value,
+        path: &dyn Fn() -> String,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let r = Reader::new(CHUNK);
+        let at = |key: &str| format!("{}.{key}", path());
+        let provider_index = r.uint(call.get("index"), || at("index"))?;
+        let id = r
+            .str(call.get("id"), || at("id"))?
             .filter(|s| !s.is_empty());
-        let function = call.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let arguments = function
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let function = r.object(call.get("function"), || at("function"))?;
+        let field = |key: &str| match function {
+            Some(f) => r.str(f.get(key), || at(&format!("function.{key}"))),
+            None => Ok(None),
+        };
+        let name = field("name")?.filter(|s| !s.is_empty());
+        let arguments = field("arguments")?.unwrap_or("");
 
         let found = match provider_index {
             Some(pi) => self.calls.iter().position(|c| c.provider_index == Some(pi)),
@@ -248,6 +353,7 @@ impl OpenAiMapper {
                 c.pending.push_str(arguments);
             }
         }
+        Ok(())
     }
 
     fn close_calls(&mut self, out: &mut Vec<StreamEvent>) {
@@ -284,12 +390,18 @@ fn start_call(c: &mut ChatCall, out: &mut Vec<StreamEvent>) {
 }
 
 /// One part of an array-valued `content` (Mistral): `text`, or `thinking` whose
-/// `thinking` is itself an array of text parts.
-fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
-    let kind = part.get("type").and_then(Value::as_str).unwrap_or("");
+/// `thinking` is a string or itself an array of text parts; `path` names it.
+fn content_part(
+    part: &Value,
+    path: &dyn Fn() -> String,
+    out: &mut Vec<StreamEvent>,
+) -> Result<(), ProviderError> {
+    let r = Reader::new(CHUNK);
+    let at = |key: &str| format!("{}.{key}", path());
+    let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
-            if let Some(text) = part.get("text").and_then(Value::as_str)
+            if let Some(text) = r.str(part.get("text"), || at("text"))?
                 && !text.is_empty()
             {
                 out.push(StreamEvent::TextDelta {
@@ -298,12 +410,16 @@ fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
             }
         }
         "thinking" => match part.get("thinking") {
-            Some(Value::String(text)) if !text.is_empty() => {
-                out.push(StreamEvent::ReasoningDelta { text: text.clone() })
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    out.push(StreamEvent::ReasoningDelta { text: text.clone() })
+                }
             }
             Some(Value::Array(inner)) => {
-                for p in inner {
-                    if let Some(text) = p.get("text").and_then(Value::as_str)
+                for (n, p) in inner.iter().enumerate() {
+                    if let Some(text) =
+                        r.str(p.get("text"), || at(&format!("thinking[{n}].text")))?
                         && !text.is_empty()
                     {
                         out.push(StreamEvent::ReasoningDelta {
@@ -312,10 +428,13 @@ fn content_part(part: &Value, out: &mut Vec<StreamEvent>) {
                     }
                 }
             }
-            _ => {}
+            Some(other) => {
+                return Err(r.wrong(&at("thinking"), other, "a string or an array of parts"));
+            }
         },
         other => out.push(skipped(&format!("content part {other}"))),
     }
+    Ok(())
 }
 
 fn skipped(event_type: &str) -> StreamEvent {
@@ -358,24 +477,32 @@ pub fn finish_reason(reason: &str) -> FinishReason {
 /// the normalized usage keeps them apart. `completion_tokens` includes reasoning
 /// tokens for OpenAI; xAI reports them outside it (then `total_tokens` exceeds
 /// prompt + completion), so output is `total - prompt` when that is larger.
-pub fn chat_usage(usage: &Value) -> Usage {
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    let prompt = n(usage.get("prompt_tokens"));
-    let completion = n(usage.get("completion_tokens"));
-    let total = n(usage.get("total_tokens"));
-    let cached = usage
-        .get("prompt_tokens_details")
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .or_else(|| usage.get("prompt_cache_hit_tokens").and_then(Value::as_u64))
-        .unwrap_or(0)
-        .min(prompt);
-    Usage {
+pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
+    let r = Reader::new(CHUNK);
+    let n = |key: &str| r.uint(usage.get(key), || format!("usage.{key}"));
+    let prompt = n("prompt_tokens")?.unwrap_or(0);
+    let completion = n("completion_tokens")?.unwrap_or(0);
+    let total = n("total_tokens")?.unwrap_or(0);
+    let details = r.object(usage.get("prompt_tokens_details"), || {
+        "usage.prompt_tokens_details".into()
+    })?;
+    let cached = match details {
+        Some(d) => r.uint(d.get("cached_tokens"), || {
+            "usage.prompt_tokens_details.cached_tokens".into()
+        })?,
+        None => None,
+    };
+    let cached = match cached {
+        Some(c) => c,
+        None => n("prompt_cache_hit_tokens")?.unwrap_or(0),
+    }
+    .min(prompt);
+    Ok(Usage {
         input_tokens: prompt - cached,
         output_tokens: completion.max(total.saturating_sub(prompt)),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
-    }
+    })
 }
 
 impl StreamMapper for OpenAiMapper {
@@ -712,6 +839,7 @@ impl Provider for OpenAiProvider {
                 auth: http::bearer,
             },
             self.body_text(&request),
+            request.max_output_tokens,
             OpenAiMapper::new(),
             sink,
             cancel,
@@ -899,6 +1027,197 @@ pub(crate) mod tests {
         .assert_eq(&render(&events));
     }
 
+    fn assemble(events: &[StreamEvent]) -> crate::machine::Assembled {
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        a.finish()
+    }
+
+    fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
+        events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+            .collect()
+    }
+
+    #[test]
+    fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
+        let (events, err) = run(&[
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"Hmm, "}}]}"#,
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Let me re"}}]}"#,
+            r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"content":"Reading b."}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"read","arguments":"{\"path\":\"b.txt\"}"}}]}}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"id":"chatcmpl-2","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let a = assemble(&events);
+        assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("call_b".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            restarts(&events),
+            vec![&StreamEvent::Restarted {
+                reason: "a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)"
+                    .into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
+        let (events, err) = run(&[
+            r#"{"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Kept"}}]}"#,
+            r#"{"id":"gen-2","choices":[{"index":0,"delta":{"content":" whole."}}]}"#,
+            r#"{"id":"gen-2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"id":"usage-3","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "Kept whole.");
+        assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    }
+
+    #[test]
+    fn a_repeated_role_after_content_restarts_the_chat_message() {
+        let (events, err) = run(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Half a sen"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"A whole"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" sentence."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "A whole sentence.");
+        assert_eq!(
+            restarts(&events),
+            vec![&StreamEvent::Restarted {
+                reason: "a chunk with delta.role after the message's content".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_role_on_every_chunk_is_not_a_restart() {
+        // Ollama's compatible endpoint sends `role` with every delta.
+        let (events, err) = run(&[
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":"One"}}]}"#,
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":" two"}}]}"#,
+            r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(assemble(&events).text, "One two");
+        assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    }
+
+    fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
+        run(lines).1.map(|e| (e.kind, e.message))
+    }
+
+    #[test]
+    fn a_numeric_content_is_an_error_that_names_it() {
+        assert_eq!(
+            malformed_message(&[r#"{"choices":[{"index":0,"delta":{"content":42}}]}"#]),
+            Some((
+                ProviderErrorKind::Malformed,
+                "a Chat Completions chunk: choices[0].delta.content is a number (42), expected a string, an array of content parts or null".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_negative_tool_call_index_is_an_error_that_names_it() {
+        assert_eq!(
+            malformed_message(&[
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1,"id":"call_1","type":"function","function":{"name":"read","arguments":"{}"}}]}}]}"#
+            ]),
+            Some((
+                ProviderErrorKind::Malformed,
+                "a Chat Completions chunk: choices[0].delta.tool_calls[0].index is a number (-1), expected a non-negative integer".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
+        let cases = [
+            (
+                r#"{"choices":{"index":0}}"#,
+                r#"choices is an object ({"index":0}), expected an array"#,
+            ),
+            (
+                r#"{"choices":[{"index":"0","delta":{}}]}"#,
+                r#"choices[0].index is a string ("0"), expected a non-negative integer"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":"hi"}]}"#,
+                r#"choices[0].delta is a string ("hi"), expected an object"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"reasoning_content":["a"]}}]}"#,
+                r#"choices[0].delta.reasoning_content is an array (["a"]), expected a string"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"refusal":true}}]}"#,
+                "choices[0].delta.refusal is a boolean (true), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}"#,
+                r#"choices[0].delta.tool_calls is an object ({"index":0}), expected an array"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":{"a":1}}}]}}]}"#,
+                r#"choices[0].delta.tool_calls[0].function.arguments is an object ({"a":1}), expected a string"#,
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":7,"function":{"name":"f"}}]}}]}"#,
+                "choices[0].delta.tool_calls[0].id is a number (7), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":1}]}"#,
+                "choices[0].finish_reason is a number (1), expected a string",
+            ),
+            (
+                r#"{"choices":[],"usage":{"prompt_tokens":"12","completion_tokens":3}}"#,
+                r#"usage.prompt_tokens is a string ("12"), expected a non-negative integer"#,
+            ),
+            (
+                r#"{"choices":[],"usage":12}"#,
+                "usage is a number (12), expected an object",
+            ),
+            (
+                r#"{"id":5,"choices":[]}"#,
+                "id is a number (5), expected a string",
+            ),
+            (
+                r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":3}]}}]}"#,
+                "choices[0].delta.content[0].text is a number (3), expected a string",
+            ),
+        ];
+        for (line, message) in cases {
+            assert_eq!(
+                malformed_message(&[line]),
+                Some((
+                    ProviderErrorKind::Malformed,
+                    format!("a Chat Completions chunk: {message}")
+                )),
+                "{line}"
+            );
+        }
+    }
+
     #[test]
     fn completeness() {
         let mut m = OpenAiMapper::new();
@@ -924,6 +1243,7 @@ pub(crate) mod tests {
                     text: "Reading.".into(),
                     reasoning: "The user wants a.txt.".into(),
                     reasoning_signature: "sig".into(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![ToolCall {
                         id: CallId("call_1".into()),
                         name: "read".into(),
@@ -944,6 +1264,7 @@ pub(crate) mod tests {
                     text: String::new(),
                     reasoning: String::new(),
                     reasoning_signature: String::new(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![ToolCall {
                         id: CallId("call_2".into()),
                         name: "read".into(),
@@ -960,6 +1281,7 @@ pub(crate) mod tests {
                     text: "Done.".into(),
                     reasoning: String::new(),
                     reasoning_signature: String::new(),
+                    reasoning_blocks: vec![],
                     tool_calls: vec![],
                 },
             ],

@@ -6,9 +6,10 @@
 //! The golden format (also what `xcsh provider-parse` prints): one normalized
 //! [`StreamEvent`] per line as JSON, then one line
 //! `{"assembled":{"text","reasoning","tool_calls":[{"id","name","arguments"}],"usage",
-//! "finish_reason","error","reasoning_signature","skipped"}}` with `null` where the
-//! stream gave none (tool call arguments parsed as JSON; kept as a string when they
-//! do not parse). Parsing stops at the first error, as a provider would; a stream
+//! "finish_reason","error","reasoning_signature","reasoning_blocks","skipped"}}` with
+//! `null` where the stream gave none (tool call arguments parsed as JSON; kept as a
+//! string when they do not parse; `reasoning_blocks` only when the reasoning came in
+//! several blocks). Parsing stops at the first error, as a provider would; a stream
 //! that ends before its protocol's end marker ends with a `disconnected` error.
 
 use std::path::{Path, PathBuf};
@@ -17,12 +18,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::anthropic::AnthropicMapper;
+use super::decode::{Decoder, Flow};
 use super::openai::OpenAiMapper;
 use super::responses::ResponsesMapper;
-use super::sse::{SseParser, StreamMapper};
-use crate::machine::{
-    Assembler, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage,
-};
+use super::sse::StreamMapper;
+use crate::machine::{Assembler, FinishReason, ProviderError, ReasoningBlock, StreamEvent, Usage};
 
 /// Seeded random chunkings per stream.
 pub const CHUNKINGS: u32 = 32;
@@ -116,62 +116,30 @@ pub struct Parsed {
     pub error: Option<ProviderError>,
 }
 
-/// Parses raw SSE bytes delivered as `chunks`, the way the HTTP driver does.
+/// Parses raw SSE bytes delivered as `chunks` through the HTTP driver's decoder
+/// ([`Decoder`], without an output limit).
 pub fn parse_chunks<'a>(protocol: Protocol, chunks: impl IntoIterator<Item = &'a [u8]>) -> Parsed {
-    let mut parser = SseParser::new();
     let mut mapper = protocol.mapper();
+    let mut decoder = Decoder::new(mapper.as_mut(), None);
     let mut events = Vec::new();
-    let mut bytes = 0usize;
-    let mut sse_events = 0usize;
-    let feed = |sse: Vec<super::sse::SseEvent>,
-                mapper: &mut Box<dyn StreamMapper>,
-                events: &mut Vec<StreamEvent>,
-                sse_events: &mut usize|
-     -> Result<(), ProviderError> {
-        for e in sse {
-            *sse_events += 1;
-            events.extend(mapper.on_event(e.event.as_deref(), &e.data)?);
-        }
-        Ok(())
-    };
     for chunk in chunks {
-        bytes += chunk.len();
-        if let Err(error) = feed(
-            parser.push(chunk),
-            &mut mapper,
-            &mut events,
-            &mut sse_events,
-        ) {
-            return Parsed {
-                events,
-                error: Some(error),
-            };
+        match decoder.push(chunk, &mut events) {
+            Ok(Flow::More) => {}
+            Ok(Flow::Stop) => {
+                return Parsed {
+                    events,
+                    error: None,
+                };
+            }
+            Err(error) => {
+                return Parsed {
+                    events,
+                    error: Some(error),
+                };
+            }
         }
     }
-    if let Err(error) = feed(parser.finish(), &mut mapper, &mut events, &mut sse_events) {
-        // Cut inside an unfinished event: the cut is the error (as in the HTTP driver).
-        let error = if mapper.is_complete() {
-            error
-        } else {
-            ProviderError {
-                kind: ProviderErrorKind::Disconnected,
-                message: format!(
-                    "the stream broke off after {bytes} bytes and {sse_events} events: the connection closed inside an unfinished event"
-                ),
-            }
-        };
-        return Parsed {
-            events,
-            error: Some(error),
-        };
-    }
-    events.extend(mapper.finish());
-    let error = (!mapper.is_complete()).then(|| ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: format!(
-            "the stream broke off after {bytes} bytes and {sse_events} events: the connection closed before the response was complete"
-        ),
-    });
+    let error = decoder.end(&mut events).err();
     Parsed { events, error }
 }
 
@@ -249,6 +217,9 @@ struct AssembledOut {
     finish_reason: Option<FinishReason>,
     error: Option<ProviderError>,
     reasoning_signature: Option<String>,
+    /// Only when the reasoning came in several blocks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reasoning_blocks: Vec<ReasoningBlock>,
     skipped: u32,
 }
 
@@ -290,6 +261,7 @@ fn assembled(parsed: &Parsed) -> AssembledLine {
             finish_reason: a.finish,
             error: parsed.error.clone(),
             reasoning_signature: non_empty(a.reasoning_signature),
+            reasoning_blocks: a.reasoning_blocks,
             skipped: a.skipped,
         },
     }
@@ -308,29 +280,72 @@ pub fn render(parsed: &Parsed) -> String {
     out
 }
 
-/// One recording under the streams directory.
+/// Where a stream comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Recorded from a provider (`../shared/provider-streams/`): another project's
+    /// data, never copied into this repository.
+    Recorded,
+    /// Written for this project from the providers' API documentation, for cases
+    /// no recording has (a restarted message, several thinking blocks, wrong
+    /// types): `fixtures/provider-streams/<folder>/synthetic/`, golden files beside.
+    Synthetic,
+}
+
+/// The folder of the synthetic streams under each protocol's golden folder.
+pub const SYNTHETIC: &str = "synthetic";
+
+/// One stream: a recording under the streams directory, or a synthetic one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamFile {
     pub protocol: Protocol,
     /// The file name without `.jsonl`.
     pub name: String,
     pub path: PathBuf,
+    pub origin: Origin,
 }
 
 impl StreamFile {
-    /// `<golden_root>/<protocol-folder>/<name>.golden.jsonl`.
+    /// `<golden_root>/<protocol-folder>/<name>.golden.jsonl` for a recording,
+    /// `<golden_root>/<protocol-folder>/synthetic/<name>.golden.jsonl` for a
+    /// synthetic stream.
     pub fn golden_path(&self, golden_root: &Path) -> PathBuf {
-        golden_root
-            .join(self.protocol.folder())
-            .join(format!("{}.golden.jsonl", self.name))
+        let folder = golden_root.join(self.protocol.folder());
+        let folder = match self.origin {
+            Origin::Recorded => folder,
+            Origin::Synthetic => folder.join(SYNTHETIC),
+        };
+        folder.join(format!("{}.golden.jsonl", self.name))
+    }
+
+    /// `<protocol-folder>/<name>`, or `<protocol-folder>/synthetic/<name>`.
+    pub fn label(&self) -> String {
+        match self.origin {
+            Origin::Recorded => format!("{}/{}", self.protocol.folder(), self.name),
+            Origin::Synthetic => format!("{}/{SYNTHETIC}/{}", self.protocol.folder(), self.name),
+        }
     }
 }
 
 /// Every `<protocol-folder>/<name>.jsonl` under `dir`, sorted by folder then name.
 pub fn discover(dir: &Path) -> std::io::Result<Vec<StreamFile>> {
+    discover_in(dir, None, Origin::Recorded)
+}
+
+/// Every synthetic stream, `<protocol-folder>/synthetic/<name>.jsonl` under the
+/// golden root, sorted by folder then name.
+pub fn discover_synthetic(golden_root: &Path) -> std::io::Result<Vec<StreamFile>> {
+    discover_in(golden_root, Some(SYNTHETIC), Origin::Synthetic)
+}
+
+fn discover_in(dir: &Path, sub: Option<&str>, origin: Origin) -> std::io::Result<Vec<StreamFile>> {
     let mut found = Vec::new();
     for protocol in Protocol::ALL {
         let folder = dir.join(protocol.folder());
+        let folder = match sub {
+            Some(sub) => folder.join(sub),
+            None => folder,
+        };
         if !folder.is_dir() {
             continue;
         }
@@ -346,6 +361,7 @@ pub fn discover(dir: &Path) -> std::io::Result<Vec<StreamFile>> {
                     protocol,
                     name: name.to_string(),
                     path: path.clone(),
+                    origin,
                 });
             }
         }
@@ -538,7 +554,7 @@ mod tests {
         let parsed = parse_whole(Protocol::Anthropic, sse);
         assert_eq!(
             parsed.error.map(|e| e.kind),
-            Some(ProviderErrorKind::Disconnected)
+            Some(crate::machine::ProviderErrorKind::Disconnected)
         );
     }
 }

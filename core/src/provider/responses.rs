@@ -24,7 +24,10 @@
 //! item back, and several items of one step concatenate into a parseable sequence.
 //!
 //! A recording may hold several responses in a row (a multi-request exchange): each
-//! `response.created` opens the next one, tool calls keep counting, usage adds up.
+//! `response.created` after a finished response opens the next one, tool calls keep
+//! counting, usage adds up. A `response.created` while a response is open is a
+//! restart (a provider or proxy started over): `restarted`, and the partial response
+//! is discarded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +35,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::fields::Reader;
 use super::http::{self, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
@@ -81,6 +85,10 @@ pub struct ResponsesMapper {
     done_usage: Usage,
     refusal: String,
     terminal: bool,
+    /// A `response.created` opened a response that has not finished yet.
+    open: bool,
+    /// The `id` of that response, for the restart notice.
+    response_id: Option<String>,
 }
 
 impl ResponsesMapper {
@@ -95,18 +103,44 @@ impl ResponsesMapper {
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
         let payload = parse_payload(data, "a Responses stream event")?;
-        let kind = payload
-            .get("type")
-            .and_then(Value::as_str)
+        let kind = Reader::new("a Responses stream event")
+            .str(payload.get("type"), || "type".into())?
             .or(event_type)
             .unwrap_or("")
             .to_string();
+        let what = format!("a Responses {kind} event");
+        let r = Reader::new(&what);
         let mut out = Vec::new();
-        let output_index = payload.get("output_index").and_then(Value::as_u64);
-        let sub = |key: &str| payload.get(key).and_then(Value::as_u64).unwrap_or(0);
-        let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("");
+        let output_index = r.uint(payload.get("output_index"), || "output_index".into())?;
+        let sub = |key: &str| {
+            r.uint(payload.get(key), || key.to_string())
+                .map(|n| n.unwrap_or(0))
+        };
+        let text = |key: &str| {
+            r.str(payload.get(key), || key.to_string())
+                .map(|t| t.unwrap_or(""))
+        };
+        let response = r.object(payload.get("response"), || "response".into())?;
         match kind.as_str() {
             "response.created" => {
+                let id = match response {
+                    Some(resp) => r.str(resp.get("id"), || "response.id".into())?,
+                    None => None,
+                }
+                .map(str::to_string);
+                if self.open {
+                    // A response started over before the last one finished (a
+                    // provider or a proxy retried upstream): the partial one is
+                    // discarded, and so are its tool-call indices.
+                    let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+                    let old = self.response_id.as_deref().unwrap_or("the open response");
+                    out.push(StreamEvent::Restarted {
+                        reason: format!("response.created{new} before {old} completed"),
+                    });
+                    self.next_call = 0;
+                }
+                self.open = true;
+                self.response_id = id;
                 self.items.clear();
                 self.streamed.clear();
                 self.has_calls = false;
@@ -114,45 +148,45 @@ impl ResponsesMapper {
                 self.terminal = false;
             }
             "response.in_progress" | "response.queued" => {}
-            "response.output_item.added" => self.item_added(&payload, output_index, &mut out),
-            "response.output_item.done" => self.item_done(&payload, output_index, &mut out)?,
+            "response.output_item.added" => self.item_added(&payload, output_index, r, &mut out)?,
+            "response.output_item.done" => self.item_done(&payload, output_index, r, &mut out)?,
             "response.content_part.added" | "response.content_part.done" => {
-                let part = payload
-                    .get("part")
-                    .and_then(|p| p.get("type"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let part = match r.object(payload.get("part"), || "part".into())? {
+                    Some(part) => r.str(part.get("type"), || "part.type".into())?,
+                    None => None,
+                }
+                .unwrap_or("");
                 if !matches!(part, "output_text" | "refusal" | "reasoning_text") {
                     out.push(skipped(&format!("{kind}:{part}")));
                 }
             }
             "response.output_text.delta" => {
-                let part = Part::Text(sub("content_index"));
-                self.delta(output_index, part, text("delta"), &mut out);
+                let part = Part::Text(sub("content_index")?);
+                self.delta(output_index, part, text("delta")?, &mut out);
             }
             "response.output_text.done" => {
-                let part = Part::Text(sub("content_index"));
-                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+                let part = Part::Text(sub("content_index")?);
+                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
             }
             "response.reasoning_summary_text.delta" => {
-                let part = Part::Summary(sub("summary_index"));
-                self.delta(output_index, part, text("delta"), &mut out);
+                let part = Part::Summary(sub("summary_index")?);
+                self.delta(output_index, part, text("delta")?, &mut out);
             }
             "response.reasoning_summary_text.done" => {
-                let part = Part::Summary(sub("summary_index"));
-                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+                let part = Part::Summary(sub("summary_index")?);
+                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
             }
             "response.reasoning_text.delta" => {
-                let part = Part::ReasoningText(sub("content_index"));
-                self.delta(output_index, part, text("delta"), &mut out);
+                let part = Part::ReasoningText(sub("content_index")?);
+                self.delta(output_index, part, text("delta")?, &mut out);
             }
             "response.reasoning_text.done" => {
-                let part = Part::ReasoningText(sub("content_index"));
-                self.reconcile(output_index, part, text("text"), &kind, &mut out);
+                let part = Part::ReasoningText(sub("content_index")?);
+                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
             }
             "response.function_call_arguments.delta" => {
                 if self.is_call(output_index) {
-                    self.delta(output_index, Part::Arguments, text("delta"), &mut out);
+                    self.delta(output_index, Part::Arguments, text("delta")?, &mut out);
                 } else {
                     out.push(skipped(&kind));
                 }
@@ -162,7 +196,7 @@ impl ResponsesMapper {
                     self.reconcile(
                         output_index,
                         Part::Arguments,
-                        text("arguments"),
+                        text("arguments")?,
                         &kind,
                         &mut out,
                     );
@@ -170,9 +204,9 @@ impl ResponsesMapper {
                     out.push(skipped(&kind));
                 }
             }
-            "response.refusal.delta" => self.refusal.push_str(text("delta")),
+            "response.refusal.delta" => self.refusal.push_str(text("delta")?),
             "response.refusal.done" => {
-                let refusal = match text("refusal") {
+                let refusal = match text("refusal")? {
                     "" => std::mem::take(&mut self.refusal),
                     full => full.to_string(),
                 };
@@ -181,7 +215,7 @@ impl ResponsesMapper {
             // Structure of the items above: nothing to add.
             "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done" => {}
             "response.completed" => {
-                self.finish_response(&payload, &mut out);
+                self.finish_response(response, r, &mut out)?;
                 out.push(StreamEvent::Finish {
                     reason: if self.has_calls {
                         FinishReason::ToolCalls
@@ -191,13 +225,20 @@ impl ResponsesMapper {
                 });
             }
             "response.incomplete" => {
-                self.finish_response(&payload, &mut out);
-                let reason = payload
-                    .get("response")
-                    .and_then(|r| r.get("incomplete_details"))
-                    .and_then(|d| d.get("reason"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                self.finish_response(response, r, &mut out)?;
+                let details = match response {
+                    Some(resp) => r.object(resp.get("incomplete_details"), || {
+                        "response.incomplete_details".into()
+                    })?,
+                    None => None,
+                };
+                let reason = match details {
+                    Some(d) => r.str(d.get("reason"), || {
+                        "response.incomplete_details.reason".into()
+                    })?,
+                    None => None,
+                }
+                .unwrap_or("");
                 let reason = match reason {
                     "max_output_tokens" => FinishReason::Length,
                     "content_filter" => FinishReason::ContentFilter,
@@ -218,7 +259,7 @@ impl ResponsesMapper {
                 out.push(StreamEvent::Finish { reason });
             }
             "response.failed" => {
-                let error = payload.get("response").and_then(|r| r.get("error"));
+                let error = response.and_then(|resp| resp.get("error"));
                 return Err(ProviderError {
                     kind: ProviderErrorKind::Api,
                     message: error
@@ -317,18 +358,26 @@ impl ResponsesMapper {
         &mut self,
         payload: &Value,
         output_index: Option<u64>,
+        r: Reader,
         out: &mut Vec<StreamEvent>,
-    ) {
-        let item = payload.get("item").unwrap_or(&Value::Null);
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+    ) -> Result<(), ProviderError> {
+        let item = r
+            .object(payload.get("item"), || "item".into())?
+            .unwrap_or(&Value::Null);
+        let text = |key: &str| {
+            r.str(item.get(key), || format!("item.{key}"))
+                .map(|t| t.unwrap_or(""))
+        };
+        let kind = text("type")?;
         let state = match kind {
             "message" => Item::Message,
             "reasoning" => Item::Reasoning,
             "function_call" => {
+                let start = call_start(self.next_call, item, r)?;
                 let index = self.next_call;
                 self.next_call += 1;
                 self.has_calls = true;
-                out.push(call_start(index, item));
+                out.push(start);
                 Item::FunctionCall {
                     index,
                     ended: false,
@@ -343,24 +392,32 @@ impl ResponsesMapper {
         let oi = output_index.unwrap_or(u64::MAX);
         self.items.insert(oi, state);
         if kind == "function_call" {
-            let arguments = item.get("arguments").and_then(Value::as_str).unwrap_or("");
+            let arguments = text("arguments")?;
             self.delta(Some(oi), Part::Arguments, arguments, out);
         }
+        Ok(())
     }
 
     fn item_done(
         &mut self,
         payload: &Value,
         output_index: Option<u64>,
+        r: Reader,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let item = payload.get("item").unwrap_or(&Value::Null);
-        let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let item = r
+            .object(payload.get("item"), || "item".into())?
+            .unwrap_or(&Value::Null);
+        let text = |key: &str| {
+            r.str(item.get(key), || format!("item.{key}"))
+                .map(|t| t.unwrap_or(""))
+        };
+        let kind = text("type")?;
         let oi = output_index.unwrap_or(u64::MAX);
         // An item that was never announced is taken as announced now.
         if !self.items.contains_key(&oi) {
             let mut announced = Vec::new();
-            self.item_added(payload, Some(oi), &mut announced);
+            self.item_added(payload, Some(oi), r, &mut announced)?;
             out.extend(
                 announced
                     .into_iter()
@@ -368,21 +425,20 @@ impl ResponsesMapper {
             );
         }
         let event = "response.output_item.done";
-        let texts = |key: &str, field: &str| -> Vec<(u64, String)> {
-            item.get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    let t = p.get(field).and_then(Value::as_str)?;
-                    Some((i as u64, t.to_string()))
-                })
-                .collect()
+        // The `field` texts of the parts of `item.key`.
+        let texts = |key: &str, field: &str| -> Result<Vec<(u64, String)>, ProviderError> {
+            let parts = r.array(item.get(key), || format!("item.{key}"))?;
+            let mut found = Vec::new();
+            for (i, p) in parts.into_iter().flatten().enumerate() {
+                if let Some(t) = r.str(p.get(field), || format!("item.{key}[{i}].{field}"))? {
+                    found.push((i as u64, t.to_string()));
+                }
+            }
+            Ok(found)
         };
         match self.items.get(&oi) {
             Some(Item::FunctionCall { .. }) => {
-                let arguments = item.get("arguments").and_then(Value::as_str).unwrap_or("");
+                let arguments = text("arguments")?;
                 if !arguments.is_empty() {
                     self.reconcile(Some(oi), Part::Arguments, arguments, event, out);
                 }
@@ -394,31 +450,31 @@ impl ResponsesMapper {
                 }
             }
             Some(Item::Reasoning) => {
-                for (i, t) in texts("summary", "text") {
+                for (i, t) in texts("summary", "text")? {
                     self.reconcile(Some(oi), Part::Summary(i), &t, event, out);
                 }
-                for (i, t) in texts("content", "text") {
+                for (i, t) in texts("content", "text")? {
                     self.reconcile(Some(oi), Part::ReasoningText(i), &t, event, out);
                 }
-                if let Some(enc) = item.get("encrypted_content").and_then(Value::as_str)
-                    && !enc.is_empty()
-                {
-                    let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                let enc = text("encrypted_content")?;
+                if !enc.is_empty() {
+                    let id = text("id")?;
                     out.push(StreamEvent::ReasoningSignature {
                         signature: signature(id, enc),
                     });
                 }
             }
             Some(Item::Message) => {
-                let content = item.get("content").and_then(Value::as_array);
+                let content = r.array(item.get("content"), || "item.content".into())?;
                 for (i, part) in content.into_iter().flatten().enumerate() {
-                    match part.get("type").and_then(Value::as_str) {
-                        Some("refusal") => {
-                            let text = part.get("refusal").and_then(Value::as_str).unwrap_or("");
-                            return Err(refused(text));
-                        }
-                        Some("output_text") => {
-                            let t = part.get("text").and_then(Value::as_str).unwrap_or("");
+                    let field = |key: &str| {
+                        r.str(part.get(key), || format!("item.content[{i}].{key}"))
+                            .map(|t| t.unwrap_or(""))
+                    };
+                    match field("type")? {
+                        "refusal" => return Err(refused(field("refusal")?)),
+                        "output_text" => {
+                            let t = field("text")?;
                             self.reconcile(Some(oi), Part::Text(i as u64), t, event, out);
                         }
                         _ => {}
@@ -433,32 +489,43 @@ impl ResponsesMapper {
         Ok(())
     }
 
-    fn finish_response(&mut self, payload: &Value, out: &mut Vec<StreamEvent>) {
-        if let Some(usage) = payload
-            .get("response")
-            .and_then(|r| r.get("usage"))
-            .filter(|u| u.is_object())
-        {
-            self.done_usage.add(&responses_usage(usage));
+    /// `response.completed` / `response.incomplete`: its `response.usage`.
+    fn finish_response(
+        &mut self,
+        response: Option<&Value>,
+        r: Reader,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let usage = match response {
+            Some(resp) => r.object(resp.get("usage"), || "response.usage".into())?,
+            None => None,
+        };
+        if let Some(usage) = usage {
+            self.done_usage.add(&responses_usage(usage, r)?);
             out.push(StreamEvent::Usage {
                 usage: self.done_usage,
             });
         }
         self.terminal = true;
+        self.open = false;
+        Ok(())
     }
 }
 
-fn call_start(index: u32, item: &Value) -> StreamEvent {
-    let s = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
-    let id = match s("call_id") {
-        "" => s("id"),
+fn call_start(index: u32, item: &Value, r: Reader) -> Result<StreamEvent, ProviderError> {
+    let s = |key: &str| {
+        r.str(item.get(key), || format!("item.{key}"))
+            .map(|t| t.unwrap_or(""))
+    };
+    let id = match s("call_id")? {
+        "" => s("id")?,
         call_id => call_id,
     };
-    StreamEvent::ToolCallStart {
+    Ok(StreamEvent::ToolCallStart {
         index,
         id: CallId(id.to_string()),
-        name: s("name").to_string(),
-    }
+        name: s("name")?.to_string(),
+    })
 }
 
 /// `{"id":…,"encrypted_content":…}`, keys in that order whatever serde_json's map.
@@ -487,18 +554,27 @@ fn skipped(event_type: &str) -> StreamEvent {
 /// (`input_tokens_details.cached_tokens`) and those written to the cache
 /// (`cache_write_tokens`, where reported); the normalized usage keeps them apart.
 /// `output_tokens` includes the reasoning tokens.
-pub fn responses_usage(usage: &Value) -> Usage {
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    let details = usage.get("input_tokens_details");
-    let input = n(usage.get("input_tokens"));
-    let cached = n(details.and_then(|d| d.get("cached_tokens"))).min(input);
-    let written = n(details.and_then(|d| d.get("cache_write_tokens"))).min(input - cached);
-    Usage {
+pub fn responses_usage(usage: &Value, r: Reader) -> Result<Usage, ProviderError> {
+    let n = |v: &Value, path: &str, key: &str| {
+        r.uint(v.get(key), || format!("{path}.{key}"))
+            .map(|n| n.unwrap_or(0))
+    };
+    let details = r.object(usage.get("input_tokens_details"), || {
+        "response.usage.input_tokens_details".into()
+    })?;
+    let detail = |key: &str| match details {
+        Some(d) => n(d, "response.usage.input_tokens_details", key),
+        None => Ok(0),
+    };
+    let input = n(usage, "response.usage", "input_tokens")?;
+    let cached = detail("cached_tokens")?.min(input);
+    let written = detail("cache_write_tokens")?.min(input - cached);
+    Ok(Usage {
         input_tokens: input - cached - written,
-        output_tokens: n(usage.get("output_tokens")),
+        output_tokens: n(usage, "response.usage", "output_tokens")?,
         cache_read_tokens: cached,
         cache_write_tokens: written,
-    }
+    })
 }
 
 impl StreamMapper for ResponsesMapper {
@@ -555,6 +631,7 @@ pub fn build_request(model: &str, request: &ModelRequest) -> Value {
                 reasoning,
                 reasoning_signature,
                 tool_calls,
+                ..
             } => {
                 for (n, (id, enc)) in reasoning_items(reasoning_signature).into_iter().enumerate() {
                     let summary = if n == 0 && !reasoning.is_empty() {
@@ -713,6 +790,7 @@ impl Provider for ResponsesProvider {
                 auth: http::bearer,
             },
             self.body(&request),
+            request.max_output_tokens,
             ResponsesMapper::new(),
             sink,
             cancel,
@@ -909,6 +987,117 @@ mod tests {
             {"kind":"tool_call_end","index":0}
             {"kind":"finish","reason":"tool_calls"}"#]]
         .assert_eq(&render(&events));
+    }
+
+    #[test]
+    fn a_second_response_created_before_completion_restarts_the_response() {
+        let (events, err) = run(&[
+            r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Plan A"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Plan A"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"pa"}"#,
+            r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_2","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_2","output_index":0,"summary_index":0,"delta":"Plan B"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_2","type":"reasoning","encrypted_content":"gBBB","summary":[{"type":"summary_text","text":"Plan B"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"path\":\"b.txt\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        ]);
+        assert!(err.is_none(), "{err:?}");
+        let mut a = Assembler::default();
+        events.iter().for_each(|e| a.push(e));
+        let a = a.finish();
+        assert_eq!(
+            (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+            ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
+        );
+        assert_eq!(
+            a.tool_calls,
+            vec![ToolCall {
+                id: CallId("call_B".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"b.txt"}"#.into()
+            }]
+        );
+        assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+                .collect::<Vec<_>>(),
+            vec![&StreamEvent::Restarted {
+                reason: "response.created (resp_2) before resp_1 completed".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn every_wrong_type_in_a_responses_event_is_an_error_never_a_silent_drop() {
+        let created = r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#;
+        let call = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","arguments":"","call_id":"c","name":"read"}}"#;
+        let cases = [
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":5}"#,
+                ],
+                "a Responses response.output_text.delta event: delta is a number (5), expected a string",
+            ),
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.output_text.delta","output_index":-1,"content_index":0,"delta":"x"}"#,
+                ],
+                "a Responses response.output_text.delta event: output_index is a number (-1), expected a non-negative integer",
+            ),
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","arguments":"","call_id":9,"name":"read"}}"#,
+                ],
+                "a Responses response.output_item.added event: item.call_id is a number (9), expected a string",
+            ),
+            (
+                vec![
+                    created,
+                    call,
+                    r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":{"a":1}}"#,
+                ],
+                r#"a Responses response.function_call_arguments.delta event: delta is an object ({"a":1}), expected a string"#,
+            ),
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs","type":"reasoning","encrypted_content":1,"summary":[]}}"#,
+                ],
+                "a Responses response.output_item.done event: item.encrypted_content is a number (1), expected a string",
+            ),
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":"10","output_tokens":1}}}"#,
+                ],
+                r#"a Responses response.completed event: response.usage.input_tokens is a string ("10"), expected a non-negative integer"#,
+            ),
+            (
+                vec![
+                    created,
+                    r#"{"type":"response.output_item.added","output_index":0,"item":"message"}"#,
+                ],
+                r#"a Responses response.output_item.added event: item is a string ("message"), expected an object"#,
+            ),
+        ];
+        for (lines, message) in cases {
+            assert_eq!(
+                run(&lines).1.map(|e| (e.kind, e.message)),
+                Some((ProviderErrorKind::Malformed, message.to_string())),
+                "{lines:?}"
+            );
+        }
     }
 
     #[test]

@@ -157,6 +157,12 @@ impl SseParser {
         out
     }
 
+    /// Bytes held for the line and the event in progress (what an event that never
+    /// ends makes grow).
+    pub fn pending_len(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
     /// True when no partial line or event is pending.
     pub fn is_idle(&self) -> bool {
         self.line.is_empty() && !self.has_data && self.event.is_none()

@@ -600,6 +600,11 @@ impl Owner {
                 Notice::TextDelta { step, text } => RunEvent::TextDelta { step, text },
                 Notice::ReasoningDelta { step, text } => RunEvent::ReasoningDelta { step, text },
                 Notice::Queued { origin, text } => RunEvent::Queued { origin, text },
+                Notice::Restarted { step, reason } => RunEvent::Notice {
+                    message: format!(
+                        "the provider restarted its response in step {step} ({reason}): what was shown of it before is discarded"
+                    ),
+                },
             }),
         }
         Ok(())

@@ -1,0 +1,433 @@
+//! What real use of the wire protocols found (issue 13, items 7, 8, 9 and 16), run
+//! through the real `xcsh` binary against a local server on 127.0.0.1: a stream that
+//! restarts its message, several Anthropic thinking blocks sent back unchanged, a
+//! plain JSON body where a stream was asked for, and a provider that streams far
+//! beyond the output limit.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::env::{BIN, Env, stderr, steps};
+use support::mock_server::{MockServer, Reply};
+use support::sse::{Wire, anthropic_end, anthropic_start, chat, event};
+use xcsh_core::machine::{FinishReason, ProviderErrorKind, StepOutcome, StreamEvent};
+
+/// An Anthropic tool step whose message starts over halfway: the partial message
+/// thought about b.txt and began a call for it; the restarted one reads a.txt.
+fn restarted_anthropic_tool_step() -> Vec<String> {
+    vec![
+        anthropic_start(100),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Maybe b.txt."}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_PARTIAL"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_partial","name":"read","input":{}}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"b.t"}}"#,
+        ),
+        event(
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Read a.txt."}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_KEPT"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"a.txt\"}"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        anthropic_end("tool_use", 20),
+        event("message_stop", r#"{"type":"message_stop"}"#),
+    ]
+}
+
+/// The assistant turn of the second request's `messages`.
+fn assistant_turn(body: &str) -> Value {
+    let body: Value = serde_json::from_str(body).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(restarted_anthropic_tool_step()),
+        Reply::sse(wire.text_step("a.txt says hello")),
+    ]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the provider restarted its response in step 1 (message_start (msg_2) before message_stop of msg_1)"),
+        "{}",
+        stderr(&out)
+    );
+    let received = server.received();
+    assert_eq!(
+        assistant_turn(&received[1].body)["content"],
+        json!([
+            {"type": "thinking", "thinking": "Read a.txt.", "signature": "SIG_KEPT"},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
+        ])
+    );
+    let steps = steps(&env.session());
+    assert_eq!(steps[0].message.reasoning, "Read a.txt.");
+    assert!(
+        steps[0].events.iter().any(|t| matches!(
+            &t.event,
+            StreamEvent::Restarted { reason } if reason == "message_start (msg_2) before message_stop of msg_1"
+        )),
+        "{:?}",
+        steps[0].events
+    );
+    // The log replays: the recorded restart re-assembles the same message.
+    assert_replays_clean(&env);
+}
+
+/// `xcsh replay` of the session re-makes every recorded decision.
+fn assert_replays_clean(env: &Env) {
+    let replay = std::process::Command::new(BIN)
+        .args(["replay", &env.session().display().to_string()])
+        .env("XCSH_HOME", env.dir.path().join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&replay.stdout),
+        stderr(&replay)
+    );
+}
+
+/// An Anthropic tool step with two thinking blocks (each with its signature),
+/// a text block and a tool call.
+fn two_thinking_blocks_tool_step() -> Vec<String> {
+    vec![
+        anthropic_start(100),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The file is a.txt."}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_ONE"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"Read it whole."}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"SIG_TWO"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Reading."}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+        event(
+            "content_block_start",
+            r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
+        ),
+        event(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"a.txt\"}"}}"#,
+        ),
+        event(
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":3}"#,
+        ),
+        anthropic_end("tool_use", 20),
+        event("message_stop", r#"{"type":"message_stop"}"#),
+    ]
+}
+
+#[test]
+fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(two_thinking_blocks_tool_step()),
+        Reply::sse(wire.text_step("a.txt says hello")),
+    ]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent_back = json!([
+        {"type": "thinking", "thinking": "The file is a.txt.", "signature": "SIG_ONE"},
+        {"type": "thinking", "thinking": "Read it whole.", "signature": "SIG_TWO"},
+        {"type": "text", "text": "Reading."},
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
+    ]);
+    assert_eq!(
+        assistant_turn(&server.received()[1].body)["content"],
+        sent_back
+    );
+    assert_replays_clean(&env);
+    // Resumed, the context rebuilt from the log sends them back the same.
+    let server = MockServer::start(vec![Reply::sse(wire.text_step("again"))]);
+    let out = env.run_against(wire, &server.url(), &["--continue"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        assistant_turn(&server.received()[0].body)["content"],
+        sent_back
+    );
+}
+
+#[test]
+fn a_json_body_where_a_stream_was_asked_for_is_an_error_that_shows_it() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let body = r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+    let server = MockServer::start(vec![Reply::error(200, body, &[])]);
+    let out = env.run_against(wire, &server.url(), &[]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let steps = steps(&env.session());
+    let StepOutcome::Failed { error } = &steps[0].outcome else {
+        panic!("{:?}", steps[0].outcome)
+    };
+    assert_eq!(
+        (error.kind, error.message.as_str()),
+        (
+            ProviderErrorKind::Malformed,
+            format!(
+                "expected an SSE stream (text/event-stream), got a JSON body (content-type application/json): {body}"
+            )
+            .as_str()
+        )
+    );
+    // Not retried: the server answered, just not with a stream.
+    assert_eq!(server.received().len(), 1);
+}
+
+/// A Chat Completions text chunk of about 1 KiB.
+fn kib_of_text() -> String {
+    let text = "all work and no play makes a dull model ".repeat(26);
+    chat(&format!(
+        r#"{{"index":0,"delta":{{"content":{}}},"finish_reason":null}}"#,
+        serde_json::to_string(&text).unwrap()
+    ))
+}
+
+/// Asserts that the session's step ended `length` with the client's cut recorded,
+/// its text within the output budget, and every line of the log short.
+fn assert_cut_at_the_output_limit(env: &Env, max_output_tokens: u64) {
+    let steps = steps(&env.session());
+    assert_eq!(steps.len(), 1);
+    let step = &steps[0];
+    assert_eq!(step.outcome, StepOutcome::Completed);
+    assert_eq!(step.message.finish, Some(FinishReason::Length));
+    let budget = 4 * (2 * max_output_tokens + 1024);
+    let text = step.message.text.len() as u64;
+    assert!(
+        text <= budget && text > budget / 2,
+        "{text} bytes of text for a budget of {budget}"
+    );
+    let cut = step
+        .events
+        .iter()
+        .find_map(|t| match &t.event {
+            StreamEvent::OutputLimitExceeded {
+                max_output_tokens,
+                output_bytes,
+            } => Some((*max_output_tokens, *output_bytes)),
+            _ => None,
+        })
+        .expect("an output_limit_exceeded event");
+    assert_eq!(u64::from(cut.0), max_output_tokens);
+    assert!(cut.1 > budget, "{cut:?}");
+    let log = std::fs::read_to_string(env.session()).unwrap();
+    let longest = log.lines().map(str::len).max().unwrap();
+    assert!(
+        longest < 4 * budget as usize,
+        "a log line of {longest} bytes"
+    );
+}
+
+#[test]
+fn a_stream_far_beyond_the_output_limit_is_cut_and_its_entry_stays_bounded() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    // 8 MiB of text, generated here, for an output limit of 1000 tokens.
+    let mut frames = vec![chat(
+        r#"{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}"#,
+    )];
+    frames.extend(std::iter::repeat_n(kib_of_text(), 8 * 1024));
+    frames.push(chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#));
+    frames.push("data: [DONE]\n\n".into());
+    let server = MockServer::start(vec![Reply::sse(frames)]);
+    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "1000"]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_cut_at_the_output_limit(&env, 1000);
+}
+
+#[test]
+fn a_stream_without_end_is_cut_at_the_output_limit() {
+    let wire = Wire::Anthropic;
+    let env = Env::new();
+    let text = serde_json::to_string(&"lorem ipsum dolor sit amet ".repeat(40)).unwrap();
+    let server = MockServer::start(vec![
+        Reply::sse(vec![
+            anthropic_start(10),
+            event(
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+        ])
+        .then_forever(event(
+            "content_block_delta",
+            &format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{text}}}}}"#
+            ),
+        )),
+    ]);
+    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "2000"]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_cut_at_the_output_limit(&env, 2000);
+}
+
+#[test]
+fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut() {
+    let wire = Wire::OpenAi;
+    let env = Env::new();
+    let cassette = env.dir.path().join("cut.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let server = MockServer::start(vec![
+        Reply::sse(vec![chat(
+            r#"{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}"#,
+        )])
+        .then_forever(kib_of_text()),
+    ]);
+    let limit = ["--max-output-tokens", "500"];
+    let recorded = env.run_against(
+        wire,
+        &server.url(),
+        &[&limit[..], &["--record", cassette]].concat(),
+    );
+    assert!(
+        !stderr(&recorded).contains("panicked"),
+        "{}",
+        stderr(&recorded)
+    );
+    let original = steps(&env.session());
+    // Nothing listens on this port: only the cassette can answer.
+    let played = env.run_against(
+        wire,
+        "http://127.0.0.1:9",
+        &[&limit[..], &["--cassette", cassette]].concat(),
+    );
+    assert!(!stderr(&played).contains("panicked"), "{}", stderr(&played));
+    let replayed = steps(&env.session());
+    assert_eq!(original[0].message.finish, Some(FinishReason::Length));
+    assert_eq!(replayed[0].message, original[0].message);
+    let events = |s: &xcsh_core::log::StepRecord| -> Vec<StreamEvent> {
+        s.events.iter().map(|t| t.event.clone()).collect()
+    };
+    assert_eq!(events(&replayed[0]), events(&original[0]));
+}
+
+#[test]
+fn provider_test_checks_the_synthetic_streams_with_the_recorded_ones() {
+    let env = Env::new();
+    let dir = env.dir.path().join("streams");
+    std::fs::create_dir_all(dir.join("openai-chat")).unwrap();
+    std::fs::write(
+        dir.join("openai-chat/mine.jsonl"),
+        concat!(
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+            "\n",
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = env.run(&["provider-test", dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", stderr(&out));
+    for name in [
+        "anthropic-messages/synthetic/restarted ",
+        "anthropic-messages/synthetic/two-thinking-blocks ",
+        "openai-chat/synthetic/restarted-new-id ",
+        "openai-chat/synthetic/restarted-role ",
+        "openai-chat/synthetic/numeric-content ",
+        "openai-chat/synthetic/negative-tool-index ",
+        "openai-responses/synthetic/restarted ",
+    ] {
+        let row = stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default();
+        assert!(row.contains("pass"), "{name}: {row:?}\n{stdout}");
+    }
+    assert!(
+        stdout.contains(
+            "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file"
+        ),
+        "{stdout}"
+    );
+}
