@@ -4,3 +4,4 @@
 
 pub mod mock_server;
 pub mod sse;
+pub mod tmux;
