@@ -440,11 +440,17 @@ impl Ui {
                 usage,
             } => {
                 self.out.flush();
+                let approx = if usage.estimated { "~" } else { "" };
                 self.out.line(format!(
-                    "[{}] {steps} step(s) · {} in / {} out tokens",
+                    "[{}] {steps} step(s) · {approx}{} in / {approx}{} out tokens{}",
                     stop(&reason),
                     usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-                    usage.output_tokens
+                    usage.output_tokens,
+                    if usage.estimated {
+                        " (estimated: the provider reported no usage)"
+                    } else {
+                        ""
+                    }
                 ));
             }
             RunEvent::Ignored {
@@ -539,8 +545,9 @@ impl Ui {
                         runs += 1;
                     }
                 }
+                let approx = if total.estimated { "~" } else { "" };
                 self.out.line(format!(
-                    "[usage] {runs} run(s) · input {} · output {} · cache read {} · cache write {} · total {}",
+                    "[usage] {runs} run(s) · input {approx}{} · output {approx}{} · cache read {} · cache write {} · total {approx}{}",
                     total.input_tokens,
                     total.output_tokens,
                     total.cache_read_tokens,

@@ -19,6 +19,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
         tools: vec!["echo".into(), "read".into()],
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     };
     let mut next_entry = 1u64;
     let mut entry = || {
@@ -41,6 +42,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                         "max_steps" => config.limits.max_steps = n()? as u32,
                         "max_tokens" => config.limits.max_tokens = n()?,
                         "compact_at" => config.limits.compact_at_tokens = n()?,
+                        "estimate" => config.estimate_bytes_per_token = n()? as u32,
                         "tools" => config.tools = v.split(',').map(String::from).collect(),
                         "mutating" => config.mutating = v.split(',').map(String::from).collect(),
                         "permissions" => {

@@ -86,6 +86,7 @@ pub fn find_failure(
             Script {
                 limits: xcsh_core::machine::Limits::default(),
                 permissions: xcsh_core::machine::Permissions::Yolo,
+                estimate_bytes_per_token: 0,
                 actions: Vec::new(),
             },
             format!("proptest aborted: {why}"),

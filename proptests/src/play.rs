@@ -127,6 +127,7 @@ fn config(script: &Script) -> RunConfig {
         tools: TOOLS.iter().map(|t| t.to_string()).collect(),
         mutating: vec!["write".into()],
         permissions: script.permissions,
+        estimate_bytes_per_token: script.estimate_bytes_per_token,
     }
 }
 
@@ -137,8 +138,12 @@ fn config_line(script: &Script) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
+    let estimate = match script.estimate_bytes_per_token {
+        0 => String::new(),
+        n => format!(" estimate={n}"),
+    };
     format!(
-        "config max_steps={} max_tokens={} compact_at={} tools={} mutating=write permissions={permissions}",
+        "config max_steps={} max_tokens={} compact_at={} tools={} mutating=write permissions={permissions}{estimate}",
         l.max_steps,
         l.max_tokens,
         l.compact_at_tokens,
@@ -452,13 +457,16 @@ fn step_record(
         push(StreamEvent::ToolCallDelta { index, arguments });
         push(StreamEvent::ToolCallEnd { index });
     }
-    push(StreamEvent::Usage {
-        usage: Usage {
-            input_tokens: usage.0,
-            output_tokens: usage.1,
-            ..Usage::default()
-        },
-    });
+    // No usage at all, as some servers stream (the script's step has no `usage=`).
+    if usage != (0, 0) {
+        push(StreamEvent::Usage {
+            usage: Usage {
+                input_tokens: usage.0,
+                output_tokens: usage.1,
+                ..Usage::default()
+            },
+        });
+    }
     let outcome = match end {
         End::Completed(reason) => {
             push(StreamEvent::Finish { reason });

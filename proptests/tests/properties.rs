@@ -317,6 +317,7 @@ fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
     let s = Script {
         limits: Limits::default(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
         actions: vec![
             Action::Prompt,
             Action::Step {

@@ -35,7 +35,7 @@ use crate::machine::{
 };
 
 /// The format version of the index file; another version is rebuilt.
-pub const INDEX_VERSION: u32 = 3;
+pub const INDEX_VERSION: u32 = 4;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;
@@ -89,6 +89,8 @@ pub struct StepRow {
     pub outcome: u8,
     /// The message finished with `error`.
     pub finish_error: bool,
+    /// The usage is xcsh's estimate (`Usage::estimated`).
+    pub estimated: bool,
     /// For a failed step: the error's kind ([`kind_code`]) and message.
     pub error_kind: u8,
     pub error_message: StrRef,
@@ -113,6 +115,8 @@ pub struct ToolRow {
 pub struct FinishRow {
     /// `usage.spend()` of the run.
     pub spend: u64,
+    /// `usage.estimated` of the run.
+    pub estimated: bool,
     /// The stop reason: see [`IndexData::stop_reason`].
     pub reason: u8,
     pub a: u64,

@@ -217,6 +217,7 @@ mod tests {
                 tools: vec!["echo".into()],
                 mutating: Vec::new(),
                 permissions: crate::machine::Permissions::Yolo,
+                estimate_bytes_per_token: 0,
             };
             self.record(
                 Record::UserMessage {

@@ -176,6 +176,42 @@ impl Machine {
         }
     }
 
+    /// The assistant message of the step that is streaming as its `step` entry
+    /// records it when the step ends with `outcome`: the assembly, with the usage the
+    /// step counts (an estimate when the provider reported none, SPEC.md §9.2).
+    pub fn step_message(&self, outcome: &StepOutcome) -> Option<Assembled> {
+        let mut a = self.streaming()?.clone();
+        a.usage = self.step_usage(&a, outcome);
+        Some(a)
+    }
+
+    /// The usage a settling step counts: the provider's; or, when a completed step
+    /// reported none (no usage, or every count 0) and the run records a ratio, an
+    /// estimate marked `estimated`: the request's context (the machine's context
+    /// while the step streams) and the step's output, each ⌈bytes / ratio⌉.
+    fn step_usage(&self, a: &Assembled, outcome: &StepOutcome) -> Usage {
+        let ratio = self
+            .run
+            .config
+            .as_ref()
+            .map_or(0, |c| c.estimate_bytes_per_token);
+        let completed = match outcome {
+            StepOutcome::Completed => true,
+            StepOutcome::Failed { .. } | StepOutcome::Aborted => false,
+        };
+        if ratio == 0 || a.usage.spend() > 0 || !completed {
+            return a.usage;
+        }
+        let output = context::output_bytes(&a.text, &a.reasoning, &a.tool_calls);
+        Usage {
+            input_tokens: context::estimate_tokens(self.context.estimate_bytes(), ratio),
+            output_tokens: context::estimate_tokens(output, ratio),
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            estimated: true,
+        }
+    }
+
     /// Consumes one input and returns the effects, decisions first where a decision
     /// starts an external effect.
     #[must_use = "effects must be carried out and decisions recorded"]
@@ -337,7 +373,8 @@ impl Machine {
             | Phase::Finished(_) => return ignore(IgnoreReason::LateStreamEvent, out),
         };
         let interrupted = matches!(&self.phase, Phase::Streaming(s) if s.interrupted);
-        let a = streaming.0.finish();
+        let mut a = streaming.0.finish();
+        a.usage = self.step_usage(&a, &outcome);
         self.run.usage.add(&a.usage);
         // The context size the provider saw: cached prompt tokens count too.
         self.run.last_input_tokens =
@@ -503,6 +540,7 @@ impl Machine {
             tools: Vec::new(),
             mutating: Vec::new(),
             permissions: Permissions::default(),
+            estimate_bytes_per_token: 0,
         });
         match approval::route(&config, &self.grants, &call, out) {
             approval::Route::Dispatch => self.dispatch(tools, call, out),

@@ -2,7 +2,8 @@
 //! transcript of effects out, compared with `expect![[…]]`.
 //!
 //! Script lines (one input each, `#` starts a comment):
-//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts)
+//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts;
+//!   `estimate=N` sets the ratio of the usage estimate, 0 by default)
 //! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end)
@@ -31,6 +32,7 @@ impl Harness {
                 tools: vec!["echo".into(), "read".into()],
                 mutating: Vec::new(),
                 permissions: Permissions::Yolo,
+                estimate_bytes_per_token: 0,
             },
             next_entry: 1,
             out: String::new(),
@@ -62,6 +64,7 @@ impl Harness {
                         "max_steps" => l.max_steps = v.parse().unwrap(),
                         "max_tokens" => l.max_tokens = v.parse().unwrap(),
                         "compact_at" => l.compact_at_tokens = v.parse().unwrap(),
+                        "estimate" => self.config.estimate_bytes_per_token = v.parse().unwrap(),
                         "tools" => self.config.tools = v.split(',').map(String::from).collect(),
                         "mutating" => {
                             self.config.mutating = v.split(',').map(String::from).collect()
@@ -774,6 +777,71 @@ fn a_failed_compaction_lets_the_run_go_on() {
               call_model step=3
             > step 3 text=ok finish=stop
               record run_finished {"reason":{"kind":"completed"},"steps":3,"usage":{"input_tokens":110,"output_tokens":2}}
+        "#]],
+    );
+}
+
+/// A server that reports no usage (llama.cpp's): each step counts an estimate of its
+/// request and output (4 bytes a token), marked `estimated`, and the estimate
+/// triggers compaction like a reported count would.
+#[test]
+fn a_step_without_usage_counts_an_estimate_that_can_trigger_compaction() {
+    check(
+        r#"config estimate=4 compact_at=30
+         prompt read the file
+         step 1 calls=read:{"path":"a"} finish=tool_calls
+         tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+         step 2 calls=read:{"path":"b"} finish=tool_calls
+         tool c21 ok short
+         summary read a
+         step 3 text=done finish=stop usage=20/2"#,
+        expect![[r#"
+            > prompt read the file
+              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=read:{"path":"a"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+              execute c11 read
+            > tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+              record step_started {"context_hash":"fc3377ff","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=read:{"path":"b"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"b\"}","id":"c21","name":"read"},"step":2}
+              execute c21 read
+            > tool c21 ok short
+              record compaction_started {"first_kept":3,"tokens_before":33}
+              summarize upto=3
+            > summary read a
+              record compacted {"first_kept":3,"summary":"read a","tokens_after":7,"tokens_before":33}
+              record step_started {"context_hash":"b41facf5","messages":3,"step":3}
+              call_model step=3
+            > step 3 text=done finish=stop usage=20/2
+              record run_finished {"reason":{"kind":"completed"},"steps":3,"usage":{"estimated":true,"input_tokens":57,"output_tokens":10}}
+        "#]],
+    );
+}
+
+/// A run recorded before estimates existed (no ratio in its configuration) counts
+/// what the provider reported, nothing: it replays as it ran.
+#[test]
+fn a_run_without_a_ratio_makes_no_estimate() {
+    check(
+        r#"prompt read the file
+         step 1 calls=read:{"path":"a"} finish=tool_calls
+         tool c11 ok 0123456789
+         step 2 text=done finish=stop"#,
+        expect![[r#"
+            > prompt read the file
+              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=read:{"path":"a"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+              execute c11 read
+            > tool c11 ok 0123456789
+              record step_started {"context_hash":"acb9298e","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
         "#]],
     );
 }

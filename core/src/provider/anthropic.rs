@@ -93,6 +93,7 @@ impl MessageUsage {
             output_tokens: self.output,
             cache_read_tokens: self.cache_read,
             cache_write_tokens: self.cache_write,
+            estimated: false,
         }
     }
 }

@@ -375,6 +375,7 @@ pub fn chat_usage(usage: &Value) -> Usage {
         output_tokens: completion.max(total.saturating_sub(prompt)),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        estimated: false,
     }
 }
 

@@ -498,6 +498,7 @@ pub fn responses_usage(usage: &Value) -> Usage {
         output_tokens: n(usage.get("output_tokens")),
         cache_read_tokens: cached,
         cache_write_tokens: written,
+        estimated: false,
     }
 }
 

@@ -171,6 +171,7 @@ impl IndexBuilder {
                         calls_start,
                         outcome,
                         finish_error: s.message.finish == Some(FinishReason::Error),
+                        estimated: u.estimated,
                         error_kind,
                         error_message,
                     };
@@ -260,6 +261,7 @@ impl IndexBuilder {
                         &mut self.data.finishes,
                         FinishRow {
                             spend: usage.spend(),
+                            estimated: usage.estimated,
                             reason: code,
                             a,
                             b,
