@@ -399,6 +399,15 @@ impl Ui {
             }
             RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
+            RunEvent::StepFinished {
+                error: Some(error), ..
+            } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
+                self.out.flush();
+                self.out.line(format!(
+                    "[context] the provider refused the request as too long for the model's context: {}",
+                    error.message
+                ));
+            }
             RunEvent::StepFinished { .. } => self.out.flush(),
             RunEvent::ToolCall {
                 name, arguments, ..

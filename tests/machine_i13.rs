@@ -229,9 +229,17 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
         // The retry, over the compacted context.
         Reply::sse(text_without_usage("Done after all.")),
     ]);
-    let out = env.run(&server.url(), &["-p", "read a.txt then b.txt"]);
+    // The default mode, which streams and announces what happens on stderr.
+    let out = env.run(&server.url(), &["read a.txt then b.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done after all.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("xcsh: the provider refused the request as too long for the model's context: HTTP 400 Bad Request: This model's maximum context length is 128000 tokens."),
+        "{err}"
+    );
+    assert!(err.contains("xcsh: compacting the conversation ("), "{err}");
+    assert!(!err.contains("run stopped"), "{err}");
     let received = server.received();
     assert_eq!(received.len(), 5, "no second retry, no other request");
     assert!(received[2].body.contains("MIDDLE-MARKER"));
@@ -295,7 +303,7 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
-            "xcsh: run stopped: the request is too long for the model's context, and there is nothing to compact"
+            "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted"
         ),
         "{}",
         stderr(&out)

@@ -178,6 +178,11 @@ pub fn stop_text(reason: &StopReason) -> String {
             )
         }
         StopReason::Crashed => "crashed".into(),
+        StopReason::ContextOverflow { error, compacted } => format!(
+            "context_overflow{}: {}",
+            if *compacted { " after compacting" } else { "" },
+            one_line(&error.message, 80)
+        ),
     }
 }
 

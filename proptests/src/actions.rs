@@ -41,6 +41,8 @@ pub enum End {
     Completed(FinishReason),
     /// The provider failed (a disconnect).
     Failed,
+    /// The provider refused the request as too long for the context.
+    Overflow,
     /// The runtime cancelled the stream.
     Aborted,
 }
@@ -136,6 +138,7 @@ fn end() -> impl Strategy<Value = End> {
         1 => Just(End::Completed(FinishReason::ContentFilter)),
         1 => Just(End::Completed(FinishReason::Error)),
         1 => Just(End::Failed),
+        2 => Just(End::Overflow),
         1 => Just(End::Aborted),
     ]
 }

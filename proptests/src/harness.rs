@@ -9,7 +9,7 @@ use xcsh_core::machine::{
     StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };
 
-use crate::play::{disconnect, summary_error};
+use crate::play::{disconnect, summary_error, too_long};
 
 /// The decisions a script makes, in order, or why a line does not parse.
 pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
@@ -86,6 +86,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                     "failed" => StepOutcome::Failed {
                         error: disconnect(),
                     },
+                    "overflow" => StepOutcome::Failed { error: too_long() },
                     _ => return Err(bad()),
                 };
                 vec![Input::StepEnded {

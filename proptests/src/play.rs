@@ -28,6 +28,14 @@ pub fn disconnect() -> ProviderError {
     }
 }
 
+/// The provider error of a generated refused step (as the script's `end N overflow`).
+pub fn too_long() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::ContextOverflow,
+        message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
+    }
+}
+
 /// The provider error of a generated failed summary (as the script's `summary-failed`).
 pub fn summary_error() -> ProviderError {
     ProviderError {
@@ -223,8 +231,13 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                         (StepNo(late_step), true)
                     }
                 };
-                let record = step_record(step, i, *text, calls, *end, *usage);
-                let line = step_line(step, i, *text, calls, *end, *usage, late);
+                // A refusal as too long comes before any output (an HTTP error).
+                let (text, calls, usage) = match end {
+                    End::Overflow => (false, &[][..], (0, 0)),
+                    End::Completed(_) | End::Failed | End::Aborted => (*text, &calls[..], *usage),
+                };
+                let record = step_record(step, i, text, calls, *end, usage);
+                let line = step_line(step, i, text, calls, *end, usage, late);
                 (record, line)
             }
             Action::Tool { n, status } => {
@@ -370,6 +383,7 @@ fn step_line(
     let outcome = match end {
         End::Completed(_) => "completed",
         End::Failed => "failed",
+        End::Overflow => "overflow",
         End::Aborted => "aborted",
     };
     if late {
@@ -403,7 +417,7 @@ fn step_line(
             words.push(format!("finish={}", finish_word(reason)));
             words.join(" ")
         }
-        End::Failed | End::Aborted => {
+        End::Failed | End::Overflow | End::Aborted => {
             let mut lines = Vec::new();
             if text {
                 lines.push(format!("delta {step} t{i}"));
@@ -475,6 +489,7 @@ fn step_record(
         End::Failed => StepOutcome::Failed {
             error: disconnect(),
         },
+        End::Overflow => StepOutcome::Failed { error: too_long() },
         End::Aborted => StepOutcome::Aborted,
     };
     Record::Step(StepRecord {

@@ -100,6 +100,13 @@ pub fn stop_reason(reason: &StopReason) -> String {
             )
         }
         StopReason::Crashed => "crashed".into(),
+        StopReason::ContextOverflow { error, compacted } => {
+            format!(
+                "context_overflow ({}{})",
+                if *compacted { "after compacting: " } else { "" },
+                clip(&error.message)
+            )
+        }
     }
 }
 

@@ -364,6 +364,7 @@ pub fn kind_code(kind: ProviderErrorKind) -> u8 {
         ProviderErrorKind::IdleTimeout => 3,
         ProviderErrorKind::Malformed => 4,
         ProviderErrorKind::ScriptExhausted => 5,
+        ProviderErrorKind::ContextOverflow => 6,
     }
 }
 
@@ -374,6 +375,7 @@ fn error_kind(code: u8) -> ProviderErrorKind {
         2 => ProviderErrorKind::Disconnected,
         3 => ProviderErrorKind::IdleTimeout,
         4 => ProviderErrorKind::Malformed,
+        6 => ProviderErrorKind::ContextOverflow,
         _ => ProviderErrorKind::ScriptExhausted,
     }
 }
@@ -607,6 +609,13 @@ impl ArchivedIndexData {
                     kind: error_kind(row.error_kind),
                     message: self.str(&row.error_message).to_string(),
                 },
+            },
+            8 => StopReason::ContextOverflow {
+                error: ProviderError {
+                    kind: error_kind(row.error_kind),
+                    message: self.str(&row.error_message).to_string(),
+                },
+                compacted: row.a.to_native() != 0,
             },
             _ => StopReason::Crashed,
         }

@@ -41,6 +41,9 @@ pub struct Streaming {
     pub step: StepNo,
     pub assembler: AssemblerState,
     pub interrupted: bool,
+    /// This step retries one the provider refused as too long for the context, after
+    /// a compaction (SPEC.md §9.16): a second refusal stops the run.
+    pub retry: bool,
 }
 
 /// Wraps the [`Assembler`] so that `Phase` can derive `PartialEq`.
@@ -83,6 +86,9 @@ pub struct Compacting {
     pub interrupted: bool,
     /// Asked for by the user (`Input::Compact`): the run ends when it is done.
     pub forced: bool,
+    /// The provider refused the last step as too long for the context: the step is
+    /// retried when the compaction is done (SPEC.md §9.16).
+    pub retry: bool,
 }
 
 /// Counters of the run in progress (or of the last run, once finished).
@@ -373,6 +379,7 @@ impl Machine {
             | Phase::Finished(_) => return ignore(IgnoreReason::LateStreamEvent, out),
         };
         let interrupted = matches!(&self.phase, Phase::Streaming(s) if s.interrupted);
+        let retried = matches!(&self.phase, Phase::Streaming(s) if s.retry);
         let mut a = streaming.0.finish();
         a.usage = self.step_usage(&a, &outcome);
         self.run.usage.add(&a.usage);
@@ -412,6 +419,12 @@ impl Machine {
             } else {
                 reason
             };
+            if let StopReason::ProviderError { error } = reason {
+                if error.kind == ProviderErrorKind::ContextOverflow {
+                    return self.on_overflow(error, retried, out);
+                }
+                return self.finish(StopReason::ProviderError { error }, out);
+            }
             return self.finish(reason, out);
         }
 
@@ -588,6 +601,17 @@ impl Machine {
         }
         let result = match result {
             Err(error) if c.forced => return self.finish(StopReason::ProviderError { error }, out),
+            // The step cannot be retried over a context that is still too long.
+            Err(error) if c.retry && error.kind == ProviderErrorKind::ContextOverflow => {
+                return self.finish(
+                    StopReason::ContextOverflow {
+                        error,
+                        compacted: false,
+                    },
+                    out,
+                );
+            }
+            Err(error) if c.retry => return self.finish(StopReason::ProviderError { error }, out),
             other => other,
         };
         if let Ok(summary) = result {
@@ -602,6 +626,9 @@ impl Machine {
         }
         if c.forced {
             return self.finish(StopReason::Completed, out);
+        }
+        if c.retry {
+            return self.retry_step(out);
         }
         // A failed summary is recorded in its input entry; the run goes on uncompacted.
         self.continue_run(out);
@@ -622,7 +649,57 @@ impl Machine {
             config: Some(config),
             ..RunState::default()
         };
-        self.start_compaction(upto, first_kept, self.context.estimate_tokens(), true, out);
+        self.start_compaction(
+            upto,
+            first_kept,
+            self.context.estimate_tokens(),
+            true,
+            false,
+            out,
+        );
+    }
+
+    /// The provider refused the streaming step as too long for the context (SPEC.md
+    /// §9.16): compact and retry the step once; with nothing to compact, or when the
+    /// refused step was that retry, the run stops `context_overflow` (and with the
+    /// spend budget used up, `max_tokens`).
+    fn on_overflow(&mut self, error: ProviderError, retried: bool, out: &mut Vec<Effect>) {
+        if let Some(reason) = self.over_budget(self.limits()) {
+            return self.finish(reason, out);
+        }
+        if retried {
+            return self.finish(
+                StopReason::ContextOverflow {
+                    error,
+                    compacted: true,
+                },
+                out,
+            );
+        }
+        match self.middle_section() {
+            Some((upto, first_kept)) => {
+                let tokens_before = self.context.estimate_tokens();
+                self.start_compaction(upto, first_kept, tokens_before, false, true, out);
+            }
+            None => self.finish(
+                StopReason::ContextOverflow {
+                    error,
+                    compacted: false,
+                },
+                out,
+            ),
+        }
+    }
+
+    /// After the compaction an overflow made: the refused step starts again, over the
+    /// compacted context. It takes the refused step's place in the window, and
+    /// nothing else is checked or delivered first (the refused request cost nothing).
+    fn retry_step(&mut self, out: &mut Vec<Effect>) {
+        self.run.steps_in_window = self.run.steps_in_window.saturating_sub(1);
+        self.start_step(out);
+        if let Phase::Streaming(s) = &mut self.phase {
+            s.retry = true;
+        }
     }
 
     fn start_compaction(
@@ -631,6 +708,7 @@ impl Machine {
         first_kept: EntryId,
         tokens_before: u64,
         forced: bool,
+        retry: bool,
         out: &mut Vec<Effect>,
     ) {
         out.push(Effect::Record(Decision::CompactionStarted {
@@ -644,6 +722,7 @@ impl Machine {
             tokens_before,
             interrupted: false,
             forced,
+            retry,
         });
     }
 
@@ -680,7 +759,7 @@ impl Machine {
             && let Some((upto, first_kept)) = self.middle_section()
         {
             let tokens_before = self.run.last_input_tokens;
-            return self.start_compaction(upto, first_kept, tokens_before, false, out);
+            return self.start_compaction(upto, first_kept, tokens_before, false, false, out);
         }
         self.continue_run(out);
     }
@@ -785,6 +864,7 @@ impl Machine {
             step,
             assembler: AssemblerState::default(),
             interrupted: false,
+            retry: false,
         });
     }
 

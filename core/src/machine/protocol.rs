@@ -301,6 +301,14 @@ pub enum StopReason {
     Interrupted,
     /// The provider failed.
     ProviderError { error: ProviderError },
+    /// The provider refused the request as too long for the model's context, and
+    /// compacting did not help: there was nothing to compact or the summary was
+    /// refused too (`compacted` false), or the retry after a compaction was refused
+    /// again (`compacted` true). `error` is the last refusal.
+    ContextOverflow {
+        error: ProviderError,
+        compacted: bool,
+    },
     /// The previous process ended without finishing the run (recovered on open).
     Crashed,
 }

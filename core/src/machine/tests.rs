@@ -7,7 +7,8 @@
 //! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end)
-//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed`
+//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
+//!   (`overflow`: the provider refused the request as too long for the context)
 //! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
 //! - `approve ID y|a|A|n` (a user's answer); config also takes
 //!   `mutating=a,b permissions=ask|readonly|yolo`
@@ -129,6 +130,12 @@ impl Harness {
                         error: ProviderError {
                             kind: ProviderErrorKind::Disconnected,
                             message: "connection reset after 12 bytes".into(),
+                        },
+                    },
+                    "overflow" => StepOutcome::Failed {
+                        error: ProviderError {
+                            kind: ProviderErrorKind::ContextOverflow,
+                            message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
                         },
                     },
                     other => panic!("unknown outcome {other}"),
@@ -842,6 +849,137 @@ fn a_run_without_a_ratio_makes_no_estimate() {
               call_model step=2
             > step 2 text=done finish=stop
               record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+/// A refusal of the request as too long for the context: the machine compacts (it is
+/// a decision) and retries the step once over the compacted context (a decision too);
+/// the retry takes the refused step's place in the window.
+#[test]
+fn a_context_overflow_compacts_and_retries_the_step_once() {
+    check(
+        "config max_steps=3
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=200/10
+         tool c21 ok two
+         end 3 overflow
+         summary the user said go; echo ran twice
+         step 4 text=done finish=stop usage=50/5",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=200/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":3,"tokens_before":5}
+              summarize upto=3
+            > summary the user said go; echo ran twice
+              record compacted {"first_kept":3,"summary":"the user said go; echo ran twice","tokens_after":11,"tokens_before":5}
+              record step_started {"context_hash":"33c3febb","messages":3,"step":4}
+              call_model step=4
+            > step 4 text=done finish=stop usage=50/5
+              record run_finished {"reason":{"kind":"completed"},"steps":4,"usage":{"input_tokens":350,"output_tokens":25}}
+        "#]],
+    );
+}
+
+/// A second refusal (the retry's) stops the run, as does a refusal with nothing to
+/// compact; each with its own reason.
+#[test]
+fn a_refused_retry_or_nothing_to_compact_stops_with_context_overflow() {
+    check(
+        "prompt go
+         end 1 overflow
+         prompt again
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=100/10
+         tool c21 ok two
+         end 3 overflow
+         summary they said go and again
+         end 4 overflow",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > end 1 overflow
+              record run_finished {"reason":{"compacted":false,"error":{"kind":"context_overflow","message":"prompt is too long: 9000 tokens > 8192 maximum"},"kind":"context_overflow"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > prompt again
+              record step_started {"context_hash":"00496e37","messages":2,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"94439c01","messages":4,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"fc61fe89","messages":6,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":4,"tokens_before":7}
+              summarize upto=4
+            > summary they said go and again
+              record compacted {"first_kept":4,"summary":"they said go and again","tokens_after":8,"tokens_before":7}
+              record step_started {"context_hash":"3b5d1c68","messages":3,"step":4}
+              call_model step=4
+            > end 4 overflow
+              record run_finished {"reason":{"compacted":true,"error":{"kind":"context_overflow","message":"prompt is too long: 9000 tokens > 8192 maximum"},"kind":"context_overflow"},"steps":4,"usage":{"input_tokens":200,"output_tokens":20}}
+        "#]],
+    );
+}
+
+/// The summary of an overflow's compaction fails: the step is not retried over the
+/// same context; the run stops with the summary's error (`context_overflow` when the
+/// summary request was refused as too long too).
+#[test]
+fn a_failed_summary_after_an_overflow_stops_the_run() {
+    check(
+        "prompt go
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=100/10
+         tool c21 ok two
+         end 3 overflow
+         summary-failed",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":3,"tokens_before":5}
+              summarize upto=3
+            > summary-failed
+              record run_finished {"reason":{"error":{"kind":"http","message":"503"},"kind":"provider_error"},"steps":3,"usage":{"input_tokens":200,"output_tokens":20}}
         "#]],
     );
 }

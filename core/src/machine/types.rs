@@ -192,6 +192,10 @@ pub enum ProviderErrorKind {
     Malformed,
     /// A scripted (faux) provider ran out of steps.
     ScriptExhausted,
+    /// The provider refused the request as too long for the model's context
+    /// (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`, llama.cpp
+    /// `exceed_context_size_error`): the machine compacts and retries (SPEC.md §9.16).
+    ContextOverflow,
 }
 
 impl fmt::Display for ProviderError {

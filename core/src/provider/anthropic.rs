@@ -29,9 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
-use crate::machine::{
-    CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
-};
+use crate::machine::{CallId, FinishReason, Message, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
 enum Block {
@@ -143,7 +141,7 @@ impl AnthropicMapper {
             "message_stop" => self.message_stop(&mut out),
             "error" => {
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: http::api_error_kind(&payload),
                     message: http::error_message(&payload)
                         .unwrap_or_else(|| "the stream reported an error".into()),
                 });
@@ -616,7 +614,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Assembler, ToolCall, UserOrigin};
+    use crate::machine::{Assembler, ProviderErrorKind, ToolCall, UserOrigin};
     use crate::tools::ToolSpec;
     use expect_test::expect;
 

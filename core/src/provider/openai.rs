@@ -336,7 +336,7 @@ fn short(data: &str) -> String {
 fn api_error(chunk: &Value) -> ProviderError {
     let error = chunk.get("error").unwrap_or(chunk);
     ProviderError {
-        kind: ProviderErrorKind::Api,
+        kind: http::api_error_kind(error),
         message: http::error_message(error).unwrap_or_else(|| short(&chunk.to_string())),
     }
 }

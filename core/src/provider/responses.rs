@@ -220,7 +220,7 @@ impl ResponsesMapper {
             "response.failed" => {
                 let error = payload.get("response").and_then(|r| r.get("error"));
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: error.map_or(ProviderErrorKind::Api, http::api_error_kind),
                     message: error
                         .and_then(http::error_message)
                         .unwrap_or_else(|| "the response failed".into()),
@@ -228,7 +228,7 @@ impl ResponsesMapper {
             }
             "error" => {
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: http::api_error_kind(&payload),
                     message: http::error_message(&payload)
                         .unwrap_or_else(|| "the stream reported an error".into()),
                 });

@@ -375,6 +375,10 @@ impl Owner {
                         StepOutcome::Failed { .. } => "failed",
                         StepOutcome::Aborted => "aborted",
                     },
+                    error: match &outcome {
+                        StepOutcome::Failed { error } => Some(error.clone()),
+                        StepOutcome::Completed | StepOutcome::Aborted => None,
+                    },
                 });
                 let entry = self.append(Body::Record(Record::Step(StepRecord {
                     step,

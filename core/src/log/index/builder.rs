@@ -255,6 +255,13 @@ impl IndexBuilder {
                             (6, 0, 0, kind_code(error.kind), error.message.as_str())
                         }
                         StopReason::Crashed => (7, 0, 0, 0, ""),
+                        StopReason::ContextOverflow { error, compacted } => (
+                            8,
+                            u64::from(*compacted),
+                            0,
+                            kind_code(error.kind),
+                            error.message.as_str(),
+                        ),
                     };
                     let error_message = self.text(message);
                     Self::row(
