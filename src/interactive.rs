@@ -122,8 +122,6 @@ struct Ui {
     questions: mpsc::UnboundedReceiver<Question>,
     approver: Arc<PromptApprover>,
     ctrl_c_once: bool,
-    /// Told to the model with the next prompt after an `/undo`.
-    undo_note: Option<String>,
 }
 
 pub async fn main(setup: Setup) -> Result<ExitCode> {
@@ -166,7 +164,6 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         questions,
         approver: Arc::new(PromptApprover(question_tx)),
         ctrl_c_once: false,
-        undo_note: None,
         setup,
     };
     loop {
@@ -287,12 +284,7 @@ impl Ui {
         if let Some(command) = text.strip_prefix('/') {
             return self.command(command).await;
         }
-        // The model hears of an undo with the next prompt.
-        let prompt = match self.undo_note.take() {
-            Some(note) => format!("{note}\n\n{text}"),
-            None => text.to_string(),
-        };
-        self.start(Task::Prompt(prompt))?;
+        self.start(Task::Prompt(text.to_string()))?;
         Ok(true)
     }
 
@@ -612,12 +604,8 @@ impl Ui {
                     .map(|f| f.display().to_string())
                     .collect();
                 self.out.line(format!(
-                    "[undo] reverted the changes of the run at entry {}: {}",
+                    "[undo] reverted the changes of the run at entry {}: {}; the model is told with the next prompt on this branch",
                     undone.run,
-                    files.join(", ")
-                ));
-                self.undo_note = Some(format!(
-                    "[Note: the user reverted the file changes of the previous turn: {}]",
                     files.join(", ")
                 ));
             }

@@ -1,8 +1,8 @@
 //! What the world does next, and the proptest strategies that generate it: whole
 //! runs of prompts, provider steps (text, 0..n tool calls, usage or none, finish
 //! reasons, errors, aborts), tool settlements in any order, approvals, steers,
-//! follow-ups, interrupts, compactions, recoveries, late inputs and branches, under
-//! small limits.
+//! follow-ups, interrupts, compactions, undos, recoveries, late inputs and branches,
+//! under small limits.
 
 use std::fmt;
 
@@ -87,6 +87,8 @@ pub enum Action {
     Interrupt,
     /// `/compact` between runs.
     Compact,
+    /// `/undo`: an `undo` entry with its note (ignored during a run).
+    Undo,
     /// The streaming step settles (or, with none streaming, a late step arrives).
     Step {
         text: bool,
@@ -176,6 +178,7 @@ pub fn action() -> impl Strategy<Value = Action> {
         2 => Just(Action::FollowUp),
         1 => Just(Action::Interrupt),
         1 => Just(Action::Compact),
+        1 => Just(Action::Undo),
         8 => (any::<bool>(), prop::collection::vec(args(), 0..4), end(), usage())
             .prop_map(|(text, calls, end, usage)| Action::Step { text, calls, end, usage }),
         8 => (0usize..4, status()).prop_map(|(n, status)| Action::Tool { n, status }),

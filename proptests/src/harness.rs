@@ -71,6 +71,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                 config: config.clone(),
             }],
             "recover" => vec![Input::Recover],
+            "undo" => vec![Input::Undo { note: rest.into() }],
             "delta" => {
                 let (n, text) = rest.split_once(' ').ok_or_else(bad)?;
                 vec![Input::Stream {

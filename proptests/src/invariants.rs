@@ -219,10 +219,19 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             verdict: Verdict::Allow,
             ..
         } if !ignored => run.allowed.push(call_id.0.clone()),
+        Record::Undo { note: Some(_), .. } => {
+            if ignored != run.running {
+                return Err(if ignored {
+                    "an undo between runs was ignored".into()
+                } else {
+                    "an undo during a run was applied".into()
+                });
+            }
+        }
         Record::Session(_)
         | Record::Branch { .. }
         | Record::Label { .. }
-        | Record::Undo { .. }
+        | Record::Undo { note: None, .. }
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }
         | Record::LateEvent { .. }
@@ -327,6 +336,7 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
                     &mut run.follow_ups
                 }
                 UserOrigin::Prompt => return Err("a prompt delivered as a queued message".into()),
+                UserOrigin::Undo => return Err("an undo note delivered as a queued message".into()),
             };
             match queue.pop_front() {
                 Some(first) if first == *queued => {}

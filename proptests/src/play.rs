@@ -206,6 +206,15 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                 )
             }
             Action::Interrupt => (Record::Interrupt {}, "interrupt".to_string()),
+            Action::Undo => {
+                let note = format!("undo-{i}");
+                let record = Record::Undo {
+                    run: EntryId(0),
+                    files: Vec::new(),
+                    note: Some(note.clone()),
+                };
+                (record, format!("undo {note}"))
+            }
             Action::Compact => (
                 Record::Compact {
                     config: config.clone(),

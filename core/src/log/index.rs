@@ -336,11 +336,13 @@ impl Kind {
         (Kind::StepStarted as u8..=Kind::RunFinished as u8).contains(&(self as u8))
     }
 
-    /// Whether the entry records an input (as [`Body::is_input`]).
+    /// Whether the entry may record an input: as [`Body::is_input`], except that every
+    /// `undo` counts (one with a `note` is an input, an older one is structure).
     pub fn is_input(self) -> bool {
         matches!(
             self,
-            Kind::UserMessage
+            Kind::Undo
+                | Kind::UserMessage
                 | Kind::Steer
                 | Kind::FollowUp
                 | Kind::Interrupt

@@ -6,6 +6,8 @@
 
 mod approval;
 mod context;
+mod estimate;
+mod overflow;
 mod protocol;
 mod snapshot;
 mod types;
@@ -182,42 +184,6 @@ impl Machine {
         }
     }
 
-    /// The assistant message of the step that is streaming as its `step` entry
-    /// records it when the step ends with `outcome`: the assembly, with the usage the
-    /// step counts (an estimate when the provider reported none, SPEC.md §9.2).
-    pub fn step_message(&self, outcome: &StepOutcome) -> Option<Assembled> {
-        let mut a = self.streaming()?.clone();
-        a.usage = self.step_usage(&a, outcome);
-        Some(a)
-    }
-
-    /// The usage a settling step counts: the provider's; or, when a completed step
-    /// reported none (no usage, or every count 0) and the run records a ratio, an
-    /// estimate marked `estimated`: the request's context (the machine's context
-    /// while the step streams) and the step's output, each ⌈bytes / ratio⌉.
-    fn step_usage(&self, a: &Assembled, outcome: &StepOutcome) -> Usage {
-        let ratio = self
-            .run
-            .config
-            .as_ref()
-            .map_or(0, |c| c.estimate_bytes_per_token);
-        let completed = match outcome {
-            StepOutcome::Completed => true,
-            StepOutcome::Failed { .. } | StepOutcome::Aborted => false,
-        };
-        if ratio == 0 || a.usage.spend() > 0 || !completed {
-            return a.usage;
-        }
-        let output = context::output_bytes(&a.text, &a.reasoning, &a.tool_calls);
-        Usage {
-            input_tokens: context::estimate_tokens(self.context.estimate_bytes(), ratio),
-            output_tokens: context::estimate_tokens(output, ratio),
-            cache_read_tokens: 0,
-            cache_write_tokens: 0,
-            estimated: true,
-        }
-    }
-
     /// Consumes one input and returns the effects, decisions first where a decision
     /// starts an external effect.
     #[must_use = "effects must be carried out and decisions recorded"]
@@ -247,8 +213,26 @@ impl Machine {
                 verdict,
                 scope,
             } => self.on_approval(call_id, verdict, scope, &mut out),
+            Input::Undo { note } => self.on_undo(note, &mut out),
         }
         out
+    }
+
+    /// `/undo` between runs: its note joins the context, so the next request on this
+    /// branch tells the model (SPEC.md §17.3); no decision.
+    fn on_undo(&mut self, note: String, out: &mut Vec<Effect>) {
+        match self.phase {
+            Phase::Idle | Phase::Finished(_) => self.context.push(
+                None,
+                Message::User {
+                    origin: UserOrigin::Undo,
+                    text: note,
+                },
+            ),
+            Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                ignore(IgnoreReason::RunInProgress, out)
+            }
+        }
     }
 
     fn on_prompt(&mut self, text: String, config: RunConfig, out: &mut Vec<Effect>) {
@@ -289,7 +273,7 @@ impl Machine {
                 }));
                 match origin {
                     UserOrigin::Steer => self.steers.push_back((entry, text)),
-                    UserOrigin::FollowUp | UserOrigin::Prompt => {
+                    UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => {
                         self.follow_ups.push_back((entry, text))
                     }
                 }
@@ -657,49 +641,6 @@ impl Machine {
             false,
             out,
         );
-    }
-
-    /// The provider refused the streaming step as too long for the context (SPEC.md
-    /// §9.16): compact and retry the step once; with nothing to compact, or when the
-    /// refused step was that retry, the run stops `context_overflow` (and with the
-    /// spend budget used up, `max_tokens`).
-    fn on_overflow(&mut self, error: ProviderError, retried: bool, out: &mut Vec<Effect>) {
-        if let Some(reason) = self.over_budget(self.limits()) {
-            return self.finish(reason, out);
-        }
-        if retried {
-            return self.finish(
-                StopReason::ContextOverflow {
-                    error,
-                    compacted: true,
-                },
-                out,
-            );
-        }
-        match self.middle_section() {
-            Some((upto, first_kept)) => {
-                let tokens_before = self.context.estimate_tokens();
-                self.start_compaction(upto, first_kept, tokens_before, false, true, out);
-            }
-            None => self.finish(
-                StopReason::ContextOverflow {
-                    error,
-                    compacted: false,
-                },
-                out,
-            ),
-        }
-    }
-
-    /// After the compaction an overflow made: the refused step starts again, over the
-    /// compacted context. It takes the refused step's place in the window, and
-    /// nothing else is checked or delivered first (the refused request cost nothing).
-    fn retry_step(&mut self, out: &mut Vec<Effect>) {
-        self.run.steps_in_window = self.run.steps_in_window.saturating_sub(1);
-        self.start_step(out);
-        if let Phase::Streaming(s) = &mut self.phase {
-            s.retry = true;
-        }
     }
 
     fn start_compaction(

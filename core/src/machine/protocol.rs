@@ -181,6 +181,8 @@ pub enum Input {
         verdict: Verdict,
         scope: ApprovalScope,
     },
+    /// The user reverted file changes (`/undo`), between runs: `note` tells the model.
+    Undo { note: String },
 }
 
 /// A decision: an effect that changes the conversation, recorded as an entry and

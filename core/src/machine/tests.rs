@@ -4,7 +4,8 @@
 //! Script lines (one input each, `#` starts a comment):
 //! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts;
 //!   `estimate=N` sets the ratio of the usage estimate, 0 by default)
-//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`
+//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`,
+//!   `undo NOTE` (the note of an `/undo`)
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end)
 //! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
@@ -113,6 +114,7 @@ impl Harness {
                 self.feed(line, input)
             }
             "recover" => self.feed(line, Input::Recover),
+            "undo" => self.feed(line, Input::Undo { note: rest.into() }),
             "delta" => {
                 let (n, text) = rest.split_once(' ').unwrap();
                 let input = Input::Stream {
@@ -1200,6 +1202,36 @@ fn no_compaction_when_the_run_is_about_to_stop_for_a_limit() {
               execute c21 echo
             > tool c21 ok two
               record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
+        "#]],
+    );
+}
+
+/// An `/undo` between runs is an input: its note joins the context (the next step's
+/// request carries it, before the next prompt), with no decision; during a run it is
+/// ignored.
+#[test]
+fn an_undo_between_runs_tells_the_model_with_the_next_request() {
+    check(
+        "prompt write it
+         step 1 text=written finish=stop
+         undo [Note: reverted f.txt]
+         prompt what now?
+         undo [Note: too late]
+         step 1 text=ok finish=stop",
+        expect![[r#"
+            > prompt write it
+              record step_started {"context_hash":"eaa5db54","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=written finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > undo [Note: reverted f.txt]
+            > prompt what now?
+              record step_started {"context_hash":"13052d8c","messages":4,"step":1}
+              call_model step=1
+            > undo [Note: too late]
+              record ignored {"reason":"run_in_progress"}
+            > step 1 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
         "#]],
     );
 }

@@ -228,6 +228,9 @@ pub enum UserOrigin {
     Prompt,
     Steer,
     FollowUp,
+    /// Not typed by the user: xcsh's note that the user reverted file changes with
+    /// `/undo` (SPEC.md §17.3), told to the model on the branch where it happened.
+    Undo,
 }
 
 /// One message of the model context.

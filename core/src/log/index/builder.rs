@@ -218,6 +218,7 @@ impl IndexBuilder {
                     UserOrigin::Prompt => 0,
                     UserOrigin::Steer => 1,
                     UserOrigin::FollowUp => 2,
+                    UserOrigin::Undo => 3,
                 },
                 Decision::SyntheticResult { call, .. } => {
                     let call_id = self.text(&call.id.0);
