@@ -177,6 +177,8 @@ fn a_server_that_reports_no_usage_gets_estimated_tokens_in_stats_and_the_result(
     assert_eq!(v["runs"][0]["estimated"], true, "{v}");
     let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
     assert!(replay.status.success(), "{}", stdout(&replay));
+    let check = env.xcsh(&["check", session.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stdout(&check));
 }
 
 #[test]
@@ -209,6 +211,8 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
     assert_eq!(t.iter().filter(|t| *t == "compacted").count(), 1, "{t:?}");
     let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
     assert!(replay.status.success(), "{}", stdout(&replay));
+    let check = env.xcsh(&["check", session.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stdout(&check));
 }
 
 /// OpenAI's refusal of a request longer than the model's context window.
@@ -269,6 +273,8 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
     );
     let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
     assert!(replay.status.success(), "{}", stdout(&replay));
+    let check = env.xcsh(&["check", session.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stdout(&check));
 }
 
 #[test]
@@ -297,6 +303,8 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     let session = PathBuf::from(result["session_path"].as_str().unwrap());
     let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
     assert!(replay.status.success(), "{}", stdout(&replay));
+    let check = env.xcsh(&["check", session.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stdout(&check));
     // Without --json, the one-shot run says why it stopped.
     let server = MockServer::start(vec![Reply::error(400, LLAMA_TOO_LONG, &[])]);
     let out = env.run(&server.url(), &["-p", "hello"]);

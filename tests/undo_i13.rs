@@ -183,6 +183,7 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
         "{}",
         String::from_utf8_lossy(&replay.stdout)
     );
+    xcsh(&home, &work, &["check", s]);
     let tree = xcsh(&home, &work, &["tree", s]);
     assert!(tree.contains("user \"what now?\""), "{tree}");
     assert!(!tree.contains("[Note"), "{tree}");

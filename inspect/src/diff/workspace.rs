@@ -198,3 +198,96 @@ pub fn render(files: &[FileReport], style: Style) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use xcsh_core::log::{FileChange, ToolResultRecord};
+    use xcsh_core::machine::{CallId, ToolOutcome, ToolStatus};
+
+    use super::*;
+    use crate::testkit::Kit;
+
+    /// A run that changes `changed` (from "old") and creates `created`, then what
+    /// `undo` says it put back.
+    fn session(dir: &Path, undo: bool, after: bool) -> SessionLog {
+        let changed = dir.join("f.txt");
+        let created = dir.join("g.txt");
+        let mut k = Kit::new("w");
+        k.prompt("rewrite f, create g");
+        let run = EntryId(1);
+        // The test tools have no `write`: `echo` calls stand in for it.
+        k.step(1, "", &[("echo", "{\"n\":1}"), ("echo", "{\"n\":2}")]);
+        let results = [
+            (&changed, Some("old\n"), "new\n"),
+            (&created, None, "made\n"),
+        ];
+        for (call, (path, before, now)) in k.calls.clone().iter().zip(results) {
+            k.record(Record::ToolResult(ToolResultRecord {
+                call_id: CallId(call.id.0.clone()),
+                name: call.name.clone(),
+                outcome: ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: "written".into(),
+                },
+                duration_ms: 1,
+                changes: vec![FileChange::new(path, before, now)],
+            }));
+        }
+        k.step(2, "done", &[]);
+        std::fs::write(&changed, "new\n").unwrap();
+        std::fs::write(&created, "made\n").unwrap();
+        if undo {
+            k.record(Record::Undo {
+                run,
+                files: vec![changed.clone(), created.clone()],
+                note: Some("[Note: reverted]".into()),
+            });
+            std::fs::write(&changed, "old\n").unwrap();
+            std::fs::remove_file(&created).unwrap();
+        }
+        if after {
+            std::fs::write(&changed, "later\n").unwrap();
+        }
+        let (_dir, log) = k.finish();
+        log
+    }
+
+    #[test]
+    fn files_put_back_by_an_undo_are_reverted_not_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = session(dir.path(), true, false);
+        let files = changes(&log);
+        let undo = log
+            .entries
+            .iter()
+            .find(|e| matches!(e.body, Body::Record(Record::Undo { .. })))
+            .unwrap()
+            .id;
+        let now: Vec<(&str, Option<EntryId>)> =
+            files.iter().map(|f| (f.now, f.undone_by)).collect();
+        assert_eq!(now, [("reverted", Some(undo)), ("reverted", Some(undo))]);
+        let text = render(&files, Style::plain());
+        let shown = text.replace(&dir.path().display().to_string(), "DIR");
+        expect_test::expect![[r#"
+            DIR/f.txt — changed by #6; reverted by /undo #11
+              (reverted: the file is as it was before the session)
+            DIR/g.txt — created by #7; reverted by /undo #11
+              (reverted: the file is gone again, as before the session)
+        "#]]
+        .assert_eq(&shown);
+    }
+
+    #[test]
+    fn a_file_edited_after_the_undo_is_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = session(dir.path(), true, true);
+        let files = changes(&log);
+        assert_eq!(files[0].now, "changed");
+        assert!(render(&files, Style::plain()).contains("f.txt — changed by #6; changed since"));
+        // Without an undo, the session's own state is `same`.
+        let dir = tempfile::tempdir().unwrap();
+        let files = changes(&session(dir.path(), false, false));
+        let now: Vec<&str> = files.iter().map(|f| f.now).collect();
+        assert_eq!(now, ["same", "same"]);
+    }
+}
