@@ -122,8 +122,6 @@ struct Ui {
     questions: mpsc::UnboundedReceiver<Question>,
     approver: Arc<PromptApprover>,
     ctrl_c_once: bool,
-    /// Told to the model with the next prompt after an `/undo`.
-    undo_note: Option<String>,
 }
 
 pub async fn main(setup: Setup) -> Result<ExitCode> {
@@ -166,7 +164,6 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         questions,
         approver: Arc::new(PromptApprover(question_tx)),
         ctrl_c_once: false,
-        undo_note: None,
         setup,
     };
     loop {
@@ -287,12 +284,7 @@ impl Ui {
         if let Some(command) = text.strip_prefix('/') {
             return self.command(command).await;
         }
-        // The model hears of an undo with the next prompt.
-        let prompt = match self.undo_note.take() {
-            Some(note) => format!("{note}\n\n{text}"),
-            None => text.to_string(),
-        };
-        self.start(Task::Prompt(prompt))?;
+        self.start(Task::Prompt(text.to_string()))?;
         Ok(true)
     }
 
@@ -399,6 +391,15 @@ impl Ui {
             }
             RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
+            RunEvent::StepFinished {
+                error: Some(error), ..
+            } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
+                self.out.flush();
+                self.out.line(format!(
+                    "[context] the provider refused the request as too long for the model's context: {}",
+                    error.message
+                ));
+            }
             RunEvent::StepFinished { .. } => self.out.flush(),
             RunEvent::ToolCall {
                 name, arguments, ..
@@ -440,11 +441,17 @@ impl Ui {
                 usage,
             } => {
                 self.out.flush();
+                let approx = if usage.estimated { "~" } else { "" };
                 self.out.line(format!(
-                    "[{}] {steps} step(s) · {} in / {} out tokens",
+                    "[{}] {steps} step(s) · {approx}{} in / {approx}{} out tokens{}",
                     stop(&reason),
                     usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-                    usage.output_tokens
+                    usage.output_tokens,
+                    if usage.estimated {
+                        " (estimated: the provider reported no usage)"
+                    } else {
+                        ""
+                    }
                 ));
             }
             RunEvent::Ignored {
@@ -539,8 +546,9 @@ impl Ui {
                         runs += 1;
                     }
                 }
+                let approx = if total.estimated { "~" } else { "" };
                 self.out.line(format!(
-                    "[usage] {runs} run(s) · input {} · output {} · cache read {} · cache write {} · total {}",
+                    "[usage] {runs} run(s) · input {approx}{} · output {approx}{} · cache read {} · cache write {} · total {approx}{}",
                     total.input_tokens,
                     total.output_tokens,
                     total.cache_read_tokens,
@@ -596,12 +604,8 @@ impl Ui {
                     .map(|f| f.display().to_string())
                     .collect();
                 self.out.line(format!(
-                    "[undo] reverted the changes of the run at entry {}: {}",
+                    "[undo] reverted the changes of the run at entry {}: {}; the model is told with the next prompt on this branch",
                     undone.run,
-                    files.join(", ")
-                ));
-                self.undo_note = Some(format!(
-                    "[Note: the user reverted the file changes of the previous turn: {}]",
                     files.join(", ")
                 ));
             }

@@ -88,6 +88,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
                 | Record::Interrupt {}
                 | Record::ApprovalAnswer { .. }
                 | Record::Compact { .. }
+                | Record::Undo { note: Some(_), .. }
                 | Record::Branch { .. },
             ) => bail!(
                 "{}: entry {id} is a {}: a redrive plays the prompts of one straight branch only",

@@ -462,6 +462,23 @@ fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result
             eprintln!("[{name}] {status:?}: {first}{more}");
         }
         RunEvent::ApprovalRequested { .. } => end_line(out)?,
+        RunEvent::StepFinished {
+            error: Some(error), ..
+        } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
+            end_line(out)?;
+            eprintln!(
+                "xcsh: the provider refused the request as too long for the model's context: {}",
+                error.message
+            );
+        }
+        RunEvent::CompactionStarted { tokens_before } => {
+            end_line(out)?;
+            eprintln!("xcsh: compacting the conversation ({tokens_before} tokens)");
+        }
+        RunEvent::Compacted {
+            tokens_before,
+            tokens_after,
+        } => eprintln!("xcsh: compacted: {tokens_before} → {tokens_after} tokens"),
         RunEvent::RunFinished { reason, .. } => {
             end_line(out)?;
             if !matches!(reason, StopReason::Completed) {
@@ -485,6 +502,15 @@ pub(crate) fn describe(reason: &StopReason) -> String {
         StopReason::Interrupted => "interrupted".into(),
         StopReason::ProviderError { error } => format!("provider error: {}", error.message),
         StopReason::Crashed => "the previous run ended without finishing".into(),
+        StopReason::ContextOverflow { error, compacted } => format!(
+            "the request is too long for the model's context, {} (provider: {})",
+            if *compacted {
+                "even after compacting the conversation"
+            } else {
+                "and it could not be compacted"
+            },
+            error.message
+        ),
     }
 }
 
@@ -495,7 +521,7 @@ fn exit_code(reason: &StopReason) -> ExitCode {
         | StopReason::MaxTokens { .. }
         | StopReason::OutputLimit
         | StopReason::ContentFilter => ExitCode::from(2),
-        StopReason::ProviderError { .. } => ExitCode::from(3),
+        StopReason::ProviderError { .. } | StopReason::ContextOverflow { .. } => ExitCode::from(3),
         StopReason::Interrupted => ExitCode::from(130),
         StopReason::Crashed => ExitCode::from(1),
     }

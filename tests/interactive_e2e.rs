@@ -9,122 +9,17 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::mock_server::{MockServer, Reply};
 use support::sse::{openai_call, openai_text};
+use support::tmux::{Tmux, tmux_available};
 use xcsh_core::log::{Body, Dag, Record, read_session};
 use xcsh_core::machine::Decision;
 
 const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cwd: &Path, command: &str) -> Tmux {
-        let tmux = Tmux {
-            socket: format!("xcsh-test-{}", std::process::id()),
-        };
-        let status = tmux
-            .cmd()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "160",
-                "-y",
-                "50",
-                "-c",
-            ])
-            .arg(cwd)
-            .arg(command)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        tmux
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket]);
-        c
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = self
-            .cmd()
-            .args(["send-keys", "-t", "t"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-
-    fn line(&self, text: &str) {
-        self.keys(&["-l", text]);
-        self.keys(&["Enter"]);
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "t", "-S", "-200"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text` `times` times (30 s at most: CI machines
-    /// can be busy).
-    fn wait_for(&self, text: &str, times: usize) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if screen.matches(text).count() >= times {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {text:?} ×{times}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        self.cmd()
-            .args(["has-session", "-t", "t"])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
-
-fn tmux_available() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("CI").is_err(),
-            "tmux is missing: scripts/setup-test-deps.sh installs it"
-        );
-        eprintln!("SKIPPED: tmux is not installed (run scripts/setup-test-deps.sh)");
-    }
-    found
-}
 
 fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
     from + types[from..]

@@ -158,6 +158,7 @@ pub fn origin_name(origin: UserOrigin) -> &'static str {
         UserOrigin::Prompt => "prompt",
         UserOrigin::Steer => "steer",
         UserOrigin::FollowUp => "follow_up",
+        UserOrigin::Undo => "undo",
     }
 }
 
@@ -178,6 +179,11 @@ pub fn stop_text(reason: &StopReason) -> String {
             )
         }
         StopReason::Crashed => "crashed".into(),
+        StopReason::ContextOverflow { error, compacted } => format!(
+            "context_overflow{}: {}",
+            if *compacted { " after compacting" } else { "" },
+            one_line(&error.message, 80)
+        ),
     }
 }
 
@@ -274,7 +280,9 @@ pub fn entry_text(entry: &Entry) -> String {
             },
             Record::Branch { from_leaf } => format!("new branch (the leaf was {from_leaf})"),
             Record::Label { target, name } => format!("{name:?} on {target}"),
-            Record::Undo { run, files } => format!("undo of run {run}: {} file(s)", files.len()),
+            Record::Undo { run, files, .. } => {
+                format!("undo of run {run}: {} file(s)", files.len())
+            }
             Record::Workspace { from, to } => format!("moved from {from} to {to}"),
             Record::UserMessage { text, .. } => format!("{:?}", one_line(text, 60)),
             Record::Steer { text } | Record::FollowUp { text } => {

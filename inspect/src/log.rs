@@ -133,6 +133,10 @@ pub enum Item {
         entry: EntryId,
         run: EntryId,
         files: Vec<String>,
+        /// What the model is told on this branch (absent in entries older than the
+        /// note, whose next prompt carried it instead).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// The session moved to another workspace (`--workspace DIR`).
     Workspace {
@@ -183,10 +187,11 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 target: *target,
                 name: name.clone(),
             },
-            Record::Undo { run, files } => Item::Undo {
+            Record::Undo { run, files, note } => Item::Undo {
                 entry: id,
                 run: *run,
                 files: files.iter().map(|f| f.display().to_string()).collect(),
+                note: note.clone(),
             },
             Record::Workspace { from, to } => Item::Workspace {
                 entry: id,
@@ -582,9 +587,19 @@ pub fn render(items: &[Item], style: Style) -> String {
             Item::Recovered { entry, note } => {
                 push(style.red(&format!("! recovered #{entry}: {note}")))
             }
-            Item::Undo { entry, run, files } => push(style.magenta(&format!(
-                "↶ undo #{entry}: the file changes of run #{run} reverted: {}",
-                files.join(", ")
+            Item::Undo {
+                entry,
+                run,
+                files,
+                note,
+            } => push(style.magenta(&format!(
+                "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
+                files.join(", "),
+                if note.is_some() {
+                    " (the model is told with the next request on this branch)"
+                } else {
+                    ""
+                }
             ))),
             Item::Workspace { entry, from, to } => push(style.blue(&format!(
                 "\n⇢ workspace #{entry}: the session moved from {from} to {to}"

@@ -28,6 +28,10 @@ pub struct StepStats {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The tokens are xcsh's estimate (the provider reported none; in the total row:
+    /// some step's are). Shown as `~N`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub estimated: bool,
     /// `ms` of the first text, reasoning or tool-call event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,
@@ -66,6 +70,9 @@ pub struct RunStats {
     pub entry: EntryId,
     pub steps: u32,
     pub spend: u64,
+    /// The spend includes estimated usage. Shown as `~N`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub estimated: bool,
     /// The budget recorded with the prompt (0 = no cap).
     pub max_tokens: u64,
     /// `spend / max_tokens` in percent, when there is a cap.
@@ -117,6 +124,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     entry: d.id(pos),
                     steps: 0,
                     spend: 0,
+                    estimated: false,
                     max_tokens: d.prompts[d.aux(pos)].max_tokens.to_native(),
                     budget_used_pct: None,
                     stop: None,
@@ -137,6 +145,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     r.steps += 1;
                     if r.stop.is_none() {
                         r.spend += input + output + cache_r + cache_w;
+                        r.estimated |= s.estimated;
                     }
                 }
                 let opt = |v: u64| (v != NONE).then_some(v);
@@ -148,6 +157,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     output_tokens: output,
                     cache_read_tokens: cache_r,
                     cache_write_tokens: cache_w,
+                    estimated: s.estimated,
                     ttft_ms: opt(s.ttft_ms.to_native()),
                     stream_ms: opt(s.stream_ms.to_native()),
                     tool_calls: 0,
@@ -204,6 +214,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                 if let Some(r) = runs.last_mut() {
                     let f = &d.finishes[d.aux(pos)];
                     r.spend = f.spend.to_native();
+                    r.estimated = f.estimated;
                     r.stop = Some(stop_text(&d.stop_reason(f)));
                 }
             }
@@ -229,6 +240,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                     entry: e.id,
                     steps: 0,
                     spend: 0,
+                    estimated: false,
                     max_tokens: config.limits.max_tokens,
                     budget_used_pct: None,
                     stop: None,
@@ -252,6 +264,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                     r.steps += 1;
                     if r.stop.is_none() {
                         r.spend += u.spend();
+                        r.estimated |= u.estimated;
                     }
                 }
                 steps.push(StepStats {
@@ -262,6 +275,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                     output_tokens: u.output_tokens,
                     cache_read_tokens: u.cache_read_tokens,
                     cache_write_tokens: u.cache_write_tokens,
+                    estimated: u.estimated,
                     ttft_ms: first.map(|t| t.ms),
                     stream_ms: s.events.last().map(|t| t.ms),
                     tool_calls: 0,
@@ -312,6 +326,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
             Body::Decision(Decision::RunFinished { reason, usage, .. }) => {
                 if let Some(r) = runs.last_mut() {
                     r.spend = usage.spend();
+                    r.estimated = usage.estimated;
                     r.stop = Some(stop_text(reason));
                 }
             }
@@ -339,6 +354,7 @@ fn totals(
         output_tokens: 0,
         cache_read_tokens: 0,
         cache_write_tokens: 0,
+        estimated: false,
         ttft_ms: None,
         stream_ms: None,
         tool_calls: 0,
@@ -353,6 +369,7 @@ fn totals(
         total.output_tokens += s.output_tokens;
         total.cache_read_tokens += s.cache_read_tokens;
         total.cache_write_tokens += s.cache_write_tokens;
+        total.estimated |= s.estimated;
         total.stream_ms = Some(total.stream_ms.unwrap_or(0) + s.stream_ms.unwrap_or(0));
         total.tool_calls += s.tool_calls;
         total.tool_ms += s.tool_ms;
@@ -368,6 +385,10 @@ fn totals(
         tools,
         runs,
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn count<T>(it: impl Iterator<Item = T>) -> u32 {
@@ -403,6 +424,14 @@ impl Cells {
     fn cell(&mut self, text: &str) {
         self.buf.push_str(text);
         self.end();
+    }
+
+    /// `n`, as `~n` when it is an estimate.
+    fn tokens(&mut self, n: u64, estimated: bool) {
+        if estimated {
+            self.buf.push('~');
+        }
+        self.num(n);
     }
 
     fn num(&mut self, n: u64) {
@@ -589,8 +618,8 @@ pub fn render_last(stats: &Stats, last: Option<usize>) -> String {
         .ends
         .reserve((stats.steps.len() + 1) * STEP_HEAD.len());
     let rest = |c: &mut Cells, s: &StepStats| {
-        c.num(s.input_tokens);
-        c.num(s.output_tokens);
+        c.tokens(s.input_tokens, s.estimated);
+        c.tokens(s.output_tokens, s.estimated);
         c.num(s.cache_read_tokens);
         c.num(s.cache_write_tokens);
     };
@@ -640,7 +669,7 @@ pub fn render_last(stats: &Stats, last: Option<usize>) -> String {
         runs.num(u64::from(r.run));
         runs.cell(&format!("#{}", r.entry));
         runs.num(u64::from(r.steps));
-        runs.num(r.spend);
+        runs.tokens(r.spend, r.estimated);
         if r.max_tokens == 0 {
             runs.cell("no cap");
         } else {

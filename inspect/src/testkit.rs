@@ -30,6 +30,7 @@ pub fn config(max_tokens: u64) -> RunConfig {
         tools: vec!["echo".into(), "sleep".into()],
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     }
 }
 
@@ -226,6 +227,7 @@ pub fn step_record(
         output_tokens: 10,
         cache_read_tokens: if n > 1 { 50 } else { 0 },
         cache_write_tokens: 0,
+        estimated: false,
     };
     if matches!(outcome, StepOutcome::Completed) {
         ev(StreamEvent::Usage { usage });

@@ -191,7 +191,9 @@ impl Builder<'_> {
                 }
                 Body::Decision(Decision::Delivered { origin, .. }) => match origin {
                     UserOrigin::Steer => node.steers += 1,
-                    UserOrigin::FollowUp | UserOrigin::Prompt => node.follow_ups += 1,
+                    UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => {
+                        node.follow_ups += 1
+                    }
                 },
                 Body::Decision(Decision::Compacted {
                     tokens_before,

@@ -1,7 +1,8 @@
 //! What the world does next, and the proptest strategies that generate it: whole
-//! runs of prompts, provider steps (text, 0..n tool calls, usage, finish reasons,
-//! errors, aborts), tool settlements in any order, approvals, steers, follow-ups,
-//! interrupts, compactions, recoveries, late inputs and branches, under small limits.
+//! runs of prompts, provider steps (text, 0..n tool calls, usage or none, finish
+//! reasons, errors, aborts), tool settlements in any order, approvals, steers,
+//! follow-ups, interrupts, compactions, undos, recoveries, late inputs and branches,
+//! under small limits.
 
 use std::fmt;
 
@@ -40,6 +41,8 @@ pub enum End {
     Completed(FinishReason),
     /// The provider failed (a disconnect).
     Failed,
+    /// The provider refused the request as too long for the context.
+    Overflow,
     /// The runtime cancelled the stream.
     Aborted,
 }
@@ -84,6 +87,8 @@ pub enum Action {
     Interrupt,
     /// `/compact` between runs.
     Compact,
+    /// `/undo`: an `undo` entry with its note (ignored during a run).
+    Undo,
     /// The streaming step settles (or, with none streaming, a late step arrives).
     Step {
         text: bool,
@@ -135,7 +140,16 @@ fn end() -> impl Strategy<Value = End> {
         1 => Just(End::Completed(FinishReason::ContentFilter)),
         1 => Just(End::Completed(FinishReason::Error)),
         1 => Just(End::Failed),
+        2 => Just(End::Overflow),
         1 => Just(End::Aborted),
+    ]
+}
+
+/// A step's reported input and output tokens; (0, 0): no usage reported at all.
+fn usage() -> impl Strategy<Value = (u64, u64)> {
+    prop_oneof![
+        3 => (0u64..3000, 0u64..300),
+        1 => Just((0u64, 0u64)),
     ]
 }
 
@@ -164,7 +178,8 @@ pub fn action() -> impl Strategy<Value = Action> {
         2 => Just(Action::FollowUp),
         1 => Just(Action::Interrupt),
         1 => Just(Action::Compact),
-        8 => (any::<bool>(), prop::collection::vec(args(), 0..4), end(), (0u64..3000, 0u64..300))
+        1 => Just(Action::Undo),
+        8 => (any::<bool>(), prop::collection::vec(args(), 0..4), end(), usage())
             .prop_map(|(text, calls, end, usage)| Action::Step { text, calls, end, usage }),
         8 => (0usize..4, status()).prop_map(|(n, status)| Action::Tool { n, status }),
         1 => Just(Action::LateTool),
@@ -213,6 +228,9 @@ pub fn limits() -> impl Strategy<Value = Limits> {
 pub struct Script {
     pub limits: Limits,
     pub permissions: Permissions,
+    /// The ratio of the usage estimate every prompt carries (0: none, as in runs
+    /// recorded before estimates existed).
+    pub estimate_bytes_per_token: u32,
     pub actions: Vec<Action>,
 }
 
@@ -226,16 +244,23 @@ fn script_with(
     action: impl Strategy<Value = Action>,
     len: std::ops::Range<usize>,
 ) -> impl Strategy<Value = Script> {
-    (limits(), permissions(), prop::collection::vec(action, len)).prop_map(
-        |(limits, permissions, mut actions)| {
-            actions.insert(0, Action::Prompt);
-            Script {
-                limits,
-                permissions,
-                actions,
-            }
-        },
+    (
+        limits(),
+        permissions(),
+        prop_oneof![Just(0u32), Just(4u32)],
+        prop::collection::vec(action, len),
     )
+        .prop_map(
+            |(limits, permissions, estimate_bytes_per_token, mut actions)| {
+                actions.insert(0, Action::Prompt);
+                Script {
+                    limits,
+                    permissions,
+                    estimate_bytes_per_token,
+                    actions,
+                }
+            },
+        )
 }
 
 /// A linear session: a prompt, then up to 40 actions.

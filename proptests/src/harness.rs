@@ -9,7 +9,7 @@ use xcsh_core::machine::{
     StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };
 
-use crate::play::{disconnect, summary_error};
+use crate::play::{disconnect, summary_error, too_long};
 
 /// The decisions a script makes, in order, or why a line does not parse.
 pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
@@ -19,6 +19,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
         tools: vec!["echo".into(), "read".into()],
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     };
     let mut next_entry = 1u64;
     let mut entry = || {
@@ -41,6 +42,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                         "max_steps" => config.limits.max_steps = n()? as u32,
                         "max_tokens" => config.limits.max_tokens = n()?,
                         "compact_at" => config.limits.compact_at_tokens = n()?,
+                        "estimate" => config.estimate_bytes_per_token = n()? as u32,
                         "tools" => config.tools = v.split(',').map(String::from).collect(),
                         "mutating" => config.mutating = v.split(',').map(String::from).collect(),
                         "permissions" => {
@@ -69,6 +71,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                 config: config.clone(),
             }],
             "recover" => vec![Input::Recover],
+            "undo" => vec![Input::Undo { note: rest.into() }],
             "delta" => {
                 let (n, text) = rest.split_once(' ').ok_or_else(bad)?;
                 vec![Input::Stream {
@@ -84,6 +87,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                     "failed" => StepOutcome::Failed {
                         error: disconnect(),
                     },
+                    "overflow" => StepOutcome::Failed { error: too_long() },
                     _ => return Err(bad()),
                 };
                 vec![Input::StepEnded {

@@ -10,7 +10,10 @@
 //! - `max_steps` counts from the last delivered message; the spend budget is never
 //!   exceeded by more than one step's usage; the stop reason names the limit that
 //!   stopped the run, with the run's own figures;
-//! - mutating calls run only when allowed (by the policy, a grant or an answer).
+//! - mutating calls run only when allowed (by the policy, a grant or an answer);
+//! - a step refused as too long for the context is followed by a compaction and one
+//!   retry (which takes its place in the window), or the run stops
+//!   `context_overflow`, `compacted` saying whether the retry was refused.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -63,6 +66,23 @@ struct Run {
     delivering: bool,
     /// The run was started by a prompt (not by `/compact`).
     by_prompt: bool,
+    /// Where the run is in recovering from a refusal as too long for the context.
+    overflow: Overflow,
+}
+
+/// The recovery from a step refused as too long for the context.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+enum Overflow {
+    #[default]
+    None,
+    /// The last step was refused.
+    Refused,
+    /// A compaction started after the refusal.
+    Compacting,
+    /// The step after that compaction (the retry) started.
+    Retried,
+    /// The retry was refused too.
+    RefusedRetry,
 }
 
 impl Run {
@@ -154,6 +174,13 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             }
             if settles {
                 run.open_step = None;
+                let refused = matches!(&s.outcome, StepOutcome::Failed { error }
+                    if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow);
+                run.overflow = match (refused, run.overflow) {
+                    (true, Overflow::Retried) => Overflow::RefusedRetry,
+                    (true, _) => Overflow::Refused,
+                    (false, _) => Overflow::None,
+                };
                 let spend = s.message.usage.spend();
                 run.spent += spend;
                 run.usage.add(&s.message.usage);
@@ -192,10 +219,19 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             verdict: Verdict::Allow,
             ..
         } if !ignored => run.allowed.push(call_id.0.clone()),
+        Record::Undo { note: Some(_), .. } => {
+            if ignored != run.running {
+                return Err(if ignored {
+                    "an undo between runs was ignored".into()
+                } else {
+                    "an undo during a run was applied".into()
+                });
+            }
+        }
         Record::Session(_)
         | Record::Branch { .. }
         | Record::Label { .. }
-        | Record::Undo { .. }
+        | Record::Undo { note: None, .. }
         | Record::Workspace { .. }
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }
@@ -224,6 +260,20 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
                     run.in_flight
                 ));
             }
+            let retry = match run.overflow {
+                Overflow::Compacting => true,
+                Overflow::None | Overflow::Retried => false,
+                Overflow::Refused | Overflow::RefusedRetry => {
+                    return Err(format!(
+                        "step {step} started after a refusal as too long, without a compaction"
+                    ));
+                }
+            };
+            run.overflow = if retry {
+                Overflow::Retried
+            } else {
+                Overflow::None
+            };
             if run.limits.max_tokens > 0 && run.spent >= run.limits.max_tokens {
                 return Err(format!(
                     "step {step} started with {} of {} tokens spent",
@@ -231,7 +281,9 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
                 ));
             }
             run.steps += 1;
-            run.window += 1;
+            if !retry {
+                run.window += 1;
+            }
             if *step != StepNo(run.steps) {
                 return Err(format!("step {step} is step {} of the run", run.steps));
             }
@@ -285,6 +337,7 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
                     &mut run.follow_ups
                 }
                 UserOrigin::Prompt => return Err("a prompt delivered as a queued message".into()),
+                UserOrigin::Undo => return Err("an undo note delivered as a queued message".into()),
             };
             match queue.pop_front() {
                 Some(first) if first == *queued => {}
@@ -313,10 +366,12 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
             run.steers.clear();
             run.follow_ups.clear();
         }
-        Decision::CompactionStarted { .. }
-        | Decision::Approval { .. }
-        | Decision::Compacted { .. }
-        | Decision::Ignored { .. } => {}
+        Decision::CompactionStarted { .. } => {
+            if run.overflow == Overflow::Refused {
+                run.overflow = Overflow::Compacting;
+            }
+        }
+        Decision::Approval { .. } | Decision::Compacted { .. } | Decision::Ignored { .. } => {}
     }
     Ok(())
 }
@@ -393,6 +448,22 @@ fn finished(
                 return Err(format!(
                     "max_tokens {{limit {limit}, spent {spent}}}, but the run's budget is {budget} and it spent {}",
                     run.spent
+                ));
+            }
+            Ok(())
+        }
+        StopReason::ContextOverflow { compacted, .. } => {
+            let expected = match run.overflow {
+                Overflow::RefusedRetry => true,
+                Overflow::Refused | Overflow::Compacting => false,
+                Overflow::None | Overflow::Retried => {
+                    return Err("context_overflow without a refused step".into());
+                }
+            };
+            if *compacted != expected {
+                return Err(format!(
+                    "context_overflow {{compacted: {compacted}}} after {:?}",
+                    run.overflow
                 ));
             }
             Ok(())

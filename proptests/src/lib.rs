@@ -19,7 +19,7 @@ pub use actions::{
 };
 pub use harness::run_script;
 pub use invariants::{check_invariants, check_path};
-pub use play::{Played, TOOLS, call_id, count_inputs, disconnect, play, summary_error};
+pub use play::{Played, TOOLS, call_id, count_inputs, disconnect, play, summary_error, too_long};
 
 /// A fresh temporary directory, on tmpfs (`/dev/shm`) when there is one: the
 /// properties write thousands of small logs, and what they check is the logic, not
@@ -86,6 +86,7 @@ pub fn find_failure(
             Script {
                 limits: xcsh_core::machine::Limits::default(),
                 permissions: xcsh_core::machine::Permissions::Yolo,
+                estimate_bytes_per_token: 0,
                 actions: Vec::new(),
             },
             format!("proptest aborted: {why}"),

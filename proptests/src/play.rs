@@ -28,6 +28,14 @@ pub fn disconnect() -> ProviderError {
     }
 }
 
+/// The provider error of a generated refused step (as the script's `end N overflow`).
+pub fn too_long() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::ContextOverflow,
+        message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
+    }
+}
+
 /// The provider error of a generated failed summary (as the script's `summary-failed`).
 pub fn summary_error() -> ProviderError {
     ProviderError {
@@ -127,6 +135,7 @@ fn config(script: &Script) -> RunConfig {
         tools: TOOLS.iter().map(|t| t.to_string()).collect(),
         mutating: vec!["write".into()],
         permissions: script.permissions,
+        estimate_bytes_per_token: script.estimate_bytes_per_token,
     }
 }
 
@@ -137,8 +146,12 @@ fn config_line(script: &Script) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
+    let estimate = match script.estimate_bytes_per_token {
+        0 => String::new(),
+        n => format!(" estimate={n}"),
+    };
     format!(
-        "config max_steps={} max_tokens={} compact_at={} tools={} mutating=write permissions={permissions}",
+        "config max_steps={} max_tokens={} compact_at={} tools={} mutating=write permissions={permissions}{estimate}",
         l.max_steps,
         l.max_tokens,
         l.compact_at_tokens,
@@ -193,6 +206,15 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                 )
             }
             Action::Interrupt => (Record::Interrupt {}, "interrupt".to_string()),
+            Action::Undo => {
+                let note = format!("undo-{i}");
+                let record = Record::Undo {
+                    run: EntryId(0),
+                    files: Vec::new(),
+                    note: Some(note.clone()),
+                };
+                (record, format!("undo {note}"))
+            }
             Action::Compact => (
                 Record::Compact {
                     config: config.clone(),
@@ -218,8 +240,13 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                         (StepNo(late_step), true)
                     }
                 };
-                let record = step_record(step, i, *text, calls, *end, *usage);
-                let line = step_line(step, i, *text, calls, *end, *usage, late);
+                // A refusal as too long comes before any output (an HTTP error).
+                let (text, calls, usage) = match end {
+                    End::Overflow => (false, &[][..], (0, 0)),
+                    End::Completed(_) | End::Failed | End::Aborted => (*text, &calls[..], *usage),
+                };
+                let record = step_record(step, i, text, calls, *end, usage);
+                let line = step_line(step, i, text, calls, *end, usage, late);
                 (record, line)
             }
             Action::Tool { n, status } => {
@@ -365,6 +392,7 @@ fn step_line(
     let outcome = match end {
         End::Completed(_) => "completed",
         End::Failed => "failed",
+        End::Overflow => "overflow",
         End::Aborted => "aborted",
     };
     if late {
@@ -398,7 +426,7 @@ fn step_line(
             words.push(format!("finish={}", finish_word(reason)));
             words.join(" ")
         }
-        End::Failed | End::Aborted => {
+        End::Failed | End::Overflow | End::Aborted => {
             let mut lines = Vec::new();
             if text {
                 lines.push(format!("delta {step} t{i}"));
@@ -452,13 +480,16 @@ fn step_record(
         push(StreamEvent::ToolCallDelta { index, arguments });
         push(StreamEvent::ToolCallEnd { index });
     }
-    push(StreamEvent::Usage {
-        usage: Usage {
-            input_tokens: usage.0,
-            output_tokens: usage.1,
-            ..Usage::default()
-        },
-    });
+    // No usage at all, as some servers stream (the script's step has no `usage=`).
+    if usage != (0, 0) {
+        push(StreamEvent::Usage {
+            usage: Usage {
+                input_tokens: usage.0,
+                output_tokens: usage.1,
+                ..Usage::default()
+            },
+        });
+    }
     let outcome = match end {
         End::Completed(reason) => {
             push(StreamEvent::Finish { reason });
@@ -467,6 +498,7 @@ fn step_record(
         End::Failed => StepOutcome::Failed {
             error: disconnect(),
         },
+        End::Overflow => StepOutcome::Failed { error: too_long() },
         End::Aborted => StepOutcome::Aborted,
     };
     Record::Step(StepRecord {

@@ -122,6 +122,7 @@ fn one_more_run(rec: &mut Recorder, text: &str) -> Result<(), String> {
         tools: vec!["echo".into()],
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     };
     rec.record(Record::UserMessage {
         text: text.into(),

@@ -294,6 +294,10 @@ fn the_generated_runs_reach_every_decision_and_stop_reason() {
         StopReason::ProviderError {
             error: xcsh_proptests::disconnect(),
         },
+        StopReason::ContextOverflow {
+            error: xcsh_proptests::too_long(),
+            compacted: false,
+        },
         StopReason::Crashed,
     ];
     assert_eq!(reasons, all.iter().map(stop_kind).collect());
@@ -317,6 +321,7 @@ fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
     let s = Script {
         limits: Limits::default(),
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
         actions: vec![
             Action::Prompt,
             Action::Step {
@@ -334,4 +339,59 @@ fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
         rebuild_context(&log, *leaf).unwrap().as_slice(),
         live.context().items()
     );
+}
+
+/// A step refused as too long, compacted and retried, and the retry refused too: the
+/// run stops `context_overflow {compacted: true}` (a path the generated scripts reach
+/// rarely), and the log keeps every invariant, replays, and rebuilds the live context.
+#[test]
+fn a_refused_retry_keeps_the_invariants_and_replays() {
+    use xcsh_core::machine::{FinishReason, Limits, Permissions};
+    use xcsh_proptests::{Action, Args, End};
+    let tool_step = || Action::Step {
+        text: false,
+        calls: vec![Args::Valid],
+        end: End::Completed(FinishReason::ToolCalls),
+        usage: (10, 2),
+    };
+    let refused = || Action::Step {
+        text: false,
+        calls: Vec::new(),
+        end: End::Overflow,
+        usage: (0, 0),
+    };
+    let tool = || Action::Tool {
+        n: 0,
+        status: xcsh_core::machine::ToolStatus::Ok,
+    };
+    let s = Script {
+        limits: Limits::default(),
+        permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 4,
+        actions: vec![
+            Action::Prompt,
+            tool_step(),
+            tool(),
+            tool_step(),
+            tool(),
+            refused(),
+            Action::Summary { ok: true },
+            refused(),
+        ],
+    };
+    let played = play(&s);
+    assert!(
+        matches!(
+            played.machine.phase(),
+            xcsh_core::machine::Phase::Finished(StopReason::ContextOverflow {
+                compacted: true,
+                ..
+            })
+        ),
+        "{:?}",
+        played.machine.phase()
+    );
+    invariants(&s).unwrap();
+    replay_of_every_branch(&s).unwrap();
+    context_at_every_settled_entry(&s).unwrap();
 }

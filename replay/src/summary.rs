@@ -100,6 +100,13 @@ pub fn stop_reason(reason: &StopReason) -> String {
             )
         }
         StopReason::Crashed => "crashed".into(),
+        StopReason::ContextOverflow { error, compacted } => {
+            format!(
+                "context_overflow ({}{})",
+                if *compacted { "after compacting: " } else { "" },
+                clip(&error.message)
+            )
+        }
     }
 }
 
@@ -157,10 +164,14 @@ fn record_summary(record: &Record) -> String {
             format!("a new branch (the previous leaf was {from_leaf})")
         }
         Record::Label { target, name } => format!("label {} on entry {target}", quote(name)),
-        Record::Undo { run, files } => {
+        Record::Undo { run, files, note } => {
             format!(
-                "undo of the run at entry {run}: {} file(s) reverted",
-                files.len()
+                "undo of the run at entry {run}: {} file(s) reverted{}",
+                files.len(),
+                match note {
+                    Some(note) => format!("; the model is told {}", quote(note)),
+                    None => String::new(),
+                }
             )
         }
         Record::Workspace { from, to } => {
@@ -317,6 +328,7 @@ pub fn message_summary(message: &Message) -> (String, String) {
                 UserOrigin::Prompt => "user",
                 UserOrigin::Steer => "user (steer)",
                 UserOrigin::FollowUp => "user (follow-up)",
+                UserOrigin::Undo => "note (undo)",
             };
             (role.into(), quote(text))
         }

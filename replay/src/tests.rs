@@ -72,6 +72,7 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
         tools: vec!["echo".into()],
         mutating: Vec::new(),
         permissions: xcsh_core::machine::Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     };
     rec.record(Record::UserMessage {
         text: "go".into(),

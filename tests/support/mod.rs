@@ -5,3 +5,4 @@
 pub mod env;
 pub mod mock_server;
 pub mod sse;
+pub mod tmux;

@@ -19,8 +19,11 @@ pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
         Record::Session(_)
         | Record::Branch { .. }
         | Record::Label { .. }
-        | Record::Undo { .. }
+        | Record::Undo { note: None, .. }
         | Record::Workspace { .. } => Vec::new(),
+        Record::Undo {
+            note: Some(note), ..
+        } => vec![Input::Undo { note: note.clone() }],
         Record::UserMessage { text, config } => vec![Input::Prompt {
             text: text.clone(),
             config: config.clone(),
@@ -119,5 +122,32 @@ pub fn entry_decision(entry: &Entry) -> Option<&Decision> {
     match &entry.body {
         Body::Decision(d) => Some(d),
         Body::Record(_) | Body::Unknown { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `undo` entry written before the note existed (its next prompt carried the
+    /// note instead) stays structure, so old logs replay as they ran; one with a note
+    /// is the machine's `Undo` input.
+    #[test]
+    fn an_undo_entry_is_an_input_only_with_a_note() {
+        let old = r#"{"v":1,"id":9,"parent":8,"ts":"2026-11-30T04:05:20.189Z","type":"undo","data":{"run":1,"files":["/w/f.txt"]},"hash":"0000000000000000000000000000000000000000000000000000000000000000"}"#;
+        let new = r#"{"v":1,"id":9,"parent":8,"ts":"2026-11-30T04:05:20.189Z","type":"undo","data":{"run":1,"files":["/w/f.txt"],"note":"[Note: reverted]"},"hash":"0000000000000000000000000000000000000000000000000000000000000000"}"#;
+        let old = Entry::decode(old).unwrap();
+        let new = Entry::decode(new).unwrap();
+        assert!(!old.body.is_input());
+        assert_eq!(entry_inputs(&old), Vec::new());
+        assert!(new.body.is_input());
+        assert_eq!(
+            entry_inputs(&new),
+            vec![Input::Undo {
+                note: "[Note: reverted]".into()
+            }]
+        );
+        assert_eq!(into_inputs(new.clone()), entry_inputs(&new));
+        assert_eq!(into_inputs(old), Vec::new());
     }
 }

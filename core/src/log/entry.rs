@@ -145,8 +145,15 @@ pub enum Record {
     /// Input: a stream event that arrived after its step settled.
     LateEvent { step: StepNo, event: StreamEvent },
     /// The user reverted the file changes of the run that starts at `run` (`/undo`):
-    /// each file in `files` was put back as it was before that run.
-    Undo { run: EntryId, files: Vec<PathBuf> },
+    /// each file in `files` was put back as it was before that run. With a `note`
+    /// (written since issue 13) it is an input: the note tells the model, on this
+    /// branch; without one (older entries) it is structure.
+    Undo {
+        run: EntryId,
+        files: Vec<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// Input: the user asked to compact the context now (`/compact`).
     Compact { config: RunConfig },
     /// Input: the user answered an approval question (`y`/`a`/`A`/`n`).
@@ -204,10 +211,10 @@ impl Record {
 
     pub fn is_input(&self) -> bool {
         match self {
+            Record::Undo { note, .. } => note.is_some(),
             Record::Session(_)
             | Record::Branch { .. }
             | Record::Label { .. }
-            | Record::Undo { .. }
             | Record::Workspace { .. } => false,
             Record::UserMessage { .. }
             | Record::Steer { .. }
@@ -1078,6 +1085,7 @@ mod tests {
                 tools: vec!["echo".into()],
                 mutating: Vec::new(),
                 permissions: crate::machine::Permissions::Yolo,
+                estimate_bytes_per_token: 0,
             },
         }));
         roundtrip(Body::Record(Record::Interrupt {}));

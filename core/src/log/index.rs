@@ -35,7 +35,7 @@ use crate::machine::{
 };
 
 /// The format version of the index file; another version is rebuilt.
-pub const INDEX_VERSION: u32 = 3;
+pub const INDEX_VERSION: u32 = 4;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;
@@ -89,6 +89,8 @@ pub struct StepRow {
     pub outcome: u8,
     /// The message finished with `error`.
     pub finish_error: bool,
+    /// The usage is xcsh's estimate (`Usage::estimated`).
+    pub estimated: bool,
     /// For a failed step: the error's kind ([`kind_code`]) and message.
     pub error_kind: u8,
     pub error_message: StrRef,
@@ -113,6 +115,8 @@ pub struct ToolRow {
 pub struct FinishRow {
     /// `usage.spend()` of the run.
     pub spend: u64,
+    /// `usage.estimated` of the run.
+    pub estimated: bool,
     /// The stop reason: see [`IndexData::stop_reason`].
     pub reason: u8,
     pub a: u64,
@@ -337,11 +341,13 @@ impl Kind {
         (Kind::StepStarted as u8..=Kind::RunFinished as u8).contains(&(self as u8))
     }
 
-    /// Whether the entry records an input (as [`Body::is_input`]).
+    /// Whether the entry may record an input: as [`Body::is_input`], except that every
+    /// `undo` counts (one with a `note` is an input, an older one is structure).
     pub fn is_input(self) -> bool {
         matches!(
             self,
-            Kind::UserMessage
+            Kind::Undo
+                | Kind::UserMessage
                 | Kind::Steer
                 | Kind::FollowUp
                 | Kind::Interrupt
@@ -365,6 +371,7 @@ pub fn kind_code(kind: ProviderErrorKind) -> u8 {
         ProviderErrorKind::IdleTimeout => 3,
         ProviderErrorKind::Malformed => 4,
         ProviderErrorKind::ScriptExhausted => 5,
+        ProviderErrorKind::ContextOverflow => 6,
     }
 }
 
@@ -375,6 +382,7 @@ fn error_kind(code: u8) -> ProviderErrorKind {
         2 => ProviderErrorKind::Disconnected,
         3 => ProviderErrorKind::IdleTimeout,
         4 => ProviderErrorKind::Malformed,
+        6 => ProviderErrorKind::ContextOverflow,
         _ => ProviderErrorKind::ScriptExhausted,
     }
 }
@@ -608,6 +616,13 @@ impl ArchivedIndexData {
                     kind: error_kind(row.error_kind),
                     message: self.str(&row.error_message).to_string(),
                 },
+            },
+            8 => StopReason::ContextOverflow {
+                error: ProviderError {
+                    kind: error_kind(row.error_kind),
+                    message: self.str(&row.error_message).to_string(),
+                },
+                compacted: row.a.to_native() != 0,
             },
             _ => StopReason::Crashed,
         }

@@ -20,6 +20,7 @@ use crate::machine::{
 /// - Each entry contributes:
 ///   - `user_message` record: `User { origin: Prompt, text }`, source `None`;
 ///   - `delivered` decision: `User { origin, text }`, source `None`;
+///   - `undo` record with a `note`: `User { origin: Undo, text: note }`, source `None`;
 ///   - `step` record: if its outcome is `completed`, `Assistant { text, reasoning,
 ///     tool_calls }` from its `message`, unless all three are empty; if it failed or
 ///     was aborted, `Assistant { text, reasoning, tool_calls: [] }` unless text and
@@ -112,6 +113,9 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
     };
     match &entry.body {
         Body::Record(Record::UserMessage { text, .. }) => Some(user(UserOrigin::Prompt, text)),
+        Body::Record(Record::Undo {
+            note: Some(note), ..
+        }) => Some(user(UserOrigin::Undo, note)),
         Body::Decision(Decision::Delivered { origin, text, .. }) => Some(user(*origin, text)),
         Body::Record(Record::Step(step)) => {
             let m = &step.message;
@@ -222,6 +226,7 @@ mod tests {
                 tools: vec!["echo".into()],
                 mutating: Vec::new(),
                 permissions: crate::machine::Permissions::Yolo,
+                estimate_bytes_per_token: 0,
             };
             self.record(
                 Record::UserMessage {

@@ -61,7 +61,7 @@ impl Recorder {
                     event: e.event.clone(),
                 }));
             }
-            step.message = self.machine.streaming().cloned().unwrap_or_default();
+            step.message = self.machine.step_message(&step.outcome).unwrap_or_default();
             self.record_decisions(&effects)?;
             let id = self.append(&Body::Record(record.clone()))?;
             let end = record_inputs(id, &record).pop();

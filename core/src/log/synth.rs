@@ -298,6 +298,7 @@ impl Gen {
                     output_tokens: self.rng.range(10, 400),
                     cache_read_tokens: 0,
                     cache_write_tokens: 0,
+                    estimated: false,
                 },
             },
         });
@@ -465,6 +466,7 @@ pub fn generate(path: &Path, opts: SynthOptions) -> Result<SynthReport, LogError
         ],
         mutating: vec!["edit".into(), "bash".into()],
         permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
     };
     let mut g = Gen {
         rng: Rng::new(opts.seed),

@@ -650,6 +650,7 @@ pub(crate) mod testutil {
             tools: vec!["echo".into()],
             mutating: Vec::new(),
             permissions: crate::machine::Permissions::Yolo,
+            estimate_bytes_per_token: 0,
         }
     }
 

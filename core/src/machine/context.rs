@@ -1,7 +1,7 @@
 //! The model context the machine maintains: messages with the entry each came from,
 //! and a running blake3 hash over them so that a step's decision names its context.
 
-use super::types::{EntryId, Message};
+use super::types::{EntryId, Message, ToolCall};
 
 /// One context message and, where it has one, the entry it came from (the step
 /// entry of an assistant message). Compaction's `first_kept` is such an entry.
@@ -16,6 +16,8 @@ pub struct ContextItem {
 pub struct Context {
     items: Vec<ContextItem>,
     hash: [u8; 32],
+    /// The bytes the token estimate counts, over `items` (kept as they change).
+    bytes: usize,
     /// The buffer each message is serialized into to be hashed (reused).
     scratch: Scratch,
 }
@@ -56,6 +58,7 @@ impl Context {
 
     pub fn push(&mut self, source: Option<EntryId>, message: Message) {
         self.hash = chain(&self.hash, &message, &mut self.scratch.0);
+        self.bytes += message_len(&message);
         self.items.push(ContextItem { source, message });
     }
 
@@ -96,9 +99,30 @@ impl Context {
 
     /// A rough token estimate (4 bytes a token) used for `tokens_after`.
     pub fn estimate_tokens(&self) -> u64 {
-        let bytes: usize = self.items.iter().map(|i| message_len(&i.message)).sum();
-        bytes.div_ceil(4) as u64
+        estimate_tokens(self.bytes, 4)
     }
+
+    /// The bytes the token estimates count: text, reasoning, tool-call names and
+    /// arguments, tool-result contents and summaries.
+    pub fn estimate_bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// ⌈`bytes` / `bytes_per_token`⌉ (a ratio of 0 counts as 1).
+pub fn estimate_tokens(bytes: usize, bytes_per_token: u32) -> u64 {
+    let ratio = usize::try_from(bytes_per_token.max(1)).unwrap_or(usize::MAX);
+    u64::try_from(bytes.div_ceil(ratio)).unwrap_or(u64::MAX)
+}
+
+/// The bytes an assistant's output counts in the estimates.
+pub fn output_bytes(text: &str, reasoning: &str, tool_calls: &[ToolCall]) -> usize {
+    text.len()
+        + reasoning.len()
+        + tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.len())
+            .sum::<usize>()
 }
 
 fn message_len(m: &Message) -> usize {
@@ -109,14 +133,7 @@ fn message_len(m: &Message) -> usize {
             reasoning,
             tool_calls,
             ..
-        } => {
-            text.len()
-                + reasoning.len()
-                + tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>()
-        }
+        } => output_bytes(text, reasoning, tool_calls),
         Message::ToolResult { content, .. } => content.len(),
     }
 }

@@ -6,6 +6,8 @@
 
 mod approval;
 mod context;
+mod estimate;
+mod overflow;
 mod protocol;
 mod snapshot;
 mod types;
@@ -41,6 +43,9 @@ pub struct Streaming {
     pub step: StepNo,
     pub assembler: AssemblerState,
     pub interrupted: bool,
+    /// This step retries one the provider refused as too long for the context, after
+    /// a compaction (SPEC.md §9.16): a second refusal stops the run.
+    pub retry: bool,
 }
 
 /// Wraps the [`Assembler`] so that `Phase` can derive `PartialEq`.
@@ -83,6 +88,9 @@ pub struct Compacting {
     pub interrupted: bool,
     /// Asked for by the user (`Input::Compact`): the run ends when it is done.
     pub forced: bool,
+    /// The provider refused the last step as too long for the context: the step is
+    /// retried when the compaction is done (SPEC.md §9.16).
+    pub retry: bool,
 }
 
 /// Counters of the run in progress (or of the last run, once finished).
@@ -205,8 +213,26 @@ impl Machine {
                 verdict,
                 scope,
             } => self.on_approval(call_id, verdict, scope, &mut out),
+            Input::Undo { note } => self.on_undo(note, &mut out),
         }
         out
+    }
+
+    /// `/undo` between runs: its note joins the context, so the next request on this
+    /// branch tells the model (SPEC.md §17.3); no decision.
+    fn on_undo(&mut self, note: String, out: &mut Vec<Effect>) {
+        match self.phase {
+            Phase::Idle | Phase::Finished(_) => self.context.push(
+                None,
+                Message::User {
+                    origin: UserOrigin::Undo,
+                    text: note,
+                },
+            ),
+            Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                ignore(IgnoreReason::RunInProgress, out)
+            }
+        }
     }
 
     fn on_prompt(&mut self, text: String, config: RunConfig, out: &mut Vec<Effect>) {
@@ -247,7 +273,7 @@ impl Machine {
                 }));
                 match origin {
                     UserOrigin::Steer => self.steers.push_back((entry, text)),
-                    UserOrigin::FollowUp | UserOrigin::Prompt => {
+                    UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => {
                         self.follow_ups.push_back((entry, text))
                     }
                 }
@@ -346,7 +372,9 @@ impl Machine {
             | Phase::Finished(_) => return ignore(IgnoreReason::LateStreamEvent, out),
         };
         let interrupted = matches!(&self.phase, Phase::Streaming(s) if s.interrupted);
-        let a = streaming.0.finish();
+        let retried = matches!(&self.phase, Phase::Streaming(s) if s.retry);
+        let mut a = streaming.0.finish();
+        a.usage = self.step_usage(&a, &outcome);
         self.run.usage.add(&a.usage);
         // The context size the provider saw: cached prompt tokens count too.
         self.run.last_input_tokens =
@@ -385,6 +413,12 @@ impl Machine {
             } else {
                 reason
             };
+            if let StopReason::ProviderError { error } = reason {
+                if error.kind == ProviderErrorKind::ContextOverflow {
+                    return self.on_overflow(error, retried, out);
+                }
+                return self.finish(StopReason::ProviderError { error }, out);
+            }
             return self.finish(reason, out);
         }
 
@@ -518,6 +552,7 @@ impl Machine {
             tools: Vec::new(),
             mutating: Vec::new(),
             permissions: Permissions::default(),
+            estimate_bytes_per_token: 0,
         });
         match approval::route(&config, &self.grants, &call, out) {
             approval::Route::Dispatch => self.dispatch(tools, call, out),
@@ -565,6 +600,17 @@ impl Machine {
         }
         let result = match result {
             Err(error) if c.forced => return self.finish(StopReason::ProviderError { error }, out),
+            // The step cannot be retried over a context that is still too long.
+            Err(error) if c.retry && error.kind == ProviderErrorKind::ContextOverflow => {
+                return self.finish(
+                    StopReason::ContextOverflow {
+                        error,
+                        compacted: false,
+                    },
+                    out,
+                );
+            }
+            Err(error) if c.retry => return self.finish(StopReason::ProviderError { error }, out),
             other => other,
         };
         if let Ok(summary) = result {
@@ -579,6 +625,9 @@ impl Machine {
         }
         if c.forced {
             return self.finish(StopReason::Completed, out);
+        }
+        if c.retry {
+            return self.retry_step(out);
         }
         // A failed summary is recorded in its input entry; the run goes on uncompacted.
         self.continue_run(out);
@@ -599,7 +648,14 @@ impl Machine {
             config: Some(config),
             ..RunState::default()
         };
-        self.start_compaction(upto, first_kept, self.context.estimate_tokens(), true, out);
+        self.start_compaction(
+            upto,
+            first_kept,
+            self.context.estimate_tokens(),
+            true,
+            false,
+            out,
+        );
     }
 
     fn start_compaction(
@@ -608,6 +664,7 @@ impl Machine {
         first_kept: EntryId,
         tokens_before: u64,
         forced: bool,
+        retry: bool,
         out: &mut Vec<Effect>,
     ) {
         out.push(Effect::Record(Decision::CompactionStarted {
@@ -621,6 +678,7 @@ impl Machine {
             tokens_before,
             interrupted: false,
             forced,
+            retry,
         });
     }
 
@@ -657,7 +715,7 @@ impl Machine {
             && let Some((upto, first_kept)) = self.middle_section()
         {
             let tokens_before = self.run.last_input_tokens;
-            return self.start_compaction(upto, first_kept, tokens_before, false, out);
+            return self.start_compaction(upto, first_kept, tokens_before, false, false, out);
         }
         self.continue_run(out);
     }
@@ -762,6 +820,7 @@ impl Machine {
             step,
             assembler: AssemblerState::default(),
             interrupted: false,
+            retry: false,
         });
     }
 

@@ -13,6 +13,9 @@ pub const DEFAULT_MAX_STEPS: u32 = 32;
 pub const DEFAULT_MAX_TOKENS: u64 = 400_000;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
 pub const DEFAULT_COMPACT_AT_TOKENS: u64 = 150_000;
+/// The ratio of the usage estimate for a step that reports none (SPEC.md §9.2),
+/// recorded in the configuration of every run started now.
+pub const DEFAULT_ESTIMATE_BYTES_PER_TOKEN: u32 = 4;
 
 /// The limits of one run. Recorded inside the prompt entry, so that replay uses the
 /// limits the run had, never today's defaults.
@@ -81,6 +84,15 @@ pub struct RunConfig {
     pub mutating: Vec<String>,
     #[serde(default)]
     pub permissions: Permissions,
+    /// Bytes per token of the estimate made for a step that reports no usage
+    /// (SPEC.md §9.2); 0 = no estimate. Absent (0) in runs recorded before estimates
+    /// existed, so those replay as they ran.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub estimate_bytes_per_token: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The permission policy for mutating tools. Read-only tools never ask.
@@ -169,6 +181,8 @@ pub enum Input {
         verdict: Verdict,
         scope: ApprovalScope,
     },
+    /// The user reverted file changes (`/undo`), between runs: `note` tells the model.
+    Undo { note: String },
 }
 
 /// A decision: an effect that changes the conversation, recorded as an entry and
@@ -289,6 +303,14 @@ pub enum StopReason {
     Interrupted,
     /// The provider failed.
     ProviderError { error: ProviderError },
+    /// The provider refused the request as too long for the model's context, and
+    /// compacting did not help: there was nothing to compact or the summary was
+    /// refused too (`compacted` false), or the retry after a compaction was refused
+    /// again (`compacted` true). `error` is the last refusal.
+    ContextOverflow {
+        error: ProviderError,
+        compacted: bool,
+    },
     /// The previous process ended without finishing the run (recovered on open).
     Crashed,
 }

@@ -2,11 +2,14 @@
 //! transcript of effects out, compared with `expect![[…]]`.
 //!
 //! Script lines (one input each, `#` starts a comment):
-//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts)
-//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`
+//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts;
+//!   `estimate=N` sets the ratio of the usage estimate, 0 by default)
+//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`,
+//!   `undo NOTE` (the note of an `/undo`)
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end)
-//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed`
+//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
+//!   (`overflow`: the provider refused the request as too long for the context)
 //! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
 //! - `approve ID y|a|A|n` (a user's answer); config also takes
 //!   `mutating=a,b permissions=ask|readonly|yolo`
@@ -31,6 +34,7 @@ impl Harness {
                 tools: vec!["echo".into(), "read".into()],
                 mutating: Vec::new(),
                 permissions: Permissions::Yolo,
+                estimate_bytes_per_token: 0,
             },
             next_entry: 1,
             out: String::new(),
@@ -62,6 +66,7 @@ impl Harness {
                         "max_steps" => l.max_steps = v.parse().unwrap(),
                         "max_tokens" => l.max_tokens = v.parse().unwrap(),
                         "compact_at" => l.compact_at_tokens = v.parse().unwrap(),
+                        "estimate" => self.config.estimate_bytes_per_token = v.parse().unwrap(),
                         "tools" => self.config.tools = v.split(',').map(String::from).collect(),
                         "mutating" => {
                             self.config.mutating = v.split(',').map(String::from).collect()
@@ -109,6 +114,7 @@ impl Harness {
                 self.feed(line, input)
             }
             "recover" => self.feed(line, Input::Recover),
+            "undo" => self.feed(line, Input::Undo { note: rest.into() }),
             "delta" => {
                 let (n, text) = rest.split_once(' ').unwrap();
                 let input = Input::Stream {
@@ -126,6 +132,12 @@ impl Harness {
                         error: ProviderError {
                             kind: ProviderErrorKind::Disconnected,
                             message: "connection reset after 12 bytes".into(),
+                        },
+                    },
+                    "overflow" => StepOutcome::Failed {
+                        error: ProviderError {
+                            kind: ProviderErrorKind::ContextOverflow,
+                            message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
                         },
                     },
                     other => panic!("unknown outcome {other}"),
@@ -778,6 +790,202 @@ fn a_failed_compaction_lets_the_run_go_on() {
     );
 }
 
+/// A server that reports no usage (llama.cpp's): each step counts an estimate of its
+/// request and output (4 bytes a token), marked `estimated`, and the estimate
+/// triggers compaction like a reported count would.
+#[test]
+fn a_step_without_usage_counts_an_estimate_that_can_trigger_compaction() {
+    check(
+        r#"config estimate=4 compact_at=30
+         prompt read the file
+         step 1 calls=read:{"path":"a"} finish=tool_calls
+         tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+         step 2 calls=read:{"path":"b"} finish=tool_calls
+         tool c21 ok short
+         summary read a
+         step 3 text=done finish=stop usage=20/2"#,
+        expect![[r#"
+            > prompt read the file
+              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=read:{"path":"a"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+              execute c11 read
+            > tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+              record step_started {"context_hash":"fc3377ff","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=read:{"path":"b"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"b\"}","id":"c21","name":"read"},"step":2}
+              execute c21 read
+            > tool c21 ok short
+              record compaction_started {"first_kept":3,"tokens_before":33}
+              summarize upto=3
+            > summary read a
+              record compacted {"first_kept":3,"summary":"read a","tokens_after":7,"tokens_before":33}
+              record step_started {"context_hash":"b41facf5","messages":3,"step":3}
+              call_model step=3
+            > step 3 text=done finish=stop usage=20/2
+              record run_finished {"reason":{"kind":"completed"},"steps":3,"usage":{"estimated":true,"input_tokens":57,"output_tokens":10}}
+        "#]],
+    );
+}
+
+/// A run recorded before estimates existed (no ratio in its configuration) counts
+/// what the provider reported, nothing: it replays as it ran.
+#[test]
+fn a_run_without_a_ratio_makes_no_estimate() {
+    check(
+        r#"prompt read the file
+         step 1 calls=read:{"path":"a"} finish=tool_calls
+         tool c11 ok 0123456789
+         step 2 text=done finish=stop"#,
+        expect![[r#"
+            > prompt read the file
+              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=read:{"path":"a"} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+              execute c11 read
+            > tool c11 ok 0123456789
+              record step_started {"context_hash":"acb9298e","messages":3,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+/// A refusal of the request as too long for the context: the machine compacts (it is
+/// a decision) and retries the step once over the compacted context (a decision too);
+/// the retry takes the refused step's place in the window.
+#[test]
+fn a_context_overflow_compacts_and_retries_the_step_once() {
+    check(
+        "config max_steps=3
+         prompt go
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=200/10
+         tool c21 ok two
+         end 3 overflow
+         summary the user said go; echo ran twice
+         step 4 text=done finish=stop usage=50/5",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=200/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":3,"tokens_before":5}
+              summarize upto=3
+            > summary the user said go; echo ran twice
+              record compacted {"first_kept":3,"summary":"the user said go; echo ran twice","tokens_after":11,"tokens_before":5}
+              record step_started {"context_hash":"33c3febb","messages":3,"step":4}
+              call_model step=4
+            > step 4 text=done finish=stop usage=50/5
+              record run_finished {"reason":{"kind":"completed"},"steps":4,"usage":{"input_tokens":350,"output_tokens":25}}
+        "#]],
+    );
+}
+
+/// A second refusal (the retry's) stops the run, as does a refusal with nothing to
+/// compact; each with its own reason.
+#[test]
+fn a_refused_retry_or_nothing_to_compact_stops_with_context_overflow() {
+    check(
+        "prompt go
+         end 1 overflow
+         prompt again
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=100/10
+         tool c21 ok two
+         end 3 overflow
+         summary they said go and again
+         end 4 overflow",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > end 1 overflow
+              record run_finished {"reason":{"compacted":false,"error":{"kind":"context_overflow","message":"prompt is too long: 9000 tokens > 8192 maximum"},"kind":"context_overflow"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > prompt again
+              record step_started {"context_hash":"00496e37","messages":2,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"94439c01","messages":4,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"fc61fe89","messages":6,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":4,"tokens_before":7}
+              summarize upto=4
+            > summary they said go and again
+              record compacted {"first_kept":4,"summary":"they said go and again","tokens_after":8,"tokens_before":7}
+              record step_started {"context_hash":"3b5d1c68","messages":3,"step":4}
+              call_model step=4
+            > end 4 overflow
+              record run_finished {"reason":{"compacted":true,"error":{"kind":"context_overflow","message":"prompt is too long: 9000 tokens > 8192 maximum"},"kind":"context_overflow"},"steps":4,"usage":{"input_tokens":200,"output_tokens":20}}
+        "#]],
+    );
+}
+
+/// The summary of an overflow's compaction fails: the step is not retried over the
+/// same context; the run stops with the summary's error (`context_overflow` when the
+/// summary request was refused as too long too).
+#[test]
+fn a_failed_summary_after_an_overflow_stops_the_run() {
+    check(
+        "prompt go
+         step 1 calls=echo finish=tool_calls usage=100/10
+         tool c11 ok one
+         step 2 calls=echo finish=tool_calls usage=100/10
+         tool c21 ok two
+         end 3 overflow
+         summary-failed",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+            > step 2 calls=echo finish=tool_calls usage=100/10
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+            > tool c21 ok two
+              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+              call_model step=3
+            > end 3 overflow
+              record compaction_started {"first_kept":3,"tokens_before":5}
+              summarize upto=3
+            > summary-failed
+              record run_finished {"reason":{"error":{"kind":"http","message":"503"},"kind":"provider_error"},"steps":3,"usage":{"input_tokens":200,"output_tokens":20}}
+        "#]],
+    );
+}
+
 #[test]
 fn recover_settles_in_flight_tools_as_lost_and_finishes_crashed() {
     check(
@@ -994,6 +1202,36 @@ fn no_compaction_when_the_run_is_about_to_stop_for_a_limit() {
               execute c21 echo
             > tool c21 ok two
               record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
+        "#]],
+    );
+}
+
+/// An `/undo` between runs is an input: its note joins the context (the next step's
+/// request carries it, before the next prompt), with no decision; during a run it is
+/// ignored.
+#[test]
+fn an_undo_between_runs_tells_the_model_with_the_next_request() {
+    check(
+        "prompt write it
+         step 1 text=written finish=stop
+         undo [Note: reverted f.txt]
+         prompt what now?
+         undo [Note: too late]
+         step 1 text=ok finish=stop",
+        expect![[r#"
+            > prompt write it
+              record step_started {"context_hash":"eaa5db54","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=written finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > undo [Note: reverted f.txt]
+            > prompt what now?
+              record step_started {"context_hash":"13052d8c","messages":4,"step":1}
+              call_model step=1
+            > undo [Note: too late]
+              record ignored {"reason":"run_in_progress"}
+            > step 1 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
         "#]],
     );
 }

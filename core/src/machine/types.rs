@@ -69,10 +69,18 @@ pub struct Usage {
     pub cache_read_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
+    /// The counts (of a sum: some of them) are xcsh's estimate, not the provider's
+    /// report: the step reported no usage (SPEC.md §9.2). Omitted when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub estimated: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Usage {
@@ -86,6 +94,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.estimated |= other.estimated;
     }
 }
 
@@ -205,6 +214,10 @@ pub enum ProviderErrorKind {
     Malformed,
     /// A scripted (faux) provider ran out of steps.
     ScriptExhausted,
+    /// The provider refused the request as too long for the model's context
+    /// (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`, llama.cpp
+    /// `exceed_context_size_error`): the machine compacts and retries (SPEC.md §9.16).
+    ContextOverflow,
 }
 
 impl fmt::Display for ProviderError {
@@ -237,6 +250,9 @@ pub enum UserOrigin {
     Prompt,
     Steer,
     FollowUp,
+    /// Not typed by the user: xcsh's note that the user reverted file changes with
+    /// `/undo` (SPEC.md §17.3), told to the model on the branch where it happened.
+    Undo,
 }
 
 /// One message of the model context.

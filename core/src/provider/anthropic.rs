@@ -36,9 +36,7 @@ use super::fields::Reader;
 use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
 use super::{BoxFuture, ModelRequest, Provider, StreamSink};
-use crate::machine::{
-    CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
-};
+use crate::machine::{CallId, FinishReason, Message, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
 enum Block {
@@ -107,6 +105,7 @@ impl MessageUsage {
             output_tokens: self.output,
             cache_read_tokens: self.cache_read,
             cache_write_tokens: self.cache_write,
+            estimated: false,
         }
     }
 }
@@ -161,7 +160,7 @@ impl AnthropicMapper {
             "message_stop" => self.message_stop(&mut out),
             "error" => {
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: http::api_error_kind(&payload),
                     message: http::error_message(&payload)
                         .unwrap_or_else(|| "the stream reported an error".into()),
                 });
@@ -748,7 +747,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Assembler, ReasoningBlock, ToolCall, UserOrigin};
+    use crate::machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
     use crate::tools::ToolSpec;
     use expect_test::expect;
 

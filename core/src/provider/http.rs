@@ -278,6 +278,48 @@ pub fn error_message(error: &Value) -> Option<String> {
     })
 }
 
+/// Whether a provider's error object refuses the request as too long for the model's
+/// context: OpenAI's (and Groq's, OpenAI Responses') `code` `context_length_exceeded`,
+/// llama.cpp's server's `type` `exceed_context_size_error` (`request (N tokens)
+/// exceeds the available context size (M tokens)`), Anthropic's
+/// `invalid_request_error` `prompt is too long: N tokens > M maximum`, and the
+/// messages of servers that send no such code (vLLM, DeepSeek, Mistral, OpenRouter:
+/// `maximum context length`; xAI: `maximum prompt length`; Responses: `exceeds the
+/// context window`).
+pub fn is_context_overflow(error: &Value) -> bool {
+    let error = match error.get("error") {
+        Some(inner) if inner.is_object() => inner,
+        _ => error,
+    };
+    let field = |name: &str| error.get(name).and_then(Value::as_str);
+    if field("code") == Some("context_length_exceeded")
+        || field("type") == Some("exceed_context_size_error")
+    {
+        return true;
+    }
+    let message = field("message").unwrap_or("").to_ascii_lowercase();
+    [
+        "prompt is too long",
+        "exceeds the available context size",
+        "maximum context length",
+        "maximum prompt length",
+        "context_length_exceeded",
+        "exceeds the context window",
+    ]
+    .iter()
+    .any(|p| message.contains(p))
+}
+
+/// The kind of a provider's error object: `context_overflow` when it refuses the
+/// request as too long ([`is_context_overflow`]), else `api`.
+pub fn api_error_kind(error: &Value) -> ProviderErrorKind {
+    if is_context_overflow(error) {
+        ProviderErrorKind::ContextOverflow
+    } else {
+        ProviderErrorKind::Api
+    }
+}
+
 /// One request: URL, extra headers, JSON body (serialized), and the output limit the
 /// body asks for (the client enforces it too: §19.6). `Debug` never shows the value of
 /// a header that carries a credential ([`is_secret_header`]).
@@ -750,9 +792,8 @@ async fn attempt_once(
     if !status.is_success() {
         let wait = retry_after(response.headers());
         let text = read_error_body(&mut response, config, cancel).await;
-        let parsed = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| error_message(&v));
+        let body = serde_json::from_str::<Value>(&text).ok();
+        let parsed = body.as_ref().and_then(error_message);
         let status_line = format!(
             "HTTP {} {}",
             status.as_u16(),
@@ -765,7 +806,9 @@ async fn attempt_once(
             None if text.trim().is_empty() => status_line.clone(),
             None => format!("{status_line}: {}", clip(text.trim(), 500)),
         };
-        if retryable_status(status) {
+        // A request too long for the context fails the same way every time.
+        let overflow = parsed.is_some() && body.as_ref().is_some_and(is_context_overflow);
+        if retryable_status(status) && !overflow {
             return Attempt::Retry {
                 reason: detail.clone(),
                 retry_after: wait,
@@ -775,7 +818,9 @@ async fn attempt_once(
                 },
             };
         }
-        let kind = if parsed.is_some() {
+        let kind = if overflow {
+            ProviderErrorKind::ContextOverflow
+        } else if parsed.is_some() {
             ProviderErrorKind::Api
         } else {
             ProviderErrorKind::Http
@@ -1058,6 +1103,61 @@ mod tests {
         assert_eq!(error_message(&Value::Null), None);
     }
 
+    /// The refusals of a request too long for the context, as each provider
+    /// documents (or, for llama.cpp, as its server sends) them, are `context_overflow`;
+    /// other invalid requests stay `api`.
+    #[test]
+    fn context_length_refusals_are_context_overflow() {
+        let kind = |body: &str| api_error_kind(&serde_json::from_str(body).unwrap());
+        for body in [
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#,
+            r#"{"error":{"code":400,"message":"request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9412,"n_ctx":8192}}"#,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"invalid_request_error"}}"#,
+            r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens. Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+            r#"{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}"#,
+        ] {
+            assert_eq!(kind(body), ProviderErrorKind::ContextOverflow, "{body}");
+        }
+        for body in [
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 300000 > 64000, which is the maximum allowed"}}"#,
+        ] {
+            assert_eq!(kind(body), ProviderErrorKind::Api, "{body}");
+        }
+    }
+
+    /// A refusal that arrives as an in-stream error event is classified the same way
+    /// by each wire protocol's mapper.
+    #[test]
+    fn in_stream_context_length_refusals_are_context_overflow() {
+        use crate::provider::anthropic::AnthropicMapper;
+        use crate::provider::responses::ResponsesMapper;
+        let openai = OpenAiMapper::new().on_event(
+            None,
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+        );
+        let anthropic = AnthropicMapper::new().on_event(
+            Some("error"),
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#,
+        );
+        let responses = ResponsesMapper::new().on_event(
+            Some("response.failed"),
+            r#"{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}"#,
+        );
+        for (name, result) in [
+            ("openai", openai),
+            ("anthropic", anthropic),
+            ("responses", responses),
+        ] {
+            assert_eq!(
+                result.map_err(|e| e.kind),
+                Err(ProviderErrorKind::ContextOverflow),
+                "{name}"
+            );
+        }
+    }
+
     // ---- real HTTP against a scripted server on 127.0.0.1 ----
 
     use std::io::{BufRead, BufReader, Read, Write as _};
@@ -1281,6 +1381,25 @@ mod tests {
             })
         );
         assert!(events.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_400_context_length_refusal_is_context_overflow_without_retry() {
+        let (base, requests) = serve(vec![reply(
+            "400 Bad Request",
+            &["content-type: application/json"],
+            r#"{"error":{"code":400,"message":"request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9412,"n_ctx":8192}}"#,
+        )]);
+        let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+        assert_eq!(
+            result,
+            Err(ProviderError {
+                kind: ProviderErrorKind::ContextOverflow,
+                message: "HTTP 400 Bad Request: request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it (400)".into()
+            })
+        );
+        assert!(events.is_empty());
+        assert_eq!(requests.try_iter().count(), 1);
     }
 
     #[tokio::test]

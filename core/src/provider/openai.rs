@@ -455,7 +455,7 @@ fn short(data: &str) -> String {
 fn api_error(chunk: &Value) -> ProviderError {
     let error = chunk.get("error").unwrap_or(chunk);
     ProviderError {
-        kind: ProviderErrorKind::Api,
+        kind: http::api_error_kind(error),
         message: http::error_message(error).unwrap_or_else(|| short(&chunk.to_string())),
     }
 }
@@ -502,6 +502,7 @@ pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
         output_tokens: completion.max(total.saturating_sub(prompt)),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        estimated: false,
     })
 }
 

@@ -261,7 +261,7 @@ impl ResponsesMapper {
             "response.failed" => {
                 let error = response.and_then(|resp| resp.get("error"));
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: error.map_or(ProviderErrorKind::Api, http::api_error_kind),
                     message: error
                         .and_then(http::error_message)
                         .unwrap_or_else(|| "the response failed".into()),
@@ -269,7 +269,7 @@ impl ResponsesMapper {
             }
             "error" => {
                 return Err(ProviderError {
-                    kind: ProviderErrorKind::Api,
+                    kind: http::api_error_kind(&payload),
                     message: http::error_message(&payload)
                         .unwrap_or_else(|| "the stream reported an error".into()),
                 });
@@ -574,6 +574,7 @@ pub fn responses_usage(usage: &Value, r: Reader) -> Result<Usage, ProviderError>
         output_tokens: n(usage, "response.usage", "output_tokens")?,
         cache_read_tokens: cached,
         cache_write_tokens: written,
+        estimated: false,
     })
 }
 

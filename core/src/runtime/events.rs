@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::machine::{
-    ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, StepNo, StopReason, SyntheticReason,
-    ToolStatus, Usage, UserOrigin, Verdict,
+    ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, ProviderError, StepNo, StopReason,
+    SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
 };
 
 /// One event of a run, in the order the owner task saw it.
@@ -39,6 +39,9 @@ pub enum RunEvent {
         finish: Option<FinishReason>,
         /// `completed`, `failed` or `aborted`.
         outcome: &'static str,
+        /// Why a `failed` step failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<ProviderError>,
     },
     /// A validated tool call was dispatched.
     ToolCall {

@@ -154,6 +154,7 @@ impl Owner {
             tools: specs.iter().map(|s| s.name.clone()).collect(),
             mutating: opts.tools.mutating(),
             permissions,
+            estimate_bytes_per_token: crate::machine::DEFAULT_ESTIMATE_BYTES_PER_TOKEN,
         };
         Owner {
             machine,
@@ -364,7 +365,7 @@ impl Owner {
                     Err(_) if open.cancel.is_cancelled() => StepOutcome::Aborted,
                     Err(error) => StepOutcome::Failed { error },
                 };
-                let message = self.machine.streaming().cloned().unwrap_or_default();
+                let message = self.machine.step_message(&outcome).unwrap_or_default();
                 self.emit(RunEvent::StepFinished {
                     step,
                     usage: message.usage,
@@ -373,6 +374,10 @@ impl Owner {
                         StepOutcome::Completed => "completed",
                         StepOutcome::Failed { .. } => "failed",
                         StepOutcome::Aborted => "aborted",
+                    },
+                    error: match &outcome {
+                        StepOutcome::Failed { error } => Some(error.clone()),
+                        StepOutcome::Completed | StepOutcome::Aborted => None,
                     },
                 });
                 let entry = self.append(Body::Record(Record::Step(StepRecord {

@@ -547,7 +547,7 @@ impl Branch {
         }
         let queue = match origin {
             UserOrigin::Steer => &self.steers,
-            UserOrigin::FollowUp | UserOrigin::Prompt => &self.follow_ups,
+            UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => &self.follow_ups,
         };
         let Some(pos) = queue.iter().position(|q| *q == queued) else {
             f.order(
@@ -608,7 +608,7 @@ impl Branch {
         }
         let queue = match origin {
             UserOrigin::Steer => &mut self.steers,
-            UserOrigin::FollowUp | UserOrigin::Prompt => &mut self.follow_ups,
+            UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => &mut self.follow_ups,
         };
         queue.remove(pos);
         self.delivered.insert(queued, id);

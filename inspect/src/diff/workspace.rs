@@ -1,7 +1,8 @@
 //! `xcsh diff --workspace`: the files a session changed (from `tool_result.changes`,
 //! every branch, in file order): for each file, its content before the session's
 //! first change against its content now (or the session's last change, if the file
-//! moved on since), as a unified diff.
+//! moved on since), as a unified diff. A file that an `undo` put back, and that is
+//! still as the undo left it, is `reverted`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +24,14 @@ pub struct FileReport {
     pub before_hash: Option<String>,
     /// The hash after the session's last change.
     pub after_hash: String,
-    /// `same` (the file is as the session left it), `changed` (it moved on since),
-    /// `missing` (it is gone), `unreadable`.
+    /// `same` (the file is as the session left it), `reverted` (as the `undo` named by
+    /// `undone_by` put it back), `changed` (it moved on since), `missing` (it is gone),
+    /// `unreadable`.
     pub now: &'static str,
+    /// The `undo` entry that last put the file back (when no change of the session
+    /// came after it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<EntryId>,
     pub diff: String,
 }
 
@@ -34,23 +40,53 @@ struct Acc {
     before_hash: Option<String>,
     after_hash: String,
     entries: Vec<EntryId>,
+    /// Per run (its `user_message`), the file's hash before the run's first change.
+    before_run: BTreeMap<EntryId, Option<String>>,
+    /// The last `undo` of the file and the hash it put back (`None`: removed), unless
+    /// a change came after it.
+    undone: Option<(EntryId, Option<String>)>,
 }
 
 /// The file changes of `log`.
 pub fn changes(log: &SessionLog) -> Vec<FileReport> {
     let mut files: BTreeMap<PathBuf, Acc> = BTreeMap::new();
+    // A run's entries are consecutive in the file (it holds the lock).
+    let mut run = EntryId(0);
     for e in &log.entries {
-        if let Body::Record(Record::ToolResult(t)) = &e.body {
-            for c in &t.changes {
-                let acc = files.entry(c.path.clone()).or_insert_with(|| Acc {
-                    before: c.before.clone(),
-                    before_hash: c.before_hash.clone(),
-                    after_hash: String::new(),
-                    entries: Vec::new(),
-                });
-                acc.after_hash.clone_from(&c.after_hash);
-                acc.entries.push(e.id);
+        match &e.body {
+            Body::Record(Record::UserMessage { .. }) => run = e.id,
+            Body::Record(Record::ToolResult(t)) => {
+                for c in &t.changes {
+                    let acc = files.entry(c.path.clone()).or_insert_with(|| Acc {
+                        before: c.before.clone(),
+                        before_hash: c.before_hash.clone(),
+                        after_hash: String::new(),
+                        entries: Vec::new(),
+                        before_run: BTreeMap::new(),
+                        undone: None,
+                    });
+                    acc.after_hash.clone_from(&c.after_hash);
+                    acc.entries.push(e.id);
+                    acc.before_run
+                        .entry(run)
+                        .or_insert_with(|| c.before_hash.clone());
+                    acc.undone = None;
+                }
             }
+            Body::Record(Record::Undo {
+                run: undone,
+                files: reverted,
+                ..
+            }) => {
+                for f in reverted {
+                    if let Some(acc) = files.get_mut(f)
+                        && let Some(hash) = acc.before_run.get(undone)
+                    {
+                        acc.undone = Some((e.id, hash.clone()));
+                    }
+                }
+            }
+            _ => {}
         }
     }
     let cwd = PathBuf::from(&log.header().cwd);
@@ -66,15 +102,23 @@ fn report(cwd: &Path, path: PathBuf, acc: Acc) -> FileReport {
         .unwrap_or(&path)
         .display()
         .to_string();
+    let undone_by = acc.undone.as_ref().map(|(id, _)| *id);
     let (now, current) = match std::fs::read(&path) {
         Ok(bytes) => {
-            let same = blake3::hash(&bytes).to_hex().to_string() == acc.after_hash;
-            (
-                if same { "same" } else { "changed" },
-                String::from_utf8_lossy(&bytes).into_owned(),
-            )
+            let hash = blake3::hash(&bytes).to_hex().to_string();
+            let now = match &acc.undone {
+                Some((_, put_back)) if put_back.as_deref() == Some(hash.as_str()) => "reverted",
+                Some(_) => "changed",
+                None if hash == acc.after_hash => "same",
+                None => "changed",
+            };
+            (now, String::from_utf8_lossy(&bytes).into_owned())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ("missing", String::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match &acc.undone {
+            // The undo removed a file its run had created.
+            Some((_, None)) => ("reverted", String::new()),
+            Some(_) | None => ("missing", String::new()),
+        },
         Err(_) => ("unreadable", String::new()),
     };
     let before = acc.before.clone().unwrap_or_default();
@@ -85,6 +129,7 @@ fn report(cwd: &Path, path: PathBuf, acc: Acc) -> FileReport {
     };
     let new_name = match now {
         "same" => format!("b/{shown} (now, as the session left it)"),
+        "reverted" => format!("b/{shown} (now, as /undo put it back)"),
         "changed" => format!("b/{shown} (now; it changed after the session's last change)"),
         _ => format!("b/{shown} ({now})"),
     };
@@ -100,6 +145,7 @@ fn report(cwd: &Path, path: PathBuf, acc: Acc) -> FileReport {
         before_hash: acc.before_hash,
         after_hash: acc.after_hash,
         now,
+        undone_by,
         diff,
     }
 }
@@ -116,11 +162,12 @@ pub fn render(files: &[FileReport], style: Style) -> String {
             f.path.display(),
             if f.created { "created" } else { "changed" },
             ids.join(", "),
-            match f.now {
-                "same" => "",
-                "changed" => "; changed since",
-                "missing" => "; gone now",
-                _ => "; unreadable now",
+            match (f.now, f.undone_by) {
+                ("same", _) => String::new(),
+                ("reverted", Some(u)) => format!("; reverted by /undo #{u}"),
+                ("changed", _) => "; changed since".into(),
+                ("missing", _) => "; gone now".into(),
+                _ => "; unreadable now".into(),
             }
         )));
         if f.now == "missing" {
@@ -128,7 +175,13 @@ pub fn render(files: &[FileReport], style: Style) -> String {
                 "  (the file is gone now; the log keeps only the hash of what the session wrote)\n",
             ));
         }
-        if f.diff.is_empty() {
+        if f.diff.is_empty() && f.now == "reverted" {
+            out.push_str(&style.dim(if f.created {
+                "  (reverted: the file is gone again, as before the session)\n"
+            } else {
+                "  (reverted: the file is as it was before the session)\n"
+            }));
+        } else if f.diff.is_empty() {
             out.push_str(&style.dim("  (no textual difference)\n"));
         }
         for line in f.diff.lines() {
@@ -144,4 +197,97 @@ pub fn render(files: &[FileReport], style: Style) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use xcsh_core::log::{FileChange, ToolResultRecord};
+    use xcsh_core::machine::{CallId, ToolOutcome, ToolStatus};
+
+    use super::*;
+    use crate::testkit::Kit;
+
+    /// A run that changes `changed` (from "old") and creates `created`, then what
+    /// `undo` says it put back.
+    fn session(dir: &Path, undo: bool, after: bool) -> SessionLog {
+        let changed = dir.join("f.txt");
+        let created = dir.join("g.txt");
+        let mut k = Kit::new("w");
+        k.prompt("rewrite f, create g");
+        let run = EntryId(1);
+        // The test tools have no `write`: `echo` calls stand in for it.
+        k.step(1, "", &[("echo", "{\"n\":1}"), ("echo", "{\"n\":2}")]);
+        let results = [
+            (&changed, Some("old\n"), "new\n"),
+            (&created, None, "made\n"),
+        ];
+        for (call, (path, before, now)) in k.calls.clone().iter().zip(results) {
+            k.record(Record::ToolResult(ToolResultRecord {
+                call_id: CallId(call.id.0.clone()),
+                name: call.name.clone(),
+                outcome: ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: "written".into(),
+                },
+                duration_ms: 1,
+                changes: vec![FileChange::new(path, before, now)],
+            }));
+        }
+        k.step(2, "done", &[]);
+        std::fs::write(&changed, "new\n").unwrap();
+        std::fs::write(&created, "made\n").unwrap();
+        if undo {
+            k.record(Record::Undo {
+                run,
+                files: vec![changed.clone(), created.clone()],
+                note: Some("[Note: reverted]".into()),
+            });
+            std::fs::write(&changed, "old\n").unwrap();
+            std::fs::remove_file(&created).unwrap();
+        }
+        if after {
+            std::fs::write(&changed, "later\n").unwrap();
+        }
+        let (_dir, log) = k.finish();
+        log
+    }
+
+    #[test]
+    fn files_put_back_by_an_undo_are_reverted_not_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = session(dir.path(), true, false);
+        let files = changes(&log);
+        let undo = log
+            .entries
+            .iter()
+            .find(|e| matches!(e.body, Body::Record(Record::Undo { .. })))
+            .unwrap()
+            .id;
+        let now: Vec<(&str, Option<EntryId>)> =
+            files.iter().map(|f| (f.now, f.undone_by)).collect();
+        assert_eq!(now, [("reverted", Some(undo)), ("reverted", Some(undo))]);
+        let text = render(&files, Style::plain());
+        let shown = text.replace(&dir.path().display().to_string(), "DIR");
+        expect_test::expect![[r#"
+            DIR/f.txt — changed by #6; reverted by /undo #11
+              (reverted: the file is as it was before the session)
+            DIR/g.txt — created by #7; reverted by /undo #11
+              (reverted: the file is gone again, as before the session)
+        "#]]
+        .assert_eq(&shown);
+    }
+
+    #[test]
+    fn a_file_edited_after_the_undo_is_changed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = session(dir.path(), true, true);
+        let files = changes(&log);
+        assert_eq!(files[0].now, "changed");
+        assert!(render(&files, Style::plain()).contains("f.txt — changed by #6; changed since"));
+        // Without an undo, the session's own state is `same`.
+        let dir = tempfile::tempdir().unwrap();
+        let files = changes(&session(dir.path(), false, false));
+        let now: Vec<&str> = files.iter().map(|f| f.now).collect();
+        assert_eq!(now, ["same", "same"]);
+    }
 }

@@ -171,6 +171,7 @@ impl IndexBuilder {
                         calls_start,
                         outcome,
                         finish_error: s.message.finish == Some(FinishReason::Error),
+                        estimated: u.estimated,
                         error_kind,
                         error_message,
                     };
@@ -218,6 +219,7 @@ impl IndexBuilder {
                     UserOrigin::Prompt => 0,
                     UserOrigin::Steer => 1,
                     UserOrigin::FollowUp => 2,
+                    UserOrigin::Undo => 3,
                 },
                 Decision::SyntheticResult { call, .. } => {
                     let call_id = self.text(&call.id.0);
@@ -255,12 +257,20 @@ impl IndexBuilder {
                             (6, 0, 0, kind_code(error.kind), error.message.as_str())
                         }
                         StopReason::Crashed => (7, 0, 0, 0, ""),
+                        StopReason::ContextOverflow { error, compacted } => (
+                            8,
+                            u64::from(*compacted),
+                            0,
+                            kind_code(error.kind),
+                            error.message.as_str(),
+                        ),
                     };
                     let error_message = self.text(message);
                     Self::row(
                         &mut self.data.finishes,
                         FinishRow {
                             spend: usage.spend(),
+                            estimated: usage.estimated,
                             reason: code,
                             a,
                             b,

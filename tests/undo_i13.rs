@@ -1,0 +1,196 @@
+//! `/undo` in a real terminal (tmux) against a local provider server (issue 13): the
+//! undo is told to the model on the branch where it happened, as a message of its
+//! own (the prompt after it is the user's words only), and not on a branch started
+//! at an entry before it; the screen, `/diff`, `xcsh log`, `xcsh tree` and
+//! `xcsh diff --workspace` show it.
+//!
+//! Needs tmux (`scripts/setup-test-deps.sh` installs it; CI runs that first).
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::mock_server::{MockServer, Reply};
+use support::sse::{openai_call, openai_text};
+use support::tmux::{Tmux, tmux_available};
+use xcsh_core::log::{Body, Record, read_session};
+use xcsh_core::machine::Decision;
+
+const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+
+/// The `content` of each user message of a Chat Completions request body.
+fn user_messages(body: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+fn xcsh(home: &std::path::Path, work: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(work)
+        .env("XCSH_HOME", home)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("f.txt"), "old\n").unwrap();
+    let home = dir.path().join("home");
+    let server = MockServer::start(vec![
+        // Turn 1: an answer without tools.
+        Reply::sse(openai_text(&["Hello."], 50)),
+        // Turn 2: read f.txt, write it, answer.
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "read",
+            r#"{"path":"f.txt"}"#,
+            60,
+        )),
+        Reply::sse(openai_call(
+            &[],
+            "call_2",
+            "write",
+            r#"{"path":"f.txt","content":"new\n"}"#,
+            70,
+        )),
+        Reply::sse(openai_text(&["Rewrote f.txt."], 80)),
+        // Turn 3, on a branch from the end of turn 1.
+        Reply::sse(openai_text(&["On the branch."], 90)),
+        // Turn 4, on the branch where the undo happened.
+        Reply::sse(openai_text(&["Noted."], 100)),
+    ]);
+    let base = format!("{}/v1", server.url());
+    let command = format!(
+        "XCSH_HOME={} OPENAI_API_KEY= NO_COLOR=1 {BIN} --provider openai --base-url {base} --model m --permissions yolo",
+        home.display()
+    );
+    let tmux = Tmux::start(&work, &command);
+    tmux.wait_for("/help for commands", 1);
+
+    tmux.line("say hello");
+    let screen = tmux.wait_for("[done]", 1);
+    let session: PathBuf = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("[session] "))
+        .map(|p| PathBuf::from(p.trim()))
+        .unwrap();
+    tmux.line("rewrite f.txt");
+    tmux.wait_for("Rewrote f.txt.", 1);
+    tmux.wait_for("[done]", 2);
+    assert_eq!(
+        std::fs::read_to_string(work.join("f.txt")).unwrap(),
+        "new\n"
+    );
+
+    tmux.line("/undo");
+    let screen = tmux.wait_for("[undo] reverted", 1);
+    assert!(
+        screen.contains("the model is told with the next prompt on this branch"),
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("f.txt")).unwrap(),
+        "old\n"
+    );
+    tmux.line("/diff");
+    let screen = tmux.wait_for("reverted by /undo", 1);
+    assert!(!screen.contains("no textual difference"), "{screen}");
+
+    // Back to the end of turn 1, before the undone edit: the model is not told.
+    let log = read_session(&session).unwrap();
+    let turn1_end = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Decision(Decision::RunFinished { .. })))
+        .unwrap()
+        .id;
+    let undo = log
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Record(Record::Undo { .. })))
+        .unwrap()
+        .id;
+    tmux.line(&format!("/at {turn1_end}"));
+    tmux.wait_for("[branch] continuing from entry", 1);
+    tmux.line("a new direction");
+    tmux.wait_for("On the branch.", 1);
+    tmux.wait_for("[done]", 3);
+    // Back to the undo: the model is told, in a message of its own.
+    tmux.line(&format!("/at {undo}"));
+    tmux.wait_for("[branch] continuing from entry", 2);
+    tmux.line("what now?");
+    tmux.wait_for("Noted.", 1);
+    tmux.wait_for("[done]", 4);
+    tmux.keys(&["C-d"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let received = server.received();
+    assert_eq!(received.len(), 6);
+    assert_eq!(
+        user_messages(&received[4].body),
+        ["say hello", "a new direction"],
+        "the branch from before the edit never had it"
+    );
+    let on_undo_branch = user_messages(&received[5].body);
+    assert_eq!(on_undo_branch.len(), 4, "{on_undo_branch:?}");
+    assert_eq!(on_undo_branch[..2], ["say hello", "rewrite f.txt"]);
+    assert!(
+        on_undo_branch[2].starts_with("[Note: the user reverted (/undo) the file changes"),
+        "{on_undo_branch:?}"
+    );
+    assert!(on_undo_branch[2].contains("f.txt"), "{on_undo_branch:?}");
+    assert_eq!(on_undo_branch[3], "what now?");
+
+    // The session: replays clean; the tree shows the user's words; the log and the
+    // workspace diff show the undo.
+    let log = read_session(&session).unwrap();
+    xcsh_replay::replay_branch(&log, log.leaf()).unwrap();
+    let s = session.to_str().unwrap();
+    let replay = Command::new(BIN)
+        .args(["replay", s])
+        .env("XCSH_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    xcsh(&home, &work, &["check", s]);
+    let tree = xcsh(&home, &work, &["tree", s]);
+    assert!(tree.contains("user \"what now?\""), "{tree}");
+    assert!(!tree.contains("[Note"), "{tree}");
+    let text = xcsh(&home, &work, &["log", s]);
+    assert!(text.contains("↶ undo #"), "{text}");
+    assert!(text.contains("the model is told"), "{text}");
+    let diff = xcsh(&home, &work, &["diff", "--workspace", s]);
+    assert!(diff.contains("reverted by /undo"), "{diff}");
+    assert!(!diff.contains("no textual difference"), "{diff}");
+}
