@@ -340,8 +340,7 @@ impl Machine {
         let a = streaming.0.finish();
         self.run.usage.add(&a.usage);
         // The context size the provider saw: cached prompt tokens count too.
-        self.run.last_input_tokens =
-            a.usage.input_tokens + a.usage.cache_read_tokens + a.usage.cache_write_tokens;
+        self.run.last_input_tokens = a.usage.context_tokens();
 
         let error = match outcome {
             // A stream that ended normally but says it failed is a provider error.
