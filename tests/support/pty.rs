@@ -110,3 +110,13 @@ impl Pty {
         (status, self.seen())
     }
 }
+
+impl Drop for Pty {
+    /// A test that failed before [`Pty::finish`] leaves no process behind.
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
