@@ -104,13 +104,13 @@ make_interrupt() {
 
 make_length_stop() {
     begin length-stop
-    xcsh_run 2 --tools test --script "$(script length-stop.jsonl)" -p "Print the whole file."
+    xcsh_run 4 --tools test --script "$(script length-stop.jsonl)" -p "Print the whole file."
     finish
 }
 
 make_budget_stop() {
     begin budget-stop
-    xcsh_run 2 --tools test --max-tokens 1000 --script "$(script budget-stop.jsonl)" \
+    xcsh_run 4 --tools test --max-tokens 1000 --script "$(script budget-stop.jsonl)" \
         -p "Keep going until done."
     finish
 }

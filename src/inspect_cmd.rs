@@ -1,6 +1,8 @@
 //! The inspect commands: `tree`, `log`, `events`, `stats`, `diff`, `fork`, `label`,
 //! `check` and `export`, over `xcsh-inspect`. Every command takes a session by path,
-//! id or id prefix; colors only on a terminal and never with `NO_COLOR`.
+//! id or id prefix; colors only on a terminal and never with `NO_COLOR`. A text view
+//! is neutralized (`Style::neutralize`): what the model or a tool wrote is shown,
+//! never obeyed by the terminal; `--json` is JSON, which escapes control characters.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use xcsh_core::log::{SessionLog, read_session};
 use xcsh_core::machine::EntryId;
 use xcsh_inspect::{Style, check, diff, events, export, fork, log, stats, tree};
 
+use crate::exit::{Exit, usage};
 use crate::sessions;
 
 fn style() -> Style {
@@ -20,11 +23,8 @@ fn style() -> Style {
 
 /// A session named by path, id or id prefix.
 fn resolve(name: &str) -> Result<PathBuf> {
-    let p = Path::new(name);
-    if p.is_file() {
-        return Ok(p.to_path_buf());
-    }
-    if name.contains(std::path::MAIN_SEPARATOR) || name.ends_with(".jsonl") {
+    let looks_like_a_path = name.contains(std::path::MAIN_SEPARATOR) || name.ends_with(".jsonl");
+    if looks_like_a_path && !Path::new(name).exists() {
         bail!("{name}: no such session file");
     }
     sessions::resolve(name)
@@ -45,6 +45,11 @@ fn out(text: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// A text view to stdout, neutralized for the style it was drawn with.
+fn view(text: &str, st: Style) -> Result<()> {
+    out(&st.neutralize(text))
 }
 
 fn json(value: &impl serde::Serialize) -> Result<()> {
@@ -82,9 +87,10 @@ pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
 fn write_tree(t: &tree::Tree) -> Result<()> {
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut failed = None;
-    tree::render_with(t, style(), &mut |line| {
+    let st = style();
+    tree::render_with(t, st, &mut |line| {
         if failed.is_none()
-            && let Err(e) = stdout.write_all(line.as_bytes())
+            && let Err(e) = stdout.write_all(st.neutralize(line).as_bytes())
         {
             failed = Some(e);
         }
@@ -117,7 +123,8 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
         }
         out(&text)?;
     } else {
-        out(&log::render(&items, style()))?;
+        let st = style();
+        view(&log::render(&items, st), st)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -126,7 +133,13 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
 pub struct EventsArgs {
     session: String,
     /// Only these entry types or stream event kinds (repeatable, or comma-separated).
-    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    #[arg(
+        long = "type",
+        value_name = "TYPE",
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(events::kinds()),
+        hide_possible_values = true
+    )]
     types: Vec<String>,
     /// Only rows of this step.
     #[arg(long)]
@@ -167,7 +180,11 @@ pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
         let line = if args.json {
             serde_json::to_string(row).unwrap_or_default()
         } else {
-            events::render_row(row, st)
+            let text = events::render_row(row, st);
+            match st.neutralize(&text) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(safe) => safe,
+            }
         };
         if writeln!(stdout, "{line}").is_err() {
             closed.set(true);
@@ -226,7 +243,7 @@ pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
         json(&s)?;
     } else {
         let last = (!args.all).then_some(stats::DEFAULT_ROWS);
-        out(&stats::render_last(&s, last))?;
+        view(&stats::render_last(&s, last), Style::plain())?;
     }
     // As in `tree_main`: the process ends here, nothing needs freeing one by one.
     std::mem::forget(s);
@@ -257,10 +274,7 @@ fn side(spec: &str) -> Result<(SessionLog, EntryId)> {
     {
         let log = open(name)?;
         if log.get(at).is_none() {
-            bail!(
-                "{}: there is no entry {at} in this session",
-                log.path.display()
-            );
+            return Err(log.no_entry(at).into());
         }
         return Ok((log, at));
     }
@@ -273,19 +287,19 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
     let st = style();
     if args.workspace {
         if args.b.is_some() {
-            bail!("--workspace takes one session");
+            usage!("--workspace takes one session");
         }
         let log = open(&args.a)?;
         let files = diff::workspace::changes(&log);
         if args.json {
             json(&files)?;
         } else {
-            out(&diff::workspace::render(&files, st))?;
+            view(&diff::workspace::render(&files, st), st)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(b) = &args.b else {
-        bail!("diff needs two sessions or branches (A B), or --workspace SESSION");
+        usage!("diff needs two sessions or branches (A B), or --workspace SESSION");
     };
     let (la, ea) = side(&args.a)?;
     let (lb, eb) = side(b)?;
@@ -304,7 +318,7 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
         if args.json {
             json(&r)?;
         } else {
-            out(&diff::context::render(&r, st))?;
+            view(&diff::context::render(&r, st), st)?;
         }
         r.first_difference.is_some()
     } else {
@@ -312,15 +326,11 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
         if args.json {
             json(&r)?;
         } else {
-            out(&diff::render(&r, st))?;
+            view(&diff::render(&r, st), st)?;
         }
         !r.changes.is_empty()
     };
-    Ok(if differ {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(Exit::passed(!differ).into())
 }
 
 #[derive(Debug, Args)]
@@ -417,13 +427,10 @@ pub fn check_main(args: CheckArgs) -> Result<ExitCode> {
     if args.json {
         json(&report)?;
     } else {
-        out(&check::render(&report, style()))?;
+        let st = style();
+        view(&check::render(&report, st), st)?;
     }
-    Ok(if report.errors() > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(Exit::passed(report.errors() == 0).into())
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -470,6 +477,10 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
             file.write_all(text.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("xcsh: wrote {}", path.display());
+        }
+        // Export is data: the bytes as they came, except on a terminal.
+        None if std::io::stdout().is_terminal() && !matches!(args.format, Format::Json) => {
+            view(&text, Style::plain())?
         }
         None => out(&text)?,
     }

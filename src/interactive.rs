@@ -1,7 +1,9 @@
 //! Interactive xcsh: a line editor (rustyline, with history) over the runtime. At
 //! the prompt a line starts a turn; while the agent works a line is a steer and
 //! `/queue TEXT` a follow-up. Ctrl-C stops the running turn (again at the prompt:
-//! exit); Ctrl-D on an empty prompt exits. Run output is printed above the prompt.
+//! exit); Ctrl-D on an empty prompt exits. Run output is printed above the prompt,
+//! every line neutralized (`xcsh_inspect::terminal`): model text and tool output are
+//! shown, never obeyed by the terminal.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,8 +57,8 @@ impl Approver for PromptApprover {
     }
 }
 
-/// Prints above the prompt, whole lines at a time. Every message ends with a
-/// newline: between two `readline` calls rustyline writes messages as they are.
+/// Prints above the prompt, whole lines at a time, neutralized. Every message ends
+/// with a newline: between two `readline` calls rustyline writes messages as they are.
 struct Out {
     printer: Box<dyn ExternalPrinter + Send>,
     /// Streamed text not yet ended by a newline.
@@ -71,7 +73,11 @@ impl Out {
         self.print(text.into());
     }
 
-    fn print(&mut self, mut text: String) {
+    fn print(&mut self, text: String) {
+        let mut text = match xcsh_inspect::terminal::neutralize(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(safe) => safe,
+        };
         if !text.ends_with('\n') {
             text.push('\n');
         }
@@ -445,7 +451,7 @@ impl Ui {
                 self.out.line(format!(
                     "[{}] {steps} step(s) · {approx}{} in / {approx}{} out tokens{}",
                     stop(&reason),
-                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                    usage.context_tokens(),
                     usage.output_tokens,
                     if usage.estimated {
                         " (estimated: the provider reported no usage)"
@@ -501,16 +507,20 @@ impl Ui {
                 }
             }
             "model" => {
-                if !arg.is_empty()
-                    && let Err(e) = self.setup.switch_model(arg)
-                {
-                    self.out.line(format!("xcsh: {e:#}"));
+                // A refused switch says only why; the model did not change.
+                let switched = if arg.is_empty() {
+                    Ok(())
+                } else {
+                    self.setup.switch_model(arg)
+                };
+                match switched {
+                    Ok(()) => self.out.line(format!(
+                        "[model] {} ({})",
+                        self.setup.provider.model(),
+                        self.setup.provider.name()
+                    )),
+                    Err(e) => self.out.line(format!("xcsh: {e:#}")),
                 }
-                self.out.line(format!(
-                    "[model] {} ({})",
-                    self.setup.provider.model(),
-                    self.setup.provider.name()
-                ));
             }
             _ => {
                 let Some(path) = self.session.clone() else {
@@ -639,5 +649,40 @@ fn stop(reason: &StopReason) -> String {
         StopReason::Completed => "done".into(),
         StopReason::Interrupted => "stopped".into(),
         other => format!("stopped: {}", crate::run::describe(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::Out;
+
+    /// Collects what would be printed above the prompt.
+    struct Collect(Arc<Mutex<Vec<String>>>);
+
+    impl rustyline::ExternalPrinter for Collect {
+        fn print(&mut self, msg: String) -> rustyline::Result<()> {
+            self.0.lock().unwrap().push(msg);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streamed_text_is_printed_line_by_line_and_neutralized() {
+        let printed = Arc::new(Mutex::new(Vec::new()));
+        let mut out = Out {
+            printer: Box::new(Collect(Arc::clone(&printed))),
+            partial: String::new(),
+            thinking: String::new(),
+        };
+        // An OSC 52 clipboard write split over two deltas, and a title change.
+        out.text("copy \x1b]5");
+        out.text("2;c;aGk=\x07 done\n\x1b]0;title\x07");
+        out.flush();
+        assert_eq!(
+            *printed.lock().unwrap(),
+            ["copy ␛]52;c;aGk=␇ done\n", "␛]0;title␇\n"]
+        );
     }
 }

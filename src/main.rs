@@ -2,6 +2,7 @@
 
 mod config;
 mod debug_cmd;
+mod exit;
 mod inspect_cmd;
 mod interactive;
 mod provider_cmd;
@@ -103,24 +104,63 @@ fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("xcsh: error: {}", chain(&e));
-            ExitCode::from(1)
+            // An error can quote a provider's or a file's text: shown, not obeyed.
+            let message = chain(&e);
+            eprintln!(
+                "xcsh: error: {}",
+                xcsh_inspect::terminal::neutralize(&message)
+            );
+            exit::Exit::of_error(&e).into()
         }
     }
 }
 
 /// The error and its causes, leaving out a cause whose text the message before it
-/// already contains (library errors often quote their source).
+/// already contains (library errors often quote their source), and saying a path
+/// once where a cause starts with the path its context ends with (`cannot read P`
+/// and `P:3: malformed entry` make `cannot read P:3: malformed entry`).
 fn chain(error: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in error.chain() {
         let text = cause.to_string();
-        if !out.contains(&text) {
-            if !out.is_empty() {
-                out.push_str(": ");
+        if out.contains(&text) {
+            continue;
+        }
+        let last_word = out.rsplit(' ').next().unwrap_or("");
+        match text.strip_prefix(last_word) {
+            Some(rest) if !last_word.is_empty() && rest.starts_with(':') => {
+                out.push_str(rest);
             }
-            out.push_str(&text);
+            _ => {
+                if !out.is_empty() {
+                    out.push_str(": ");
+                }
+                out.push_str(&text);
+            }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+
+    use super::chain;
+
+    #[test]
+    fn a_cause_that_starts_with_the_path_of_its_context_names_it_once() {
+        let e = Err::<(), _>(anyhow::anyhow!("/s/a.jsonl:3: malformed entry"))
+            .context("cannot read /s/a.jsonl")
+            .unwrap_err();
+        assert_eq!(chain(&e), "cannot read /s/a.jsonl:3: malformed entry");
+        let e = Err::<(), _>(anyhow::anyhow!("permission denied"))
+            .context("cannot read /s/a.jsonl")
+            .unwrap_err();
+        assert_eq!(chain(&e), "cannot read /s/a.jsonl: permission denied");
+        let e = Err::<(), _>(anyhow::anyhow!("/s/a.jsonl: boom"))
+            .context("/s/a.jsonl: boom")
+            .unwrap_err();
+        assert_eq!(chain(&e), "/s/a.jsonl: boom");
+    }
 }

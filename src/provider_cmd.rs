@@ -168,9 +168,8 @@ pub fn test_main(args: TestArgs) -> Result<ExitCode> {
     );
     if let Some((label, what, diff)) = failures.first() {
         println!("\nfirst difference: {label}: {what}\n{diff}");
-        return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::Exit::passed(failures.is_empty()).into())
 }
 
 fn display(path: &Path) -> String {

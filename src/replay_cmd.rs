@@ -1,8 +1,8 @@
 //! `xcsh replay`: re-run today's machine over recorded sessions. One session: a
 //! one-line summary, or a first-divergence report (exit 1), or the machine's state at
 //! an entry (`--until`). A directory: every session in it, as a table (exit 1 if any
-//! diverged or failed). `--minimize`: cut a diverging session down (exit 2 if it does
-//! not diverge).
+//! diverged or failed). `--minimize`: cut a diverging session down (a session that
+//! does not diverge has nothing to minimize: said on stderr, exit 0).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ use xcsh_core::log::read_session;
 use xcsh_core::machine::EntryId;
 use xcsh_replay::{Outcome, Overrides, ReplayError, ReplayOptions, render};
 
+use crate::exit::{Exit, usage};
 use crate::sessions;
 
 #[derive(Debug, Args)]
@@ -58,7 +59,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     let target = Path::new(&args.target);
     if target.is_dir() {
         if args.leaf.is_some() || args.until.is_some() || args.minimize || args.redrive {
-            bail!(
+            usage!(
                 "{}: --leaf, --until, --minimize and --redrive take one session, not a directory",
                 target.display()
             );
@@ -96,10 +97,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     let log = read_session(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let leaf = args.leaf.unwrap_or(log.leaf());
     if log.get(leaf).is_none() {
-        bail!(
-            "{}: there is no entry {leaf} in this session",
-            path.display()
-        );
+        return Err(log.no_entry(leaf).into());
     }
     if let (true, Some(cassette)) = (args.redrive, &args.cassette) {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -114,7 +112,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
                     r.runs,
                     r.new_session.display()
                 );
-                ExitCode::SUCCESS
+                Exit::Ok.into()
             }
             Some(d) => {
                 println!(
@@ -122,7 +120,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
                     r.runs,
                     r.new_session.display()
                 );
-                ExitCode::from(1)
+                Exit::Failed.into()
             }
         });
     }
@@ -150,17 +148,17 @@ fn print_replay(
 ) -> Result<ExitCode> {
     let (code, text, value) = match &replay.outcome {
         Outcome::Clean => (
-            ExitCode::SUCCESS,
+            Exit::Ok,
             render::clean(session, &replay.report, Some(elapsed), overrides),
             json!({"result": "ok"}),
         ),
         Outcome::Diverged(d) => (
-            ExitCode::from(1),
+            Exit::Failed,
             render::divergence(session, &replay.report, d, Some(elapsed), overrides),
             json!({"result": "diverged", "divergence": d}),
         ),
         Outcome::Stopped(s) => (
-            ExitCode::SUCCESS,
+            Exit::Ok,
             render::state(session, &replay.report, s, Some(elapsed), overrides),
             json!({"result": "stopped", "state": s}),
         ),
@@ -174,9 +172,10 @@ fn print_replay(
         value["set"] = json!(overrides);
         println!("{value}");
     } else {
-        print!("{text}");
+        // A report quotes what the model said: shown, not obeyed (SPEC §16.6).
+        print!("{}", xcsh_inspect::terminal::neutralize(&text));
     }
-    Ok(code)
+    Ok(code.into())
 }
 
 fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCode> {
@@ -194,13 +193,12 @@ fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCo
             println!("{}", serde_json::to_string(r)?);
         }
     } else {
-        print!("{}", render::table(&runs));
+        print!(
+            "{}",
+            xcsh_inspect::terminal::neutralize(&render::table(&runs))
+        );
     }
-    Ok(if runs.iter().all(|r| r.is_ok()) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(Exit::passed(runs.iter().all(|r| r.is_ok())).into())
 }
 
 fn minimize(
@@ -214,10 +212,10 @@ fn minimize(
     let minimized = match xcsh_replay::minimize(log, leaf, overrides, out) {
         Err(ReplayError::NoDivergence { path }) => {
             eprintln!(
-                "xcsh: {}: replays without divergence, so there is nothing to minimize (minimizing needs a divergence; try --set to replay under other settings)",
+                "xcsh: {}: replays without divergence, so there is nothing to minimize (minimizing needs a divergence; try --set to replay under other settings); nothing was written",
                 path.display()
             );
-            return Ok(ExitCode::from(2));
+            return Ok(Exit::Ok.into());
         }
         other => other?,
     };
@@ -234,10 +232,8 @@ fn minimize(
         });
         println!("{value}");
     } else {
-        print!(
-            "{}",
-            render::minimized(session, &out.display().to_string(), &minimized, overrides)
-        );
+        let report = render::minimized(session, &out.display().to_string(), &minimized, overrides);
+        print!("{}", xcsh_inspect::terminal::neutralize(&report));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Ok.into())
 }

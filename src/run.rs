@@ -1,6 +1,7 @@
 //! `xcsh run`: one run of the agent, printed as text (`-p`), streamed, or as JSON
-//! Lines (`--json`). Exit codes: 0 completed, 2 a limit stopped the run, 3 provider
-//! error, 130 interrupted, 1 any other error.
+//! Lines (`--json`). Its exit code follows from how the run stopped
+//! ([`crate::exit::Exit::of_run`]). Model text and tool output are neutralized
+//! (`xcsh_inspect::terminal`) on a terminal; piped stdout gets the bytes as they came.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ use xcsh_core::tools::StandardTools;
 use xcsh_core::tools::testing::TestTools;
 
 use crate::config;
+use crate::exit::{Exit, usage};
 use crate::providers::{self, ProviderArgs};
 use crate::sessions;
 
@@ -123,10 +125,12 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
         scope: ApprovalScope::Once,
     };
     loop {
-        eprint!(
+        let question = format!(
             "\nxcsh: allow `{}` {} in {}?\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny: ",
             request.call.name, request.call.arguments, request.cwd
         );
+        // The arguments are the model's: shown, not obeyed.
+        eprint!("{}", xcsh_inspect::terminal::neutralize(&question));
         let mut line = String::new();
         match std::io::stdin().read_line(&mut line) {
             Ok(0) | Err(_) => return deny,
@@ -254,7 +258,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         }
         None => {
             if args.at.is_some() {
-                bail!("--at needs a session to branch: add --continue or --resume SESSION");
+                usage!("--at needs a session to branch: add --continue or --resume SESSION");
             }
             let (session_id, path) = sessions::new_session(&here_ws)?;
             let target = SessionTarget::New {
@@ -334,7 +338,7 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let interactive = args.prompt.is_none() && !args.print && !args.json && !args.show_context;
     if interactive && !std::io::stdin().is_terminal() {
-        bail!(
+        usage!(
             "no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`, or run xcsh on a terminal for the interactive mode"
         );
     }
@@ -346,7 +350,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         return crate::interactive::main(setup).await;
     }
     let Some(prompt) = args.prompt.clone() else {
-        bail!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
+        usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
     };
     let opts = RunOptions {
         session: setup.session,
@@ -381,13 +385,15 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("\nxcsh: interrupting (Ctrl-C again to exit now)");
             interrupter.interrupt();
             if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
+                std::process::exit(i32::from(Exit::Interrupted.code()));
             }
         }
     });
 
     let mut stdout = std::io::stdout().lock();
     let streaming = !args.print && !args.json;
+    // On a terminal model text is shown, not obeyed; piped, it is the data as it came.
+    let terminal = stdout.is_terminal();
     // Whether stdout is in the middle of a line of streamed text.
     let mut mid_line = false;
     while let Some(event) = handle.events.recv().await {
@@ -400,9 +406,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             continue;
         }
         if streaming {
-            render(&mut stdout, &event, &mut mid_line)?;
-        } else if let RunEvent::Notice { message } = &event {
-            eprintln!("xcsh: {message}");
+            render(&mut stdout, &event, &mut mid_line, terminal)?;
+        } else if let Some(line) = notice(&event) {
+            say(&line);
         }
     }
     if let Some(script) = &user_script {
@@ -414,17 +420,63 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         value["type"] = "result".into();
         writeln!(stdout, "{value}")?;
     } else if args.print {
-        writeln!(stdout, "{}", result.final_text)?;
-        if !matches!(result.stop_reason, StopReason::Completed) {
-            eprintln!("xcsh: run stopped: {}", describe(&result.stop_reason));
+        // Only a completed run has a final answer; any other end says why on stderr
+        // and leaves stdout empty (the log keeps whatever text there was).
+        if matches!(result.stop_reason, StopReason::Completed) {
+            if !result.final_text.is_empty() {
+                writeln!(stdout, "{}", shown(&result.final_text, terminal))?;
+            }
+        } else {
+            say(&format!(
+                "xcsh: run stopped: {}",
+                describe(&result.stop_reason)
+            ));
         }
     }
-    eprintln!("session: {}", result.session_path);
-    Ok(exit_code(&result.stop_reason))
+    say(&format!("session: {}", result.session_path));
+    Ok(Exit::of_run(&result.stop_reason).into())
+}
+
+/// Model text for stdout: neutralized on a terminal, as it came when piped.
+fn shown(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
+    if terminal {
+        xcsh_inspect::terminal::neutralize(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// A line on stderr, where people read: always neutralized (it can quote tool
+/// output, arguments the model wrote, or a provider's error text).
+fn say(line: &str) {
+    eprintln!("{}", xcsh_inspect::terminal::neutralize(line));
+}
+
+/// The stderr line an event gives in every text mode (streamed and `-p`): notices and
+/// automatic compactions.
+fn notice(event: &RunEvent) -> Option<String> {
+    match event {
+        RunEvent::Notice { message } => Some(format!("xcsh: {message}")),
+        RunEvent::CompactionStarted { tokens_before } => Some(format!(
+            "xcsh: compacting the conversation ({tokens_before} input tokens)"
+        )),
+        RunEvent::Compacted {
+            tokens_before,
+            tokens_after,
+        } => Some(format!(
+            "xcsh: compacted the conversation: {tokens_before} → {tokens_after} tokens"
+        )),
+        _ => None,
+    }
 }
 
 /// Streamed text on stdout; tool activity and notices on stderr.
-fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result<()> {
+fn render(
+    out: &mut impl Write,
+    event: &RunEvent,
+    mid_line: &mut bool,
+    terminal: bool,
+) -> Result<()> {
     let mut end_line = |out: &mut dyn Write| -> Result<()> {
         if std::mem::take(mid_line) {
             writeln!(out)?;
@@ -434,17 +486,24 @@ fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result
     };
     match event {
         RunEvent::TextDelta { text, .. } => {
-            write!(out, "{text}")?;
+            write!(out, "{}", shown(text, terminal))?;
             out.flush()?;
             *mid_line = !text.ends_with('\n');
         }
-        RunEvent::Notice { message } => eprintln!("xcsh: {message}"),
+        RunEvent::Notice { .. }
+        | RunEvent::CompactionStarted { .. }
+        | RunEvent::Compacted { .. } => {
+            end_line(out)?;
+            if let Some(line) = notice(event) {
+                say(&line);
+            }
+        }
         RunEvent::StepStarted { .. } => end_line(out)?,
         RunEvent::ToolCall {
             name, arguments, ..
         } => {
             end_line(out)?;
-            eprintln!("[{name}] {arguments}");
+            say(&format!("[{name}] {arguments}"));
         }
         RunEvent::ToolResult {
             name,
@@ -459,30 +518,22 @@ fn render(out: &mut impl Write, event: &RunEvent, mid_line: &mut bool) -> Result
             } else {
                 String::new()
             };
-            eprintln!("[{name}] {status:?}: {first}{more}");
+            say(&format!("[{name}] {status:?}: {first}{more}"));
         }
         RunEvent::ApprovalRequested { .. } => end_line(out)?,
         RunEvent::StepFinished {
             error: Some(error), ..
         } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
             end_line(out)?;
-            eprintln!(
+            say(&format!(
                 "xcsh: the provider refused the request as too long for the model's context: {}",
                 error.message
-            );
+            ));
         }
-        RunEvent::CompactionStarted { tokens_before } => {
-            end_line(out)?;
-            eprintln!("xcsh: compacting the conversation ({tokens_before} tokens)");
-        }
-        RunEvent::Compacted {
-            tokens_before,
-            tokens_after,
-        } => eprintln!("xcsh: compacted: {tokens_before} → {tokens_after} tokens"),
         RunEvent::RunFinished { reason, .. } => {
             end_line(out)?;
             if !matches!(reason, StopReason::Completed) {
-                eprintln!("xcsh: run stopped: {}", describe(reason));
+                say(&format!("xcsh: run stopped: {}", describe(reason)));
             }
         }
         _ => {}
@@ -511,18 +562,5 @@ pub(crate) fn describe(reason: &StopReason) -> String {
             },
             error.message
         ),
-    }
-}
-
-fn exit_code(reason: &StopReason) -> ExitCode {
-    match reason {
-        StopReason::Completed => ExitCode::SUCCESS,
-        StopReason::MaxSteps { .. }
-        | StopReason::MaxTokens { .. }
-        | StopReason::OutputLimit
-        | StopReason::ContentFilter => ExitCode::from(2),
-        StopReason::ProviderError { .. } | StopReason::ContextOverflow { .. } => ExitCode::from(3),
-        StopReason::Interrupted => ExitCode::from(130),
-        StopReason::Crashed => ExitCode::from(1),
     }
 }

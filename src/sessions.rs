@@ -307,6 +307,9 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     if as_path.is_file() {
         return Ok(as_path.to_path_buf());
     }
+    if as_path.is_dir() {
+        bail!("{name}: a directory, not a session file");
+    }
     let matches: Vec<PathBuf> = all_session_files()?
         .into_iter()
         .filter(|p| {

@@ -232,6 +232,17 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
                 recorded.insert(entry.id, entry.hash);
                 scanned.push(Scanned { line, entry });
             }
+            Err(_) if line == 1 && xcsh_core::log::LogError::not_json(raw) => {
+                // Some other file: its lines are not entries gone bad.
+                f.push(
+                    Severity::Error,
+                    "not_a_session",
+                    "not a session log (line 1 is not JSON)".into(),
+                    vec![],
+                    vec![line],
+                );
+                break;
+            }
             Err(cause) => {
                 f.push(
                     Severity::Error,

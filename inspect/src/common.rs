@@ -144,10 +144,7 @@ pub fn entry_at(
 /// The entries from the root to `leaf` (root first).
 pub fn branch_path(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, InspectError> {
     if log.get(leaf).is_none() {
-        return Err(InspectError::NoSuchEntry {
-            path: log.path.clone(),
-            id: leaf,
-        });
+        return Err(log.no_entry(leaf).into());
     }
     let ids = Dag::from_log(log).path_to_root(leaf)?;
     Ok(ids.into_iter().filter_map(|id| log.get(id)).collect())
@@ -198,6 +195,20 @@ pub fn outcome_text(outcome: &StepOutcome) -> String {
         StepOutcome::Aborted => "aborted".into(),
     }
 }
+
+/// Every stream event kind [`event_kind`] gives.
+pub const STREAM_KINDS: [&str; 10] = [
+    "text_delta",
+    "reasoning_delta",
+    "reasoning_signature",
+    "tool_call_start",
+    "tool_call_delta",
+    "tool_call_end",
+    "usage",
+    "finish",
+    "retrying",
+    "skipped",
+];
 
 /// The `kind` tag of a stream event.
 pub fn event_kind(event: &StreamEvent) -> &'static str {
@@ -392,6 +403,41 @@ pub fn entry_text(entry: &Entry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_kinds_are_the_kinds_of_every_stream_event() {
+        use xcsh_core::machine::{CallId, FinishReason, Usage};
+        let text = String::new;
+        let events = [
+            StreamEvent::TextDelta { text: text() },
+            StreamEvent::ReasoningDelta { text: text() },
+            StreamEvent::ReasoningSignature { signature: text() },
+            StreamEvent::ToolCallStart {
+                index: 0,
+                id: CallId(text()),
+                name: text(),
+            },
+            StreamEvent::ToolCallDelta {
+                index: 0,
+                arguments: text(),
+            },
+            StreamEvent::ToolCallEnd { index: 0 },
+            StreamEvent::Usage {
+                usage: Usage::default(),
+            },
+            StreamEvent::Finish {
+                reason: FinishReason::Stop,
+            },
+            StreamEvent::Retrying {
+                attempt: 1,
+                reason: text(),
+                delay_ms: 0,
+            },
+            StreamEvent::Skipped { event_type: text() },
+        ];
+        let kinds: Vec<&str> = events.iter().map(event_kind).collect();
+        assert_eq!(kinds, STREAM_KINDS);
+    }
 
     #[test]
     fn cap_keeps_short_text_and_says_what_it_cut() {

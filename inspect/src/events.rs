@@ -67,6 +67,15 @@ pub struct Row {
     pub detail: String,
 }
 
+/// Every kind a row can have, which `--type` takes: the entry types, then the
+/// stream event kinds.
+pub fn kinds() -> impl Iterator<Item = &'static str> {
+    Record::TYPE_NAMES
+        .into_iter()
+        .chain(Decision::TYPE_NAMES)
+        .chain(crate::common::STREAM_KINDS)
+}
+
 /// Which rows to show.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -423,7 +432,9 @@ fn stream_indexed(
             seq: line.to_string(),
             line,
             entry: d.id(pos),
-            t_ms: chrono::TimeDelta::nanoseconds(d.ts_ns(pos) - origin).num_milliseconds(),
+            // In i128: two timestamps centuries apart differ by more than an i64.
+            t_ms: i64::try_from((i128::from(d.ts_ns(pos)) - i128::from(origin)) / 1_000_000)
+                .unwrap_or(i64::MAX),
             step,
             lane,
             kind: name.to_string(),
@@ -523,11 +534,7 @@ impl Follower {
     fn verify(&mut self, bytes: &[u8]) -> Result<Entry, InspectError> {
         let line = self.line;
         let path = self.path.clone();
-        let malformed = |source: DecodeError| LogError::Malformed {
-            path: path.clone(),
-            line,
-            source,
-        };
+        let malformed = |source: DecodeError| LogError::malformed(&path, line, bytes, source);
         let text = std::str::from_utf8(bytes).map_err(|e| {
             malformed(DecodeError::Json(
                 <serde_json::Error as serde::de::Error>::custom(format!(

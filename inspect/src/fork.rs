@@ -61,10 +61,7 @@ pub fn fork(
     }
     let bytes = std::fs::read(source).map_err(|e| InspectError::io(source, e))?;
     let log = read_session(source)?;
-    let target = log.get(at).ok_or_else(|| InspectError::NoSuchEntry {
-        path: source.to_path_buf(),
-        id: at,
-    })?;
+    let target = log.get(at).ok_or_else(|| log.no_entry(at))?;
     settled_boundary(&log, at)?;
     let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let path = Dag::from_log(&log).path_to_root(at)?;
@@ -80,7 +77,14 @@ pub fn fork(
         text.extend_from_slice(line);
         text.push(b'\n');
     }
-    let label_id = EntryId(log.entries.iter().map(|e| e.id.0).max().unwrap_or(0) + 1);
+    let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
+    let Some(label_id) = max_id.0.checked_add(1).map(EntryId) else {
+        return Err(xcsh_core::log::LogError::IdsExhausted {
+            path: source.to_path_buf(),
+            id: max_id,
+        }
+        .into());
+    };
     let label_name = origin_label(origin, at);
     let (line, _) = Entry::encode(
         label_id,
@@ -210,10 +214,7 @@ pub fn label(
 ) -> Result<(EntryId, Option<TornTail>), InspectError> {
     let (mut writer, log) = SessionWriter::open(path)?;
     if log.get(target).is_none() {
-        return Err(InspectError::NoSuchEntry {
-            path: path.to_path_buf(),
-            id: target,
-        });
+        return Err(log.no_entry(target).into());
     }
     let (id, _) = writer.append(
         target,
@@ -295,7 +296,7 @@ mod tests {
         let err = label(&log.path, EntryId(99), "x", testkit::t0()).unwrap_err();
         assert!(
             err.to_string()
-                .ends_with("there is no entry 99 in this session"),
+                .ends_with("no entry 99 (the session has entries 0-17)"),
             "{err}"
         );
     }

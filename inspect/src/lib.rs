@@ -15,6 +15,7 @@ pub mod log;
 pub mod stats;
 mod style;
 mod summary;
+pub mod terminal;
 pub mod tree;
 
 #[cfg(test)]

@@ -144,7 +144,12 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                 if let Some(r) = run {
                     r.steps += 1;
                     if r.stop.is_none() {
-                        r.spend += input + output + cache_r + cache_w;
+                        r.spend = r.spend.saturating_add(
+                            input
+                                .saturating_add(output)
+                                .saturating_add(cache_r)
+                                .saturating_add(cache_w),
+                        );
                         r.estimated |= s.estimated;
                     }
                 }
@@ -196,7 +201,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     continue;
                 }
                 let ms = t.duration_ms.to_native();
-                stat.total_ms += ms;
+                stat.total_ms = stat.total_ms.saturating_add(ms);
                 stat.max_ms = stat.max_ms.max(ms);
                 match t.status {
                     0 => stat.ok += 1,
@@ -204,7 +209,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     _ => stat.cancelled += 1,
                 }
                 if let Some(s) = step.and_then(|i| steps.get_mut(i)) {
-                    s.tool_ms += ms;
+                    s.tool_ms = s.tool_ms.saturating_add(ms);
                     if t.status != 0 {
                         s.errors += 1;
                     }
@@ -263,7 +268,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                 if let Some(r) = run {
                     r.steps += 1;
                     if r.stop.is_none() {
-                        r.spend += u.spend();
+                        r.spend = r.spend.saturating_add(u.spend());
                         r.estimated |= u.estimated;
                     }
                 }
@@ -301,7 +306,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
             Body::Record(Record::ToolResult(t)) => {
                 let stat = tools.entry(t.name.clone()).or_default();
                 stat.calls += 1;
-                stat.total_ms += t.duration_ms;
+                stat.total_ms = stat.total_ms.saturating_add(t.duration_ms);
                 stat.max_ms = stat.max_ms.max(t.duration_ms);
                 match t.outcome.status {
                     ToolStatus::Ok => stat.ok += 1,
@@ -309,7 +314,7 @@ pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
                     ToolStatus::Cancelled => stat.cancelled += 1,
                 }
                 if let Some(s) = calls.get(&t.call_id.0).and_then(|&i| steps.get_mut(i)) {
-                    s.tool_ms += t.duration_ms;
+                    s.tool_ms = s.tool_ms.saturating_add(t.duration_ms);
                     if t.outcome.status != ToolStatus::Ok {
                         s.errors += 1;
                     }
@@ -365,19 +370,28 @@ fn totals(
     };
     let mut ttfts = Vec::new();
     for s in &steps {
-        total.input_tokens += s.input_tokens;
-        total.output_tokens += s.output_tokens;
-        total.cache_read_tokens += s.cache_read_tokens;
-        total.cache_write_tokens += s.cache_write_tokens;
+        // Saturating: a log may report any number.
+        total.input_tokens = total.input_tokens.saturating_add(s.input_tokens);
+        total.output_tokens = total.output_tokens.saturating_add(s.output_tokens);
+        total.cache_read_tokens = total.cache_read_tokens.saturating_add(s.cache_read_tokens);
+        total.cache_write_tokens = total
+            .cache_write_tokens
+            .saturating_add(s.cache_write_tokens);
         total.estimated |= s.estimated;
-        total.stream_ms = Some(total.stream_ms.unwrap_or(0) + s.stream_ms.unwrap_or(0));
-        total.tool_calls += s.tool_calls;
-        total.tool_ms += s.tool_ms;
+        total.stream_ms = Some(
+            total
+                .stream_ms
+                .unwrap_or(0)
+                .saturating_add(s.stream_ms.unwrap_or(0)),
+        );
+        total.tool_calls = total.tool_calls.saturating_add(s.tool_calls);
+        total.tool_ms = total.tool_ms.saturating_add(s.tool_ms);
         total.retries += s.retries;
         total.errors += s.errors;
         ttfts.extend(s.ttft_ms);
     }
-    let mean_ttft_ms = (!ttfts.is_empty()).then(|| ttfts.iter().sum::<u64>() / ttfts.len() as u64);
+    let mean_ttft_ms = (!ttfts.is_empty())
+        .then(|| ttfts.iter().fold(0u64, |a, &t| a.saturating_add(t)) / ttfts.len() as u64);
     Stats {
         steps,
         total,

@@ -1,5 +1,8 @@
 //! Terminal colors, only when asked for: on a terminal and never with `NO_COLOR`.
 
+/// The SGR codes [`Style`] paints with (and `0`, the reset after each).
+const PAINTS: [&str; 9] = ["0", "1", "2", "31", "32", "33", "34", "35", "36"];
+
 /// Whether output is colored, and the few paints the views use (ANSI SGR codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Style {
@@ -21,7 +24,16 @@ impl Style {
         }
     }
 
+    /// What a view prints, made safe for a terminal ([`crate::terminal::neutralize`]);
+    /// when this style paints, the SGR sequences it paints with ([`PAINTS`]) are kept,
+    /// so that the view's own colors survive and nothing else does.
+    pub fn neutralize<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        let keep: &[&str] = if self.color { &PAINTS } else { &[] };
+        crate::terminal::neutralize_keeping(text, keep)
+    }
+
     fn paint(&self, code: &str, text: &str) -> String {
+        debug_assert!(PAINTS.contains(&code), "add {code} to PAINTS");
         if self.color && !text.is_empty() {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
@@ -65,5 +77,15 @@ mod tests {
         assert_eq!(Style::for_output(false).bold("x"), "x");
         assert_eq!(Style { color: true }.red("x"), "\x1b[31mx\x1b[0m");
         assert_eq!(Style { color: true }.red(""), "");
+    }
+
+    #[test]
+    fn a_colored_style_keeps_its_own_paints_and_neutralizes_the_rest() {
+        let painted = format!("{} {}", Style { color: true }.red("x"), "\x1b]0;t\x07");
+        assert_eq!(
+            Style { color: true }.neutralize(&painted),
+            "\x1b[31mx\x1b[0m ␛]0;t␇"
+        );
+        assert_eq!(Style::plain().neutralize(&painted), "␛[31mx␛[0m ␛]0;t␇");
     }
 }

@@ -88,7 +88,9 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
             Kind::UserMessage | Kind::Steer | Kind::FollowUp => {
                 last_message = d.str(&d.prompts[d.aux(pos)].preview);
             }
-            Kind::RunFinished => tokens += d.finishes[d.aux(pos)].spend.to_native(),
+            Kind::RunFinished => {
+                tokens = tokens.saturating_add(d.finishes[d.aux(pos)].spend.to_native());
+            }
             _ => {}
         }
         if d.kind(pos) == Kind::Label {

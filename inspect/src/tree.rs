@@ -180,7 +180,7 @@ impl Builder<'_> {
             match &e.body {
                 Body::Record(Record::Step(s)) => {
                     node.steps += 1;
-                    node.tokens += s.message.usage.spend();
+                    node.tokens = node.tokens.saturating_add(s.message.usage.spend());
                     if matches!(s.outcome, StepOutcome::Completed) {
                         node.tool_calls +=
                             u32::try_from(s.message.tool_calls.len()).unwrap_or(u32::MAX);
@@ -439,10 +439,14 @@ impl IndexedBuilder<'_> {
             Kind::Step => {
                 let s = &d.steps[d.aux(pos)];
                 node.steps += 1;
-                node.tokens += s.input_tokens.to_native()
-                    + s.output_tokens.to_native()
-                    + s.cache_read_tokens.to_native()
-                    + s.cache_write_tokens.to_native();
+                let usage = xcsh_core::machine::Usage {
+                    input_tokens: s.input_tokens.to_native(),
+                    output_tokens: s.output_tokens.to_native(),
+                    cache_read_tokens: s.cache_read_tokens.to_native(),
+                    cache_write_tokens: s.cache_write_tokens.to_native(),
+                    estimated: s.estimated,
+                };
+                node.tokens = node.tokens.saturating_add(usage.spend());
                 if s.outcome == 0 {
                     node.tool_calls += s.tool_calls.to_native();
                 }

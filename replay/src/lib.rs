@@ -168,6 +168,11 @@ pub fn replay(
 ) -> Result<Replay, ReplayError> {
     let entries = branch(log, leaf)?;
     if let Some(until) = options.until
+        && log.get(until).is_none()
+    {
+        return Err(ReplayError::Log(log.no_entry(until)));
+    }
+    if let Some(until) = options.until
         && !entries.iter().any(|e| e.id == until)
     {
         return Err(ReplayError::NotOnBranch {
@@ -184,12 +189,9 @@ pub(crate) fn branch(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, Rep
     let mut path = Vec::new();
     let mut current = Some(leaf);
     while let Some(id) = current {
-        let entry = log.get(id).ok_or_else(|| {
-            ReplayError::Log(LogError::UnknownEntry {
-                path: log.path.clone(),
-                id,
-            })
-        })?;
+        let entry = log
+            .get(id)
+            .ok_or_else(|| ReplayError::Log(log.no_entry(id)))?;
         if path.len() >= log.entries.len() {
             return Err(ReplayError::Log(LogError::Cycle {
                 path: log.path.clone(),

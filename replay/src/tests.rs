@@ -324,14 +324,17 @@ fn replay_with_options_stops_after_the_until_entry_with_the_state_there() {
     assert_eq!(state.context.messages, 2);
     let owed: Vec<&str> = state.owed.iter().map(Decision::type_name).collect();
     assert_eq!(owed, ["tool_dispatched", "tool_dispatched"]);
-    // An entry of no branch through the leaf is refused.
+    // An entry the session does not hold is refused, saying which there are.
     let options = ReplayOptions {
         until: Some(EntryId(999)),
         overrides: Overrides::default(),
     };
     assert!(matches!(
         replay(&log, log.leaf(), &options),
-        Err(ReplayError::NotOnBranch { .. })
+        Err(ReplayError::Log(LogError::NoSuchEntry {
+            id: EntryId(999),
+            ..
+        }))
     ));
 }
 

@@ -60,6 +60,9 @@ pub enum LogError {
         path.display()
     )]
     NotASession { path: PathBuf },
+    /// The first line is not JSON at all: some other file was given for a session.
+    #[error("{}: not a session log (line 1 is not JSON)", path.display())]
+    NotJson { path: PathBuf },
     /// Another writer holds the session's advisory lock.
     #[error(
         "session {} is already being written by {holder}; wait for it to finish, or stop that process",
@@ -73,6 +76,12 @@ pub enum LogError {
         path.display()
     )]
     Unwritable { path: PathBuf },
+    /// The session's largest entry id is `u64::MAX`: the next entry has no id.
+    #[error(
+        "{}: entry {id} has the largest possible id; nothing can be appended to this session",
+        path.display()
+    )]
+    IdsExhausted { path: PathBuf, id: EntryId },
     /// An operating-system error on this file.
     #[error("{}: {source}", path.display())]
     Io {
@@ -82,6 +91,17 @@ pub enum LogError {
     /// A lookup named an entry the session does not hold.
     #[error("{}: there is no entry {id}", path.display())]
     UnknownEntry { path: PathBuf, id: EntryId },
+    /// A command named an entry the session does not hold ([`super::SessionLog::no_entry`]).
+    #[error(
+        "{}: no entry {id} (the session has entries {first}-{last})",
+        path.display()
+    )]
+    NoSuchEntry {
+        path: PathBuf,
+        id: EntryId,
+        first: EntryId,
+        last: EntryId,
+    },
     /// Following parent links from this entry comes back to it (only possible in
     /// entries that were not read through the verifying reader).
     #[error("{}: the parent links from entry {id} form a cycle", path.display())]
@@ -99,6 +119,32 @@ pub enum LogError {
 }
 
 impl LogError {
+    /// Line `line` (`bytes`, without its newline) could not be decoded: a malformed
+    /// entry, or, when it is the first line and [`LogError::not_json`], a file that
+    /// is not a session log ([`LogError::NotJson`]).
+    pub fn malformed(
+        path: impl Into<PathBuf>,
+        line: u32,
+        bytes: &[u8],
+        source: DecodeError,
+    ) -> LogError {
+        let path = path.into();
+        if line == 1 && LogError::not_json(bytes) {
+            return LogError::NotJson { path };
+        }
+        LogError::Malformed { path, line, source }
+    }
+
+    /// Whether a first line that does not decode is some other file's, not a
+    /// damaged entry: it is not JSON and does not start as an entry does (`{`), and
+    /// it is not empty or all NUL bytes (what a crash leaves of a real line).
+    pub fn not_json(bytes: &[u8]) -> bool {
+        !bytes.is_empty()
+            && bytes.iter().any(|&b| b != 0)
+            && !bytes.starts_with(b"{")
+            && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err()
+    }
+
     /// Wraps an IO error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> LogError {
         LogError::Io {

@@ -414,11 +414,14 @@ impl Verifier<'_> {
         match d.chunk.failed.take() {
             Some(source) => {
                 self.line = self.line.saturating_add(1);
-                Err(LogError::Malformed {
-                    path: self.path.to_path_buf(),
-                    line: self.line,
+                // The failed line is the one after the last decoded.
+                let end = ends.next().copied().unwrap_or(start).max(start);
+                Err(LogError::malformed(
+                    self.path,
+                    self.line,
+                    &bytes[start..end],
                     source,
-                })
+                ))
             }
             None => Ok(true),
         }

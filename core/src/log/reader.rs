@@ -100,6 +100,18 @@ impl SessionLog {
             .find(|e| !matches!(e.body, Body::Record(Record::Label { .. })))
             .map_or(EntryId(0), |e| e.id)
     }
+
+    /// The error for a command that named entry `id`, which this session does not
+    /// hold: it says which entries there are.
+    pub fn no_entry(&self, id: EntryId) -> LogError {
+        let ids = self.entries.iter().map(|e| e.id);
+        LogError::NoSuchEntry {
+            path: self.path.clone(),
+            id,
+            first: ids.clone().min().unwrap_or(EntryId(0)),
+            last: ids.max().unwrap_or(EntryId(0)),
+        }
+    }
 }
 
 /// The read buffer for whole files: big enough that almost every line is decoded
@@ -272,11 +284,7 @@ impl<R: BufRead> LogReader<R> {
             self.offset += (b - a + 1) as u64;
             let line = self.line;
             let checked = result
-                .map_err(|source| LogError::Malformed {
-                    path: self.path.clone(),
-                    line,
-                    source,
-                })
+                .map_err(|source| LogError::malformed(&self.path, line, &complete[*a..*b], source))
                 .and_then(|d| {
                     let bytes = &complete[*a..*b];
                     check_decoded(
@@ -346,11 +354,8 @@ fn verify_bytes(
     hashes: &mut HashIndex,
     unknown: &mut Vec<(u32, String)>,
 ) -> Result<Entry, LogError> {
-    let decoded = decode_one(bytes, None).map_err(|source| LogError::Malformed {
-        path: path.to_path_buf(),
-        line,
-        source,
-    })?;
+    let decoded =
+        decode_one(bytes, None).map_err(|source| LogError::malformed(path, line, bytes, source))?;
     check_decoded(path, line, bytes, decoded, hashes, unknown)
 }
 

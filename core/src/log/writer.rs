@@ -29,12 +29,19 @@ pub struct SessionWriter {
     path: PathBuf,
     file: File,
     hashes: HashIndex,
-    next_id: EntryId,
+    /// `None` once `u64::MAX` is given: nothing more can be appended.
+    next_id: Option<EntryId>,
     last_id: EntryId,
     /// Bytes of complete lines in the file (where a failed append is cut back to).
     len: u64,
     dirty: bool,
     failed: bool,
+}
+
+/// The id after `id`; `None` after `u64::MAX` (which a hostile or damaged log can
+/// hold: appending then fails with [`LogError::IdsExhausted`], nothing panics).
+fn id_after(id: EntryId) -> Option<EntryId> {
+    id.0.checked_add(1).map(EntryId)
 }
 
 impl SessionWriter {
@@ -68,7 +75,7 @@ impl SessionWriter {
             path: path.to_path_buf(),
             file,
             hashes,
-            next_id: EntryId(1),
+            next_id: Some(EntryId(1)),
             last_id: id,
             len: line.len() as u64,
             dirty: false,
@@ -114,7 +121,7 @@ impl SessionWriter {
             path: path.to_path_buf(),
             file,
             hashes,
-            next_id: EntryId(max_id.0 + 1),
+            next_id: id_after(max_id),
             last_id,
             len: end,
             dirty: false,
@@ -210,7 +217,7 @@ impl SessionWriter {
             path: path.to_path_buf(),
             file,
             hashes,
-            next_id: EntryId(max_id.0 + 1),
+            next_id: id_after(max_id),
             last_id: d.id(d.len() - 1),
             len: end,
             dirty: false,
@@ -254,7 +261,10 @@ impl SessionWriter {
                 path: self.path.clone(),
                 id: parent,
             })?;
-        let id = self.next_id;
+        let id = self.next_id.ok_or_else(|| LogError::IdsExhausted {
+            path: self.path.clone(),
+            id: EntryId(u64::MAX),
+        })?;
         let (line, hash) = Entry::encode(id, Some(parent), Some(&parent_hash), ts, body);
         if let Err(e) = (&self.file).write_all(&line) {
             // Cut a partly written line back off, so that the next line does not
@@ -266,7 +276,7 @@ impl SessionWriter {
         }
         self.len += line.len() as u64;
         self.hashes.insert(id, hash);
-        self.next_id = EntryId(id.0 + 1);
+        self.next_id = id_after(id);
         self.last_id = id;
         self.dirty = true;
         Ok((id, hash))
@@ -290,8 +300,9 @@ impl SessionWriter {
     }
 
     /// The id the next appended entry gets.
+    /// (`u64::MAX` once that id is given: then [`SessionWriter::append`] fails.)
     pub fn next_id(&self) -> EntryId {
-        self.next_id
+        self.next_id.unwrap_or(EntryId(u64::MAX))
     }
 
     /// The id of the last line written or read.
@@ -454,11 +465,7 @@ fn decode_checked(
     raw: &[u8],
 ) -> Result<Entry, LogError> {
     let line = u32::try_from(p + 1).unwrap_or(u32::MAX);
-    let malformed = |source| LogError::Malformed {
-        path: path.to_path_buf(),
-        line,
-        source,
-    };
+    let malformed = |source| LogError::malformed(path, line, raw, source);
     let text = std::str::from_utf8(raw).map_err(|e| {
         malformed(super::entry::DecodeError::Json(
             <serde_json::Error as serde::de::Error>::custom(format!(

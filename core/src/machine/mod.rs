@@ -377,8 +377,7 @@ impl Machine {
         a.usage = self.step_usage(&a, &outcome);
         self.run.usage.add(&a.usage);
         // The context size the provider saw: cached prompt tokens count too.
-        self.run.last_input_tokens =
-            a.usage.input_tokens + a.usage.cache_read_tokens + a.usage.cache_write_tokens;
+        self.run.last_input_tokens = a.usage.context_tokens();
 
         let error = match outcome {
             // A stream that ended normally but says it failed is a provider error.

@@ -57,10 +57,7 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     let last = log.leaf();
     let target = at;
     if log.get(target).is_none() {
-        return Err(RuntimeError::NoSuchEntry {
-            path: path.to_path_buf(),
-            entry: target,
-        });
+        return Err(log.no_entry(target).into());
     }
     let (mut machine, boundary) = rebuild_machine(&log, target)?;
     let mut leaf = target;
@@ -281,10 +278,7 @@ fn check_boundary(
 pub fn branch_at(path: &Path, at: EntryId) -> Result<EntryId, RuntimeError> {
     let (mut writer, log) = SessionWriter::open(path)?;
     if log.get(at).is_none() {
-        return Err(RuntimeError::NoSuchEntry {
-            path: path.to_path_buf(),
-            entry: at,
-        });
+        return Err(log.no_entry(at).into());
     }
     let last = log.leaf();
     let (machine, boundary) = rebuild_machine(&log, at)?;

@@ -1,0 +1,767 @@
+//! What real use found (issue 13, items 10–14), against the real binary: one exit
+//! code per outcome; unknown values and wrong files named clearly; nothing on stdout
+//! from a failed run; control sequences from a model or a tool never reaching a
+//! terminal (the log keeps them); and no input, such as an entry id at `u64::MAX`,
+//! panicking the binary.
+
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use xcsh_core::log::{Body, Entry, EntryHash, Record, read_session};
+
+const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.work()).unwrap();
+        env
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `xcsh ARGS` in the workspace, with this test's home and no stdin.
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.work())
+            .env("XCSH_HOME", self.dir.path().join("home"))
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// A one-shot run of a faux script with the test tools.
+    fn script_run(&self, script: &str, args: &[&str]) -> Output {
+        let s = self.file("script.jsonl", script);
+        let mut all = vec!["run", "--tools", "test", "--script", s.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.run(&all)
+    }
+
+    /// The one session file of this test's home.
+    fn session(&self) -> PathBuf {
+        let root = self.dir.path().join("home/sessions");
+        let mut files = Vec::new();
+        for dir in std::fs::read_dir(root).unwrap() {
+            for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                files.push(f.unwrap().path());
+            }
+        }
+        files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
+        assert_eq!(files.len(), 1, "{files:?}");
+        files.pop().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// stderr without its last line, `session: PATH`.
+fn stderr_before_session(o: &Output) -> String {
+    let text = stderr(o);
+    let cut = text.trim_end().rfind('\n').map_or(0, |i| i + 1);
+    assert!(text[cut..].starts_with("session: "), "{text}");
+    text[..cut].to_string()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/sessions")
+        .join(format!("{name}.jsonl"))
+}
+
+// Item 10: one exit code per outcome.
+
+#[test]
+fn exit_0_a_completed_run() {
+    let env = Env::new();
+    let out = env.script_run(r#"{"text":"done"}"#, &["-p", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+}
+
+#[test]
+fn exit_0_nothing_to_minimize_is_not_a_failure() {
+    let env = Env::new();
+    let small = env.dir.path().join("small.jsonl");
+    let path = fixture("steer");
+    let out = env.run(&[
+        "replay",
+        path.to_str().unwrap(),
+        "--minimize",
+        "-o",
+        small.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "xcsh: {}: replays without divergence, so there is nothing to minimize (minimizing needs a divergence; try --set to replay under other settings); nothing was written\n",
+            path.display()
+        )
+    );
+    assert_eq!(stdout(&out), "");
+    assert!(!small.exists());
+}
+
+#[test]
+fn exit_1_an_error() {
+    let env = Env::new();
+    let out = env.script_run(
+        r#"{"text":"x"}"#,
+        &["--resume", "nosuchsession", "-p", "go"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "xcsh: error: session nosuchsession: no session file or session id matches\n"
+    );
+}
+
+#[test]
+fn exit_2_a_usage_error_whether_clap_or_xcsh_finds_it() {
+    let env = Env::new();
+    let unknown_flag = env.run(&["run", "--no-such-flag"]);
+    assert_eq!(
+        unknown_flag.status.code(),
+        Some(2),
+        "{}",
+        stderr(&unknown_flag)
+    );
+    let at_without_session = env.script_run(r#"{"text":"x"}"#, &["--at", "3", "-p", "go"]);
+    assert_eq!(
+        (
+            at_without_session.status.code(),
+            stderr(&at_without_session)
+        ),
+        (
+            Some(2),
+            "xcsh: error: --at needs a session to branch: add --continue or --resume SESSION\n"
+                .to_string()
+        )
+    );
+    let plain = fixture("plain");
+    let one_side = env.run(&["diff", plain.to_str().unwrap()]);
+    assert_eq!(one_side.status.code(), Some(2), "{}", stderr(&one_side));
+    let bad_setting = env.run(&["replay", plain.to_str().unwrap(), "--set", "bogus=1"]);
+    assert_eq!(
+        bad_setting.status.code(),
+        Some(2),
+        "{}",
+        stderr(&bad_setting)
+    );
+    let bad_entry = env.run(&["fork", plain.to_str().unwrap(), "four"]);
+    assert_eq!(bad_entry.status.code(), Some(2), "{}", stderr(&bad_entry));
+}
+
+#[test]
+fn exit_3_a_provider_error_or_a_withheld_response() {
+    let env = Env::new();
+    let failed = env.script_run(r#"{"text":"x","error":"overloaded (529)"}"#, &["-p", "go"]);
+    assert_eq!(failed.status.code(), Some(3), "{}", stderr(&failed));
+    let filtered = env.script_run(r#"{"text":"no","finish":"content_filter"}"#, &["-p", "go"]);
+    assert_eq!(filtered.status.code(), Some(3), "{}", stderr(&filtered));
+}
+
+#[test]
+fn exit_4_a_limit_stopped_the_run() {
+    let env = Env::new();
+    let calls = r#"{"tool_calls":[{"name":"echo","arguments":{"n":1}}]}
+{"tool_calls":[{"name":"echo","arguments":{"n":2}}]}
+{"text":"done"}"#;
+    let steps = env.script_run(calls, &["--max-steps", "1", "-p", "go"]);
+    assert_eq!(steps.status.code(), Some(4), "{}", stderr(&steps));
+    let length = env.script_run(r#"{"text":"cut","finish":"length"}"#, &["-p", "go"]);
+    assert_eq!(length.status.code(), Some(4), "{}", stderr(&length));
+    let budget = env.script_run(
+        r#"{"tool_calls":[{"name":"echo"}],"usage":{"input":900,"output":200}}"#,
+        &["--max-tokens", "1000", "-p", "go"],
+    );
+    assert_eq!(budget.status.code(), Some(4), "{}", stderr(&budget));
+}
+
+#[test]
+fn exit_130_an_interrupted_run() {
+    let env = Env::new();
+    let user = env.file(
+        "user.jsonl",
+        r#"{"after":"tool_call","step":1,"interrupt":true}"#,
+    );
+    let out = env.script_run(
+        r#"{"tool_calls":[{"name":"sleep","arguments":{"ms":60000}}]}"#,
+        &["--user-script", user.to_str().unwrap(), "-p", "wait"],
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+}
+
+// Item 11: unknown values and wrong files are named clearly.
+
+#[test]
+fn events_rejects_an_unknown_type_and_lists_the_valid_ones() {
+    let env = Env::new();
+    let plain = fixture("plain");
+    let out = env.run(&[
+        "events",
+        plain.to_str().unwrap(),
+        "--type",
+        "tool_result,bogus",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains("invalid value 'bogus' for '--type <TYPE>'"),
+        "{err}"
+    );
+    for valid in [
+        "session",
+        "tool_result",
+        "run_finished",
+        "text_delta",
+        "finish",
+    ] {
+        assert!(err.contains(valid), "{valid} is not listed: {err}");
+    }
+}
+
+#[test]
+fn a_directory_is_not_a_session_file() {
+    let env = Env::new();
+    let dir = env.dir.path().to_str().unwrap().to_string();
+    let want = format!("xcsh: error: {dir}: a directory, not a session file\n");
+    for args in [
+        vec!["log", &dir],
+        vec!["events", &dir],
+        vec!["check", &dir],
+        vec!["run", "--resume", &dir, "-p", "go"],
+    ] {
+        let out = env.run(&args);
+        assert_eq!(
+            (out.status.code(), stderr(&out)),
+            (Some(1), want.clone()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_file_that_is_not_json_is_not_a_session_log() {
+    let env = Env::new();
+    let notes = env.file("notes.txt", "hello\nworld\n");
+    let p = notes.to_str().unwrap();
+    let want = format!("{p}: not a session log (line 1 is not JSON)\n");
+    for args in [
+        vec!["log", p],
+        vec!["tree", p],
+        vec!["events", p],
+        vec!["stats", p],
+        vec!["replay", p],
+        vec!["export", p, "--format", "json"],
+    ] {
+        let out = env.run(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("xcsh: error: ") && err.ends_with(&want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.matches(p).count(), 1, "{args:?}: the path once: {err}");
+    }
+    // `check` reports it as its one finding.
+    let check = env.run(&["check", p]);
+    assert_eq!(check.status.code(), Some(1));
+    expect_test::expect![[r#"
+        error   not_a_session          line 1: not a session log (line 1 is not JSON)
+    "#]]
+    .assert_eq(
+        &stdout(&check)
+            .lines()
+            .next()
+            .map(|l| format!("{l}\n"))
+            .unwrap_or_default(),
+    );
+}
+
+#[test]
+fn replay_until_an_entry_past_the_end_says_which_entries_there_are() {
+    let env = Env::new();
+    let plain = fixture("plain");
+    let out = env.run(&["replay", plain.to_str().unwrap(), "--until", "99"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "xcsh: error: {}: no entry 99 (the session has entries 0-4)\n",
+            plain.display()
+        )
+    );
+}
+
+// Item 12: what a run prints, and only that.
+
+#[test]
+fn a_failed_print_run_writes_nothing_to_stdout() {
+    let env = Env::new();
+    let out = env.script_run(
+        r#"{"text":"Looking.","tool_calls":[{"name":"echo"}]}
+{"text":"The status is","error":"overloaded (529)"}"#,
+        &["-p", "go"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        stderr_before_session(&out),
+        "xcsh: run stopped: provider error: overloaded (529)\n"
+    );
+}
+
+#[test]
+fn automatic_compaction_in_a_one_shot_run_is_told_on_stderr() {
+    let env = Env::new();
+    let script = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scripts/sessions/compaction.jsonl"),
+    )
+    .unwrap();
+    let print = env.script_run(&script, &["--compact-at", "1000", "-p", "Echo two things."]);
+    assert_eq!(print.status.code(), Some(0), "{}", stderr(&print));
+    assert_eq!(stdout(&print), "Both echoes are done.\n");
+    expect_test::expect![[r#"
+        xcsh: compacting the conversation (1200 input tokens)
+        xcsh: compacted the conversation: 1200 → 30 tokens
+    "#]]
+    .assert_eq(&stderr_before_session(&print));
+}
+
+#[test]
+fn model_with_the_faux_provider_prints_only_the_refusal() {
+    let env = Env::new();
+    let s = env.file("script.jsonl", r#"{"text":"x"}"#);
+    let mut term = pty::Pty::spawn(env.cmd(&["--tools", "test", "--script", s.to_str().unwrap()]));
+    prompt(&term);
+    term.send("/model gpt-5\r");
+    term.wait_for("has no models", 1);
+    prompt(&term);
+    // `/help` after it: its text comes after all `/model` printed.
+    term.send("/help\r");
+    let seen = term.wait_for("stop the running turn", 1);
+    prompt(&term);
+    term.send("/exit\r");
+    let (status, _) = term.finish();
+    assert!(status.success());
+    let refusal = seen
+        .find("xcsh: /model: the faux provider plays a script and has no models")
+        .unwrap_or_else(|| panic!("no refusal: {seen}"));
+    let help = seen.find("while idle:").unwrap();
+    assert_eq!(
+        &seen[refusal..help].matches("[model]").count(),
+        &0,
+        "a refused `/model NAME` shows only the refusal: {seen}"
+    );
+}
+
+/// Waits for the interactive prompt on the last line, ready for a line (what is
+/// typed before the line editor takes over the terminal may be lost).
+fn prompt(term: &pty::Pty) {
+    term.wait_until("the prompt", |seen| {
+        seen.rsplit('\n')
+            .next()
+            .is_some_and(|last| last.contains("› "))
+    });
+}
+
+// Item 13: control sequences never reach a terminal.
+
+/// A model that tries to clear the screen, retitle the window, write the clipboard
+/// (OSC 52), ring the bell, and overwrite a line with a carriage return, in its text
+/// and through a tool's output.
+const HOSTILE_TEXT: &str =
+    "Done.\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]52;c;cm0gLXJmIH4=\u{7}\rall good\u{9b}1A";
+
+/// A file of the workspace that the model reads: its first line writes the
+/// clipboard.
+const HOSTILE_FILE: &str = "\u{1b}]52;c;cm0gLXJmIH4=\u{7} copied\nline 2\n";
+
+fn hostile_script(env: &Env) -> String {
+    std::fs::write(env.work().join("notes.txt"), HOSTILE_FILE).unwrap();
+    let call = json!({
+        "text": "Checking.",
+        "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
+    });
+    let answer = json!({ "text": HOSTILE_TEXT });
+    format!("{call}\n{answer}\n")
+}
+
+/// `xcsh run` of [`hostile_script`] with the standard tools.
+fn hostile_cmd(env: &Env, args: &[&str]) -> Command {
+    let s = env.file("hostile.jsonl", &hostile_script(env));
+    let mut all = vec![
+        "run",
+        "--tools",
+        "standard",
+        "--script",
+        s.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    env.cmd(&all)
+}
+
+fn control_bytes(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    text.chars()
+        // The terminal turns each newline into CR LF.
+        .filter(|&c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(0xff))
+        .collect()
+}
+
+#[test]
+fn model_text_and_tool_output_on_a_terminal_are_neutralized_and_the_log_keeps_the_bytes() {
+    let env = Env::new();
+    let streamed = pty::Pty::spawn(hostile_cmd(&env, &["go"]));
+    let (status, seen) = streamed.finish();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&seen));
+    assert_eq!(
+        control_bytes(&seen),
+        b"",
+        "{}",
+        String::from_utf8_lossy(&seen)
+    );
+    let shown = String::from_utf8_lossy(&seen);
+    assert!(
+        shown.contains("Done.␛[2J␛]0;pwned␇␛]52;c;cm0gLXJmIH4=␇␍all good\\u{9b}1A"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)"),
+        "{shown}"
+    );
+
+    let log = read_session(&env.session()).unwrap();
+    let last_text = log.entries.iter().rev().find_map(|e| match &e.body {
+        Body::Record(Record::Step(s)) => Some(s.message.text.clone()),
+        _ => None,
+    });
+    assert_eq!(last_text.as_deref(), Some(HOSTILE_TEXT));
+}
+
+#[test]
+fn piped_print_output_keeps_the_bytes_and_stderr_is_neutralized() {
+    let env = Env::new();
+    let out = hostile_cmd(&env, &["-p", "go"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{HOSTILE_TEXT}\n"));
+    let streamed = hostile_cmd(&env, &["go"]).output().unwrap();
+    assert_eq!(stdout(&streamed), format!("Checking.\n{HOSTILE_TEXT}\n"));
+    assert_eq!(
+        control_bytes(&streamed.stderr),
+        b"",
+        "{}",
+        stderr(&streamed)
+    );
+    assert!(
+        stderr(&streamed).contains("[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)"),
+        "{}",
+        stderr(&streamed)
+    );
+}
+
+#[test]
+fn the_interactive_mode_shows_a_hostile_model_its_text_and_not_its_sequences() {
+    let env = Env::new();
+    let s = env.file("hostile.jsonl", &hostile_script(&env));
+    let mut term =
+        pty::Pty::spawn(env.cmd(&["--permissions", "yolo", "--script", s.to_str().unwrap()]));
+    prompt(&term);
+    let before = term.seen().len();
+    term.send("go\r");
+    term.wait_for("[done]", 1);
+    prompt(&term);
+    term.send("/exit\r");
+    let (status, seen) = term.finish();
+    assert!(status.success());
+    // The line editor draws with escape sequences of its own; none of the model's
+    // may come through.
+    let run = String::from_utf8_lossy(&seen[before..]).into_owned();
+    for sequence in ["\u{1b}]", "\u{7}", "\u{1b}[2J", "\u{9b}"] {
+        assert!(
+            !run.contains(sequence),
+            "{sequence:?} reached the terminal: {run:?}"
+        );
+    }
+    assert!(run.contains("␛]52;c;cm0gLXJmIH4=␇"), "{run}");
+}
+
+#[test]
+fn the_inspect_views_neutralize_what_the_model_wrote() {
+    let env = Env::new();
+    let out = hostile_cmd(&env, &["-p", "go"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = env.session();
+    let s = session.to_str().unwrap();
+    let leaf = read_session(&session).unwrap().leaf().to_string();
+    for args in [
+        vec!["log", s],
+        vec!["events", s],
+        vec!["tree", s],
+        vec!["tree", s, "--full"],
+        vec!["stats", s],
+        vec!["diff", s, &format!("{s}@4")],
+        vec!["diff", s, &format!("{s}@4"), "--context"],
+        vec!["replay", s, "--until", &leaf],
+    ] {
+        let out = env.run(&args);
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            control_bytes(&out.stdout),
+            b"",
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+    // A view with --json is JSON: every control character is escaped there.
+    let json = env.run(&["log", s, "--json"]);
+    assert!(stdout(&json).contains(r"\u001b]52;c;"), "{}", stdout(&json));
+    // An export to a pipe is data: the bytes as they came.
+    let md = env.run(&["export", s, "--format", "md"]);
+    assert!(stdout(&md).contains(HOSTILE_TEXT), "{}", stdout(&md));
+}
+
+// Item 14: no input panics the binary.
+
+/// A session written by the real binary, then given new ids (every entry but the
+/// header shifted so that the last one is `last`) and a new, valid hash chain.
+fn shifted_session(env: &Env, last: u64) -> PathBuf {
+    let out = env.script_run(
+        r#"{"text":"Looking.","tool_calls":[{"name":"echo","arguments":{"a":1}}]}
+{"text":"All done."}"#,
+        &["-p", "go"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = env.session();
+    let text = std::fs::read_to_string(&session).unwrap();
+    let shift = last - (text.lines().count() as u64 - 1);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            for key in ["id", "parent"] {
+                if let Some(id) = v[key].as_u64().filter(|&id| id > 0 || key == "parent") {
+                    v[key] = json!(if id == 0 { 0 } else { id + shift });
+                }
+            }
+            v
+        })
+        .collect();
+    let path = env.dir.path().join("huge-ids.jsonl");
+    std::fs::write(&path, chain(&lines)).unwrap();
+    path
+}
+
+/// Entries given as JSON objects (`v`, `id`, `parent`, `ts`, `type`, `data`; any
+/// `hash` ignored), encoded with a valid hash chain.
+fn chain(lines: &[Value]) -> String {
+    let mut out = String::new();
+    let mut hashes: std::collections::HashMap<u64, EntryHash> = Default::default();
+    for v in lines {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove("hash");
+        let mut text = v.to_string();
+        text.pop();
+        text.push_str(&format!(",\"hash\":\"{}\"}}", "0".repeat(64)));
+        let entry = Entry::decode(&text).unwrap();
+        let parent_hash = entry.parent.map(|p| hashes[&p.0]);
+        let (line, hash) = Entry::encode(
+            entry.id,
+            entry.parent,
+            parent_hash.as_ref(),
+            entry.ts,
+            &entry.body,
+        );
+        hashes.insert(entry.id.0, hash);
+        out.push_str(std::str::from_utf8(&line).unwrap());
+    }
+    out
+}
+
+fn assert_no_panic(env: &Env, args: &[&str]) -> Output {
+    let out = env.run(args);
+    let err = stderr(&out);
+    assert!(
+        out.status.code() != Some(101) && !err.contains("panicked"),
+        "xcsh {args:?} panicked: {err}"
+    );
+    out
+}
+
+#[test]
+fn resuming_a_session_whose_last_entry_id_is_u64_max_is_a_clear_error() {
+    let env = Env::new();
+    let path = shifted_session(&env, u64::MAX);
+    let p = path.to_str().unwrap();
+    let s = env.file("more.jsonl", r#"{"text":"more"}"#);
+    let out = assert_no_panic(
+        &env,
+        &[
+            "run",
+            "--tools",
+            "test",
+            "--script",
+            s.to_str().unwrap(),
+            "--resume",
+            p,
+            "-p",
+            "more",
+        ],
+    );
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (
+            Some(1),
+            format!(
+                "xcsh: error: {p}: entry 18446744073709551615 has the largest possible id; nothing can be appended to this session\n"
+            )
+        )
+    );
+    let at = u64::MAX.to_string();
+    let label = assert_no_panic(&env, &["label", p, &at, "name"]);
+    assert_eq!(label.status.code(), Some(1), "{}", stderr(&label));
+    let fork_out = env.dir.path().join("fork.jsonl");
+    let fork = assert_no_panic(&env, &["fork", p, &at, "-o", fork_out.to_str().unwrap()]);
+    assert_eq!(fork.status.code(), Some(1), "{}", stderr(&fork));
+}
+
+#[test]
+fn no_view_of_a_session_with_ids_near_u64_max_panics() {
+    let env = Env::new();
+    let path = shifted_session(&env, u64::MAX);
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["tree", p],
+        vec!["tree", p, "--full"],
+        vec!["log", p],
+        vec!["events", p],
+        vec!["stats", p],
+        vec!["check", p],
+        vec!["replay", p],
+        vec!["replay", p, "--until", "18446744073709551615"],
+        vec!["export", p, "--format", "md"],
+        vec!["export", p, "--format", "html"],
+        vec!["diff", p, p],
+    ] {
+        let out = assert_no_panic(&env, &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn extreme_usage_and_timestamps_in_a_log_panic_nothing() {
+    let env = Env::new();
+    let base = shifted_session(&env, 9);
+    let text = std::fs::read_to_string(&base).unwrap();
+    let big = json!(u64::MAX);
+    let lines: Vec<Value> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            // The header in 1700, everything after it in 2200: more nanoseconds apart
+            // than an i64 holds.
+            v["ts"] = json!(if i == 0 {
+                "1700-01-01T00:00:00.000Z"
+            } else {
+                "2200-01-01T00:00:00.000Z"
+            });
+            if v["type"] == "step" {
+                for e in v["data"]["events"].as_array_mut().unwrap() {
+                    e["ms"] = big.clone();
+                }
+                v["data"]["message"]["usage"] =
+                    json!({"input_tokens": big, "output_tokens": big, "cache_read_tokens": big});
+            }
+            if v["type"] == "run_finished" {
+                v["data"]["usage"] = json!({"input_tokens": big, "output_tokens": big});
+            }
+            if v["type"] == "user_message" {
+                // Big enough for the views to write a derived index, and read it.
+                v["data"]["text"] = json!("x".repeat(1 << 20));
+            }
+            v
+        })
+        .collect();
+    let path = env.dir.path().join("extreme.jsonl");
+    std::fs::write(&path, chain(&lines)).unwrap();
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["tree", p],
+        vec!["tree", p, "--full"],
+        vec!["log", p],
+        vec!["events", p],
+        vec!["events", p, "--type", "step"],
+        vec!["stats", p],
+        vec!["check", p],
+        vec!["replay", p],
+        vec!["export", p, "--format", "md"],
+        vec!["export", p, "--format", "html"],
+        vec!["diff", p, p],
+        vec!["sessions", "--all"],
+    ] {
+        if args[0] == "sessions" {
+            let dir = env.dir.path().join("home/sessions/extreme");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::copy(&path, dir.join("2200-01-01T00-00-00-000Z_extreme.jsonl")).unwrap();
+        }
+        assert_no_panic(&env, &args);
+    }
+    assert!(
+        xcsh_core::log::index::index_path(&path).exists(),
+        "the views that read the index had one"
+    );
+    let s = env.file("more.jsonl", r#"{"text":"more"}"#);
+    let resumed = assert_no_panic(
+        &env,
+        &[
+            "run",
+            "--tools",
+            "test",
+            "--script",
+            s.to_str().unwrap(),
+            "--resume",
+            p,
+            "-p",
+            "more",
+        ],
+    );
+    assert!(resumed.status.code().is_some(), "{}", stderr(&resumed));
+}
