@@ -117,9 +117,9 @@ impl<'a> Graph<'a> {
         }
         // Entries on the way to a branch end (each marked once, so a cycle stops).
         let mut walked = vec![false; n];
-        for i in 0..n {
+        for (i, _) in ends.iter().enumerate().filter(|(_, end)| **end) {
             let mut c = i;
-            while ends[i] && c != NONE && !walked[c] {
+            while c != NONE && !walked[c] {
                 walked[c] = true;
                 c = parent[c];
             }
