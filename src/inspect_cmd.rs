@@ -333,20 +333,11 @@ pub struct ForkArgs {
     output: Option<PathBuf>,
 }
 
-/// A session's id from its file name (`<time>_<id>.jsonl`), else from its header.
-fn session_id(path: &Path, log: &SessionLog) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .and_then(|s| s.rsplit_once('_'))
-        .map(|(_, id)| id.to_string())
-        .unwrap_or_else(|| log.header().session_id.clone())
-}
-
 pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
     let source = resolve(&args.session)?;
     let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
     let log = read_session(&source).with_context(|| format!("cannot read {}", source.display()))?;
-    let origin = session_id(&source, &log);
+    let origin = xcsh_core::log::session_id(&source, &log.header().session_id).to_string();
     let target = match args.output {
         Some(p) => p,
         None => sessions::new_session(&std::env::current_dir()?)?.1,

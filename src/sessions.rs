@@ -111,12 +111,7 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     }
     let matches: Vec<PathBuf> = all_session_files()?
         .into_iter()
-        .filter(|p| {
-            p.file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| s.rsplit_once('_'))
-                .is_some_and(|(_, id)| id.starts_with(name))
-        })
+        .filter(|p| xcsh_core::log::file_session_id(p).is_some_and(|id| id.starts_with(name)))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.clone()),
@@ -132,13 +127,6 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     }
 }
 
-/// The id in a session file's name (`<time>_<id>.jsonl`).
-fn file_id(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_str()?;
-    let (_, id) = stem.rsplit_once('_')?;
-    Some(id.to_string())
-}
-
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir()?;
     let files = if args.all {
@@ -148,13 +136,10 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     };
     let mut summaries = Vec::new();
     for path in files {
-        let mut summary = xcsh_inspect::summarize_path(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
         // A fork keeps its source's header; its own id is in its file name, and that
-        // is the id `--resume` takes.
-        if let Some(id) = file_id(&path) {
-            summary.id = id;
-        }
+        // is the id `--resume` takes and the summary shows.
+        let summary = xcsh_inspect::summarize_path(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         summaries.push(summary);
     }
     if args.json {
