@@ -633,6 +633,43 @@ mod tests {
         .assert_eq(&render(&items, Style::plain()));
     }
 
+    /// Labels follow the entry they name, in the order they were written (as the
+    /// tree lists them), and only those on this branch.
+    #[test]
+    fn labels_follow_their_entry_in_the_order_written() {
+        let (dir, log) = testkit::branched_session();
+        let mut text = std::fs::read_to_string(&log.path).unwrap();
+        let mut parent = log.entries.last().unwrap().clone();
+        for (id, target, name) in [
+            (18, 14, "first"),
+            (19, 14, "second"),
+            (20, 9, "off the branch"),
+        ] {
+            let target = EntryId(target);
+            let (line, hash) = Entry::encode(
+                EntryId(id),
+                Some(target),
+                Some(&log.get(target).unwrap().hash),
+                parent.ts,
+                &Body::Record(Record::Label {
+                    target,
+                    name: name.into(),
+                }),
+            );
+            text.push_str(std::str::from_utf8(&line).unwrap());
+            parent.hash = hash;
+        }
+        std::fs::write(&log.path, text).unwrap();
+        let log = xcsh_core::log::read_session(&log.path).unwrap();
+        let entries: Vec<u64> = conversation(&log, None)
+            .unwrap()
+            .iter()
+            .map(|i| i.entry().0)
+            .collect();
+        assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
+        drop(dir);
+    }
+
     #[test]
     fn another_leaf_shows_another_branch_with_reasoning_folded() {
         let (_dir, log) = testkit::branched_session();
