@@ -109,27 +109,39 @@ struct Straight {
 
 impl Straight {
     /// From each position's parent position (`None`: a root; every parent before its
-    /// child), whether it is shown, and the leaf's position.
+    /// child), whether it is shown, and the leaf's position; one pass from the end,
+    /// each position's children being after it. Nothing is computed when the session
+    /// has no branch point (`branched` false): then no branch is picked.
     fn new(
         n: usize,
         parent: impl Fn(usize) -> Option<usize>,
         shown: impl Fn(usize) -> bool,
         leaf: usize,
+        branched: bool,
     ) -> Straight {
+        if !branched {
+            return Straight {
+                size: Vec::new(),
+                on_leaf: Vec::new(),
+            };
+        }
         let mut size = vec![0u32; n];
+        let mut on_leaf = vec![0u64; n.div_ceil(64)];
+        let bit = |v: &[u64], p: usize| v[p / 64] & (1 << (p % 64)) != 0;
+        if leaf < n {
+            on_leaf[leaf / 64] |= 1 << (leaf % 64);
+        }
         for p in (0..n).rev() {
+            let Some(q) = parent(p).filter(|&q| q < p) else {
+                continue;
+            };
             if shown(p) {
                 size[p] = size[p].saturating_add(1);
-                if let Some(q) = parent(p).filter(|&q| q < p) {
-                    size[q] = size[q].saturating_add(size[p]);
-                }
+                size[q] = size[q].saturating_add(size[p]);
             }
-        }
-        let mut on_leaf = vec![0u64; n.div_ceil(64)];
-        let mut cur = (leaf < n).then_some(leaf);
-        while let Some(c) = cur {
-            on_leaf[c / 64] |= 1 << (c % 64);
-            cur = parent(c).filter(|&q| q < c);
+            if bit(&on_leaf, p) {
+                on_leaf[q / 64] |= 1 << (q % 64);
+            }
         }
         Straight { size, on_leaf }
     }
@@ -342,6 +354,7 @@ pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
         |p| log.entries[p].parent.and_then(|q| pos.get(&q).copied()),
         |p| full || !is_label(&log.entries[p]),
         pos.get(&leaf).copied().unwrap_or(0),
+        true,
     );
     let b = Builder {
         log,
@@ -644,7 +657,14 @@ pub fn build_indexed(
         }
     }
     let leaf = d.leaf();
-    let straight = Straight::new(n, |p| d.parent(p), |p| d.kind(p) != Kind::Label, leaf);
+    // A branch point has a child that is not the entry right after it.
+    let straight = Straight::new(
+        n,
+        |p| d.parent(p),
+        |p| d.kind(p) != Kind::Label,
+        leaf,
+        !others.is_empty(),
+    );
     let forked_from = d
         .forked_from
         .as_ref()
