@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use xcsh_core::log::parallel::read_parallel;
+use xcsh_core::log::parallel::read_parallel_window;
 use xcsh_core::log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
 use xcsh_core::machine::{Decision, EntryId};
 
@@ -195,6 +195,11 @@ pub(crate) fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
         .collect()
 }
 
+/// Chunks of the file in flight in each pass of the JSON export: the rendered text of
+/// a chunk is about twice its lines, and the workers need no more read ahead than
+/// this to stay busy.
+const IN_FLIGHT: usize = 6;
+
 /// What the JSON export keeps of an entry on its first pass over the file.
 struct Shape {
     id: EntryId,
@@ -216,9 +221,10 @@ pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(
     let open = || std::fs::File::open(path).map_err(|e| InspectError::io(path, e));
     let mut shapes: Vec<Shape> = Vec::new();
     let mut lines: Vec<u32> = Vec::new();
-    read_parallel(
+    read_parallel_window(
         path,
         open()?,
+        IN_FLIGHT,
         |e| Shape {
             id: e.id,
             parent: e.parent,
@@ -287,9 +293,10 @@ pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(
     out.write_all(head.as_bytes()).map_err(werr)?;
     let mut written = 0usize;
     let mut failed = None;
-    read_parallel(
+    read_parallel_window(
         path,
         open()?,
+        IN_FLIGHT,
         |e| {
             let (bytes, _) = Entry::encode(e.id, e.parent, None, e.ts, &e.body);
             let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
