@@ -7,10 +7,17 @@
 # crates (runtime loop, appends, log, replay, inspect), and marks each target met or
 # missed. Other work on the machine skews the figures: the load is printed with them.
 #
+# The views at scale (issue 13): every view on sessions of many branches (a run per
+# branch, `gen-session --branch-per-mille 1000 --max-rounds 1`: 2.5k and 10k branches)
+# and of long chains of labels (`--label-chain`: 25k and 100k), each figure beside the
+# same view on the shape 4× smaller, so that the growth (4× for linear work) shows,
+# and the peak RSS of `export --format json` against the file's size.
+#
 # Environment: RUNS (timed runs per command, median taken; default 3),
 # XCSH_BENCH_WORK (where the sessions go; default target/bench-work, on the disk the
 # sessions would live on), BIG_ENTRIES (default 1000000), RESUME_ENTRIES (default
-# 225000, about 100 MB), SKIP_DIVAN=1 (command timings only).
+# 225000, about 100 MB), SKIP_DIVAN=1 (command timings only), VIEWS_ONLY=1 (only the
+# views at scale: no 1M-entry session, no resume, no divan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,16 +49,11 @@ X=$ROOT/target/release/xcsh
 FLOOR=$ROOT/target/release/examples/parse_floor
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-
-BIG=$WORK/big.jsonl
-MID=$WORK/mid.jsonl
-rm -f "$BIG" "$BIG".* "$MID" "$MID".*
-echo "bench: generating $BIG_ENTRIES and $RESUME_ENTRIES entries" >&2
-GEN_BIG=$("$X" debug gen-session --entries "$BIG_ENTRIES" --seed 1 -o "$BIG")
-GEN_MID=$("$X" debug gen-session --entries "$RESUME_ENTRIES" --seed 2 -o "$MID")
-BIG_BYTES=$(stat -c %s "$BIG")
-MID_BYTES=$(stat -c %s "$MID")
-echo '{"text":"ok","usage":{"input":10,"output":1}}' > "$WORK/one-step.jsonl"
+VIEWS_ONLY=${VIEWS_ONLY:-0}
+GEN_BIG="-: (skipped)"
+GEN_MID="-: (skipped)"
+BIG_BYTES=0
+MID_BYTES=0
 
 # measure NAME CMD...: RUNS timed runs (stdout discarded), wall µs and peak RSS KB.
 measure() {
@@ -70,6 +72,61 @@ measure() {
         echo "$name $(((t1 - t0) / 1000)) $(tail -n 1 "$WORK/rss")" >> "$RESULTS"
     done
 }
+
+# The views at scale: S = the small shape, L = 4× larger.
+echo "bench: views at scale (many branches, long chains of labels)" >&2
+VIEWS=$WORK/views.txt
+: > "$VIEWS"
+for size in S L; do
+    if [ $size = S ]; then entries=25000 chain=25000; else entries=100000 chain=100000; fi
+    B=$WORK/branches-$size.jsonl
+    C=$WORK/labels-$size.jsonl
+    rm -f "$B" "$B".* "$C" "$C".*
+    g=$("$X" debug gen-session --entries $entries --seed 3 --branch-per-mille 1000 --max-rounds 1 -o "$B")
+    echo "branches_$size ${g#*: }" >> "$VIEWS"
+    echo "branches_${size}_bytes $(stat -c %s "$B")" >> "$VIEWS"
+    g=$("$X" debug gen-session --entries $((chain + 2000)) --seed 3 --label-chain $chain -o "$C")
+    echo "labels_$size ${g#*: }" >> "$VIEWS"
+    cat "$B" "$C" > /dev/null
+    "$X" tree "$B" > /dev/null # builds the index, as a first look does
+    "$X" tree "$C" > /dev/null
+    LEAF=$("$X" tree "$B" --json | jq .leaf)
+    measure "html_$size" "$X" export "$B" --format html
+    measure "json_$size" "$X" export "$B" --format json
+    measure "md_$size" "$X" export "$B" --format md
+    measure "btree_$size" "$X" tree "$B"
+    measure "btreefull_$size" "$X" tree "$B" --full
+    measure "btreejson_$size" "$X" tree "$B" --json
+    measure "blog_$size" "$X" log "$B"
+    measure "bevents_$size" "$X" events "$B"
+    measure "bstats_$size" "$X" stats "$B"
+    measure "bcheck_$size" "$X" check "$B"
+    # Two branches that differ: exit 1 is the answer, not a failure.
+    measure "bdiff_$size" bash -c '"$0" diff "$1" "$2"; [ $? -le 1 ]' "$X" "$B@$LEAF" "$B@$((LEAF - 10))"
+    measure "ltreefull_$size" "$X" tree "$C" --full
+    measure "ltree_$size" "$X" tree "$C"
+    measure "llog_$size" "$X" log "$C"
+    measure "lcheck_$size" "$X" check "$C"
+    measure "lhtml_$size" "$X" export "$C" --format html
+    measure "ljson_$size" "$X" export "$C" --format json
+done
+VH=$WORK/views-home
+rm -rf "$VH"
+mkdir -p "$VH/sessions/views"
+ln -f "$WORK/branches-L.jsonl" "$VH/sessions/views/2026-01-05T09-00-00-000Z_branches.jsonl"
+ln -f "$WORK/labels-L.jsonl" "$VH/sessions/views/2026-01-05T09-00-00-001Z_labels.jsonl"
+measure sessions_views env XCSH_HOME="$VH" "$X" sessions --all
+
+if [ "$VIEWS_ONLY" != 1 ]; then
+BIG=$WORK/big.jsonl
+MID=$WORK/mid.jsonl
+rm -f "$BIG" "$BIG".* "$MID" "$MID".*
+echo "bench: generating $BIG_ENTRIES and $RESUME_ENTRIES entries" >&2
+GEN_BIG=$("$X" debug gen-session --entries "$BIG_ENTRIES" --seed 1 -o "$BIG")
+GEN_MID=$("$X" debug gen-session --entries "$RESUME_ENTRIES" --seed 2 -o "$MID")
+BIG_BYTES=$(stat -c %s "$BIG")
+MID_BYTES=$(stat -c %s "$MID")
+echo '{"text":"ok","usage":{"input":10,"output":1}}' > "$WORK/one-step.jsonl"
 
 echo "bench: commands on the ${BIG_BYTES}-byte session" >&2
 cat "$BIG" > /dev/null # warm the page cache, as for every reader below
@@ -106,9 +163,11 @@ cp "$R.idx" "$WORK/resume.idx.saved"
 BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; cp '$WORK/resume.idx.saved' '$R.idx'" measure resume_with_index "${RESUME[@]}"
 BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; rm -f '$R.idx'" measure resume_no_index "${RESUME[@]}"
 
+fi # VIEWS_ONLY
+
 DIVAN=$WORK/divan.txt
 : > "$DIVAN"
-if [ "${SKIP_DIVAN:-0}" != 1 ]; then
+if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
     echo "bench: divan benchmarks" >&2
     export XCSH_BENCH_DIR=$WORK/divan-sessions
     mkdir -p "$XCSH_BENCH_DIR"
@@ -120,9 +179,9 @@ if [ "${SKIP_DIVAN:-0}" != 1 ]; then
 fi
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" "$BIG_ENTRIES" << 'PY'
+python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" "$BIG_ENTRIES" "$VIEWS" << 'PY'
 import re, statistics, subprocess, sys
-results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid, big_entries = sys.argv[1:]
+results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid, big_entries, views = sys.argv[1:]
 n = int(big_entries)
 N = f"{n // 1000000}M" if n % 1000000 == 0 else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
 big, mid = int(big_bytes), int(mid_bytes)
@@ -151,24 +210,70 @@ def mbs(n, x): return f"{n / x / 1e6:.0f} MB/s"
 rows = []
 def row(what, figure, reference, ratio, target, met, mem=""):
     rows.append((what, figure, reference, ratio, target, "met" if met else ("missed" if met is not None else ""), mem))
-floor = t("parse_floor")
-raw = t("raw_read")
-rows.append((f"raw read (cat) of the {N}-entry file", f"{secs(raw)} ({mbs(big, raw)})", "", "", "", "", mb(rss("raw_read"))))
-rows.append(("parse floor: serde_json typed parse, 1 thread", f"{secs(floor)} ({mbs(big, floor)})", f"raw read {mbs(big, raw)}", f"{raw / floor:.2f}× raw", "", "", mb(rss("parse_floor"))))
-for name, what in [("replay", f"xcsh replay ({N} entries, no index)"), ("replay_with_index", f"xcsh replay ({N} entries, index)"), ("check", f"xcsh check ({N} entries)")]:
-    x = t(name); r = floor / x
-    row(what, f"{secs(x)} ({mbs(big, x)})", f"floor {mbs(big, floor)}", f"{r:.2f}× floor", "≥ 0.85× floor; RSS ≤ 2× file", r >= 0.85 and rss(name) <= 2 * big, f"{mb(rss(name))} ({rss(name) / big:.2f}× file)")
-ev, jq = t("events_tool_result"), t("jq_tool_result")
-row(f"xcsh events --type tool_result --json ({N}, index)", secs(ev), f"jq -c select(): {secs(jq)}", f"{jq / ev:.1f}× faster", "≥ 10× jq", jq / ev >= 10, mb(rss("events_tool_result")))
-for name, what in [("tree", f"xcsh tree ({N} entries, valid index)"), ("stats", f"xcsh stats ({N} entries, valid index)")]:
-    x = t(name)
-    row(what, secs(x), "", "", "< 50 ms", x < 0.05, mb(rss(name)))
-row(f"xcsh stats --all ({N} entries, valid index; every step and run)", secs(t("stats_all")), "", "", "", None, mb(rss("stats_all")))
-row("xcsh tree, no index (reads the log, writes the index)", secs(t("tree_no_index")), f"floor {secs(floor)}", f"{floor / t('tree_no_index'):.2f}× floor", "", None, mb(rss("tree_no_index")))
-row(f"xcsh sessions --all ({N}-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
-ri, rn = t("resume_with_index"), t("resume_no_index")
-row(f"resume {mb(mid)} session to its run's end, valid index with snapshot", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
-row(f"resume {mb(mid)} session to its run's end, no index", secs(rn), "pi: 3.3–7.5 s, 400–800 MB", "", "< 1.5 s, ≤ 1/4 pi's memory", rn < 1.5 and rss("resume_no_index") <= 100e6, mb(rss("resume_no_index")))
+def big_rows():
+    floor, raw = t("parse_floor"), t("raw_read")
+    rows.append((f"raw read (cat) of the {N}-entry file", f"{secs(raw)} ({mbs(big, raw)})", "", "", "", "", mb(rss("raw_read"))))
+    rows.append(("parse floor: serde_json typed parse, 1 thread", f"{secs(floor)} ({mbs(big, floor)})", f"raw read {mbs(big, raw)}", f"{raw / floor:.2f}× raw", "", "", mb(rss("parse_floor"))))
+    for name, what in [("replay", f"xcsh replay ({N} entries, no index)"), ("replay_with_index", f"xcsh replay ({N} entries, index)"), ("check", f"xcsh check ({N} entries)")]:
+        x = t(name); r = floor / x
+        row(what, f"{secs(x)} ({mbs(big, x)})", f"floor {mbs(big, floor)}", f"{r:.2f}× floor", "≥ 0.85× floor; RSS ≤ 2× file", r >= 0.85 and rss(name) <= 2 * big, f"{mb(rss(name))} ({rss(name) / big:.2f}× file)")
+    ev, jq = t("events_tool_result"), t("jq_tool_result")
+    row(f"xcsh events --type tool_result --json ({N}, index)", secs(ev), f"jq -c select(): {secs(jq)}", f"{jq / ev:.1f}× faster", "≥ 10× jq", jq / ev >= 10, mb(rss("events_tool_result")))
+    for name, what in [("tree", f"xcsh tree ({N} entries, valid index)"), ("stats", f"xcsh stats ({N} entries, valid index)")]:
+        x = t(name)
+        row(what, secs(x), "", "", "< 50 ms", x < 0.05, mb(rss(name)))
+    row(f"xcsh stats --all ({N} entries, valid index; every step and run)", secs(t("stats_all")), "", "", "", None, mb(rss("stats_all")))
+    row("xcsh tree, no index (reads the log, writes the index)", secs(t("tree_no_index")), f"floor {secs(floor)}", f"{floor / t('tree_no_index'):.2f}× floor", "", None, mb(rss("tree_no_index")))
+    row(f"xcsh sessions --all ({N}-entry session, valid index)", secs(t("sessions")), "", "", "", None, mb(rss("sessions")))
+    ri, rn = t("resume_with_index"), t("resume_no_index")
+    row(f"resume {mb(mid)} session to its run's end, valid index with snapshot", secs(ri), "pi: 3.3–7.5 s, 400–800 MB", "", "< 0.3 s, ≤ 1/4 pi's memory", ri < 0.3 and rss("resume_with_index") <= 100e6, mb(rss("resume_with_index")))
+    row(f"resume {mb(mid)} session to its run's end, no index", secs(rn), "pi: 3.3–7.5 s, 400–800 MB", "", "< 1.5 s, ≤ 1/4 pi's memory", rn < 1.5 and rss("resume_no_index") <= 100e6, mb(rss("resume_no_index")))
+gen = {}
+for line in open(views):
+    name, rest = line.rstrip("\n").split(" ", 1)
+    gen[name] = rest
+def branches_of(size): return int(re.search(r"(\d+) branches", gen[f"branches_{size}"]).group(1))
+def labels_of(size): return int(re.search(r"(\d+) labels", gen[f"labels_{size}"]).group(1))
+def entries_of(key): return int(re.search(r"(\d+) entries", gen[key]).group(1))
+def k(n): return f"{n / 1000:.1f}k".replace(".0k", "k")
+def growth(name): return t(f"{name}_L") / t(f"{name}_S")
+def view_table():
+    bs, bl = branches_of("S"), branches_of("L")
+    ls, ll = labels_of("S"), labels_of("L")
+    jb = int(gen["branches_L_bytes"])
+    view_rows = [
+        ("html", f"xcsh export --format html, {k(bl)} branches ({k(entries_of('branches_L'))} entries)", "≤ 2 s, linear", lambda x, g: x <= 2 and g < 6),
+        ("ltreefull", f"xcsh tree --full, {k(ll)} chained labels", "≤ 2 s, linear", lambda x, g: x <= 2 and g < 6),
+        ("json", f"xcsh export --format json, {k(bl)} branches ({mb(jb)})", "RSS ≤ 2× file, linear", None),
+        ("md", f"xcsh export --format md, {k(bl)} branches", "", None),
+        ("btree", f"xcsh tree, {k(bl)} branches (index)", "", None),
+        ("btreefull", f"xcsh tree --full, {k(bl)} branches", "", None),
+        ("btreejson", f"xcsh tree --json, {k(bl)} branches", "", None),
+        ("blog", f"xcsh log, {k(bl)} branches", "", None),
+        ("bevents", f"xcsh events, {k(bl)} branches", "", None),
+        ("bstats", f"xcsh stats, {k(bl)} branches (index)", "", None),
+        ("bcheck", f"xcsh check, {k(bl)} branches", "", None),
+        ("bdiff", f"xcsh diff of two branches, {k(bl)} branches", "", None),
+        ("ltree", f"xcsh tree, {k(ll)} chained labels (index)", "", None),
+        ("llog", f"xcsh log, {k(ll)} chained labels", "", None),
+        ("lcheck", f"xcsh check, {k(ll)} chained labels", "", None),
+        ("lhtml", f"xcsh export --format html, {k(ll)} chained labels", "", None),
+        ("ljson", f"xcsh export --format json, {k(ll)} chained labels", "", None),
+    ]
+    for name, what, target, ok in view_rows:
+        x, g = t(f"{name}_L"), growth(name)
+        small = f"{k(bs)} branches" if not name.startswith("l") else f"{k(ls)} labels"
+        ref = f"{secs(t(name + '_S'))} on {small}"
+        if name == "json":
+            r = rss("json_L")
+            row(what, secs(x), ref, f"{g:.1f}× for 4×", target, r <= 2 * jb and g < 6, f"{mb(r)} ({r / jb:.2f}× file)")
+        else:
+            row(what, secs(x), ref, f"{g:.1f}× for 4×", target, ok(x, g) if ok else None, mb(rss(f"{name}_L")))
+    row(f"xcsh sessions --all ({k(bl)} branches and {k(ll)} labels, indexes built)", secs(t("sessions_views")), "", "", "", None, mb(rss("sessions_views")))
+if "raw_read" in runs:
+    big_rows()
+if gen:
+    view_table()
 if bench:
     def per(name, n): return bench[name] / n if name in bench else None
     f = per("faux_loop_50_steps", 51)
@@ -201,5 +306,8 @@ print()
 print(f"{date}; {nproc} cores ({cpu}), {mem} memory; load average {load0} at the start, {load1} at the end (other work on the machine slows every figure).")
 print(f"sessions: {gen_big.split(': ', 1)[1]}")
 print(f"          {gen_mid.split(': ', 1)[1]}")
-print(f"medians of {len(runs['replay'])} runs; divan medians for the runtime and micro benchmarks.")
+for key in ("branches_S", "branches_L", "labels_S", "labels_L"):
+    if key in gen:
+        print(f"          {gen[key]}")
+print(f"medians of {len(next(iter(runs.values())))} runs; divan medians for the runtime and micro benchmarks.")
 PY

@@ -343,20 +343,11 @@ pub struct ForkArgs {
     output: Option<PathBuf>,
 }
 
-/// A session's id from its file name (`<time>_<id>.jsonl`), else from its header.
-fn session_id(path: &Path, log: &SessionLog) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .and_then(|s| s.rsplit_once('_'))
-        .map(|(_, id)| id.to_string())
-        .unwrap_or_else(|| log.header().session_id.clone())
-}
-
 pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
     let source = resolve(&args.session)?;
     let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
     let log = read_session(&source).with_context(|| format!("cannot read {}", source.display()))?;
-    let origin = session_id(&source, &log);
+    let origin = xcsh_core::log::session_id(&source, &log.header().session_id).to_string();
     let target = match args.output {
         Some(p) => p,
         // The fork belongs where its source is at that entry (the header and the
@@ -455,25 +446,23 @@ pub struct ExportArgs {
 }
 
 pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
-    let log = open(&args.session)?;
     let text = match args.format {
-        Format::Md => export::markdown(&log, args.leaf)?,
-        Format::Html => export::html(&log)?,
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(&export::json(&log))?),
+        Format::Md => export::markdown(&open(&args.session)?, args.leaf)?,
+        Format::Html => {
+            let log = open(&args.session)?;
+            return export_streamed(&args, &mut |out, name| export::write_html(&log, out, name));
+        }
+        Format::Json => {
+            let session = resolve(&args.session)?;
+            return export_streamed(&args, &mut |out, name| {
+                export::write_json(&session, out, name)
+            });
+        }
     };
     match &args.output {
         Some(path) => {
             use std::io::Write as _;
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-                .with_context(|| {
-                    format!(
-                        "cannot create {} (an existing file is never overwritten)",
-                        path.display()
-                    )
-                })?;
+            let mut file = create_export(path)?;
             file.write_all(text.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("xcsh: wrote {}", path.display());
@@ -485,4 +474,62 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
         None => out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-o FILE` of `export`: a new file (an existing one is never overwritten).
+fn create_export(path: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (an existing file is never overwritten)",
+                path.display()
+            )
+        })
+}
+
+/// An export written to the file or stdout as it is rendered (`html`, `json`).
+fn export_streamed(
+    args: &ExportArgs,
+    write: &mut dyn FnMut(&mut dyn std::io::Write, &Path) -> Result<(), xcsh_inspect::InspectError>,
+) -> Result<ExitCode> {
+    use std::io::Write as _;
+    let cannot = || format!("cannot export {}", args.session);
+    match &args.output {
+        Some(path) => {
+            let mut file = std::io::BufWriter::new(create_export(path)?);
+            let written = write(&mut file, path).with_context(cannot).and_then(|()| {
+                file.flush()
+                    .with_context(|| format!("cannot write {}", path.display()))
+            });
+            if written.is_err() {
+                // No half-written export is left behind.
+                drop(file);
+                let _ = std::fs::remove_file(path);
+            }
+            written?;
+            eprintln!("xcsh: wrote {}", path.display());
+        }
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let written = write(&mut stdout, Path::new("stdout"))
+                .map_err(anyhow::Error::from)
+                .and_then(|()| Ok(stdout.flush()?));
+            match written {
+                // A closed pipe (`| head`) ends quietly.
+                Err(e) if broken_pipe(&e) => {}
+                other => other.with_context(cannot)?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

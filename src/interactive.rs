@@ -585,7 +585,7 @@ impl Ui {
             "fork" => {
                 let log = read_session(path)?;
                 let leaf = log.leaf();
-                let origin = log.header().session_id.clone();
+                let origin = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
                 let (_, out) = sessions::new_session(&self.setup.cwd)?;
                 xcsh_inspect::fork::fork(path, leaf, &origin, &out, chrono::Utc::now())?;
                 self.out.line(format!(

@@ -312,12 +312,7 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     }
     let matches: Vec<PathBuf> = all_session_files()?
         .into_iter()
-        .filter(|p| {
-            p.file_stem()
-                .and_then(|s| s.to_str())
-                .and_then(|s| s.rsplit_once('_'))
-                .is_some_and(|(_, id)| id.starts_with(name))
-        })
+        .filter(|p| xcsh_core::log::file_session_id(p).is_some_and(|id| id.starts_with(name)))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.clone()),
@@ -333,16 +328,11 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     }
 }
 
-/// The id in a session file's name (`<time>_<id>.jsonl`).
-fn file_id(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_str()?;
-    let (_, id) = stem.rsplit_once('_')?;
-    Some(id.to_string())
-}
-
 /// How a session is named to the user: the id in its file name, else its path.
 pub fn display_name(path: &Path) -> String {
-    file_id(path).unwrap_or_else(|| path.display().to_string())
+    xcsh_core::log::file_session_id(path)
+        .map(str::to_owned)
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
@@ -360,14 +350,11 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
         if !args.all && !is_workspace(&workspace, &here) {
             continue;
         }
+        // A fork keeps its source's header; its own id is in its file name, and that
+        // is the id `--resume` takes and the summary shows (`summarize_indexed`).
         let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
         // A moved session shows where it is now.
         summary.workspace = workspace;
-        // A fork keeps its source's header; its own id is in its file name, and that
-        // is the id `--resume` takes.
-        if let Some(id) = file_id(&path) {
-            summary.id = id;
-        }
         summaries.push(summary);
     }
     if args.json {

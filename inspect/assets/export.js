@@ -14,18 +14,50 @@ function branch(leaf) {
   return data.branches.find((b) => b.leaf === leaf);
 }
 
+// The ids from the root to `id`, following each entry's parent (at most one per
+// entry, should the links ever loop).
+const entryCount = Object.keys(data.parents).length + 1;
+function pathTo(id) {
+  const path = [];
+  for (let at = id; at !== undefined && path.length < entryCount; at = data.parents[at]) {
+    path.push(at);
+  }
+  return path.reverse();
+}
+
 function onPath(leaf) {
-  const b = branch(leaf);
-  return new Set(b ? b.path : []);
+  return new Set(branch(leaf) ? pathTo(leaf) : []);
+}
+
+// The children of every entry, built once (for the branches through a node).
+let children = null;
+function childrenOf(id) {
+  if (children === null) {
+    children = new Map();
+    for (const [child, parent] of Object.entries(data.parents)) {
+      const p = Number(parent);
+      if (!children.has(p)) children.set(p, []);
+      children.get(p).push(Number(child));
+    }
+  }
+  return children.get(id) || [];
 }
 
 // The branch to show when a tree node is clicked: the selected one if it goes
-// through the node, else the recorded leaf's, else the first that does.
+// through the node, else the recorded leaf's, else the first (in file order) that
+// does, found among the entries below the node.
 function branchThrough(id) {
-  const through = data.branches.filter((b) => b.path.includes(id));
-  if (through.some((b) => b.leaf === selected)) return selected;
-  if (through.some((b) => b.leaf === data.leaf)) return data.leaf;
-  return through.length ? through[0].leaf : selected;
+  if (onPath(selected).has(id)) return selected;
+  if (onPath(data.leaf).has(id)) return data.leaf;
+  const order = new Map(data.branches.map((b, i) => [b.leaf, i]));
+  let best = null;
+  const stack = [id];
+  while (stack.length) {
+    const at = stack.pop();
+    if (order.has(at) && (best === null || order.get(at) < order.get(best))) best = at;
+    for (const c of childrenOf(at)) stack.push(c);
+  }
+  return best === null ? selected : best;
 }
 
 function renderTree() {
@@ -133,7 +165,7 @@ function renderConversation() {
   box.textContent = "";
   const b = branch(selected);
   document.getElementById("branch-title").textContent = b ? b.title : "";
-  for (const id of b ? b.path : []) {
+  for (const id of b ? pathTo(b.leaf) : []) {
     const it = data.items[id];
     if (it) box.appendChild(item(it));
     for (const l of data.labels[id] || []) box.appendChild(item(l));

@@ -3,14 +3,18 @@
 //! conversation of the selected branch and the timeline, switchable between branches
 //! by a click), or JSON (the whole DAG: every entry with its line and children).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use std::io::Write;
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_core::log::parallel::read_parallel_window;
+use xcsh_core::log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
 use xcsh_core::machine::{Decision, EntryId};
 
-use crate::common::{args_pretty, branch_path, cap, one_line};
+use crate::common::{args_pretty, cap, one_line};
 use crate::error::InspectError;
 use crate::events::{Row, timeline};
 use crate::log::{Item, conversation, item};
@@ -52,7 +56,8 @@ fn quote(text: &str) -> String {
 pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
     let h = log.header();
-    let mut out = format!("# xcsh session {}\n\n", h.session_id);
+    let id = xcsh_core::log::session_id(&log.path, &h.session_id);
+    let mut out = format!("# xcsh session {id}\n\n");
     out.push_str(&format!("- workspace: `{}`\n", h.cwd));
     if let Some(first) = log.entries.first() {
         out.push_str(&format!(
@@ -173,7 +178,7 @@ pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, Inspe
 
 /// Leaves of branches: entries that are not labels and have no children other
 /// than labels, in file order.
-fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
+pub(crate) fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
     let is_label = |e: &Entry| matches!(e.body, Body::Record(Record::Label { .. }));
     let mut has_child: BTreeSet<EntryId> = BTreeSet::new();
     for e in &log.entries {
@@ -190,42 +195,170 @@ fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
         .collect()
 }
 
-/// The whole DAG as JSON: the header, the leaves and branch points, and every entry
-/// (line, id, parent, ts, type, data, hash, children) in file order.
-pub fn json(log: &SessionLog) -> Value {
-    let dag = Dag::from_log(log);
-    let entries: Vec<Value> = log
-        .entries
+/// Chunks of the file in flight in each pass of the JSON export: the rendered text of
+/// a chunk is about twice its lines, and the workers need no more read ahead than
+/// this to stay busy.
+const IN_FLIGHT: usize = 6;
+
+/// What the JSON export keeps of an entry on its first pass over the file.
+struct Shape {
+    id: EntryId,
+    parent: Option<EntryId>,
+    label: bool,
+    /// The header's record (on the first line only).
+    header: Option<Box<SessionHeader>>,
+}
+
+/// Writes the whole DAG of the session file at `path` as JSON to `out` (`out_name`
+/// names it in errors): the leaves and branch points, every entry (line, id, parent,
+/// ts, type, data, hash, children) in file order, the file, the leaf and the header,
+/// pretty-printed with sorted keys, then a newline. Two passes over the file, both
+/// verified as the reader does: the first keeps the ids and parents (nothing is
+/// written unless the whole file reads clean), the second renders the entries on
+/// worker threads and writes them as they come, so that memory stays a fraction of
+/// the file whatever its size.
+pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(), InspectError> {
+    let open = || std::fs::File::open(path).map_err(|e| InspectError::io(path, e));
+    let mut shapes: Vec<Shape> = Vec::new();
+    let mut lines: Vec<u32> = Vec::new();
+    read_parallel_window(
+        path,
+        open()?,
+        IN_FLIGHT,
+        |e| Shape {
+            id: e.id,
+            parent: e.parent,
+            label: matches!(e.body, Body::Record(Record::Label { .. })),
+            header: match e.body {
+                Body::Record(Record::Session(h)) => Some(Box::new(h)),
+                _ => None,
+            },
+        },
+        |line, shape| {
+            shapes.push(shape);
+            lines.push(line);
+            true
+        },
+    )?;
+    let Some(header) = shapes.first().and_then(|s| s.header.as_deref()).cloned() else {
+        return Err(InspectError::Log(LogError::NotASession {
+            path: path.to_path_buf(),
+        }));
+    };
+    let n = shapes.len();
+    let pos: HashMap<EntryId, u32> = shapes.iter().zip(0u32..).map(|(s, i)| (s.id, i)).collect();
+    let parent_pos = |s: &Shape| {
+        s.parent
+            .as_ref()
+            .and_then(|p| pos.get(p))
+            .map(|&p| p as usize)
+    };
+    // The children of each position (labels too), in file order: `kids[start[p]..start[p + 1]]`.
+    let mut start = vec![0u32; n + 1];
+    let mut has_branch_child = vec![false; n];
+    for s in &shapes {
+        if let Some(p) = parent_pos(s) {
+            start[p + 1] += 1;
+            has_branch_child[p] |= !s.label;
+        }
+    }
+    for i in 1..=n {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut kids = vec![EntryId(0); start[n] as usize];
+    for s in &shapes {
+        if let Some(p) = parent_pos(s) {
+            kids[fill[p] as usize] = s.id;
+            fill[p] += 1;
+        }
+    }
+    drop(fill);
+    let children = |i: usize| &kids[start[i] as usize..start[i + 1] as usize];
+    let ids = |keep: &dyn Fn(usize) -> bool| -> Vec<EntryId> {
+        (0..n).filter(|&i| keep(i)).map(|i| shapes[i].id).collect()
+    };
+    let branch_points = ids(&|i| children(i).len() > 1);
+    let branches = ids(&|i| !shapes[i].label && !has_branch_child[i]);
+    let leaf = shapes
         .iter()
-        .zip(&log.lines)
-        .map(|(e, line)| {
+        .rev()
+        .find(|s| !s.label)
+        .map_or(EntryId(0), |s| s.id);
+    let werr = |e: std::io::Error| InspectError::io(out_name, e);
+    let mut head = String::from("{\n");
+    field(&mut head, "branch_points", &json!(branch_points), ",\n");
+    field(&mut head, "branches", &json!(branches), ",\n");
+    head.push_str("  \"entries\": [");
+    out.write_all(head.as_bytes()).map_err(werr)?;
+    let mut written = 0usize;
+    let mut failed = None;
+    read_parallel_window(
+        path,
+        open()?,
+        IN_FLIGHT,
+        |e| {
             let (bytes, _) = Entry::encode(e.id, e.parent, None, e.ts, &e.body);
             let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let at = pos.get(&e.id).map(|&i| i as usize);
             if let Value::Object(m) = &mut v {
                 m.insert("hash".into(), Value::String(e.hash.to_hex()));
-                m.insert("line".into(), json!(line));
-                m.insert("children".into(), json!(dag.children(e.id)));
+                m.insert("line".into(), json!(at.map(|i| lines[i])));
+                m.insert("children".into(), json!(at.map_or(&[][..], children)));
             }
-            v
-        })
-        .collect();
-    json!({
-        "session": log.header(),
-        "file": log.path.display().to_string(),
-        "leaf": log.leaf(),
-        "branches": branch_leaves(log),
-        "branch_points": dag.branch_points(),
-        "entries": entries,
-    })
+            indented(&v, "    ")
+        },
+        |_, text| {
+            let sep = if written == 0 { "\n    " } else { ",\n    " };
+            if let Err(e) = out
+                .write_all(sep.as_bytes())
+                .and_then(|()| out.write_all(text.as_bytes()))
+            {
+                failed = Some(e);
+                return false;
+            }
+            written += 1;
+            // Lines appended since the first pass are not part of this export.
+            written < n
+        },
+    )?;
+    if let Some(e) = failed {
+        return Err(werr(e));
+    }
+    let mut tail = String::from(if written == 0 { "],\n" } else { "\n  ],\n" });
+    field(&mut tail, "file", &json!(path.display().to_string()), ",\n");
+    field(&mut tail, "leaf", &json!(leaf), ",\n");
+    let session = serde_json::to_value(&header).unwrap_or(Value::Null);
+    field(&mut tail, "session", &session, "\n}\n");
+    out.write_all(tail.as_bytes()).map_err(werr)
+}
+
+/// `"name": VALUE` as a member of the export's top-level object, then `end`.
+fn field(out: &mut String, name: &str, value: &Value, end: &str) {
+    out.push_str("  ");
+    out.push_str(&json!(name).to_string());
+    out.push_str(": ");
+    out.push_str(&indented(value, "  "));
+    out.push_str(end);
+}
+
+/// `value` pretty-printed (as `serde_json::to_string_pretty`) with every line after
+/// the first indented by `indent`, to sit inside an enclosing pretty-printed value
+/// (a JSON string holds no raw newline, so every newline is between lines).
+fn indented(value: &Value, indent: &str) -> String {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.replace('\n', &format!("\n{indent}"))
 }
 
 #[derive(Serialize)]
 struct BranchView {
     leaf: EntryId,
-    path: Vec<EntryId>,
     title: String,
 }
 
+/// What the page's script renders. A branch is its leaf: its path is found by
+/// following `parents` up from it, so the page grows with the entries, not with
+/// branches × their depth.
 #[derive(Serialize)]
 struct Page {
     session_id: String,
@@ -233,6 +366,8 @@ struct Page {
     tree: Tree,
     tree_lines: BTreeMap<u64, String>,
     branches: Vec<BranchView>,
+    /// The parent of every entry but the root.
+    parents: BTreeMap<u64, u64>,
     items: BTreeMap<u64, Item>,
     labels: BTreeMap<u64, Vec<Item>>,
     timeline: Vec<Row>,
@@ -247,30 +382,57 @@ fn lines(nodes: &[Node], full: bool, out: &mut BTreeMap<u64, String>) {
     }
 }
 
-/// The title of a branch: its last user message and its leaf.
-fn title(path: &[&Entry], leaf: EntryId) -> String {
-    let last = path.iter().rev().find_map(|e| match &e.body {
-        Body::Record(Record::UserMessage { text, .. }) => Some(text.as_str()),
-        Body::Decision(Decision::Delivered { text, .. }) => Some(text.as_str()),
-        _ => None,
-    });
-    format!("#{leaf}: {}", one_line(last.unwrap_or("(no message)"), 60))
+/// The title of each branch, by its leaf: its last user message (on its path) and its
+/// leaf. The last message on the way to each entry is found in one pass in file
+/// order, parents coming before their children.
+fn titles(log: &SessionLog, leaves: &[EntryId]) -> Vec<String> {
+    let mut last: HashMap<EntryId, Option<&str>> = HashMap::with_capacity(log.entries.len());
+    for e in &log.entries {
+        let own = match &e.body {
+            Body::Record(Record::UserMessage { text, .. }) => Some(text.as_str()),
+            Body::Decision(Decision::Delivered { text, .. }) => Some(text.as_str()),
+            _ => None,
+        };
+        let inherited = e.parent.and_then(|p| last.get(&p).copied().flatten());
+        last.insert(e.id, own.or(inherited));
+    }
+    leaves
+        .iter()
+        .map(|leaf| {
+            let text = last.get(leaf).copied().flatten();
+            format!("#{leaf}: {}", one_line(text.unwrap_or("(no message)"), 60))
+        })
+        .collect()
 }
 
 /// The HTML page.
 pub fn html(log: &SessionLog) -> Result<String, InspectError> {
+    let mut out = Vec::new();
+    write_html(log, &mut out, Path::new("the page"))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Writes the HTML page to `out` (`out_name` names it in errors), the data
+/// serialized straight into it (never held as one string).
+pub fn write_html(
+    log: &SessionLog,
+    out: &mut dyn Write,
+    out_name: &Path,
+) -> Result<(), InspectError> {
     let tree = tree::build(log, false);
     let mut tree_lines = BTreeMap::new();
     lines(&tree.root, false, &mut tree_lines);
-    let mut branches = Vec::new();
-    for leaf in branch_leaves(log) {
-        let path = branch_path(log, leaf)?;
-        branches.push(BranchView {
-            leaf,
-            title: title(&path, leaf),
-            path: path.iter().map(|e| e.id).collect(),
-        });
-    }
+    let leaves = branch_leaves(log);
+    let branches = leaves
+        .iter()
+        .zip(titles(log, &leaves))
+        .map(|(&leaf, title)| BranchView { leaf, title })
+        .collect();
+    let parents = log
+        .entries
+        .iter()
+        .filter_map(|e| e.parent.map(|p| (e.id.0, p.0)))
+        .collect();
     let mut items = BTreeMap::new();
     let mut labels: BTreeMap<u64, Vec<Item>> = BTreeMap::new();
     for e in &log.entries {
@@ -284,26 +446,24 @@ pub fn html(log: &SessionLog) -> Result<String, InspectError> {
             (_, None) => {}
         }
     }
+    let h = log.header();
+    let session_id = xcsh_core::log::session_id(&log.path, &h.session_id).to_string();
+    if let Some(Item::Session { session_id: id, .. }) = items.get_mut(&log.entries[0].id.0) {
+        id.clone_from(&session_id);
+    }
     let page = Page {
-        session_id: log.header().session_id.clone(),
+        session_id,
         leaf: log.leaf(),
         tree,
         tree_lines,
         branches,
+        parents,
         items,
         labels,
         timeline: timeline(log),
     };
     let n_branches = page.branches.len();
-    // Inside <script>, `<` must not start `</script>` or `<!--`: escape it (and `>`,
-    // `&`) as JSON \u escapes, which only ever occur inside JSON strings.
-    let data = serde_json::to_string(&page)
-        .map_err(|e| InspectError::Usage(format!("cannot serialize the page: {e}")))?
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
-    let h = log.header();
-    let title = escape(&format!("xcsh session {}", h.session_id));
+    let title = escape(&format!("xcsh session {}", page.session_id));
     let meta = escape(&format!(
         "{} · {} entries · {} branch(es) · {}",
         h.cwd,
@@ -314,7 +474,7 @@ pub fn html(log: &SessionLog) -> Result<String, InspectError> {
             .map(|e| e.ts.format("%Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_default()
     ));
-    Ok(format!(
+    let head = format!(
         r#"<!doctype html>
 <html lang="en">
 <head>
@@ -344,13 +504,55 @@ pub fn html(log: &SessionLog) -> Result<String, InspectError> {
 </details>
 </section>
 </main>
-<script type="application/json" id="xcsh-data">{data}</script>
+<script type="application/json" id="xcsh-data">"#
+    );
+    let tail = format!(
+        r#"</script>
 <script>
 {JS}</script>
 </body>
 </html>
 "#
-    ))
+    );
+    let werr = |e: std::io::Error| InspectError::io(out_name, e);
+    out.write_all(head.as_bytes()).map_err(werr)?;
+    serde_json::to_writer(ScriptSafe(&mut *out), &page).map_err(|e| {
+        if e.is_io() {
+            werr(e.into())
+        } else {
+            InspectError::Usage(format!("cannot serialize the page: {e}"))
+        }
+    })?;
+    out.write_all(tail.as_bytes()).map_err(werr)
+}
+
+/// JSON written inside `<script>`: `<` must not start `</script>` or `<!--`, so it
+/// (and `>`, `&`) is written as a JSON `\u` escape. These characters only ever occur
+/// inside JSON strings, where the escape means the same character.
+struct ScriptSafe<'a>(&'a mut dyn Write);
+
+impl Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let mut rest = buf;
+        while let Some(i) = memchr::memchr3(b'<', b'>', b'&', rest) {
+            self.0.write_all(&rest[..i])?;
+            self.0.write_all(match rest[i] {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                _ => b"\\u0026",
+            })?;
+            rest = &rest[i + 1..];
+        }
+        self.0.write_all(rest)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Text for HTML element content and attribute values.
@@ -439,16 +641,92 @@ mod tests {
         .assert_eq(&markdown(&log, None).unwrap());
     }
 
+    /// The whole DAG as one `Value`, as the export was built before it streamed:
+    /// the reference the streamed export is compared with.
+    fn reference_json(log: &SessionLog) -> Value {
+        let dag = xcsh_core::log::Dag::from_log(log);
+        let entries: Vec<Value> = log
+            .entries
+            .iter()
+            .zip(&log.lines)
+            .map(|(e, line)| {
+                let (bytes, _) = Entry::encode(e.id, e.parent, None, e.ts, &e.body);
+                let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+                if let Value::Object(m) = &mut v {
+                    m.insert("hash".into(), Value::String(e.hash.to_hex()));
+                    m.insert("line".into(), json!(line));
+                    m.insert("children".into(), json!(dag.children(e.id)));
+                }
+                v
+            })
+            .collect();
+        json!({
+            "session": log.header(),
+            "file": log.path.display().to_string(),
+            "leaf": log.leaf(),
+            "branches": branch_leaves(log),
+            "branch_points": dag.branch_points(),
+            "entries": entries,
+        })
+    }
+
+    fn streamed_json(log: &SessionLog) -> String {
+        let mut out = Vec::new();
+        write_json(&log.path, &mut out, Path::new("out")).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn json_holds_the_whole_dag() {
         let (_dir, log) = testkit::branched_session();
-        let v = json(&log);
+        let v: Value = serde_json::from_str(&streamed_json(&log)).unwrap();
         assert_eq!(v["entries"].as_array().unwrap().len(), log.entries.len());
         assert_eq!(v["branches"], json!([12, 17]));
         assert_eq!(v["branch_points"], json!([8]));
         assert_eq!(v["entries"][8]["children"], json!([9, 13]));
         assert_eq!(v["entries"][13]["type"], "branch");
         assert_eq!(v["entries"][3]["hash"], log.entries[3].hash.to_hex());
+    }
+
+    /// Streamed entry by entry, the export has the bytes the whole document had,
+    /// on sessions with branches, labels, compactions and every fixture.
+    #[test]
+    fn the_streamed_json_is_the_whole_document_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let synth = dir.path().join("synth.jsonl");
+        let shape = xcsh_core::log::synth::SynthShape {
+            branch_per_mille: 300,
+            max_rounds: 3,
+            label_chain: 20,
+        };
+        let opts = xcsh_core::log::synth::SynthOptions {
+            entries: 2_000,
+            seed: 9,
+        };
+        xcsh_core::log::synth::generate_shaped(&synth, opts, shape).unwrap();
+        let mut logs = vec![
+            testkit::branched_session(),
+            testkit::compaction_session(),
+            testkit::steer_session(),
+        ];
+        logs.push((dir, xcsh_core::log::read_session(&synth).unwrap()));
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
+        let mut paths: Vec<_> = std::fs::read_dir(fixtures)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for (_, log) in &logs {
+            paths.push(log.path.clone());
+        }
+        for path in paths {
+            let log = xcsh_core::log::read_session(&path).unwrap();
+            let want = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&reference_json(&log)).unwrap()
+            );
+            assert!(streamed_json(&log) == want, "{}", path.display());
+        }
     }
 
     #[test]
@@ -461,6 +739,38 @@ mod tests {
         assert!(page.contains("\"branches\":[{\"leaf\":12,"), "{page}");
         assert!(page.contains("second task") && page.contains("instead, another task"));
         assert_eq!(page.matches("</script>").count(), 2);
+    }
+
+    /// A run per branch, each continuing from one of the last few boundaries: the
+    /// page of 4× the entries (and 4× the branches, each on a path 4× longer) is 4×
+    /// the size, as the log is, not 16× in its branch list.
+    #[test]
+    fn the_html_page_grows_as_the_log_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let sizes: Vec<(f64, f64)> = [2_000, 8_000]
+            .into_iter()
+            .map(|entries| {
+                let path = dir.path().join(format!("b{entries}.jsonl"));
+                let shape = xcsh_core::log::synth::SynthShape {
+                    branch_per_mille: 1000,
+                    max_rounds: 1,
+                    label_chain: 0,
+                };
+                let opts = xcsh_core::log::synth::SynthOptions { entries, seed: 5 };
+                xcsh_core::log::synth::generate_shaped(&path, opts, shape).unwrap();
+                let log = xcsh_core::log::read_session(&path).unwrap();
+                let page = html(&log).unwrap();
+                (
+                    std::fs::metadata(&path).unwrap().len() as f64,
+                    page.len() as f64,
+                )
+            })
+            .collect();
+        let (log_growth, page_growth) = (sizes[1].0 / sizes[0].0, sizes[1].1 / sizes[0].1);
+        assert!(
+            page_growth < 1.1 * log_growth,
+            "the log grew {log_growth:.2}×, the page {page_growth:.2}×"
+        );
     }
 
     #[test]

@@ -86,13 +86,7 @@ fn views(fixture: &Path, tmp: &Path) -> String {
 
 /// Ends of branches (not labels), in file order.
 fn tree_leaves(log: &xcsh_core::log::SessionLog) -> Vec<EntryId> {
-    let v = crate::export::json(log);
-    v["branches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| EntryId(x.as_u64().unwrap()))
-        .collect()
+    crate::export::branch_leaves(log)
 }
 
 #[test]

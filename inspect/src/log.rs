@@ -359,24 +359,32 @@ pub fn item(entry: &Entry) -> Option<Item> {
 /// The conversation of the branch ending at `leaf` (the recorded leaf when `None`).
 pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
-    let mut items: Vec<Item> = branch_path(log, leaf)?
+    let mut path: Vec<Item> = branch_path(log, leaf)?
         .into_iter()
         .filter_map(item)
         .collect();
+    // The session's own id (a fork's is in its file name, its header is its source's).
+    if let Some(Item::Session { session_id, .. }) = path.first_mut() {
+        *session_id = xcsh_core::log::session_id(&log.path, session_id).to_string();
+    }
     // Labels are not on any path (nothing continues from them): show those naming
-    // an entry of this branch right after it.
-    let on_path: std::collections::BTreeSet<EntryId> = items.iter().map(Item::entry).collect();
+    // an entry of this branch right after it, in file order.
+    let on_path: std::collections::HashSet<EntryId> = path.iter().map(Item::entry).collect();
+    let mut labels: std::collections::HashMap<EntryId, Vec<Item>> = Default::default();
     for e in &log.entries {
         if let Body::Record(Record::Label { target, .. }) = &e.body
             && on_path.contains(target)
             && let Some(label) = item(e)
         {
-            let at = items
-                .iter()
-                .rposition(|i| i.entry() == *target)
-                .map_or(items.len(), |p| p + 1);
-            items.insert(at, label);
+            labels.entry(*target).or_default().push(label);
         }
+    }
+    let mut items = Vec::with_capacity(path.len() + labels.values().map(Vec::len).sum::<usize>());
+
+    for it in path {
+        let named = labels.remove(&it.entry());
+        items.push(it);
+        items.extend(named.into_iter().flatten());
     }
     Ok(items)
 }
@@ -653,6 +661,43 @@ mod tests {
             ■ run finished #16: completed · 3 step(s) · 730 tokens
         "#]]
         .assert_eq(&render(&items, Style::plain()));
+    }
+
+    /// Labels follow the entry they name, in the order they were written (as the
+    /// tree lists them), and only those on this branch.
+    #[test]
+    fn labels_follow_their_entry_in_the_order_written() {
+        let (dir, log) = testkit::branched_session();
+        let mut text = std::fs::read_to_string(&log.path).unwrap();
+        let mut parent = log.entries.last().unwrap().clone();
+        for (id, target, name) in [
+            (18, 14, "first"),
+            (19, 14, "second"),
+            (20, 9, "off the branch"),
+        ] {
+            let target = EntryId(target);
+            let (line, hash) = Entry::encode(
+                EntryId(id),
+                Some(target),
+                Some(&log.get(target).unwrap().hash),
+                parent.ts,
+                &Body::Record(Record::Label {
+                    target,
+                    name: name.into(),
+                }),
+            );
+            text.push_str(std::str::from_utf8(&line).unwrap());
+            parent.hash = hash;
+        }
+        std::fs::write(&log.path, text).unwrap();
+        let log = xcsh_core::log::read_session(&log.path).unwrap();
+        let entries: Vec<u64> = conversation(&log, None)
+            .unwrap()
+            .iter()
+            .map(|i| i.entry().0)
+            .collect();
+        assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
+        drop(dir);
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
         .map(|e| e.ts.format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_default();
     SessionSummary {
-        id: header.session_id.clone(),
+        id: xcsh_core::log::session_id(&log.path, &header.session_id).to_string(),
         path: log.path.display().to_string(),
         workspace: header.cwd.clone(),
         started,
@@ -104,7 +104,7 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
         .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_default();
     SessionSummary {
-        id: d.session_id.as_str().to_string(),
+        id: xcsh_core::log::session_id(path, d.session_id.as_str()).to_string(),
         path: path.display().to_string(),
         workspace: d.cwd.as_str().to_string(),
         started,

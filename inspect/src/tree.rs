@@ -56,8 +56,11 @@ pub struct Node {
     pub compactions: Vec<Compaction>,
     /// The recorded leaf is in this node.
     pub leaf: bool,
-    /// Where the branches of a branch point go: one list of nodes per child, in file
-    /// order (empty unless this node's last entry has two children or more).
+    /// The other branches of a branch point: one list of nodes per child, in file
+    /// order (empty unless this node's last entry has two children or more). One
+    /// child is not among them: its branch goes on in this node's own list, right
+    /// after this node (the branch toward the recorded leaf, else the one with the
+    /// most entries), so lists nest at most log2(entries) deep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<Vec<Node>>,
 }
@@ -78,9 +81,80 @@ pub struct Compaction {
 
 struct Builder<'a> {
     log: &'a SessionLog,
+    /// The session's id ([`xcsh_core::log::session_id`]).
+    session_id: &'a str,
+    /// The recorded leaf (found once: [`SessionLog::leaf`] walks back over labels).
+    leaf: EntryId,
     dag: Dag,
     full: bool,
     labels: BTreeMap<EntryId, Vec<Label>>,
+    /// The position of each entry, its subtree's size and whether it is on the way
+    /// to the leaf ([`Straight`]).
+    pos: HashMap<EntryId, usize>,
+    straight: Straight,
+}
+
+/// Which branch of a branch point continues its lane (drawn straight on, not
+/// indented): the one toward the recorded leaf, else the one with the most entries
+/// (the last of those in file order). So the leaf's branch runs down the left margin,
+/// and every other branch is indented by one level more only where it has at most
+/// half the entries of its branch point's subtree: at most log2(entries) levels deep,
+/// however many branches the session has.
+struct Straight {
+    /// Entries (shown in the tree) in the subtree of each position.
+    size: Vec<u32>,
+    /// One bit per position: whether it is on the path from the root to the leaf.
+    on_leaf: Vec<u64>,
+}
+
+impl Straight {
+    /// From each position's parent position (`None`: a root; every parent before its
+    /// child), whether it is shown, and the leaf's position; one pass from the end,
+    /// each position's children being after it. Nothing is computed when the session
+    /// has no branch point (`branched` false): then no branch is picked.
+    fn new(
+        n: usize,
+        parent: impl Fn(usize) -> Option<usize>,
+        shown: impl Fn(usize) -> bool,
+        leaf: usize,
+        branched: bool,
+    ) -> Straight {
+        if !branched {
+            return Straight {
+                size: Vec::new(),
+                on_leaf: Vec::new(),
+            };
+        }
+        let mut size = vec![0u32; n];
+        let mut on_leaf = vec![0u64; n.div_ceil(64)];
+        let bit = |v: &[u64], p: usize| v[p / 64] & (1 << (p % 64)) != 0;
+        if leaf < n {
+            on_leaf[leaf / 64] |= 1 << (leaf % 64);
+        }
+        for p in (0..n).rev() {
+            let Some(q) = parent(p).filter(|&q| q < p) else {
+                continue;
+            };
+            if shown(p) {
+                size[p] = size[p].saturating_add(1);
+                size[q] = size[q].saturating_add(size[p]);
+            }
+            if bit(&on_leaf, p) {
+                on_leaf[q / 64] |= 1 << (q % 64);
+            }
+        }
+        Straight { size, on_leaf }
+    }
+
+    /// Of the children at these positions (two or more), the one that goes on.
+    fn pick(&self, kids: &[usize]) -> usize {
+        let on_leaf = |k: usize| self.on_leaf[k / 64] & (1 << (k % 64)) != 0;
+        kids.iter()
+            .copied()
+            .find(|&k| on_leaf(k))
+            .or_else(|| kids.iter().copied().max_by_key(|&k| (self.size[k], k)))
+            .unwrap_or(kids[0])
+    }
 }
 
 fn is_label(e: &Entry) -> bool {
@@ -108,8 +182,9 @@ impl Builder<'_> {
         })
     }
 
-    /// The nodes from `start` down its chain; branch points recurse (so the depth of
-    /// recursion is the nesting of branches, not the length of the session).
+    /// The nodes from `start` down its chain; at a branch point the other branches
+    /// recurse and one goes on ([`Straight`]), so the depth of recursion is at most
+    /// log2 of the entries.
     fn lane(&self, start: EntryId) -> Vec<Node> {
         let mut lane = Vec::new();
         let mut first = start;
@@ -122,20 +197,24 @@ impl Builder<'_> {
             }
             let mut node = self.node(&ids);
             match kids.as_slice() {
-                [next] => {
-                    first = *next;
-                    lane.push(node);
-                }
+                [next] => first = *next,
                 [] => {
                     lane.push(node);
                     return lane;
                 }
                 many => {
-                    node.branches = many.iter().map(|k| self.lane(*k)).collect();
-                    lane.push(node);
-                    return lane;
+                    let at: Vec<usize> = many.iter().map(|k| self.pos[k]).collect();
+                    let on = self.straight.pick(&at);
+                    node.branches = many
+                        .iter()
+                        .zip(&at)
+                        .filter(|(_, p)| **p != on)
+                        .map(|(k, _)| self.lane(*k))
+                        .collect();
+                    first = self.log.entries[on].id;
                 }
             }
+            lane.push(node);
         }
     }
 
@@ -155,14 +234,18 @@ impl Builder<'_> {
             follow_ups: 0,
             labels: Vec::new(),
             compactions: Vec::new(),
-            leaf: ids.contains(&self.log.leaf()),
+            leaf: ids.contains(&self.leaf),
             branches: Vec::new(),
         };
         (node.kind, node.text) = match &first.body {
-            _ if self.full => (first.type_name().to_string(), entry_text(first)),
             Body::Record(Record::Session(h)) => {
-                ("session".into(), format!("{} {}", h.session_id, h.cwd))
+                let mut text = format!("{} {}", self.session_id, h.cwd);
+                if let Some(f) = h.forked_from.as_ref().filter(|_| self.full) {
+                    text.push_str(&format!(" (forked from {} @ {})", f.session_id, f.entry));
+                }
+                ("session".into(), text)
             }
+            _ if self.full => (first.type_name().to_string(), entry_text(first)),
             Body::Record(Record::UserMessage { text, .. }) => {
                 ("turn".into(), format!("{:?}", one_line(text, 50)))
             }
@@ -222,7 +305,9 @@ pub fn build(log: &SessionLog, full: bool) -> Tree {
         return build_full(log);
     }
     match index_of(log, None) {
-        Ok(index) => build_indexed(index.data(), &mut |pos| log.entries.get(pos).cloned()),
+        Ok(index) => build_indexed(index.data(), &log.path, &mut |pos| {
+            log.entries.get(pos).cloned()
+        }),
         // Building an index in memory does not fail for a log that was read.
         Err(_) => build_full_or_turns(log, false),
     }
@@ -237,7 +322,7 @@ pub fn build_path(path: &Path, full: bool) -> Result<Tree, InspectError> {
     let index = open_index(path)?;
     let data = index.data();
     let mut file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
-    Ok(build_indexed(data, &mut |pos| {
+    Ok(build_indexed(data, path, &mut |pos| {
         crate::common::entry_at(&mut file, data, pos)
     }))
 }
@@ -257,16 +342,35 @@ pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
             });
         }
     }
+    let header = log.header();
+    let session_id = xcsh_core::log::session_id(&log.path, &header.session_id);
+    let leaf = log.leaf();
+    let pos: HashMap<EntryId, usize> = log
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id, i))
+        .collect();
+    let straight = Straight::new(
+        log.entries.len(),
+        |p| log.entries[p].parent.and_then(|q| pos.get(&q).copied()),
+        |p| full || !is_label(&log.entries[p]),
+        pos.get(&leaf).copied().unwrap_or(0),
+        true,
+    );
     let b = Builder {
         log,
+        session_id,
+        leaf,
         dag: Dag::from_log(log),
         full,
         labels,
+        pos,
+        straight,
     };
-    let header = log.header();
     Tree {
         full,
-        session_id: header.session_id.clone(),
+        session_id: session_id.to_string(),
         cwd: header.cwd.clone(),
         // The header's `forked_from`, or the origin label `xcsh fork` writes.
         forked_from: header
@@ -281,7 +385,7 @@ pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
                     _ => None,
                 })
             }),
-        leaf: log.leaf(),
+        leaf,
         root: b.lane(EntryId(0)),
     }
 }
@@ -331,11 +435,13 @@ impl Children<'_> {
 
 struct IndexedBuilder<'a> {
     d: &'a ArchivedIndexData,
+    session_id: &'a str,
     children: Children<'a>,
     labels: BTreeMap<EntryId, Vec<Label>>,
     /// Whether a label targets the entry at each position.
     labeled: Vec<bool>,
     leaf: usize,
+    straight: Straight,
     fetch: &'a mut dyn FnMut(usize) -> Option<Entry>,
 }
 
@@ -364,20 +470,22 @@ impl IndexedBuilder<'_> {
             }
             node.last = self.d.id(last);
             match self.children.all(last).as_slice() {
-                [next] => {
-                    first = *next;
-                    lane.push(node);
-                }
+                [next] => first = *next,
                 [] => {
                     lane.push(node);
                     return lane;
                 }
                 many => {
-                    node.branches = many.iter().map(|&k| self.lane(k)).collect();
-                    lane.push(node);
-                    return lane;
+                    let on = self.straight.pick(many);
+                    node.branches = many
+                        .iter()
+                        .filter(|&&k| k != on)
+                        .map(|&k| self.lane(k))
+                        .collect();
+                    first = on;
                 }
             }
+            lane.push(node);
         }
     }
 
@@ -385,10 +493,7 @@ impl IndexedBuilder<'_> {
     fn node(&mut self, first: usize) -> Node {
         let d = self.d;
         let (kind, text) = match d.kind(first) {
-            Kind::Session => (
-                "session",
-                format!("{} {}", d.session_id.as_str(), d.cwd.as_str()),
-            ),
+            Kind::Session => ("session", format!("{} {}", self.session_id, d.cwd.as_str())),
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
                 let preview = d.str(&d.prompts[d.aux(first)].preview);
@@ -520,9 +625,15 @@ fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Labe
     labeled
 }
 
-/// The turn tree (not `full`) from an index; `fetch` gives the entry at a position
-/// for the rare node that starts with an entry the index does not describe.
-pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Option<Entry>) -> Tree {
+/// The turn tree (not `full`) from an index of the session file at `path` (whose
+/// name gives the session's id, [`xcsh_core::log::session_id`]); `fetch` gives the
+/// entry at a position for the rare node that starts with an entry the index does
+/// not describe.
+pub fn build_indexed(
+    d: &ArchivedIndexData,
+    path: &Path,
+    fetch: &mut dyn FnMut(usize) -> Option<Entry>,
+) -> Tree {
     let n = d.len();
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
     let mut others: HashMap<usize, Vec<usize>> = HashMap::new();
@@ -552,13 +663,23 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
         }
     }
     let leaf = d.leaf();
+    // A branch point has a child that is not the entry right after it.
+    let straight = Straight::new(
+        n,
+        |p| d.parent(p),
+        |p| d.kind(p) != Kind::Label,
+        leaf,
+        !others.is_empty(),
+    );
     let forked_from = d
         .forked_from
         .as_ref()
         .map(|f| format!("{} @ {}", f.0.as_str(), f.1.to_native()))
         .or(forked_label);
+    let session_id = xcsh_core::log::session_id(path, d.session_id.as_str());
     let mut b = IndexedBuilder {
         d,
+        session_id,
         children: Children {
             d,
             has_others: {
@@ -573,12 +694,13 @@ pub fn build_indexed(d: &ArchivedIndexData, fetch: &mut dyn FnMut(usize) -> Opti
         labeled: labeled_positions(d, &labels),
         labels,
         leaf,
+        straight,
         fetch,
     };
     let root = if n == 0 { Vec::new() } else { b.lane(0) };
     Tree {
         full: false,
-        session_id: d.session_id.as_str().to_string(),
+        session_id: session_id.to_string(),
         cwd: d.cwd.as_str().to_string(),
         forked_from,
         leaf: d.id(leaf),
@@ -621,12 +743,13 @@ fn render_lane(
         push_node_line(line, node, how.0, how.1);
         line.push('\n');
         emit(line);
-        let n = node.branches.len();
-        for (k, branch) in node.branches.iter().enumerate() {
-            let last = k + 1 == n;
-            let head = format!("{rest}{}", if last { "└─ " } else { "├─ " });
-            let tail = format!("{rest}{}", if last { "   " } else { "│  " });
-            render_lane(branch, &head, &tail, line, emit, how);
+        // The other branches hang off the node; the lane goes on below them.
+        if !node.branches.is_empty() {
+            let head = format!("{rest}├─ ");
+            let tail = format!("{rest}│  ");
+            for branch in &node.branches {
+                render_lane(branch, &head, &tail, line, emit, how);
+            }
         }
     }
 }
@@ -723,11 +846,12 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
             &format!(" [#{}: {}]", l.target, l.name),
         );
     }
-    if node.branches.len() > 1 {
+    // The other branches hang off the node; one more goes on below it.
+    if !node.branches.is_empty() {
         paint(
             out,
             Style::blue,
-            &format!(" ┬ {} branches at #{}", node.branches.len(), node.last),
+            &format!(" ┬ {} branches at #{}", node.branches.len() + 1, node.last),
         );
     }
     if node.leaf {
@@ -747,9 +871,117 @@ mod tests {
             #0 session fixture /workspace
             #1..8 user "first task" · 2 steps · 1 tool call · 370 tok · completed ┬ 2 branches at #8
             ├─ #9..12 user "second task" · 1 step · 0 tool calls · 110 tok · completed
-            └─ #13 ↳ new branch (the leaf was #12)
-               #14..17 user "instead, another task" · 1 step · 0 tool calls · 160 tok · completed ◀ leaf
+            #13 ↳ new branch (the leaf was #12)
+            #14..17 user "instead, another task" · 1 step · 0 tool calls · 160 tok · completed ◀ leaf
         "##]].assert_eq(&render(&build(&log, false), Style::plain()));
+    }
+
+    /// The branch toward the leaf goes on at the left margin even when it was
+    /// written first; the other hangs off the branch point.
+    #[test]
+    fn the_leaf_branch_goes_straight_on_and_the_others_hang_off() {
+        let mut k = testkit::Kit::new("back");
+        k.prompt("first");
+        k.step(1, "one", &[]);
+        let first = k.leaf();
+        k.prompt("second");
+        k.step(1, "two", &[]);
+        let second = k.leaf();
+        k.branch_at(first);
+        k.prompt("instead");
+        k.step(1, "three", &[]);
+        k.branch_at(second);
+        k.prompt("back to the second");
+        k.step(1, "four", &[]);
+        let (_dir, log) = k.finish();
+        let text = render(&build(&log, false), Style::plain());
+        expect_test::expect![[r##"
+            #0 session fixture /workspace
+            #1..4 user "first" · 1 step · 0 tool calls · 110 tok · completed ┬ 2 branches at #4
+            ├─ #9 ↳ new branch (the leaf was #8)
+            │  #10..13 user "instead" · 1 step · 0 tool calls · 110 tok · completed
+            #5..8 user "second" · 1 step · 0 tool calls · 110 tok · completed
+            #14 ↳ new branch (the leaf was #13)
+            #15..18 user "back to the second" · 1 step · 0 tool calls · 110 tok · completed ◀ leaf
+        "##]]
+        .assert_eq(&text);
+        assert_eq!(
+            text,
+            render(&build_full_or_turns(&log, false), Style::plain())
+        );
+    }
+
+    /// The deepest nesting of branch lists in a tree.
+    fn depth(lane: &[Node]) -> usize {
+        lane.iter()
+            .flat_map(|n| n.branches.iter().map(|b| 1 + depth(b)))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A run per branch, each from one of the last few boundaries: hundreds of
+    /// branches, each nested in the one before it when every branch is indented.
+    /// Drawn with one branch going straight on at every branch point, the nesting
+    /// stays below log2 of the entries, so the text grows with the entries only.
+    #[test]
+    fn a_session_of_hundreds_of_nested_branches_draws_a_shallow_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("branches.jsonl");
+        let shape = xcsh_core::log::synth::SynthShape {
+            branch_per_mille: 1000,
+            max_rounds: 1,
+            label_chain: 0,
+        };
+        let opts = xcsh_core::log::synth::SynthOptions {
+            entries: 4_000,
+            seed: 5,
+        };
+        let report = xcsh_core::log::synth::generate_shaped(&path, opts, shape).unwrap();
+        assert!(report.branches > 300, "{report:?}");
+        let log = read_session(&path).unwrap();
+        let bytes = std::fs::metadata(&path).unwrap().len() as usize;
+        for full in [false, true] {
+            let tree = build(&log, full);
+            let text = render(&tree, Style::plain());
+            assert!(
+                depth(&tree.root) <= 12,
+                "full {full}: depth {}",
+                depth(&tree.root)
+            );
+            assert!(text.len() < bytes / 2, "full {full}: {} bytes", text.len());
+        }
+    }
+
+    /// A fork keeps its source's header (so that its hashes stay valid); the tree
+    /// names it by its own id, the one in its file name, as `xcsh sessions` does.
+    #[test]
+    fn a_fork_is_shown_under_its_own_id() {
+        let (dir, log) = testkit::branched_session();
+        let fork = dir
+            .path()
+            .join("2026-01-01T00-00-00-000Z_f0e1d2c3b4a5.jsonl");
+        crate::fork::fork(&log.path, EntryId(12), "origin", &fork, testkit::t0()).unwrap();
+        let first_lines = |full: bool| {
+            let tree = build_path(&fork, full).unwrap();
+            let text = render(&tree, Style::plain());
+            let lines: Vec<String> = text.lines().take(2).map(str::to_string).collect();
+            (tree.session_id, lines)
+        };
+        let want = |session: &str| {
+            (
+                "f0e1d2c3b4a5".to_string(),
+                vec![
+                    "forked from origin @ 12".to_string(),
+                    format!("#0 session {session}"),
+                ],
+            )
+        };
+        assert_eq!(first_lines(false), want("f0e1d2c3b4a5 /workspace"));
+        assert_eq!(first_lines(true), want("f0e1d2c3b4a5 /workspace"));
+        assert_eq!(
+            crate::summary::summarize_path(&fork).unwrap().id,
+            "f0e1d2c3b4a5"
+        );
     }
 
     #[test]

@@ -63,11 +63,47 @@ where
     read_chunked(path, source, CHUNK, keep, each)
 }
 
+/// [`read_parallel`] with at most `in_flight` chunks of 1 MiB in flight (at least one
+/// per worker and one more): less read ahead, for a caller whose `keep` makes
+/// something bigger than the lines and who wants its memory small.
+pub fn read_parallel_window<R, T, K, F>(
+    path: &Path,
+    source: R,
+    in_flight: usize,
+    keep: K,
+    each: F,
+) -> Result<ParallelRead, LogError>
+where
+    R: Read + Send,
+    T: Send,
+    K: Fn(Entry) -> T + Sync,
+    F: FnMut(u32, T) -> bool,
+{
+    read_window(path, source, CHUNK, in_flight, keep, each)
+}
+
 /// [`read_parallel`] in chunks of `chunk` bytes (at least).
 fn read_chunked<R, T, K, F>(
     path: &Path,
     source: R,
     chunk: usize,
+    keep: K,
+    each: F,
+) -> Result<ParallelRead, LogError>
+where
+    R: Read + Send,
+    T: Send,
+    K: Fn(Entry) -> T + Sync,
+    F: FnMut(u32, T) -> bool,
+{
+    read_window(path, source, chunk, IN_FLIGHT, keep, each)
+}
+
+fn read_window<R, T, K, F>(
+    path: &Path,
+    source: R,
+    chunk: usize,
+    in_flight: usize,
     keep: K,
     mut each: F,
 ) -> Result<ParallelRead, LogError>
@@ -92,7 +128,7 @@ where
     });
     let stop = AtomicBool::new(false);
     let (pool_tx, pool_rx) = mpsc::channel::<Chunk<T>>();
-    for _ in 0..IN_FLIGHT.max(workers + 1) {
+    for _ in 0..in_flight.max(workers + 1) {
         // Cannot fail: the receiver is alive.
         let _ = pool_tx.send(Chunk::default());
     }

@@ -9,7 +9,9 @@
 //! (prompts, final answers) of 2–10 KiB, all sizes of whole lines,
 //! occasional steers, follow-ups and interrupts, compactions when the reported input
 //! tokens reach `compact_at_tokens`, labels, and `branch` records that continue from an
-//! earlier settled boundary (with the machine as it was there).
+//! earlier settled boundary (with the machine as it was there). [`SynthShape`] makes
+//! other shapes for the benchmarks of the views: a branch per run, shorter runs, a
+//! long chain of labels at the end.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -38,6 +40,30 @@ impl Default for SynthOptions {
         SynthOptions {
             entries: 1_000_000,
             seed: 1,
+        }
+    }
+}
+
+/// The shape of a generated session beyond its length and seed; the default is the
+/// realistic mix described in the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SynthShape {
+    /// The chance per run, in thousandths, that it continues from an earlier settled
+    /// boundary (a `branch` record first): 5 by default, 1000 for a run per branch.
+    pub branch_per_mille: u64,
+    /// Tool rounds per run at most (at least 1): 12 by default.
+    pub max_rounds: u64,
+    /// The file ends with this many labels, each on the label before it (the first on
+    /// the leaf); 0 by default.
+    pub label_chain: u64,
+}
+
+impl Default for SynthShape {
+    fn default() -> Self {
+        SynthShape {
+            branch_per_mille: 5,
+            max_rounds: 12,
+            label_chain: 0,
         }
     }
 }
@@ -174,6 +200,7 @@ struct Gen {
     config: RunConfig,
     run: u64,
     t0: DateTime<Utc>,
+    shape: SynthShape,
 }
 
 /// Entries a run may need at most once it has started (it finishes within them).
@@ -194,14 +221,20 @@ impl Gen {
             r => r[(self.rng.next_u64() % r.len() as u64) as usize],
         };
         let name = format!("{} {}", self.rng.pick(&WORDS), self.report.labels + 1);
+        self.append_label(target, name)?;
+        Ok(())
+    }
+
+    /// Appends `label {target, name}` as a child of `target`; returns its id.
+    fn append_label(&mut self, target: EntryId, name: String) -> Result<EntryId, LogError> {
         let next = i64::try_from(self.rec.writer.next_id().0).unwrap_or(i64::MAX);
-        self.rec.writer.append(
+        let (id, _) = self.rec.writer.append(
             target,
             self.t0 + TimeDelta::milliseconds(next),
             &Body::Record(Record::Label { target, name }),
         )?;
         self.report.labels += 1;
-        Ok(())
+        Ok(id)
     }
 
     fn branch(&mut self) -> Result<(), LogError> {
@@ -350,7 +383,7 @@ impl Gen {
     fn run(&mut self) -> Result<(), LogError> {
         self.run += 1;
         self.report.runs += 1;
-        let rounds = self.rng.range(1, 12);
+        let rounds = self.rng.range(1, self.shape.max_rounds.max(1));
         let n = if self.rng.chance(40) {
             self.report.big_messages += 1;
             self.rng.range(2_048, 8_192)
@@ -442,6 +475,16 @@ impl Gen {
 
 /// Writes a new session of `opts.entries` entries at `path` (which must not exist).
 pub fn generate(path: &Path, opts: SynthOptions) -> Result<SynthReport, LogError> {
+    generate_shaped(path, opts, SynthShape::default())
+}
+
+/// [`generate`] with another shape: more branches, shorter runs, a chain of labels at
+/// the end (`label_chain` is capped so that the header and one run still fit).
+pub fn generate_shaped(
+    path: &Path,
+    opts: SynthOptions,
+    shape: SynthShape,
+) -> Result<SynthReport, LogError> {
     let t0 = DateTime::parse_from_rfc3339("2026-01-05T09:00:00.000Z")
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_default();
@@ -478,9 +521,13 @@ pub fn generate(path: &Path, opts: SynthOptions) -> Result<SynthReport, LogError
         config,
         run: 0,
         t0,
+        shape,
     };
-    while g.remaining() > RUN_RESERVE {
-        if g.rng.chance(5) {
+    let chain = shape
+        .label_chain
+        .min(g.target.saturating_sub(RUN_RESERVE + 1));
+    while g.remaining() > RUN_RESERVE + chain {
+        if g.rng.chance(shape.branch_per_mille) {
             g.branch()?;
         }
         if g.rng.chance(30) {
@@ -492,8 +539,13 @@ pub fn generate(path: &Path, opts: SynthOptions) -> Result<SynthReport, LogError
             g.boundaries.pop_front();
         }
     }
-    while g.remaining() > 0 {
+    while g.remaining() > chain {
         g.label()?;
+    }
+    let mut target = g.rec.leaf;
+    while g.remaining() > 0 {
+        let name = format!("chain {}", g.report.labels + 1);
+        target = g.append_label(target, name)?;
     }
     g.rec.writer.sync()?;
     g.report.entries = g.rec.writer.next_id().0;
@@ -525,6 +577,42 @@ mod tests {
         assert_eq!(log.entries.len(), 3_000);
         assert_eq!(report.entries, 3_000);
         assert!(report.runs > 10, "{report:?}");
+        assert_eq!(log.leaf(), report.leaf);
+    }
+
+    #[test]
+    fn a_shaped_session_has_a_branch_per_run_and_ends_with_a_chain_of_labels() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shaped.jsonl");
+        let shape = SynthShape {
+            branch_per_mille: 1000,
+            max_rounds: 1,
+            label_chain: 500,
+        };
+        let opts = SynthOptions {
+            entries: 3_000,
+            seed: 7,
+        };
+        let report = generate_shaped(&path, opts, shape).unwrap();
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries.len(), 3_000);
+        // Every run but the first two continues from an earlier boundary.
+        assert!(report.branches + 2 >= report.runs, "{report:?}");
+        let tail = &log.entries[2_500..];
+        let mut target = report.leaf;
+        for e in tail {
+            assert_eq!(
+                (e.parent, &e.body),
+                (
+                    Some(target),
+                    &Body::Record(Record::Label {
+                        target,
+                        name: format!("chain {}", report.labels + e.id.0 - 2_999),
+                    })
+                )
+            );
+            target = e.id;
+        }
         assert_eq!(log.leaf(), report.leaf);
     }
 }

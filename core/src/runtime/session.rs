@@ -53,7 +53,8 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     if let Some(torn) = &log.torn_tail {
         notices.push(torn_notice(path, torn));
     }
-    let session_id = log.header().session_id.clone();
+    // A fork's own id is in its file name (its header is its source's).
+    let session_id = crate::log::session_id(path, &log.header().session_id).to_string();
     let last = log.leaf();
     let target = at;
     if log.get(target).is_none() {
@@ -122,7 +123,7 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         machine,
         leaf,
         notices,
-        info.header.session_id,
+        crate::log::session_id(path, &info.header.session_id).to_string(),
         info.workspace,
     ))
 }

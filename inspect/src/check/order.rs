@@ -1,8 +1,12 @@
-//! The ordering invariants, checked along every branch (root → each leaf that is
-//! not a label) by following the recorded entries: settlements, what may follow a
-//! run's finish, where steers and follow-ups are delivered, compactions.
+//! The ordering invariants, checked along every branch (root → each entry that is
+//! not a label and has no child but labels, as `xcsh tree` and `xcsh sessions` count
+//! branches) by following the recorded entries: settlements, what may follow a run's
+//! finish, where steers and follow-ups are delivered, compactions. One depth-first
+//! walk from the root follows every branch at once, copying a branch's state at its
+//! branch points, so the work is linear in the entries however many branches share
+//! how long a history.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use xcsh_core::log::{Body, Entry, Record};
 use xcsh_core::machine::{
@@ -11,75 +15,58 @@ use xcsh_core::machine::{
 
 use super::{Findings, Scanned};
 
-/// Checks every branch; returns the number of branches.
+/// No position (no parent, or one that is not in the file).
+const NONE: usize = usize::MAX;
+
+fn is_label(e: &Entry) -> bool {
+    matches!(e.body, Body::Record(Record::Label { .. }))
+}
+
+/// Checks every branch of a file that may be damaged: a chain that does not reach a
+/// parentless entry (a missing parent, a cycle) was reported by the structure checks
+/// and is not followed. Returns the number of branches followed.
 pub(crate) fn check(
     scanned: &[Scanned],
     index: &HashMap<EntryId, usize>,
     f: &mut Findings,
 ) -> usize {
-    let mut has_child: HashSet<EntryId> = HashSet::new();
-    for s in scanned {
-        if let Some(p) = s.entry.parent {
-            has_child.insert(p);
-        }
-    }
-    let mut branches = 0;
     for s in scanned {
         let e = &s.entry;
-        if let Body::Record(Record::Label { target, .. }) = &e.body {
-            if !index.contains_key(target) {
-                f.order(
-                    "label_target_missing",
-                    format!(
-                        "label {} names entry {target}, which is not in the file",
-                        e.id
-                    ),
-                    vec![e.id],
-                );
-            }
-            continue;
+        if let Body::Record(Record::Label { target, .. }) = &e.body
+            && !index.contains_key(target)
+        {
+            f.order(
+                "label_target_missing",
+                format!(
+                    "label {} names entry {target}, which is not in the file",
+                    e.id
+                ),
+                vec![e.id],
+            );
         }
-        if has_child.contains(&e.id) {
-            continue;
-        }
-        // A leaf: walk up to the root; a broken chain was reported by the structure
-        // checks and is not checked for order.
-        let mut path = Vec::new();
-        let mut cur = Some(e.id);
-        while let Some(id) = cur {
-            let Some(&i) = index.get(&id) else { break };
-            if path.len() > scanned.len() {
-                break;
-            }
-            path.push(&scanned[i].entry);
-            cur = scanned[i].entry.parent;
-        }
-        let reaches_root = path.last().is_some_and(|r| r.parent.is_none());
-        if !reaches_root {
-            continue;
-        }
-        path.reverse();
-        branches += 1;
-        Branch::default().walk(&path, f);
     }
-    branches
+    let entries: Vec<&Entry> = scanned.iter().map(|s| &s.entry).collect();
+    let parent: Vec<usize> = entries
+        .iter()
+        .map(|e| {
+            e.parent
+                .and_then(|p| index.get(&p).copied())
+                .unwrap_or(NONE)
+        })
+        .collect();
+    Graph::new(&entries, &parent, index)
+        .walk(f, false)
+        .unwrap_or(0)
 }
 
 /// The ordering checks of a whole session whose entries passed the strict reader
-/// (so every parent comes before its child and every chain reaches the header), in
-/// one pass: a depth-first walk from the header that copies the branch state at
-/// branch points, instead of one walk from the root per leaf. Each entry is
-/// followed with the same state and the same next entry as in [`check`]'s walk of
-/// every branch through it, so there is a finding here exactly when there is one
-/// there. Returns the number of branches when there is none (the caller then needs
+/// (so every parent comes before its child and every chain reaches the header).
+/// Returns the number of branches when there is no finding (the caller then needs
 /// no more); `None` when there is one (the caller runs [`check`] for the report).
 pub(crate) fn check_clean(entries: &[Entry]) -> Option<usize> {
-    let n = entries.len();
     let index: HashMap<EntryId, usize> =
         entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-    let is_label = |e: &Entry| matches!(e.body, Body::Record(Record::Label { .. }));
-    let mut parent = vec![usize::MAX; n];
-    let mut has_child = vec![false; n];
+    let mut parent = vec![NONE; entries.len()];
     for (i, e) in entries.iter().enumerate() {
         if let Body::Record(Record::Label { target, .. }) = &e.body
             && !index.contains_key(target)
@@ -92,94 +79,177 @@ pub(crate) fn check_clean(entries: &[Entry]) -> Option<usize> {
                 return None;
             }
             parent[i] = pi;
-            has_child[pi] = true;
         } else if i != 0 {
             return None;
         }
     }
-    // Entries on the way to a leaf that is walked (a leaf that is not a label).
-    let mut walked = vec![false; n];
-    for i in (0..n).rev() {
-        if !has_child[i] && !is_label(&entries[i]) {
-            walked[i] = true;
-        }
-        if walked[i] && parent[i] != usize::MAX {
-            walked[parent[i]] = true;
-        }
-    }
-    let mut start = vec![0u32; n + 1];
-    for i in 0..n {
-        if walked[i] && parent[i] != usize::MAX {
-            start[parent[i] + 1] += 1;
-        }
-    }
-    for i in 1..=n {
-        start[i] += start[i - 1];
-    }
-    let mut fill = start.clone();
-    let mut kids = vec![0u32; start[n] as usize];
-    for i in 0..n {
-        if walked[i] && parent[i] != usize::MAX {
-            kids[fill[parent[i]] as usize] = u32::try_from(i).ok()?;
-            fill[parent[i]] += 1;
-        }
-    }
+    let refs: Vec<&Entry> = entries.iter().collect();
     let mut f = Findings::default();
-    let mut branches = 0;
-    if n == 0 || !walked[0] {
-        return Some(0);
-    }
-    let mut path: Vec<&Entry> = Vec::new();
-    // The depth on the current path of each entry on it (`usize::MAX`: not on it).
-    let mut on_path: Vec<usize> = vec![usize::MAX; n];
-    let mut path_pos: Vec<usize> = Vec::new();
-    let mut stack: Vec<(usize, usize, Branch)> = vec![(0, 0, Branch::default())];
-    while let Some((v, depth, state)) = stack.pop() {
-        while path.len() > depth {
-            path.pop();
-            if let Some(p) = path_pos.pop() {
-                on_path[p] = usize::MAX;
+    Graph::new(&refs, &parent, &index).walk(&mut f, true)
+}
+
+/// The entries as the walk follows them.
+struct Graph<'a> {
+    entries: &'a [&'a Entry],
+    index: &'a HashMap<EntryId, usize>,
+    /// The parent's position of each entry ([`NONE`]: none, or not in the file).
+    parent: &'a [usize],
+    /// A branch ends at each of these: not a label, and no child but labels.
+    ends: Vec<bool>,
+    /// The children of position `p` on the way to a branch end, in file order:
+    /// `kids[start[p]..start[p + 1]]`.
+    start: Vec<u32>,
+    kids: Vec<u32>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(
+        entries: &'a [&'a Entry],
+        parent: &'a [usize],
+        index: &'a HashMap<EntryId, usize>,
+    ) -> Graph<'a> {
+        let n = entries.len();
+        let mut ends: Vec<bool> = entries.iter().map(|e| !is_label(e)).collect();
+        for (i, e) in entries.iter().enumerate() {
+            if parent[i] != NONE && !is_label(e) {
+                ends[parent[i]] = false;
             }
         }
-        path.push(&entries[v]);
-        path_pos.push(v);
-        on_path[v] = depth;
-        let children = &kids[start[v] as usize..start[v + 1] as usize];
-        let pos_of = |id: EntryId| {
-            index
-                .get(&id)
-                .map(|&p| on_path[p])
-                .filter(|&d| d != usize::MAX)
-        };
-        match children {
-            [] => {
-                let mut state = state;
-                state.visit(&path, depth, &pos_of, &mut f);
-                branches += 1;
+        // Entries on the way to a branch end (each marked once, so a cycle stops).
+        let mut walked = vec![false; n];
+        for (i, _) in ends.iter().enumerate().filter(|(_, end)| **end) {
+            let mut c = i;
+            while c != NONE && !walked[c] {
+                walked[c] = true;
+                c = parent[c];
             }
-            [only] => {
-                let mut state = state;
-                path.push(&entries[*only as usize]);
-                state.visit(&path, depth, &pos_of, &mut f);
-                path.pop();
-                stack.push((*only as usize, depth + 1, state));
+        }
+        let mut start = vec![0u32; n + 1];
+        for i in 0..n {
+            if walked[i] && parent[i] != NONE {
+                start[parent[i] + 1] += 1;
             }
-            many => {
-                for &c in many.iter().rev() {
-                    let mut next = state.clone();
-                    let c = c as usize;
-                    path.push(&entries[c]);
-                    next.visit(&path, depth, &pos_of, &mut f);
+        }
+        for i in 1..=n {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut kids = vec![0u32; start[n] as usize];
+        for i in 0..n {
+            if walked[i] && parent[i] != NONE {
+                kids[fill[parent[i]] as usize] = u32::try_from(i).unwrap_or(u32::MAX);
+                fill[parent[i]] += 1;
+            }
+        }
+        Graph {
+            entries,
+            index,
+            parent,
+            ends,
+            start,
+            kids,
+        }
+    }
+
+    fn kids(&self, v: usize) -> &[u32] {
+        &self.kids[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+
+    /// Follows every branch from each parentless entry, depth first, each entry with
+    /// the state of the branch up to it and the next entry of each branch through
+    /// it. Returns the number of branch ends reached; with `first_only`, `None` as
+    /// soon as there is a finding.
+    fn walk(&self, f: &mut Findings, first_only: bool) -> Option<usize> {
+        let n = self.entries.len();
+        let mut branches = 0;
+        let mut path: Vec<&Entry> = Vec::new();
+        // The depth on the current path of each entry on it (`NONE`: not on it).
+        let mut on_path: Vec<usize> = vec![NONE; n];
+        let mut path_pos: Vec<usize> = Vec::new();
+        let roots = (0..n).filter(|&r| self.parent[r] == NONE && self.entries[r].parent.is_none());
+        for root in roots {
+            let mut stack: Vec<(usize, usize, Branch)> = vec![(root, 0, Branch::default())];
+            while let Some((v, depth, state)) = stack.pop() {
+                while path.len() > depth {
                     path.pop();
-                    stack.push((c, depth + 1, next));
+                    if let Some(p) = path_pos.pop() {
+                        on_path[p] = NONE;
+                    }
+                }
+                path.push(self.entries[v]);
+                path_pos.push(v);
+                on_path[v] = depth;
+                let pos_of = |id: EntryId| {
+                    self.index
+                        .get(&id)
+                        .map(|&p| on_path[p])
+                        .filter(|&d| d != NONE)
+                };
+                let later = |call: &CallId| self.later_dispatches(v, call);
+                if self.ends[v] {
+                    branches += 1;
+                }
+                match self.kids(v) {
+                    [] => {
+                        let mut state = state;
+                        state.visit(&path, depth, &pos_of, &later, f);
+                    }
+                    [only] => {
+                        let mut state = state;
+                        path.push(self.entries[*only as usize]);
+                        state.visit(&path, depth, &pos_of, &later, f);
+                        path.pop();
+                        stack.push((*only as usize, depth + 1, state));
+                    }
+                    many => {
+                        for &c in many.iter().rev() {
+                            let mut next = state.clone();
+                            let c = c as usize;
+                            path.push(self.entries[c]);
+                            next.visit(&path, depth, &pos_of, &later, f);
+                            path.pop();
+                            stack.push((c, depth + 1, next));
+                        }
+                    }
+                }
+                if first_only && !f.is_empty() {
+                    return None;
                 }
             }
         }
-        if !f.is_empty() {
-            return None;
-        }
+        Some(branches)
     }
-    Some(branches)
+
+    /// On the branches through the entry at `v`: the first dispatch of `call` after
+    /// it in the same run (before the next prompt or `compact`) on each, in file
+    /// order, and whether some branch has none.
+    fn later_dispatches(&self, v: usize, call: &CallId) -> (Vec<EntryId>, bool) {
+        let mut found = Vec::new();
+        let mut without = self.ends[v];
+        let mut stack: Vec<u32> = self.kids(v).to_vec();
+        while let Some(c) = stack.pop() {
+            let c = c as usize;
+            match &self.entries[c].body {
+                Body::Record(Record::UserMessage { .. } | Record::Compact { .. }) => {
+                    without = true;
+                    continue;
+                }
+                Body::Decision(Decision::ToolDispatched { call: d, .. }) if d.id == *call => {
+                    found.push(c);
+                    continue;
+                }
+                _ => {}
+            }
+            without |= self.ends[c];
+            stack.extend_from_slice(self.kids(c));
+        }
+        found.sort_unstable();
+        found.dedup();
+        (
+            found.into_iter().map(|c| self.entries[c].id).collect(),
+            without,
+        )
+    }
 }
 
 /// The state of one branch as its entries are followed.
@@ -213,21 +283,15 @@ impl Branch {
         *self = Branch::default();
     }
 
-    fn walk(&mut self, path: &[&Entry], f: &mut Findings) {
-        let pos: HashMap<EntryId, usize> =
-            path.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-        for i in 0..path.len() {
-            self.visit(path, i, &|id| pos.get(&id).copied(), f);
-        }
-    }
-
     /// Follows `path[i]`, the next entry of the branch (`path[i + 1]`, if any, is the
-    /// one after it); `pos_of` gives the position of an entry on the path.
+    /// one after it); `pos_of` gives the position of an entry on the path, `later`
+    /// the dispatches of a call after `path[i]` ([`Graph::later_dispatches`]).
     fn visit(
         &mut self,
         path: &[&Entry],
         i: usize,
         pos_of: &dyn Fn(EntryId) -> Option<usize>,
+        later: &dyn Fn(&CallId) -> (Vec<EntryId>, bool),
         f: &mut Findings,
     ) {
         let e = path[i];
@@ -269,7 +333,7 @@ impl Branch {
             if ignored_input {
                 return;
             }
-            self.entry(path, i, pos_of, f);
+            self.entry(path, i, pos_of, later, f);
         }
     }
 
@@ -278,6 +342,7 @@ impl Branch {
         path: &[&Entry],
         i: usize,
         pos_of: &dyn Fn(EntryId) -> Option<usize>,
+        later: &dyn Fn(&CallId) -> (Vec<EntryId>, bool),
         f: &mut Findings,
     ) {
         let e = path[i];
@@ -350,7 +415,7 @@ impl Branch {
                         };
                         self.last_step = Some((id, calls));
                     }
-                    Record::ToolResult(t) => self.result(path, i, &t.call_id, f),
+                    Record::ToolResult(t) => self.result(path[i].id, &t.call_id, later, f),
                     Record::Session(_)
                     | Record::Label { .. }
                     | Record::Interrupt {}
@@ -479,8 +544,13 @@ impl Branch {
         self.unsettled.retain(|(c, _)| c != call);
     }
 
-    fn result(&mut self, path: &[&Entry], i: usize, call: &CallId, f: &mut Findings) {
-        let id = path[i].id;
+    fn result(
+        &mut self,
+        id: EntryId,
+        call: &CallId,
+        later: &dyn Fn(&CallId) -> (Vec<EntryId>, bool),
+        f: &mut Findings,
+    ) {
         if let Some(first) = self.settled.get(call) {
             let mut w: Vec<EntryId> = self.dispatched.get(call).copied().into_iter().collect();
             w.extend([*first, id]);
@@ -492,27 +562,21 @@ impl Branch {
             return;
         }
         if !self.dispatched.contains_key(call) {
-            // Dispatched later in the same run?
-            let later = path[i + 1..]
-                .iter()
-                .take_while(|e| {
-                    !matches!(
-                        e.body,
-                        Body::Record(Record::UserMessage { .. } | Record::Compact { .. })
-                    )
-                })
-                .find(|e| matches!(&e.body, Body::Decision(Decision::ToolDispatched { call: c, .. }) if c.id == *call));
-            match later {
-                Some(d) => f.order(
+            // Dispatched later in the same run, on some branch through this result?
+            let (dispatches, without) = later(call);
+            for d in dispatches {
+                f.order(
                     "result_before_call",
-                    format!("the result {id} of call {call} comes before its dispatch {}", d.id),
-                    vec![id, d.id],
-                ),
-                None => f.order(
+                    format!("the result {id} of call {call} comes before its dispatch {d}"),
+                    vec![id, d],
+                );
+            }
+            if without {
+                f.order(
                     "result_without_call",
                     format!("the result {id} is for call {call}, which was never dispatched on this branch"),
                     vec![id],
-                ),
+                );
             }
             self.settled.insert(call.clone(), id);
             return;

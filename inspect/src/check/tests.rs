@@ -269,3 +269,80 @@ fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
     );
     assert!(fast.branches > 1, "{}", fast.branches);
 }
+
+/// Two branches, one of whose leaves (entry 12, the end of the second run) has a
+/// label hanging off it: the label is not a branch and does not hide one.
+fn labelled_leaf_session() -> (tempfile::TempDir, SessionLog) {
+    let (dir, log) = testkit::branched_session();
+    let mut lines = lines_of(&log.path);
+    let parent = log.get(EntryId(12)).unwrap();
+    let (line, _) = Entry::encode(
+        EntryId(18),
+        Some(EntryId(12)),
+        Some(&parent.hash),
+        parent.ts,
+        &Body::Record(Record::Label {
+            target: EntryId(12),
+            name: "second".into(),
+        }),
+    );
+    lines.push(String::from_utf8(line).unwrap().trim_end().to_string());
+    write_lines(&log.path, &lines);
+    let log = xcsh_core::log::read_session(&log.path).unwrap();
+    (dir, log)
+}
+
+#[test]
+fn a_label_on_a_leaf_is_not_a_branch_and_hides_none() {
+    let (_dir, log) = labelled_leaf_session();
+    let bytes = std::fs::read(&log.path).unwrap();
+    let index = xcsh_core::log::index::index_of(&log, None).unwrap();
+    let sessions = crate::summary::summarize_indexed(&log.path, index.data()).branches;
+    let fast = check_file(&log.path).unwrap();
+    let slow = check_exhaustively(&log.path, &bytes);
+    assert_eq!(
+        (fast.findings.len(), fast.branches, slow.branches, sessions),
+        (0, 2, 2, 2)
+    );
+}
+
+/// A steer after the second run's finish, on the leaf of its branch; a label on the
+/// steer. The branch is still followed, so the steer is found.
+#[test]
+fn an_ordering_violation_under_a_label_is_found() {
+    let (_dir, log) = testkit::branched_session();
+    let path = rechain(&log, "late-steer.jsonl", &ids(1..=12));
+    let log = xcsh_core::log::read_session(&path).unwrap();
+    let mut lines = lines_of(&path);
+    let last = log.get(EntryId(12)).unwrap();
+    let (steer, steer_hash) = Entry::encode(
+        EntryId(13),
+        Some(EntryId(12)),
+        Some(&last.hash),
+        last.ts,
+        &Body::Record(Record::Steer {
+            text: "too late".into(),
+        }),
+    );
+    let (label, _) = Entry::encode(
+        EntryId(14),
+        Some(EntryId(13)),
+        Some(&steer_hash),
+        last.ts,
+        &Body::Record(Record::Label {
+            target: EntryId(13),
+            name: "late".into(),
+        }),
+    );
+    for l in [steer, label] {
+        lines.push(String::from_utf8(l).unwrap().trim_end().to_string());
+    }
+    write_lines(&path, &lines);
+    assert_eq!(
+        kinds(&path),
+        vec![
+            ("after_finish", vec![EntryId(12), EntryId(13)]),
+            ("queued_outside_run", vec![EntryId(13)]),
+        ]
+    );
+}
