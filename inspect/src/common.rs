@@ -196,38 +196,9 @@ pub fn outcome_text(outcome: &StepOutcome) -> String {
     }
 }
 
-/// Every stream event kind [`event_kind`] gives.
-pub const STREAM_KINDS: [&str; 10] = [
-    "text_delta",
-    "reasoning_delta",
-    "reasoning_signature",
-    "tool_call_start",
-    "tool_call_delta",
-    "tool_call_end",
-    "usage",
-    "finish",
-    "retrying",
-    "skipped",
-];
-
-/// The `kind` tag of a stream event.
+/// A stream event's kind, as `xcsh events` shows it.
 pub fn event_kind(event: &StreamEvent) -> &'static str {
-    match event {
-        StreamEvent::TextDelta { .. } => "text_delta",
-        StreamEvent::ReasoningDelta { .. } => "reasoning_delta",
-        StreamEvent::ReasoningSignature { .. } => "reasoning_signature",
-        StreamEvent::ToolCallStart { .. } => "tool_call_start",
-        StreamEvent::ToolCallDelta { .. } => "tool_call_delta",
-        StreamEvent::ToolCallEnd { .. } => "tool_call_end",
-        StreamEvent::Usage { .. } => "usage",
-        StreamEvent::Finish { .. } => "finish",
-        StreamEvent::Retrying { .. } => "retrying",
-        StreamEvent::Skipped { .. } => "skipped",
-        StreamEvent::Restarted { .. } => "restarted",
-        StreamEvent::ReasoningBlockStart {} => "reasoning_block_start",
-        StreamEvent::ReasoningRedacted { .. } => "reasoning_redacted",
-        StreamEvent::OutputLimitExceeded { .. } => "output_limit_exceeded",
-    }
+    event.kind()
 }
 
 /// A stream event in a few words.
@@ -403,41 +374,6 @@ pub fn entry_text(entry: &Entry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stream_kinds_are_the_kinds_of_every_stream_event() {
-        use xcsh_core::machine::{CallId, FinishReason, Usage};
-        let text = String::new;
-        let events = [
-            StreamEvent::TextDelta { text: text() },
-            StreamEvent::ReasoningDelta { text: text() },
-            StreamEvent::ReasoningSignature { signature: text() },
-            StreamEvent::ToolCallStart {
-                index: 0,
-                id: CallId(text()),
-                name: text(),
-            },
-            StreamEvent::ToolCallDelta {
-                index: 0,
-                arguments: text(),
-            },
-            StreamEvent::ToolCallEnd { index: 0 },
-            StreamEvent::Usage {
-                usage: Usage::default(),
-            },
-            StreamEvent::Finish {
-                reason: FinishReason::Stop,
-            },
-            StreamEvent::Retrying {
-                attempt: 1,
-                reason: text(),
-                delay_ms: 0,
-            },
-            StreamEvent::Skipped { event_type: text() },
-        ];
-        let kinds: Vec<&str> = events.iter().map(event_kind).collect();
-        assert_eq!(kinds, STREAM_KINDS);
-    }
 
     #[test]
     fn cap_keeps_short_text_and_says_what_it_cut() {

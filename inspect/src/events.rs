@@ -73,7 +73,7 @@ pub fn kinds() -> impl Iterator<Item = &'static str> {
     Record::TYPE_NAMES
         .into_iter()
         .chain(Decision::TYPE_NAMES)
-        .chain(crate::common::STREAM_KINDS)
+        .chain(xcsh_core::machine::StreamEvent::KINDS)
 }
 
 /// Which rows to show.

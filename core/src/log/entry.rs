@@ -589,25 +589,7 @@ mod fast {
                 output_bytes: take(f.output_bytes, "output_bytes")?,
             },
             other => {
-                return Err(E::unknown_variant(
-                    other,
-                    &[
-                        "text_delta",
-                        "reasoning_delta",
-                        "reasoning_signature",
-                        "tool_call_start",
-                        "tool_call_delta",
-                        "tool_call_end",
-                        "usage",
-                        "finish",
-                        "retrying",
-                        "skipped",
-                        "restarted",
-                        "reasoning_block_start",
-                        "reasoning_redacted",
-                        "output_limit_exceeded",
-                    ],
-                ));
+                return Err(E::unknown_variant(other, &StreamEvent::KINDS));
             }
         })
     }

@@ -1302,3 +1302,53 @@ fn arguments_that_are_not_an_object_are_described_in_xcshs_own_words() {
         {} trailing -> Some("they are not valid JSON")"#]]
     .assert_eq(&described.join("\n"));
 }
+
+#[test]
+fn every_stream_event_kind_is_its_serialized_tag_and_kinds_lists_them_all() {
+    let text = String::new;
+    let events = [
+        StreamEvent::TextDelta { text: text() },
+        StreamEvent::ReasoningDelta { text: text() },
+        StreamEvent::ReasoningSignature { signature: text() },
+        StreamEvent::ToolCallStart {
+            index: 0,
+            id: CallId(text()),
+            name: text(),
+        },
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            arguments: text(),
+        },
+        StreamEvent::ToolCallEnd { index: 0 },
+        StreamEvent::Usage {
+            usage: Usage::default(),
+        },
+        StreamEvent::Finish {
+            reason: FinishReason::Stop,
+        },
+        StreamEvent::Retrying {
+            attempt: 1,
+            reason: text(),
+            delay_ms: 0,
+        },
+        StreamEvent::Skipped { event_type: text() },
+        StreamEvent::Restarted { reason: text() },
+        StreamEvent::ReasoningBlockStart {},
+        StreamEvent::ReasoningRedacted { data: text() },
+        StreamEvent::OutputLimitExceeded {
+            max_output_tokens: 1,
+            output_bytes: 1,
+        },
+    ];
+    let tags: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).expect("an event serializes")["kind"].to_string())
+        .collect();
+    let kinds: Vec<String> = events.iter().map(|e| format!("\"{}\"", e.kind())).collect();
+    assert_eq!(tags, kinds);
+    let listed: Vec<String> = StreamEvent::KINDS
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect();
+    assert_eq!(kinds, listed);
+}

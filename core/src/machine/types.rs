@@ -195,6 +195,48 @@ pub enum StreamEvent {
     },
 }
 
+impl StreamEvent {
+    /// Every event's `kind` (its serde tag), in declaration order: the one list the
+    /// log's decoder, `xcsh events --type` and the views use.
+    pub const KINDS: [&'static str; 14] = [
+        "text_delta",
+        "reasoning_delta",
+        "reasoning_signature",
+        "tool_call_start",
+        "tool_call_delta",
+        "tool_call_end",
+        "usage",
+        "finish",
+        "retrying",
+        "skipped",
+        "restarted",
+        "reasoning_block_start",
+        "reasoning_redacted",
+        "output_limit_exceeded",
+    ];
+
+    /// This event's `kind`, as it is serialized (one of [`StreamEvent::KINDS`]).
+    pub fn kind(&self) -> &'static str {
+        let i = match self {
+            StreamEvent::TextDelta { .. } => 0,
+            StreamEvent::ReasoningDelta { .. } => 1,
+            StreamEvent::ReasoningSignature { .. } => 2,
+            StreamEvent::ToolCallStart { .. } => 3,
+            StreamEvent::ToolCallDelta { .. } => 4,
+            StreamEvent::ToolCallEnd { .. } => 5,
+            StreamEvent::Usage { .. } => 6,
+            StreamEvent::Finish { .. } => 7,
+            StreamEvent::Retrying { .. } => 8,
+            StreamEvent::Skipped { .. } => 9,
+            StreamEvent::Restarted { .. } => 10,
+            StreamEvent::ReasoningBlockStart {} => 11,
+            StreamEvent::ReasoningRedacted { .. } => 12,
+            StreamEvent::OutputLimitExceeded { .. } => 13,
+        };
+        Self::KINDS[i]
+    }
+}
+
 /// How a provider step ended, as the runtime observed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
