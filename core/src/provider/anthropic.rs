@@ -282,13 +282,8 @@ impl AnthropicMapper {
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let index = Self::block_index(payload, r)?;
-        let block = r
-            .object(payload.get("content_block"), || "content_block".into())?
-            .unwrap_or(&Value::Null);
-        let text = |key: &str| {
-            r.str(block.get(key), || format!("content_block.{key}"))
-                .map(|t| t.unwrap_or(""))
-        };
+        let block = r.member(payload, "content_block")?;
+        let text = |key: &str| r.text(block, "content_block", key);
         let kind = text("type")?;
         let state = match kind {
             "text" => {
@@ -359,13 +354,8 @@ impl AnthropicMapper {
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let index = Self::block_index(payload, r)?;
-        let delta = r
-            .object(payload.get("delta"), || "delta".into())?
-            .unwrap_or(&Value::Null);
-        let text = |key: &str| {
-            r.str(delta.get(key), || format!("delta.{key}"))
-                .map(|t| t.unwrap_or(""))
-        };
+        let delta = r.member(payload, "delta")?;
+        let text = |key: &str| r.text(delta, "delta", key);
         let kind = text("type")?;
         match (self.blocks.get_mut(&index), kind) {
             (Some(Block::Skipped(name)), _) => {

@@ -69,6 +69,26 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The object `payload[key]`, or `null` when it is absent (its fields then read
+    /// as absent).
+    pub fn member<'v>(self, payload: &'v Value, key: &str) -> Result<&'v Value, ProviderError> {
+        Ok(self
+            .object(payload.get(key), || key.to_string())?
+            .unwrap_or(&Value::Null))
+    }
+
+    /// The string `object[key]` (named `path.key` in errors), or `""` when absent.
+    pub fn text<'v>(
+        self,
+        object: &'v Value,
+        path: &str,
+        key: &str,
+    ) -> Result<&'v str, ProviderError> {
+        Ok(self
+            .str(object.get(key), || format!("{path}.{key}"))?
+            .unwrap_or(""))
+    }
+
     /// An object (returned as the value, to read its fields with `get`).
     pub fn object(
         self,

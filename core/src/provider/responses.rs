@@ -361,13 +361,8 @@ impl ResponsesMapper {
         r: Reader,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let item = r
-            .object(payload.get("item"), || "item".into())?
-            .unwrap_or(&Value::Null);
-        let text = |key: &str| {
-            r.str(item.get(key), || format!("item.{key}"))
-                .map(|t| t.unwrap_or(""))
-        };
+        let item = r.member(payload, "item")?;
+        let text = |key: &str| r.text(item, "item", key);
         let kind = text("type")?;
         let state = match kind {
             "message" => Item::Message,
@@ -405,13 +400,8 @@ impl ResponsesMapper {
         r: Reader,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
-        let item = r
-            .object(payload.get("item"), || "item".into())?
-            .unwrap_or(&Value::Null);
-        let text = |key: &str| {
-            r.str(item.get(key), || format!("item.{key}"))
-                .map(|t| t.unwrap_or(""))
-        };
+        let item = r.member(payload, "item")?;
+        let text = |key: &str| r.text(item, "item", key);
         let kind = text("type")?;
         let oi = output_index.unwrap_or(u64::MAX);
         // An item that was never announced is taken as announced now.
