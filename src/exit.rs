@@ -122,7 +122,12 @@ mod tests {
             ("output_limit", StopReason::OutputLimit),
             ("content_filter", StopReason::ContentFilter),
             ("interrupted", StopReason::Interrupted),
-            ("provider_error", StopReason::ProviderError { error: error.clone() }),
+            (
+                "provider_error",
+                StopReason::ProviderError {
+                    error: error.clone(),
+                },
+            ),
             (
                 "context_overflow",
                 StopReason::ContextOverflow {
