@@ -3,62 +3,19 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
+use support::env::{Env, session_of, stderr};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{openai_call, openai_text};
+use support::sse::{Wire, openai_call, openai_text};
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let env = Env {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.workspace()).unwrap();
-        std::fs::write(env.workspace().join("a.txt"), "MIDDLE-MARKER in a.txt\n").unwrap();
-        std::fs::write(env.workspace().join("b.txt"), "tail content of b.txt\n").unwrap();
-        env
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn run(&self, url: &str, args: &[&str]) -> Output {
-        let base = format!("{url}/v1");
-        Command::new(BIN)
-            .args([
-                "run",
-                "--provider",
-                "openai",
-                "--base-url",
-                &base,
-                "--model",
-                "m",
-            ])
-            .args(args)
-            .current_dir(self.workspace())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env_remove("OPENAI_API_KEY")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+fn env() -> Env {
+    Env::new()
+        .with_file("a.txt", "MIDDLE-MARKER in a.txt\n")
+        .with_file("b.txt", "tail content of b.txt\n")
 }
 
 #[test]
 fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_the_middle() {
-    let env = Env::new();
+    let env = env();
     let server = MockServer::start(vec![
         Reply::sse(openai_call(
             &[],
@@ -81,7 +38,8 @@ fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_
         )),
         Reply::sse(openai_text(&["Both files read."], 300)),
     ]);
-    let out = env.run(
+    let out = env.run_on(
+        Wire::OpenAi,
         &server.url(),
         &["--compact-at", "1000", "-p", "read a.txt then b.txt"],
     );
@@ -108,11 +66,7 @@ fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_
         !next.contains("read a.txt then b.txt"),
         "the first prompt was summarized: {next}"
     );
-    let session = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .find_map(|l| l.strip_prefix("session: ").map(str::to_string))
-        .unwrap();
-    let log = std::fs::read_to_string(session).unwrap();
+    let log = std::fs::read_to_string(session_of(&out)).unwrap();
     assert_eq!(log.matches("\"type\":\"compacted\"").count(), 1);
     assert_eq!(log.matches("\"type\":\"compaction_started\"").count(), 1);
 }
@@ -134,7 +88,7 @@ fn documented_kinds() -> Vec<String> {
 
 #[test]
 fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
-    let env = Env::new();
+    let env = env();
     let server = MockServer::start(vec![
         Reply::sse(openai_call(
             &["Reading."],
@@ -145,7 +99,7 @@ fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
         )),
         Reply::sse(openai_text(&["It says ", "MIDDLE-MARKER."], 150)),
     ]);
-    let out = env.run(&server.url(), &["--json", "read a.txt"]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["--json", "read a.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let documented = documented_kinds();
     let mut seen = Vec::new();
@@ -178,10 +132,14 @@ fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
 
 #[test]
 fn show_context_prints_the_exact_request_with_project_instructions() {
-    let env = Env::new();
+    let env = env();
     std::fs::create_dir_all(env.workspace().join(".git")).unwrap();
     std::fs::write(env.workspace().join("AGENTS.md"), "Always run the tests.\n").unwrap();
-    let out = env.run("http://127.0.0.1:9", &["--show-context", "fix the bug"]);
+    let out = env.run_on(
+        Wire::OpenAi,
+        "http://127.0.0.1:9",
+        &["--show-context", "fix the bug"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(body["model"], "m");
@@ -213,19 +171,15 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
 
 #[test]
 fn config_file_profiles_and_flags_resolve_with_their_sources() {
-    let env = Env::new();
-    let home = env.dir.path().join("home");
+    let env = env();
+    let home = env.home();
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(
         home.join("config.toml"),
         "max_steps = 10\nprofile = \"local\"\n[profiles.local]\nprovider = \"openai\"\nmodel = \"qwen3\"\n",
     )
     .unwrap();
-    let out = Command::new(BIN)
-        .args(["config", "--json"])
-        .env("XCSH_HOME", &home)
-        .output()
-        .unwrap();
+    let out = env.run(&["config", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let file = home.join("config.toml").display().to_string();
@@ -242,32 +196,20 @@ fn config_file_profiles_and_flags_resolve_with_their_sources() {
         serde_json::json!({"value": 150000, "source": {"kind": "default"}})
     );
     // A flag beats the profile: the request names the flag's model.
-    let out = Command::new(BIN)
-        .args([
-            "run",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "flagged",
-            "--show-context",
-            "x",
-        ])
-        .current_dir(env.workspace())
-        .env("XCSH_HOME", &home)
-        .output()
-        .unwrap();
+    let out = env.run(&[
+        "run",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "flagged",
+        "--show-context",
+        "x",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(body["model"], "flagged");
     // Missing credentials name the variable to set.
-    let out = Command::new(BIN)
-        .args(["run", "--provider", "anthropic", "-p", "x"])
-        .current_dir(env.workspace())
-        .env("XCSH_HOME", &home)
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .output()
-        .unwrap();
+    let out = env.run(&["run", "--provider", "anthropic", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("no API key for anthropic: set ANTHROPIC_API_KEY"),

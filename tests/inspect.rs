@@ -3,81 +3,15 @@
 //! whose tool result differs, `fork` and `label` on a live session, `check` failing
 //! on an edited file, and `events --follow` picking up appended lines.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn workspace(&self) -> PathBuf {
-        let w = self.dir.path().join("work");
-        std::fs::create_dir_all(&w).unwrap();
-        w
-    }
-
-    fn script(&self, name: &str, lines: &[&str]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, lines.join("\n")).unwrap();
-        path
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(self.workspace())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env_remove("NO_COLOR")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "xcsh {args:?}: {}", stderr(&out));
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn sessions(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for dir in std::fs::read_dir(self.dir.path().join("home/sessions")).unwrap() {
-            for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-                let p = f.unwrap().path();
-                if p.extension().is_some_and(|e| e == "jsonl") {
-                    out.push(p);
-                }
-            }
-        }
-        out.sort();
-        out
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/sessions")
-        .join(format!("{name}.jsonl"))
-}
+use support::env::{Env, fixture, session_id, stderr};
 
 const TOOL_STEP: &str = r#"{"text":"looking","tool_calls":[{"name":"echo","arguments":{"a":1}},{"name":"echo","arguments":{"b":2}}]}"#;
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
@@ -85,16 +19,8 @@ const FINAL_STEP: &str = r#"{"text":"all done"}"#;
 /// A finished session of this workspace made by `xcsh run`.
 fn recorded(env: &Env) -> PathBuf {
     let script = env.script("s.jsonl", &[TOOL_STEP, FINAL_STEP]);
-    env.ok(&[
-        "run",
-        "--tools",
-        "test",
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "do it",
-    ]);
-    env.sessions().pop().unwrap()
+    env.ok_script(&script, &["-p", "do it"]);
+    env.session()
 }
 
 #[test]
@@ -102,15 +28,7 @@ fn every_view_runs_on_a_recorded_session_without_colors_off_a_terminal() {
     let env = Env::new();
     let path = recorded(&env);
     let s = path.to_str().unwrap();
-    let id = path
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .rsplit_once('_')
-        .unwrap()
-        .1
-        .to_string();
+    let id = session_id(&path);
     let outputs = [
         env.ok(&["tree", &id[..6]]),
         env.ok(&["tree", s, "--full"]),
@@ -221,7 +139,7 @@ fn read_task(env: &Env, content: &str) -> PathBuf {
         "-p",
         "read the notes",
     ]);
-    env.sessions().pop().unwrap()
+    env.session()
 }
 
 #[test]
@@ -275,30 +193,21 @@ fn fork_copies_a_branch_that_a_run_can_continue_and_label_names_an_entry() {
     let copy = std::fs::read_to_string(&forked).unwrap();
     assert!(copy.starts_with(&original), "byte for byte, then the label");
     let script = env.script("more.jsonl", &[FINAL_STEP]);
-    env.ok(&[
-        "run",
-        "--tools",
-        "test",
-        "--resume",
-        forked.to_str().unwrap(),
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "more, in the fork",
-    ]);
+    env.ok_script(
+        &script,
+        &[
+            "--resume",
+            forked.to_str().unwrap(),
+            "-p",
+            "more, in the fork",
+        ],
+    );
     assert!(
         env.ok(&["check", forked.to_str().unwrap()])
             .contains(": ok:")
     );
     let tree = env.ok(&["tree", forked.to_str().unwrap()]);
-    let origin = path
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .rsplit_once('_')
-        .unwrap()
-        .1;
+    let origin = session_id(&path);
     assert!(
         tree.starts_with(&format!("forked from {origin} @ 10\n")),
         "{tree}"

@@ -9,17 +9,12 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
+use support::env::{Env, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{openai_call, openai_text};
-use support::tmux::{Tmux, tmux_available};
+use support::sse::{Wire, openai_call, openai_text};
+use support::tmux::{session_on, tmux_available};
 use xcsh_core::log::{Body, Dag, Record, read_session};
 use xcsh_core::machine::Decision;
-
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
 
 fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
     from + types[from..]
@@ -33,10 +28,8 @@ fn a_user_session_in_a_real_terminal() {
     if !tmux_available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let home = dir.path().join("home");
+    let env = Env::new();
+    let work = env.workspace();
     let server = MockServer::start(vec![
         // Turn 1: streams slowly (the user steers meanwhile), then asks for bash.
         Reply::sse(openai_call(
@@ -61,21 +54,10 @@ fn a_user_session_in_a_real_terminal() {
         // After --continue.
         Reply::sse(openai_text(&["Continued where you were."], 130)),
     ]);
-    let base = format!("{}/v1", server.url());
-    let command = format!(
-        "XCSH_HOME={} OPENAI_API_KEY= {BIN} --provider openai --base-url {base} --model m",
-        home.display()
-    );
-    let tmux = Tmux::start(&work, &command);
-    tmux.wait_for("/help for commands", 1);
+    let tmux = env.interactive(Wire::OpenAi, &server.url(), "");
 
     tmux.line("start the work");
-    let screen = tmux.wait_for("Working", 1);
-    let session: PathBuf = screen
-        .lines()
-        .find_map(|l| l.strip_prefix("[session] "))
-        .map(|p| PathBuf::from(p.trim()))
-        .unwrap();
+    let session = session_on(&tmux.wait_for("Working", 1));
     tmux.line("also check b");
     tmux.wait_for("[queued Steer] also check b", 1);
     tmux.wait_for("[approve] bash", 1);
@@ -92,13 +74,9 @@ fn a_user_session_in_a_real_terminal() {
     tmux.wait_for("[stopped] 1 step(s)", 1);
 
     // Back to the end of turn 1: its `run_finished`.
-    let log = read_session(&session).unwrap();
-    let turn1_end = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(Decision::RunFinished { .. })))
-        .unwrap()
-        .id;
+    let turn1_end = first_entry(&session, |b| {
+        matches!(b, Body::Decision(Decision::RunFinished { .. }))
+    });
     tmux.line(&format!("/at {turn1_end}"));
     tmux.wait_for("[branch] continuing from entry", 1);
     tmux.line("a new direction");
@@ -109,12 +87,7 @@ fn a_user_session_in_a_real_terminal() {
     assert!(screen.contains("┬ 2 branches at #"), "{screen}");
     assert!(screen.contains("user \"run the long job\""), "{screen}");
     assert!(screen.contains("user \"a new direction\""), "{screen}");
-    tmux.keys(&["C-d"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tmux.alive() {
-        assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    tmux.ctrl_d();
 
     // The log: the steer arrived during step 1 and was delivered after its tool
     // settled; the interrupted bash call settled as cancelled; the session is intact.
@@ -139,33 +112,13 @@ fn a_user_session_in_a_real_terminal() {
     assert!(cancelled, "{types:?}");
 
     // `--continue` goes on from the branch the user was on.
-    let out = Command::new(BIN)
-        .args([
-            "run",
-            "--continue",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "-p",
-            "and now?",
-        ])
-        .current_dir(&work)
-        .env("XCSH_HOME", &home)
-        .env("OPENAI_API_KEY", "")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = env.run_on(
+        Wire::OpenAi,
+        &server.url(),
+        &["--continue", "-p", "and now?"],
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "Continued where you were.\n"
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Continued where you were.\n");
     let log = read_session(&session).unwrap();
     let path = Dag::from_log(&log).path_to_root(log.leaf()).unwrap();
     let prompts: Vec<String> = path

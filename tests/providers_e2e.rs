@@ -7,7 +7,7 @@ mod support;
 
 use std::path::Path;
 
-use support::env::{Env, SECRET, stderr, steps};
+use support::env::{Env, SECRET, stderr, steps, types};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
 use xcsh_core::log::{Body, read_session};
@@ -23,7 +23,7 @@ fn two_step(wire: Wire) -> Vec<Reply> {
 #[test]
 fn each_protocol_completes_a_two_step_tool_run() {
     for wire in Wire::ALL {
-        let env = Env::new();
+        let env = Env::for_wires();
         let server = MockServer::start(two_step(wire));
         let out = env.run_against(wire, &server.url(), &[]);
         assert!(out.status.success(), "{wire:?}: {}", stderr(&out));
@@ -52,10 +52,8 @@ fn each_protocol_completes_a_two_step_tool_run() {
             "{wire:?}: {}",
             received[1].body
         );
-        let log = read_session(&env.session()).unwrap();
-        let types: Vec<&str> = log.entries.iter().map(|e| e.type_name()).collect();
         assert_eq!(
-            types.join(" "),
+            types(&env.session()).join(" "),
             "session user_message step_started step tool_dispatched tool_result step_started step run_finished",
             "{wire:?}"
         );
@@ -65,7 +63,7 @@ fn each_protocol_completes_a_two_step_tool_run() {
 #[test]
 fn a_disconnect_mid_stream_fails_the_step_with_what_arrived() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let frames = wire.text_step("this answer is cut off");
     let cut = frames[0].len() + 10;
     let server = MockServer::start(vec![
@@ -97,7 +95,7 @@ fn a_disconnect_mid_stream_fails_the_step_with_what_arrived() {
 #[test]
 fn a_stall_past_the_idle_timeout_is_an_idle_timeout_error() {
     let wire = Wire::Anthropic;
-    let env = Env::new();
+    let env = Env::for_wires();
     let server = MockServer::start(vec![
         Reply::sse(wire.text_step("slow")).with_fault(Fault::StallAt(2)),
     ]);
@@ -118,7 +116,7 @@ fn a_stall_past_the_idle_timeout_is_an_idle_timeout_error() {
 #[test]
 fn a_malformed_frame_is_a_clear_error_and_the_log_stays_readable() {
     let wire = Wire::Responses;
-    let env = Env::new();
+    let env = Env::for_wires();
     let mut frames = wire.text_step("ok");
     frames.insert(
         2,
@@ -137,7 +135,7 @@ fn a_malformed_frame_is_a_clear_error_and_the_log_stays_readable() {
 #[test]
 fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let mut replies = vec![Reply::error(
         429,
         r#"{"error":{"message":"Rate limit reached","type":"rate_limit"}}"#,
@@ -168,7 +166,7 @@ fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
 #[test]
 fn a_500_then_success_is_retried() {
     let wire = Wire::Anthropic;
-    let env = Env::new();
+    let env = Env::for_wires();
     let mut replies = vec![Reply::error(
         500,
         r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#,
@@ -184,7 +182,7 @@ fn a_500_then_success_is_retried() {
 #[test]
 fn a_4xx_json_error_is_not_retried_and_names_the_providers_message() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let server = MockServer::start(vec![Reply::error(
         401,
         r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
@@ -218,7 +216,7 @@ fn decisions(path: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn a_recorded_cassette_plays_back_to_the_same_decisions_without_the_network() {
     for wire in Wire::ALL {
-        let env = Env::new();
+        let env = Env::for_wires();
         let cassette = env.dir.path().join("run.cassette.jsonl");
         let cassette = cassette.to_str().unwrap();
         let server = MockServer::start(two_step(wire));
@@ -249,7 +247,7 @@ fn a_recorded_cassette_plays_back_to_the_same_decisions_without_the_network() {
 #[test]
 fn a_cassette_miss_names_the_closest_recorded_request() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let cassette = env.dir.path().join("c.jsonl");
     let cassette = cassette.to_str().unwrap();
     let server = MockServer::start(two_step(wire));
@@ -258,20 +256,11 @@ fn a_cassette_miss_names_the_closest_recorded_request() {
             .status
             .success()
     );
-    let base = wire.base_url("http://127.0.0.1:9");
-    let out = env.run(&[
-        "run",
-        "--provider",
-        "openai",
-        "--base-url",
-        &base,
-        "--model",
-        "m",
-        "--cassette",
-        cassette,
-        "-p",
-        "a different prompt",
-    ]);
+    let out = env.run_on(
+        wire,
+        "http://127.0.0.1:9",
+        &["--cassette", cassette, "-p", "a different prompt"],
+    );
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
     assert!(
@@ -291,7 +280,7 @@ fn a_cassette_miss_names_the_closest_recorded_request() {
 #[test]
 fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let cassette = env.dir.path().join("run.cassette.jsonl");
     let cassette = cassette.to_str().unwrap();
     let server = MockServer::start(two_step(wire));
@@ -319,7 +308,7 @@ fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
 #[test]
 fn redrive_reports_a_difference_when_the_cassette_cannot_answer_the_same_way() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let cassette = env.dir.path().join("run.cassette.jsonl");
     let cassette = cassette.to_str().unwrap();
     let mut replies = two_step(wire);
@@ -331,19 +320,7 @@ fn redrive_reports_a_difference_when_the_cassette_cannot_answer_the_same_way() {
             .success()
     );
     // A second turn, not recorded: the cassette has no answer for it.
-    let base = wire.base_url(&server.url());
-    let more = env.run(&[
-        "run",
-        "--continue",
-        "--provider",
-        "openai",
-        "--base-url",
-        &base,
-        "--model",
-        "m",
-        "-p",
-        "more",
-    ]);
+    let more = env.run_on(wire, &server.url(), &["--continue", "-p", "more"]);
     assert!(more.status.success(), "{}", stderr(&more));
     let original = env.session();
     let out = env.run(&[

@@ -3,44 +3,18 @@
 //! replays under a changed limit; `--until` shows the machine's state; a directory
 //! gives a table; `--minimize` cuts a 40-step session to a few steps.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod support;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use support::env::{Env, fixture, fixtures, stderr, stdout};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::{Decision, EntryId};
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    fixtures().join(format!("{name}.jsonl"))
-}
-
-fn xcsh(args: &[&str], home: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env("XCSH_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
+/// `xcsh replay ARGS` with a home of its own.
 fn replay(args: &[&str]) -> Output {
-    let home = tempfile::tempdir().unwrap();
-    let mut all = vec!["replay"];
-    all.extend_from_slice(args);
-    xcsh(&all, home.path())
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    Env::new().run(&[&["replay"], args].concat())
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -441,45 +415,24 @@ fn a_directory_is_replayed_into_a_table_and_fails_on_a_divergence() {
 
 /// Runs the faux provider over `steps` tool steps (one `echo` each) and a final
 /// answer with the real binary; returns the session file.
-fn record_tool_steps(dir: &Path, steps: u32) -> PathBuf {
-    let home = dir.join("home");
-    let work = dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let mut script: Vec<String> = (1..=steps)
+fn record_tool_steps(env: &Env, steps: u32) -> PathBuf {
+    let script: Vec<String> = (1..=steps)
         .map(|i| {
             format!(
                 r#"{{"text":"Step {i}.","tool_calls":[{{"name":"echo","arguments":{{"step":{i}}}}}],"usage":{{"input":{},"output":5}}}}"#,
                 100 + i
             )
         })
+        .chain([r#"{"text":"All steps done."}"#.into()])
         .collect();
-    script.push(r#"{"text":"All steps done."}"#.into());
-    let script_path = dir.join("steps.jsonl");
-    std::fs::write(&script_path, script.join("\n")).unwrap();
+    let script_path = env.file("steps.jsonl", &script.join("\n"));
     let max = (steps + 1).to_string();
-    let out = Command::new(BIN)
-        .args(["run", "--tools", "test", "--max-steps", &max, "--script"])
-        .arg(&script_path)
-        .args(["-p", "take many steps"])
-        .current_dir(&work)
-        .env("XCSH_HOME", &home)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = env.run_script(
+        &script_path,
+        &["--max-steps", &max, "-p", "take many steps"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let sessions = home.join("sessions");
-    let slug = std::fs::read_dir(&sessions)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    // The session is the one `.jsonl` file in its folder.
-    std::fs::read_dir(slug)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .unwrap()
+    env.session()
 }
 
 fn steps_in(path: &Path) -> usize {
@@ -504,8 +457,8 @@ fn signature(v: &serde_json::Value) -> [serde_json::Value; 4] {
 
 #[test]
 fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps() {
-    let dir = tempfile::tempdir().unwrap();
-    let original = record_tool_steps(dir.path(), 40);
+    let env = Env::new();
+    let original = record_tool_steps(&env, 40);
     assert_eq!(steps_in(&original), 41);
     let log = read_session(&original).unwrap();
     let target = log
@@ -516,7 +469,7 @@ fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps(
         })
         .unwrap()
         .id;
-    let diverging = dir.path().join("diverging.jsonl");
+    let diverging = env.dir.path().join("diverging.jsonl");
     xcsh_replay::rewrite::rewrite(&log, &diverging, |e| match &e.body {
         Body::Decision(Decision::ToolDispatched { step, call }) if e.id == target => {
             let mut call = call.clone();
@@ -534,7 +487,7 @@ fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps(
     let before = json(&before);
     assert_eq!(before["divergence"]["entry"], target.0);
 
-    let small = dir.path().join("small.jsonl");
+    let small = env.dir.path().join("small.jsonl");
     let out = replay(&[
         diverging.to_str().unwrap(),
         "--minimize",
@@ -576,9 +529,9 @@ fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps(
 
 #[test]
 fn minimize_under_set_max_steps_keeps_the_divergence_that_setting_causes() {
-    let dir = tempfile::tempdir().unwrap();
-    let original = record_tool_steps(dir.path(), 40);
-    let small = dir.path().join("small.jsonl");
+    let env = Env::new();
+    let original = record_tool_steps(&env, 40);
+    let small = env.dir.path().join("small.jsonl");
     let args = [original.to_str().unwrap(), "--set", "max_steps=4"];
     let before = replay(&[&args[..], &["--json"]].concat());
     assert_eq!(before.status.code(), Some(1), "{}", stderr(&before));
@@ -601,24 +554,16 @@ fn minimize_under_set_max_steps_keeps_the_divergence_that_setting_causes() {
 
 #[test]
 fn a_bad_user_script_line_is_named_with_its_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("user.jsonl");
-    std::fs::write(
-        &script,
+    let env = Env::new();
+    let script = env.file(
+        "user.jsonl",
         "{\"after\":\"tool_call\",\"steer\":\"a\"}\n{\"after\":\"tool_call\",\"steer\":\"a\",\"interrupt\":true}\n",
-    )
-    .unwrap();
-    let out = Command::new(BIN)
-        .args(["run", "--tools", "test", "--script"])
-        .arg(fixtures().join("../scripts/sessions/plain.jsonl"))
-        .arg("--user-script")
-        .arg(&script)
-        .args(["-p", "x"])
-        .current_dir(dir.path())
-        .env("XCSH_HOME", dir.path().join("home"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    );
+    let plain = fixtures().join("../scripts/sessions/plain.jsonl");
+    let out = env.run_script(
+        &plain,
+        &["--user-script", script.to_str().unwrap(), "-p", "x"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out).replace(&script.display().to_string(), "USER");
     assert_eq!(

@@ -1,12 +1,16 @@
-//! A temporary home and workspace for running the real `xcsh` binary against a
-//! local server, and reading back the session it wrote.
+//! A temporary home and workspace for running the real `xcsh` binary (one-shot, in
+//! a terminal, or against a local server), and reading back what it wrote: its
+//! output, its sessions and their entries.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
-use xcsh_core::log::{Body, Record, read_session};
+use xcsh_core::log::{Body, Record, StepRecord, read_session};
+use xcsh_core::machine::EntryId;
 
 use super::sse::Wire;
+use super::tmux::Tmux;
 
 /// The binary under test (absent for test crates outside the `xcsh` package, which
 /// share this support code but do not run the binary).
@@ -16,41 +20,148 @@ pub const BIN: &str = match option_env!("CARGO_BIN_EXE_xcsh") {
 };
 pub const SECRET: &str = "sk-test-SECRET-4242";
 
+/// What a test must not inherit from the machine it runs on: provider keys and
+/// addresses, and `NO_COLOR`.
+const UNSET: [&str; 5] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "NO_COLOR",
+];
+
+/// A test's own directory: `home/` (its `XCSH_HOME`) and `work/` (the workspace the
+/// binary runs in, created empty), beside any file the test writes there.
 pub struct Env {
     pub dir: tempfile::TempDir,
+    /// Variables set for every command of this test.
+    vars: Vec<(&'static str, &'static str)>,
 }
 
 impl Env {
     pub fn new() -> Env {
         let env = Env {
             dir: tempfile::tempdir().unwrap(),
+            vars: Vec::new(),
         };
         std::fs::create_dir_all(env.workspace()).unwrap();
-        std::fs::write(env.workspace().join("a.txt"), "hello from a.txt\n").unwrap();
         env
+    }
+
+    /// For the wire tests: the workspace holds `a.txt`, which the tool steps of
+    /// `sse.rs` read, and both providers' key is [`SECRET`].
+    pub fn for_wires() -> Env {
+        Env::new()
+            .with_file("a.txt", "hello from a.txt\n")
+            .with_var("OPENAI_API_KEY", SECRET)
+            .with_var("ANTHROPIC_API_KEY", SECRET)
+    }
+
+    /// Writes `text` to the workspace file `name`.
+    pub fn with_file(self, name: &str, text: &str) -> Env {
+        std::fs::write(self.workspace().join(name), text).unwrap();
+        self
+    }
+
+    /// Sets `var` for every command of this test (a terminal's too).
+    pub fn with_var(mut self, var: &'static str, value: &'static str) -> Env {
+        self.vars.push((var, value));
+        self
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
     }
 
     pub fn workspace(&self) -> PathBuf {
         self.dir.path().join("work")
     }
 
-    pub fn run(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
-            .args(args)
-            .current_dir(self.workspace())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env("OPENAI_API_KEY", SECRET)
-            .env("ANTHROPIC_API_KEY", SECRET)
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("ANTHROPIC_BASE_URL")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+    /// A directory under the test's directory (created), canonical.
+    pub fn subdir(&self, rel: &str) -> PathBuf {
+        let d = self.dir.path().join(rel);
+        std::fs::create_dir_all(&d).unwrap();
+        d.canonicalize().unwrap()
     }
 
-    pub fn run_against(&self, wire: Wire, url: &str, extra: &[&str]) -> Output {
+    /// Writes `text` to `name` in the test's directory (beside the workspace).
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// A script of the faux provider, one step a line, in the test's directory.
+    pub fn script(&self, name: &str, lines: &[&str]) -> PathBuf {
+        self.file(name, &lines.join("\n"))
+    }
+
+    /// `xcsh ARGS` in `cwd`, with this test's home and variables and no stdin.
+    pub fn cmd_in(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(cwd)
+            .env("XCSH_HOME", self.home())
+            .stdin(Stdio::null());
+        for var in UNSET {
+            c.env_remove(var);
+        }
+        for (var, value) in &self.vars {
+            c.env(var, value);
+        }
+        c
+    }
+
+    /// `xcsh ARGS` in the workspace.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        self.cmd_in(&self.workspace(), args)
+    }
+
+    pub fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.cmd_in(cwd, args).output().unwrap()
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// `xcsh ARGS` in `cwd`, which must succeed.
+    pub fn ok_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        succeeded(self.cmd_in(cwd, args))
+    }
+
+    /// The stdout of `xcsh ARGS` in the workspace, which must succeed.
+    pub fn ok(&self, args: &[&str]) -> String {
+        stdout(&succeeded(self.cmd(args)))
+    }
+
+    /// `xcsh run --tools test --script SCRIPT ARGS` in `cwd`: the faux provider plays
+    /// SCRIPT, with the test tools (`echo`, `sleep`).
+    pub fn scripted_in(&self, cwd: &Path, script: impl AsRef<Path>, args: &[&str]) -> Command {
+        let script = script.as_ref().to_str().unwrap();
+        let mut all = vec!["run", "--tools", "test", "--script", script];
+        all.extend_from_slice(args);
+        self.cmd_in(cwd, &all)
+    }
+
+    /// [`Env::scripted_in`] the workspace.
+    pub fn scripted(&self, script: impl AsRef<Path>, args: &[&str]) -> Command {
+        self.scripted_in(&self.workspace(), script, args)
+    }
+
+    pub fn run_script(&self, script: impl AsRef<Path>, args: &[&str]) -> Output {
+        self.scripted(script, args).output().unwrap()
+    }
+
+    /// The stdout of [`Env::scripted`], which must succeed.
+    pub fn ok_script(&self, script: impl AsRef<Path>, args: &[&str]) -> String {
+        stdout(&succeeded(self.scripted(script, args)))
+    }
+
+    /// `xcsh run --provider WIRE --base-url URL… --model m ARGS`.
+    pub fn run_on(&self, wire: Wire, url: &str, args: &[&str]) -> Output {
         let base = wire.base_url(url);
-        let mut args = vec![
+        let mut all = vec![
             "run",
             "--provider",
             wire.flag(),
@@ -59,35 +170,151 @@ impl Env {
             "--model",
             "m",
         ];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["-p", "read a.txt"]);
-        self.run(&args)
+        all.extend_from_slice(args);
+        self.run(&all)
     }
 
-    pub fn session(&self) -> PathBuf {
-        let root = self.dir.path().join("home/sessions");
-        let dir = std::fs::read_dir(root)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|f| f.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    /// [`Env::run_on`] with `EXTRA`, prompting `read a.txt`.
+    pub fn run_against(&self, wire: Wire, url: &str, extra: &[&str]) -> Output {
+        self.run_on(wire, url, &[extra, &["-p", "read a.txt"]].concat())
+    }
+
+    /// Interactive xcsh on `wire` against the server at `url`, with `flags`, in a
+    /// terminal (tmux) in the workspace; returned once it shows its greeting.
+    pub fn interactive(&self, wire: Wire, url: &str, flags: &str) -> Tmux {
+        let vars: String = self
+            .vars
+            .iter()
+            .map(|(var, value)| format!("{var}={value} "))
             .collect();
-        files.sort();
+        let command = format!(
+            "XCSH_HOME={} OPENAI_API_KEY= {vars}{BIN} --provider {} --base-url {} --model m{}",
+            self.home().display(),
+            wire.flag(),
+            wire.base_url(url),
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" {flags}")
+            }
+        );
+        let tmux = Tmux::start(&self.workspace(), &command);
+        tmux.wait_for("/help for commands", 1);
+        tmux
+    }
+
+    /// Every session file of this test's home, in name (so time) order.
+    pub fn sessions(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for dir in std::fs::read_dir(self.home().join("sessions")).unwrap() {
+            for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                let p = f.unwrap().path();
+                if p.extension().is_some_and(|e| e == "jsonl") {
+                    out.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The newest session file.
+    pub fn session(&self) -> PathBuf {
+        self.sessions().pop().unwrap()
+    }
+
+    /// The one session file of this test's home.
+    pub fn only_session(&self) -> PathBuf {
+        let mut files = self.sessions();
+        assert_eq!(files.len(), 1, "{files:?}");
         files.pop().unwrap()
     }
+
+    /// `xcsh replay SESSION` re-makes every recorded decision.
+    pub fn assert_replays_clean(&self, session: &Path) {
+        let out = self.run(&["replay", session.to_str().unwrap()]);
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    }
+
+    /// `xcsh replay SESSION` re-makes every recorded decision and `xcsh check
+    /// SESSION` finds nothing wrong.
+    pub fn assert_clean(&self, session: &Path) {
+        self.assert_replays_clean(session);
+        let out = self.run(&["check", session.to_str().unwrap()]);
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    }
+}
+
+/// The output of `command`, which must succeed.
+pub fn succeeded(mut command: Command) -> Output {
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{command:?}: {}", stderr(&out));
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The `session: PATH` line a one-shot run ends with.
+pub fn session_of(o: &Output) -> PathBuf {
+    let err = stderr(o);
+    err.lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("session: ").map(PathBuf::from))
+        .unwrap_or_else(|| panic!("no session line in {err}"))
+}
+
+/// The id of a session, as its file name ends and `--resume` takes it.
+pub fn session_id(path: &Path) -> String {
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    stem.rsplit_once('_').unwrap().1.to_string()
+}
+
+/// The recorded sessions, `fixtures/sessions/` (of the `xcsh` package).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions")
+}
+
+/// The recorded session `name` of [`fixtures`].
+pub fn fixture(name: &str) -> PathBuf {
+    fixtures().join(format!("{name}.jsonl"))
+}
+
+/// The lines of a session file, as JSON.
+pub fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The entry types of a session file, in order.
+pub fn types(path: &Path) -> Vec<String> {
+    lines(path)
+        .iter()
+        .map(|v| v["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The id of the first entry of a session whose body is `wanted`.
+pub fn first_entry(path: &Path, wanted: impl Fn(&Body) -> bool) -> EntryId {
+    read_session(path)
+        .unwrap()
+        .entries
+        .iter()
+        .find(|e| wanted(&e.body))
+        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
+        .id
+}
+
 /// The step entries of a session.
-pub fn steps(path: &Path) -> Vec<xcsh_core::log::StepRecord> {
+pub fn steps(path: &Path) -> Vec<StepRecord> {
     read_session(path)
         .unwrap()
         .entries
@@ -97,4 +324,28 @@ pub fn steps(path: &Path) -> Vec<xcsh_core::log::StepRecord> {
             _ => None,
         })
         .collect()
+}
+
+/// Starts `command`, a run with `--json`, and returns it with its session file once
+/// the first text delta of step `step` is out (stdout is drained from then on, so
+/// that the child never blocks on a full pipe).
+pub fn streaming(mut command: Command, step: u64) -> (Child, PathBuf) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut path = None;
+    for line in lines.by_ref() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["type"] == "run_started" {
+            path = Some(PathBuf::from(v["session_path"].as_str().unwrap()));
+        }
+        if v["type"] == "text_delta" && v["step"] == step {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, path.unwrap())
 }

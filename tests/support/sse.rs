@@ -54,27 +54,12 @@ impl Wire {
                 chat_usage(100, 20),
                 "data: [DONE]\n\n".into(),
             ],
-            Wire::Anthropic => vec![
-                anthropic_start(100),
-                event(
-                    "content_block_start",
-                    r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
-                ),
-                event(
-                    "content_block_delta",
-                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}"#,
-                ),
-                event(
-                    "content_block_delta",
-                    r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"a.txt\"}"}}"#,
-                ),
-                event(
-                    "content_block_stop",
-                    r#"{"type":"content_block_stop","index":0}"#,
-                ),
-                anthropic_end("tool_use", 20),
-                event("message_stop", r#"{"type":"message_stop"}"#),
-            ],
+            Wire::Anthropic => anthropic_message(
+                100,
+                anthropic_tool_use(0, "toolu_1", "read", &[r#"{"path":"#, r#""a.txt"}"#]),
+                "tool_use",
+                20,
+            ),
             Wire::Responses => {
                 let item = r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{\"path\":\"a.txt\"}","status":"completed"}"#;
                 vec![
@@ -118,25 +103,7 @@ impl Wire {
                 chat_usage(150, 10),
                 "data: [DONE]\n\n".into(),
             ],
-            Wire::Anthropic => vec![
-                anthropic_start(150),
-                event(
-                    "content_block_start",
-                    r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-                ),
-                event(
-                    "content_block_delta",
-                    &format!(
-                        r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{quoted}}}}}"#
-                    ),
-                ),
-                event(
-                    "content_block_stop",
-                    r#"{"type":"content_block_stop","index":0}"#,
-                ),
-                anthropic_end("end_turn", 10),
-                event("message_stop", r#"{"type":"message_stop"}"#),
-            ],
+            Wire::Anthropic => anthropic_message(150, anthropic_text(0, text), "end_turn", 10),
             Wire::Responses => {
                 let item = format!(
                     r#"{{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{{"type":"output_text","text":{quoted},"annotations":[]}}]}}"#
@@ -209,6 +176,96 @@ pub fn anthropic_end(reason: &str, output: u64) -> String {
     )
 }
 
+/// A whole Anthropic message: its start (`input` tokens), `blocks`, its end with
+/// `reason` and `output` tokens.
+pub fn anthropic_message(
+    input: u64,
+    blocks: Vec<String>,
+    reason: &str,
+    output: u64,
+) -> Vec<String> {
+    let mut frames = vec![anthropic_start(input)];
+    frames.extend(blocks);
+    frames.push(anthropic_end(reason, output));
+    frames.push(event("message_stop", r#"{"type":"message_stop"}"#));
+    frames
+}
+
+/// An Anthropic `content_block_start` of `block` (its JSON) at `index`.
+pub fn anthropic_block_start(index: usize, block: &str) -> String {
+    event(
+        "content_block_start",
+        &format!(r#"{{"type":"content_block_start","index":{index},"content_block":{block}}}"#),
+    )
+}
+
+/// An Anthropic `content_block_delta` of `delta` (its JSON) at `index`.
+pub fn anthropic_delta(index: usize, delta: &str) -> String {
+    event(
+        "content_block_delta",
+        &format!(r#"{{"type":"content_block_delta","index":{index},"delta":{delta}}}"#),
+    )
+}
+
+pub fn anthropic_block_stop(index: usize) -> String {
+    event(
+        "content_block_stop",
+        &format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+    )
+}
+
+/// A text block at `index`, its text in one delta.
+pub fn anthropic_text(index: usize, text: &str) -> Vec<String> {
+    let text = serde_json::to_string(text).unwrap();
+    vec![
+        anthropic_block_start(index, r#"{"type":"text","text":""}"#),
+        anthropic_delta(index, &format!(r#"{{"type":"text_delta","text":{text}}}"#)),
+        anthropic_block_stop(index),
+    ]
+}
+
+/// A thinking block at `index`: its thinking in one delta, then its signature.
+pub fn anthropic_thinking(index: usize, thinking: &str, signature: &str) -> Vec<String> {
+    let thinking = serde_json::to_string(thinking).unwrap();
+    let signature = serde_json::to_string(signature).unwrap();
+    vec![
+        anthropic_block_start(index, r#"{"type":"thinking","thinking":"","signature":""}"#),
+        anthropic_delta(
+            index,
+            &format!(r#"{{"type":"thinking_delta","thinking":{thinking}}}"#),
+        ),
+        anthropic_delta(
+            index,
+            &format!(r#"{{"type":"signature_delta","signature":{signature}}}"#),
+        ),
+        anthropic_block_stop(index),
+    ]
+}
+
+/// The start of a `tool_use` block at `index` and its input, a delta per piece of
+/// `json` (without the block's stop: [`anthropic_tool_use`] has it).
+pub fn anthropic_tool_input(index: usize, id: &str, name: &str, json: &[&str]) -> Vec<String> {
+    let mut frames = vec![anthropic_block_start(
+        index,
+        &format!(r#"{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}"#),
+    )];
+    frames.extend(json.iter().map(|piece| {
+        let piece = serde_json::to_string(piece).unwrap();
+        anthropic_delta(
+            index,
+            &format!(r#"{{"type":"input_json_delta","partial_json":{piece}}}"#),
+        )
+    }));
+    frames
+}
+
+/// A whole `tool_use` block at `index`, its input a delta per piece of `json`.
+pub fn anthropic_tool_use(index: usize, id: &str, name: &str, json: &[&str]) -> Vec<String> {
+    let mut frames = anthropic_tool_input(index, id, name, json);
+    frames.push(anthropic_block_stop(index));
+    frames
+}
+
 /// An OpenAI Chat Completions step: optional text in chunks, then one tool call,
 /// with `prompt_tokens` reported as the request's input.
 pub fn openai_call(
@@ -217,6 +274,32 @@ pub fn openai_call(
     name: &str,
     args: &str,
     prompt_tokens: u64,
+) -> Vec<String> {
+    openai_step(text, Some((id, name, args)), Some(prompt_tokens))
+}
+
+/// An OpenAI Chat Completions step answering with text in chunks.
+pub fn openai_text(text: &[&str], prompt_tokens: u64) -> Vec<String> {
+    openai_step(text, None, Some(prompt_tokens))
+}
+
+/// [`openai_call`] without text and without a usage chunk (as llama.cpp's server
+/// streams even when `include_usage` is asked for).
+pub fn openai_call_without_usage(id: &str, name: &str, args: &str) -> Vec<String> {
+    openai_step(&[], Some((id, name, args)), None)
+}
+
+/// [`openai_text`] of one chunk, without a usage chunk.
+pub fn openai_text_without_usage(text: &str) -> Vec<String> {
+    openai_step(&[text], None, None)
+}
+
+/// Text in chunks, then the call `(id, name, args)` if any; the usage chunk, when
+/// `prompt_tokens` is given, reports 10 output tokens.
+fn openai_step(
+    text: &[&str],
+    call: Option<(&str, &str, &str)>,
+    prompt_tokens: Option<u64>,
 ) -> Vec<String> {
     let mut frames: Vec<String> = text
         .iter()
@@ -227,31 +310,22 @@ pub fn openai_call(
             ))
         })
         .collect();
-    let args = serde_json::to_string(args).unwrap();
+    let finish = match call {
+        Some((id, name, args)) => {
+            let args = serde_json::to_string(args).unwrap();
+            frames.push(chat(&format!(
+                r#"{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}"#
+            )));
+            "tool_calls"
+        }
+        None => "stop",
+    };
     frames.push(chat(&format!(
-        r#"{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}"#
+        r#"{{"index":0,"delta":{{}},"finish_reason":"{finish}"}}"#
     )));
-    frames.push(chat(
-        r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#,
-    ));
-    frames.push(chat_usage(prompt_tokens, 10));
-    frames.push("data: [DONE]\n\n".into());
-    frames
-}
-
-/// An OpenAI Chat Completions step answering with text in chunks.
-pub fn openai_text(text: &[&str], prompt_tokens: u64) -> Vec<String> {
-    let mut frames: Vec<String> = text
-        .iter()
-        .map(|t| {
-            let q = serde_json::to_string(t).unwrap();
-            chat(&format!(
-                r#"{{"index":0,"delta":{{"content":{q}}},"finish_reason":null}}"#
-            ))
-        })
-        .collect();
-    frames.push(chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#));
-    frames.push(chat_usage(prompt_tokens, 10));
+    if let Some(prompt_tokens) = prompt_tokens {
+        frames.push(chat_usage(prompt_tokens, 10));
+    }
     frames.push("data: [DONE]\n\n".into());
     frames
 }

@@ -1,7 +1,7 @@
 //! A real terminal for tests of the interactive mode: tmux on a private socket
 //! (send-keys, capture-pane), and waiting for text on its screen (bounded polling).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -88,6 +88,25 @@ impl Tmux {
             .status()
             .is_ok_and(|s| s.success())
     }
+
+    /// Types Ctrl-D and waits until the program has exited (30 s at most).
+    pub fn ctrl_d(&self) {
+        self.keys(&["C-d"]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.alive() {
+            assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The session file interactive xcsh named on `screen` (its `[session] PATH` line).
+pub fn session_on(screen: &str) -> PathBuf {
+    screen
+        .lines()
+        .find_map(|l| l.strip_prefix("[session] "))
+        .map(|p| PathBuf::from(p.trim()))
+        .unwrap_or_else(|| panic!("no [session] line on the screen:\n{screen}"))
 }
 
 impl Drop for Tmux {

@@ -5,139 +5,51 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
 
+use support::env::{Env, session_of, stderr, stdout, types};
 use support::mock_server::{MockServer, Reply};
+use support::sse::{Wire, openai_call_without_usage, openai_text_without_usage};
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-/// One Chat Completions chunk with one choice.
-fn chat(choice: &str) -> String {
-    format!(
-        "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{choice}]}}\n\n"
-    )
+/// Big enough files that the estimate of the context crosses a small `--compact-at`.
+fn env() -> Env {
+    Env::new()
+        .with_file("a.txt", &("MIDDLE-MARKER ".repeat(100) + "\n"))
+        .with_file("b.txt", &("tail of b ".repeat(100) + "\n"))
+        .with_var("NO_COLOR", "1")
 }
 
-/// A Chat Completions step that calls one tool and reports no usage (no `usage`
-/// chunk, as llama.cpp's server streams even when `include_usage` is asked for).
-fn call_without_usage(id: &str, name: &str, args: &str) -> Vec<String> {
-    let args = serde_json::to_string(args).unwrap();
-    vec![
-        chat(&format!(
-            r#"{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}"#
+/// Two steps of a server that reports no usage, `read a.txt` then `read b.txt`,
+/// and `then`.
+fn reading_a_then_b(then: Vec<Reply>) -> Vec<Reply> {
+    let mut replies = vec![
+        Reply::sse(openai_call_without_usage(
+            "call_1",
+            "read",
+            r#"{"path":"a.txt"}"#,
         )),
-        chat(r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#),
-        "data: [DONE]\n\n".into(),
-    ]
-}
-
-/// A Chat Completions step answering `text`, with no usage.
-fn text_without_usage(text: &str) -> Vec<String> {
-    let q = serde_json::to_string(text).unwrap();
-    vec![
-        chat(&format!(
-            r#"{{"index":0,"delta":{{"content":{q}}},"finish_reason":null}}"#
+        Reply::sse(openai_call_without_usage(
+            "call_2",
+            "read",
+            r#"{"path":"b.txt"}"#,
         )),
-        chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#),
-        "data: [DONE]\n\n".into(),
-    ]
-}
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let env = Env {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.workspace()).unwrap();
-        // Big enough files that the estimate of the context crosses a small
-        // `--compact-at`.
-        std::fs::write(
-            env.workspace().join("a.txt"),
-            "MIDDLE-MARKER ".repeat(100) + "\n",
-        )
-        .unwrap();
-        std::fs::write(
-            env.workspace().join("b.txt"),
-            "tail of b ".repeat(100) + "\n",
-        )
-        .unwrap();
-        env
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn xcsh(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
-            .args(args)
-            .current_dir(self.workspace())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env_remove("OPENAI_API_KEY")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn run(&self, url: &str, args: &[&str]) -> Output {
-        let base = format!("{url}/v1");
-        let mut all = vec![
-            "run",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-        ];
-        all.extend_from_slice(args);
-        self.xcsh(&all)
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn session_of(o: &Output) -> PathBuf {
-    stderr(o)
-        .lines()
-        .find_map(|l| l.strip_prefix("session: ").map(PathBuf::from))
-        .unwrap_or_else(|| panic!("no session line: {}", stderr(o)))
-}
-
-/// The entry types of a session file, in order.
-fn types(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
+    ];
+    replies.extend(then);
+    replies
 }
 
 #[test]
 fn a_server_that_reports_no_usage_gets_estimated_tokens_in_stats_and_the_result() {
-    let env = Env::new();
+    let env = env();
     let server = MockServer::start(vec![
-        Reply::sse(call_without_usage("call_1", "read", r#"{"path":"a.txt"}"#)),
-        Reply::sse(text_without_usage("Read it.")),
+        Reply::sse(openai_call_without_usage(
+            "call_1",
+            "read",
+            r#"{"path":"a.txt"}"#,
+        )),
+        Reply::sse(openai_text_without_usage("Read it.")),
     ]);
-    let out = env.run(&server.url(), &["--json", "read a.txt"]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["--json", "read a.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let lines: Vec<serde_json::Value> = stdout(&out)
         .lines()
@@ -166,32 +78,28 @@ fn a_server_that_reports_no_usage_gets_estimated_tokens_in_stats_and_the_result(
 
     // `xcsh stats` shows the estimated figures with `~`, in the table and in JSON.
     let session = session_of(&out);
-    let stats = env.xcsh(&["stats", session.to_str().unwrap()]);
+    let stats = env.run(&["stats", session.to_str().unwrap()]);
     assert!(stats.status.success(), "{}", stderr(&stats));
     let text = stdout(&stats);
     assert!(text.contains(&format!("~{input}")), "{text}");
-    let stats = env.xcsh(&["stats", "--json", session.to_str().unwrap()]);
+    let stats = env.run(&["stats", "--json", session.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(v["total"]["input_tokens"], input, "{v}");
     assert_eq!(v["total"]["estimated"], true, "{v}");
     assert_eq!(v["runs"][0]["estimated"], true, "{v}");
-    let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
-    assert!(replay.status.success(), "{}", stdout(&replay));
-    let check = env.xcsh(&["check", session.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", stdout(&check));
+    env.assert_clean(&session);
 }
 
 #[test]
 fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
-    let env = Env::new();
-    let server = MockServer::start(vec![
-        Reply::sse(call_without_usage("call_1", "read", r#"{"path":"a.txt"}"#)),
-        Reply::sse(call_without_usage("call_2", "read", r#"{"path":"b.txt"}"#)),
+    let env = env();
+    let server = MockServer::start(reading_a_then_b(vec![
         // The summary request.
-        Reply::sse(text_without_usage("SUMMARY: a.txt was read.")),
-        Reply::sse(text_without_usage("Both read.")),
-    ]);
-    let out = env.run(
+        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
+        Reply::sse(openai_text_without_usage("Both read.")),
+    ]));
+    let out = env.run_on(
+        Wire::OpenAi,
         &server.url(),
         &["--compact-at", "300", "-p", "read a.txt then b.txt"],
     );
@@ -209,10 +117,7 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
     let session = session_of(&out);
     let t = types(&session);
     assert_eq!(t.iter().filter(|t| *t == "compacted").count(), 1, "{t:?}");
-    let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
-    assert!(replay.status.success(), "{}", stdout(&replay));
-    let check = env.xcsh(&["check", session.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", stdout(&check));
+    env.assert_clean(&session);
 }
 
 /// OpenAI's refusal of a request longer than the model's context window.
@@ -223,18 +128,16 @@ const LLAMA_TOO_LONG: &str = r#"{"error":{"code":400,"message":"request (9412 to
 
 #[test]
 fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean() {
-    let env = Env::new();
-    let server = MockServer::start(vec![
-        Reply::sse(call_without_usage("call_1", "read", r#"{"path":"a.txt"}"#)),
-        Reply::sse(call_without_usage("call_2", "read", r#"{"path":"b.txt"}"#)),
+    let env = env();
+    let server = MockServer::start(reading_a_then_b(vec![
         Reply::error(400, OPENAI_TOO_LONG, &[]),
         // The summary request.
-        Reply::sse(text_without_usage("SUMMARY: a.txt was read.")),
+        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
         // The retry, over the compacted context.
-        Reply::sse(text_without_usage("Done after all.")),
-    ]);
+        Reply::sse(openai_text_without_usage("Done after all.")),
+    ]));
     // The default mode, which streams and announces what happens on stderr.
-    let out = env.run(&server.url(), &["read a.txt then b.txt"]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["read a.txt then b.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done after all.\n");
     let err = stderr(&out);
@@ -271,23 +174,22 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
         ],
         "{t:?}"
     );
-    let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
-    assert!(replay.status.success(), "{}", stdout(&replay));
-    let check = env.xcsh(&["check", session.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", stdout(&check));
+    env.assert_clean(&session);
 }
 
 #[test]
 fn a_second_refusal_stops_the_run_with_context_overflow() {
-    let env = Env::new();
-    let server = MockServer::start(vec![
-        Reply::sse(call_without_usage("call_1", "read", r#"{"path":"a.txt"}"#)),
-        Reply::sse(call_without_usage("call_2", "read", r#"{"path":"b.txt"}"#)),
+    let env = env();
+    let server = MockServer::start(reading_a_then_b(vec![
         Reply::error(400, LLAMA_TOO_LONG, &[]),
-        Reply::sse(text_without_usage("SUMMARY: a.txt was read.")),
+        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
         Reply::error(400, LLAMA_TOO_LONG, &[]),
-    ]);
-    let out = env.run(&server.url(), &["--json", "read a.txt then b.txt"]);
+    ]));
+    let out = env.run_on(
+        Wire::OpenAi,
+        &server.url(),
+        &["--json", "read a.txt then b.txt"],
+    );
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let result: serde_json::Value =
         serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
@@ -301,13 +203,10 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     );
     assert_eq!(server.received().len(), 5);
     let session = PathBuf::from(result["session_path"].as_str().unwrap());
-    let replay = env.xcsh(&["replay", session.to_str().unwrap()]);
-    assert!(replay.status.success(), "{}", stdout(&replay));
-    let check = env.xcsh(&["check", session.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", stdout(&check));
+    env.assert_clean(&session);
     // Without --json, the one-shot run says why it stopped.
     let server = MockServer::start(vec![Reply::error(400, LLAMA_TOO_LONG, &[])]);
-    let out = env.run(&server.url(), &["-p", "hello"]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "hello"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(

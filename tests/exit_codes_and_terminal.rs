@@ -6,82 +6,18 @@
 
 #[path = "support/pty.rs"]
 mod pty;
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::env::{Env, fixture, stderr, stdout};
 use xcsh_core::log::{Body, Entry, EntryHash, Record, read_session};
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
-
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        let env = Env {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.work()).unwrap();
-        env
-    }
-
-    fn work(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// `xcsh ARGS` in the workspace, with this test's home and no stdin.
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(self.work())
-            .env("XCSH_HOME", self.dir.path().join("home"))
-            .env_remove("NO_COLOR")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    /// A one-shot run of a faux script with the test tools.
-    fn script_run(&self, script: &str, args: &[&str]) -> Output {
-        let s = self.file("script.jsonl", script);
-        let mut all = vec!["run", "--tools", "test", "--script", s.to_str().unwrap()];
-        all.extend_from_slice(args);
-        self.run(&all)
-    }
-
-    /// The one session file of this test's home.
-    fn session(&self) -> PathBuf {
-        let root = self.dir.path().join("home/sessions");
-        let mut files = Vec::new();
-        for dir in std::fs::read_dir(root).unwrap() {
-            for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-                files.push(f.unwrap().path());
-            }
-        }
-        files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-        assert_eq!(files.len(), 1, "{files:?}");
-        files.pop().unwrap()
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// A one-shot run of a faux script with the test tools.
+fn script_run(env: &Env, script: &str, args: &[&str]) -> Output {
+    env.run_script(env.file("script.jsonl", script), args)
 }
 
 /// stderr without its last line, `session: PATH`.
@@ -92,18 +28,12 @@ fn stderr_before_session(o: &Output) -> String {
     text[..cut].to_string()
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/sessions")
-        .join(format!("{name}.jsonl"))
-}
-
 // Item 10: one exit code per outcome.
 
 #[test]
 fn exit_0_a_completed_run() {
     let env = Env::new();
-    let out = env.script_run(r#"{"text":"done"}"#, &["-p", "go"]);
+    let out = script_run(&env, r#"{"text":"done"}"#, &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "done\n");
 }
@@ -135,7 +65,8 @@ fn exit_0_nothing_to_minimize_is_not_a_failure() {
 #[test]
 fn exit_1_an_error() {
     let env = Env::new();
-    let out = env.script_run(
+    let out = script_run(
+        &env,
         r#"{"text":"x"}"#,
         &["--resume", "nosuchsession", "-p", "go"],
     );
@@ -156,7 +87,7 @@ fn exit_2_a_usage_error_whether_clap_or_xcsh_finds_it() {
         "{}",
         stderr(&unknown_flag)
     );
-    let at_without_session = env.script_run(r#"{"text":"x"}"#, &["--at", "3", "-p", "go"]);
+    let at_without_session = script_run(&env, r#"{"text":"x"}"#, &["--at", "3", "-p", "go"]);
     assert_eq!(
         (
             at_without_session.status.code(),
@@ -185,9 +116,17 @@ fn exit_2_a_usage_error_whether_clap_or_xcsh_finds_it() {
 #[test]
 fn exit_3_a_provider_error_or_a_withheld_response() {
     let env = Env::new();
-    let failed = env.script_run(r#"{"text":"x","error":"overloaded (529)"}"#, &["-p", "go"]);
+    let failed = script_run(
+        &env,
+        r#"{"text":"x","error":"overloaded (529)"}"#,
+        &["-p", "go"],
+    );
     assert_eq!(failed.status.code(), Some(3), "{}", stderr(&failed));
-    let filtered = env.script_run(r#"{"text":"no","finish":"content_filter"}"#, &["-p", "go"]);
+    let filtered = script_run(
+        &env,
+        r#"{"text":"no","finish":"content_filter"}"#,
+        &["-p", "go"],
+    );
     assert_eq!(filtered.status.code(), Some(3), "{}", stderr(&filtered));
 }
 
@@ -197,11 +136,12 @@ fn exit_4_a_limit_stopped_the_run() {
     let calls = r#"{"tool_calls":[{"name":"echo","arguments":{"n":1}}]}
 {"tool_calls":[{"name":"echo","arguments":{"n":2}}]}
 {"text":"done"}"#;
-    let steps = env.script_run(calls, &["--max-steps", "1", "-p", "go"]);
+    let steps = script_run(&env, calls, &["--max-steps", "1", "-p", "go"]);
     assert_eq!(steps.status.code(), Some(4), "{}", stderr(&steps));
-    let length = env.script_run(r#"{"text":"cut","finish":"length"}"#, &["-p", "go"]);
+    let length = script_run(&env, r#"{"text":"cut","finish":"length"}"#, &["-p", "go"]);
     assert_eq!(length.status.code(), Some(4), "{}", stderr(&length));
-    let budget = env.script_run(
+    let budget = script_run(
+        &env,
         r#"{"tool_calls":[{"name":"echo"}],"usage":{"input":900,"output":200}}"#,
         &["--max-tokens", "1000", "-p", "go"],
     );
@@ -215,7 +155,8 @@ fn exit_130_an_interrupted_run() {
         "user.jsonl",
         r#"{"after":"tool_call","step":1,"interrupt":true}"#,
     );
-    let out = env.script_run(
+    let out = script_run(
+        &env,
         r#"{"tool_calls":[{"name":"sleep","arguments":{"ms":60000}}]}"#,
         &["--user-script", user.to_str().unwrap(), "-p", "wait"],
     );
@@ -330,7 +271,8 @@ fn replay_until_an_entry_past_the_end_says_which_entries_there_are() {
 #[test]
 fn a_failed_print_run_writes_nothing_to_stdout() {
     let env = Env::new();
-    let out = env.script_run(
+    let out = script_run(
+        &env,
         r#"{"text":"Looking.","tool_calls":[{"name":"echo"}]}
 {"text":"The status is","error":"overloaded (529)"}"#,
         &["-p", "go"],
@@ -350,7 +292,11 @@ fn automatic_compaction_in_a_one_shot_run_is_told_on_stderr() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/scripts/sessions/compaction.jsonl"),
     )
     .unwrap();
-    let print = env.script_run(&script, &["--compact-at", "1000", "-p", "Echo two things."]);
+    let print = script_run(
+        &env,
+        &script,
+        &["--compact-at", "1000", "-p", "Echo two things."],
+    );
     assert_eq!(print.status.code(), Some(0), "{}", stderr(&print));
     assert_eq!(stdout(&print), "Both echoes are done.\n");
     expect_test::expect![[r#"
@@ -410,7 +356,7 @@ const HOSTILE_TEXT: &str =
 const HOSTILE_FILE: &str = "\u{1b}]52;c;cm0gLXJmIH4=\u{7} copied\nline 2\n";
 
 fn hostile_script(env: &Env) -> String {
-    std::fs::write(env.work().join("notes.txt"), HOSTILE_FILE).unwrap();
+    std::fs::write(env.workspace().join("notes.txt"), HOSTILE_FILE).unwrap();
     let call = json!({
         "text": "Checking.",
         "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}],
@@ -464,7 +410,7 @@ fn model_text_and_tool_output_on_a_terminal_are_neutralized_and_the_log_keeps_th
         "{shown}"
     );
 
-    let log = read_session(&env.session()).unwrap();
+    let log = read_session(&env.only_session()).unwrap();
     let last_text = log.entries.iter().rev().find_map(|e| match &e.body {
         Body::Record(Record::Step(s)) => Some(s.message.text.clone()),
         _ => None,
@@ -524,7 +470,7 @@ fn the_inspect_views_neutralize_what_the_model_wrote() {
     let env = Env::new();
     let out = hostile_cmd(&env, &["-p", "go"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let session = env.session();
+    let session = env.only_session();
     let s = session.to_str().unwrap();
     let leaf = read_session(&session).unwrap().leaf().to_string();
     for args in [
@@ -563,13 +509,14 @@ fn the_inspect_views_neutralize_what_the_model_wrote() {
 /// A session written by the real binary, then given new ids (every entry but the
 /// header shifted so that the last one is `last`) and a new, valid hash chain.
 fn shifted_session(env: &Env, last: u64) -> PathBuf {
-    let out = env.script_run(
+    let out = script_run(
+        env,
         r#"{"text":"Looking.","tool_calls":[{"name":"echo","arguments":{"a":1}}]}
 {"text":"All done."}"#,
         &["-p", "go"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let session = env.session();
+    let session = env.only_session();
     let text = std::fs::read_to_string(&session).unwrap();
     let shift = last - (text.lines().count() as u64 - 1);
     let lines: Vec<Value> = text
@@ -616,7 +563,11 @@ fn chain(lines: &[Value]) -> String {
 }
 
 fn assert_no_panic(env: &Env, args: &[&str]) -> Output {
-    let out = env.run(args);
+    no_panic(args, env.run(args))
+}
+
+/// `out`, of `xcsh ARGS`, which must not have panicked.
+fn no_panic(args: &[&str], out: Output) -> Output {
     let err = stderr(&out);
     assert!(
         out.status.code() != Some(101) && !err.contains("panicked"),
@@ -625,26 +576,19 @@ fn assert_no_panic(env: &Env, args: &[&str]) -> Output {
     out
 }
 
+/// `xcsh run --resume SESSION` of one more step, which must not panic.
+fn resume_with_more(env: &Env, session: &str) -> Output {
+    let s = env.file("more.jsonl", r#"{"text":"more"}"#);
+    let args = ["--resume", session, "-p", "more"];
+    no_panic(&args, env.run_script(s, &args))
+}
+
 #[test]
 fn resuming_a_session_whose_last_entry_id_is_u64_max_is_a_clear_error() {
     let env = Env::new();
     let path = shifted_session(&env, u64::MAX);
     let p = path.to_str().unwrap();
-    let s = env.file("more.jsonl", r#"{"text":"more"}"#);
-    let out = assert_no_panic(
-        &env,
-        &[
-            "run",
-            "--tools",
-            "test",
-            "--script",
-            s.to_str().unwrap(),
-            "--resume",
-            p,
-            "-p",
-            "more",
-        ],
-    );
+    let out = resume_with_more(&env, p);
     assert_eq!(
         (out.status.code(), stderr(&out)),
         (
@@ -748,20 +692,6 @@ fn extreme_usage_and_timestamps_in_a_log_panic_nothing() {
         xcsh_core::log::index::index_path(&path).exists(),
         "the views that read the index had one"
     );
-    let s = env.file("more.jsonl", r#"{"text":"more"}"#);
-    let resumed = assert_no_panic(
-        &env,
-        &[
-            "run",
-            "--tools",
-            "test",
-            "--script",
-            s.to_str().unwrap(),
-            "--resume",
-            p,
-            "-p",
-            "more",
-        ],
-    );
+    let resumed = resume_with_more(&env, p);
     assert!(resumed.status.code().is_some(), "{}", stderr(&resumed));
 }

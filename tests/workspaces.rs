@@ -4,101 +4,21 @@
 //! directory continuing in the session's workspace, `--workspace DIR` moving it, and
 //! writers leaving no `.lock` note beside the log.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
+use std::path::{Path, PathBuf};
+
+use support::env::{Env, lines, session_id, session_of, stderr, streaming, succeeded};
 
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
 const SLOW_STEP: &str = r#"{"text":"this answer streams slowly, twelve bytes a chunk, for a long while","chunk_delay_ms":200}"#;
 
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    /// A directory under the test's root (created), canonical.
-    fn dir(&self, rel: &str) -> PathBuf {
-        let d = self.dir.path().join(rel);
-        std::fs::create_dir_all(&d).unwrap();
-        d.canonicalize().unwrap()
-    }
-
-    fn script(&self, name: &str, lines: &[&str]) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, lines.join("\n")).unwrap();
-        path
-    }
-
-    fn cmd(&self, cwd: &Path, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .current_dir(cwd)
-            .env("XCSH_HOME", self.home())
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, cwd: &Path, args: &[&str]) -> Output {
-        let out = self.cmd(cwd, args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "xcsh {args:?} in {}: {}",
-            cwd.display(),
-            stderr(&out)
-        );
-        out
-    }
-
-    /// A one-shot run of one final answer with the test tools; its session path.
-    fn prompt(&self, cwd: &Path, extra: &[&str], prompt: &str) -> (PathBuf, String) {
-        let script = self.script("final.jsonl", &[FINAL_STEP]);
-        let mut args = vec![
-            "run",
-            "--tools",
-            "test",
-            "--script",
-            script.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["-p", prompt]);
-        let out = self.run(cwd, &args);
-        let err = stderr(&out);
-        (session_of(&err), err)
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The `session: PATH` line a one-shot run ends with.
-fn session_of(stderr: &str) -> PathBuf {
-    let line = stderr
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix("session: "))
-        .unwrap_or_else(|| panic!("no session line in {stderr}"));
-    PathBuf::from(line)
-}
-
-fn lines(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// A one-shot run in `cwd` of one final answer with the test tools; its session
+/// path and stderr.
+fn prompt(env: &Env, cwd: &Path, extra: &[&str], text: &str) -> (PathBuf, String) {
+    let script = env.script("final.jsonl", &[FINAL_STEP]);
+    let out = succeeded(env.scripted_in(cwd, &script, &[extra, &["-p", text]].concat()));
+    (session_of(&out), stderr(&out))
 }
 
 /// The header's recorded workspace.
@@ -147,12 +67,12 @@ fn old_layout_name(ws: &Path) -> String {
 #[test]
 fn continue_in_a_b_continues_the_a_b_session_and_not_the_newer_one_of_a_slash_b() {
     let env = Env::new();
-    let ab = env.dir("x/a-b");
-    let a_b = env.dir("x/a/b");
-    let (first, _) = env.prompt(&ab, &[], "first in a-b");
-    let (other, _) = env.prompt(&a_b, &[], "first in a/b");
+    let ab = env.subdir("x/a-b");
+    let a_b = env.subdir("x/a/b");
+    let (first, _) = prompt(&env, &ab, &[], "first in a-b");
+    let (other, _) = prompt(&env, &a_b, &[], "first in a/b");
     assert_ne!(first.parent(), other.parent(), "one folder per workspace");
-    let (continued, _) = env.prompt(&ab, &["--continue"], "second in a-b");
+    let (continued, _) = prompt(&env, &ab, &["--continue"], "second in a-b");
     assert_eq!(continued, first);
     assert_eq!(workspace_of(&continued), ab.display().to_string());
     assert_eq!(prompts(&continued), ["first in a-b", "second in a-b"]);
@@ -162,10 +82,10 @@ fn continue_in_a_b_continues_the_a_b_session_and_not_the_newer_one_of_a_slash_b(
 #[test]
 fn an_old_layout_folder_is_read_but_only_sessions_recorded_in_this_workspace_are_continued() {
     let env = Env::new();
-    let ab = env.dir("x/a-b");
-    let a_b = env.dir("x/a/b");
-    let (mine, _) = env.prompt(&ab, &[], "first in a-b");
-    let (theirs, _) = env.prompt(&a_b, &[], "first in a/b");
+    let ab = env.subdir("x/a-b");
+    let a_b = env.subdir("x/a/b");
+    let (mine, _) = prompt(&env, &ab, &[], "first in a-b");
+    let (theirs, _) = prompt(&env, &a_b, &[], "first in a/b");
     // Both as the first layout kept them: in the one folder both paths mapped to.
     let old = env.home().join("sessions").join(old_layout_name(&ab));
     assert_eq!(old_layout_name(&ab), old_layout_name(&a_b));
@@ -183,12 +103,12 @@ fn an_old_layout_folder_is_read_but_only_sessions_recorded_in_this_workspace_are
         }
         moved.push(to);
     }
-    let (continued, _) = env.prompt(&ab, &["--continue"], "second in a-b");
+    let (continued, _) = prompt(&env, &ab, &["--continue"], "second in a-b");
     assert_eq!(continued, moved[0]);
     assert_eq!(prompts(&moved[0]), ["first in a-b", "second in a-b"]);
     assert_eq!(prompts(&moved[1]), ["first in a/b"]);
     // `xcsh sessions` lists this workspace's session of the old folder, not the other.
-    let listed = env.run(&ab, &["sessions", "--json"]);
+    let listed = env.ok_in(&ab, &["sessions", "--json"]);
     let listed: Vec<serde_json::Value> = String::from_utf8_lossy(&listed.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -202,21 +122,21 @@ fn an_old_layout_folder_is_read_but_only_sessions_recorded_in_this_workspace_are
 #[test]
 fn a_run_in_a_subdirectory_of_a_git_repository_belongs_to_the_repository() {
     let env = Env::new();
-    let repo = env.dir("repo");
-    env.dir("repo/.git");
-    let src = env.dir("repo/src");
-    let (session, _) = env.prompt(&src, &[], "from src");
+    let repo = env.subdir("repo");
+    env.subdir("repo/.git");
+    let src = env.subdir("repo/src");
+    let (session, _) = prompt(&env, &src, &[], "from src");
     assert_eq!(workspace_of(&session), repo.display().to_string());
 }
 
 #[test]
 fn continue_from_a_subdirectory_finds_the_newest_session_of_the_repository() {
     let env = Env::new();
-    let repo = env.dir("repo");
-    env.dir("repo/.git");
-    let deep = env.dir("repo/src/deep");
-    let (session, _) = env.prompt(&repo, &[], "at the root");
-    let (continued, _) = env.prompt(&deep, &["--continue"], "from deep inside");
+    let repo = env.subdir("repo");
+    env.subdir("repo/.git");
+    let deep = env.subdir("repo/src/deep");
+    let (session, _) = prompt(&env, &repo, &[], "at the root");
+    let (continued, _) = prompt(&env, &deep, &["--continue"], "from deep inside");
     assert_eq!(continued, session);
     assert_eq!(prompts(&session), ["at the root", "from deep inside"]);
 }
@@ -235,12 +155,12 @@ fn write_marker_script(env: &Env) -> PathBuf {
 #[test]
 fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_says_so() {
     let env = Env::new();
-    let home_ws = env.dir("one");
-    let elsewhere = env.dir("two");
-    let (session, _) = env.prompt(&home_ws, &[], "first");
+    let home_ws = env.subdir("one");
+    let elsewhere = env.subdir("two");
+    let (session, _) = prompt(&env, &home_ws, &[], "first");
     let script = write_marker_script(&env);
     let name = session.to_str().unwrap();
-    let out = env.run(
+    let out = env.ok_in(
         &elsewhere,
         &[
             "run",
@@ -272,20 +192,12 @@ fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_sa
 #[test]
 fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     let env = Env::new();
-    let from = env.dir("one");
-    let to = env.dir("two");
-    let (session, _) = env.prompt(&from, &[], "first");
-    let id = session
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .rsplit_once('_')
-        .unwrap()
-        .1
-        .to_string();
+    let from = env.subdir("one");
+    let to = env.subdir("two");
+    let (session, _) = prompt(&env, &from, &[], "first");
+    let id = session_id(&session);
     let script = write_marker_script(&env);
-    let out = env.run(
+    let out = env.ok_in(
         &to,
         &[
             "run",
@@ -300,7 +212,7 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         ],
     );
     let err = stderr(&out);
-    let moved = session_of(&err);
+    let moved = session_of(&out);
     assert_ne!(
         moved, session,
         "the file went to the new workspace's folder"
@@ -328,11 +240,11 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         serde_json::json!({"from": from.display().to_string(), "to": to.display().to_string()})
     );
     // Now it is the newest session of the new workspace, and no longer of the old.
-    let (continued, _) = env.prompt(&to, &["--continue"], "third");
+    let (continued, _) = prompt(&env, &to, &["--continue"], "third");
     assert_eq!(continued, moved);
     assert_eq!(prompts(&moved), ["first", "moved", "third"]);
     let out = env
-        .cmd(&from, &["run", "--continue", "--tools", "test", "-p", "x"])
+        .cmd_in(&from, &["run", "--continue", "--tools", "test", "-p", "x"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -343,7 +255,7 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     );
     // The toolkit knows the entry: the log shows it, check and replay pass.
     let moved = moved.to_str().unwrap();
-    let log = env.run(&to, &["log", moved]);
+    let log = env.ok_in(&to, &["log", moved]);
     assert!(
         String::from_utf8_lossy(&log.stdout).contains(&format!(
             "⇢ workspace #5: the session moved from {} to {}",
@@ -353,20 +265,21 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         "{}",
         String::from_utf8_lossy(&log.stdout)
     );
-    env.run(&to, &["check", moved]);
-    env.run(&to, &["replay", moved]);
+    env.ok_in(&to, &["check", moved]);
+    env.ok_in(&to, &["replay", moved]);
 }
 
 #[test]
 fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
     let env = Env::new();
-    let from = env.dir("one");
-    let to = env.dir("two");
-    let (session, _) = env.prompt(&from, &[], "first");
-    env.prompt(&from, &["--continue"], "second");
+    let from = env.subdir("one");
+    let to = env.subdir("two");
+    let (session, _) = prompt(&env, &from, &[], "first");
+    prompt(&env, &from, &["--continue"], "second");
     let name = session.to_str().unwrap();
     // Entries 0-4: the first run; 5-8: the second. From entry 4, in `two`.
-    let (moved, err) = env.prompt(
+    let (moved, err) = prompt(
+        &env,
         &to,
         &[
             "--resume",
@@ -401,13 +314,13 @@ fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
 #[test]
 fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
     let env = Env::new();
-    let gone = env.dir("gone");
-    let (session, _) = env.prompt(&gone, &[], "first");
+    let gone = env.subdir("gone");
+    let (session, _) = prompt(&env, &gone, &[], "first");
     std::fs::remove_dir(&gone).unwrap();
-    let here = env.dir("here");
+    let here = env.subdir("here");
     let name = session.to_str().unwrap();
     let out = env
-        .cmd(
+        .cmd_in(
             &here,
             &["run", "--resume", name, "--tools", "test", "-p", "x"],
         )
@@ -428,11 +341,11 @@ fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
 #[test]
 fn labelling_a_session_kept_in_a_repository_leaves_no_file_beside_it() {
     let env = Env::new();
-    let ws = env.dir("ws");
-    let (session, _) = env.prompt(&ws, &[], "first");
-    let kept = env.dir("repo/sessions").join("s.jsonl");
+    let ws = env.subdir("ws");
+    let (session, _) = prompt(&env, &ws, &[], "first");
+    let kept = env.subdir("repo/sessions").join("s.jsonl");
     std::fs::copy(&session, &kept).unwrap();
-    env.run(&ws, &["label", kept.to_str().unwrap(), "1", "the prompt"]);
+    env.ok_in(&ws, &["label", kept.to_str().unwrap(), "1", "the prompt"]);
     assert_eq!(names_in(kept.parent().unwrap()), ["s.jsonl"]);
     assert_eq!(
         names_in(session.parent().unwrap()).len(),
@@ -441,46 +354,12 @@ fn labelling_a_session_kept_in_a_repository_leaves_no_file_beside_it() {
     );
 }
 
-/// Starts a slow run with `--json`; returns it once its first text delta is out.
-fn start_streaming(env: &Env, cwd: &Path, script: &Path) -> (Child, PathBuf) {
-    let mut child = env
-        .cmd(
-            cwd,
-            &[
-                "run",
-                "--tools",
-                "test",
-                "--json",
-                "--script",
-                script.to_str().unwrap(),
-                "go",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut path = None;
-    for line in lines.by_ref() {
-        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if v["type"] == "run_started" {
-            path = Some(PathBuf::from(v["session_path"].as_str().unwrap()));
-        }
-        if v["type"] == "text_delta" {
-            break;
-        }
-    }
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, path.unwrap())
-}
-
 #[test]
 fn the_stale_note_of_a_killed_run_is_replaced_by_the_next_run_and_then_removed() {
     let env = Env::new();
-    let ws = env.dir("ws");
+    let ws = env.subdir("ws");
     let slow = env.script("slow.jsonl", &[SLOW_STEP]);
-    let (mut child, path) = start_streaming(&env, &ws, &slow);
+    let (mut child, path) = streaming(env.scripted_in(&ws, &slow, &["--json", "go"]), 1);
     let pid = child.id();
     child.kill().unwrap(); // SIGKILL: no destructor runs
     child.wait().unwrap();
@@ -488,7 +367,7 @@ fn the_stale_note_of_a_killed_run_is_replaced_by_the_next_run_and_then_removed()
     note.push(".lock");
     let stale = std::fs::read_to_string(&note).unwrap();
     assert!(stale.starts_with(&format!("pid {pid} (")), "{stale}");
-    let (continued, _) = env.prompt(&ws, &["--continue"], "again");
+    let (continued, _) = prompt(&env, &ws, &["--continue"], "again");
     assert_eq!(continued, path);
     assert_eq!(
         names_in(path.parent().unwrap()),
@@ -499,10 +378,10 @@ fn the_stale_note_of_a_killed_run_is_replaced_by_the_next_run_and_then_removed()
 #[test]
 fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
     let env = Env::new();
-    let ws = env.dir("ws");
-    let elsewhere = env.dir("elsewhere");
-    let (session, _) = env.prompt(&ws, &[], "first");
-    let out = env.run(&elsewhere, &["fork", session.to_str().unwrap(), "4"]);
+    let ws = env.subdir("ws");
+    let elsewhere = env.subdir("elsewhere");
+    let (session, _) = prompt(&env, &ws, &[], "first");
+    let out = env.ok_in(&elsewhere, &["fork", session.to_str().unwrap(), "4"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let fork = PathBuf::from(
         text.lines()
@@ -511,7 +390,7 @@ fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
     );
     assert_eq!(fork.parent(), session.parent(), "{text}");
     // The fork is the workspace's newest session now.
-    let (continued, _) = env.prompt(&ws, &["--continue"], "on the fork");
+    let (continued, _) = prompt(&env, &ws, &["--continue"], "on the fork");
     assert_eq!(continued, fork);
     assert_eq!(prompts(&fork), ["first", "on the fork"]);
 }

@@ -7,75 +7,40 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::env::{BIN, Env, stderr, steps};
+use support::env::{Env, stderr, steps};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, anthropic_end, anthropic_start, chat, event};
+use support::sse::{
+    Wire, anthropic_block_start, anthropic_delta, anthropic_end, anthropic_message,
+    anthropic_start, anthropic_text, anthropic_thinking, anthropic_tool_input, anthropic_tool_use,
+    chat, event,
+};
 use xcsh_core::machine::{FinishReason, ProviderErrorKind, StepOutcome, StreamEvent};
 
 /// An Anthropic tool step whose message starts over halfway: the partial message
 /// thought about b.txt and began a call for it; the restarted one reads a.txt.
 fn restarted_anthropic_tool_step() -> Vec<String> {
-    vec![
-        anthropic_start(100),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Maybe b.txt."}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_PARTIAL"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":0}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_partial","name":"read","input":{}}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"b.t"}}"#,
-        ),
-        event(
-            "message_start",
-            r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Read a.txt."}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_KEPT"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":0}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"a.txt\"}"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":1}"#,
-        ),
-        anthropic_end("tool_use", 20),
-        event("message_stop", r#"{"type":"message_stop"}"#),
-    ]
+    let mut frames = vec![anthropic_start(100)];
+    frames.extend(anthropic_thinking(0, "Maybe b.txt.", "SIG_PARTIAL"));
+    frames.extend(anthropic_tool_input(
+        1,
+        "toolu_partial",
+        "read",
+        &[r#"{"path":"b.t"#],
+    ));
+    frames.push(event(
+        "message_start",
+        r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":100,"output_tokens":1}}}"#,
+    ));
+    frames.extend(anthropic_thinking(0, "Read a.txt.", "SIG_KEPT"));
+    frames.extend(anthropic_tool_use(
+        1,
+        "toolu_1",
+        "read",
+        &[r#"{"path":"a.txt"}"#],
+    ));
+    frames.push(anthropic_end("tool_use", 20));
+    frames.push(event("message_stop", r#"{"type":"message_stop"}"#));
+    frames
 }
 
 /// The assistant turn of the second request's `messages`.
@@ -93,7 +58,7 @@ fn assistant_turn(body: &str) -> Value {
 #[test]
 fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
     let wire = Wire::Anthropic;
-    let env = Env::new();
+    let env = Env::for_wires();
     let server = MockServer::start(vec![
         Reply::sse(restarted_anthropic_tool_step()),
         Reply::sse(wire.text_step("a.txt says hello")),
@@ -124,94 +89,25 @@ fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
         steps[0].events
     );
     // The log replays: the recorded restart re-assembles the same message.
-    assert_replays_clean(&env);
-}
-
-/// `xcsh replay` of the session re-makes every recorded decision.
-fn assert_replays_clean(env: &Env) {
-    let replay = std::process::Command::new(BIN)
-        .args(["replay", &env.session().display().to_string()])
-        .env("XCSH_HOME", env.dir.path().join("home"))
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&replay.stdout),
-        stderr(&replay)
-    );
+    env.assert_replays_clean(&env.session());
 }
 
 /// An Anthropic tool step with two thinking blocks (each with its signature),
 /// a text block and a tool call.
 fn two_thinking_blocks_tool_step() -> Vec<String> {
-    vec![
-        anthropic_start(100),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The file is a.txt."}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_ONE"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":0}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"Read it whole."}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"SIG_TWO"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":1}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Reading."}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":2}"#,
-        ),
-        event(
-            "content_block_start",
-            r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
-        ),
-        event(
-            "content_block_delta",
-            r#"{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"path\":\"a.txt\"}"}}"#,
-        ),
-        event(
-            "content_block_stop",
-            r#"{"type":"content_block_stop","index":3}"#,
-        ),
-        anthropic_end("tool_use", 20),
-        event("message_stop", r#"{"type":"message_stop"}"#),
-    ]
+    let blocks = [
+        anthropic_thinking(0, "The file is a.txt.", "SIG_ONE"),
+        anthropic_thinking(1, "Read it whole.", "SIG_TWO"),
+        anthropic_text(2, "Reading."),
+        anthropic_tool_use(3, "toolu_1", "read", &[r#"{"path":"a.txt"}"#]),
+    ];
+    anthropic_message(100, blocks.concat(), "tool_use", 20)
 }
 
 #[test]
 fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
     let wire = Wire::Anthropic;
-    let env = Env::new();
+    let env = Env::for_wires();
     let server = MockServer::start(vec![
         Reply::sse(two_thinking_blocks_tool_step()),
         Reply::sse(wire.text_step("a.txt says hello")),
@@ -228,7 +124,7 @@ fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
         assistant_turn(&server.received()[1].body)["content"],
         sent_back
     );
-    assert_replays_clean(&env);
+    env.assert_replays_clean(&env.session());
     // Resumed, the context rebuilt from the log sends them back the same.
     let server = MockServer::start(vec![Reply::sse(wire.text_step("again"))]);
     let out = env.run_against(wire, &server.url(), &["--continue"]);
@@ -242,7 +138,7 @@ fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
 #[test]
 fn a_json_body_where_a_stream_was_asked_for_is_an_error_that_shows_it() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let body = r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
     let server = MockServer::start(vec![Reply::error(200, body, &[])]);
     let out = env.run_against(wire, &server.url(), &[]);
@@ -312,7 +208,7 @@ fn assert_cut_at_the_output_limit(env: &Env, max_output_tokens: u64) {
 #[test]
 fn a_stream_far_beyond_the_output_limit_is_cut_and_its_entry_stays_bounded() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     // 8 MiB of text, generated here, for an output limit of 1000 tokens.
     let mut frames = vec![chat(
         r#"{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}"#,
@@ -329,21 +225,16 @@ fn a_stream_far_beyond_the_output_limit_is_cut_and_its_entry_stays_bounded() {
 #[test]
 fn a_stream_without_end_is_cut_at_the_output_limit() {
     let wire = Wire::Anthropic;
-    let env = Env::new();
+    let env = Env::for_wires();
     let text = serde_json::to_string(&"lorem ipsum dolor sit amet ".repeat(40)).unwrap();
     let server = MockServer::start(vec![
         Reply::sse(vec![
             anthropic_start(10),
-            event(
-                "content_block_start",
-                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-            ),
+            anthropic_block_start(0, r#"{"type":"text","text":""}"#),
         ])
-        .then_forever(event(
-            "content_block_delta",
-            &format!(
-                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{text}}}}}"#
-            ),
+        .then_forever(anthropic_delta(
+            0,
+            &format!(r#"{{"type":"text_delta","text":{text}}}"#),
         )),
     ]);
     let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "2000"]);
@@ -354,7 +245,7 @@ fn a_stream_without_end_is_cut_at_the_output_limit() {
 #[test]
 fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut() {
     let wire = Wire::OpenAi;
-    let env = Env::new();
+    let env = Env::for_wires();
     let cassette = env.dir.path().join("cut.cassette.jsonl");
     let cassette = cassette.to_str().unwrap();
     let server = MockServer::start(vec![
@@ -393,7 +284,7 @@ fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut
 
 #[test]
 fn provider_test_checks_the_synthetic_streams_with_the_recorded_ones() {
-    let env = Env::new();
+    let env = Env::for_wires();
     let dir = env.dir.path().join("streams");
     std::fs::create_dir_all(dir.join("openai-chat")).unwrap();
     std::fs::write(

@@ -8,17 +8,12 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
+use support::env::{Env, first_entry};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{openai_call, openai_text};
-use support::tmux::{Tmux, tmux_available};
+use support::sse::{Wire, openai_call, openai_text};
+use support::tmux::{session_on, tmux_available};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::Decision;
-
-const BIN: &str = env!("CARGO_BIN_EXE_xcsh");
 
 /// The `content` of each user message of a Chat Completions request body.
 fn user_messages(body: &str) -> Vec<String> {
@@ -32,32 +27,15 @@ fn user_messages(body: &str) -> Vec<String> {
         .collect()
 }
 
-fn xcsh(home: &std::path::Path, work: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(work)
-        .env("XCSH_HOME", home)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     if !tmux_available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("f.txt"), "old\n").unwrap();
-    let home = dir.path().join("home");
+    let env = Env::new()
+        .with_file("f.txt", "old\n")
+        .with_var("NO_COLOR", "1");
+    let work = env.workspace();
     let server = MockServer::start(vec![
         // Turn 1: an answer without tools.
         Reply::sse(openai_text(&["Hello."], 50)),
@@ -82,21 +60,10 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
         // Turn 4, on the branch where the undo happened.
         Reply::sse(openai_text(&["Noted."], 100)),
     ]);
-    let base = format!("{}/v1", server.url());
-    let command = format!(
-        "XCSH_HOME={} OPENAI_API_KEY= NO_COLOR=1 {BIN} --provider openai --base-url {base} --model m --permissions yolo",
-        home.display()
-    );
-    let tmux = Tmux::start(&work, &command);
-    tmux.wait_for("/help for commands", 1);
+    let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
 
     tmux.line("say hello");
-    let screen = tmux.wait_for("[done]", 1);
-    let session: PathBuf = screen
-        .lines()
-        .find_map(|l| l.strip_prefix("[session] "))
-        .map(|p| PathBuf::from(p.trim()))
-        .unwrap();
+    let session = session_on(&tmux.wait_for("[done]", 1));
     tmux.line("rewrite f.txt");
     tmux.wait_for("Rewrote f.txt.", 1);
     tmux.wait_for("[done]", 2);
@@ -120,19 +87,10 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     assert!(!screen.contains("no textual difference"), "{screen}");
 
     // Back to the end of turn 1, before the undone edit: the model is not told.
-    let log = read_session(&session).unwrap();
-    let turn1_end = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(Decision::RunFinished { .. })))
-        .unwrap()
-        .id;
-    let undo = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Record(Record::Undo { .. })))
-        .unwrap()
-        .id;
+    let turn1_end = first_entry(&session, |b| {
+        matches!(b, Body::Decision(Decision::RunFinished { .. }))
+    });
+    let undo = first_entry(&session, |b| matches!(b, Body::Record(Record::Undo { .. })));
     tmux.line(&format!("/at {turn1_end}"));
     tmux.wait_for("[branch] continuing from entry", 1);
     tmux.line("a new direction");
@@ -144,12 +102,7 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     tmux.line("what now?");
     tmux.wait_for("Noted.", 1);
     tmux.wait_for("[done]", 4);
-    tmux.keys(&["C-d"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tmux.alive() {
-        assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    tmux.ctrl_d();
 
     let received = server.received();
     assert_eq!(received.len(), 6);
@@ -172,25 +125,15 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     // workspace diff show the undo.
     let log = read_session(&session).unwrap();
     xcsh_replay::replay_branch(&log, log.leaf()).unwrap();
+    env.assert_clean(&session);
     let s = session.to_str().unwrap();
-    let replay = Command::new(BIN)
-        .args(["replay", s])
-        .env("XCSH_HOME", &home)
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replay.stdout)
-    );
-    xcsh(&home, &work, &["check", s]);
-    let tree = xcsh(&home, &work, &["tree", s]);
+    let tree = env.ok(&["tree", s]);
     assert!(tree.contains("user \"what now?\""), "{tree}");
     assert!(!tree.contains("[Note"), "{tree}");
-    let text = xcsh(&home, &work, &["log", s]);
+    let text = env.ok(&["log", s]);
     assert!(text.contains("↶ undo #"), "{text}");
     assert!(text.contains("the model is told"), "{text}");
-    let diff = xcsh(&home, &work, &["diff", "--workspace", s]);
+    let diff = env.ok(&["diff", "--workspace", s]);
     assert!(diff.contains("reverted by /undo"), "{diff}");
     assert!(!diff.contains("no textual difference"), "{diff}");
 }
