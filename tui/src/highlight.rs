@@ -1,0 +1,3 @@
+//! Syntax highlighting of fenced code blocks (syntect, pure-Rust regex backend).
+//!
+//! OWNER: helper "markdown".

@@ -1,0 +1,1 @@
+//! Full-screen overlays on the alternate screen (filled by helper "overlays").
