@@ -22,6 +22,8 @@ pub mod markdown;
 pub mod overlay;
 pub mod pending;
 pub mod status;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod text;
 pub mod theme;
 pub mod tool_card;
