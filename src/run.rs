@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// sent when the run shows a given event; see `run/user_script.rs`.
     #[arg(long, value_name = "FILE", hide = true)]
     user_script: Option<std::path::PathBuf>,
+    /// The interactive mode as plain lines instead of the terminal UI (also on
+    /// TERM=dumb or when stdout is not a terminal).
+    #[arg(long)]
+    plain: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -347,7 +351,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         return show_context(&setup, args.prompt.clone());
     }
     if interactive {
-        return crate::interactive::main(setup).await;
+        return crate::interactive::main(setup, args.plain).await;
     }
     let Some(prompt) = args.prompt.clone() else {
         usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");

@@ -337,26 +337,10 @@ pub fn display_name(path: &Path) -> String {
 
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     let here = workspace_root(&std::env::current_dir()?)?;
-    let files = if args.all {
-        all_session_files()?
-    } else {
-        candidate_files(&here)?
-    };
-    let mut summaries = Vec::new();
-    for path in files {
-        let index = open_index(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let workspace = xcsh_core::log::recorded_workspace_in(&path, index.data(), None)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if !args.all && !is_workspace(&workspace, &here) {
-            continue;
-        }
-        // A fork keeps its source's header; its own id is in its file name, and that
-        // is the id `--resume` takes and the summary shows (`summarize_indexed`).
-        let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
-        // A moved session shows where it is now.
-        summary.workspace = workspace;
-        summaries.push(summary);
-    }
+    let summaries: Vec<xcsh_inspect::SessionSummary> = summaries(&here, args.all)?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
     if args.json {
         for s in &summaries {
             println!("{}", serde_json::to_string(s)?);
@@ -365,6 +349,34 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
         println!("{}", xcsh_inspect::sessions_table(&summaries));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sessions of the workspace `here` (every workspace's with `all`), each with
+/// its file's size in bytes, in file-name (so age) order: what `xcsh sessions` and
+/// the UI's session picker show.
+pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSummary, u64)>> {
+    let files = if all {
+        all_session_files()?
+    } else {
+        candidate_files(here)?
+    };
+    let mut summaries = Vec::new();
+    for path in files {
+        let index = open_index(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let workspace = xcsh_core::log::recorded_workspace_in(&path, index.data(), None)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if !all && !is_workspace(&workspace, here) {
+            continue;
+        }
+        // A fork keeps its source's header; its own id is in its file name, and that
+        // is the id `--resume` takes and the summary shows (`summarize_indexed`).
+        let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
+        // A moved session shows where it is now.
+        summary.workspace = workspace;
+        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+        summaries.push((summary, size));
+    }
+    Ok(summaries)
 }
 
 #[cfg(test)]

@@ -179,16 +179,33 @@ impl Env {
         self.run_on(wire, url, &[extra, &["-p", "read a.txt"]].concat())
     }
 
-    /// Interactive xcsh on `wire` against the server at `url`, with `flags`, in a
-    /// terminal (tmux) in the workspace; returned once it shows its greeting.
+    /// Interactive xcsh in its plain line mode (`--plain`) on `wire` against the
+    /// server at `url`, with `flags`, in a terminal (tmux) in the workspace;
+    /// returned once it shows its greeting.
     pub fn interactive(&self, wire: Wire, url: &str, flags: &str) -> Tmux {
+        let flags = format!("--plain {flags}");
+        let tmux = self.in_terminal(wire, url, flags.trim(), "");
+        tmux.wait_for("/help for commands", 1);
+        tmux
+    }
+
+    /// xcsh's terminal UI on `wire` against the server at `url`, with `flags` and
+    /// the environment `vars` (`NO_COLOR=1 `), in tmux in the workspace; returned
+    /// once its footer shows.
+    pub fn tui(&self, wire: Wire, url: &str, flags: &str, vars: &str) -> Tmux {
+        let tmux = self.in_terminal(wire, url, flags, vars);
+        tmux.wait_for("commands", 1);
+        tmux
+    }
+
+    fn in_terminal(&self, wire: Wire, url: &str, flags: &str, extra_vars: &str) -> Tmux {
         let vars: String = self
             .vars
             .iter()
             .map(|(var, value)| format!("{var}={value} "))
             .collect();
         let command = format!(
-            "XCSH_HOME={} OPENAI_API_KEY= {vars}{BIN} --provider {} --base-url {} --model m{}",
+            "XCSH_HOME={} OPENAI_API_KEY= {vars}{extra_vars}{BIN} --provider {} --base-url {} --model m{}",
             self.home().display(),
             wire.flag(),
             wire.base_url(url),
@@ -198,9 +215,7 @@ impl Env {
                 format!(" {flags}")
             }
         );
-        let tmux = Tmux::start(&self.workspace(), &command);
-        tmux.wait_for("/help for commands", 1);
-        tmux
+        Tmux::start(&self.workspace(), &command)
     }
 
     /// Every session file of this test's home, in name (so time) order.

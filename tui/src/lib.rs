@@ -22,6 +22,7 @@ pub mod markdown;
 pub mod overlay;
 pub mod pending;
 pub mod status;
+pub mod term;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod text;

@@ -1,4 +1,5 @@
-//! Interactive xcsh: a line editor (rustyline, with history) over the runtime. At
+//! The plain line mode of interactive xcsh (`--plain`, `TERM=dumb`, or stdout not
+//! a terminal): a line editor (rustyline, with history) over the runtime. At
 //! the prompt a line starts a turn; while the agent works a line is a steer and
 //! `/queue TEXT` a follow-up. Ctrl-C stops the running turn (again at the prompt:
 //! exit); Ctrl-D on an empty prompt exits. Run output is printed above the prompt,
@@ -13,17 +14,16 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::{mpsc, oneshot};
-use xcsh_core::log::{Body, read_session};
 use xcsh_core::machine::{
-    ApprovalScope, Decision, EntryId, IgnoreReason, StopReason, Usage, Verdict,
+    ApprovalScope, IgnoreReason, StopReason, Verdict,
 };
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, SessionTarget,
-    Task, branch_at, run_agent,
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget,
+    Task, branch_at,
 };
-use xcsh_inspect::Style;
 
+use super::commands;
 use crate::run::Setup;
 use crate::sessions;
 
@@ -351,30 +351,12 @@ impl Ui {
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
-        let session = match &self.session {
-            Some(path) => SessionTarget::Existing {
-                path: path.clone(),
-                at: None,
-            },
-            None => {
-                let (session_id, path) = sessions::new_session(&self.setup.cwd)?;
-                SessionTarget::New {
-                    path,
-                    session_id,
-                    cwd: self.setup.cwd.display().to_string(),
-                }
-            }
-        };
-        let handle = run_agent(RunOptions {
-            session,
+        let handle = commands::start(
+            &self.setup,
+            self.session.as_deref(),
             task,
-            limits: self.setup.limits,
-            system_prompt: self.setup.system_prompt.clone(),
-            provider: Arc::clone(&self.setup.provider),
-            tools: Arc::clone(&self.setup.tools),
-            permissions: self.setup.permissions,
-            approver: Some(self.approver.clone()),
-        })?;
+            self.approver.clone(),
+        )?;
         if self.session.is_none() {
             self.out
                 .line(format!("[session] {}", handle.session_path.display()));
@@ -506,22 +488,10 @@ impl Ui {
                     self.start(Task::Compact)?;
                 }
             }
-            "model" => {
-                // A refused switch says only why; the model did not change.
-                let switched = if arg.is_empty() {
-                    Ok(())
-                } else {
-                    self.setup.switch_model(arg)
-                };
-                match switched {
-                    Ok(()) => self.out.line(format!(
-                        "[model] {} ({})",
-                        self.setup.provider.model(),
-                        self.setup.provider.name()
-                    )),
-                    Err(e) => self.out.line(format!("xcsh: {e:#}")),
-                }
-            }
+            "model" => match commands::model(&mut self.setup, arg) {
+                Ok(said) => self.out.line(format!("[model] {said}")),
+                Err(e) => self.out.line(format!("xcsh: {e:#}")),
+            },
             _ => {
                 let Some(path) = self.session.clone() else {
                     self.out.line("(no session yet: send a prompt first)");
@@ -537,88 +507,19 @@ impl Ui {
 
     fn session_command(&mut self, name: &str, arg: &str, path: &Path) -> Result<()> {
         match name {
-            "at" => {
-                let entry: EntryId = arg
-                    .parse()
-                    .with_context(|| format!("/at {arg}: give an entry id (see /tree)"))?;
-                let id = branch_at(path, entry)?;
-                self.out.line(format!(
-                    "[branch] continuing from entry {entry} (branch record {id}); the next prompt goes there"
-                ));
-            }
-            "usage" => {
-                let log = read_session(path)?;
-                let mut total = Usage::default();
-                let mut runs = 0;
-                for e in &log.entries {
-                    if let Body::Decision(Decision::RunFinished { usage, .. }) = &e.body {
-                        total.add(usage);
-                        runs += 1;
-                    }
-                }
-                let approx = if total.estimated { "~" } else { "" };
-                self.out.line(format!(
-                    "[usage] {runs} run(s) · input {approx}{} · output {approx}{} · cache read {} · cache write {} · total {approx}{}",
-                    total.input_tokens,
-                    total.output_tokens,
-                    total.cache_read_tokens,
-                    total.cache_write_tokens,
-                    total.spend()
-                ));
-            }
-            "tree" => {
-                let log = read_session(path)?;
-                let tree = xcsh_inspect::tree::build(&log, false);
-                self.out
-                    .line(xcsh_inspect::tree::render(&tree, Style::plain()));
-            }
-            "label" => {
-                if arg.is_empty() {
-                    anyhow::bail!("/label NAME: give the name");
-                }
-                let leaf = read_session(path)?.leaf();
-                let (id, _) = xcsh_inspect::fork::label(path, leaf, arg, chrono::Utc::now())?;
-                self.out.line(format!(
-                    "[label] {arg:?} on entry {leaf} (label entry {id})"
-                ));
-            }
+            "at" => self.out.line(format!("[branch] {}", commands::at(path, arg)?)),
+            "usage" => self.out.line(format!("[usage] {}", commands::usage(path)?)),
+            "tree" => self.out.line(commands::tree_text(path)?),
+            "label" => self
+                .out
+                .line(format!("[label] {}", commands::label(path, None, arg)?)),
             "fork" => {
-                let log = read_session(path)?;
-                let leaf = log.leaf();
-                let origin = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
-                let (_, out) = sessions::new_session(&self.setup.cwd)?;
-                xcsh_inspect::fork::fork(path, leaf, &origin, &out, chrono::Utc::now())?;
-                self.out.line(format!(
-                    "[fork] a new session from entry {leaf}: {}; the next prompt goes there",
-                    out.display()
-                ));
+                let (out, said) = commands::fork(path, &self.setup.cwd)?;
+                self.out.line(format!("[fork] {said}"));
                 self.session = Some(out);
             }
-            "diff" => {
-                let log = read_session(path)?;
-                let files = xcsh_inspect::diff::workspace::changes(&log);
-                if files.is_empty() {
-                    self.out.line("[diff] this session changed no file");
-                } else {
-                    self.out.line(xcsh_inspect::diff::workspace::render(
-                        &files,
-                        Style::plain(),
-                    ));
-                }
-            }
-            "undo" => {
-                let undone = crate::undo::undo_last_run(path)?;
-                let files: Vec<String> = undone
-                    .files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect();
-                self.out.line(format!(
-                    "[undo] reverted the changes of the run at entry {}: {}; the model is told with the next prompt on this branch",
-                    undone.run,
-                    files.join(", ")
-                ));
-            }
+            "diff" => self.out.line(format!("[diff] {}", commands::diff_text(path)?)),
+            "undo" => self.out.line(format!("[undo] {}", commands::undo(path)?)),
             other => self
                 .out
                 .line(format!("/{other}: unknown command (/help lists them)")),

@@ -1,0 +1,181 @@
+//! The interactive commands' work, shared by the terminal UI and the plain line
+//! mode: each one reads or changes the session and returns what to tell the user.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use xcsh_core::log::{Body, read_session};
+use xcsh_core::machine::{Decision, EntryId, Usage};
+use xcsh_core::runtime::{
+    Approver, RunHandle, RunOptions, SessionTarget, Task, branch_at, run_agent,
+};
+use xcsh_inspect::Style;
+
+use crate::run::Setup;
+use crate::sessions;
+
+/// Every command with its one-line help, in the order `/help` lists them.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("help", "the commands and keys"),
+    ("status", "provider, model, permissions, session, context and spend"),
+    ("tree", "the branch tree of this session (navigate, continue from, label)"),
+    ("at", "ENTRY: continue from an earlier entry (a new branch)"),
+    ("fork", "a new session file from here"),
+    ("label", "NAME: name the current entry"),
+    ("resume", "pick another session of this workspace"),
+    ("usage", "tokens spent in this session"),
+    ("diff", "what this session changed in the workspace"),
+    ("undo", "revert the last turn's file changes (if unchanged since)"),
+    ("compact", "summarize the conversation now"),
+    ("model", "[NAME]: show or switch the model"),
+    ("pending", "the queued steers and follow-ups"),
+    ("queue", "TEXT: a follow-up, delivered when the turn would finish"),
+    ("clear", "clear the screen (the session keeps everything)"),
+    ("exit", "leave xcsh (also Ctrl-D)"),
+];
+
+/// Starts a run of `task` in the session at `session` (a new session of the
+/// workspace when there is none yet).
+pub fn start(
+    setup: &Setup,
+    session: Option<&Path>,
+    task: Task,
+    approver: Arc<dyn Approver>,
+) -> Result<RunHandle> {
+    let session = match session {
+        Some(path) => SessionTarget::Existing {
+            path: path.to_path_buf(),
+            at: None,
+        },
+        None => {
+            let (session_id, path) = sessions::new_session(&setup.cwd)?;
+            SessionTarget::New {
+                path,
+                session_id,
+                cwd: setup.cwd.display().to_string(),
+            }
+        }
+    };
+    Ok(run_agent(RunOptions {
+        session,
+        task,
+        limits: setup.limits,
+        system_prompt: setup.system_prompt.clone(),
+        provider: Arc::clone(&setup.provider),
+        tools: Arc::clone(&setup.tools),
+        permissions: setup.permissions,
+        approver: Some(approver),
+    })?)
+}
+
+/// `/at ENTRY`.
+pub fn at(path: &Path, arg: &str) -> Result<String> {
+    let entry: EntryId = arg
+        .parse()
+        .with_context(|| format!("/at {arg}: give an entry id (see /tree)"))?;
+    continue_at(path, entry)
+}
+
+/// Continues from `entry` on a new branch (`/at`, Enter in the tree navigator).
+pub fn continue_at(path: &Path, entry: EntryId) -> Result<String> {
+    let id = branch_at(path, entry)?;
+    Ok(format!(
+        "continuing from entry {entry} (branch record {id}); the next prompt goes there"
+    ))
+}
+
+/// `/usage`.
+pub fn usage(path: &Path) -> Result<String> {
+    let log = read_session(path)?;
+    let mut total = Usage::default();
+    let mut runs = 0;
+    for e in &log.entries {
+        if let Body::Decision(Decision::RunFinished { usage, .. }) = &e.body {
+            total.add(usage);
+            runs += 1;
+        }
+    }
+    let approx = if total.estimated { "~" } else { "" };
+    Ok(format!(
+        "{runs} run(s) · input {approx}{} · output {approx}{} · cache read {} · cache write {} · total {approx}{}",
+        total.input_tokens,
+        total.output_tokens,
+        total.cache_read_tokens,
+        total.cache_write_tokens,
+        total.spend()
+    ))
+}
+
+/// `/tree` as text.
+pub fn tree_text(path: &Path) -> Result<String> {
+    let log = read_session(path)?;
+    let tree = xcsh_inspect::tree::build(&log, false);
+    Ok(xcsh_inspect::tree::render(&tree, Style::plain()))
+}
+
+/// `/label NAME` on `entry` (the leaf when `None`).
+pub fn label(path: &Path, entry: Option<EntryId>, name: &str) -> Result<String> {
+    if name.is_empty() {
+        anyhow::bail!("/label NAME: give the name");
+    }
+    let entry = match entry {
+        Some(e) => e,
+        None => read_session(path)?.leaf(),
+    };
+    let (id, _) = xcsh_inspect::fork::label(path, entry, name, chrono::Utc::now())?;
+    Ok(format!("{name:?} on entry {entry} (label entry {id})"))
+}
+
+/// `/fork`: the new session's path and what to say.
+pub fn fork(path: &Path, workspace: &Path) -> Result<(PathBuf, String)> {
+    let log = read_session(path)?;
+    let leaf = log.leaf();
+    let origin = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+    let (_, out) = sessions::new_session(workspace)?;
+    xcsh_inspect::fork::fork(path, leaf, &origin, &out, chrono::Utc::now())?;
+    let said = format!(
+        "a new session from entry {leaf}: {}; the next prompt goes there",
+        out.display()
+    );
+    Ok((out, said))
+}
+
+/// `/diff` as text.
+pub fn diff_text(path: &Path) -> Result<String> {
+    let log = read_session(path)?;
+    let files = xcsh_inspect::diff::workspace::changes(&log);
+    Ok(if files.is_empty() {
+        "this session changed no file".to_string()
+    } else {
+        xcsh_inspect::diff::workspace::render(&files, Style::plain())
+    })
+}
+
+/// `/undo`.
+pub fn undo(path: &Path) -> Result<String> {
+    let undone = crate::undo::undo_last_run(path)?;
+    let files: Vec<String> = undone
+        .files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
+    Ok(format!(
+        "reverted the changes of the run at entry {}: {}; the model is told with the next prompt on this branch",
+        undone.run,
+        files.join(", ")
+    ))
+}
+
+/// `/model [NAME]`.
+pub fn model(setup: &mut Setup, arg: &str) -> Result<String> {
+    // A refused switch says only why; the model did not change.
+    if !arg.is_empty() {
+        setup.switch_model(arg)?;
+    }
+    Ok(format!(
+        "{} ({})",
+        setup.provider.model(),
+        setup.provider.name()
+    ))
+}

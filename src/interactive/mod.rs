@@ -1,0 +1,23 @@
+//! Interactive xcsh: the terminal UI (`xcsh-tui`) on a terminal; the plain line
+//! mode with `--plain`, on `TERM=dumb` (or no `TERM`), or when stdout is not a
+//! terminal. Both carry out the same commands (`commands.rs`).
+
+mod commands;
+mod plain;
+mod tui;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::run::Setup;
+
+pub async fn main(setup: Setup, plain: bool) -> Result<ExitCode> {
+    let dumb = std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb");
+    if plain || dumb || !std::io::stdout().is_terminal() {
+        plain::main(setup).await
+    } else {
+        tui::main(setup).await
+    }
+}

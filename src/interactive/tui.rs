@@ -1,0 +1,625 @@
+//! The terminal UI's controller: it owns the runs and the session, feeds the view
+//! (`xcsh_tui::app::App`) run events and what it reads from the log, and carries
+//! out the view's actions. One loop: keys (from a reader thread), run events,
+//! approval questions and frame ticks, drawn at most ~60 times a second and not at
+//! all while nothing changes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use crossterm::event::{Event, KeyEventKind};
+use tokio::sync::{mpsc, oneshot};
+use xcsh_core::log::read_session;
+use xcsh_core::machine::{ApprovalScope, Permissions, ToolCall, Verdict};
+use xcsh_core::provider::BoxFuture;
+use xcsh_core::runtime::{
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task,
+    branch_at,
+};
+use xcsh_tui::app::{Action, App, StatusInfo};
+use xcsh_tui::cells::{Cell, NoticeLevel};
+use xcsh_tui::overlay::OverlayAction;
+use xcsh_tui::term::Screen;
+use xcsh_tui::{Theme, complete, editor, overlay};
+
+use super::commands;
+use crate::run::Setup;
+use crate::sessions;
+
+/// At most one frame per this long (~60 per second).
+const FRAME: Duration = Duration::from_millis(16);
+/// How often a spinner and elapsed times move while a turn runs.
+const TICK: Duration = Duration::from_millis(100);
+
+type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
+
+/// Puts approval questions to the UI.
+struct UiApprover(mpsc::UnboundedSender<Question>);
+
+impl Approver for UiApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.0.send((request, tx)).is_ok();
+        Box::pin(async move {
+            let deny = ApprovalAnswer {
+                verdict: Verdict::Deny,
+                scope: ApprovalScope::Once,
+                message: None,
+            };
+            if !sent {
+                return deny;
+            }
+            rx.await.unwrap_or(deny)
+        })
+    }
+}
+
+struct Running {
+    handle: RunHandle,
+    exit_after: bool,
+}
+
+struct Controller {
+    setup: Setup,
+    session: Option<PathBuf>,
+    running: Option<Running>,
+    question: Option<oneshot::Sender<ApprovalAnswer>>,
+    approver: Arc<UiApprover>,
+    app: App,
+    started: Instant,
+    exit: bool,
+}
+
+pub async fn main(setup: Setup) -> Result<ExitCode> {
+    let theme = Theme::from_env();
+    let history = sessions::home()?.join("history");
+    let files = complete::FileIndex::scan(&setup.cwd, 50_000);
+    let editor = editor::Editor::new(
+        editor::History::load(&history),
+        commands::COMMANDS,
+        files,
+    );
+    let info = StatusInfo {
+        provider: setup.provider.name().to_string(),
+        model: setup.provider.model().to_string(),
+        permissions: permissions_name(setup.permissions).to_string(),
+        max_steps: setup.limits.max_steps,
+        compact_at: setup.limits.compact_at_tokens,
+        budget: setup.limits.max_tokens,
+        session_id: None,
+    };
+    let (question_tx, mut questions) = mpsc::unbounded_channel();
+    let mut c = Controller {
+        session: None,
+        running: None,
+        question: None,
+        approver: Arc::new(UiApprover(question_tx)),
+        app: App::new(theme, info, editor),
+        started: Instant::now(),
+        exit: false,
+        setup,
+    };
+    c.greet()?;
+    let mut screen = Screen::enter().context("cannot take the terminal for the UI")?;
+    let (key_tx, mut keys) = mpsc::unbounded_channel();
+    std::thread::spawn(move || read_keys(&key_tx));
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME;
+    loop {
+        if dirty && last_frame.elapsed() >= FRAME {
+            c.draw(&mut screen)?;
+            last_frame = Instant::now();
+            dirty = false;
+        }
+        if c.exit {
+            break;
+        }
+        let wait = if dirty {
+            FRAME.saturating_sub(last_frame.elapsed())
+        } else if c.app.animating() {
+            TICK
+        } else {
+            Duration::from_secs(3600)
+        };
+        let step = match c.running.as_mut() {
+            Some(r) => tokio::select! {
+                biased;
+                k = keys.recv() => Step::Key(k),
+                Some(q) = questions.recv() => Step::Question(q),
+                e = r.handle.events.recv() => Step::Event(e),
+                () = tokio::time::sleep(wait) => Step::Tick,
+            },
+            None => tokio::select! {
+                biased;
+                k = keys.recv() => Step::Key(k),
+                () = tokio::time::sleep(wait) => Step::Tick,
+            },
+        };
+        let now = c.now();
+        match step {
+            Step::Key(None) => break,
+            Step::Key(Some(event)) => match event {
+                Event::Key(key) if key.kind != KeyEventKind::Release => {
+                    for action in c.app.on_key(key) {
+                        c.act(action).await?;
+                    }
+                }
+                Event::Paste(text) => c.app.on_paste(&text),
+                Event::Resize(w, h) => screen.resized(w, h)?,
+                _ => {}
+            },
+            Step::Question((request, answer)) => {
+                let current = current_content(&request.call, Path::new(&request.cwd));
+                c.app.ask(request, current);
+                c.question = Some(answer);
+            }
+            Step::Event(Some(event)) => c.app.on_run_event(event, now),
+            Step::Event(None) => c.run_ended().await,
+            Step::Tick => c.app.tick(now),
+        }
+        dirty = true;
+    }
+    c.draw(&mut screen)?;
+    c.app.editor_mut().history_mut().save();
+    screen.leave()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+enum Step {
+    Key(Option<Event>),
+    Question(Question),
+    Event(Option<RunEvent>),
+    Tick,
+}
+
+/// Reads terminal events on a thread of its own. It polls (four times a second
+/// when nothing happens) rather than blocking, so that a cursor-position query of
+/// the screen (after a resize) is never stuck behind it.
+fn read_keys(tx: &mpsc::UnboundedSender<Event>) {
+    loop {
+        match crossterm::event::poll(Duration::from_millis(250)) {
+            Ok(true) => match crossterm::event::read() {
+                Ok(event) => {
+                    if tx.send(event).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            },
+            Ok(false) => {
+                if tx.is_closed() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// What an edit or write would change now: the file's content (for the
+/// approval's diff), if it exists.
+fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
+    if call.name != "edit" && call.name != "write" {
+        return None;
+    }
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+    let path = args.get("path")?.as_str()?;
+    std::fs::read_to_string(cwd.join(path)).ok()
+}
+
+fn permissions_name(p: Permissions) -> &'static str {
+    match p {
+        Permissions::Ask => "ask",
+        Permissions::Readonly => "readonly",
+        Permissions::Yolo => "yolo",
+    }
+}
+
+impl Controller {
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The greeting, and a continued session's conversation so far.
+    fn greet(&mut self) -> Result<()> {
+        self.app.notice(
+            NoticeLevel::Info,
+            format!(
+                "xcsh · {} · {} · {}",
+                self.setup.provider.name(),
+                self.setup.provider.model(),
+                self.setup.cwd.display()
+            ),
+        );
+        if let SessionTarget::Existing { path, at } = &self.setup.session.clone() {
+            self.show_session(path)?;
+            if let Some(at) = at {
+                let id = branch_at(path, *at)?;
+                self.app.notice(
+                    NoticeLevel::Info,
+                    format!("continuing from entry {at} on a new branch (branch record {id})"),
+                );
+            }
+            self.session = Some(path.clone());
+        }
+        Ok(())
+    }
+
+    /// Shows the conversation of the session at `path` (from its entries) and
+    /// makes it the current one.
+    fn show_session(&mut self, path: &Path) -> Result<()> {
+        let log = read_session(path)?;
+        for cell in xcsh_tui::cells::from_entries(&log, log.leaf()) {
+            self.app.push_cell(cell);
+        }
+        let id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+        self.app.notice(
+            NoticeLevel::Info,
+            format!("continuing session {id} ({})", path.display()),
+        );
+        self.app.info_mut().session_id = Some(id);
+        Ok(())
+    }
+
+    fn draw(&mut self, screen: &mut Screen) -> Result<()> {
+        let now = self.now();
+        if self.app.overlay_open() {
+            screen.open_overlay()?;
+            screen.draw_overlay(|f| {
+                let area = f.area();
+                self.app.render_overlay(area, f.buffer_mut());
+            })?;
+            return Ok(());
+        }
+        screen.close_overlay()?;
+        let history = self.app.take_history(screen.width(), now);
+        screen.insert_history(&history)?;
+        let live = self
+            .app
+            .render_live(screen.width(), screen.max_live_height(), now);
+        screen.draw_live(&live)?;
+        Ok(())
+    }
+
+    async fn run_ended(&mut self) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        self.question = None;
+        match running.handle.result().await {
+            Ok(result) => {
+                if !result.undelivered.is_empty() {
+                    self.app.notice(
+                        NoticeLevel::Warning,
+                        format!("not delivered: {}", result.undelivered.join(" · ")),
+                    );
+                }
+            }
+            Err(e) => self
+                .app
+                .notice(NoticeLevel::Error, format!("the run failed: {e}")),
+        }
+        self.app.on_run_end(self.now());
+        if running.exit_after {
+            self.exit = true;
+        }
+    }
+
+    fn start(&mut self, task: Task, shown: Option<String>) -> Result<()> {
+        let handle = commands::start(
+            &self.setup,
+            self.session.as_deref(),
+            task,
+            self.approver.clone(),
+        )?;
+        if self.session.is_none() {
+            let id = sessions::display_name(&handle.session_path);
+            self.app.info_mut().session_id = Some(id);
+        }
+        self.session = Some(handle.session_path.clone());
+        if let Some(text) = shown {
+            self.app.push_cell(Cell::User {
+                text,
+                origin: xcsh_core::machine::UserOrigin::Prompt,
+            });
+        }
+        self.running = Some(Running {
+            handle,
+            exit_after: false,
+        });
+        Ok(())
+    }
+
+    async fn act(&mut self, action: Action) -> Result<()> {
+        match action {
+            Action::Prompt(text) => {
+                let (task, attached) = self.with_mentions(&text).await;
+                let shown = if attached.is_empty() {
+                    text
+                } else {
+                    format!("{text}\n(attached: {})", attached.join(", "))
+                };
+                if let Err(e) = self.start(Task::Prompt(task), Some(shown)) {
+                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                }
+            }
+            Action::Steer(text) => {
+                if let Some(r) = &self.running {
+                    r.handle.steer(text);
+                }
+            }
+            Action::FollowUp(text) => {
+                if let Some(r) = &self.running {
+                    r.handle.follow_up(text);
+                } else if let Err(e) = self.start(Task::Prompt(text.clone()), Some(text)) {
+                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                }
+            }
+            Action::Answer(answer) => {
+                if let Some(tx) = self.question.take() {
+                    let _ = tx.send(answer);
+                }
+            }
+            Action::Interrupt => {
+                if let Some(r) = &self.running {
+                    r.handle.interrupt();
+                }
+            }
+            Action::Exit => match &mut self.running {
+                Some(r) => r.exit_after = true,
+                None => self.exit = true,
+            },
+            Action::Transcript => self.open_transcript(),
+            Action::Command { name, arg } => {
+                if let Err(e) = self.command(&name, &arg).await {
+                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                }
+            }
+            Action::Overlay(action) => {
+                if let Err(e) = self.overlay_action(action) {
+                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The prompt with each `@path` mention's file attached as the read tool
+    /// returns it, and the mentioned paths.
+    async fn with_mentions(&self, text: &str) -> (String, Vec<String>) {
+        let mut task = text.to_string();
+        let mut attached = Vec::new();
+        for path in complete::mentions(text) {
+            let call = ToolCall {
+                id: xcsh_core::machine::CallId::from(format!("mention-{}", attached.len())),
+                name: "read".into(),
+                arguments: serde_json::json!({ "path": path }).to_string(),
+            };
+            let outcome = self
+                .setup
+                .tools
+                .execute(call, tokio_util::sync::CancellationToken::new())
+                .await;
+            if outcome.status == xcsh_core::machine::ToolStatus::Ok {
+                task.push_str(&format!(
+                    "\n\n<file path=\"{path}\">\n{}\n</file>",
+                    outcome.content
+                ));
+                attached.push(path);
+            }
+        }
+        (task, attached)
+    }
+
+    fn open_transcript(&mut self) {
+        let Some(path) = self.session.clone() else {
+            self.app
+                .notice(NoticeLevel::Info, "no conversation yet: send a prompt first");
+            return;
+        };
+        let theme = self.app.theme();
+        let render = move |width: u16| -> Vec<ratatui::text::Line<'static>> {
+            match read_session(&path) {
+                Ok(log) => xcsh_tui::cells::from_entries(&log, log.leaf())
+                    .iter()
+                    .flat_map(|c| c.lines(width, 0, &theme))
+                    .collect(),
+                Err(e) => vec![ratatui::text::Line::from(format!("cannot read the session: {e}"))],
+            }
+        };
+        self.app
+            .open_overlay(Box::new(overlay::transcript::Transcript::new(Box::new(render))));
+    }
+
+    fn overlay_action(&mut self, action: OverlayAction) -> Result<()> {
+        match action {
+            OverlayAction::ContinueAt(entry) => {
+                let path = self.session_path()?;
+                let said = commands::continue_at(&path, entry)?;
+                self.app.notice(NoticeLevel::Info, said);
+            }
+            OverlayAction::Label { entry, name } => {
+                let path = self.session_path()?;
+                let said = commands::label(&path, Some(entry), &name)?;
+                self.app.notice(NoticeLevel::Info, format!("label {said}"));
+            }
+            OverlayAction::Resume(path) => {
+                if self.running.is_some() {
+                    anyhow::bail!("/resume waits for the turn to finish (Ctrl-C stops it)");
+                }
+                self.show_session(&path)?;
+                self.session = Some(path);
+            }
+        }
+        Ok(())
+    }
+
+    fn session_path(&self) -> Result<PathBuf> {
+        self.session
+            .clone()
+            .context("no session yet: send a prompt first")
+    }
+
+    async fn command(&mut self, name: &str, arg: &str) -> Result<()> {
+        // While a turn runs, only the commands that do not change the session.
+        if self.running.is_some()
+            && !matches!(name, "help" | "pending" | "status" | "queue" | "clear" | "exit" | "quit" | "usage" | "tree" | "diff")
+        {
+            anyhow::bail!("/{name} waits for the turn to finish (Ctrl-C stops it)");
+        }
+        match name {
+            "help" => self.app.notice(NoticeLevel::Info, help()),
+            "exit" | "quit" => self.act_exit(),
+            "clear" => self.app.clear_view(),
+            "status" => {
+                let said = self.status();
+                self.app.notice(NoticeLevel::Info, said);
+            }
+            "pending" => {
+                let said = match &self.running {
+                    Some(r) => {
+                        let p = r.handle.pending().await;
+                        format!(
+                            "pending · steers: {} · follow-ups: {}",
+                            list(&p.steers),
+                            list(&p.follow_ups)
+                        )
+                    }
+                    None => "pending: nothing (no turn is running)".into(),
+                };
+                self.app.notice(NoticeLevel::Info, said);
+            }
+            "queue" => {
+                if arg.is_empty() {
+                    anyhow::bail!("/queue TEXT: give the message");
+                }
+                self.act(Action::FollowUp(arg.to_string())).await.ok();
+            }
+            "compact" => {
+                if self.session.is_none() {
+                    anyhow::bail!("nothing to compact yet");
+                }
+                self.start(Task::Compact, None)?;
+            }
+            "model" => {
+                let said = commands::model(&mut self.setup, arg)?;
+                self.app.info_mut().model = self.setup.provider.model().to_string();
+                self.app.notice(NoticeLevel::Info, format!("model: {said}"));
+            }
+            "resume" => {
+                let rows = picker_rows(&self.setup.cwd)?;
+                self.app
+                    .open_overlay(Box::new(overlay::picker::Picker::new(rows, now_unix())));
+            }
+            _ => {
+                let path = self.session_path()?;
+                self.session_command(name, arg, &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn act_exit(&mut self) {
+        match &mut self.running {
+            Some(r) => {
+                r.handle.interrupt();
+                r.exit_after = true;
+            }
+            None => self.exit = true,
+        }
+    }
+
+    fn session_command(&mut self, name: &str, arg: &str, path: &Path) -> Result<()> {
+        let theme = self.app.theme();
+        match name {
+            "at" => {
+                let said = commands::at(path, arg)?;
+                self.app.notice(NoticeLevel::Info, said);
+            }
+            "usage" => {
+                let said = commands::usage(path)?;
+                self.app.notice(NoticeLevel::Info, format!("usage: {said}"));
+            }
+            "tree" => {
+                let log = read_session(path)?;
+                self.app
+                    .open_overlay(Box::new(overlay::tree::TreeNavigator::new(Arc::new(log))));
+            }
+            "label" => {
+                let said = commands::label(path, None, arg)?;
+                self.app.notice(NoticeLevel::Info, format!("label {said}"));
+            }
+            "fork" => {
+                let (out, said) = commands::fork(path, &self.setup.cwd)?;
+                self.app.notice(NoticeLevel::Info, format!("fork: {said}"));
+                self.app.info_mut().session_id = Some(sessions::display_name(&out));
+                self.session = Some(out);
+            }
+            "diff" => {
+                let log = read_session(path)?;
+                let files = xcsh_inspect::diff::workspace::changes(&log);
+                if files.is_empty() {
+                    self.app
+                        .notice(NoticeLevel::Info, "this session changed no file");
+                } else {
+                    self.app
+                        .open_overlay(Box::new(overlay::diff::DiffOverlay::new(files, theme)));
+                }
+            }
+            "undo" => {
+                let said = commands::undo(path)?;
+                self.app.notice(NoticeLevel::Info, format!("undo: {said}"));
+            }
+            other => anyhow::bail!("/{other}: unknown command (/help lists them)"),
+        }
+        Ok(())
+    }
+
+    fn status(&self) -> String {
+        let s = &self.setup;
+        format!(
+            "provider {} · model {} · permissions {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
+            s.provider.name(),
+            s.provider.model(),
+            permissions_name(s.permissions),
+            s.cwd.display(),
+            self.session
+                .as_ref()
+                .map_or("none yet".to_string(), |p| p.display().to_string()),
+            s.limits.max_steps,
+            s.limits.compact_at_tokens,
+            s.limits.max_tokens,
+        )
+    }
+}
+
+fn help() -> String {
+    let mut out = String::from("commands:\n");
+    for (name, help) in commands::COMMANDS {
+        out.push_str(&format!("  /{name:<10} {help}\n"));
+    }
+    out.push_str(
+        "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
+    );
+    out
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(" | ")
+    }
+}
+
+fn now_unix() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The sessions of this workspace for the picker, newest first.
+fn picker_rows(workspace: &Path) -> Result<Vec<overlay::picker::PickerRow>> {
+    sessions::picker_rows(workspace)
+}
