@@ -1,1 +1,3 @@
 //! (filled by helper "widgets")
+
+pub mod fmt;
