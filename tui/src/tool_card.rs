@@ -446,13 +446,20 @@ impl ToolCard {
             (ToolArgs::Bash { .. }, None) => {
                 let result = outcome::bash(&f.content);
                 if let Some(code) = &result.exit {
-                    let role = if code == "0" { Role::Dim } else { Role::Error };
-                    meta.extend([
-                        sep(),
-                        Span::styled(format!("exit {code}"), theme.style(role)),
-                    ]);
+                    let (text, role) = match code.strip_prefix("none (killed by ") {
+                        Some(signal) => (signal.trim_end_matches(')').to_owned(), Role::Warning),
+                        None if code == "0" => ("exit 0".to_owned(), Role::Dim),
+                        None => (format!("exit {code}"), Role::Error),
+                    };
+                    let role = match f.outcome {
+                        Outcome::Cancelled => Role::Dim,
+                        Outcome::Succeeded | Outcome::Failed | Outcome::Denied => role,
+                    };
+                    meta.extend([sep(), Span::styled(text, theme.style(role))]);
                 }
-                for note in &result.notes {
+                // The header says "cancelled" already.
+                let cancelled = format!("bash {}", xcsh_core::tools::CANCELLED_NOTE);
+                for note in result.notes.iter().filter(|n| !n.starts_with(&cancelled)) {
                     body.push(Line::from(Span::styled(
                         fmt::clean(note),
                         theme.style(Role::Warning),

@@ -158,11 +158,8 @@ pub fn prefixed(
             };
             let mut spans = vec![prefix];
             spans.extend(row.spans);
-            let spans = if indent >= width {
-                clip_spans(spans, usize::from(width))
-            } else {
-                spans
-            };
+            // Never wider than `width`, whatever the wrapper did with wide characters.
+            let spans = clip_spans(spans, usize::from(width));
             out.push(Line::from(spans).style(row.style));
         }
     }
