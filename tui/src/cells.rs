@@ -1,1 +1,495 @@
-//! (filled by helper "widgets")
+//! The history model: the conversation as cells (user messages, assistant
+//! messages, reasoning, tool cards, notices, compactions, turn ends), each drawn as
+//! wrapped, styled lines; and the same cells rebuilt from a session log's entries
+//! (resuming a session, the transcript overlay): the log is the truth, cells are
+//! its view.
+
+pub mod fmt;
+
+use std::collections::BTreeMap;
+
+use ratatui::text::{Line, Span};
+use xcsh_core::log::{Body, Dag, Entry, LogError, Record, SessionLog};
+use xcsh_core::machine::{
+    CallId, Decision, EntryId, ProviderErrorKind, StepOutcome, StopReason, ToolStatus, Usage,
+    UserOrigin,
+};
+
+use crate::Theme;
+use crate::theme::Role;
+use crate::tool_card::{Before, ToolCard, ToolFinish};
+
+/// How much a notice matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// One item of the history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// A user message: a prompt, or a steer or follow-up once delivered.
+    User {
+        origin: UserOrigin,
+        text: String,
+    },
+    /// An assistant message's text (Markdown, rendered at the width it is drawn).
+    Assistant {
+        markdown: String,
+    },
+    /// A step's reasoning; collapsed it is one line.
+    Reasoning {
+        text: String,
+        expanded: bool,
+    },
+    Tool(ToolCard),
+    Notice {
+        level: Level,
+        text: String,
+    },
+    /// The context was compacted.
+    Compaction {
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// A run (turn) ended.
+    TurnEnd {
+        reason: StopReason,
+        steps: u32,
+        usage: Usage,
+        /// From its prompt to its end, when known.
+        elapsed_ms: Option<u64>,
+    },
+}
+
+impl Cell {
+    /// The cell at `width` columns (no blank line around it: see [`lines_of`]).
+    pub fn lines(&self, width: u16, now_ms: u64, theme: &Theme) -> Vec<Line<'static>> {
+        match self {
+            Cell::User { origin, text } => {
+                let kind = match origin {
+                    UserOrigin::Prompt => None,
+                    UserOrigin::Steer => Some("steer · "),
+                    UserOrigin::FollowUp => Some("follow-up · "),
+                    UserOrigin::Undo => Some("undo note · "),
+                };
+                let mut body = fmt::plain(&fmt::clean(text.trim_end()), theme.style(Role::Text));
+                if let (Some(kind), Some(first)) = (kind, body.first_mut()) {
+                    first
+                        .spans
+                        .insert(0, Span::styled(kind, theme.style(Role::Dim)));
+                }
+                fmt::prefixed(
+                    body,
+                    width,
+                    Span::styled("› ", theme.style(Role::User)),
+                    Span::raw("  "),
+                )
+            }
+            Cell::Assistant { markdown } => {
+                let source = fmt::clean(markdown.trim());
+                let body = crate::markdown::render(&source, width.saturating_sub(2).max(1), theme);
+                indented(
+                    body,
+                    width,
+                    Span::styled("• ", theme.style(Role::Assistant)),
+                )
+            }
+            Cell::Reasoning { text, expanded } => {
+                let style = theme.style(Role::Reasoning);
+                let text = fmt::clean(text.trim());
+                let count = text.lines().count();
+                if !*expanded {
+                    let plural = if count == 1 { "line" } else { "lines" };
+                    let line = format!("∴ thinking · {count} {plural} (Ctrl-O shows reasoning)");
+                    return vec![Line::from(Span::styled(
+                        fmt::clip(&line, usize::from(width)),
+                        style,
+                    ))];
+                }
+                let mut out = vec![Line::from(Span::styled("∴ thinking", style))];
+                out.extend(fmt::prefixed(
+                    fmt::plain(&text, style),
+                    width,
+                    Span::raw("  "),
+                    Span::raw("  "),
+                ));
+                out
+            }
+            Cell::Tool(card) => card.lines(width, now_ms, theme),
+            Cell::Notice { level, text } => {
+                let (mark, role) = match level {
+                    Level::Info => ("· ", Role::Dim),
+                    Level::Warning => ("! ", Role::Warning),
+                    Level::Error => ("✗ ", Role::Error),
+                };
+                fmt::prefixed(
+                    fmt::plain(&fmt::clean(text.trim_end()), theme.style(role)),
+                    width,
+                    Span::styled(mark, theme.style(role)),
+                    Span::raw("  "),
+                )
+            }
+            Cell::Compaction {
+                tokens_before,
+                tokens_after,
+            } => vec![Line::from(Span::styled(
+                fmt::clip(
+                    &format!(
+                        "≡ compacted · {} → {} tokens",
+                        fmt::tokens(*tokens_before),
+                        fmt::tokens(*tokens_after)
+                    ),
+                    usize::from(width),
+                ),
+                theme.style(Role::Dim),
+            ))],
+            Cell::TurnEnd {
+                reason,
+                steps,
+                usage,
+                elapsed_ms,
+            } => turn_end(reason, *steps, usage, *elapsed_ms, width, theme),
+        }
+    }
+}
+
+/// `body` (already wrapped to `width - 2`) with `first` before its first row and
+/// two spaces before the others.
+fn indented(body: Vec<Line<'static>>, width: u16, first: Span<'static>) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for line in body {
+        let prefix = if out.is_empty() {
+            first.clone()
+        } else {
+            Span::raw("  ")
+        };
+        let mut spans = vec![prefix];
+        spans.extend(line.spans);
+        out.push(Line::from(fmt::clip_spans(spans, usize::from(width))).style(line.style));
+    }
+    if out.is_empty() {
+        out.push(Line::from(first));
+    }
+    out
+}
+
+/// `─ done · 3 steps · 1.2k in / 340 out · 14.0s`, or why the turn stopped.
+fn turn_end(
+    reason: &StopReason,
+    steps: u32,
+    usage: &Usage,
+    elapsed_ms: Option<u64>,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let (what, role) = match reason {
+        StopReason::Completed => ("done".to_owned(), Role::Dim),
+        StopReason::Interrupted => ("stopped by you".to_owned(), Role::Warning),
+        StopReason::MaxSteps { limit } => (
+            format!("stopped: {limit} steps, the step limit"),
+            Role::Warning,
+        ),
+        StopReason::MaxTokens { limit, spent } => (
+            format!(
+                "stopped: the budget of {} tokens is spent ({})",
+                fmt::tokens(*limit),
+                fmt::tokens(*spent)
+            ),
+            Role::Warning,
+        ),
+        StopReason::OutputLimit => (
+            "stopped: the response hit its output limit".to_owned(),
+            Role::Warning,
+        ),
+        StopReason::ContentFilter => (
+            "stopped: the provider withheld the response".to_owned(),
+            Role::Warning,
+        ),
+        StopReason::ProviderError { error } => (
+            format!(
+                "failed: {}: {}",
+                kind_name(error.kind),
+                error.message.trim()
+            ),
+            Role::Error,
+        ),
+        StopReason::ContextOverflow { error, .. } => (
+            format!("failed: the context is too long: {}", error.message.trim()),
+            Role::Error,
+        ),
+        StopReason::Crashed => (
+            "failed: the previous process ended during the run".to_owned(),
+            Role::Error,
+        ),
+    };
+    let approx = if usage.estimated { "~" } else { "" };
+    let plural = if steps == 1 { "step" } else { "steps" };
+    let mut facts = format!(
+        " · {steps} {plural} · {approx}{} in / {approx}{} out",
+        fmt::tokens(usage.context_tokens()),
+        fmt::tokens(usage.output_tokens)
+    );
+    if let Some(ms) = elapsed_ms {
+        facts.push_str(&format!(" · {}", fmt::duration(ms)));
+    }
+    let line = Line::from(vec![
+        Span::styled(format!("─ {}", fmt::clean(&what)), theme.style(role)),
+        Span::styled(facts, theme.style(Role::Dim)),
+    ]);
+    crate::text::wrap(&line, width)
+        .into_iter()
+        .map(|l| Line::from(fmt::clip_spans(l.spans, usize::from(width))))
+        .collect()
+}
+
+fn kind_name(kind: ProviderErrorKind) -> &'static str {
+    match kind {
+        ProviderErrorKind::Http => "HTTP error",
+        ProviderErrorKind::Api => "API error",
+        ProviderErrorKind::Disconnected => "disconnected",
+        ProviderErrorKind::IdleTimeout => "idle timeout",
+        ProviderErrorKind::Malformed => "malformed stream",
+        ProviderErrorKind::ScriptExhausted => "script exhausted",
+        ProviderErrorKind::ContextOverflow => "context overflow",
+    }
+}
+
+/// Every cell at `width`, one blank line between cells.
+pub fn lines_of(cells: &[Cell], width: u16, now_ms: u64, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(Line::default());
+        }
+        out.extend(cell.lines(width, now_ms, theme));
+    }
+    out
+}
+
+/// The conversation on the branch from the root to `leaf`, as cells rebuilt from
+/// the recorded entries.
+pub fn from_entries(log: &SessionLog, leaf: EntryId) -> Result<Vec<Cell>, LogError> {
+    if log.get(leaf).is_none() {
+        return Err(log.no_entry(leaf));
+    }
+    let path = Dag::from_log(log).path_to_root(leaf)?;
+    let entries: Vec<&Entry> = path.iter().filter_map(|id| log.get(*id)).collect();
+    Ok(from_branch(log, &entries))
+}
+
+/// The cells of `entries` (a branch, root first); `log` resolves the ids that
+/// decisions name (undelivered messages).
+pub fn from_branch(log: &SessionLog, entries: &[&Entry]) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    let mut cards: BTreeMap<CallId, usize> = BTreeMap::new();
+    let mut turn_start = None;
+    for entry in entries {
+        match &entry.body {
+            Body::Record(record) => {
+                on_record(record, entry, &mut cells, &mut cards, &mut turn_start)
+            }
+            Body::Decision(decision) => {
+                on_decision(log, decision, entry, &mut cells, &mut cards, turn_start)
+            }
+            Body::Unknown { type_name, .. } => cells.push(Cell::Notice {
+                level: Level::Warning,
+                text: format!(
+                    "entry #{} has a type this version does not know: {type_name}",
+                    entry.id
+                ),
+            }),
+        }
+    }
+    cells
+}
+
+fn on_record<'e>(
+    record: &Record,
+    entry: &'e Entry,
+    cells: &mut Vec<Cell>,
+    cards: &mut BTreeMap<CallId, usize>,
+    turn_start: &mut Option<&'e Entry>,
+) {
+    let mut notice = |level, text| cells.push(Cell::Notice { level, text });
+    match record {
+        Record::UserMessage { text, .. } => {
+            // Call ids are unique within a run only (the faux provider's repeat).
+            cards.clear();
+            *turn_start = Some(entry);
+            cells.push(Cell::User {
+                origin: UserOrigin::Prompt,
+                text: text.clone(),
+            });
+        }
+        Record::Step(step) => {
+            if let StepOutcome::Failed { error } = &step.outcome {
+                notice(
+                    Level::Error,
+                    format!(
+                        "the provider failed: {}: {}",
+                        kind_name(error.kind),
+                        error.message
+                    ),
+                );
+            }
+            let message = &step.message;
+            if !message.reasoning.trim().is_empty() {
+                cells.push(Cell::Reasoning {
+                    text: message.reasoning.clone(),
+                    expanded: false,
+                });
+            }
+            if !message.text.trim().is_empty() {
+                cells.push(Cell::Assistant {
+                    markdown: message.text.clone(),
+                });
+            }
+        }
+        Record::ToolResult(result) => {
+            let finish = ToolFinish {
+                status: result.outcome.status,
+                content: result.outcome.content.clone(),
+                duration_ms: result.duration_ms,
+                synthetic: None,
+                before: result.changes.first().map(Before::from).unwrap_or_default(),
+            };
+            let i = card_index(cells, cards, &result.call_id, &result.name, "{}");
+            if let Some(Cell::Tool(card)) = cells.get_mut(i) {
+                card.finish(finish);
+            }
+        }
+        Record::CompactionSummary {
+            error: Some(error), ..
+        } => notice(
+            Level::Warning,
+            format!("compaction failed: {}", error.message),
+        ),
+        Record::Recovered { note } => notice(Level::Warning, note.clone()),
+        Record::Undo { run, files, .. } => {
+            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            let plural = if files.len() == 1 { "file" } else { "files" };
+            notice(
+                Level::Info,
+                format!(
+                    "undo: {} {plural} of the run at #{run} put back ({})",
+                    files.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+        Record::Branch { .. } => notice(
+            Level::Info,
+            format!(
+                "continued from entry #{} on a new branch",
+                entry.parent.map_or(0, |p| p.0)
+            ),
+        ),
+        Record::Workspace { to, .. } => notice(Level::Info, format!("the workspace is now {to}")),
+        Record::CompactionSummary { error: None, .. }
+        | Record::Session(_)
+        | Record::Label { .. }
+        | Record::Steer { .. }
+        | Record::FollowUp { .. }
+        | Record::Interrupt {}
+        | Record::LateEvent { .. }
+        | Record::Compact { .. }
+        | Record::ApprovalAnswer { .. } => {}
+    }
+}
+
+fn on_decision(
+    log: &SessionLog,
+    decision: &Decision,
+    entry: &Entry,
+    cells: &mut Vec<Cell>,
+    cards: &mut BTreeMap<CallId, usize>,
+    turn_start: Option<&Entry>,
+) {
+    match decision {
+        Decision::Delivered { origin, text, .. } => cells.push(Cell::User {
+            origin: *origin,
+            text: text.clone(),
+        }),
+        Decision::ToolDispatched { call, .. } => {
+            card_index(cells, cards, &call.id, &call.name, &call.arguments);
+        }
+        Decision::SyntheticResult {
+            call,
+            reason,
+            content,
+        } => {
+            let i = card_index(cells, cards, &call.id, &call.name, &call.arguments);
+            if let Some(Cell::Tool(card)) = cells.get_mut(i) {
+                card.finish(ToolFinish {
+                    status: ToolStatus::Error,
+                    content: content.clone(),
+                    duration_ms: 0,
+                    synthetic: Some(*reason),
+                    before: Before::NotRecorded,
+                });
+            }
+        }
+        Decision::Compacted {
+            tokens_before,
+            tokens_after,
+            ..
+        } => cells.push(Cell::Compaction {
+            tokens_before: *tokens_before,
+            tokens_after: *tokens_after,
+        }),
+        Decision::RunFinished {
+            reason,
+            steps,
+            usage,
+            undelivered,
+        } => {
+            if !undelivered.is_empty() {
+                let texts: Vec<String> = undelivered
+                    .iter()
+                    .filter_map(|id| match log.get(*id).map(|e| &e.body) {
+                        Some(Body::Record(Record::Steer { text } | Record::FollowUp { text })) => {
+                            Some(fmt::clip(text.trim(), 60))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                cells.push(Cell::Notice {
+                    level: Level::Warning,
+                    text: format!("not delivered: {}", texts.join(" · ")),
+                });
+            }
+            let elapsed_ms = turn_start
+                .and_then(|start| u64::try_from((entry.ts - start.ts).num_milliseconds()).ok());
+            cells.push(Cell::TurnEnd {
+                reason: reason.clone(),
+                steps: *steps,
+                usage: *usage,
+                elapsed_ms,
+            });
+        }
+        Decision::StepStarted { .. }
+        | Decision::Approval { .. }
+        | Decision::CompactionStarted { .. }
+        | Decision::Ignored { .. } => {}
+    }
+}
+
+/// The index of the card of `call_id`, made (queued) if there is none yet.
+fn card_index(
+    cells: &mut Vec<Cell>,
+    cards: &mut BTreeMap<CallId, usize>,
+    call_id: &CallId,
+    name: &str,
+    arguments: &str,
+) -> usize {
+    *cards.entry(call_id.clone()).or_insert_with(|| {
+        cells.push(Cell::Tool(ToolCard::new(call_id.clone(), name, arguments)));
+        cells.len() - 1
+    })
+}
+
+#[cfg(test)]
+mod tests;

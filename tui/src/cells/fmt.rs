@@ -1,0 +1,240 @@
+//! Small formatting helpers shared by the history widgets (cells, tool cards,
+//! approvals, the status line): untrusted text made safe, clipping and path
+//! shortening by display width, durations and token counts.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// How many columns a tab becomes (tool output, `read`'s line-number prefix).
+const TAB: usize = 4;
+
+/// Untrusted text (model text, tool output, arguments) made safe to show: escape
+/// sequences and control characters become visible (`xcsh_inspect`'s
+/// `neutralize`), tabs become spaces (a terminal cell cannot hold a tab).
+pub fn clean(text: &str) -> String {
+    let safe = xcsh_inspect::terminal::neutralize(text);
+    if !safe.contains('\t') {
+        return safe.into_owned();
+    }
+    let mut out = String::with_capacity(safe.len() + 8);
+    let mut col = 0;
+    for ch in safe.chars() {
+        match ch {
+            '\t' => {
+                let n = TAB - col % TAB;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            '\n' => {
+                out.push(ch);
+                col = 0;
+            }
+            _ => {
+                out.push(ch);
+                col += ch.width().unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
+/// The display width of `s` in terminal columns.
+pub fn width(s: &str) -> usize {
+    s.width()
+}
+
+/// `s` cut to at most `max` columns, ending in `…` when something was cut.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.width() <= max {
+        return s.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in s.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// `s` cut from the left to at most `max` columns, starting with `…`.
+fn clip_left(s: &str, max: usize) -> String {
+    if s.width() <= max {
+        return s.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for ch in s.chars().rev() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        kept.push(ch);
+        used += w;
+    }
+    let mut out = String::from("…");
+    out.extend(kept.into_iter().rev());
+    out
+}
+
+/// A path shortened from the left to `max` columns: whole leading components go
+/// first (`…/src/lib.rs`), then the file name is cut from the left (`…ib.rs`).
+pub fn shorten_path(path: &str, max: usize) -> String {
+    if path.width() <= max {
+        return path.to_owned();
+    }
+    let mut rest = path;
+    while let Some(i) = rest.find('/') {
+        rest = &rest[i + 1..];
+        if rest.is_empty() {
+            break;
+        }
+        let candidate = format!("…/{rest}");
+        if candidate.width() <= max {
+            return candidate;
+        }
+    }
+    clip_left(path, max)
+}
+
+/// A duration as people read it: `0.4s`, `3.2s`, `1m 05s`, `2h 03m`.
+pub fn duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs < 60 {
+        format!("{}.{}s", secs, (ms % 1000) / 100)
+    } else if secs < 3600 {
+        format!("{}m {:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+/// A token count in a few characters: `340`, `1.2k`, `41k`, `1M`, `2.5M`.
+pub fn tokens(n: u64) -> String {
+    fn scaled(n: u64, unit: u64, suffix: &str) -> String {
+        let tenths = n * 10 / unit;
+        if tenths < 100 && !tenths.is_multiple_of(10) {
+            format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+        } else {
+            format!("{}{suffix}", n / unit)
+        }
+    }
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => scaled(n, 1_000, "k"),
+        _ => scaled(n, 1_000_000, "M"),
+    }
+}
+
+/// `lines` (each wrapped to `width - prefix`) with `first` before the first row and
+/// `rest` before every other row; both prefixes must be the same width.
+pub fn prefixed(
+    lines: Vec<Line<'static>>,
+    width: u16,
+    first: Span<'static>,
+    rest: Span<'static>,
+) -> Vec<Line<'static>> {
+    let indent = u16::try_from(first.content.width()).unwrap_or(u16::MAX);
+    let inner = width.saturating_sub(indent).max(1);
+    let mut out = Vec::new();
+    for line in lines {
+        for row in crate::text::wrap(&line, inner) {
+            let prefix = if out.is_empty() {
+                first.clone()
+            } else {
+                rest.clone()
+            };
+            let mut spans = vec![prefix];
+            spans.extend(row.spans);
+            // Never wider than `width`, whatever the wrapper did with wide characters.
+            let spans = clip_spans(spans, usize::from(width));
+            out.push(Line::from(spans).style(row.style));
+        }
+    }
+    if out.is_empty() {
+        out.push(Line::from(first));
+    }
+    out
+}
+
+/// Plain `text` (already cleaned) as lines of one style, one per source line.
+pub fn plain(text: &str, style: Style) -> Vec<Line<'static>> {
+    text.split('\n')
+        .map(|l| Line::from(Span::styled(l.trim_end_matches('\r').to_owned(), style)))
+        .collect()
+}
+
+/// `spans` cut to `max` columns (the last span kept gets an `…`).
+pub fn clip_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in spans {
+        let w = span.content.width();
+        if used + w <= max {
+            used += w;
+            out.push(span);
+            continue;
+        }
+        let room = max - used;
+        if room > 0 {
+            out.push(Span::styled(clip(&span.content, room), span.style));
+        }
+        break;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_counts_columns_and_marks_the_cut() {
+        assert_eq!(clip("hello world", 5), "hell…");
+        assert_eq!(clip("hello", 5), "hello");
+        assert_eq!(clip("日本語テキスト", 5), "日本…");
+        assert_eq!(clip("abc", 0), "");
+    }
+
+    #[test]
+    fn long_paths_lose_their_leading_components_first() {
+        assert_eq!(
+            shorten_path("core/src/tools/edit.rs", 40),
+            "core/src/tools/edit.rs"
+        );
+        assert_eq!(
+            shorten_path("core/src/tools/edit.rs", 16),
+            "…/tools/edit.rs"
+        );
+        assert_eq!(shorten_path("core/src/tools/edit.rs", 9), "…/edit.rs");
+        assert_eq!(shorten_path("core/src/tools/edit.rs", 6), "…it.rs");
+    }
+
+    #[test]
+    fn durations_and_token_counts_read_short() {
+        let d: Vec<String> = [400, 3_240, 65_000, 7_380_000].map(duration).into();
+        assert_eq!(d, ["0.4s", "3.2s", "1m 05s", "2h 03m"]);
+        let t: Vec<String> = [340, 1_234, 41_000, 100_000, 1_000_000, 2_500_000]
+            .map(tokens)
+            .into();
+        assert_eq!(t, ["340", "1.2k", "41k", "100k", "1M", "2.5M"]);
+    }
+
+    #[test]
+    fn clean_makes_escapes_visible_and_expands_tabs() {
+        assert_eq!(clean("a\tb\x1b[31m"), "a   b␛[31m");
+        assert_eq!(clean("     1\tfn"), "     1  fn");
+    }
+}

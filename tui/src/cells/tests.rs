@@ -1,0 +1,299 @@
+use expect_test::expect;
+use xcsh_core::machine::{ProviderError, SyntheticReason};
+
+use super::*;
+use crate::testkit::{lines_text, styled};
+
+fn fixture(name: &str) -> SessionLog {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/sessions")
+        .join(name);
+    xcsh_core::log::read_session(&path).expect("a fixture session")
+}
+
+fn sample() -> Vec<Cell> {
+    let mut card = ToolCard::new(CallId("c1".into()), "read", r#"{"path":"src/lib.rs"}"#);
+    card.finish(ToolFinish {
+        status: ToolStatus::Ok,
+        content: "     1\tpub mod a;\n     2\tpub mod b;".into(),
+        duration_ms: 4,
+        synthetic: None,
+        before: Before::NotRecorded,
+    });
+    vec![
+        Cell::User {
+            origin: UserOrigin::Prompt,
+            text: "Why does the build fail on a clean checkout? Look at the workspace first.".into(),
+        },
+        Cell::Reasoning {
+            text: "The user asks about the build.\nI should list the workspace.\nThen read Cargo.toml.".into(),
+            expanded: false,
+        },
+        Cell::Assistant {
+            markdown: "Let me look at the workspace layout and the crate roots before guessing.".into(),
+        },
+        Cell::Tool(card),
+        Cell::User {
+            origin: UserOrigin::Steer,
+            text: "also check the README".into(),
+        },
+        Cell::Notice {
+            level: Level::Warning,
+            text: "the provider started the message over".into(),
+        },
+        Cell::Compaction {
+            tokens_before: 151_000,
+            tokens_after: 8_200,
+        },
+        Cell::TurnEnd {
+            reason: StopReason::Completed,
+            steps: 3,
+            usage: Usage {
+                input_tokens: 1_200,
+                output_tokens: 340,
+                ..Usage::default()
+            },
+            elapsed_ms: Some(14_000),
+        },
+    ]
+}
+
+#[test]
+fn the_history_at_40_and_120_columns() {
+    let cells = sample();
+    expect![[r#"
+        › Why does the build fail on a clean che
+          ckout? Look at the workspace first.
+
+        ∴ thinking · 3 lines (Ctrl-O shows reas…
+
+        • Let me look at the workspace layout an
+          d the crate roots before guessing.
+
+        ✓ read src/lib.rs · 0.0s
+          └ read 2 lines
+
+        › steer · also check the README
+
+        ! the provider started the message over
+
+        ≡ compacted · 151k → 8.2k tokens
+
+        ─ done · 3 steps · 1.2k in / 340 out · 1
+        4.0s
+        ---
+        › Why does the build fail on a clean checkout? Look at the workspace first.
+
+        ∴ thinking · 3 lines (Ctrl-O shows reasoning)
+
+        • Let me look at the workspace layout and the crate roots before guessing.
+
+        ✓ read src/lib.rs · 0.0s
+          └ read 2 lines
+
+        › steer · also check the README
+
+        ! the provider started the message over
+
+        ≡ compacted · 151k → 8.2k tokens
+
+        ─ done · 3 steps · 1.2k in / 340 out · 14.0s
+    "#]]
+    .assert_eq(&format!(
+        "{}---\n{}",
+        lines_text(&lines_of(&cells, 40, 0, &Theme::COLOR), 40),
+        lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120)
+    ));
+}
+
+#[test]
+fn markers_carry_their_roles_and_reasoning_is_dim_italic() {
+    let cells = sample();
+    let mut lines = Vec::new();
+    for cell in &cells[..3] {
+        lines.extend(cell.lines(120, 0, &Theme::COLOR));
+    }
+    expect![[r#"
+        ⟦cyan,bold:› ⟧Why does the build fail on a clean checkout? Look at the workspace first.
+        ⟦dim,italic:∴ thinking · 3 lines (Ctrl-O shows reasoning)⟧
+        ⟦magenta,bold:• ⟧Let me look at the workspace layout and the crate roots before guessing.
+    "#]]
+    .assert_eq(&styled(&lines));
+}
+
+#[test]
+fn expanded_reasoning_shows_every_line_indented() {
+    let cell = Cell::Reasoning {
+        text: "first thought\nsecond thought".into(),
+        expanded: true,
+    };
+    expect![[r#"
+        ∴ thinking
+          first thought
+          second thought
+    "#]]
+    .assert_eq(&lines_text(&cell.lines(40, 0, &Theme::COLOR), 40));
+}
+
+#[test]
+fn stopped_and_failed_turns_say_why_and_estimates_are_marked() {
+    let usage = Usage {
+        input_tokens: 900,
+        output_tokens: 50,
+        estimated: true,
+        ..Usage::default()
+    };
+    let ends = [
+        StopReason::Interrupted,
+        StopReason::MaxSteps { limit: 32 },
+        StopReason::ProviderError {
+            error: ProviderError {
+                kind: ProviderErrorKind::Http,
+                message: "503 service unavailable".into(),
+            },
+        },
+    ];
+    let mut lines = Vec::new();
+    for reason in ends {
+        lines.extend(
+            Cell::TurnEnd {
+                reason,
+                steps: 1,
+                usage,
+                elapsed_ms: None,
+            }
+            .lines(120, 0, &Theme::COLOR),
+        );
+    }
+    expect![[r#"
+        ⟦yellow:─ stopped by you⟧⟦dim: · 1 step · ~900 in / ~50 out⟧
+        ⟦yellow:─ stopped: 32 steps, the step limit⟧⟦dim: · 1 step · ~900 in / ~50 out⟧
+        ⟦red,bold:─ failed: HTTP error: 503 service unavailable⟧⟦dim: · 1 step · ~900 in / ~50 out⟧
+    "#]]
+    .assert_eq(&styled(&lines));
+}
+
+#[test]
+fn a_session_with_tool_rounds_rebuilds_as_cells() {
+    let log = fixture("tool-rounds.jsonl");
+    let cells = from_entries(&log, log.leaf()).expect("the branch");
+    expect![[r#"
+        › How does this project build? Write the answer to answer.txt.
+
+        • Let me look at the workspace first.
+
+        ✓ list . · 0.0s
+          └ 2 entries
+
+        ✓ read notes.txt · 0.0s
+          └ read 2 lines
+
+        • I will record the answer in a file.
+
+        ✓ write answer.txt · +1 · 0.0s
+          └ @@ -0,0 +1 @@
+              1 +the build uses cargo
+
+        ✓ grep cargo in . · 0.0s
+          └ 3 matches in 2 files
+
+        ✓ glob **/*.rs · 0.0s
+          └ 1 file
+
+        ✓ edit answer.txt · +1 -1 · 0.0s
+          └ @@ -1 +1 @@
+            1   -the build uses cargo
+              1 +the build uses cargo (see notes.txt)
+
+        • notes.txt says the project builds with cargo; I wrote that to answer.txt.
+
+        ─ done · 6 steps · 4.2k in / 134 out · 0.0s
+    "#]]
+    .assert_eq(&lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120));
+}
+
+#[test]
+fn a_delivered_steer_is_a_user_cell_where_it_was_delivered() {
+    let log = fixture("steer.jsonl");
+    let cells = from_entries(&log, log.leaf()).expect("the branch");
+    expect![[r#"
+        › Run the slow check.
+
+        • Running the slow check.
+
+        ✓ sleep {"ms":300} · 0.3s
+          └ slept 300 ms
+
+        › steer · Also look at the README.
+
+        • Check done, and I looked at the README
+           as you asked.
+
+        ─ done · 2 steps · 520 in / 34 out · 0.3
+        s
+    "#]]
+    .assert_eq(&lines_text(&lines_of(&cells, 40, 0, &Theme::COLOR), 40));
+}
+
+#[test]
+fn every_fixture_session_rebuilds_without_panicking_at_any_narrow_width() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the fixtures")
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10);
+    for name in names {
+        let log = fixture(&name.to_string_lossy());
+        for leaf in xcsh_core::log::Dag::from_log(&log).leaves() {
+            let cells = from_entries(&log, leaf).expect("a branch");
+            assert!(!cells.is_empty(), "{name:?}");
+            for w in [1, 7, 40] {
+                for line in lines_of(&cells, w, 0, &Theme::MONO) {
+                    assert!(
+                        line.width() <= usize::from(w),
+                        "{name:?} width {w}: {line:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_unknown_leaf_is_an_error_naming_the_entry() {
+    let log = fixture("plain.jsonl");
+    assert!(from_entries(&log, EntryId(9_999)).is_err());
+}
+
+#[test]
+fn a_denied_call_from_the_log_is_a_denied_card() {
+    let mut cells = Vec::new();
+    let mut cards = BTreeMap::new();
+    let i = card_index(
+        &mut cells,
+        &mut cards,
+        &CallId("c".into()),
+        "write",
+        r#"{"path":"a"}"#,
+    );
+    if let Some(Cell::Tool(card)) = cells.get_mut(i) {
+        card.finish(ToolFinish {
+            status: ToolStatus::Error,
+            content: "denied: the user did not allow `write`; the call was not run".into(),
+            duration_ms: 0,
+            synthetic: Some(SyntheticReason::Denied),
+            before: Before::NotRecorded,
+        });
+    }
+    assert_eq!(
+        card_index(&mut cells, &mut cards, &CallId("c".into()), "write", "{}"),
+        i
+    );
+    expect![[r#"
+        ⊘ write {"path":"a"} · denied
+          └ denied: the user did not allow `write`; the call was not run
+    "#]]
+    .assert_eq(&lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120));
+}

@@ -1,0 +1,209 @@
+//! Reading a tool's result text (the formats of `core/src/tools/*.rs`) back into
+//! what a card shows: bash's exit code and output lines, and the counts of
+//! read/list/grep/glob. Any text parses: what is not recognized is shown as it is.
+
+use std::collections::BTreeSet;
+
+/// The prefix of the caps' truncation trailer (`core/src/tools/caps.rs`).
+const TRUNCATED: &str = "[output truncated: ";
+
+/// bash's result: `exit code: N`, `duration: N ms`, notes, then `stdout:` and
+/// `stderr:` sections.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BashResult {
+    /// The exit code line's value (`0`, `1`, `none (killed by signal 9)`).
+    pub exit: Option<String>,
+    /// Lines before `exit code:` (timed out, cancelled) and notes after `duration:`.
+    pub notes: Vec<String>,
+    /// The output lines, stdout's then stderr's (truncation trailers included).
+    pub output: Vec<String>,
+}
+
+/// Reads bash's result text.
+pub fn bash(content: &str) -> BashResult {
+    let mut result = BashResult::default();
+    let mut lines = content.split('\n').peekable();
+    while let Some(line) = lines.next_if(|l| !is_stream_header(l, "stdout")) {
+        if let Some(code) = line.strip_prefix("exit code: ") {
+            result.exit = Some(code.to_owned());
+        } else if !line.starts_with("duration: ") {
+            result.notes.push(line.to_owned());
+        }
+    }
+    let rest: Vec<&str> = lines.collect();
+    // stderr's header is the last one: stdout's own text may contain the word.
+    let stderr_at = rest
+        .iter()
+        .rposition(|l| is_stream_header(l, "stderr"))
+        .unwrap_or(rest.len());
+    for (i, line) in rest.iter().enumerate() {
+        let header = i == 0 || i == stderr_at;
+        if !header {
+            result.output.push((*line).to_owned());
+        }
+    }
+    result
+}
+
+fn is_stream_header(line: &str, name: &str) -> bool {
+    line.strip_prefix(name)
+        .is_some_and(|r| r == ":" || r == ": (empty)")
+}
+
+/// The one-line summary of a read-only tool's result.
+pub fn summary(tool: &str, content: &str) -> Option<String> {
+    let lines: Vec<&str> = content.lines().collect();
+    let trailer = lines.iter().find_map(|l| truncation(l));
+    let body: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !(l.starts_with('[') && l.ends_with(']')))
+        .collect();
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let of_total = |shown: usize| match trailer {
+        Some((_, total)) if total > shown => format!(" (of {total}, truncated)"),
+        Some(_) | None => String::new(),
+    };
+    Some(match tool {
+        "read" => {
+            if content.ends_with("is empty (0 lines)") {
+                return Some("empty file".to_owned());
+            }
+            let n = body.iter().filter(|l| is_numbered(l)).count();
+            let total = lines.iter().find_map(|l| read_total(l));
+            let mut s = format!("read {}", plural(n, "line", "lines"));
+            if let Some(total) = total {
+                s.push_str(&format!(" of {total}"));
+            } else {
+                s.push_str(&of_total(n));
+            }
+            s
+        }
+        "list" => {
+            if body.len() == 1
+                && (body[0].starts_with("no entries") || body[0].ends_with("has no entries"))
+            {
+                return Some("no entries".to_owned());
+            }
+            let n = body.len();
+            format!("{}{}", plural(n, "entry", "entries"), of_total(n))
+        }
+        "grep" => {
+            if body.len() == 1 && body[0].starts_with("no matches for ") {
+                return Some("no matches".to_owned());
+            }
+            let files: BTreeSet<&str> = body.iter().filter_map(|l| grep_file(l)).collect();
+            let n = body.len();
+            format!(
+                "{} in {}{}",
+                plural(n, "match", "matches"),
+                plural(files.len(), "file", "files"),
+                of_total(n)
+            )
+        }
+        "glob" => {
+            if body.len() == 1 && body[0].starts_with("no files match ") {
+                return Some("no files".to_owned());
+            }
+            let n = body.len();
+            format!("{}{}", plural(n, "file", "files"), of_total(n))
+        }
+        _ => return None,
+    })
+}
+
+/// `(shown, total)` lines of a truncation trailer.
+fn truncation(line: &str) -> Option<(usize, usize)> {
+    let rest = line.strip_prefix(TRUNCATED)?;
+    let (shown, rest) = rest.split_once(" of ")?;
+    let (total, _) = rest.split_once(" lines")?;
+    Some((shown.parse().ok()?, total.parse().ok()?))
+}
+
+/// `read`'s `[lines 1-20 of 200 shown; …]` note: the file's line count.
+fn read_total(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix("[lines ")?;
+    let (_, rest) = rest.split_once(" of ")?;
+    let (total, _) = rest.split_once(' ')?;
+    total.parse().ok()
+}
+
+/// A `read` output line: `{:>6}\t{line}`.
+fn is_numbered(line: &str) -> bool {
+    line.split_once('\t')
+        .is_some_and(|(n, _)| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The file of a grep match line `path:line:text`.
+fn grep_file(line: &str) -> Option<&str> {
+    let mut parts = line.splitn(3, ':');
+    let file = parts.next()?;
+    let number = parts.next()?;
+    parts.next()?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_results_split_into_exit_code_notes_and_output() {
+        let content =
+            "exit code: 1\nduration: 12 ms\nstdout:\nok\nstderr: not a header\nstderr:\nboom";
+        assert_eq!(
+            bash(content),
+            BashResult {
+                exit: Some("1".into()),
+                notes: vec![],
+                output: vec!["ok".into(), "stderr: not a header".into(), "boom".into()],
+            }
+        );
+        let timed_out = "timed out after 100 ms; process group 7 was killed\nexit code: none (killed by signal 9)\nduration: 101 ms\nstdout: (empty)\nstderr: (empty)";
+        assert_eq!(
+            bash(timed_out),
+            BashResult {
+                exit: Some("none (killed by signal 9)".into()),
+                notes: vec!["timed out after 100 ms; process group 7 was killed".into()],
+                output: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn read_only_tools_summarize_with_counts() {
+        let read = "    10\tfn a() {}\n    11\tfn b() {}\n[lines 10-11 of 200 shown; continue with offset 12]";
+        assert_eq!(
+            summary("read", read).as_deref(),
+            Some("read 2 lines of 200")
+        );
+        assert_eq!(
+            summary("read", "`x` is empty (0 lines)").as_deref(),
+            Some("empty file")
+        );
+        assert_eq!(
+            summary("list", "a/\nb.rs\nc@").as_deref(),
+            Some("3 entries")
+        );
+        assert_eq!(
+            summary("list", "`d` has no entries").as_deref(),
+            Some("no entries")
+        );
+        let grep = "src/a.rs:1:x\nsrc/a.rs:9:x\nsrc/b.rs:2:x";
+        assert_eq!(
+            summary("grep", grep).as_deref(),
+            Some("3 matches in 2 files")
+        );
+        assert_eq!(
+            summary("grep", "no matches for `x` in `.` (files ignored …)").as_deref(),
+            Some("no matches")
+        );
+        let glob = "a.rs\nb.rs\n[output truncated: 2 of 5 lines, 10 of 25 bytes shown; cap 2 lines / 50 bytes; narrow the pattern or the path]";
+        assert_eq!(
+            summary("glob", glob).as_deref(),
+            Some("2 files (of 5, truncated)")
+        );
+        assert_eq!(summary("bash", "x"), None);
+    }
+}
