@@ -378,3 +378,38 @@ async fn an_edit_result_event_carries_the_file_change_with_the_old_content() {
     let json = serde_json::to_value(&edit).unwrap();
     assert!(json.get("changes").is_none(), "{json}");
 }
+
+/// A partial line (a prompt, a progress bar) is sent once the pipe goes quiet: the
+/// command waits on a FIFO after `abc` without a newline, and the test opens it only
+/// once `abc` arrived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_line_is_sent_when_the_pipe_goes_quiet() {
+    let dir = dir();
+    let gate = dir.work.join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let command = "printf 'abc'; cat gate; printf 'def\\n'";
+    let script = format!(
+        "{}\n{}",
+        serde_json::json!({"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}),
+        r#"{"text":"done"}"#
+    );
+    let mut handle = start(&dir, faux(&script), Permissions::Yolo, None);
+    let mut pieces = Vec::new();
+    while let Some(event) = handle.events.recv().await {
+        if let RunEvent::ToolOutput { text, .. } = event {
+            if pieces.is_empty() {
+                let gate = gate.clone();
+                tokio::task::spawn_blocking(move || {
+                    drop(std::fs::OpenOptions::new().write(true).open(gate).unwrap())
+                });
+            }
+            pieces.push(text);
+        }
+    }
+    handle.result().await.unwrap();
+    assert_eq!(pieces, ["abc", "def\n"]);
+}
