@@ -118,6 +118,7 @@ impl Approver for TerminalApprover {
                 .unwrap_or(ApprovalAnswer {
                     verdict: Verdict::Deny,
                     scope: ApprovalScope::Once,
+                    message: None,
                 })
         })
     }
@@ -127,6 +128,7 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
     let deny = ApprovalAnswer {
         verdict: Verdict::Deny,
         scope: ApprovalScope::Once,
+        message: None,
     };
     loop {
         let question = format!(
@@ -155,7 +157,11 @@ pub(crate) fn parse_answer(line: &str) -> Option<ApprovalAnswer> {
         "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
         _ => return None,
     };
-    Some(ApprovalAnswer { verdict, scope })
+    Some(ApprovalAnswer {
+        verdict,
+        scope,
+        message: None,
+    })
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {

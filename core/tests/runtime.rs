@@ -284,6 +284,7 @@ impl xcsh_core::runtime::Approver for AllowTool {
             xcsh_core::runtime::ApprovalAnswer {
                 verdict: xcsh_core::machine::Verdict::Allow,
                 scope: xcsh_core::machine::ApprovalScope::Tool,
+                message: None,
             }
         })
     }

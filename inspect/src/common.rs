@@ -304,7 +304,15 @@ pub fn entry_text(entry: &Entry) -> String {
                 call_id,
                 verdict,
                 scope,
-            } => format!("{call_id} {} ({})", serde_name(verdict), serde_name(scope)),
+                message,
+            } => match message {
+                None => format!("{call_id} {} ({})", serde_name(verdict), serde_name(scope)),
+                Some(m) => format!(
+                    "{call_id} {} ({}): {m:?}",
+                    serde_name(verdict),
+                    serde_name(scope)
+                ),
+            },
         },
         Body::Decision(d) => match d {
             Decision::StepStarted { step, messages, .. } => {

@@ -186,6 +186,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                     call_id,
                     verdict,
                     scope,
+                    ..
                 } => push(
                     format!("{} answer", call_key(&calls, &call_id.0, "?")),
                     vec![

@@ -272,6 +272,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 call_id,
                 verdict,
                 scope,
+                ..
             } => Item::ApprovalAnswer {
                 entry: id,
                 call_id: call_id.0.clone(),

@@ -175,6 +175,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
                     call_id: CallId(id.into()),
                     verdict,
                     scope,
+                    message: None,
                 }]
             }
             "summary" => vec![Input::CompactionDone {

@@ -310,6 +310,7 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     call_id: call.id.clone(),
                     verdict,
                     scope,
+                    message: None,
                 };
                 (record, line)
             }

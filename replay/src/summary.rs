@@ -235,7 +235,11 @@ fn record_summary(record: &Record) -> String {
             call_id,
             verdict,
             scope,
-        } => format!("{call_id}: {} ({})", tag(verdict), tag(scope)),
+            message,
+        } => match message {
+            None => format!("{call_id}: {} ({})", tag(verdict), tag(scope)),
+            Some(m) => format!("{call_id}: {} ({}): {m:?}", tag(verdict), tag(scope)),
+        },
     }
 }
 

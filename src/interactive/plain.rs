@@ -48,6 +48,7 @@ impl Approver for PromptApprover {
             let deny = ApprovalAnswer {
                 verdict: Verdict::Deny,
                 scope: ApprovalScope::Once,
+                message: None,
             };
             if !sent {
                 return deny;
@@ -451,6 +452,8 @@ impl Ui {
             | RunEvent::StepStarted { .. }
             | RunEvent::ApprovalRequested { .. }
             | RunEvent::CompactionStarted { .. }
+            | RunEvent::ToolOutput { .. }
+            | RunEvent::Retrying { .. }
             | RunEvent::Ignored { .. } => {}
         }
     }

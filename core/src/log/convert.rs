@@ -76,10 +76,12 @@ pub fn record_inputs(id: EntryId, record: &Record) -> Vec<Input> {
             call_id,
             verdict,
             scope,
+            message,
         } => vec![Input::Approval {
             call_id: call_id.clone(),
             verdict: *verdict,
             scope: *scope,
+            message: message.clone(),
         }],
     }
 }
@@ -128,6 +130,7 @@ pub fn entry_decision(entry: &Entry) -> Option<&Decision> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::CallId;
 
     /// An `undo` entry written before the note existed (its next prompt carried the
     /// note instead) stays structure, so old logs replay as they ran; one with a note
@@ -149,5 +152,36 @@ mod tests {
         );
         assert_eq!(into_inputs(new.clone()), entry_inputs(&new));
         assert_eq!(into_inputs(old), Vec::new());
+    }
+
+    /// An `approval_answer` written before denials carried a message reads with
+    /// none, and writes back byte for byte; one with a message feeds it to the
+    /// machine.
+    #[test]
+    fn an_approval_answer_without_a_message_reads_as_none() {
+        let old = r#"{"v":1,"id":5,"parent":4,"ts":"2026-11-30T04:05:20.189Z","type":"approval_answer","data":{"call_id":"c1","verdict":"deny","scope":"once"},"hash":"0000000000000000000000000000000000000000000000000000000000000000"}"#;
+        let new = r#"{"v":1,"id":5,"parent":4,"ts":"2026-11-30T04:05:20.189Z","type":"approval_answer","data":{"call_id":"c1","verdict":"deny","scope":"once","message":"use b.txt"},"hash":"0000000000000000000000000000000000000000000000000000000000000000"}"#;
+        let old_entry = Entry::decode(old).unwrap();
+        let new_entry = Entry::decode(new).unwrap();
+        let input = |message: Option<&str>| Input::Approval {
+            call_id: CallId("c1".into()),
+            verdict: crate::machine::Verdict::Deny,
+            scope: crate::machine::ApprovalScope::Once,
+            message: message.map(str::to_owned),
+        };
+        assert_eq!(entry_inputs(&old_entry), vec![input(None)]);
+        assert_eq!(into_inputs(old_entry.clone()), vec![input(None)]);
+        assert_eq!(entry_inputs(&new_entry), vec![input(Some("use b.txt"))]);
+        assert_eq!(
+            into_inputs(new_entry.clone()),
+            vec![input(Some("use b.txt"))]
+        );
+        // Written back, each line is the same up to its hash.
+        for (entry, line) in [(&old_entry, old), (&new_entry, new)] {
+            let (encoded, _) = Entry::encode(entry.id, entry.parent, None, entry.ts, &entry.body);
+            let encoded = String::from_utf8(encoded).unwrap();
+            let cut = |l: &str| l[..l.find(",\"hash\"").unwrap()].to_owned();
+            assert_eq!(cut(&encoded), cut(line));
+        }
     }
 }

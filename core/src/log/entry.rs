@@ -156,11 +156,15 @@ pub enum Record {
     },
     /// Input: the user asked to compact the context now (`/compact`).
     Compact { config: RunConfig },
-    /// Input: the user answered an approval question (`y`/`a`/`A`/`n`).
+    /// Input: the user answered an approval question (`y`/`a`/`A`/`n`). `message`:
+    /// what the user told the model with a denial (omitted when none, and in entries
+    /// written before it existed).
     ApprovalAnswer {
         call_id: CallId,
         verdict: Verdict,
         scope: ApprovalScope,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// The session moved from the workspace `from` to `to` (`--resume S --workspace
     /// DIR`): on the branch after it, the tools run in `to`. Feeds nothing to the

@@ -94,3 +94,42 @@ pub fn denial(call: &ToolCall, by_user: bool) -> String {
         )
     }
 }
+
+/// The result of a call the user denied: the denial sentence and, when the user
+/// said something with it (not only blanks), `. The user says: MESSAGE`.
+pub fn user_denial(call: &ToolCall, message: Option<&str>) -> String {
+    let denied = denial(call, true);
+    match message.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("{denied}. The user says: {message}"),
+        None => denied,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::CallId;
+
+    fn edit() -> ToolCall {
+        ToolCall {
+            id: CallId("c1".into()),
+            name: "edit".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_user_denial_ends_with_what_the_user_said() {
+        assert_eq!(
+            user_denial(&edit(), Some("  use a new file instead\n")),
+            "denied: the user did not allow `edit`; the call was not run. The user says: use a new file instead"
+        );
+    }
+
+    #[test]
+    fn a_blank_or_absent_message_leaves_the_plain_denial() {
+        let plain = "denied: the user did not allow `edit`; the call was not run";
+        assert_eq!(user_denial(&edit(), Some(" \t\n")), plain);
+        assert_eq!(user_denial(&edit(), None), plain);
+    }
+}

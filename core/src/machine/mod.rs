@@ -212,7 +212,8 @@ impl Machine {
                 call_id,
                 verdict,
                 scope,
-            } => self.on_approval(call_id, verdict, scope, &mut out),
+                message,
+            } => self.on_approval(call_id, verdict, scope, message, &mut out),
             Input::Undo { note } => self.on_undo(note, &mut out),
         }
         out
@@ -334,11 +335,20 @@ impl Machine {
                             reason: reason.clone(),
                         }))
                     }
+                    StreamEvent::Retrying {
+                        attempt,
+                        reason,
+                        delay_ms,
+                    } => out.push(Effect::Notify(Notice::Retrying {
+                        step,
+                        attempt: *attempt,
+                        delay_ms: *delay_ms,
+                        reason: reason.clone(),
+                    })),
                     StreamEvent::ReasoningSignature { .. }
                     | StreamEvent::ReasoningBlockStart {}
                     | StreamEvent::ReasoningRedacted { .. }
                     | StreamEvent::OutputLimitExceeded { .. }
-                    | StreamEvent::Retrying { .. }
                     | StreamEvent::ToolCallStart { .. }
                     | StreamEvent::ToolCallDelta { .. }
                     | StreamEvent::ToolCallEnd { .. }
@@ -512,6 +522,7 @@ impl Machine {
         call_id: CallId,
         verdict: Verdict,
         scope: ApprovalScope,
+        message: Option<String>,
         out: &mut Vec<Effect>,
     ) {
         let mut tools = match &mut self.phase {
@@ -536,7 +547,7 @@ impl Machine {
                     }
                 }
                 Verdict::Deny => {
-                    let content = approval::denial(&call, true);
+                    let content = approval::user_denial(&call, message.as_deref());
                     self.synthesize(call, SyntheticReason::Denied, content, out);
                 }
             }

@@ -175,11 +175,14 @@ pub enum Input {
     Recover,
     /// The user asked to compact the context now (`/compact`), between runs.
     Compact { config: RunConfig },
-    /// The user answered the approval question for a mutating call.
+    /// The user answered the approval question for a mutating call. `message` is
+    /// what the user told the model with a denial ("do X instead"); it joins the
+    /// denial result. With `allow` it is ignored.
     Approval {
         call_id: CallId,
         verdict: Verdict,
         scope: ApprovalScope,
+        message: Option<String>,
     },
     /// The user reverted file changes (`/undo`), between runs: `note` tells the model.
     Undo { note: String },
@@ -361,6 +364,15 @@ pub enum Notice {
     /// is discarded (see [`StreamEvent::Restarted`](super::StreamEvent::Restarted)).
     Restarted {
         step: StepNo,
+        reason: String,
+    },
+    /// The provider's request failed before any output and is tried again after
+    /// `delay_ms` (see [`StreamEvent::Retrying`](super::StreamEvent::Retrying));
+    /// `attempt` is the attempt about to be made.
+    Retrying {
+        step: StepNo,
+        attempt: u32,
+        delay_ms: u64,
         reason: String,
     },
 }

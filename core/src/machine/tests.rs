@@ -11,7 +11,9 @@
 //! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
 //!   (`overflow`: the provider refused the request as too long for the context)
 //! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
-//! - `approve ID y|a|A|n` (a user's answer); config also takes
+//! - `retry N ATTEMPT DELAY_MS REASON` (the provider retries step N's request)
+//! - `approve ID y|a|A|n [MESSAGE]` (a user's answer; a denial may carry a message
+//!   for the model); config also takes
 //!   `mutating=a,b permissions=ask|readonly|yolo`
 
 use expect_test::{Expect, expect};
@@ -172,6 +174,10 @@ impl Harness {
             }
             "approve" => {
                 let (id, answer) = rest.split_once(' ').unwrap();
+                let (answer, message) = match answer.split_once(' ') {
+                    Some((answer, message)) => (answer, Some(message.to_owned())),
+                    None => (answer, None),
+                };
                 let (verdict, scope) = match answer {
                     "y" => (Verdict::Allow, ApprovalScope::Once),
                     "a" => (Verdict::Allow, ApprovalScope::Tool),
@@ -183,6 +189,23 @@ impl Harness {
                     call_id: CallId(id.into()),
                     verdict,
                     scope,
+                    message,
+                };
+                self.feed(line, input)
+            }
+            "retry" => {
+                let mut parts = rest.splitn(4, ' ');
+                let step = StepNo(parts.next().unwrap().parse().unwrap());
+                let attempt = parts.next().unwrap().parse().unwrap();
+                let delay_ms = parts.next().unwrap().parse().unwrap();
+                let reason = parts.next().unwrap_or("").to_owned();
+                let input = Input::Stream {
+                    step,
+                    event: StreamEvent::Retrying {
+                        attempt,
+                        reason,
+                        delay_ms,
+                    },
                 };
                 self.feed(line, input)
             }
@@ -1351,4 +1374,56 @@ fn every_stream_event_kind_is_its_serialized_tag_and_kinds_lists_them_all() {
         .map(|k| format!("\"{k}\""))
         .collect();
     assert_eq!(kinds, listed);
+}
+
+#[test]
+fn a_denial_with_a_message_tells_the_model_what_the_user_said_and_an_allow_ignores_it() {
+    check(
+        r#"config tools=write mutating=write permissions=ask
+           prompt go
+           step 1 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
+           approve c11 n use a new file instead
+           approve c12 y this message is ignored
+           tool c12 ok wrote b
+           step 2 text=done finish=stop"#,
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
+              ask_approval c11 write
+              ask_approval c12 write
+            > approve c11 n use a new file instead
+              record synthetic_result {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"content":"denied: the user did not allow `write`; the call was not run. The user says: use a new file instead","reason":"denied"}
+            > approve c12 y this message is ignored
+              record tool_dispatched {"call":{"arguments":"{\"path\":\"b\"}","id":"c12","name":"write"},"step":1}
+              execute c12 write
+            > tool c12 ok wrote b
+              record step_started {"context_hash":"1c65c074","messages":4,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
+}
+
+#[test]
+fn a_retry_of_the_streaming_step_is_a_notice_and_a_retry_of_another_step_is_late() {
+    check(
+        "prompt hi
+         retry 1 2 1500 http 429 Too Many Requests
+         retry 7 2 1500 http 503
+         step 1 text=ok finish=stop",
+        expect![[r#"
+            > prompt hi
+              record step_started {"context_hash":"49f2f268","messages":1,"step":1}
+              call_model step=1
+            > retry 1 2 1500 http 429 Too Many Requests
+              notify Retrying { step: StepNo(1), attempt: 2, delay_ms: 1500, reason: "http 429 Too Many Requests" }
+            > retry 7 2 1500 http 503
+              record ignored {"reason":"late_stream_event"}
+            > step 1 text=ok finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+        "#]],
+    );
 }

@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+use crate::log::FileChange;
+use crate::tools::OutputStream;
+
 use crate::machine::{
     ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, ProviderError, StepNo, StopReason,
     SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
@@ -20,6 +23,15 @@ pub enum RunEvent {
     /// Something the user should know (a repaired log, a recovered run, a branch).
     Notice {
         message: String,
+    },
+    /// The provider's request for `step` failed before any output (`reason`, e.g.
+    /// `http 429 …`) and is tried again in `delay_ms`; `attempt` is the attempt
+    /// about to be made (2 for the first retry). Recorded inside the step's events.
+    Retrying {
+        step: StepNo,
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
     },
     StepStarted {
         step: StepNo,
@@ -50,6 +62,16 @@ pub enum RunEvent {
         name: String,
         arguments: String,
     },
+    /// Transient: a piece of a running tool call's output (bash's stdout or
+    /// stderr as it is read, whole lines where possible), for the interface to show
+    /// while the call runs. Never recorded and never an input: the call's result
+    /// (`ToolResult`, and its `tool_result` entry) is what counts; at most
+    /// [`MAX_PROGRESS_BYTES`](crate::tools::MAX_PROGRESS_BYTES) per call are sent.
+    ToolOutput {
+        call_id: CallId,
+        stream: OutputStream,
+        text: String,
+    },
     /// A tool call settled (or got a synthetic result without running).
     ToolResult {
         call_id: CallId,
@@ -59,6 +81,12 @@ pub enum RunEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         synthetic: Option<SyntheticReason>,
         duration_ms: u64,
+        /// The files the call changed (an `edit` or `write`), as recorded in its
+        /// `tool_result` entry: `before` lets an interface draw the diff with line
+        /// numbers. Empty for other calls and synthetic results. Not serialized
+        /// (`--json` lines carry no file contents; the log has them).
+        #[serde(skip)]
+        changes: Vec<FileChange>,
     },
     /// A mutating call waits for the user's approval.
     ApprovalRequested {

@@ -4,6 +4,7 @@
 //! decision that starts a model call or a tool is durable (fsynced) before it starts.
 
 mod events;
+mod inflight;
 pub mod instructions;
 mod owner;
 mod session;
@@ -67,10 +68,48 @@ pub struct ApprovalRequest {
 
 /// The user's answer: `y` = allow once, `a` = this tool for the session, `A` = this
 /// exact call for the session, `n` = deny.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalAnswer {
     pub verdict: Verdict,
     pub scope: ApprovalScope,
+    /// With a denial: what the user tells the model instead ("use a new file"); the
+    /// denial result the model receives ends with `. The user says: MESSAGE`.
+    /// Recorded in the `approval_answer` entry. Ignored (neither recorded nor sent)
+    /// with `allow`, and when it is only blanks.
+    pub message: Option<String>,
+}
+
+impl ApprovalAnswer {
+    /// An answer without a message.
+    pub fn new(verdict: Verdict, scope: ApprovalScope) -> ApprovalAnswer {
+        ApprovalAnswer {
+            verdict,
+            scope,
+            message: None,
+        }
+    }
+
+    /// `n` with a message: deny once and tell the model `message`.
+    pub fn deny_with(message: impl Into<String>) -> ApprovalAnswer {
+        ApprovalAnswer {
+            verdict: Verdict::Deny,
+            scope: ApprovalScope::Once,
+            message: Some(message.into()),
+        }
+    }
+
+    /// The message as recorded: only with a denial, and only when not blank.
+    pub(crate) fn recorded_message(&self) -> Option<String> {
+        match self.verdict {
+            Verdict::Allow => None,
+            Verdict::Deny => self
+                .message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+        }
+    }
 }
 
 /// Answers approval questions (the interactive prompt, or a library callback).

@@ -8,21 +8,19 @@
 //! own to finish. Events for the interface are sent in one batch
 //! when the owner is about to wait (for the next input, or for the disk).
 
-use std::any::Any;
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use chrono::Utc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::inflight::{
+    CatchUnwind, Done, Ended, InFlight, ModelCall, ToolRun, next_model_end, next_tool_end,
+};
 use super::{
-    ApprovalAnswer, ApprovalRequest, Approver, Command, RunEvent, RunOptions, RunResult,
-    RuntimeError, Task,
+    ApprovalRequest, Approver, Command, RunEvent, RunOptions, RunResult, RuntimeError, Task,
 };
 use crate::log::{Body, Record, SessionWriter, StepRecord, TimedEvent, ToolResultRecord};
 use crate::machine::{
@@ -30,53 +28,17 @@ use crate::machine::{
     ProviderErrorKind, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
     ToolOutcome, ToolStatus,
 };
-use crate::provider::{BoxFuture, ModelRequest, Provider, StreamItem, StreamSink};
-use crate::tools::{ToolExecutor, ToolSpec};
+use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
+use crate::tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
+
+/// Transient output of a running tool call, on its way to the owner task.
+type Progress = (CallId, OutputStream, String);
 
 /// Where the run writes: its leaf, the session id, the workspace.
 pub(crate) struct Session {
     pub leaf: EntryId,
     pub id: String,
     pub cwd: String,
-}
-
-/// Work that finished: a tool call, an approval, a summary.
-enum Done {
-    Approval {
-        call_id: CallId,
-        answer: ApprovalAnswer,
-    },
-    Tool {
-        call: ToolCall,
-        outcome: ToolOutcome,
-        duration_ms: u64,
-    },
-    Summary(Result<String, ProviderError>),
-}
-
-/// A dispatched tool call and, once it finished, its outcome.
-struct InFlight {
-    call_id: CallId,
-    cancel: CancellationToken,
-    done: Option<(ToolCall, ToolOutcome, u64)>,
-}
-
-/// A model call in flight: the provider's future, polled by the owner task itself
-/// (no task of its own: each hop between tasks is a wake-up, often a context
-/// switch, on the way of every step). Its events come over the stream channel; its
-/// end is put behind them on the same channel.
-struct ModelCall {
-    step: StepNo,
-    stream: CatchUnwind<BoxFuture<Result<(), ProviderError>>>,
-}
-
-/// A dispatched tool call running: the executor's future, polled by the owner task
-/// itself, like a model call (several run at once; a tool's blocking work runs on
-/// the blocking pool, not in its future).
-struct ToolRun {
-    call: ToolCall,
-    started: Instant,
-    work: CatchUnwind<BoxFuture<ToolOutcome>>,
 }
 
 /// The step whose stream is open.
@@ -115,6 +77,11 @@ pub(crate) struct Owner {
     stream_rx: mpsc::UnboundedReceiver<(StepNo, StreamItem)>,
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
+    /// Transient tool output (`ToolOutput` events); a call sends all of it before
+    /// its future resolves, and this channel is read before tool ends, so a call's
+    /// output events always come before its result.
+    progress_tx: mpsc::UnboundedSender<Progress>,
+    progress_rx: mpsc::UnboundedReceiver<Progress>,
     open_step: Option<OpenStep>,
     /// Provider streams still running (the open step's, and any cancelled one that
     /// has not ended yet).
@@ -143,6 +110,7 @@ impl Owner {
     ) -> Owner {
         let (stream_tx, stream_rx) = mpsc::unbounded_channel();
         let (done_tx, done_rx) = mpsc::unbounded_channel();
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
         let specs = opts.tools.specs();
         // `Ask` with nobody to ask: mutations are allowed (SPEC.md "Permissions").
         let permissions = match (opts.permissions, &opts.approver) {
@@ -178,6 +146,8 @@ impl Owner {
             stream_rx,
             done_tx,
             done_rx,
+            progress_tx,
+            progress_rx,
             open_step: None,
             model_calls: Vec::new(),
             tool_runs: Vec::new(),
@@ -240,6 +210,9 @@ impl Owner {
                 Some(cmd) = self.commands.recv() => self.on_command(cmd)?,
                 Some((step, item)) = self.stream_rx.recv() => self.on_stream(step, item)?,
                 Some(done) = self.done_rx.recv() => self.on_done(done)?,
+                Some((call_id, stream, text)) = self.progress_rx.recv() => {
+                    self.emit(RunEvent::ToolOutput { call_id, stream, text });
+                }
                 (step, result) = next_model_end(&mut self.model_calls) => {
                     // Behind the events the stream sent before it ended.
                     let _ = self.stream_tx.send((step, StreamItem::End(result)));
@@ -404,6 +377,7 @@ impl Owner {
                 outcome,
                 duration_ms,
             } => {
+                let changes = self.tools.take_file_changes(&call.id);
                 self.emit(RunEvent::ToolResult {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -411,29 +385,38 @@ impl Owner {
                     content: outcome.content.clone(),
                     synthetic: None,
                     duration_ms,
+                    changes: changes.clone(),
                 });
                 if let Some(slot) = self.in_flight.iter_mut().find(|f| f.call_id == call.id) {
-                    slot.done = Some((call, outcome, duration_ms));
+                    slot.done = Some(Ended {
+                        call,
+                        outcome,
+                        duration_ms,
+                        changes,
+                    });
                 }
                 while self.in_flight.first().is_some_and(|f| f.done.is_some()) {
                     let first = self.in_flight.remove(0);
-                    if let Some((call, outcome, duration_ms)) = first.done {
-                        self.settle_tool(call, outcome, duration_ms)?;
+                    if let Some(ended) = first.done {
+                        self.settle_tool(ended)?;
                     }
                 }
                 Ok(())
             }
             Done::Approval { call_id, answer } => {
                 self.asking = false;
+                let message = answer.recorded_message();
                 self.append(Body::Record(Record::ApprovalAnswer {
                     call_id: call_id.clone(),
                     verdict: answer.verdict,
                     scope: answer.scope,
+                    message: message.clone(),
                 }))?;
                 self.apply(Input::Approval {
                     call_id,
                     verdict: answer.verdict,
                     scope: answer.scope,
+                    message,
                 })?;
                 self.ask_next();
                 Ok(())
@@ -450,13 +433,13 @@ impl Owner {
         }
     }
 
-    fn settle_tool(
-        &mut self,
-        call: ToolCall,
-        outcome: ToolOutcome,
-        duration_ms: u64,
-    ) -> Result<(), RuntimeError> {
-        let changes = self.tools.take_file_changes(&call.id);
+    fn settle_tool(&mut self, ended: Ended) -> Result<(), RuntimeError> {
+        let Ended {
+            call,
+            outcome,
+            duration_ms,
+            changes,
+        } = ended;
         self.append(Body::Record(Record::ToolResult(ToolResultRecord {
             call_id: call.id.clone(),
             name: call.name,
@@ -558,9 +541,10 @@ impl Owner {
                 // error; the call settles.
                 let tools = Arc::clone(&self.tools);
                 let name = call.name.clone();
+                let progress = self.progress_sink(&call.id);
                 let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                     let call = call.clone();
-                    move || tools.execute(call, cancel)
+                    move || tools.execute_with_progress(call, cancel, progress)
                 }))
                 .unwrap_or_else(move |_| {
                     Box::pin(async move {
@@ -609,6 +593,17 @@ impl Owner {
                     message: format!(
                         "the provider restarted its response in step {step} ({reason}): what was shown of it before is discarded"
                     ),
+                },
+                Notice::Retrying {
+                    step,
+                    attempt,
+                    delay_ms,
+                    reason,
+                } => RunEvent::Retrying {
+                    step,
+                    attempt,
+                    delay_ms,
+                    reason,
                 },
             }),
         }
@@ -681,6 +676,7 @@ impl Owner {
                 content: content.clone(),
                 synthetic: Some(*reason),
                 duration_ms: 0,
+                changes: Vec::new(),
             },
             Decision::CompactionStarted { tokens_before, .. } => RunEvent::CompactionStarted {
                 tokens_before: *tokens_before,
@@ -717,6 +713,17 @@ impl Owner {
             },
         };
         self.emit(event);
+    }
+
+    /// The sink of call `id`'s transient output: each piece reaches the owner task
+    /// and becomes a `ToolOutput` event (never an entry, never an input).
+    fn progress_sink(&self, id: &CallId) -> ToolProgress {
+        let tx = self.progress_tx.clone();
+        let id = id.clone();
+        ToolProgress::new(move |stream, text| {
+            // The run may be over (the receiver gone): the output is not needed.
+            let _ = tx.send((id.clone(), stream, text.to_owned()));
+        })
     }
 
     fn request(&self) -> ModelRequest {
@@ -785,100 +792,6 @@ impl Owner {
         if let Some(token) = &self.summary_token {
             token.cancel();
         }
-    }
-}
-
-/// Resolves when one of `calls` ends (and removes it); pending while none is in
-/// flight. A provider that panics while streaming fails its step like a provider
-/// error.
-fn next_model_end(
-    calls: &mut Vec<ModelCall>,
-) -> impl Future<Output = (StepNo, Result<(), ProviderError>)> + '_ {
-    std::future::poll_fn(move |cx| {
-        for i in 0..calls.len() {
-            if let Poll::Ready(result) = Pin::new(&mut calls[i].stream).poll(cx) {
-                let call = calls.remove(i);
-                let result = result.unwrap_or_else(|panic| {
-                    Err(ProviderError {
-                        kind: ProviderErrorKind::Malformed,
-                        message: format!(
-                            "the provider task failed: {}",
-                            panic_text(panic.as_ref())
-                        ),
-                    })
-                });
-                return Poll::Ready((call.step, result));
-            }
-        }
-        Poll::Pending
-    })
-}
-
-/// Resolves when one of `runs` ends (and removes it); pending while none runs. All
-/// of them are polled each time, so that each call starts as soon as it is
-/// dispatched; the others that ended meanwhile wait in `ended`. A tool that panics
-/// while running is a tool error.
-fn next_tool_end<'a>(
-    runs: &'a mut Vec<ToolRun>,
-    ended: &'a mut std::collections::VecDeque<Done>,
-) -> impl Future<Output = Done> + 'a {
-    std::future::poll_fn(move |cx| {
-        let mut i = 0;
-        while i < runs.len() {
-            let Poll::Ready(result) = Pin::new(&mut runs[i].work).poll(cx) else {
-                i += 1;
-                continue;
-            };
-            let ToolRun { call, started, .. } = runs.remove(i);
-            let outcome = result.unwrap_or_else(|panic| ToolOutcome {
-                status: ToolStatus::Error,
-                content: format!(
-                    "error: the tool `{}` failed: {}",
-                    call.name,
-                    panic_text(panic.as_ref())
-                ),
-            });
-            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            ended.push_back(Done::Tool {
-                call,
-                outcome,
-                duration_ms,
-            });
-        }
-        match ended.pop_front() {
-            Some(done) => Poll::Ready(done),
-            None => Poll::Pending,
-        }
-    })
-}
-
-/// A future whose panics are caught: `Err` with the panic's payload.
-struct CatchUnwind<F>(F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-/// How a panic reads, as tokio words a panicked task: `task ID panicked with
-/// message "…"`.
-fn panic_text(panic: &(dyn Any + Send)) -> String {
-    let task = tokio::task::try_id().map_or_else(String::new, |id| format!(" {id}"));
-    let message = panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned());
-    match message {
-        Some(m) => format!("task{task} panicked with message {m:?}"),
-        None => format!("task{task} panicked"),
     }
 }
 

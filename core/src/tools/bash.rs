@@ -1,6 +1,8 @@
 //! `bash {command, timeout_ms?}`: `bash -c` in the workspace root with stdin at EOF,
 //! in its own process group; a timeout or the cancellation token kills the whole
-//! group (SIGKILL) so no grandchild survives.
+//! group (SIGKILL) so no grandchild survives. Its output streams to a
+//! [`ToolProgress`] as it is read (transient; the result is made the same way
+//! without it).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -13,8 +15,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::CANCELLED_NOTE;
 use super::caps::{CappedLines, Caps};
+use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::machine::{ToolOutcome, ToolStatus};
 
 pub(crate) const NAME: &str = "bash";
@@ -98,17 +100,102 @@ impl Drained {
     }
 }
 
-async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, keep: usize) -> Drained {
+/// Where a pipe's output goes as it is read (transient progress), with the bytes
+/// read but not sent yet: a piece is sent when it ends a line, or when the pipe has
+/// nothing more ready (a prompt or a progress bar without a newline).
+struct Live {
+    progress: ToolProgress,
+    stream: OutputStream,
+    pending: Vec<u8>,
+}
+
+impl Live {
+    fn new(progress: ToolProgress, stream: OutputStream) -> Option<Live> {
+        progress.is_active().then_some(Live {
+            progress,
+            stream,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Takes a chunk just read; sends the whole lines it completes.
+    fn push(&mut self, chunk: &[u8]) {
+        if !self.progress.is_active() {
+            return;
+        }
+        self.pending.extend_from_slice(chunk);
+        if let Some(end) = self.pending.iter().rposition(|b| *b == b'\n') {
+            let rest = self.pending.split_off(end + 1);
+            let lines = std::mem::replace(&mut self.pending, rest);
+            self.progress
+                .report(self.stream, &String::from_utf8_lossy(&lines));
+        }
+    }
+
+    /// The pipe is quiet (or closed, `end`): sends the partial line read so far,
+    /// keeping back an incomplete UTF-8 character unless the pipe ended.
+    fn quiet(&mut self, end: bool) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let upto = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() && !end => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        if upto == 0 {
+            return;
+        }
+        let rest = self.pending.split_off(upto);
+        let piece = std::mem::replace(&mut self.pending, rest);
+        self.progress
+            .report(self.stream, &String::from_utf8_lossy(&piece));
+    }
+}
+
+async fn drain<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    keep: usize,
+    mut live: Option<Live>,
+) -> Drained {
     let mut drained = Drained::default();
     let Some(mut pipe) = pipe else {
         return drained;
     };
     let mut buf = vec![0u8; 8192];
     loop {
-        match pipe.read(&mut buf).await {
+        let read = match live.as_mut().filter(|l| !l.pending.is_empty()) {
+            // A partial line waits: if nothing more is ready now, send it first.
+            Some(live) => {
+                let mut ready = None;
+                std::future::poll_fn(|cx| {
+                    let mut rb = tokio::io::ReadBuf::new(&mut buf);
+                    match std::pin::Pin::new(&mut pipe).poll_read(cx, &mut rb) {
+                        std::task::Poll::Ready(r) => {
+                            ready = Some(r.map(|()| rb.filled().len()));
+                        }
+                        std::task::Poll::Pending => {}
+                    }
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                match ready {
+                    Some(r) => r,
+                    None => {
+                        live.quiet(false);
+                        pipe.read(&mut buf).await
+                    }
+                }
+            }
+            None => pipe.read(&mut buf).await,
+        };
+        match read {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 let chunk = &buf[..n];
+                if let Some(live) = live.as_mut() {
+                    live.push(chunk);
+                }
                 let room = keep.saturating_sub(drained.kept.len());
                 drained.kept.extend_from_slice(&chunk[..room.min(n)]);
                 drained.total_bytes += n;
@@ -116,6 +203,9 @@ async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, keep: usize) -> Drained {
                 drained.ends_with_newline = chunk.last() == Some(&b'\n');
             }
         }
+    }
+    if let Some(live) = live.as_mut() {
+        live.quiet(true);
     }
     drained
 }
@@ -150,6 +240,7 @@ pub(crate) async fn run(
     default_timeout: Duration,
     args: Args,
     cancel: CancellationToken,
+    progress: ToolProgress,
 ) -> ToolOutcome {
     let error = |content: String| ToolOutcome {
         status: ToolStatus::Error,
@@ -178,8 +269,16 @@ pub(crate) async fn run(
         return error("`bash -c` started without a process id".to_owned());
     };
     let mut guard = GroupGuard { pgid, armed: true };
-    let stdout = tokio::spawn(drain(child.stdout.take(), caps.max_bytes));
-    let stderr = tokio::spawn(drain(child.stderr.take(), caps.max_bytes));
+    let stdout = tokio::spawn(drain(
+        child.stdout.take(),
+        caps.max_bytes,
+        Live::new(progress.clone(), OutputStream::Stdout),
+    ));
+    let stderr = tokio::spawn(drain(
+        child.stderr.take(),
+        caps.max_bytes,
+        Live::new(progress, OutputStream::Stderr),
+    ));
 
     let (end, exited): (End, Option<std::io::Result<ExitStatus>>) = tokio::select! {
         biased;

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::caps::Caps;
 pub use super::workspace::{FileChange, ToolError, Workspace};
-use super::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
+use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
 use super::{bash, edit, glob, grep, list, read, write};
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use crate::provider::BoxFuture;
@@ -163,8 +163,19 @@ impl ToolExecutor for StandardTools {
     }
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
+        self.execute_with_progress(call, cancel, ToolProgress::none())
+    }
+
+    /// bash reports its stdout and stderr as they are read; the other tools report
+    /// nothing (their results come at once).
+    fn execute_with_progress(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
         let inner = Arc::clone(&self.inner);
-        Box::pin(async move { Inner::execute(inner, call, cancel).await })
+        Box::pin(async move { Inner::execute(inner, call, cancel, progress).await })
     }
 }
 
@@ -244,7 +255,12 @@ impl Inner {
         self.changes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    async fn execute(this: Arc<Inner>, call: ToolCall, cancel: CancellationToken) -> ToolOutcome {
+    async fn execute(
+        this: Arc<Inner>,
+        call: ToolCall,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> ToolOutcome {
         let Some(tool) = this.tools.iter().find(|t| t.spec.name == call.name) else {
             let names: Vec<&str> = this.tools.iter().map(|t| t.spec.name.as_str()).collect();
             return error(format!(
@@ -273,6 +289,7 @@ impl Inner {
                         this.options.bash_timeout,
                         args,
                         cancel,
+                        progress,
                     )
                     .await
                 }
