@@ -165,7 +165,10 @@ impl Completer {
             .into_iter()
             .map(|i| {
                 let value = paths[i].clone();
-                let positions = matcher.positions(&value).map(|(_, p)| p).unwrap_or_default();
+                let positions = matcher
+                    .positions(&value)
+                    .map(|(_, p)| p)
+                    .unwrap_or_default();
                 PopupItem {
                     value,
                     detail: String::new(),
@@ -284,7 +287,14 @@ impl Popup {
             .max()
             .unwrap_or(0)
             .min(width / 2);
-        for (row, (index, item)) in self.items.iter().enumerate().skip(top).take(rows).enumerate() {
+        for (row, (index, item)) in self
+            .items
+            .iter()
+            .enumerate()
+            .skip(top)
+            .take(rows)
+            .enumerate()
+        {
             let y = area.y + row as u16; // row < rows <= area.height
             let line = match self.kind {
                 PopupKind::Command => command_line(item, name_width, width, theme),
@@ -292,7 +302,10 @@ impl Popup {
             };
             buf.set_line(area.x, y, &line, area.width);
             if index == self.selected {
-                buf.set_style(Rect::new(area.x, y, area.width, 1), theme.style(Role::Selected));
+                buf.set_style(
+                    Rect::new(area.x, y, area.width, 1),
+                    theme.style(Role::Selected),
+                );
             }
         }
     }
@@ -305,7 +318,10 @@ fn command_line(item: &PopupItem, name_width: usize, width: usize, theme: &Theme
     let rest = width.saturating_sub(name_width + 2);
     if rest > 0 && !item.detail.is_empty() {
         spans.push(Span::raw(" ".repeat(pad + 2)));
-        spans.push(Span::styled(truncate(&item.detail, rest), theme.style(Role::Dim)));
+        spans.push(Span::styled(
+            truncate(&item.detail, rest),
+            theme.style(Role::Dim),
+        ));
     }
     Line::from(spans)
 }
@@ -321,6 +337,12 @@ fn file_line(item: &PopupItem, width: usize, theme: &Theme) -> Line<'static> {
         while skip < chars.len() && used + 1 > width {
             used -= unicode_width::UnicodeWidthChar::width(chars[skip]).unwrap_or(0);
             skip += 1;
+        }
+        // Start at a path segment when one is left to start at.
+        if let Some(slash) = chars[skip..].iter().position(|&c| c == '/')
+            && skip + slash + 1 < chars.len()
+        {
+            skip += slash;
         }
     }
     let mut spans = Vec::new();

@@ -33,7 +33,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-pub use history::{DEFAULT_HISTORY_CAP, History, HistoryError, format as format_history, parse as parse_history};
+pub use history::{
+    DEFAULT_HISTORY_CAP, History, HistoryError, format as format_history, parse as parse_history,
+};
 
 use buffer::TextBuffer;
 use search::ReverseSearch;
@@ -46,7 +48,8 @@ use crate::theme::Role;
 pub const MAX_INPUT_ROWS: u16 = 10;
 
 /// The placeholder shown in an empty editor unless the app sets another.
-pub const DEFAULT_PLACEHOLDER: &str = "Ask xcsh to do something · / for commands · @ to mention a file";
+pub const DEFAULT_PLACEHOLDER: &str =
+    "Ask xcsh to do something · / for commands · @ to mention a file";
 
 const PROMPT: &str = "› ";
 const INDENT: &str = "  ";
@@ -248,7 +251,9 @@ impl Editor {
             return;
         }
         self.dismissed = None;
-        let mut popup = self.completer.popup(self.buffer.text(), self.buffer.cursor());
+        let mut popup = self
+            .completer
+            .popup(self.buffer.text(), self.buffer.cursor());
         if let (Some(new), Some(old)) = (&mut popup, &self.popup) {
             new.keep_selection(old);
         }
@@ -536,7 +541,9 @@ impl Editor {
         let Some(search) = self.search.take() else {
             return EditorOutcome::Nothing;
         };
-        let found = search.matched(self.history.entries()).map(|(entry, _)| entry.to_string());
+        let found = search
+            .matched(self.history.entries())
+            .map(|(entry, _)| entry.to_string());
         match found {
             Some(entry) if accept => {
                 self.show_recalled(&entry);
@@ -613,7 +620,9 @@ impl Editor {
 
     /// Splits `area` into the popup's rows (above) and the input's.
     fn areas(&self, area: Rect, view: &View) -> (Rect, Rect) {
-        let wanted = u16::try_from(view.rows.len()).unwrap_or(u16::MAX).clamp(1, MAX_INPUT_ROWS);
+        let wanted = u16::try_from(view.rows.len())
+            .unwrap_or(u16::MAX)
+            .clamp(1, MAX_INPUT_ROWS);
         let input = wanted.min(area.height);
         let popup = self.popup_rows().min(area.height - input);
         (
@@ -623,7 +632,12 @@ impl Editor {
     }
 
     fn top(&self, view: &View, height: u16) -> usize {
-        render::scroll(self.scroll.get(), view.cursor.0, view.rows.len(), usize::from(height))
+        render::scroll(
+            self.scroll.get(),
+            view.cursor.0,
+            view.rows.len(),
+            usize::from(height),
+        )
     }
 
     /// Draws the popup (if open) above the input into `area`.
@@ -642,7 +656,7 @@ impl Editor {
         self.scroll.set(top);
         if self.search.is_none() && view.text.is_empty() {
             let width = usize::from(input_area.width).saturating_sub(2);
-            let placeholder: String = truncate_to(&self.placeholder, width);
+            let placeholder = fit_placeholder(&self.placeholder, width);
             let line = Line::from(vec![
                 Span::styled(PROMPT, theme.style(Role::User)),
                 Span::styled(placeholder, theme.style(Role::Dim)),
@@ -685,16 +699,33 @@ impl Editor {
     }
 }
 
-fn truncate_to(s: &str, width: usize) -> String {
+/// As many of the placeholder's ` · `-separated hints as fit in `width`, or the
+/// first one cut with `…`.
+fn fit_placeholder(placeholder: &str, width: usize) -> String {
     let mut out = String::new();
+    for part in placeholder.split(" · ") {
+        let candidate = if out.is_empty() {
+            part.to_string()
+        } else {
+            format!("{out} · {part}")
+        };
+        if render::width_of(&candidate) > width {
+            break;
+        }
+        out = candidate;
+    }
+    if !out.is_empty() || width == 0 {
+        return out;
+    }
     let mut used = 0;
-    for (_, c) in buffer::clusters(s) {
+    for (_, c) in buffer::clusters(placeholder) {
         let w = render::width_of(c);
-        if used + w > width {
+        if used + w + 1 > width {
             break;
         }
         used += w;
         out.push_str(c);
     }
+    out.push('…');
     out
 }

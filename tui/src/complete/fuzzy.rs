@@ -58,7 +58,11 @@ fn bonus(prev: Option<char>, c: char) -> i32 {
 impl Matcher {
     pub fn new(query: &str) -> Matcher {
         Matcher {
-            query: query.chars().filter(|c| !c.is_whitespace()).map(lower).collect(),
+            query: query
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .map(lower)
+                .collect(),
             lower: Vec::new(),
             orig: Vec::new(),
             score: Vec::new(),
@@ -224,9 +228,7 @@ pub fn rank<S: AsRef<str>>(query: &str, candidates: &[S], limit: usize) -> Vec<u
         .collect();
     let order = |a: &(i32, usize), b: &(i32, usize)| {
         let (ca, cb) = (candidates[a.1].as_ref(), candidates[b.1].as_ref());
-        b.0.cmp(&a.0)
-            .then(ca.len().cmp(&cb.len()))
-            .then(ca.cmp(cb))
+        b.0.cmp(&a.0).then(ca.len().cmp(&cb.len())).then(ca.cmp(cb))
     };
     if scored.len() > limit && limit > 0 {
         scored.select_nth_unstable_by(limit - 1, order);

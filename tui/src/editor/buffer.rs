@@ -196,7 +196,9 @@ impl TextBuffer {
         let mut chars = after.char_indices().peekable();
         while chars.next_if(|&(_, c)| !is_word_char(c)).is_some() {}
         while chars.next_if(|&(_, c)| is_word_char(c)).is_some() {}
-        let at = chars.peek().map_or(self.text.len(), |&(i, _)| self.cursor + i);
+        let at = chars
+            .peek()
+            .map_or(self.text.len(), |&(i, _)| self.cursor + i);
         // Forward to the end of the cluster the word ends in.
         let mut end = self.snap(at);
         while end < at {

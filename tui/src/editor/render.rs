@@ -135,7 +135,12 @@ pub(crate) fn draw_rows(
     dim_until: usize,
 ) {
     let (text_style, dim_style) = styles;
-    for (i, row) in rows.iter().skip(top).take(usize::from(area.height)).enumerate() {
+    for (i, row) in rows
+        .iter()
+        .skip(top)
+        .take(usize::from(area.height))
+        .enumerate()
+    {
         let prefix = if top + i == 0 { prefixes.0 } else { prefixes.1 };
         let mut spans = vec![prefix.clone()];
         let mut dim = String::new();
