@@ -11,7 +11,7 @@
 //!
 //! Keys: Enter submits, Shift-Enter / Ctrl-Enter / Ctrl-J insert a newline, Tab or
 //! Alt-Enter queue, Esc closes the popup or clears the text, Ctrl-C interrupts
-//! (clearing the text), Ctrl-D on an empty text is end of input, Up/Down move
+//! (clearing the text; in a search it cancels the search), Ctrl-D on an empty text is end of input, Up/Down move
 //! between lines and past the first/last line walk the history, Ctrl-R searches
 //! it; Left/Right (Ctrl-B/F), Home/End (Ctrl-A/E), words with Alt- or Ctrl-
 //! Left/Right (Alt-B/F), Backspace/Delete, Ctrl-W (word back to whitespace),
@@ -280,8 +280,14 @@ impl Editor {
 
     fn popup_key(&mut self, key: KeyEvent) -> Option<EditorOutcome> {
         let popup = self.popup.as_mut()?;
-        if popup.items().is_empty() && key.code != KeyCode::Esc {
-            return None;
+        if popup.items().is_empty() {
+            // "No matching files": Esc closes it, Tab has nothing to complete,
+            // every other key works as without a popup.
+            match key.code {
+                KeyCode::Esc => {}
+                KeyCode::Tab if key.modifiers.is_empty() => return Some(EditorOutcome::Nothing),
+                _ => return None,
+            }
         }
         let plain = key.modifiers.difference(KeyModifiers::SHIFT).is_empty();
         let ctrl = key.modifiers == KeyModifiers::CONTROL;

@@ -608,3 +608,12 @@ fn the_placeholder_shows_every_hint_at_120_columns() {
     "#]]
     .assert_eq(&screen(&e, 120));
 }
+
+#[test]
+fn tab_on_a_mention_without_matches_neither_completes_nor_queues() {
+    let mut e = Editor::default();
+    e.set_files(files());
+    typed(&mut e, "see @zzz");
+    assert_eq!(e.on_key(key(KeyCode::Tab)), EditorOutcome::Nothing);
+    assert_eq!(shown(&e), "see @zzz|");
+}
