@@ -1,0 +1,619 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use expect_test::expect;
+use ratatui::layout::Rect;
+
+use super::*;
+use crate::testkit::{draw, text};
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn alt(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::ALT)
+}
+
+fn typed(editor: &mut Editor, s: &str) {
+    for c in s.chars() {
+        editor.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+/// The text with `|` at the cursor.
+fn shown(editor: &Editor) -> String {
+    let mut s = editor.text().to_string();
+    s.insert(editor.cursor(), '|');
+    s
+}
+
+fn history(entries: &[&str]) -> History {
+    let mut h = History::new(100);
+    for e in entries {
+        h.record(e);
+    }
+    h
+}
+
+fn editor_with(entries: &[&str]) -> Editor {
+    Editor::new(history(entries), Completer::default())
+}
+
+fn screen(editor: &Editor, width: u16) -> String {
+    let height = editor.desired_height(width);
+    let buffer = draw(width, height, |f| {
+        editor.render(Rect::new(0, 0, width, height), f.buffer_mut(), &Theme::MONO)
+    });
+    let (x, y) = editor.cursor_position(Rect::new(0, 0, width, height));
+    format!("{}cursor at ({x}, {y})\n", text(&buffer))
+}
+
+#[test]
+fn enter_submits_the_text_and_empties_the_editor() {
+    let mut e = Editor::default();
+    typed(&mut e, "hello");
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit("hello".into())
+    );
+    assert_eq!(shown(&e), "|");
+    assert_eq!(e.history().entries(), ["hello".to_string()]);
+}
+
+#[test]
+fn enter_on_blank_text_does_nothing() {
+    let mut e = Editor::default();
+    typed(&mut e, "  ");
+    assert_eq!(e.on_key(key(KeyCode::Enter)), EditorOutcome::Nothing);
+    assert_eq!(shown(&e), "  |");
+}
+
+#[test]
+fn shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
+    let mut e = Editor::default();
+    typed(&mut e, "a");
+    e.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut e, "b");
+    assert_eq!(e.on_key(ctrl('j')), EditorOutcome::Changed);
+    typed(&mut e, "c");
+    e.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::CONTROL));
+    assert_eq!(shown(&e), "a\nb\nc\n|");
+}
+
+#[test]
+fn tab_and_alt_enter_queue_a_follow_up() {
+    let mut e = Editor::default();
+    typed(&mut e, "next");
+    assert_eq!(
+        e.on_key(key(KeyCode::Tab)),
+        EditorOutcome::Queue("next".into())
+    );
+    typed(&mut e, "then");
+    assert_eq!(
+        e.on_key(alt(KeyCode::Enter)),
+        EditorOutcome::Queue("then".into())
+    );
+    assert_eq!(e.on_key(key(KeyCode::Tab)), EditorOutcome::Nothing);
+    assert_eq!(shown(&e), "|");
+}
+
+#[test]
+fn esc_clears_the_text_then_reports_cancel_on_the_empty_editor() {
+    let mut e = Editor::default();
+    typed(&mut e, "draft");
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cleared);
+    assert_eq!(shown(&e), "|");
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cancel);
+}
+
+#[test]
+fn ctrl_c_clears_the_text_and_says_whether_it_did() {
+    let mut e = Editor::default();
+    typed(&mut e, "oops");
+    assert_eq!(
+        e.on_key(ctrl('c')),
+        EditorOutcome::Interrupt { cleared: true }
+    );
+    assert_eq!(
+        e.on_key(ctrl('c')),
+        EditorOutcome::Interrupt { cleared: false }
+    );
+    assert!(e.history().is_empty());
+}
+
+#[test]
+fn ctrl_d_is_eof_only_on_an_empty_editor() {
+    let mut e = Editor::default();
+    typed(&mut e, "ab");
+    e.on_key(key(KeyCode::Home));
+    assert_eq!(e.on_key(ctrl('d')), EditorOutcome::Changed);
+    assert_eq!(shown(&e), "|b");
+    e.on_key(ctrl('d'));
+    assert_eq!(e.on_key(ctrl('d')), EditorOutcome::Eof);
+}
+
+#[test]
+fn a_pasted_crlf_text_keeps_its_newlines_as_lf() {
+    let mut e = Editor::default();
+    typed(&mut e, "x");
+    assert_eq!(e.on_paste("one\r\ntwo\rthree\n"), EditorOutcome::Changed);
+    assert_eq!(shown(&e), "xone\ntwo\nthree\n|");
+}
+
+#[test]
+fn ctrl_w_deletes_back_to_whitespace_and_ctrl_y_yanks_it() {
+    let mut e = Editor::default();
+    typed(&mut e, "git commit -m  ");
+    e.on_key(ctrl('w'));
+    assert_eq!(shown(&e), "git commit |");
+    e.on_key(ctrl('w'));
+    assert_eq!(shown(&e), "git |");
+    e.on_key(key(KeyCode::Home));
+    e.on_key(ctrl('y'));
+    assert_eq!(shown(&e), "commit |git ");
+}
+
+#[test]
+fn ctrl_u_and_ctrl_k_delete_to_the_line_start_and_end() {
+    let mut e = Editor::default();
+    e.on_paste("first line\nsecond line");
+    for _ in 0..5 {
+        e.on_key(key(KeyCode::Left));
+    }
+    e.on_key(ctrl('k'));
+    assert_eq!(shown(&e), "first line\nsecond|");
+    e.on_key(ctrl('u'));
+    assert_eq!(shown(&e), "first line\n|");
+    e.on_key(ctrl('u'));
+    assert_eq!(shown(&e), "first line|");
+    e.on_key(ctrl('a'));
+    e.on_key(ctrl('k'));
+    assert_eq!(shown(&e), "|");
+}
+
+#[test]
+fn words_move_with_alt_and_ctrl_arrows() {
+    let mut e = Editor::default();
+    typed(&mut e, "cargo nextest-run  x");
+    e.on_key(alt(KeyCode::Left));
+    assert_eq!(shown(&e), "cargo nextest-run  |x");
+    e.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+    assert_eq!(shown(&e), "cargo nextest-|run  x");
+    e.on_key(alt(KeyCode::Char('b')));
+    e.on_key(alt(KeyCode::Char('b')));
+    assert_eq!(shown(&e), "|cargo nextest-run  x");
+    e.on_key(alt(KeyCode::Right));
+    assert_eq!(shown(&e), "cargo| nextest-run  x");
+    e.on_key(alt(KeyCode::Char('d')));
+    assert_eq!(shown(&e), "cargo|-run  x");
+}
+
+#[test]
+fn multi_byte_text_moves_and_deletes_by_cluster() {
+    let mut e = Editor::default();
+    // An e with a combining acute accent, a CJK character, a family emoji (ZWJ).
+    e.on_paste("e\u{301}漢👨\u{200d}👩\u{200d}👧!");
+    e.on_key(key(KeyCode::Left));
+    e.on_key(key(KeyCode::Left));
+    assert_eq!(shown(&e), "e\u{301}漢|👨\u{200d}👩\u{200d}👧!");
+    e.on_key(key(KeyCode::Backspace));
+    assert_eq!(shown(&e), "e\u{301}|👨\u{200d}👩\u{200d}👧!");
+    e.on_key(key(KeyCode::Delete));
+    assert_eq!(shown(&e), "e\u{301}|!");
+    e.on_key(key(KeyCode::Left));
+    assert_eq!(shown(&e), "|e\u{301}!");
+    e.on_key(alt(KeyCode::Right));
+    assert_eq!(shown(&e), "e\u{301}|!");
+}
+
+#[test]
+fn up_and_down_move_between_lines_at_the_same_column() {
+    let mut e = editor_with(&["older"]);
+    e.on_paste("abcdef\nab\nabcdef");
+    e.on_key(key(KeyCode::Left));
+    e.on_key(key(KeyCode::Left));
+    assert_eq!(shown(&e), "abcdef\nab\nabcd|ef");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "abcdef\nab|\nabcdef");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "abcd|ef\nab\nabcdef");
+    e.on_key(key(KeyCode::Down));
+    e.on_key(key(KeyCode::Down));
+    assert_eq!(shown(&e), "abcdef\nab\nabcd|ef");
+}
+
+#[test]
+fn the_history_walk_keeps_the_draft() {
+    let mut e = editor_with(&["first", "second"]);
+    typed(&mut e, "draft");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "second|");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "first|");
+    assert_eq!(e.on_key(key(KeyCode::Up)), EditorOutcome::Nothing);
+    e.on_key(key(KeyCode::Down));
+    assert_eq!(shown(&e), "second|");
+    e.on_key(key(KeyCode::Down));
+    assert_eq!(shown(&e), "draft|");
+    assert_eq!(e.on_key(key(KeyCode::Down)), EditorOutcome::Nothing);
+}
+
+#[test]
+fn up_walks_into_a_multi_line_entry_line_by_line() {
+    let mut e = editor_with(&["old", "line one\nline two"]);
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "line one\nline two|");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "line one|\nline two");
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "old|");
+}
+
+#[test]
+fn a_recalled_slash_command_does_not_open_the_popup() {
+    let completer = Completer::new(&[("tree", "the branch tree"), ("exit", "leave")]);
+    let mut e = Editor::new(history(&["/exit", "/tree"]), completer);
+    e.on_key(key(KeyCode::Up));
+    assert!(e.popup().is_none());
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(shown(&e), "/exit|");
+}
+
+#[test]
+fn submitting_records_history_without_consecutive_duplicates() {
+    let mut e = Editor::default();
+    for text in ["a", "a", "b", "a"] {
+        typed(&mut e, text);
+        e.on_key(key(KeyCode::Enter));
+    }
+    assert_eq!(e.history().entries(), ["a", "b", "a"].map(String::from));
+}
+
+#[test]
+fn ctrl_r_narrows_goes_older_and_enter_accepts_into_the_editor() {
+    let mut e = editor_with(&["cargo build", "git status", "cargo test", "ls"]);
+    typed(&mut e, "draft");
+    assert_eq!(
+        e.on_key(ctrl('r')),
+        EditorOutcome::Search(SearchEvent::Started)
+    );
+    typed(&mut e, "car");
+    assert_eq!(shown(&e), "draft|");
+    assert_eq!(
+        screen(&e, 40),
+        "(reverse-i-search)'car': cargo test\ncursor at (25, 0)\n"
+    );
+    e.on_key(ctrl('r'));
+    assert_eq!(
+        screen(&e, 40),
+        "(reverse-i-search)'car': cargo build\ncursor at (25, 0)\n"
+    );
+    e.on_key(ctrl('r'));
+    assert_eq!(
+        screen(&e, 40),
+        "(failed reverse-i-search)'car': cargo\nbuild\ncursor at (32, 0)\n"
+    );
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Search(SearchEvent::Accepted)
+    );
+    assert_eq!(shown(&e), "cargo build|");
+    assert!(!e.is_searching());
+}
+
+#[test]
+fn esc_cancels_the_search_and_restores_the_text() {
+    let mut e = editor_with(&["cargo build"]);
+    typed(&mut e, "dra");
+    e.on_key(key(KeyCode::Left));
+    e.on_key(ctrl('r'));
+    typed(&mut e, "build");
+    assert_eq!(
+        e.on_key(key(KeyCode::Esc)),
+        EditorOutcome::Search(SearchEvent::Cancelled)
+    );
+    assert_eq!(shown(&e), "dr|a");
+}
+
+#[test]
+fn a_moving_key_in_the_search_accepts_the_match_and_moves() {
+    let mut e = editor_with(&["make test"]);
+    e.on_key(ctrl('r'));
+    typed(&mut e, "make");
+    assert_eq!(e.on_key(key(KeyCode::Home)), EditorOutcome::Changed);
+    assert_eq!(shown(&e), "|make test");
+}
+
+#[test]
+fn backspace_in_the_search_widens_it_again() {
+    let mut e = editor_with(&["abc", "abd"]);
+    e.on_key(ctrl('r'));
+    typed(&mut e, "abc");
+    e.on_key(key(KeyCode::Backspace));
+    assert_eq!(
+        screen(&e, 40),
+        "(reverse-i-search)'ab': abd\ncursor at (24, 0)\n"
+    );
+}
+
+fn commands() -> Completer {
+    Completer::new(&[
+        ("/tree", "the branch tree of this session"),
+        ("/at", "continue from an earlier entry (a new branch)"),
+        ("/status", "provider, model, context and spend"),
+        ("/exit", "leave (also Ctrl-D)"),
+    ])
+}
+
+#[test]
+fn the_slash_popup_completes_with_tab_and_submits_an_exact_command_on_enter() {
+    let mut e = Editor::new(History::default(), commands());
+    typed(&mut e, "/t");
+    let names: Vec<&str> = e.popup().map_or(vec![], |p| {
+        p.items().iter().map(|i| i.value.as_str()).collect()
+    });
+    // Prefix matches first, then substring matches.
+    assert_eq!(names, ["tree", "at", "status", "exit"]);
+    e.on_key(key(KeyCode::Down));
+    e.on_key(key(KeyCode::Tab));
+    assert_eq!(shown(&e), "/at |");
+    assert!(e.popup().is_none());
+    e.clear();
+    typed(&mut e, "/exit");
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit("/exit".into())
+    );
+}
+
+#[test]
+fn enter_on_a_partial_command_completes_it() {
+    let mut e = Editor::new(History::default(), commands());
+    typed(&mut e, "/sta");
+    assert_eq!(e.on_key(key(KeyCode::Enter)), EditorOutcome::Changed);
+    assert_eq!(shown(&e), "/status |");
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit("/status ".into())
+    );
+}
+
+#[test]
+fn esc_closes_the_popup_until_the_text_changes() {
+    let mut e = Editor::new(History::default(), commands());
+    typed(&mut e, "/e");
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Changed);
+    assert!(e.popup().is_none());
+    assert_eq!(shown(&e), "/e|");
+    typed(&mut e, "x");
+    assert!(e.popup().is_some());
+}
+
+fn files() -> Arc<FileIndex> {
+    Arc::new(FileIndex::from_paths(
+        [
+            "src/main.rs",
+            "src/domain/model.rs",
+            "README.md",
+            "tui/src/editor.rs",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ))
+}
+
+#[test]
+fn tab_on_a_mention_inserts_the_path_replacing_the_partial_word() {
+    let mut e = Editor::default();
+    e.set_files(files());
+    typed(&mut e, "look at @edr please");
+    for _ in 0.." please".len() {
+        e.on_key(key(KeyCode::Left));
+    }
+    assert_eq!(e.popup().map(Popup::kind), Some(PopupKind::File));
+    e.on_key(key(KeyCode::Tab));
+    assert_eq!(shown(&e), "look at @tui/src/editor.rs |please");
+    assert!(e.popup().is_none());
+}
+
+#[test]
+fn an_at_sign_inside_a_word_opens_no_popup() {
+    let mut e = Editor::default();
+    e.set_files(files());
+    typed(&mut e, "mail a@b");
+    assert!(e.popup().is_none());
+}
+
+#[test]
+fn the_empty_editor_shows_the_placeholder() {
+    let e = Editor::default();
+    expect![[r#"
+        › Ask xcsh to do something
+        cursor at (2, 0)
+    "#]]
+    .assert_eq(&screen(&e, 40));
+}
+
+#[test]
+fn a_multi_line_text_wraps_at_word_boundaries_at_40_columns() {
+    let mut e = Editor::default();
+    e.on_paste("Please refactor the parser so that every error names the file and line\n\nthanks");
+    expect![[r#"
+        › Please refactor the parser so that
+          every error names the file and line
+
+          thanks
+        cursor at (8, 3)
+    "#]]
+    .assert_eq(&screen(&e, 40));
+}
+
+#[test]
+fn a_cursor_after_a_full_row_gets_a_row_of_its_own() {
+    let mut e = Editor::default();
+    e.on_paste("abcdefgh");
+    expect![[r#"
+        › abcdefgh
+
+        cursor at (2, 1)
+    "#]]
+    .assert_eq(&screen(&e, 10));
+}
+
+#[test]
+fn a_long_text_scrolls_to_keep_the_cursor_visible() {
+    let mut e = Editor::default();
+    e.on_paste(
+        &(1..=14)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    assert_eq!(e.desired_height(40), MAX_INPUT_ROWS);
+    let shown = screen(&e, 40);
+    assert_eq!(shown.lines().next(), Some("  line 5"));
+    assert_eq!(shown.lines().last(), Some("cursor at (9, 9)"));
+}
+
+#[test]
+fn the_slash_popup_renders_above_the_input() {
+    let mut e = Editor::new(History::default(), commands());
+    typed(&mut e, "/t");
+    e.on_key(key(KeyCode::Down));
+    expect![[r#"
+        /tree    the branch tree of this session
+        /at      continue from an earlier entry…
+        /status  provider, model, context and s…
+        /exit    leave (also Ctrl-D)
+        › /t
+        cursor at (4, 4)
+    "#]]
+    .assert_eq(&screen(&e, 40));
+}
+
+#[test]
+fn the_selected_popup_row_is_reversed() {
+    let mut e = Editor::new(History::default(), commands());
+    typed(&mut e, "/t");
+    e.on_key(key(KeyCode::Down));
+    let buffer = draw(40, 4, |f| {
+        e.render(Rect::new(0, 0, 40, 4), f.buffer_mut(), &Theme::MONO)
+    });
+    let reversed: Vec<bool> = (0..3)
+        .map(|y| {
+            buffer[(39, y)]
+                .modifier
+                .contains(ratatui::style::Modifier::REVERSED)
+        })
+        .collect();
+    assert_eq!(reversed, [false, true, false]);
+}
+
+#[test]
+fn the_mention_popup_renders_the_best_files_first() {
+    let mut e = Editor::default();
+    e.set_files(files());
+    typed(&mut e, "see @main");
+    expect![[r#"
+        src/main.rs
+        src/domain/model.rs
+        › see @main
+        cursor at (11, 2)
+    "#]]
+    .assert_eq(&screen(&e, 40));
+}
+
+#[test]
+fn the_editor_stays_drawable_at_every_narrow_width() {
+    let mut e = Editor::new(History::default(), commands());
+    e.on_paste(
+        "漢字 and e\u{301} mixed\twith a tab and a very long word: abcdefghijklmnopqrstuvwxyz",
+    );
+    typed(&mut e, " /t @x");
+    for width in 1..=40 {
+        let _ = screen(&e, width);
+    }
+    e.clear();
+    typed(&mut e, "/t");
+    for width in 1..=40 {
+        let _ = screen(&e, width);
+    }
+}
+
+#[test]
+fn a_history_file_round_trips_through_the_rustyline_format() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("history");
+    let mut h = History::load(&path, 100).expect("a missing file is an empty history");
+    h.record("one");
+    h.record("two\nlines with a \\ backslash");
+    h.save().expect("saved");
+    let written = std::fs::read_to_string(&path).expect("the file");
+    assert_eq!(written, "#V2\none\ntwo\\nlines with a \\\\ backslash\n");
+    let again = History::load(&path, 100).expect("loaded");
+    assert_eq!(again.entries(), h.entries());
+}
+
+#[test]
+fn a_file_written_by_rustyline_loads_with_its_escapes() {
+    // As rustyline 19's FileHistory::save_to writes it (empty lines are skipped).
+    let text = "#V2\nls -la\nfn main() {\\n    println!(\"\\\\n\");\\n}\n\n/tree\nbad \\x escape\n";
+    assert_eq!(
+        parse_history(text),
+        [
+            "ls -la",
+            "fn main() {\n    println!(\"\\n\");\n}",
+            "/tree",
+            "bad \\x escape"
+        ]
+        .map(String::from)
+    );
+    assert_eq!(
+        parse_history("old\nformat\n"),
+        ["old", "format"].map(String::from)
+    );
+}
+
+#[test]
+fn saving_keeps_entries_another_xcsh_added_meanwhile_and_the_cap() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("history");
+    let mut mine = History::load(&path, 3).expect("empty");
+    let mut other = History::load(&path, 3).expect("empty");
+    other.record("theirs");
+    other.save().expect("saved");
+    mine.record("a");
+    mine.record("b");
+    mine.record("c");
+    mine.save().expect("saved");
+    let loaded = History::load(&path, 10).expect("loaded");
+    assert_eq!(loaded.entries(), ["a", "b", "c"].map(String::from));
+    mine.record("d");
+    other.record("e");
+    other.save().expect("saved");
+    mine.save().expect("saved");
+    let loaded = History::load(&path, 10).expect("loaded");
+    assert_eq!(loaded.entries(), ["c", "e", "d"].map(String::from));
+}
+
+#[test]
+fn the_placeholder_shows_every_hint_at_120_columns() {
+    let e = Editor::default();
+    expect![[r#"
+        › Ask xcsh to do something · / for commands · @ to mention a file
+        cursor at (2, 0)
+    "#]]
+    .assert_eq(&screen(&e, 120));
+}
+
+#[test]
+fn tab_on_a_mention_without_matches_neither_completes_nor_queues() {
+    let mut e = Editor::default();
+    e.set_files(files());
+    typed(&mut e, "see @zzz");
+    assert_eq!(e.on_key(key(KeyCode::Tab)), EditorOutcome::Nothing);
+    assert_eq!(shown(&e), "see @zzz|");
+}
