@@ -22,14 +22,24 @@ pub struct SessionSummary {
     pub branches: usize,
     pub last_message: String,
     pub tokens: u64,
+    /// The first `user_message` text, whitespace collapsed, at most 100 characters
+    /// (`…` when cut): what the session was started for (the session picker).
+    pub first_message: String,
+    /// The header's time in ms since the epoch (`started` is it, formatted).
+    #[serde(skip)]
+    pub started_ms: i64,
 }
 
 /// Summarizes a session: counts, leaves, the last user message, tokens spent.
 pub fn summarize(log: &SessionLog) -> SessionSummary {
     let header = log.header();
     let mut last_message = String::new();
+    let mut first_message: Option<&str> = None;
     let mut usage = Usage::default();
     for entry in &log.entries {
+        if let Body::Record(Record::UserMessage { text, .. }) = &entry.body {
+            first_message.get_or_insert(text);
+        }
         match &entry.body {
             Body::Record(Record::UserMessage { text, .. })
             | Body::Record(Record::Steer { text })
@@ -52,8 +62,18 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
         branches: leaves(log),
         last_message: one_line(&last_message, 60),
         tokens: usage.spend(),
+        first_message: one_line(first_message.unwrap_or_default(), FIRST_MESSAGE_CHARS),
+        started_ms: log
+            .entries
+            .first()
+            .map(|e| e.ts.timestamp_millis())
+            .unwrap_or_default(),
     }
 }
+
+/// Characters of [`SessionSummary::first_message`] (fewer than the index keeps of a
+/// prompt, [`xcsh_core::log::index::PREVIEW_CHARS`], so both summaries agree).
+const FIRST_MESSAGE_CHARS: usize = 100;
 
 /// The branches: entries without children, labels not counted (a label hangs off
 /// the entry it was written after, but it is not a branch, as in `xcsh tree`).
@@ -81,12 +101,16 @@ pub fn summarize_path(path: &Path) -> Result<SessionSummary, InspectError> {
 /// [`summarize`] from an index of the log at `path`.
 pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
     let mut last_message = "";
+    let mut first_message: Option<&str> = None;
     let mut tokens = 0u64;
     let mut has_child = vec![false; d.len()];
     for pos in 0..d.len() {
         match d.kind(pos) {
             Kind::UserMessage | Kind::Steer | Kind::FollowUp => {
                 last_message = d.str(&d.prompts[d.aux(pos)].preview);
+                if d.kind(pos) == Kind::UserMessage {
+                    first_message.get_or_insert(last_message);
+                }
             }
             Kind::RunFinished => {
                 tokens = tokens.saturating_add(d.finishes[d.aux(pos)].spend.to_native());
@@ -114,6 +138,8 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
             .count(),
         last_message: one_line(last_message, 60),
         tokens,
+        first_message: one_line(first_message.unwrap_or_default(), FIRST_MESSAGE_CHARS),
+        started_ms: d.started_ms.to_native(),
     }
 }
 
@@ -184,5 +210,27 @@ mod tests {
             ),
             (2, 2)
         );
+    }
+
+    /// The first prompt names the session, whatever came after it; the summary from
+    /// the index says the same.
+    #[test]
+    fn the_first_message_is_the_first_prompt_collapsed_and_cut() {
+        let mut k = Kit::new("first");
+        let long = format!("fix   the\nparser {}", "x".repeat(120));
+        k.prompt(&long);
+        k.step(1, "done", &[]);
+        k.prompt("second task");
+        k.step(1, "done", &[]);
+        let (_dir, log) = k.finish();
+        let index = xcsh_core::log::index::index_of(&log, None).unwrap();
+        let want = format!("fix the parser {}…", "x".repeat(84));
+        let plain = summarize(&log);
+        assert_eq!(
+            (plain.first_message.as_str(), plain.last_message.as_str()),
+            (want.as_str(), "second task")
+        );
+        assert_eq!(summarize_indexed(&log.path, index.data()), plain);
+        assert_eq!(plain.started_ms, crate::testkit::t0().timestamp_millis());
     }
 }

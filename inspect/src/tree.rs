@@ -410,31 +410,50 @@ pub fn render_with(tree: &Tree, style: Style, emit: &mut dyn FnMut(&str)) {
         line.push('\n');
         emit(&line);
     }
-    render_lane(&tree.root, "", "", &mut line, emit, (style, tree.full));
+    for_each_row(tree, &mut |row| {
+        line.clear();
+        line.push_str(row.guide);
+        push_node_line(&mut line, row.node, style, tree.full);
+        line.push('\n');
+        emit(&line);
+    });
 }
 
-/// `first` prefixes the lane's first line, `rest` its other lines (and the lines
-/// of its branches).
-fn render_lane(
+/// One row of the drawn tree: the guide drawn before the node's line (`├─ `, `│  `)
+/// and the node; `depth` is how many branch lists it is nested in (0: the lane from
+/// the root).
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub guide: &'a str,
+    pub node: &'a Node,
+    pub depth: usize,
+}
+
+/// Every row of `tree` in drawing order (the lines [`render_with`] draws after the
+/// `forked from` line), to `visit`: the one walk of the tree's drawing, for `xcsh
+/// tree` and the interactive navigator.
+pub fn for_each_row(tree: &Tree, visit: &mut dyn FnMut(Row<'_>)) {
+    visit_lane(&tree.root, "", "", 0, visit);
+}
+
+/// `first` prefixes the lane's first row, `rest` its other rows (and the rows of
+/// its branches).
+fn visit_lane(
     lane: &[Node],
     first: &str,
     rest: &str,
-    line: &mut String,
-    emit: &mut dyn FnMut(&str),
-    how: (Style, bool),
+    depth: usize,
+    visit: &mut dyn FnMut(Row<'_>),
 ) {
     for (i, node) in lane.iter().enumerate() {
-        line.clear();
-        line.push_str(if i == 0 { first } else { rest });
-        push_node_line(line, node, how.0, how.1);
-        line.push('\n');
-        emit(line);
+        let guide = if i == 0 { first } else { rest };
+        visit(Row { guide, node, depth });
         // The other branches hang off the node; the lane goes on below them.
         if !node.branches.is_empty() {
             let head = format!("{rest}├─ ");
             let tail = format!("{rest}│  ");
             for branch in &node.branches {
-                render_lane(branch, &head, &tail, line, emit, how);
+                visit_lane(branch, &head, &tail, depth + 1, visit);
             }
         }
     }

@@ -33,6 +33,14 @@ pub struct FileReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undone_by: Option<EntryId>,
     pub diff: String,
+    /// The content before the session's first change (empty when it created the
+    /// file): the old side of `diff`.
+    #[serde(skip)]
+    pub before_text: String,
+    /// The content now (empty when the file is missing or unreadable): the new side
+    /// of `diff`.
+    #[serde(skip)]
+    pub now_text: String,
 }
 
 struct Acc {
@@ -147,7 +155,47 @@ fn report(cwd: &Path, path: PathBuf, acc: Acc) -> FileReport {
         now,
         undone_by,
         diff,
+        before_text: before,
+        now_text: current,
     }
+}
+
+/// The line naming a file of the report: `PATH — changed by #6, #9; reverted by
+/// /undo #11`.
+pub fn heading(f: &FileReport) -> String {
+    let ids: Vec<String> = f.entries.iter().map(|e| format!("#{e}")).collect();
+    format!(
+        "{} — {} by {}{}",
+        f.path.display(),
+        if f.created { "created" } else { "changed" },
+        ids.join(", "),
+        match (f.now, f.undone_by) {
+            ("same", _) => String::new(),
+            ("reverted", Some(u)) => format!("; reverted by /undo #{u}"),
+            ("changed", _) => "; changed since".into(),
+            ("missing", _) => "; gone now".into(),
+            _ => "; unreadable now".into(),
+        }
+    )
+}
+
+/// What is said of a file beside (or instead of) its diff: gone, reverted, no
+/// textual difference.
+pub fn notes(f: &FileReport) -> Vec<&'static str> {
+    let mut notes = Vec::new();
+    if f.now == "missing" {
+        notes.push("(the file is gone now; the log keeps only the hash of what the session wrote)");
+    }
+    if f.diff.is_empty() && f.now == "reverted" {
+        notes.push(if f.created {
+            "(reverted: the file is gone again, as before the session)"
+        } else {
+            "(reverted: the file is as it was before the session)"
+        });
+    } else if f.diff.is_empty() {
+        notes.push("(no textual difference)");
+    }
+    notes
 }
 
 pub fn render(files: &[FileReport], style: Style) -> String {
@@ -156,33 +204,9 @@ pub fn render(files: &[FileReport], style: Style) -> String {
     }
     let mut out = String::new();
     for f in files {
-        let ids: Vec<String> = f.entries.iter().map(|e| format!("#{e}")).collect();
-        out.push_str(&style.bold(&format!(
-            "{} — {} by {}{}\n",
-            f.path.display(),
-            if f.created { "created" } else { "changed" },
-            ids.join(", "),
-            match (f.now, f.undone_by) {
-                ("same", _) => String::new(),
-                ("reverted", Some(u)) => format!("; reverted by /undo #{u}"),
-                ("changed", _) => "; changed since".into(),
-                ("missing", _) => "; gone now".into(),
-                _ => "; unreadable now".into(),
-            }
-        )));
-        if f.now == "missing" {
-            out.push_str(&style.dim(
-                "  (the file is gone now; the log keeps only the hash of what the session wrote)\n",
-            ));
-        }
-        if f.diff.is_empty() && f.now == "reverted" {
-            out.push_str(&style.dim(if f.created {
-                "  (reverted: the file is gone again, as before the session)\n"
-            } else {
-                "  (reverted: the file is as it was before the session)\n"
-            }));
-        } else if f.diff.is_empty() {
-            out.push_str(&style.dim("  (no textual difference)\n"));
+        out.push_str(&style.bold(&format!("{}\n", heading(f))));
+        for note in notes(f) {
+            out.push_str(&style.dim(&format!("  {note}\n")));
         }
         for line in f.diff.lines() {
             let l = if line.starts_with('+') && !line.starts_with("+++") {
