@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossterm::event::{Event, KeyEventKind};
 use tokio::sync::{mpsc, oneshot};
 use xcsh_core::log::read_session;
 use xcsh_core::machine::{ApprovalScope, Permissions, ToolCall, Verdict};
@@ -20,9 +19,9 @@ use xcsh_core::runtime::{
     branch_at,
 };
 use xcsh_tui::app::{Action, App, StatusInfo};
-use xcsh_tui::cells::{Cell, NoticeLevel};
+use xcsh_tui::cells::{Cell, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
-use xcsh_tui::term::Screen;
+use xcsh_tui::term::{Event, KeyEventKind, Screen};
 use xcsh_tui::{Theme, complete, editor, overlay};
 
 use super::commands;
@@ -76,16 +75,20 @@ struct Controller {
 pub async fn main(setup: Setup) -> Result<ExitCode> {
     let theme = Theme::from_env();
     let history = sessions::home()?.join("history");
-    let files = complete::FileIndex::scan(&setup.cwd, 50_000);
-    let editor = editor::Editor::new(
-        editor::History::load(&history),
-        commands::COMMANDS,
-        files,
-    );
+    let mut completer = complete::Completer::new(commands::COMMANDS);
+    completer.set_files(Arc::new(complete::FileIndex::scan(&setup.cwd, 50_000)));
+    let history = match editor::History::load(&history, 1000) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("xcsh: {e} (starting with an empty input history)");
+            editor::History::new(1000)
+        }
+    };
+    let editor = editor::Editor::new(history, completer);
     let info = StatusInfo {
         provider: setup.provider.name().to_string(),
         model: setup.provider.model().to_string(),
-        permissions: permissions_name(setup.permissions).to_string(),
+        permissions: setup.permissions,
         max_steps: setup.limits.max_steps,
         compact_at: setup.limits.compact_at_tokens,
         budget: setup.limits.max_tokens,
@@ -105,7 +108,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     c.greet()?;
     let mut screen = Screen::enter().context("cannot take the terminal for the UI")?;
     let (key_tx, mut keys) = mpsc::unbounded_channel();
-    std::thread::spawn(move || read_keys(&key_tx));
+    std::thread::spawn(move || xcsh_tui::term::read_events(&key_tx));
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     loop {
@@ -153,17 +156,20 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
             },
             Step::Question((request, answer)) => {
                 let current = current_content(&request.call, Path::new(&request.cwd));
-                c.app.ask(request, current);
+                c.app.ask(&request, current.as_deref());
                 c.question = Some(answer);
             }
             Step::Event(Some(event)) => c.app.on_run_event(event, now),
             Step::Event(None) => c.run_ended().await,
-            Step::Tick => c.app.tick(now),
+            // Time moved: the spinner and elapsed times are drawn anew.
+            Step::Tick => {}
         }
         dirty = true;
     }
     c.draw(&mut screen)?;
-    c.app.editor_mut().history_mut().save();
+    if let Err(e) = c.app.editor_mut().history_mut().save() {
+        eprintln!("xcsh: {e}");
+    }
     screen.leave()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -173,30 +179,6 @@ enum Step {
     Question(Question),
     Event(Option<RunEvent>),
     Tick,
-}
-
-/// Reads terminal events on a thread of its own. It polls (four times a second
-/// when nothing happens) rather than blocking, so that a cursor-position query of
-/// the screen (after a resize) is never stuck behind it.
-fn read_keys(tx: &mpsc::UnboundedSender<Event>) {
-    loop {
-        match crossterm::event::poll(Duration::from_millis(250)) {
-            Ok(true) => match crossterm::event::read() {
-                Ok(event) => {
-                    if tx.send(event).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => return,
-            },
-            Ok(false) => {
-                if tx.is_closed() {
-                    return;
-                }
-            }
-            Err(_) => return,
-        }
-    }
 }
 
 /// What an edit or write would change now: the file's content (for the
@@ -252,7 +234,7 @@ impl Controller {
     /// makes it the current one.
     fn show_session(&mut self, path: &Path) -> Result<()> {
         let log = read_session(path)?;
-        for cell in xcsh_tui::cells::from_entries(&log, log.leaf()) {
+        for cell in xcsh_tui::cells::from_entries(&log, log.leaf())? {
             self.app.push_cell(cell);
         }
         let id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
@@ -302,7 +284,7 @@ impl Controller {
                 .app
                 .notice(NoticeLevel::Error, format!("the run failed: {e}")),
         }
-        self.app.on_run_end(self.now());
+        self.app.on_run_end();
         if running.exit_after {
             self.exit = true;
         }
@@ -351,13 +333,7 @@ impl Controller {
                     r.handle.steer(text);
                 }
             }
-            Action::FollowUp(text) => {
-                if let Some(r) = &self.running {
-                    r.handle.follow_up(text);
-                } else if let Err(e) = self.start(Task::Prompt(text.clone()), Some(text)) {
-                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
-                }
-            }
+            Action::FollowUp(text) => self.follow_up(text),
             Action::Answer(answer) => {
                 if let Some(tx) = self.question.take() {
                     let _ = tx.send(answer);
@@ -387,6 +363,15 @@ impl Controller {
         Ok(())
     }
 
+    /// A follow-up for the running turn; while idle, a new turn.
+    fn follow_up(&mut self, text: String) {
+        if let Some(r) = &self.running {
+            r.handle.follow_up(text);
+        } else if let Err(e) = self.start(Task::Prompt(text.clone()), Some(text)) {
+            self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+        }
+    }
+
     /// The prompt with each `@path` mention's file attached as the read tool
     /// returns it, and the mentioned paths.
     async fn with_mentions(&self, text: &str) -> (String, Vec<String>) {
@@ -394,7 +379,7 @@ impl Controller {
         let mut attached = Vec::new();
         for path in complete::mentions(text) {
             let call = ToolCall {
-                id: xcsh_core::machine::CallId::from(format!("mention-{}", attached.len())),
+                id: xcsh_core::machine::CallId(format!("mention-{}", attached.len())),
                 name: "read".into(),
                 arguments: serde_json::json!({ "path": path }).to_string(),
             };
@@ -421,17 +406,18 @@ impl Controller {
             return;
         };
         let theme = self.app.theme();
-        let render = move |width: u16| -> Vec<ratatui::text::Line<'static>> {
-            match read_session(&path) {
-                Ok(log) => xcsh_tui::cells::from_entries(&log, log.leaf())
-                    .iter()
-                    .flat_map(|c| c.lines(width, 0, &theme))
-                    .collect(),
-                Err(e) => vec![ratatui::text::Line::from(format!("cannot read the session: {e}"))],
+        // The transcript is the log's: every cell rebuilt from the entries, tool
+        // outputs in full, re-rendered at the overlay's width.
+        let render = move |width: u16| -> Vec<xcsh_tui::Line<'static>> {
+            match read_session(&path).map_err(anyhow::Error::from).and_then(|log| {
+                Ok(xcsh_tui::cells::from_entries(&log, log.leaf())?)
+            }) {
+                Ok(cells) => xcsh_tui::cells::lines_of(&cells, width, 0, &theme),
+                Err(e) => vec![xcsh_tui::Line::from(format!("cannot read the session: {e:#}"))],
             }
         };
         self.app
-            .open_overlay(Box::new(overlay::transcript::Transcript::new(Box::new(render))));
+            .open_overlay(Box::new(overlay::Transcript::new(Box::new(render))));
     }
 
     fn overlay_action(&mut self, action: OverlayAction) -> Result<()> {
@@ -496,7 +482,7 @@ impl Controller {
                 if arg.is_empty() {
                     anyhow::bail!("/queue TEXT: give the message");
                 }
-                self.act(Action::FollowUp(arg.to_string())).await.ok();
+                self.follow_up(arg.to_string());
             }
             "compact" => {
                 if self.session.is_none() {
@@ -510,9 +496,9 @@ impl Controller {
                 self.app.notice(NoticeLevel::Info, format!("model: {said}"));
             }
             "resume" => {
-                let rows = picker_rows(&self.setup.cwd)?;
+                let rows = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
                 self.app
-                    .open_overlay(Box::new(overlay::picker::Picker::new(rows, now_unix())));
+                    .open_overlay(Box::new(overlay::Picker::new(rows, now_unix_ms())));
             }
             _ => {
                 let path = self.session_path()?;
@@ -533,7 +519,6 @@ impl Controller {
     }
 
     fn session_command(&mut self, name: &str, arg: &str, path: &Path) -> Result<()> {
-        let theme = self.app.theme();
         match name {
             "at" => {
                 let said = commands::at(path, arg)?;
@@ -545,8 +530,9 @@ impl Controller {
             }
             "tree" => {
                 let log = read_session(path)?;
+                let build = move |full: bool| xcsh_inspect::tree::build(&log, full);
                 self.app
-                    .open_overlay(Box::new(overlay::tree::TreeNavigator::new(Arc::new(log))));
+                    .open_overlay(Box::new(overlay::TreeNav::new(Box::new(build))));
             }
             "label" => {
                 let said = commands::label(path, None, arg)?;
@@ -566,7 +552,7 @@ impl Controller {
                         .notice(NoticeLevel::Info, "this session changed no file");
                 } else {
                     self.app
-                        .open_overlay(Box::new(overlay::diff::DiffOverlay::new(files, theme)));
+                        .open_overlay(Box::new(overlay::DiffOverlay::new(files)));
                 }
             }
             "undo" => {
@@ -615,11 +601,14 @@ fn list(items: &[String]) -> String {
     }
 }
 
-fn now_unix() -> i64 {
-    chrono::Utc::now().timestamp()
+fn now_unix_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }
 
-/// The sessions of this workspace for the picker, newest first.
-fn picker_rows(workspace: &Path) -> Result<Vec<overlay::picker::PickerRow>> {
-    sessions::picker_rows(workspace)
+/// The sessions of this workspace for the picker (it sorts them newest first).
+fn picker_rows(workspace: &Path) -> Result<Vec<overlay::PickerRow>> {
+    Ok(sessions::summaries(workspace, false)?
+        .iter()
+        .map(|(summary, size)| overlay::PickerRow::from_summary(summary, *size))
+        .collect())
 }

@@ -10,22 +10,25 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Position, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 use xcsh_core::machine::{
-    ApprovalScope, IgnoreReason, ProviderErrorKind, StepNo, UserOrigin, Verdict,
+    ApprovalScope, CallId, IgnoreReason, Permissions, ProviderErrorKind, Verdict,
 };
 use xcsh_core::runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
-use crate::cells::{Cell, NoticeLevel};
+use crate::Theme;
+use crate::approval::{Approval, Choice, Mode};
+use crate::cells::{Cell, Level, assistant_lines};
 use crate::editor::{Editor, EditorOutcome};
 use crate::markdown::MarkdownStream;
 use crate::overlay::{Overlay, OverlayAction, OverlayOutcome};
-use crate::status::{Footer, FooterState, StatusLine};
+use crate::pending::Pending;
+use crate::status::{FooterState, Retry, Status, Turn, footer};
 use crate::theme::Role;
-use crate::tool_card::{ToolCard, ToolFinish};
-use crate::{Theme, approval, pending};
+use crate::tool_card::{Before, ToolCard, ToolFinish};
 
 /// What the controller is asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +56,7 @@ pub enum Action {
 /// The message being streamed (transient: the recorded step is the truth).
 struct LiveStream {
     markdown: MarkdownStream,
-    /// The first finished block carries the `•` marker.
+    /// A finished block of it was written (it carried the `•` marker).
     started: bool,
 }
 
@@ -64,10 +67,8 @@ struct LiveReasoning {
 
 /// The open approval question.
 struct LiveQuestion {
-    request: ApprovalRequest,
-    /// The current content of the file an edit or write would change, read by the
-    /// controller when the question came.
-    current: Option<String>,
+    call_id: CallId,
+    approval: Approval,
     /// `Some` while the user types the message of a denial (`m`).
     message: Option<String>,
 }
@@ -79,12 +80,20 @@ enum Focus {
     Question,
 }
 
-/// What the status line shows (the controller sets the fixed parts).
-#[derive(Debug, Clone, Default)]
+/// What waits to be written into history, in order.
+enum Item {
+    Cell(Cell),
+    /// Finished blocks of the streamed message, laid out; `gap` when they begin a
+    /// message (a blank line before them).
+    Lines { lines: Vec<Line<'static>>, gap: bool },
+}
+
+/// The fixed parts of the status line (the controller sets them).
+#[derive(Debug, Clone)]
 pub struct StatusInfo {
     pub provider: String,
     pub model: String,
-    pub permissions: String,
+    pub permissions: Permissions,
     pub max_steps: u32,
     pub compact_at: u64,
     pub budget: u64,
@@ -95,33 +104,28 @@ pub struct StatusInfo {
 pub struct App {
     theme: Theme,
     info: StatusInfo,
-    /// Cells finished but not yet written into the terminal's history.
-    finished: Vec<Cell>,
-    /// Lines rendered for history (finished stream blocks) waiting to be written.
-    finished_lines: Vec<Line<'static>>,
+    queue: Vec<Item>,
+    /// Something was written into history (items get a blank line between).
+    wrote_any: bool,
     stream: Option<LiveStream>,
     reasoning: Option<LiveReasoning>,
     tools: Vec<ToolCard>,
     question: Option<LiveQuestion>,
-    pending: Vec<(UserOrigin, String)>,
+    pending: Pending,
     editor: Editor,
     focus: Focus,
     overlay: Option<Box<dyn Overlay>>,
-    /// The running turn: when it started, its step, its last context size, spend.
+    /// The running turn (its step and start, for the status line).
     turn: Option<Turn>,
-    retry: Option<String>,
-    context_tokens: u64,
+    retry: Option<Retry>,
+    context_tokens: Option<u64>,
     spent: u64,
     estimated: bool,
     show_reasoning: bool,
     ctrl_c_armed: bool,
+    /// `/clear` asked for a clear screen (the controller's screen does it).
+    clear_requested: bool,
     width: u16,
-}
-
-struct Turn {
-    started_ms: u64,
-    step: StepNo,
-    steps: u32,
 }
 
 impl App {
@@ -129,23 +133,24 @@ impl App {
         App {
             theme,
             info,
-            finished: Vec::new(),
-            finished_lines: Vec::new(),
+            queue: Vec::new(),
+            wrote_any: false,
             stream: None,
             reasoning: None,
             tools: Vec::new(),
             question: None,
-            pending: Vec::new(),
+            pending: Pending::default(),
             editor,
             focus: Focus::Editor,
             overlay: None,
             turn: None,
             retry: None,
-            context_tokens: 0,
+            context_tokens: None,
             spent: 0,
             estimated: false,
             show_reasoning: false,
             ctrl_c_armed: false,
+            clear_requested: false,
             width: 80,
         }
     }
@@ -156,6 +161,10 @@ impl App {
 
     pub fn info_mut(&mut self) -> &mut StatusInfo {
         &mut self.info
+    }
+
+    pub fn editor_mut(&mut self) -> &mut Editor {
+        &mut self.editor
     }
 
     /// A turn is running.
@@ -172,26 +181,49 @@ impl App {
     /// Adds a finished cell to history (the user's prompt once recorded, a
     /// command's output, cells rebuilt from the log on resume).
     pub fn push_cell(&mut self, cell: Cell) {
-        self.finished.push(cell);
+        self.queue.push(Item::Cell(cell));
     }
 
     /// A line of information for history.
-    pub fn notice(&mut self, level: NoticeLevel, text: impl Into<String>) {
+    pub fn notice(&mut self, level: Level, text: impl Into<String>) {
         self.push_cell(Cell::Notice {
             level,
             text: text.into(),
         });
     }
 
-    /// The lines to write into history now, rendered at `width`.
+    /// `/clear`: the controller clears the screen; the session keeps everything
+    /// (Ctrl-T shows it).
+    pub fn clear_view(&mut self) {
+        self.clear_requested = true;
+        self.wrote_any = false;
+    }
+
+    /// Whether `/clear` was asked for since the last call.
+    pub fn take_clear(&mut self) -> bool {
+        std::mem::take(&mut self.clear_requested)
+    }
+
+    /// The lines to write into history now, laid out at `width`.
     pub fn take_history(&mut self, width: u16, now_ms: u64) -> Vec<Line<'static>> {
         self.width = width;
-        let mut out = std::mem::take(&mut self.finished_lines);
-        for cell in std::mem::take(&mut self.finished) {
-            if !out.is_empty() || !matches!(cell, Cell::Assistant { .. }) {
-                // One blank line between cells.
+        let mut out = Vec::new();
+        for item in std::mem::take(&mut self.queue) {
+            match item {
+                Item::Cell(cell) => {
+                    if self.wrote_any {
+                        out.push(Line::default());
+                    }
+                    out.extend(cell.lines(width, now_ms, &self.theme));
+                }
+                Item::Lines { lines, gap } => {
+                    if gap && self.wrote_any {
+                        out.push(Line::default());
+                    }
+                    out.extend(lines);
+                }
             }
-            out.extend(cell.lines(width, now_ms, &self.theme));
+            self.wrote_any = true;
         }
         out
     }
@@ -220,36 +252,38 @@ impl App {
         match event {
             RunEvent::RunStarted { .. } => {
                 self.turn = Some(Turn {
-                    started_ms: now_ms,
                     step: 0,
-                    steps: 0,
+                    max_steps: self.info.max_steps,
+                    started_ms: now_ms,
                 });
                 self.retry = None;
             }
-            RunEvent::Notice { message } => self.notice(NoticeLevel::Info, message),
-            RunEvent::StepStarted { step } => {
+            RunEvent::Notice { message } => self.notice(Level::Info, message),
+            RunEvent::StepStarted { .. } => {
                 if let Some(t) = &mut self.turn {
-                    t.step = step;
-                    t.steps += 1;
+                    t.step = t.step.saturating_add(1);
                 }
+            }
+            RunEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                self.retry = Some(Retry {
+                    reason: format!("{reason} (attempt {attempt})"),
+                    at_ms: now_ms.saturating_add(delay_ms),
+                });
             }
             RunEvent::TextDelta { text, .. } => {
                 self.retry = None;
                 self.end_reasoning();
-                let width = self.body_width();
-                let theme = self.theme;
                 let stream = self.stream.get_or_insert_with(|| LiveStream {
                     markdown: MarkdownStream::new(),
                     started: false,
                 });
                 stream.markdown.push(&text);
-                let lines = stream.markdown.take_finished(width, &theme);
-                if !lines.is_empty() {
-                    let first = !stream.started;
-                    stream.started = true;
-                    self.finished_lines
-                        .extend(assistant_lines(lines, first, &self.theme));
-                }
+                self.take_stream_blocks(false);
             }
             RunEvent::ReasoningDelta { text, .. } => {
                 self.retry = None;
@@ -262,10 +296,11 @@ impl App {
             }
             RunEvent::StepFinished { usage, error, .. } => {
                 self.end_reasoning();
-                self.end_stream();
+                self.take_stream_blocks(true);
                 if usage.context_tokens() > 0 {
-                    self.context_tokens = usage.context_tokens();
+                    self.context_tokens = Some(usage.context_tokens());
                 }
+                self.spent = self.spent.saturating_add(usage.spend());
                 self.estimated |= usage.estimated;
                 if let Some(error) = error {
                     let text = if error.kind == ProviderErrorKind::ContextOverflow {
@@ -276,7 +311,18 @@ impl App {
                     } else {
                         format!("the model step failed: {}", error.message)
                     };
-                    self.notice(NoticeLevel::Error, text);
+                    self.notice(Level::Error, text);
+                }
+            }
+            RunEvent::ApprovalRequested {
+                call_id,
+                name,
+                arguments,
+            } => {
+                if !self.tools.iter().any(|c| c.call_id() == &call_id) {
+                    let mut card = ToolCard::new(call_id, &name, &arguments);
+                    card.ask();
+                    self.tools.push(card);
                 }
             }
             RunEvent::ToolCall {
@@ -285,15 +331,15 @@ impl App {
                 arguments,
                 ..
             } => {
-                let card = match self.tools.iter_mut().find(|c| c.call_id() == &call_id) {
-                    Some(card) => card,
+                let i = match self.tools.iter().position(|c| c.call_id() == &call_id) {
+                    Some(i) => i,
                     None => {
-                        self.tools.push(ToolCard::new(call_id, name, arguments));
-                        let last = self.tools.len() - 1;
-                        &mut self.tools[last]
+                        self.tools
+                            .push(ToolCard::new(call_id, &name, &arguments));
+                        self.tools.len() - 1
                     }
                 };
-                card.start(now_ms);
+                self.tools[i].start(now_ms);
             }
             RunEvent::ToolOutput { call_id, text, .. } => {
                 if let Some(card) = self.tools.iter_mut().find(|c| c.call_id() == &call_id) {
@@ -311,13 +357,9 @@ impl App {
             } => {
                 let mut card = match self.tools.iter().position(|c| c.call_id() == &call_id) {
                     Some(i) => self.tools.remove(i),
-                    None => ToolCard::new(call_id.clone(), name, String::new()),
+                    None => ToolCard::new(call_id.clone(), &name, ""),
                 };
-                if self
-                    .question
-                    .as_ref()
-                    .is_some_and(|q| q.request.call.id == call_id)
-                {
+                if self.question.as_ref().is_some_and(|q| q.call_id == call_id) {
                     self.question = None;
                     self.focus = Focus::Editor;
                 }
@@ -326,63 +368,40 @@ impl App {
                     content,
                     duration_ms,
                     synthetic,
-                    before: changes.into_iter().next().and_then(|c| c.before),
+                    before: changes.first().map_or(Before::NotRecorded, Before::from),
                 });
                 self.push_cell(Cell::Tool(card));
-            }
-            RunEvent::ApprovalRequested {
-                call_id,
-                name,
-                arguments,
-            } => {
-                if !self.tools.iter().any(|c| c.call_id() == &call_id) {
-                    self.tools.push(ToolCard::new(call_id, name, arguments));
-                }
             }
             RunEvent::Approval {
                 name, verdict, by, ..
             } => {
                 if verdict == Verdict::Deny {
-                    self.notice(NoticeLevel::Warning, format!("{name}: denied ({by:?})"));
+                    self.notice(Level::Warning, format!("{name}: denied ({by:?})"));
                 }
             }
-            RunEvent::Queued { origin, text } => self.pending.push((origin, text)),
+            RunEvent::Queued { origin, text } => self.pending.queued(origin, &text),
             RunEvent::Delivered { origin, text } => {
-                if let Some(i) = self.pending.iter().position(|(o, t)| *o == origin && *t == text)
-                {
-                    self.pending.remove(i);
-                }
-                self.push_cell(Cell::User { text, origin });
+                self.pending.delivered(origin, &text);
+                self.push_cell(Cell::User { origin, text });
             }
             RunEvent::CompactionStarted { tokens_before } => self.notice(
-                NoticeLevel::Info,
+                Level::Info,
                 format!("compacting the conversation ({tokens_before} tokens)…"),
             ),
             RunEvent::Compacted {
                 tokens_before,
                 tokens_after,
             } => {
-                self.context_tokens = tokens_after;
-                self.notice(
-                    NoticeLevel::Info,
-                    format!("compacted: {tokens_before} → {tokens_after} tokens"),
-                )
-            }
-            RunEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-                ..
-            } => {
-                self.retry = Some(format!(
-                    "retrying in {}: {reason} (attempt {attempt})",
-                    seconds(delay_ms)
-                ));
+                self.context_tokens = Some(tokens_after);
+                self.push_cell(Cell::Compaction {
+                    tokens_before,
+                    tokens_after,
+                });
             }
             RunEvent::Ignored {
                 reason: IgnoreReason::NothingToCompact,
             } => self.notice(
-                NoticeLevel::Info,
+                Level::Info,
                 "nothing to compact yet: the conversation has no earlier turn",
             ),
             RunEvent::Ignored { .. } => {}
@@ -391,19 +410,12 @@ impl App {
                 steps,
                 usage,
             } => {
-                self.end_reasoning();
-                self.end_stream();
-                for card in std::mem::take(&mut self.tools) {
-                    self.push_cell(Cell::Tool(card));
-                }
-                self.question = None;
-                self.focus = Focus::Editor;
-                self.spent = self.spent.saturating_add(usage.spend());
+                self.settle_live();
                 self.estimated |= usage.estimated;
                 let elapsed_ms = self
                     .turn
                     .take()
-                    .map_or(0, |t| now_ms.saturating_sub(t.started_ms));
+                    .map(|t| now_ms.saturating_sub(t.started_ms));
                 self.retry = None;
                 self.push_cell(Cell::TurnEnd {
                     reason,
@@ -415,59 +427,85 @@ impl App {
         }
     }
 
-    /// The run's event stream ended (its result is in): what is still live goes
-    /// into history.
-    pub fn on_run_end(&mut self, now_ms: u64) {
-        if self.turn.is_some() {
-            self.end_reasoning();
-            self.end_stream();
-            for card in std::mem::take(&mut self.tools) {
-                self.push_cell(Cell::Tool(card));
-            }
-            self.turn = None;
-            let _ = now_ms;
+    /// The run's event stream ended: what is still live goes into history.
+    pub fn on_run_end(&mut self) {
+        self.settle_live();
+        self.turn = None;
+        self.retry = None;
+        for item in self.pending.take() {
+            self.notice(
+                Level::Warning,
+                format!("not delivered ({:?}): {}", item.origin, item.text),
+            );
+        }
+    }
+
+    fn settle_live(&mut self) {
+        self.end_reasoning();
+        self.take_stream_blocks(true);
+        for card in std::mem::take(&mut self.tools) {
+            self.push_cell(Cell::Tool(card));
         }
         self.question = None;
         self.focus = Focus::Editor;
-        self.pending.clear();
     }
 
-    /// An approval question came; `current` is the file's content an edit or
-    /// write would change (read by the controller).
-    pub fn ask(&mut self, request: ApprovalRequest, current: Option<String>) {
+    /// An approval question came; `current` is the content of the file an edit
+    /// or write would change (read by the controller).
+    pub fn ask(&mut self, request: &ApprovalRequest, current: Option<&str>) {
+        let call = &request.call;
+        let preview = crate::approval::preview(&call.name, &call.arguments, current, &request.cwd);
         self.question = Some(LiveQuestion {
-            request,
-            current,
+            call_id: call.id.clone(),
+            approval: Approval::new(&call.name, &call.arguments, preview),
             message: None,
         });
         self.focus = Focus::Question;
+    }
+
+    /// The question's whole preview (Ctrl-T while asking), for the transcript.
+    pub fn question_preview(&self, width: u16) -> Option<Vec<Line<'static>>> {
+        self.question
+            .as_ref()
+            .map(|q| q.approval.preview_lines(width, &self.theme))
     }
 
     fn body_width(&self) -> u16 {
         self.width.saturating_sub(2).max(1)
     }
 
-    fn end_stream(&mut self) {
-        if let Some(mut stream) = self.stream.take() {
-            let width = self.body_width();
-            let lines = stream.markdown.finish(width, &self.theme);
-            let first = !stream.started;
-            if !lines.is_empty() {
-                self.finished_lines
-                    .extend(assistant_lines(lines, first, &self.theme));
-            }
-            self.finished_lines.push(Line::default());
+    /// Moves the streamed message's finished blocks into history; with `all`, the
+    /// rest too (the step ended).
+    fn take_stream_blocks(&mut self, all: bool) {
+        let width = self.body_width();
+        let theme = self.theme;
+        let Some(stream) = &mut self.stream else {
+            return;
+        };
+        let body = if all {
+            stream.markdown.finish(width, &theme)
+        } else {
+            stream.markdown.take_finished(width, &theme)
+        };
+        if !body.is_empty() {
+            let gap = !stream.started;
+            let lines = assistant_lines(body, self.width, gap, &theme);
+            stream.started = true;
+            self.queue.push(Item::Lines { lines, gap });
+        }
+        if all {
+            self.stream = None;
         }
     }
 
     fn end_reasoning(&mut self) {
-        if let Some(r) = self.reasoning.take() {
-            if !r.text.trim().is_empty() {
-                self.push_cell(Cell::Reasoning {
-                    text: r.text,
-                    expanded: self.show_reasoning,
-                });
-            }
+        if let Some(r) = self.reasoning.take()
+            && !r.text.trim().is_empty()
+        {
+            self.push_cell(Cell::Reasoning {
+                text: r.text,
+                expanded: self.show_reasoning,
+            });
         }
     }
 
@@ -489,25 +527,26 @@ impl App {
             };
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
+        if !is_ctrl_c {
+            self.ctrl_c_armed = false;
+        }
         match key.code {
             KeyCode::Char('t') if ctrl => return vec![Action::Transcript],
             KeyCode::Char('o') if ctrl => {
                 self.show_reasoning = !self.show_reasoning;
                 self.notice(
-                    NoticeLevel::Info,
+                    Level::Info,
                     if self.show_reasoning {
-                        "reasoning: shown in full from now on (Ctrl-O hides it)"
+                        "reasoning: shown in full from now on (Ctrl-O collapses it)"
                     } else {
-                        "reasoning: collapsed to one line from now on (Ctrl-O shows it)"
+                        "reasoning: one line from now on (Ctrl-O shows it)"
                     },
                 );
                 return Vec::new();
             }
-            KeyCode::Char('c') if ctrl => return self.ctrl_c(),
+            _ if is_ctrl_c => return self.ctrl_c(),
             _ => {}
-        }
-        if key.code != KeyCode::Char('c') || !ctrl {
-            self.ctrl_c_armed = false;
         }
         if self.focus == Focus::Question && self.question.is_some() {
             return self.question_key(key);
@@ -517,39 +556,45 @@ impl App {
             EditorOutcome::Queue(text) => self.submit(text, true),
             EditorOutcome::Eof => {
                 if self.working() {
-                    self.notice(NoticeLevel::Info, "stopping the turn, then exiting");
+                    self.notice(Level::Info, "stopping the turn, then exiting");
                     vec![Action::Interrupt, Action::Exit]
                 } else {
                     vec![Action::Exit]
                 }
             }
-            EditorOutcome::EscapeEmpty => {
+            EditorOutcome::Cancel => {
                 if self.question.is_some() {
                     self.focus = Focus::Question;
                 }
                 Vec::new()
             }
-            _ => Vec::new(),
+            EditorOutcome::Interrupt { .. } => self.ctrl_c(),
+            EditorOutcome::Nothing
+            | EditorOutcome::Changed
+            | EditorOutcome::Cleared
+            | EditorOutcome::Search(_) => Vec::new(),
         }
     }
 
-    /// Pasted text (bracketed paste): into the editor, newlines kept.
+    /// Pasted text (bracketed paste): into the editor, newlines kept (into a
+    /// denial's message, on one line).
     pub fn on_paste(&mut self, text: &str) {
-        if self.overlay.is_none() {
-            if let Some(q) = &mut self.question {
-                if let Some(m) = &mut q.message {
-                    m.push_str(&text.replace(['\r', '\n'], " "));
-                    return;
-                }
-            }
-            self.focus = Focus::Editor;
-            self.editor.on_paste(text);
+        if self.overlay.is_some() {
+            return;
         }
+        if let Some(q) = &mut self.question
+            && let Some(m) = &mut q.message
+        {
+            m.push_str(&text.replace(['\r', '\n'], " "));
+            return;
+        }
+        self.focus = Focus::Editor;
+        self.editor.on_paste(text);
     }
 
     fn ctrl_c(&mut self) -> Vec<Action> {
         if self.working() {
-            self.notice(NoticeLevel::Warning, "stopping the turn (Ctrl-C)");
+            self.notice(Level::Warning, "stopping the turn (Ctrl-C)");
             return vec![Action::Interrupt];
         }
         if !self.editor.is_empty() {
@@ -559,7 +604,6 @@ impl App {
         if std::mem::replace(&mut self.ctrl_c_armed, true) {
             return vec![Action::Exit];
         }
-        self.notice(NoticeLevel::Info, "Ctrl-C again or Ctrl-D to exit");
         Vec::new()
     }
 
@@ -573,9 +617,6 @@ impl App {
             let (name, arg) = (name.to_string(), arg.trim().to_string());
             if name == "queue" && self.working() {
                 return vec![Action::FollowUp(arg)];
-            }
-            if name == "clear" {
-                return vec![Action::Command { name, arg }];
             }
             return vec![Action::Command { name, arg }];
         }
@@ -609,14 +650,18 @@ impl App {
             return Vec::new();
         }
         match key.code {
-            KeyCode::Char('y') => self.answer(Verdict::Allow, ApprovalScope::Once, None),
-            KeyCode::Char('a') => self.answer(Verdict::Allow, ApprovalScope::Tool, None),
-            KeyCode::Char('A') => self.answer(Verdict::Allow, ApprovalScope::Call, None),
-            KeyCode::Char('n') => self.answer(Verdict::Deny, ApprovalScope::Once, None),
-            KeyCode::Char('m') => {
-                q.message = Some(String::new());
-                Vec::new()
-            }
+            KeyCode::Char(c) => match Choice::from_key(c) {
+                Some(Choice::DenyWithMessage) => {
+                    q.message = Some(String::new());
+                    Vec::new()
+                }
+                Some(Choice::Deny) => self.answer(Verdict::Deny, ApprovalScope::Once, None),
+                Some(choice) => {
+                    let scope = choice.scope().unwrap_or(ApprovalScope::Once);
+                    self.answer(Verdict::Allow, scope, None)
+                }
+                None => Vec::new(),
+            },
             KeyCode::Esc | KeyCode::Tab => {
                 self.focus = Focus::Editor;
                 Vec::new()
@@ -641,121 +686,107 @@ impl App {
         })]
     }
 
-    /// Time passed: disarms nothing, but animations move (the caller redraws).
-    pub fn tick(&mut self, _now_ms: u64) {}
+    fn footer_state(&self) -> FooterState {
+        match &self.question {
+            Some(q) if self.focus == Focus::Question => {
+                if q.message.is_some() {
+                    FooterState::DenyMessage
+                } else {
+                    FooterState::Asking
+                }
+            }
+            _ if self.working() => FooterState::Working,
+            _ if self.ctrl_c_armed => FooterState::ConfirmExit,
+            _ => FooterState::Idle,
+        }
+    }
 
     // ---- the live area ----
 
-    /// The live area at `width`, at most `max_height` rows, and where the editor's
-    /// cursor is in it.
+    /// The live area at `width`, at most `max_height` rows: the streaming
+    /// message's tail, running tools, the question, the pending area, the input,
+    /// the status line and the footer. The editor's cursor is drawn reversed.
     pub fn render_live(&mut self, width: u16, max_height: u16, now_ms: u64) -> Buffer {
         self.width = width;
         let theme = self.theme;
         let mut top: Vec<Line<'static>> = Vec::new();
         if let Some(r) = &self.reasoning {
-            let lines: Vec<&str> = r.text.lines().collect();
-            let from = lines.len().saturating_sub(3);
-            top.push(Line::styled("∴ thinking…", theme.style(Role::Reasoning)));
-            for l in &lines[from..] {
-                let safe = xcsh_inspect::terminal::neutralize(l).into_owned();
-                top.extend(crate::text::wrap(
-                    &Line::styled(format!("  {safe}"), theme.style(Role::Reasoning)),
-                    width,
-                ));
-            }
+            top.extend(reasoning_tail(&r.text, width, &theme));
         }
         if let Some(s) = &self.stream {
             let tail = s.markdown.tail(self.body_width(), &theme);
-            top.extend(assistant_lines(tail, !s.started, &theme));
+            if !tail.is_empty() {
+                top.extend(assistant_lines(tail, width, !s.started, &theme));
+            }
         }
         for card in &self.tools {
-            if self
-                .question
-                .as_ref()
-                .is_some_and(|q| q.request.call.id == *card.call_id())
-            {
+            if self.question.as_ref().is_some_and(|q| &q.call_id == card.call_id()) {
                 continue;
             }
             top.extend(card.lines(width, now_ms, &theme));
         }
         let mut middle: Vec<Line<'static>> = Vec::new();
         if let Some(q) = &self.question {
-            let budget = max_height.saturating_sub(8).max(4);
-            middle.extend(approval::lines(
-                &q.request,
-                q.current.as_deref(),
-                q.message.as_deref(),
-                self.focus == Focus::Question,
-                width,
-                budget,
-                &theme,
-            ));
+            let mode = match &q.message {
+                Some(text) => Mode::Message { text },
+                None => Mode::Choosing,
+            };
+            let budget = usize::from(max_height.saturating_sub(8).max(6));
+            middle.extend(q.approval.lines(width, budget, mode, &theme));
         }
-        middle.extend(pending::lines(&self.pending, width, &theme));
-        let status = StatusLine {
-            provider: &self.info.provider,
-            model: &self.info.model,
-            permissions: &self.info.permissions,
-            step: self.turn.as_ref().map(|t| (t.steps, self.info.max_steps)),
+        middle.extend(self.pending.lines(width, &theme));
+        let status = Status {
+            provider: self.info.provider.clone(),
+            model: self.info.model.clone(),
+            permissions: self.info.permissions,
+            sandbox: None,
+            session_id: self.info.session_id.clone().unwrap_or_default(),
+            turn: self.turn,
             context_tokens: self.context_tokens,
             compact_at: self.info.compact_at,
             spent: self.spent,
             budget: self.info.budget,
             estimated: self.estimated,
-            elapsed_ms: self
-                .turn
-                .as_ref()
-                .map(|t| now_ms.saturating_sub(t.started_ms)),
-            retry: self.retry.as_deref(),
-            session_id: self.info.session_id.as_deref(),
+            retry: self.retry.clone(),
         }
-        .line(width, &theme);
-        let footer = Footer {
-            state: if self.question.is_some() && self.focus == Focus::Question {
-                FooterState::Asking
-            } else if self.working() {
-                FooterState::Working
-            } else {
-                FooterState::Idle
-            },
-        }
-        .line(width, &theme);
-        let editor_height = self.editor.desired_height(width);
-        let fixed = u16::try_from(middle.len())
-            .unwrap_or(u16::MAX)
+        .line(width, now_ms, &theme);
+        let footer = footer(self.footer_state(), width, &theme);
+        let editor_height = self.editor.desired_height(width).max(1);
+        let rows = |lines: &[Line<'static>]| u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        // A blank row above the input, the status line and the footer.
+        let fixed = rows(&middle)
             .saturating_add(editor_height)
-            .saturating_add(2);
+            .saturating_add(3);
         let room = max_height.saturating_sub(fixed);
-        let top_len = u16::try_from(top.len()).unwrap_or(u16::MAX);
-        if top_len > room {
-            top.drain(..usize::from(top_len - room));
+        if rows(&top) > room {
+            let cut = usize::from(rows(&top) - room);
+            top.drain(..cut);
         }
-        let height = (u16::try_from(top.len()).unwrap_or(u16::MAX))
-            .saturating_add(fixed)
-            .min(max_height)
-            .max(1);
+        let height = rows(&top).saturating_add(fixed).min(max_height).max(1);
         let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
         let mut y = 0u16;
         for part in [&top, &middle] {
-            let h = u16::try_from(part.len()).unwrap_or(u16::MAX).min(height - y);
-            Paragraph::new(part.clone()).render(Rect::new(0, y, width, h), &mut buf);
+            let h = rows(part).min(height - y);
+            if h > 0 {
+                Paragraph::new(part.clone()).render(Rect::new(0, y, width, h), &mut buf);
+            }
             y += h;
         }
-        let eh = editor_height.min(height.saturating_sub(y + 2).max(1));
-        let editor_area = Rect::new(0, y, width, eh);
+        y = (y + 1).min(height);
+        let eh = editor_height.min(height.saturating_sub(y).saturating_sub(2).max(1));
+        let editor_area = Rect::new(0, y, width, eh.min(height - y));
         self.editor.render(editor_area, &mut buf, &theme);
-        if self.focus == Focus::Editor && self.overlay.is_none() {
-            if let Some(Position { x, y }) = self.editor.cursor_position(editor_area) {
-                if x < width && y < height {
-                    let cell = &mut buf[(x, y)];
-                    cell.set_style(cell.style().add_modifier(ratatui::style::Modifier::REVERSED));
-                }
+        if self.focus == Focus::Editor && editor_area.height > 0 {
+            let (x, cy) = self.editor.cursor_position(editor_area);
+            if x < width && cy < height {
+                let cell = &mut buf[(x, cy)];
+                cell.set_style(cell.style().add_modifier(Modifier::REVERSED));
             }
         }
-        y += eh;
+        y += editor_area.height;
         for line in [status, footer] {
             if y < height {
-                Paragraph::new(line).render(Rect::new(0, y, width, 1), &mut buf);
+                buf.set_line(0, y, &line, width);
                 y += 1;
             }
         }
@@ -763,28 +794,21 @@ impl App {
     }
 }
 
-/// Assistant lines: the first block's first line with the `•` marker, every line
-/// indented by two columns.
-fn assistant_lines(lines: Vec<Line<'static>>, first: bool, theme: &Theme) -> Vec<Line<'static>> {
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut line)| {
-            let marker = if first && i == 0 {
-                Span::styled("• ", theme.style(Role::Assistant))
-            } else {
-                Span::raw("  ")
-            };
-            line.spans.insert(0, marker);
-            line
-        })
-        .collect()
+/// The last lines of the reasoning being streamed, dimmed, under `∴ thinking…`.
+fn reasoning_tail(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let style = theme.style(Role::Reasoning);
+    let mut out = vec![Line::styled("∴ thinking…", style)];
+    let clean = crate::cells::fmt::clean(text.trim_end());
+    let lines: Vec<&str> = clean.lines().collect();
+    let from = lines.len().saturating_sub(3);
+    for l in &lines[from..] {
+        out.extend(crate::text::wrap(
+            &Line::styled(format!("  {l}"), style),
+            width,
+        ));
+    }
+    out
 }
 
-fn seconds(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else {
-        format!("{} s", ms.div_ceil(1000))
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -91,11 +91,7 @@ impl Cell {
             Cell::Assistant { markdown } => {
                 let source = fmt::clean(markdown.trim());
                 let body = crate::markdown::render(&source, width.saturating_sub(2).max(1), theme);
-                indented(
-                    body,
-                    width,
-                    Span::styled("• ", theme.style(Role::Assistant)),
-                )
+                assistant_lines(body, width, true, theme)
             }
             Cell::Reasoning { text, expanded } => {
                 let style = theme.style(Role::Reasoning);
@@ -158,6 +154,23 @@ impl Cell {
 
 /// `body` (already wrapped to `width - 2`) with `first` before its first row and
 /// two spaces before the others.
+/// An assistant message's rendered body (Markdown at `width - 2`) laid out at
+/// `width`: the `•` marker on the first line when `first`, every other line
+/// indented. The one layout of assistant text, streamed in pieces or whole.
+pub fn assistant_lines(
+    body: Vec<Line<'static>>,
+    width: u16,
+    first: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let marker = if first {
+        Span::styled("• ", theme.style(Role::Assistant))
+    } else {
+        Span::raw("  ")
+    };
+    indented(body, width, marker)
+}
+
 fn indented(body: Vec<Line<'static>>, width: u16, first: Span<'static>) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for line in body {

@@ -12,6 +12,7 @@
 //! module, which owns runs and the log); [`term`] drives a real terminal (inline
 //! viewport, scrollback inserts, overlays on the alternate screen).
 
+pub mod app;
 pub mod approval;
 pub mod cells;
 pub mod complete;
@@ -29,4 +30,5 @@ pub mod text;
 pub mod theme;
 pub mod tool_card;
 
+pub use ratatui::text::Line;
 pub use theme::Theme;

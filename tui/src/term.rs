@@ -342,6 +342,33 @@ fn row_ansi(buffer: &Buffer, y: u16) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Terminal events (keys, pastes, resizes), as the reader thread sends them.
+pub use crossterm::event::{Event, KeyEventKind};
+
+/// Reads terminal events on a thread of its own until `tx` closes. It polls (four
+/// times a second when nothing happens) rather than blocking in a read, so that
+/// the cursor-position query of [`Screen::resized`] is never stuck behind it.
+pub fn read_events(tx: &tokio::sync::mpsc::UnboundedSender<Event>) {
+    loop {
+        match event::poll(std::time::Duration::from_millis(250)) {
+            Ok(true) => match event::read() {
+                Ok(event) => {
+                    if tx.send(event).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            },
+            Ok(false) => {
+                if tx.is_closed() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
 /// A frame's worth of the live area: `height` rows at `width`.
 pub fn live_buffer(width: u16, height: u16) -> Buffer {
     Buffer::empty(ratatui::layout::Rect::new(0, 0, width, height))
