@@ -412,7 +412,7 @@ impl Controller {
             match read_session(&path).map_err(anyhow::Error::from).and_then(|log| {
                 Ok(xcsh_tui::cells::from_entries(&log, log.leaf())?)
             }) {
-                Ok(cells) => xcsh_tui::cells::lines_of(&cells, width, 0, &theme),
+                Ok(cells) => xcsh_tui::cells::transcript_lines(&cells, width, &theme),
                 Err(e) => vec![xcsh_tui::Line::from(format!("cannot read the session: {e:#}"))],
             }
         };

@@ -257,6 +257,10 @@ impl App {
                     started_ms: now_ms,
                 });
                 self.retry = None;
+                // The budget is the run's (`max_tokens`): the spend shown is the
+                // running (else the last) run's.
+                self.spent = 0;
+                self.estimated = false;
             }
             RunEvent::Notice { message } => self.notice(Level::Info, message),
             RunEvent::StepStarted { .. } => {

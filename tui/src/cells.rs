@@ -282,6 +282,29 @@ pub fn lines_of(cells: &[Cell], width: u16, now_ms: u64, theme: &Theme) -> Vec<L
     out
 }
 
+/// The transcript (Ctrl-T): every cell at `width`, one blank line between cells,
+/// tool calls with their whole output and reasoning in full.
+pub fn transcript_lines(cells: &[Cell], width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(Line::default());
+        }
+        match cell {
+            Cell::Tool(card) => out.extend(card.lines_full(width, 0, theme)),
+            Cell::Reasoning { text, .. } => out.extend(
+                Cell::Reasoning {
+                    text: text.clone(),
+                    expanded: true,
+                }
+                .lines(width, 0, theme),
+            ),
+            other => out.extend(other.lines(width, 0, theme)),
+        }
+    }
+    out
+}
+
 /// The conversation on the branch from the root to `leaf`, as cells rebuilt from
 /// the recorded entries.
 pub fn from_entries(log: &SessionLog, leaf: EntryId) -> Result<Vec<Cell>, LogError> {
