@@ -18,19 +18,31 @@ use crate::sessions;
 /// Every command with its one-line help, in the order `/help` lists them.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("help", "the commands and keys"),
-    ("status", "provider, model, permissions, session, context and spend"),
-    ("tree", "the branch tree of this session (navigate, continue from, label)"),
+    (
+        "status",
+        "provider, model, permissions, session, context and spend",
+    ),
+    (
+        "tree",
+        "the branch tree of this session (navigate, continue from, label)",
+    ),
     ("at", "ENTRY: continue from an earlier entry (a new branch)"),
     ("fork", "a new session file from here"),
     ("label", "NAME: name the current entry"),
     ("resume", "pick another session of this workspace"),
     ("usage", "tokens spent in this session"),
     ("diff", "what this session changed in the workspace"),
-    ("undo", "revert the last turn's file changes (if unchanged since)"),
+    (
+        "undo",
+        "revert the last turn's file changes (if unchanged since)",
+    ),
     ("compact", "summarize the conversation now"),
     ("model", "[NAME]: show or switch the model"),
     ("pending", "the queued steers and follow-ups"),
-    ("queue", "TEXT: a follow-up, delivered when the turn would finish"),
+    (
+        "queue",
+        "TEXT: a follow-up, delivered when the turn would finish",
+    ),
     ("clear", "clear the screen (the session keeps everything)"),
     ("exit", "leave xcsh (also Ctrl-D)"),
 ];

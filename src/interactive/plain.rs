@@ -14,13 +14,10 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::{mpsc, oneshot};
-use xcsh_core::machine::{
-    ApprovalScope, IgnoreReason, StopReason, Verdict,
-};
+use xcsh_core::machine::{ApprovalScope, IgnoreReason, StopReason, Verdict};
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget,
-    Task, branch_at,
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task, branch_at,
 };
 
 use super::commands;
@@ -510,7 +507,9 @@ impl Ui {
 
     fn session_command(&mut self, name: &str, arg: &str, path: &Path) -> Result<()> {
         match name {
-            "at" => self.out.line(format!("[branch] {}", commands::at(path, arg)?)),
+            "at" => self
+                .out
+                .line(format!("[branch] {}", commands::at(path, arg)?)),
             "usage" => self.out.line(format!("[usage] {}", commands::usage(path)?)),
             "tree" => self.out.line(commands::tree_text(path)?),
             "label" => self
@@ -521,7 +520,9 @@ impl Ui {
                 self.out.line(format!("[fork] {said}"));
                 self.session = Some(out);
             }
-            "diff" => self.out.line(format!("[diff] {}", commands::diff_text(path)?)),
+            "diff" => self
+                .out
+                .line(format!("[diff] {}", commands::diff_text(path)?)),
             "undo" => self.out.line(format!("[undo] {}", commands::undo(path)?)),
             other => self
                 .out

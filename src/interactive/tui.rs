@@ -15,8 +15,7 @@ use xcsh_core::log::read_session;
 use xcsh_core::machine::{ApprovalScope, Permissions, ToolCall, Verdict};
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task,
-    branch_at,
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task, branch_at,
 };
 use xcsh_tui::app::{Action, App, StatusInfo};
 use xcsh_tui::cells::{Cell, Level as NoticeLevel};
@@ -401,19 +400,24 @@ impl Controller {
 
     fn open_transcript(&mut self) {
         let Some(path) = self.session.clone() else {
-            self.app
-                .notice(NoticeLevel::Info, "no conversation yet: send a prompt first");
+            self.app.notice(
+                NoticeLevel::Info,
+                "no conversation yet: send a prompt first",
+            );
             return;
         };
         let theme = self.app.theme();
         // The transcript is the log's: every cell rebuilt from the entries, tool
         // outputs in full, re-rendered at the overlay's width.
         let render = move |width: u16| -> Vec<xcsh_tui::Line<'static>> {
-            match read_session(&path).map_err(anyhow::Error::from).and_then(|log| {
-                Ok(xcsh_tui::cells::from_entries(&log, log.leaf())?)
-            }) {
+            match read_session(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|log| Ok(xcsh_tui::cells::from_entries(&log, log.leaf())?))
+            {
                 Ok(cells) => xcsh_tui::cells::transcript_lines(&cells, width, &theme),
-                Err(e) => vec![xcsh_tui::Line::from(format!("cannot read the session: {e:#}"))],
+                Err(e) => vec![xcsh_tui::Line::from(format!(
+                    "cannot read the session: {e:#}"
+                ))],
             }
         };
         self.app
@@ -452,7 +456,19 @@ impl Controller {
     async fn command(&mut self, name: &str, arg: &str) -> Result<()> {
         // While a turn runs, only the commands that do not change the session.
         if self.running.is_some()
-            && !matches!(name, "help" | "pending" | "status" | "queue" | "clear" | "exit" | "quit" | "usage" | "tree" | "diff")
+            && !matches!(
+                name,
+                "help"
+                    | "pending"
+                    | "status"
+                    | "queue"
+                    | "clear"
+                    | "exit"
+                    | "quit"
+                    | "usage"
+                    | "tree"
+                    | "diff"
+            )
         {
             anyhow::bail!("/{name} waits for the turn to finish (Ctrl-C stops it)");
         }

@@ -85,7 +85,10 @@ enum Item {
     Cell(Cell),
     /// Finished blocks of the streamed message, laid out; `gap` when they begin a
     /// message (a blank line before them).
-    Lines { lines: Vec<Line<'static>>, gap: bool },
+    Lines {
+        lines: Vec<Line<'static>>,
+        gap: bool,
+    },
 }
 
 /// The fixed parts of the status line (the controller sets them).
@@ -338,8 +341,7 @@ impl App {
                 let i = match self.tools.iter().position(|c| c.call_id() == &call_id) {
                     Some(i) => i,
                     None => {
-                        self.tools
-                            .push(ToolCard::new(call_id, &name, &arguments));
+                        self.tools.push(ToolCard::new(call_id, &name, &arguments));
                         self.tools.len() - 1
                     }
                 };
@@ -724,7 +726,11 @@ impl App {
             }
         }
         for card in &self.tools {
-            if self.question.as_ref().is_some_and(|q| &q.call_id == card.call_id()) {
+            if self
+                .question
+                .as_ref()
+                .is_some_and(|q| &q.call_id == card.call_id())
+            {
                 continue;
             }
             top.extend(card.lines(width, now_ms, &theme));
@@ -736,6 +742,9 @@ impl App {
                 None => Mode::Choosing,
             };
             let budget = usize::from(max_height.saturating_sub(8).max(6));
+            if !top.is_empty() {
+                middle.push(Line::default());
+            }
             middle.extend(q.approval.lines(width, budget, mode, &theme));
         }
         middle.extend(self.pending.lines(width, &theme));

@@ -104,7 +104,8 @@ impl Screen {
         }
         self.live_top = self.history_bottom;
         self.rows.clear();
-        self.out.queue(MoveTo(0, self.live_top.min(self.height - 1)))?;
+        self.out
+            .queue(MoveTo(0, self.live_top.min(self.height - 1)))?;
         self.out.queue(EndSynchronizedUpdate)?;
         self.out.flush()
     }
@@ -254,7 +255,8 @@ impl Screen {
             self.out.execute(LeaveAlternateScreen)?;
         }
         self.clear_live()?;
-        self.out.queue(MoveTo(0, self.history_bottom.min(self.height - 1)))?;
+        self.out
+            .queue(MoveTo(0, self.history_bottom.min(self.height - 1)))?;
         self.out.queue(MoveToColumn(0))?;
         self.out.queue(Show)?;
         self.out.queue(event::DisableBracketedPaste)?;

@@ -1,1 +1,330 @@
 //! The app's tests: run events and keys in, history lines and live frames out.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use expect_test::expect;
+use xcsh_core::machine::{
+    ApprovalScope, CallId, EntryId, Permissions, StepNo, StopReason, ToolCall, ToolStatus, Usage,
+    UserOrigin, Verdict,
+};
+use xcsh_core::runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
+
+use super::{Action, App, StatusInfo};
+use crate::Theme;
+use crate::cells::Cell;
+use crate::editor::Editor;
+use crate::testkit::{lines_text, text};
+
+fn app() -> App {
+    App::new(
+        Theme::MONO,
+        StatusInfo {
+            provider: "openai".into(),
+            model: "gpt-test".into(),
+            permissions: Permissions::Ask,
+            max_steps: 32,
+            compact_at: 100_000,
+            budget: 400_000,
+            session_id: Some("0a1b2c3d".into()),
+        },
+        Editor::default(),
+    )
+}
+
+fn started(app: &mut App) {
+    app.on_run_event(
+        RunEvent::RunStarted {
+            session_id: "s".into(),
+            session_path: "/tmp/s.jsonl".into(),
+            leaf: EntryId(0),
+        },
+        0,
+    );
+    app.on_run_event(RunEvent::StepStarted { step: StepNo(1) }, 0);
+}
+
+fn delta(app: &mut App, text: &str, now_ms: u64) {
+    app.on_run_event(
+        RunEvent::TextDelta {
+            step: StepNo(1),
+            text: text.into(),
+        },
+        now_ms,
+    );
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) -> Vec<Action> {
+    let mut out = Vec::new();
+    for c in text.chars() {
+        out.extend(app.on_key(key(KeyCode::Char(c))));
+    }
+    out
+}
+
+fn live(app: &mut App, width: u16, height: u16, now_ms: u64) -> String {
+    text(&app.render_live(width, height, now_ms))
+}
+
+#[test]
+fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in_history() {
+    let mut app = app();
+    started(&mut app);
+    delta(&mut app, "First paragraph, finished.\n\nSecond para", 100);
+    delta(&mut app, "graph, still stream", 200);
+    expect![[r#"
+
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(60, 200), 60));
+    expect![[r#"
+        • First paragraph, finished.
+
+          Second paragraph, still stream
+
+        › Ask xcsh to do something · / for commands
+        openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.3s
+        ⏎ steer · Tab queue · ^C stop · ^T transcript
+    "#]]
+    .assert_eq(&live(&mut app, 60, 20, 300));
+}
+
+#[test]
+fn a_streamed_message_lands_in_history_as_the_whole_message_would_render() {
+    let source = "Intro line.\n\n- one\n- two\n\n```rust\nfn main() {}\n```\n\nLast words.";
+    let mut app = app();
+    started(&mut app);
+    for piece in source.as_bytes().chunks(5) {
+        delta(&mut app, std::str::from_utf8(piece).unwrap(), 10);
+        // Drawing between deltas must not change what history gets.
+        let _ = app.take_history(50, 10);
+    }
+    let mut streamed = Vec::new();
+    let mut fresh = self::app();
+    started(&mut fresh);
+    for piece in source.as_bytes().chunks(5) {
+        delta(&mut fresh, std::str::from_utf8(piece).unwrap(), 10);
+        streamed.extend(fresh.take_history(50, 10));
+    }
+    fresh.on_run_event(
+        RunEvent::StepFinished {
+            step: StepNo(1),
+            usage: Usage::default(),
+            finish: None,
+            outcome: "completed",
+            error: None,
+        },
+        20,
+    );
+    streamed.extend(fresh.take_history(50, 20));
+    let whole = Cell::Assistant {
+        markdown: source.into(),
+    }
+    .lines(50, 0, &Theme::MONO);
+    assert_eq!(lines_text(&streamed, 50), lines_text(&whole, 50));
+}
+
+#[test]
+fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
+    let mut app = app();
+    started(&mut app);
+    app.on_run_event(
+        RunEvent::ToolCall {
+            step: StepNo(1),
+            call_id: CallId("c1".into()),
+            name: "bash".into(),
+            arguments: r#"{"command":"cargo test"}"#.into(),
+        },
+        1_000,
+    );
+    app.on_run_event(
+        RunEvent::ToolOutput {
+            call_id: CallId("c1".into()),
+            stream: xcsh_core::tools::OutputStream::Stdout,
+            text: "running 3 tests\ntest a ... ok\n".into(),
+        },
+        1_500,
+    );
+    expect![[r#"
+        ⠧ bash cargo test · 1.2s
+          └ running 3 tests
+            test a ... ok
+
+        › Ask xcsh to do something
+        gpt-test · ask · step 1/32 · 2.2s
+        ⏎ steer · Tab queue · ^C stop
+    "#]]
+    .assert_eq(&live(&mut app, 40, 20, 2_200));
+    app.on_run_event(
+        RunEvent::ToolResult {
+            call_id: CallId("c1".into()),
+            name: "bash".into(),
+            status: ToolStatus::Ok,
+            content: "exit code: 0\nduration: 1.3s\nstdout:\nrunning 3 tests\ntest a ... ok\n"
+                .into(),
+            synthetic: None,
+            duration_ms: 1_300,
+            changes: Vec::new(),
+        },
+        2_300,
+    );
+    let history = lines_text(&app.take_history(40, 2_300), 40);
+    assert!(history.starts_with("✓ bash cargo test"), "{history}");
+    assert!(!live(&mut app, 40, 20, 2_400).contains("bash"));
+}
+
+#[test]
+fn a_steer_is_pending_until_it_is_delivered_then_it_is_a_user_message() {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(typed(&mut app, "also b"), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Steer("also b".into())]
+    );
+    app.on_run_event(
+        RunEvent::Queued {
+            origin: UserOrigin::Steer,
+            text: "also b".into(),
+        },
+        10,
+    );
+    assert!(live(&mut app, 60, 20, 20).contains("also b"));
+    app.on_run_event(
+        RunEvent::Delivered {
+            origin: UserOrigin::Steer,
+            text: "also b".into(),
+        },
+        30,
+    );
+    assert!(!live(&mut app, 60, 20, 40).contains("also b"));
+    expect![[r#"
+        › steer · also b
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(60, 40), 60));
+}
+
+#[test]
+fn tab_queues_a_follow_up_while_working_and_enter_prompts_while_idle() {
+    let mut app = app();
+    typed(&mut app, "first");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Prompt("first".into())]
+    );
+    started(&mut app);
+    typed(&mut app, "later");
+    assert_eq!(
+        app.on_key(key(KeyCode::Tab)),
+        [Action::FollowUp("later".into())]
+    );
+    typed(&mut app, "/queue then this");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::FollowUp("then this".into())]
+    );
+}
+
+fn edit_request() -> ApprovalRequest {
+    ApprovalRequest {
+        call: ToolCall {
+            id: CallId("c9".into()),
+            name: "edit".into(),
+            arguments: r#"{"path":"a.txt","old_string":"old line","new_string":"new line"}"#.into(),
+        },
+        cwd: "/work/ws".into(),
+    }
+}
+
+#[test]
+fn an_edit_approval_shows_its_diff_and_m_denies_with_a_message() {
+    let mut app = app();
+    started(&mut app);
+    app.ask(&edit_request(), Some("keep\nold line\nkeep\n"));
+    let screen = live(&mut app, 60, 24, 100);
+    assert!(screen.contains("-old line"), "{screen}");
+    assert!(screen.contains("+new line"), "{screen}");
+    assert_eq!(app.on_key(key(KeyCode::Char('m'))), Vec::new());
+    assert_eq!(typed(&mut app, "use b.txt"), Vec::new());
+    assert!(live(&mut app, 60, 24, 100).contains("use b.txt"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Answer(ApprovalAnswer {
+            verdict: Verdict::Deny,
+            scope: ApprovalScope::Once,
+            message: Some("use b.txt".into()),
+        })]
+    );
+}
+
+#[test]
+fn while_a_question_is_open_esc_lets_the_user_type_a_steer() {
+    let mut app = app();
+    started(&mut app);
+    app.ask(&edit_request(), Some("old line\n"));
+    app.on_key(key(KeyCode::Esc));
+    // `a` now types into the editor instead of allowing the tool.
+    assert_eq!(typed(&mut app, "and docs"), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Steer("and docs".into())]
+    );
+    // Esc on the empty editor goes back to the question; `a` answers.
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        [Action::Answer(ApprovalAnswer {
+            verdict: Verdict::Allow,
+            scope: ApprovalScope::Tool,
+            message: None,
+        })]
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_turn_and_twice_on_an_idle_prompt_exits() {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(app.on_key(ctrl('c')), [Action::Interrupt]);
+    app.on_run_event(
+        RunEvent::RunFinished {
+            reason: StopReason::Interrupted,
+            steps: 1,
+            usage: Usage::default(),
+        },
+        50,
+    );
+    assert_eq!(app.on_key(ctrl('c')), Vec::new());
+    assert!(live(&mut app, 60, 20, 60).contains("again to exit"));
+    assert_eq!(app.on_key(ctrl('c')), [Action::Exit]);
+}
+
+#[test]
+fn ctrl_d_on_an_empty_prompt_exits_and_while_working_stops_first() {
+    let mut idle = app();
+    assert_eq!(idle.on_key(ctrl('d')), [Action::Exit]);
+    let mut busy = app();
+    started(&mut busy);
+    assert_eq!(busy.on_key(ctrl('d')), [Action::Interrupt, Action::Exit]);
+}
+
+#[test]
+fn the_live_area_never_exceeds_its_height_and_keeps_input_and_status() {
+    let mut app = app();
+    started(&mut app);
+    delta(&mut app, &"a long unfinished paragraph ".repeat(200), 10);
+    let buf = app.render_live(40, 8, 20);
+    assert_eq!(buf.area.height, 8);
+    let screen = text(&buf);
+    assert!(screen.contains("› Ask xcsh"), "{screen}");
+    assert!(screen.contains("gpt-test"), "{screen}");
+    for width in 1..=40 {
+        let buf = app.render_live(width, 6, 30);
+        assert!(buf.area.height <= 6);
+    }
+}
