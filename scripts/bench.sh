@@ -17,7 +17,8 @@
 # XCSH_BENCH_WORK (where the sessions go; default target/bench-work, on the disk the
 # sessions would live on), BIG_ENTRIES (default 1000000), RESUME_ENTRIES (default
 # 225000, about 100 MB), SKIP_DIVAN=1 (command timings only), VIEWS_ONLY=1 (only the
-# views at scale: no 1M-entry session, no resume, no divan).
+# views at scale: no 1M-entry session, no resume, no divan), TUI_ONLY=1 (only the
+# terminal UI's streaming benchmark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,6 +43,68 @@ need() {
 need jq jq
 [ -x /usr/bin/time ] || need /usr/bin/time time
 need python3 python3
+
+# The terminal UI's streaming renderer (issue 14): 100,000 stream deltas of a
+# generated answer through xcsh-tui's MarkdownStream, frames drawn at most 60 times
+# per second of a simulated clock into a 120x40 TestBackend (tui/benches/stream.rs):
+# the cost per delta beside the cost of push alone and of rendering the whole answer
+# at once, and the frames drawn. TUI_ONLY=1 runs only this section.
+tui_section() {
+    echo "bench: tui streaming (divan, tui/benches/stream.rs)" >&2
+    local out=$WORK/tui.txt
+    cargo bench -q -p xcsh-tui --bench stream 2> /dev/null > "$out"
+    python3 - "$out" "$(cut -d' ' -f1-3 /proc/loadavg)" << 'PY'
+import re, subprocess, sys
+out, load = sys.argv[1:]
+units = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+bench, facts = {}, {}
+for line in open(out):
+    parts = line.split()
+    if len(parts) == 2 and parts[1].isdigit():
+        facts[parts[0]] = int(parts[1])
+    if "│" not in line:
+        continue
+    cols = [c.strip() for c in line.split("│")]
+    head = cols[0].split()
+    if len(head) < 2 or head[0] not in ("├─", "╰─"):
+        continue
+    m = re.match(r"([\d.]+)\s*(\S+)", cols[2])
+    if m and m.group(2) in units:
+        bench[head[1]] = float(m.group(1)) * units[m.group(2)]
+n = facts.get("deltas", 100000)
+whole, push, render = bench.get("stream_100k_deltas_with_frames"), bench.get("push_100k_deltas"), bench.get("render_whole_answer")
+if whole is None:
+    sys.exit("bench: the tui benchmark printed no figure (cargo bench -p xcsh-tui --bench stream)")
+per = whole / n
+rows = [
+    ("tui: per stream delta, frames into a 120x40 TestBackend (median)", f"{per * 1e6:.2f} µs", f"push alone {push / n * 1e6:.2f} µs" if push else "", f"{per / (push / n):.0f}× push" if push else "", "≤ 5 µs", "met" if per <= 5e-6 else "missed"),
+    ("tui: frames drawn for the stream (≤ 60/s of a 0.5 ms/delta clock)", str(facts.get("frames_drawn", "?")), f"{n} deltas, {facts.get('bytes', 0) / 1e3:.0f} kB", "", "", ""),
+]
+nodraw, plain = bench.get("stream_100k_deltas_without_drawing"), bench.get("stream_100k_deltas_code_unhighlighted")
+if nodraw:
+    rows.append(("tui: per stream delta, the same frames not drawn (take + tail)", f"{nodraw / n * 1e6:.2f} µs", f"drawn {per * 1e6:.2f} µs", f"{nodraw / whole * 100:.0f}% of drawn", "", ""))
+if plain:
+    rows.append(("tui: per stream delta, drawn, code blocks not highlighted", f"{plain / n * 1e6:.2f} µs", f"highlighted {per * 1e6:.2f} µs", f"{(whole - plain) / whole * 100:.0f}% is syntect", "", ""))
+if "highlight_rust_block" in bench:
+    rows.append(("tui: syntect, one 10-line Rust block", f"{bench['highlight_rust_block'] * 1e6:.0f} µs", "", "", "", ""))
+if render:
+    rows.append(("tui: the whole answer rendered at once", f"{render * 1e3:.1f} ms", f"stream total {whole * 1e3:.0f} ms", f"{whole / render:.1f}× render", "", ""))
+head = ("figure", "value", "reference (same run)", "ratio", "target", "")
+w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
+print(line(head))
+print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+for r in rows:
+    print(line(r))
+date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
+print()
+print(f"{date}; load average {load} at the end; divan medians of 5 runs (release).")
+PY
+}
+if [ "${TUI_ONLY:-0}" = 1 ]; then
+    tui_section
+    exit 0
+fi
 
 echo "bench: building (release)" >&2
 cargo build --release --bin xcsh --example parse_floor -p xcsh -p xcsh-core 2>&1 | tail -n 1 >&2
@@ -311,3 +374,7 @@ for key in ("branches_S", "branches_L", "labels_S", "labels_L"):
         print(f"          {gen[key]}")
 print(f"medians of {len(next(iter(runs.values())))} runs; divan medians for the runtime and micro benchmarks.")
 PY
+if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
+    echo
+    tui_section
+fi
