@@ -74,8 +74,14 @@ struct Controller {
 pub async fn main(setup: Setup) -> Result<ExitCode> {
     let theme = Theme::from_env();
     let history = sessions::home()?.join("history");
-    let mut completer = complete::Completer::new(commands::COMMANDS);
-    completer.set_files(Arc::new(complete::FileIndex::scan(&setup.cwd, 50_000)));
+    let completer = complete::Completer::new(commands::COMMANDS);
+    // The workspace's files for `@` completion, walked off the loop (a large
+    // workspace must not delay the first frame).
+    let (files_tx, mut files) = oneshot::channel();
+    let root = setup.cwd.clone();
+    tokio::task::spawn_blocking(move || {
+        let _ = files_tx.send(complete::FileIndex::scan(&root, complete::DEFAULT_FILE_LIMIT));
+    });
     let history = match editor::History::load(&history, 1000) {
         Ok(h) => h,
         Err(e) => {
@@ -132,11 +138,13 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
                 k = keys.recv() => Step::Key(k),
                 Some(q) = questions.recv() => Step::Question(q),
                 e = r.handle.events.recv() => Step::Event(e),
+                Ok(index) = &mut files, if !files.is_terminated() => Step::Files(index),
                 () = tokio::time::sleep(wait) => Step::Tick,
             },
             None => tokio::select! {
                 biased;
                 k = keys.recv() => Step::Key(k),
+                Ok(index) = &mut files, if !files.is_terminated() => Step::Files(index),
                 () = tokio::time::sleep(wait) => Step::Tick,
             },
         };
@@ -145,7 +153,15 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
             Step::Key(None) => break,
             Step::Key(Some(event)) => match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release => {
-                    for action in c.app.on_key(key) {
+                    let actions = c.app.on_key(key);
+                    if !actions.is_empty() {
+                        // What was sent is in the input history at once (another
+                        // xcsh, or a crash, does not lose it).
+                        if let Err(e) = c.app.editor_mut().history_mut().save() {
+                            c.app.notice(NoticeLevel::Warning, format!("{e}"));
+                        }
+                    }
+                    for action in actions {
                         c.act(action).await?;
                     }
                 }
@@ -160,15 +176,13 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
             }
             Step::Event(Some(event)) => c.app.on_run_event(event, now),
             Step::Event(None) => c.run_ended().await,
+            Step::Files(index) => c.app.editor_mut().set_files(Arc::new(index)),
             // Time moved: the spinner and elapsed times are drawn anew.
             Step::Tick => {}
         }
         dirty = true;
     }
     c.draw(&mut screen)?;
-    if let Err(e) = c.app.editor_mut().history_mut().save() {
-        eprintln!("xcsh: {e}");
-    }
     screen.leave()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -177,6 +191,7 @@ enum Step {
     Key(Option<Event>),
     Question(Question),
     Event(Option<RunEvent>),
+    Files(complete::FileIndex),
     Tick,
 }
 
