@@ -7,20 +7,23 @@
 //! blocks, a table, headings) arrives in deltas of 2..10 characters, one every 0.5 ms
 //! of a SIMULATED clock; a frame is drawn whenever 1/60 s of that clock has passed
 //! since the last one (so every 34 deltas): the lines finished since the last frame
-//! (`take_finished`) and the unfinished tail (`tail`) are drawn with a `Paragraph` into
-//! a 120×40 `TestBackend`, the tail at the bottom and the latest finished lines above
-//! it. (The real UI writes the finished lines into the terminal's scrollback; a
-//! TestBackend emulating that scrollback costs more than the renderer, so it is left
-//! out.) `cargo bench -p xcsh-tui --bench stream` prints the number
+//! (`take_finished`) are drawn once with a `Paragraph` into a buffer of their height,
+//! as `insert_before` draws them above the viewport (the terminal keeps them in its
+//! scrollback from then on; TestBackend's emulation of that scrollback, a growing
+//! Vec of cells, would cost more than the renderer and is left out), and the
+//! unfinished tail (`tail`) is drawn with a `Paragraph` at the bottom of a 120×40
+//! `TestBackend` (`Terminal::draw`, diff and all). `cargo bench -p xcsh-tui --bench stream` prints the number
 //! of frames (`frames_drawn N`) before divan's table; `scripts/bench.sh` (section
 //! "tui", `TUI_ONLY=1`) divides the median by the number of deltas.
 
-use std::collections::VecDeque;
+use std::hint::black_box;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Widget};
 use xcsh_tui::Theme;
 use xcsh_tui::highlight::CodeHighlighter;
 use xcsh_tui::markdown::{MarkdownStream, render};
@@ -145,27 +148,30 @@ fn stream_frames(deltas: &[String], draw_frames: bool) -> usize {
     let theme = Theme::COLOR;
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("a test terminal");
     let mut stream = MarkdownStream::new();
-    // The screen's rows above the tail: the latest finished lines (the terminal's
-    // scrollback holds the older ones; a real terminal keeps it, not the UI).
-    let mut recent: VecDeque<Line<'static>> = VecDeque::new();
     let mut frames = 0;
     let mut last_frame = 0;
-    let mut draw = move |tail: Vec<Line<'static>>,
-                         recent: &mut VecDeque<Line<'static>>,
-                         finished: Vec<Line<'static>>| {
-        recent.extend(finished);
-        let rows = usize::from(HEIGHT);
-        let keep = rows.saturating_sub(tail.len().min(rows));
-        while recent.len() > keep {
-            recent.pop_front();
-        }
-        let mut screen: Vec<Line<'static>> = recent.iter().cloned().collect();
-        screen.extend(tail.into_iter().rev().take(rows).rev());
+    let mut draw = move |finished: Vec<Line<'static>>, tail: Vec<Line<'static>>| {
         if !draw_frames {
             return;
         }
+        // The finished lines are drawn once, as `insert_before` draws them above the
+        // viewport (the terminal keeps them in its scrollback from then on).
+        for batch in finished.chunks(usize::from(u16::MAX)) {
+            let height = u16::try_from(batch.len()).unwrap_or(u16::MAX);
+            let mut buffer = Buffer::empty(Rect::new(0, 0, WIDTH, height));
+            Paragraph::new(batch.to_vec()).render(buffer.area, &mut buffer);
+            black_box(&buffer);
+        }
+        // The tail, its last rows at the bottom of the screen.
+        let rows = tail.len().min(usize::from(HEIGHT));
+        let visible = tail[tail.len() - rows..].to_vec();
         terminal
-            .draw(|f| f.render_widget(Paragraph::new(screen), f.area()))
+            .draw(|f| {
+                let area = f.area();
+                let height = u16::try_from(rows).unwrap_or(HEIGHT);
+                let at = Rect::new(0, area.height - height, area.width, height);
+                f.render_widget(Paragraph::new(visible), at);
+            })
             .expect("drawing into a TestBackend");
     };
     for (n, delta) in deltas.iter().enumerate() {
@@ -174,12 +180,12 @@ fn stream_frames(deltas: &[String], draw_frames: bool) -> usize {
         if now - last_frame >= FRAME_US {
             last_frame = now;
             let finished = stream.take_finished(WIDTH, &theme);
-            draw(stream.tail(WIDTH, &theme), &mut recent, finished);
+            draw(finished, stream.tail(WIDTH, &theme));
             frames += 1;
         }
     }
     let rest = stream.finish(WIDTH, &theme);
-    draw(Vec::new(), &mut recent, rest);
+    draw(rest, Vec::new());
     frames + 1
 }
 

@@ -38,6 +38,8 @@ pub fn wrap_with_indent(
     rest_prefix: Vec<Span<'static>>,
 ) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
+    let first_prefix = fit_prefix(first_prefix, width.saturating_sub(2));
+    let rest_prefix = fit_prefix(rest_prefix, width.saturating_sub(2));
     let first = width.saturating_sub(width_of(&first_prefix)).max(1);
     let rest = width.saturating_sub(width_of(&rest_prefix)).max(1);
     prefixed(
@@ -62,6 +64,8 @@ pub fn break_with_indent(
     rest_prefix: Vec<Span<'static>>,
 ) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
+    let first_prefix = fit_prefix(first_prefix, width.saturating_sub(2));
+    let rest_prefix = fit_prefix(rest_prefix, width.saturating_sub(2));
     let first = width.saturating_sub(width_of(&first_prefix)).max(1);
     let rest = width.saturating_sub(width_of(&rest_prefix)).max(1);
     let mut rows = Rows::new(first, rest);
@@ -71,6 +75,34 @@ pub fn break_with_indent(
         }
     }
     prefixed(line, rows.finish(), first_prefix, rest_prefix)
+}
+
+/// `prefix` cut to at most `max` columns: a prefix as wide as the width would leave
+/// the text no room, so the text keeps at least two columns (a wide character).
+fn fit_prefix(prefix: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+    if width_of(&prefix) <= max {
+        return prefix;
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in prefix {
+        let mut text = String::new();
+        for c in span.content.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > max {
+                break;
+            }
+            used += w;
+            text.push(c);
+        }
+        if !text.is_empty() {
+            out.push(Span::styled(text, span.style));
+        }
+        if used >= max {
+            break;
+        }
+    }
+    out
 }
 
 fn prefixed(
