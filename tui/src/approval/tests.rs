@@ -89,9 +89,9 @@ fn a_bash_approval_shows_the_whole_command_and_where_it_runs() {
     );
     expect![[r#"
         ? allow bash
-          $ cargo build --release && ./target/re
-            lease/tool --input data/very/long/pa
-            th.json
+          $ cargo build --release &&
+            ./target/release/tool --input
+            data/very/long/path.json
             echo done
           in …/projects/xcsh · timeout 1m 00s
           y once · a always bash
@@ -168,8 +168,8 @@ fn typing_a_denial_message_shows_the_text_and_how_to_send_it() {
           @@ -1,3 +1,3 @@
           … 4 more lines (Ctrl-T shows all)
           deny, and tell the model instead:
-          › use the logger instead of println, i
-            t is configured in src/log.rs▏
+          › use the logger instead of println,
+            it is configured in src/log.rs▏
           Enter sends · Esc back
         ---
         ? allow edit src/main.rs · +1 -1

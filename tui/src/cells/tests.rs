@@ -62,13 +62,13 @@ fn sample() -> Vec<Cell> {
 fn the_history_at_40_and_120_columns() {
     let cells = sample();
     expect![[r#"
-        › Why does the build fail on a clean che
-          ckout? Look at the workspace first.
+        › Why does the build fail on a clean
+          checkout? Look at the workspace first.
 
         ∴ thinking · 3 lines (Ctrl-O shows reas…
 
-        • Let me look at the workspace layout an
-          d the crate roots before guessing.
+        • Let me look at the workspace layout
+          and the crate roots before guessing.
 
         ✓ read src/lib.rs · 0.0s
           └ read 2 lines
@@ -79,8 +79,8 @@ fn the_history_at_40_and_120_columns() {
 
         ≡ compacted · 151k → 8.2k tokens
 
-        ─ done · 3 steps · 1.2k in / 340 out · 1
-        4.0s
+        ─ done · 3 steps · 1.2k in / 340 out ·
+        14.0s
         ---
         › Why does the build fail on a clean checkout? Look at the workspace first.
 
@@ -227,10 +227,10 @@ fn a_delivered_steer_is_a_user_cell_where_it_was_delivered() {
         › steer · Also look at the README.
 
         • Check done, and I looked at the README
-           as you asked.
+          as you asked.
 
-        ─ done · 2 steps · 520 in / 34 out · 0.3
-        s
+        ─ done · 2 steps · 520 in / 34 out ·
+        0.3s
     "#]]
     .assert_eq(&lines_text(&lines_of(&cells, 40, 0, &Theme::COLOR), 40));
 }

@@ -61,7 +61,7 @@ fn long_lines_wrap_under_the_gutter_at_40_columns() {
         @@ -1 +1,2 @@
         1 1  short
           2 +this added line is long enough that
-              it has to wrap at forty columns
+             it has to wrap at forty columns
     "#]]
     .assert_eq(&lines_text(
         &Diff::new(Some(before), after).lines(40, &Theme::COLOR),

@@ -137,24 +137,24 @@ fn the_transcript_rewraps_at_40_columns() {
     press(&mut t, &[key(KeyCode::Char('g'))]);
     expect_test::expect![[r#"
         transcript                         18/24
-        item 1: the tool printed line 1 of its o
-        utput in full
-        item 2: the tool printed line 2 of its o
-        utput in full
-        item 3: the tool printed line 3 of its o
-        utput in full
-        item 4: the tool printed line 4 of its o
-        utput in full
-        item 5: the tool printed line 5 of its o
-        utput in full
-        item 6: the tool printed line 6 of its o
-        utput in full
-        item 7: the tool printed line 7 of its o
-        utput in full
-        item 8: the tool printed line 8 of its o
-        utput in full
-        item 9: the tool printed line 9 of its o
-        utput in full
+        item 1: the tool printed line 1 of its
+        output in full
+        item 2: the tool printed line 2 of its
+        output in full
+        item 3: the tool printed line 3 of its
+        output in full
+        item 4: the tool printed line 4 of its
+        output in full
+        item 5: the tool printed line 5 of its
+        output in full
+        item 6: the tool printed line 6 of its
+        output in full
+        item 7: the tool printed line 7 of its
+        output in full
+        item 8: the tool printed line 8 of its
+        output in full
+        item 9: the tool printed line 9 of its
+        output in full
         ↑↓ scroll  PgUp/PgDn page  g/G top/end
     "#]]
     .assert_eq(&screen(&mut t, 40, 20));
@@ -725,18 +725,18 @@ fn the_diff_overlay_shows_one_section_per_file_with_the_undo_marks() {
     let mut shown = screen(&mut d, 120, 30);
     shown.push_str(&screen(&mut d, 40, 20));
     expect_test::expect![[r#"
-        diff · file 1/2                                                                                                    11/11
+        diff · file 1/2                                                                                                    10/10
         notes.md — created by #6; reverted by /undo #7
           (reverted: the file is gone again, as before the session)
 
         src/lib.rs — changed by #5
-        -fn main() {
-        -    println!("hello");
-        -}
-        +fn main() {
-        +    println!("hello, world");
-        +    exit(0);
-        +}
+        @@ -1,3 +1,4 @@
+        1 1  fn main() {
+        2   -    println!("hello");
+          2 +    println!("hello, world");
+          3 +    exit(0);
+        3 4  }
+
 
 
 
@@ -755,20 +755,20 @@ fn the_diff_overlay_shows_one_section_per_file_with_the_undo_marks() {
 
 
         n/p next/prev file  ↑↓ scroll  PgUp/PgDn page  / search  q close
-        diff · file 1/2                    13/13
-        notes.md — created by #6; reverted by /u
-        ndo #7
+        diff · file 1/2                    12/12
+        notes.md — created by #6; reverted by
+        /undo #7
           (reverted: the file is gone again, as
         before the session)
 
         src/lib.rs — changed by #5
-        -fn main() {
-        -    println!("hello");
-        -}
-        +fn main() {
-        +    println!("hello, world");
-        +    exit(0);
-        +}
+        @@ -1,3 +1,4 @@
+        1 1  fn main() {
+        2   -    println!("hello");
+          2 +    println!("hello, world");
+          3 +    exit(0);
+        3 4  }
+
 
 
 
@@ -796,8 +796,8 @@ fn a_session_without_changes_says_so() {
     let mut d = DiffOverlay::new(Vec::new());
     expect_test::expect![[r#"
         diff · no files changed              2/2
-        the session changed no files (no tool re
-        sult records a change)
+        the session changed no files (no tool
+        result records a change)
 
         n/p next/prev file  ↑↓ scroll
     "#]]

@@ -152,8 +152,8 @@ fn a_timed_out_bash_card_says_so() {
         0,
         expect![[r#"
             ✗ bash sleep 30 · signal 9 · 0.1s
-              └ timed out after 100 ms; process grou
-                p 7 was killed
+              └ timed out after 100 ms; process
+                group 7 was killed
             ---
             ✗ bash sleep 30 · signal 9 · 0.1s
               └ timed out after 100 ms; process group 7 was killed
