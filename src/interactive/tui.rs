@@ -80,7 +80,10 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     let (files_tx, mut files) = oneshot::channel();
     let root = setup.cwd.clone();
     tokio::task::spawn_blocking(move || {
-        let _ = files_tx.send(complete::FileIndex::scan(&root, complete::DEFAULT_FILE_LIMIT));
+        let _ = files_tx.send(complete::FileIndex::scan(
+            &root,
+            complete::DEFAULT_FILE_LIMIT,
+        ));
     });
     let history = match editor::History::load(&history, 1000) {
         Ok(h) => h,

@@ -78,10 +78,8 @@ fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in
     started(&mut app);
     delta(&mut app, "First paragraph, finished.\n\nSecond para", 100);
     delta(&mut app, "graph, still stream", 200);
-    expect![[r#"
-
-    "#]]
-    .assert_eq(&lines_text(&app.take_history(60, 200), 60));
+    // No block is surely finished yet: all of it is live.
+    assert_eq!(app.take_history(60, 200), Vec::new());
     expect![[r#"
         • First paragraph, finished.
 
@@ -92,6 +90,22 @@ fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in
         ⏎ steer · Tab queue · ^C stop · ^T transcript
     "#]]
     .assert_eq(&live(&mut app, 60, 20, 300));
+    // The second paragraph's first line is complete: the first one is finished.
+    delta(&mut app, "ing.\nAnd more", 400);
+    expect![[r#"
+        • First paragraph, finished.
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(60, 400), 60));
+    expect![[r#"
+
+          Second paragraph, still streaming.
+          And more
+
+        › Ask xcsh to do something · / for commands
+        openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.5s
+        ⏎ steer · Tab queue · ^C stop · ^T transcript
+    "#]]
+    .assert_eq(&live(&mut app, 60, 20, 500));
 }
 
 #[test]
