@@ -100,6 +100,8 @@ date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True
 print()
 print(f"{date}; load average {load} at the end; divan medians of 5 runs (release).")
 PY
+    echo "bench: idle CPU of a waiting xcsh (scripts/bench-idle.sh 10)" >&2
+    "$ROOT/scripts/bench-idle.sh" 10
 }
 if [ "${TUI_ONLY:-0}" = 1 ]; then
     tui_section
