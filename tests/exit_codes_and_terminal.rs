@@ -310,7 +310,13 @@ fn automatic_compaction_in_a_one_shot_run_is_told_on_stderr() {
 fn model_with_the_faux_provider_prints_only_the_refusal() {
     let env = Env::new();
     let s = env.file("script.jsonl", r#"{"text":"x"}"#);
-    let mut term = pty::Pty::spawn(env.cmd(&["--tools", "test", "--script", s.to_str().unwrap()]));
+    let mut term = pty::Pty::spawn(env.cmd(&[
+        "--plain",
+        "--tools",
+        "test",
+        "--script",
+        s.to_str().unwrap(),
+    ]));
     prompt(&term);
     term.send("/model gpt-5\r");
     term.wait_for("has no models", 1);
@@ -443,8 +449,13 @@ fn piped_print_output_keeps_the_bytes_and_stderr_is_neutralized() {
 fn the_interactive_mode_shows_a_hostile_model_its_text_and_not_its_sequences() {
     let env = Env::new();
     let s = env.file("hostile.jsonl", &hostile_script(&env));
-    let mut term =
-        pty::Pty::spawn(env.cmd(&["--permissions", "yolo", "--script", s.to_str().unwrap()]));
+    let mut term = pty::Pty::spawn(env.cmd(&[
+        "--plain",
+        "--permissions",
+        "yolo",
+        "--script",
+        s.to_str().unwrap(),
+    ]));
     prompt(&term);
     let before = term.seen().len();
     term.send("go\r");
@@ -455,7 +466,31 @@ fn the_interactive_mode_shows_a_hostile_model_its_text_and_not_its_sequences() {
     assert!(status.success());
     // The line editor draws with escape sequences of its own; none of the model's
     // may come through.
-    let run = String::from_utf8_lossy(&seen[before..]).into_owned();
+    assert_no_model_sequences(&String::from_utf8_lossy(&seen[before..]));
+}
+
+#[test]
+fn the_terminal_ui_shows_a_hostile_model_its_text_and_not_its_sequences() {
+    let env = Env::new();
+    let s = env.file("hostile.jsonl", &hostile_script(&env));
+    let mut cmd = env.cmd(&["--permissions", "yolo", "--script", s.to_str().unwrap()]);
+    cmd.env("TERM", "xterm-256color");
+    let mut term = pty::Pty::spawn(cmd);
+    term.wait_for("commands", 1);
+    let before = term.seen().len();
+    term.send("go\r");
+    term.wait_for("done", 1);
+    term.send("\u{4}");
+    let (status, seen) = term.finish();
+    assert!(status.success());
+    // The UI draws with escape sequences of its own (cursor moves, colours,
+    // synchronized updates); none of the model's may come through.
+    assert_no_model_sequences(&String::from_utf8_lossy(&seen[before..]));
+}
+
+/// What the hostile model wrote is on screen as visible text, and none of its
+/// control sequences (OSC, BEL, clear screen, 8-bit CSI) reached the terminal.
+fn assert_no_model_sequences(run: &str) {
     for sequence in ["\u{1b}]", "\u{7}", "\u{1b}[2J", "\u{9b}"] {
         assert!(
             !run.contains(sequence),
