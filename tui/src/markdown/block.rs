@@ -72,6 +72,19 @@ impl CodeBlock {
     }
 }
 
+impl CodeBlock {
+    /// A line of code still being streamed (the tail's partial line), not
+    /// highlighted: it is drawn on every frame until it completes, and then
+    /// highlighted once (`line`), so a frame never pays the highlighter.
+    pub(super) fn plain_line(&self, text: &str, theme: &Theme) -> Line<'static> {
+        let mut spans = vec![Span::styled(neutral(text), theme.style(Role::Text))];
+        if self.fence.is_none() {
+            spans.insert(0, Span::raw("    "));
+        }
+        Line::from(spans)
+    }
+}
+
 /// `src` (one chunk) rendered at `width`. `final_`: the message is complete (an
 /// unclosed fence gets its closing line).
 pub(super) fn render_chunk(

@@ -293,7 +293,7 @@ fn chunk_lines(
         (None, Mode::Peek) => {
             let partial = &source[scanned.max(fence.next_line)..];
             if !partial.is_empty() {
-                let line = fence.block.line(partial, theme);
+                let line = fence.block.plain_line(partial, theme);
                 out.extend(break_at_width(&line, width));
             }
         }
