@@ -274,6 +274,9 @@ impl Controller {
             return Ok(());
         }
         screen.close_overlay()?;
+        if self.app.take_clear() {
+            screen.clear()?;
+        }
         let history = self.app.take_history(screen.width(), now);
         screen.insert_history(&history)?;
         let live = self
