@@ -205,7 +205,7 @@ impl Env {
             .map(|(var, value)| format!("{var}={value} "))
             .collect();
         let command = format!(
-            "XCSH_HOME={} OPENAI_API_KEY= {vars}{extra_vars}{BIN} --provider {} --base-url {} --model m{}",
+            "XCSH_HOME={} OPENAI_API_KEY= NO_COLOR= {vars}{extra_vars}{BIN} --provider {} --base-url {} --model m{}",
             self.home().display(),
             wire.flag(),
             wire.base_url(url),

@@ -1,5 +1,7 @@
 //! A real terminal for tests of the interactive mode: tmux on a private socket
-//! (send-keys, capture-pane), and waiting for text on its screen (bounded polling).
+//! (send-keys, capture-pane, resize-window), and waiting for text on its screen
+//! (bounded polling). The pane stays after its program exits (`remain-on-exit`), so
+//! that a test can read the history and the exit status of a finished program.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,8 +16,19 @@ impl Tmux {
         let tmux = Tmux {
             socket: format!("xcsh-test-{}", std::process::id()),
         };
+        // The option is set in the same invocation, before the session exists: a
+        // program that exits at once still leaves its pane.
         let status = tmux
             .cmd()
+            .args([
+                "start-server",
+                ";",
+                "set-option",
+                "-g",
+                "remain-on-exit",
+                "on",
+                ";",
+            ])
             .args([
                 "new-session",
                 "-d",
@@ -82,22 +95,118 @@ impl Tmux {
         }
     }
 
-    pub fn alive(&self) -> bool {
-        self.cmd()
-            .args(["has-session", "-t", "t"])
+    /// The whole pane with its colours and attributes (`capture-pane -e`: SGR
+    /// escape sequences as the program drew them).
+    pub fn styled_screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-e", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Everything the terminal holds: its whole scrollback history and the screen.
+    pub fn history(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "t", "-S", "-", "-E", "-"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Resizes the terminal to `width` columns (as a user drags the window).
+    pub fn resize_width(&self, width: u16) {
+        let status = self
+            .cmd()
+            .args(["resize-window", "-t", "t", "-x", &width.to_string()])
             .status()
-            .is_ok_and(|s| s.success())
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Polls the screen until `done(screen)` holds (30 s at most); `what` names it
+    /// for the failure message.
+    pub fn wait_until(&self, what: &str, mut done: impl FnMut(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A tmux format of the pane, e.g. `#{pane_dead}`; None once the session is gone.
+    fn pane(&self, format: &str) -> Option<String> {
+        let out = self
+            .cmd()
+            .args(["display-message", "-p", "-t", "t", format])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Whether the program in the pane still runs.
+    pub fn alive(&self) -> bool {
+        self.pane("#{pane_dead}").is_some_and(|dead| dead == "0")
+    }
+
+    /// Waits until the program has exited (30 s at most) and returns its exit status.
+    /// tmux marks the pane dead when its terminal closes and learns the status when
+    /// it reaps the process; tmux 3.3a sometimes never reaps it (the program stays a
+    /// zombie: it has exited), so the status is then read from `/proc` (Linux).
+    pub fn wait_exit(&self) -> i32 {
+        let pid = self.pane("#{pane_pid}").unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let pane = self.pane("#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}");
+            let pane = pane.unwrap_or_else(|| panic!("the terminal is gone"));
+            match pane.split(':').collect::<Vec<_>>()[..] {
+                ["1", code, _] if !code.is_empty() => return code.parse().unwrap(),
+                ["1", "", signal] if !signal.is_empty() => {
+                    panic!("xcsh was killed by signal {signal}")
+                }
+                _ => {}
+            }
+            if let Some(status) = zombie_status(&pid) {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "xcsh did not exit; the screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Types Ctrl-D and waits until the program has exited (30 s at most).
     pub fn ctrl_d(&self) {
         self.keys(&["C-d"]);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.alive() {
-            assert!(Instant::now() < deadline, "xcsh did not exit on Ctrl-D");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_exit();
     }
+}
+
+/// The exit status of process `pid` if it has exited and is not reaped yet (a
+/// zombie): field 52 of `/proc/PID/stat`, as `waitpid` reports it.
+fn zombie_status(pid: &str) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+    if fields.first() != Some(&"Z") {
+        return None;
+    }
+    let code: i32 = fields.get(49)?.parse().ok()?;
+    assert_eq!(code & 0x7f, 0, "xcsh was killed by signal {}", code & 0x7f);
+    Some((code >> 8) & 0xff)
 }
 
 /// The session file interactive xcsh named on `screen` (its `[session] PATH` line).

@@ -1,0 +1,574 @@
+//! xcsh's terminal UI in a real terminal (tmux: send-keys, capture-pane,
+//! resize-window) against a local provider server: streaming as it arrives, an
+//! edit approval with its diff, a steer shown pending then delivered, Ctrl-C of a
+//! long bash call, resizing mid-stream, Ctrl-D and the history it leaves, colour and
+//! `NO_COLOR`, the tree navigator, the session picker and the transcript.
+//!
+//! Needs tmux (`scripts/setup-test-deps.sh` installs it; CI runs that first): each
+//! test is skipped with a message without it, and fails under `CI`. Waiting for the
+//! screen polls capture-pane until the text appears (bounded, 30 s).
+
+mod support;
+
+use std::path::Path;
+
+use support::env::Env;
+use support::mock_server::{MockServer, Reply};
+use support::sse::{Wire, openai_call, openai_text};
+use support::tmux::tmux_available;
+use xcsh_core::log::{Body, Dag, Entry, Record, read_session};
+
+/// The entry types of a session, in order.
+fn entry_types(path: &Path) -> Vec<String> {
+    read_session(path)
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| e.type_name().to_string())
+        .collect()
+}
+
+/// The index of the first `wanted` entry type at or after `from`.
+fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
+    from + types[from..]
+        .iter()
+        .position(|t| t == wanted)
+        .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
+}
+
+/// Whether the session file holds a `step` entry yet (read as text: the file is
+/// being written while this looks, and its last line may be incomplete).
+fn has_step_entry(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .contains(r#""type":"step","#)
+}
+
+/// Text with every run of whitespace made one space (wrapping differs by width).
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The user prompts on the path from the session's root to its leaf.
+fn prompts_to_leaf(path: &Path) -> Vec<String> {
+    let log = read_session(path).unwrap();
+    let ids = Dag::from_log(&log).path_to_root(log.leaf()).unwrap();
+    ids.iter()
+        .filter_map(|id| match &log.get(*id).unwrap().body {
+            Body::Record(Record::UserMessage { text, .. }) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The SGR colour parameters (foreground or background, not the defaults 39/49)
+/// of the escape sequences in `styled`.
+fn colour_codes(styled: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for seq in styled.split("\x1b[").skip(1) {
+        let Some(end) = seq.find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':')) else {
+            continue;
+        };
+        if !seq[end..].starts_with('m') {
+            continue;
+        }
+        let params: Vec<u32> = seq[..end]
+            .split([';', ':'])
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let mut i = 0;
+        while i < params.len() {
+            let p = params[i];
+            match p {
+                30..=37 | 40..=47 | 90..=97 | 100..=107 => out.push(p.to_string()),
+                38 | 48 => {
+                    let skip = if params.get(i + 1) == Some(&5) { 2 } else { 4 };
+                    let end = (i + 1 + skip).min(params.len());
+                    let full: Vec<String> = params[i..end].iter().map(u32::to_string).collect();
+                    out.push(full.join(";"));
+                    i = end;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The screen line holding `text` (trimmed), or a failure showing the screen.
+fn line_with<'a>(screen: &'a str, text: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(text))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no line with {text:?} on the screen:\n{screen}"))
+}
+
+/// The entry of `path` whose body is `wanted`.
+fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
+    read_session(path)
+        .unwrap()
+        .entries
+        .into_iter()
+        .find(|e| wanted(&e.body))
+        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
+}
+
+const WORDS: [&str; 10] = [
+    "Alpha ", "bravo ", "charlie ", "delta ", "echo ", "foxtrot ", "golf ", "hotel ", "india ",
+    "juliet.",
+];
+
+#[test]
+fn streamed_text_shows_on_screen_before_its_step_ends_and_grows() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![Reply::sse(openai_text(&WORDS, 100)).paced(300)]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line("spell it out");
+
+    // Every capture until the last word shows: how many words it shows, and whether
+    // the step had been recorded (ended) when it was taken.
+    let mut seen: Vec<(usize, bool)> = Vec::new();
+    let mut session = None;
+    tmux.wait_until("the last word", |screen| {
+        let shown = WORDS.iter().filter(|w| screen.contains(w.trim())).count();
+        if shown > 0 && session.is_none() {
+            session = Some(env.only_session());
+        }
+        // The log is read after the capture: a step absent now was absent then.
+        let ended = session.as_deref().is_some_and(has_step_entry);
+        seen.push((shown, ended));
+        shown == WORDS.len()
+    });
+    let partial = seen
+        .iter()
+        .any(|&(shown, ended)| (1..WORDS.len()).contains(&shown) && !ended);
+    assert!(
+        partial,
+        "no capture showed part of the text before the step ended: {seen:?}"
+    );
+    let counts: Vec<usize> = seen.iter().map(|&(shown, _)| shown).collect();
+    assert!(
+        counts.windows(2).all(|w| w[0] <= w[1]),
+        "the text did not only grow: {counts:?}"
+    );
+    let distinct = {
+        let mut c = counts.clone();
+        c.dedup();
+        c.into_iter().filter(|&n| n > 0 && n < WORDS.len()).count()
+    };
+    assert!(
+        distinct >= 2,
+        "the text did not grow in steps while it streamed: {counts:?}"
+    );
+    let screen = tmux.wait_for("─ done", 1);
+    assert!(
+        normalized(&screen).contains(&normalized(&WORDS.concat())),
+        "{screen}"
+    );
+}
+
+#[test]
+fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new().with_file("f.txt", "hello\nworld\n");
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "read",
+            r#"{"path":"f.txt"}"#,
+            100,
+        )),
+        Reply::sse(openai_call(
+            &["Changing the first line."],
+            "call_2",
+            "edit",
+            r#"{"path":"f.txt","old_string":"hello","new_string":"HELLO"}"#,
+            120,
+        )),
+        Reply::sse(openai_call(
+            &["Now the second line."],
+            "call_3",
+            "edit",
+            r#"{"path":"f.txt","old_string":"world","new_string":"WORLD"}"#,
+            140,
+        )),
+        Reply::sse(openai_text(&["Both lines changed."], 160)),
+    ]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
+    tmux.line("shout both lines");
+
+    let screen = tmux.wait_for("allow edit", 1);
+    let screen = if screen.contains("+HELLO") {
+        screen
+    } else {
+        tmux.wait_for("+HELLO", 1)
+    };
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_end().ends_with("-hello") && !l.contains("+")),
+        "no -hello line in the approval:\n{screen}"
+    );
+    assert!(
+        screen.lines().any(|l| l.trim_end().ends_with("+HELLO")),
+        "no +HELLO line in the approval:\n{screen}"
+    );
+    assert!(!screen.contains("WORLD"), "{screen}");
+    tmux.keys(&["a"]);
+
+    // Nobody answers again: the turn can only finish if the second edit runs unasked.
+    let screen = tmux.wait_for("Both lines changed.", 1);
+    assert!(!screen.contains("allow edit"), "{screen}");
+    tmux.wait_for("─ done", 1);
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
+        "HELLO\nWORLD\n"
+    );
+    let types = entry_types(&env.only_session());
+    let answers = types.iter().filter(|t| *t == "approval_answer").count();
+    assert_eq!(answers, 1, "{types:?}");
+    let results = types.iter().filter(|t| *t == "tool_result").count();
+    assert_eq!(results, 3, "{types:?}");
+}
+
+#[test]
+fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &WORDS,
+            "call_1",
+            "bash",
+            r#"{"command":"echo one > one.txt"}"#,
+            100,
+        ))
+        .paced(300),
+        Reply::sse(openai_text(&["Checked b too."], 200)),
+    ]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
+    tmux.line("start the work");
+    tmux.wait_for("Alpha", 1);
+    tmux.line("also check b");
+
+    // Pending while the step streams (its last word not out yet).
+    let screen = tmux.wait_for("also check b", 1);
+    let pending = line_with(&screen, "also check b");
+    assert!(pending.contains("steer"), "{screen}");
+    assert!(!screen.contains("Checked b too."), "{screen}");
+
+    tmux.wait_for("Checked b too.", 1);
+    let screen = tmux.wait_for("─ done", 1);
+    // In the history, as delivered, after the tool's card.
+    let delivered = line_with(&screen, "also check b");
+    assert!(delivered.contains("steer"), "{screen}");
+    let card = screen.find("echo one").unwrap();
+    let steer_at = screen.find("also check b").unwrap();
+    assert!(card < steer_at, "{screen}");
+    assert!(env.workspace().join("one.txt").exists());
+
+    let types = entry_types(&env.only_session());
+    let steer = index_of(&types, "steer", 0);
+    let step1 = index_of(&types, "step", 0);
+    let result1 = index_of(&types, "tool_result", step1);
+    let delivered = index_of(&types, "delivered", 0);
+    assert!(
+        steer < step1 && step1 < result1 && result1 < delivered,
+        "{types:?}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_long_bash_call_within_a_second_and_says_so() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![Reply::sse(openai_call(
+        &[],
+        "call_1",
+        "bash",
+        r#"{"command":"sleep 30"}"#,
+        100,
+    ))]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
+    tmux.line("run the long job");
+    tmux.wait_for("sleep 30", 1);
+    // Running: its dispatch is in the log.
+    let session = env.only_session();
+    tmux.wait_until("the bash call dispatched", |_| {
+        entry_types(&session).iter().any(|t| t == "tool_dispatched")
+    });
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("stopping the turn", 1);
+    tmux.wait_for("─ stopped by you", 1);
+
+    let interrupt = entry_where(&session, |b| {
+        matches!(b, Body::Record(Record::Interrupt {}))
+    });
+    let result = entry_where(
+        &session,
+        |b| matches!(b, Body::Record(Record::ToolResult(r)) if r.name == "bash"),
+    );
+    let ms = (result.ts - interrupt.ts).num_milliseconds();
+    assert!(
+        (0..1000).contains(&ms),
+        "the bash call settled {ms} ms after the interrupt"
+    );
+    // The program still runs, at an idle prompt.
+    assert!(tmux.alive());
+}
+
+/// Paragraphs long enough to wrap at 80 columns, each different.
+fn paragraphs() -> Vec<String> {
+    (1..=14)
+        .map(|n| {
+            format!(
+                "Paragraph {n} begins here and keeps going with words that wrap: \
+                 lorem ipsum dolor sit amet number {n}, consectetur adipiscing elit, \
+                 ending paragraph {n}.\n\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn resizing_mid_stream_keeps_every_finished_line_in_the_history() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let paras = paragraphs();
+    let chunks: Vec<&str> = paras.iter().map(String::as_str).collect();
+    let server = MockServer::start(vec![Reply::sse(openai_text(&chunks, 100)).paced(250)]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line("write many paragraphs");
+    tmux.wait_for("ending paragraph 3.", 1);
+    tmux.resize_width(80);
+    tmux.wait_for("ending paragraph 7.", 1);
+    tmux.resize_width(120);
+    tmux.wait_for("ending paragraph 10.", 1);
+    tmux.resize_width(100);
+    tmux.wait_for("─ done", 1);
+    tmux.ctrl_d();
+
+    let history = normalized(&tmux.history());
+    let missing: Vec<String> = paras
+        .iter()
+        .map(|p| normalized(p))
+        .filter(|p| !history.contains(p.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "missing from the history: {missing:#?}\nthe history:\n{}",
+        tmux.history()
+    );
+}
+
+#[test]
+fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![Reply::sse(openai_text(
+        &["The answer is ", "forty-two."],
+        100,
+    ))]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line("what is the answer");
+    tmux.wait_for("forty-two.", 1);
+    tmux.wait_for("─ done", 1);
+    tmux.keys(&["C-d"]);
+    assert_eq!(tmux.wait_exit(), 0);
+
+    let history = tmux.history();
+    assert!(history.contains("what is the answer"), "{history}");
+    assert!(history.contains("The answer is forty-two."), "{history}");
+    assert!(
+        history.find("what is the answer") < history.find("The answer is forty-two."),
+        "{history}"
+    );
+}
+
+/// A run with some colourful output: a prompt, Markdown, a tool card.
+fn colourful_run(vars: &str) -> (Env, String) {
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "bash",
+            r#"{"command":"echo hi"}"#,
+            100,
+        )),
+        Reply::sse(openai_text(
+            &["# Title\n\nSome **bold** and `code`.\n"],
+            120,
+        )),
+    ]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", vars);
+    tmux.line("show colours");
+    tmux.wait_for("─ done", 1);
+    let styled = tmux.styled_screen();
+    assert!(styled.contains("bold"), "{styled}");
+    (env, styled)
+}
+
+#[test]
+fn the_screen_has_colour_in_a_normal_run() {
+    if !tmux_available() {
+        return;
+    }
+    let (_env, styled) = colourful_run("");
+    let colours = colour_codes(&styled);
+    let foreground = |c: &String| {
+        let first: u32 = c.split(';').next().unwrap().parse().unwrap();
+        (30..=38).contains(&first) || (90..=97).contains(&first)
+    };
+    assert!(
+        colours.iter().any(foreground),
+        "no foreground colour on the screen: {styled:?}"
+    );
+}
+
+#[test]
+fn no_color_leaves_the_screen_without_colour() {
+    if !tmux_available() {
+        return;
+    }
+    let (_env, styled) = colourful_run("NO_COLOR=1 ");
+    assert_eq!(colour_codes(&styled), Vec::<String>::new(), "{styled:?}");
+    // Bold still marks what it marks.
+    assert!(styled.contains("\x1b[1m"), "{styled:?}");
+}
+
+#[test]
+fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_text(&["First answer."], 100)),
+        Reply::sse(openai_text(&["Second answer."], 110)),
+        Reply::sse(openai_text(&["A fresh answer on the new branch."], 120)),
+    ]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line("first question");
+    tmux.wait_for("First answer.", 1);
+    tmux.wait_for("─ done", 1);
+    tmux.line("second question");
+    tmux.wait_for("Second answer.", 1);
+    tmux.wait_for("─ done", 2);
+
+    tmux.line("/tree");
+    let screen = tmux.wait_for("◀ leaf", 1);
+    assert!(
+        line_with(&screen, "◀ leaf").contains("second question"),
+        "{screen}"
+    );
+    assert!(screen.contains("user \"first question\""), "{screen}");
+    tmux.keys(&["Up"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("continuing from entry", 1);
+    tmux.line("a new direction");
+    tmux.wait_for("A fresh answer on the new branch.", 1);
+    tmux.wait_for("─ done", 3);
+    tmux.ctrl_d();
+
+    let session = env.only_session();
+    assert!(entry_types(&session).iter().any(|t| t == "branch"));
+    assert_eq!(
+        prompts_to_leaf(&session),
+        ["first question", "a new direction"]
+    );
+}
+
+#[test]
+fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new().with_var("OPENAI_API_KEY", "sk-test");
+    let server = MockServer::start(vec![
+        Reply::sse(openai_text(&["An old answer."], 100)),
+        Reply::sse(openai_text(&["Back in the old session."], 110)),
+    ]);
+    let out = env.run_on(
+        Wire::OpenAi,
+        &server.url(),
+        &["-p", "the very first prompt"],
+    );
+    assert!(out.status.success(), "{}", support::env::stderr(&out));
+    let older = env.only_session();
+
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line("/resume");
+    let screen = tmux.wait_for("the very first prompt", 1);
+    assert!(screen.contains("resume a session"), "{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("commands", 1);
+    tmux.line("and now?");
+    tmux.wait_for("Back in the old session.", 1);
+    tmux.wait_for("─ done", 1);
+    tmux.ctrl_d();
+    assert_eq!(
+        prompts_to_leaf(&older),
+        ["the very first prompt", "and now?"]
+    );
+}
+
+/// Whether a line of `screen` ends with `text` (trailing blanks aside).
+fn has_line_ending(screen: &str, text: &str) -> bool {
+    screen.lines().any(|l| l.trim_end().ends_with(text))
+}
+
+#[test]
+fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
+    if !tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "bash",
+            r#"{"command":"seq 30 | sed s/^/row-/"}"#,
+            100,
+        )),
+        Reply::sse(openai_text(&["Counted."], 120)),
+    ]);
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
+    tmux.line("count");
+    tmux.wait_for("Counted.", 1);
+    let screen = tmux.wait_for("─ done", 1);
+    // The card shows the last lines only.
+    assert!(has_line_ending(&screen, "row-30"), "{screen}");
+    assert!(!has_line_ending(&screen, "row-1"), "{screen}");
+
+    tmux.keys(&["C-t"]);
+    let screen = tmux.wait_until("the transcript with row-1", |s| has_line_ending(s, "row-1"));
+    for n in 1..=30 {
+        assert!(
+            has_line_ending(&screen, &format!("row-{n}")),
+            "row-{n} is not in the transcript:\n{screen}"
+        );
+    }
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_until("the transcript closed", |s| !has_line_ending(s, "row-1"));
+    assert!(screen.contains("Ask xcsh to do something"), "{screen}");
+    assert!(screen.contains("Counted."), "{screen}");
+}
