@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use tokio::sync::{mpsc, oneshot};
 use xcsh_core::log::{Body, read_session};
-use xcsh_core::machine::{Decision, EntryId, Usage};
+use xcsh_core::machine::{ApprovalScope, Decision, EntryId, Usage, Verdict};
+use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::{
-    Approver, RunHandle, RunOptions, SessionTarget, Task, branch_at, run_agent,
+    ApprovalAnswer, ApprovalRequest, Approver, RunHandle, RunOptions, SessionTarget, Task,
+    branch_at, run_agent,
 };
 use xcsh_inspect::Style;
 
@@ -46,6 +49,27 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("clear", "clear the screen (the session keeps everything)"),
     ("exit", "leave xcsh (also Ctrl-D)"),
 ];
+
+/// An approval question and where its answer goes.
+pub type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
+
+/// Puts approval questions to the front end over a channel; a question that cannot
+/// be put, or is dropped unanswered, is a denial.
+pub struct ChannelApprover(pub mpsc::UnboundedSender<Question>);
+
+impl Approver for ChannelApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.0.send((request, tx)).is_ok();
+        Box::pin(async move {
+            let deny = ApprovalAnswer::new(Verdict::Deny, ApprovalScope::Once);
+            if !sent {
+                return deny;
+            }
+            rx.await.unwrap_or(deny)
+        })
+    }
+}
 
 /// Starts a run of `task` in the session at `session` (a new session of the
 /// workspace when there is none yet).

@@ -13,12 +13,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
-use tokio::sync::{mpsc, oneshot};
-use xcsh_core::machine::{ApprovalScope, IgnoreReason, StopReason, Verdict};
-use xcsh_core::provider::BoxFuture;
-use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task, branch_at,
-};
+use tokio::sync::mpsc;
+use xcsh_core::machine::{IgnoreReason, StopReason};
+use xcsh_core::runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
 use crate::run::Setup;
@@ -30,29 +27,6 @@ enum UiInput {
     CtrlC,
     CtrlD,
     Failed(String),
-}
-
-type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
-
-/// Puts approval questions to the interactive prompt.
-struct PromptApprover(mpsc::UnboundedSender<Question>);
-
-impl Approver for PromptApprover {
-    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.0.send((request, tx)).is_ok();
-        Box::pin(async move {
-            let deny = ApprovalAnswer {
-                verdict: Verdict::Deny,
-                scope: ApprovalScope::Once,
-                message: None,
-            };
-            if !sent {
-                return deny;
-            }
-            rx.await.unwrap_or(deny)
-        })
-    }
 }
 
 /// Prints above the prompt, whole lines at a time, neutralized. Every message ends
@@ -122,9 +96,9 @@ struct Ui {
     out: Out,
     session: Option<PathBuf>,
     running: Option<Running>,
-    question: Option<Question>,
-    questions: mpsc::UnboundedReceiver<Question>,
-    approver: Arc<PromptApprover>,
+    question: Option<commands::Question>,
+    questions: mpsc::UnboundedReceiver<commands::Question>,
+    approver: Arc<commands::ChannelApprover>,
     ctrl_c_once: bool,
 }
 
@@ -166,7 +140,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         running: None,
         question: None,
         questions,
-        approver: Arc::new(PromptApprover(question_tx)),
+        approver: Arc::new(commands::ChannelApprover(question_tx)),
         ctrl_c_once: false,
         setup,
     };
@@ -203,7 +177,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
 
 enum Step {
     Input(UiInput),
-    Question(Question),
+    Question(commands::Question),
     Event(Option<RunEvent>),
 }
 
@@ -326,7 +300,7 @@ impl Ui {
         }
     }
 
-    fn ask(&mut self, question: Question) {
+    fn ask(&mut self, question: commands::Question) {
         let (request, _) = &question;
         self.out.line(format!(
             "[approve] {} {} in {}\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny",
@@ -335,7 +309,7 @@ impl Ui {
         self.question = Some(question);
     }
 
-    fn answer(&mut self, question: Question, line: &str) -> bool {
+    fn answer(&mut self, question: commands::Question, line: &str) -> bool {
         match crate::run::parse_answer(line) {
             Some(answer) => {
                 let _ = question.1.send(answer);

@@ -12,11 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::sync::{mpsc, oneshot};
 use xcsh_core::log::read_session;
-use xcsh_core::machine::{ApprovalScope, Permissions, ToolCall, Verdict};
-use xcsh_core::provider::BoxFuture;
-use xcsh_core::runtime::{
-    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, SessionTarget, Task, branch_at,
-};
+use xcsh_core::machine::{Permissions, ToolCall};
+use xcsh_core::runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
 use xcsh_tui::cells::{Cell, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
@@ -32,29 +29,6 @@ const FRAME: Duration = Duration::from_millis(16);
 /// How often a spinner and elapsed times move while a turn runs.
 const TICK: Duration = Duration::from_millis(100);
 
-type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
-
-/// Puts approval questions to the UI.
-struct UiApprover(mpsc::UnboundedSender<Question>);
-
-impl Approver for UiApprover {
-    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.0.send((request, tx)).is_ok();
-        Box::pin(async move {
-            let deny = ApprovalAnswer {
-                verdict: Verdict::Deny,
-                scope: ApprovalScope::Once,
-                message: None,
-            };
-            if !sent {
-                return deny;
-            }
-            rx.await.unwrap_or(deny)
-        })
-    }
-}
-
 struct Running {
     handle: RunHandle,
     exit_after: bool,
@@ -65,7 +39,7 @@ struct Controller {
     session: Option<PathBuf>,
     running: Option<Running>,
     question: Option<oneshot::Sender<ApprovalAnswer>>,
-    approver: Arc<UiApprover>,
+    approver: Arc<commands::ChannelApprover>,
     app: App,
     started: Instant,
     exit: bool,
@@ -107,7 +81,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         session: None,
         running: None,
         question: None,
-        approver: Arc::new(UiApprover(question_tx)),
+        approver: Arc::new(commands::ChannelApprover(question_tx)),
         app: App::new(theme, info, editor),
         started: Instant::now(),
         exit: false,
@@ -192,7 +166,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
 
 enum Step {
     Key(Option<Event>),
-    Question(Question),
+    Question(commands::Question),
     Event(Option<RunEvent>),
     Files(complete::FileIndex),
     Tick,
