@@ -730,3 +730,24 @@ fn extreme_usage_and_timestamps_in_a_log_panic_nothing() {
     let resumed = resume_with_more(&env, p);
     assert!(resumed.status.code().is_some(), "{}", stderr(&resumed));
 }
+
+// Issue 14: the fallbacks of the terminal UI.
+
+#[test]
+fn on_a_dumb_terminal_the_plain_line_mode_runs_a_turn() {
+    let env = Env::new();
+    let s = env.file("plain.jsonl", r#"{"text":"a plain answer"}"#);
+    let mut cmd = env.cmd(&["--script", s.to_str().unwrap()]);
+    cmd.env("TERM", "dumb");
+    let mut term = pty::Pty::spawn(cmd);
+    term.wait_for("/help for commands", 1);
+    term.send("go\r");
+    term.wait_for("[done]", 1);
+    term.send("/exit\r");
+    let (status, seen) = term.finish();
+    assert!(status.success());
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.contains("a plain answer"), "{seen}");
+    // No terminal UI: no synchronized updates, no cursor moves of its own.
+    assert!(!seen.contains("\u{1b}[?2026h"), "{seen:?}");
+}

@@ -29,6 +29,19 @@ enum UiInput {
     Failed(String),
 }
 
+/// Writes straight to stdout (where rustyline has no external printer).
+struct StdoutPrinter;
+
+impl ExternalPrinter for StdoutPrinter {
+    fn print(&mut self, msg: String) -> rustyline::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(msg.as_bytes())?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
 /// Prints above the prompt, whole lines at a time, neutralized. Every message ends
 /// with a newline: between two `readline` calls rustyline writes messages as they are.
 struct Out {
@@ -114,9 +127,12 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     let history = sessions::home()?.join("history");
     let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
     let _ = editor.load_history(&history);
-    let printer = editor
-        .create_external_printer()
-        .context("cannot print above the prompt on this terminal")?;
+    // A terminal rustyline cannot draw on (TERM=dumb, stdout not a terminal) has no
+    // printer above the prompt: lines are then written to stdout as they come.
+    let printer: Box<dyn ExternalPrinter + Send> = match editor.create_external_printer() {
+        Ok(p) => Box::new(p),
+        Err(_) => Box::new(StdoutPrinter),
+    };
     let (input_tx, mut input) = mpsc::unbounded_channel();
     std::thread::spawn(move || read_lines(editor, &history, &input_tx));
     let (question_tx, questions) = mpsc::unbounded_channel();
@@ -132,7 +148,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     };
     let mut ui = Ui {
         out: Out {
-            printer: Box::new(printer),
+            printer,
             partial: String::new(),
             thinking: String::new(),
         },
