@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub struct Tmux {
@@ -13,8 +14,15 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(cwd: &Path, command: &str) -> Tmux {
+        // One server per terminal: `cargo test` runs a file's tests as threads of
+        // one process, so the process id alone would make them share a server.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
         let tmux = Tmux {
-            socket: format!("xcsh-test-{}", std::process::id()),
+            socket: format!(
+                "xcsh-test-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ),
         };
         // The option is set in the same invocation, before the session exists: a
         // program that exits at once still leaves its pane.
