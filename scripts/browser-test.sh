@@ -69,7 +69,9 @@ session=$(find "$XCSH_HOME/sessions" -name '*.jsonl' | head -1)
 # Entries: 0 session, 1 prompt … 7 step, 8 run_finished; then the second run.
 run --resume "$session" --at 8 --script "$tmp/instead.jsonl" -p "instead, another task"
 page="$artifacts/export-branched.html"
-"$bin" export "$session" --format html -o "$page" 2>/dev/null
+# `export -o` never overwrites: the page of an earlier run goes first.
+rm -f "$page"
+"$bin" export "$session" --format html -o "$page"
 
 cat >"$work/click.mjs" <<'JS'
 import { chromium } from "playwright-core";
