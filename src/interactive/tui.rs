@@ -394,6 +394,15 @@ impl Controller {
     }
 
     fn open_transcript(&mut self) {
+        let theme = self.app.theme();
+        // While a question is open, what it would change, in full (its box is cut
+        // to the screen and says "Ctrl-T shows all").
+        if let Some(approval) = self.app.question().cloned() {
+            let render = move |width: u16| approval.preview_lines(width, &theme);
+            self.app
+                .open_overlay(Box::new(overlay::Transcript::new(Box::new(render))));
+            return;
+        }
         let Some(path) = self.session.clone() else {
             self.app.notice(
                 NoticeLevel::Info,
@@ -401,7 +410,6 @@ impl Controller {
             );
             return;
         };
-        let theme = self.app.theme();
         // The transcript is the log's: every cell rebuilt from the entries, tool
         // outputs in full, re-rendered at the overlay's width.
         let render = move |width: u16| -> Vec<xcsh_tui::Line<'static>> {

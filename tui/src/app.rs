@@ -466,11 +466,9 @@ impl App {
         self.focus = Focus::Question;
     }
 
-    /// The question's whole preview (Ctrl-T while asking), for the transcript.
-    pub fn question_preview(&self, width: u16) -> Option<Vec<Line<'static>>> {
-        self.question
-            .as_ref()
-            .map(|q| q.approval.preview_lines(width, &self.theme))
+    /// The open question (Ctrl-T while asking shows its whole preview).
+    pub fn question(&self) -> Option<&Approval> {
+        self.question.as_ref().map(|q| &q.approval)
     }
 
     fn body_width(&self) -> u16 {

@@ -24,7 +24,6 @@ use crossterm::terminal::{
 use crossterm::{ExecutableCommand, QueueableCommand, event};
 use ratatui::backend::{CrosstermBackend, IntoCrossterm};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Position;
 use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -111,7 +110,7 @@ impl Screen {
     }
 
     /// Draws the live area from `buffer` (the screen's width; its height is the
-    /// live area's), placing the drawn cursor at `cursor` (relative to the buffer).
+    /// live area's; the input's cursor is drawn in it, reversed).
     pub fn draw_live(&mut self, buffer: &Buffer) -> io::Result<()> {
         if self.overlay.is_some() {
             return Ok(());
@@ -370,11 +369,3 @@ pub fn read_events(tx: &tokio::sync::mpsc::UnboundedSender<Event>) {
         }
     }
 }
-
-/// A frame's worth of the live area: `height` rows at `width`.
-pub fn live_buffer(width: u16, height: u16) -> Buffer {
-    Buffer::empty(ratatui::layout::Rect::new(0, 0, width, height))
-}
-
-/// Where a drawn cursor goes, for widgets that draw their own.
-pub type Cursor = Option<Position>;
