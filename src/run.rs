@@ -381,6 +381,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             }
             Permissions::Readonly | Permissions::Yolo => None,
         },
+        max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
     };
     let mut user_script = args
         .user_script

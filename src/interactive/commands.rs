@@ -102,6 +102,7 @@ pub fn start(
         tools: Arc::clone(&setup.tools),
         permissions: setup.permissions,
         approver: Some(approver),
+        max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
     })?)
 }
 
