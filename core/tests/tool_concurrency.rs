@@ -237,7 +237,7 @@ async fn an_interrupt_settles_the_waiting_calls_as_cancelled_without_starting_th
     let never = |_| {
         ToolOutcome {
         status: ToolStatus::Cancelled,
-        content: "`block` was cancelled by the user before it started (it was waiting for one of the 2 tool calls that run at once); it did nothing".into(),
+        content: "`block` was cancelled by the user before it started (it was waiting: at most 2 tool calls run at once); it did nothing".into(),
     }
     };
     let mut expected = vec![

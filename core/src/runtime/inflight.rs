@@ -220,7 +220,7 @@ impl ToolSlots {
 /// The result of a call cancelled while it waited for a slot: it never ran.
 fn never_started(call: ToolCall, limit: NonZeroUsize) -> Done {
     let content = format!(
-        "`{}` was cancelled by the user before it started (it was waiting for one of the {limit} tool calls that run at once); it did nothing",
+        "`{}` was cancelled by the user before it started (it was waiting: at most {limit} tool calls run at once); it did nothing",
         call.name
     );
     Done::Tool {
