@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,7 +13,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use xcsh_core::machine::Limits;
+use xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS;
 
+use crate::exit::UsageError;
 use crate::sessions;
 
 /// One layer of settings: the file's top level, or one profile.
@@ -28,6 +31,7 @@ pub struct Layer {
     pub max_output_tokens: Option<u32>,
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
+    pub max_parallel_tools: Option<usize>,
 }
 
 /// The whole file: the top-level settings, the default profile, the profiles.
@@ -45,6 +49,7 @@ pub struct ConfigFile {
     pub max_output_tokens: Option<u32>,
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
+    pub max_parallel_tools: Option<usize>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -62,6 +67,7 @@ impl ConfigFile {
             max_output_tokens: self.max_output_tokens,
             compact_at: self.compact_at,
             system_prompt: self.system_prompt.clone(),
+            max_parallel_tools: self.max_parallel_tools,
         }
     }
 }
@@ -106,6 +112,8 @@ pub struct Effective {
     pub max_output_tokens: Setting<u32>,
     pub compact_at: Setting<u64>,
     pub system_prompt: Option<Setting<PathBuf>>,
+    /// At most this many tool calls of a step run at once.
+    pub max_parallel_tools: Setting<NonZeroUsize>,
 }
 
 impl Effective {
@@ -203,6 +211,22 @@ pub fn resolve(
     if max_steps.value == 0 {
         bail!("max_steps must be at least 1 ({})", max_steps.source);
     }
+    let max_parallel_tools = match pick(&layers, |l| l.max_parallel_tools) {
+        None => Setting {
+            value: DEFAULT_MAX_PARALLEL_TOOLS,
+            source: Source::Default,
+        },
+        Some(Setting { value, source }) => match NonZeroUsize::new(value) {
+            Some(value) => Setting { value, source },
+            // The flag refuses 0 itself (clap); this is the file's or a profile's.
+            None => {
+                return Err(UsageError(format!(
+                    "max_parallel_tools must be at least 1 ({source})"
+                ))
+                .into());
+            }
+        },
+    };
     let permissions = pick(&layers, |l| l.permissions.clone());
     if let Some(p) = &permissions
         && !["ask", "readonly", "yolo"].contains(&p.value.as_str())
@@ -219,6 +243,7 @@ pub fn resolve(
         base_url: pick(&layers, |l| l.base_url.clone()),
         permissions,
         max_steps,
+        max_parallel_tools,
         max_tokens: or_default(pick(&layers, |l| l.max_tokens), defaults.max_tokens),
         max_output_tokens: pick(&layers, |l| l.max_output_tokens).unwrap_or(Setting {
             value: defaults.max_output_tokens,
@@ -284,6 +309,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     rows.push(num("max_tokens", &effective.max_tokens));
     rows.push(num("max_output_tokens", &effective.max_output_tokens));
     rows.push(num("compact_at", &effective.compact_at));
+    rows.push(num("max_parallel_tools", &effective.max_parallel_tools));
     rows.push(match &effective.system_prompt {
         Some(s) => (
             "system_prompt".into(),

@@ -154,6 +154,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             tools: tools.clone(),
             permissions: config.permissions,
             approver: None,
+            max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         })?;
         handle.result().await?;
         session = SessionTarget::Existing {

@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// --json, ask in the interactive mode.
     #[arg(long, value_enum)]
     permissions: Option<PermissionsArg>,
+    /// At most N tool calls of a step run at once; the others wait, in the order
+    /// the model asked for them (default 8).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_parallel_tools: Option<usize>,
     /// Compact when a request's input tokens reach this (0 = never; default 150000).
     #[arg(long = "compact-at")]
     compact_at: Option<u64>,
@@ -183,6 +187,8 @@ pub(crate) struct Setup {
     pub provider: Arc<dyn xcsh_core::provider::Provider>,
     pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
     pub permissions: Permissions,
+    /// At most this many tool calls of a step run at once.
+    pub max_parallel_tools: std::num::NonZeroUsize,
     /// What the provider was built from, to switch models (`/model NAME`).
     pub provider_args: ProviderArgs,
     pub effective: config::Effective,
@@ -239,6 +245,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         max_output_tokens: args.max_output_tokens,
         compact_at: args.compact_at,
         system_prompt: args.system_prompt.clone(),
+        max_parallel_tools: args.max_parallel_tools,
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -310,6 +317,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
             ToolsArg::Test => Arc::new(TestTools),
         },
         permissions,
+        max_parallel_tools: effective.max_parallel_tools.value,
         effective,
         cwd,
     })
@@ -381,6 +389,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             }
             Permissions::Readonly | Permissions::Yolo => None,
         },
+        max_parallel_tools: setup.max_parallel_tools,
     };
     let mut user_script = args
         .user_script

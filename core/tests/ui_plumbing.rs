@@ -59,6 +59,7 @@ fn start(
         tools: Arc::new(StandardTools::new(&dir.work).unwrap()),
         permissions,
         approver,
+        max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
     })
     .unwrap()
 }

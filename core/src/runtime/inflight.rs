@@ -1,10 +1,13 @@
 //! Work the owner task has in flight and polls itself: model calls and tool calls
-//! (their futures, with panics caught), and what finished (a tool call, an
-//! approval, a summary).
+//! (their futures, with panics caught; at most N tool calls run at once, the rest
+//! wait in dispatch order), and what finished (a tool call, an approval, a summary).
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::future::Future;
+use std::num::NonZeroUsize;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -16,6 +19,7 @@ use crate::machine::{
     CallId, ProviderError, ProviderErrorKind, StepNo, ToolCall, ToolOutcome, ToolStatus,
 };
 use crate::provider::BoxFuture;
+use crate::tools::{ToolExecutor, ToolProgress};
 
 /// Work that finished: a tool call, an approval, a summary.
 pub(super) enum Done {
@@ -66,6 +70,169 @@ pub(super) struct ToolRun {
     pub(super) work: CatchUnwind<BoxFuture<ToolOutcome>>,
 }
 
+/// A dispatched tool call waiting for a free slot: it has not started.
+struct Waiting {
+    call: ToolCall,
+    cancel: CancellationToken,
+    progress: ToolProgress,
+}
+
+/// The dispatched tool calls the runtime executes: at most `limit` run at once
+/// (SPEC.md §14.1, `max_parallel_tools`); the others wait, in dispatch order, and
+/// start as running ones end. Waiting is the runtime's concern, not the machine's:
+/// nothing about it is recorded, as the machine already settles calls in dispatch
+/// order whatever order they end in.
+pub(super) struct ToolSlots {
+    tools: Arc<dyn ToolExecutor>,
+    limit: NonZeroUsize,
+    /// Running, in start order (= dispatch order).
+    runs: Vec<ToolRun>,
+    /// Dispatched, not started, in dispatch order.
+    waiting: VecDeque<Waiting>,
+    /// Calls that ended, not yet handed to the owner.
+    ended: VecDeque<Done>,
+}
+
+impl ToolSlots {
+    pub(super) fn new(tools: Arc<dyn ToolExecutor>, limit: NonZeroUsize) -> ToolSlots {
+        ToolSlots {
+            tools,
+            limit,
+            runs: Vec::new(),
+            waiting: VecDeque::new(),
+            ended: VecDeque::new(),
+        }
+    }
+
+    /// A dispatched call (its decision already durable): it starts now when a slot
+    /// is free, else it waits behind the calls dispatched before it.
+    pub(super) fn dispatch(
+        &mut self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) {
+        self.waiting.push_back(Waiting {
+            call,
+            cancel,
+            progress,
+        });
+        self.fill();
+    }
+
+    /// Settles call `id` as cancelled without ever starting it, if it is waiting
+    /// (a running call is cancelled through its token).
+    pub(super) fn cancel_waiting(&mut self, id: &CallId) {
+        if let Some(pos) = self.waiting.iter().position(|w| w.call.id == *id)
+            && let Some(w) = self.waiting.remove(pos)
+        {
+            self.ended.push_back(never_started(w.call, self.limit));
+        }
+    }
+
+    /// The running calls, to be driven to their end elsewhere; the waiting ones,
+    /// which never started, are dropped.
+    pub(super) fn take_running(&mut self) -> Vec<ToolRun> {
+        self.waiting.clear();
+        std::mem::take(&mut self.runs)
+    }
+
+    /// Starts waiting calls while a slot is free. A waiting call whose token was
+    /// cancelled ends as cancelled instead.
+    fn fill(&mut self) {
+        while self.runs.len() < self.limit.get() {
+            let Some(Waiting {
+                call,
+                cancel,
+                progress,
+            }) = self.waiting.pop_front()
+            else {
+                return;
+            };
+            if cancel.is_cancelled() {
+                self.ended.push_back(never_started(call, self.limit));
+                continue;
+            }
+            // An executor that panics instead of returning its future is a tool
+            // error; the call settles.
+            let tools = Arc::clone(&self.tools);
+            let name = call.name.clone();
+            let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
+                let call = call.clone();
+                move || tools.execute_with_progress(call, cancel, progress)
+            }))
+            .unwrap_or_else(move |_| {
+                Box::pin(async move {
+                    ToolOutcome {
+                        status: ToolStatus::Error,
+                        content: format!("error: the tool `{name}` panicked starting"),
+                    }
+                })
+            });
+            self.runs.push(ToolRun {
+                call,
+                started: Instant::now(),
+                work: CatchUnwind(work),
+            });
+        }
+    }
+
+    /// Resolves when a call ends (a running one, or a waiting one cancelled);
+    /// pending while none does. All running calls are polled each time, so that
+    /// each starts as soon as it is dispatched; the others that ended meanwhile
+    /// wait in `ended`. Each end frees a slot for the next waiting call, which
+    /// starts (and is polled) at once. A tool that panics while running is a tool
+    /// error. Its duration counts from its start, not from its dispatch.
+    pub(super) fn next_end(&mut self) -> impl Future<Output = Done> + '_ {
+        std::future::poll_fn(move |cx| {
+            let mut i = 0;
+            while i < self.runs.len() {
+                let Poll::Ready(result) = Pin::new(&mut self.runs[i].work).poll(cx) else {
+                    i += 1;
+                    continue;
+                };
+                let ToolRun { call, started, .. } = self.runs.remove(i);
+                let outcome = result.unwrap_or_else(|panic| ToolOutcome {
+                    status: ToolStatus::Error,
+                    content: format!(
+                        "error: the tool `{}` failed: {}",
+                        call.name,
+                        panic_text(panic.as_ref())
+                    ),
+                });
+                let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.ended.push_back(Done::Tool {
+                    call,
+                    outcome,
+                    duration_ms,
+                });
+                // Started calls go to the end of `runs`: this loop polls them.
+                self.fill();
+            }
+            match self.ended.pop_front() {
+                Some(done) => Poll::Ready(done),
+                None => Poll::Pending,
+            }
+        })
+    }
+}
+
+/// The result of a call cancelled while it waited for a slot: it never ran.
+fn never_started(call: ToolCall, limit: NonZeroUsize) -> Done {
+    let content = format!(
+        "`{}` was cancelled by the user before it started (it was waiting: at most {limit} tool calls run at once); it did nothing",
+        call.name
+    );
+    Done::Tool {
+        call,
+        outcome: ToolOutcome {
+            status: ToolStatus::Cancelled,
+            content,
+        },
+        duration_ms: 0,
+    }
+}
+
 /// Resolves when one of `calls` ends (and removes it); pending while none is in
 /// flight. A provider that panics while streaming fails its step like a provider
 /// error.
@@ -89,44 +256,6 @@ pub(super) fn next_model_end(
             }
         }
         Poll::Pending
-    })
-}
-
-/// Resolves when one of `runs` ends (and removes it); pending while none runs. All
-/// of them are polled each time, so that each call starts as soon as it is
-/// dispatched; the others that ended meanwhile wait in `ended`. A tool that panics
-/// while running is a tool error.
-pub(super) fn next_tool_end<'a>(
-    runs: &'a mut Vec<ToolRun>,
-    ended: &'a mut std::collections::VecDeque<Done>,
-) -> impl Future<Output = Done> + 'a {
-    std::future::poll_fn(move |cx| {
-        let mut i = 0;
-        while i < runs.len() {
-            let Poll::Ready(result) = Pin::new(&mut runs[i].work).poll(cx) else {
-                i += 1;
-                continue;
-            };
-            let ToolRun { call, started, .. } = runs.remove(i);
-            let outcome = result.unwrap_or_else(|panic| ToolOutcome {
-                status: ToolStatus::Error,
-                content: format!(
-                    "error: the tool `{}` failed: {}",
-                    call.name,
-                    panic_text(panic.as_ref())
-                ),
-            });
-            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            ended.push_back(Done::Tool {
-                call,
-                outcome,
-                duration_ms,
-            });
-        }
-        match ended.pop_front() {
-            Some(done) => Poll::Ready(done),
-            None => Poll::Pending,
-        }
     })
 }
 

@@ -9,6 +9,7 @@ pub mod instructions;
 mod owner;
 mod session;
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -56,7 +57,13 @@ pub struct RunOptions {
     pub permissions: Permissions,
     /// Answers approval questions in `Ask` mode.
     pub approver: Option<Arc<dyn Approver>>,
+    /// At most this many tool calls of a step run at once; the others wait, in
+    /// dispatch order ([`DEFAULT_MAX_PARALLEL_TOOLS`] unless configured).
+    pub max_parallel_tools: NonZeroUsize,
 }
+
+/// How many tool calls run at once unless configured (`--max-parallel-tools`).
+pub const DEFAULT_MAX_PARALLEL_TOOLS: NonZeroUsize = NonZeroUsize::new(8).unwrap();
 
 /// A question for the user: may this mutating call run?
 #[derive(Debug, Clone, PartialEq, Eq)]

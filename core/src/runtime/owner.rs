@@ -16,9 +16,7 @@ use chrono::Utc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::inflight::{
-    CatchUnwind, Done, Ended, InFlight, ModelCall, ToolRun, next_model_end, next_tool_end,
-};
+use super::inflight::{CatchUnwind, Done, Ended, InFlight, ModelCall, ToolSlots, next_model_end};
 use super::{
     ApprovalRequest, Approver, Command, RunEvent, RunOptions, RunResult, RuntimeError, Task,
 };
@@ -26,7 +24,7 @@ use crate::log::{Body, Record, SessionWriter, StepRecord, TimedEvent, ToolResult
 use crate::machine::{
     CallId, Decision, Effect, EntryId, Input, Machine, Notice, Permissions, Phase, ProviderError,
     ProviderErrorKind, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
-    ToolOutcome, ToolStatus,
+    ToolStatus,
 };
 use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
 use crate::tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
@@ -86,10 +84,9 @@ pub(crate) struct Owner {
     /// Provider streams still running (the open step's, and any cancelled one that
     /// has not ended yet).
     model_calls: Vec<ModelCall>,
-    /// Tool calls still running, in dispatch order.
-    tool_runs: Vec<ToolRun>,
-    /// Tool calls that ended, not yet handled.
-    tools_ended: std::collections::VecDeque<Done>,
+    /// Tool calls running (at most `max_parallel_tools`) or waiting to start, and
+    /// those that ended, not yet handled.
+    tool_slots: ToolSlots,
     /// Dispatched tool calls in dispatch order. They run concurrently, but their
     /// settlements are recorded and applied in this order, so that one script
     /// always writes one log (a finished call waits for the calls before it).
@@ -138,7 +135,7 @@ impl Owner {
             outbox: Vec::new(),
             commands,
             provider: opts.provider,
-            tools: opts.tools,
+            tools: Arc::clone(&opts.tools),
             specs,
             system: opts.system_prompt,
             task: Some((opts.task, config)),
@@ -150,8 +147,7 @@ impl Owner {
             progress_rx,
             open_step: None,
             model_calls: Vec::new(),
-            tool_runs: Vec::new(),
-            tools_ended: std::collections::VecDeque::new(),
+            tool_slots: ToolSlots::new(Arc::clone(&opts.tools), opts.max_parallel_tools),
             in_flight: Vec::new(),
             summary_token: None,
             queued: BTreeMap::new(),
@@ -172,7 +168,7 @@ impl Owner {
         for call in self.model_calls.drain(..) {
             tokio::spawn(call.stream);
         }
-        for run in self.tool_runs.drain(..) {
+        for run in self.tool_slots.take_running() {
             tokio::spawn(run.work);
         }
         self.writer.sync()?;
@@ -217,7 +213,7 @@ impl Owner {
                     // Behind the events the stream sent before it ended.
                     let _ = self.stream_tx.send((step, StreamItem::End(result)));
                 }
-                done = next_tool_end(&mut self.tool_runs, &mut self.tools_ended) => {
+                done = self.tool_slots.next_end() => {
                     self.on_done(done)?;
                 }
                 else => break,
@@ -537,28 +533,8 @@ impl Owner {
                     cancel: cancel.clone(),
                     done: None,
                 });
-                // An executor that panics instead of returning its future is a tool
-                // error; the call settles.
-                let tools = Arc::clone(&self.tools);
-                let name = call.name.clone();
                 let progress = self.progress_sink(&call.id);
-                let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
-                    let call = call.clone();
-                    move || tools.execute_with_progress(call, cancel, progress)
-                }))
-                .unwrap_or_else(move |_| {
-                    Box::pin(async move {
-                        ToolOutcome {
-                            status: ToolStatus::Error,
-                            content: format!("error: the tool `{name}` panicked starting"),
-                        }
-                    })
-                });
-                self.tool_runs.push(ToolRun {
-                    call,
-                    started: Instant::now(),
-                    work: CatchUnwind(work),
-                });
+                self.tool_slots.dispatch(call, cancel, progress);
             }
             Effect::AskApproval { call } => {
                 self.questions.push_back(call);
@@ -573,6 +549,8 @@ impl Owner {
                 if let Some(f) = self.in_flight.iter().find(|f| f.call_id == call_id) {
                     f.cancel.cancel();
                 }
+                // A call still waiting for a slot settles without starting.
+                self.tool_slots.cancel_waiting(&call_id);
             }
             Effect::Summarize { upto } => {
                 self.sync_before_effect()?;
