@@ -12,6 +12,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use xcsh_core::machine::Limits;
+use xcsh_core::secrets::EnvPolicy;
+
+use crate::providers::CREDENTIAL_VARS;
 
 use crate::sessions;
 
@@ -28,6 +31,17 @@ pub struct Layer {
     pub max_output_tokens: Option<u32>,
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
+    pub shell_env: Option<ShellEnvLayer>,
+}
+
+/// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvLayer {
+    /// Globs of names kept even though they match a secret pattern.
+    pub include: Option<Vec<String>>,
+    /// Globs of more names removed.
+    pub exclude: Option<Vec<String>>,
 }
 
 /// The whole file: the top-level settings, the default profile, the profiles.
@@ -45,6 +59,7 @@ pub struct ConfigFile {
     pub max_output_tokens: Option<u32>,
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
+    pub shell_env: Option<ShellEnvLayer>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -62,6 +77,7 @@ impl ConfigFile {
             max_output_tokens: self.max_output_tokens,
             compact_at: self.compact_at,
             system_prompt: self.system_prompt.clone(),
+            shell_env: self.shell_env.clone(),
         }
     }
 }
@@ -106,9 +122,22 @@ pub struct Effective {
     pub max_output_tokens: Setting<u32>,
     pub compact_at: Setting<u64>,
     pub system_prompt: Option<Setting<PathBuf>>,
+    /// `[shell_env] include`, per key like every setting (the nearest layer wins).
+    pub shell_env_include: Setting<Vec<String>>,
+    pub shell_env_exclude: Setting<Vec<String>>,
 }
 
 impl Effective {
+    /// Which variables bash gets: the default policy (secret-named and credential
+    /// variables removed) with `[shell_env]` applied.
+    pub fn env_policy(&self) -> EnvPolicy {
+        EnvPolicy {
+            include: self.shell_env_include.value.clone(),
+            exclude: self.shell_env_exclude.value.clone(),
+            credential_vars: CREDENTIAL_VARS.iter().map(|v| (*v).to_string()).collect(),
+        }
+    }
+
     pub fn limits(&self) -> Limits {
         Limits {
             max_steps: self.max_steps.value,
@@ -213,7 +242,17 @@ pub fn resolve(
             p.source
         );
     }
+    let globs = |get: fn(&ShellEnvLayer) -> Option<Vec<String>>| {
+        pick(&layers, |l| l.shell_env.as_ref().and_then(get)).unwrap_or(Setting {
+            value: Vec::new(),
+            source: Source::Default,
+        })
+    };
+    let shell_env_include = globs(|s| s.include.clone());
+    let shell_env_exclude = globs(|s| s.exclude.clone());
     Ok(Effective {
+        shell_env_include,
+        shell_env_exclude,
         provider: pick(&layers, |l| l.provider.clone()),
         model: pick(&layers, |l| l.model.clone()),
         base_url: pick(&layers, |l| l.base_url.clone()),
@@ -254,7 +293,9 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     let file = load(&path)?;
     let effective = resolve(&file, &path, args.profile.as_deref(), &Layer::default())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&effective)?);
+        let mut value = serde_json::to_value(&effective)?;
+        value["shell_env_removed"] = serde_json::json!(effective.env_policy().removed());
+        println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows: Vec<(String, String, String)> = Vec::new();
@@ -292,6 +333,28 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
         ),
         None => ("system_prompt".into(), "built in".into(), "default".into()),
     });
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    rows.push((
+        "shell_env.removed".into(),
+        list(&effective.env_policy().removed()),
+        "default".into(),
+    ));
+    rows.push((
+        "shell_env.include".into(),
+        list(&effective.shell_env_include.value),
+        effective.shell_env_include.source.to_string(),
+    ));
+    rows.push((
+        "shell_env.exclude".into(),
+        list(&effective.shell_env_exclude.value),
+        effective.shell_env_exclude.source.to_string(),
+    ));
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

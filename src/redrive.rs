@@ -154,6 +154,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             tools: tools.clone(),
             permissions: config.permissions,
             approver: None,
+            secrets: crate::providers::known_secrets(),
         })?;
         handle.result().await?;
         session = SessionTarget::Existing {
@@ -179,7 +180,11 @@ fn cassette_provider(path: &Path, cwd: &Path) -> Result<Arc<dyn Provider>> {
             "home".to_string(),
         ));
     }
-    let cassette = Cassette::load(path, Pace::Full, Redactor::new(&[], &volatile))?;
+    let cassette = Cassette::load(
+        path,
+        Pace::Full,
+        Redactor::new(crate::providers::known_secrets(), &volatile),
+    )?;
     let first = cassette
         .exchanges()
         .first()

@@ -15,8 +15,8 @@ use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
-use xcsh_core::tools::StandardTools;
 use xcsh_core::tools::testing::TestTools;
+use xcsh_core::tools::{StandardTools, ToolOptions};
 
 use crate::config;
 use crate::exit::{Exit, usage};
@@ -186,6 +186,8 @@ pub(crate) struct Setup {
     /// What the provider was built from, to switch models (`/model NAME`).
     pub provider_args: ProviderArgs,
     pub effective: config::Effective,
+    /// The secret values kept out of the log (§21.5).
+    pub secrets: xcsh_core::secrets::Secrets,
 }
 
 impl Setup {
@@ -239,6 +241,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         max_output_tokens: args.max_output_tokens,
         compact_at: args.compact_at,
         system_prompt: args.system_prompt.clone(),
+        shell_env: None,
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -306,12 +309,19 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         provider: providers::build(&args.provider, &cwd, &effective)?,
         provider_args: args.provider.clone(),
         tools: match args.tools {
-            ToolsArg::Standard => Arc::new(StandardTools::new(&cwd)?),
+            ToolsArg::Standard => Arc::new(StandardTools::with_options(
+                &cwd,
+                ToolOptions {
+                    shell_env: effective.env_policy().apply(std::env::vars_os()),
+                    ..ToolOptions::default()
+                },
+            )?),
             ToolsArg::Test => Arc::new(TestTools),
         },
         permissions,
         effective,
         cwd,
+        secrets: providers::known_secrets(),
     })
 }
 
@@ -381,6 +391,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             }
             Permissions::Readonly | Permissions::Yolo => None,
         },
+        secrets: setup.secrets.clone(),
     };
     let mut user_script = args
         .user_script

@@ -189,6 +189,7 @@ fn run(rt: &tokio::runtime::Runtime, provider: Arc<dyn Provider>) -> u32 {
             tools: Arc::new(TestTools),
             permissions: Permissions::Yolo,
             approver: None,
+            secrets: Default::default(),
         })
         .expect("the run starts");
         while handle.events.recv().await.is_some() {}

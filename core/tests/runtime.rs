@@ -98,6 +98,7 @@ fn start(script: &str, gate_step: usize, prompt: &str) -> (Setup, RunHandle) {
         tools: Arc::new(TestTools),
         permissions: Permissions::Yolo,
         approver: None,
+        secrets: Default::default(),
     })
     .unwrap();
     let setup = Setup {
@@ -315,6 +316,7 @@ fn run_with_policy(
         tools: Arc::new(MutatingEcho),
         permissions,
         approver,
+        secrets: Default::default(),
     })
     .unwrap();
     (dir, path, handle)
@@ -414,6 +416,7 @@ async fn interrupting_a_long_bash_call_settles_it_cancelled_and_kills_it() {
         tools: Arc::new(xcsh_core::tools::StandardTools::new(&work).unwrap()),
         permissions: Permissions::Yolo,
         approver: None,
+        secrets: Default::default(),
     })
     .unwrap();
     let path = handle.session_path.clone();
@@ -549,6 +552,7 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
         }),
         permissions: Permissions::Yolo,
         approver: None,
+        secrets: Default::default(),
     })
     .expect("the run starts");
     let mut events = Vec::new();

@@ -59,6 +59,7 @@ fn start(
         tools: Arc::new(StandardTools::new(&dir.work).unwrap()),
         permissions,
         approver,
+        secrets: Default::default(),
     })
     .unwrap()
 }

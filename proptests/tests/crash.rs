@@ -169,6 +169,7 @@ fn continue_with_the_runtime(path: &Path) -> Result<SessionLog, String> {
             tools: Arc::new(xcsh_core::tools::testing::TestTools),
             permissions: Permissions::Yolo,
             approver: None,
+            secrets: Default::default(),
         })
         .map_err(|e| e.to_string())?;
         handle.result().await.map_err(|e| e.to_string())
@@ -641,6 +642,7 @@ fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
             tools: Arc::new(xcsh_core::tools::testing::TestTools),
             permissions: Permissions::Yolo,
             approver: None,
+            secrets: Default::default(),
         })
         .unwrap();
         let mut notices = Vec::new();

@@ -47,6 +47,7 @@ async fn a_denial_with_a_message_replays_clean_and_without_the_message_diverges(
         tools: Arc::new(StandardTools::new(&work).unwrap()),
         permissions: Permissions::Ask,
         approver: Some(Arc::new(DenyWith("use b.txt instead"))),
+        secrets: Default::default(),
     })
     .unwrap();
     assert_eq!(

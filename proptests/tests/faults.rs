@@ -58,6 +58,7 @@ fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, Run
         tools,
         permissions: Permissions::Yolo,
         approver: None,
+        secrets: Default::default(),
     })
     .expect("start the run");
     (Run { _dir: dir, path }, handle)

@@ -102,6 +102,7 @@ pub fn start(
         tools: Arc::clone(&setup.tools),
         permissions: setup.permissions,
         approver: Some(approver),
+        secrets: setup.secrets.clone(),
     })?)
 }
 

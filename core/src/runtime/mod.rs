@@ -56,6 +56,9 @@ pub struct RunOptions {
     pub permissions: Permissions,
     /// Answers approval questions in `Ask` mode.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Secret values kept out of the log: replaced in tool results and provider
+    /// errors before they become inputs, and in every line written (§21.5).
+    pub secrets: crate::secrets::Secrets,
 }
 
 /// A question for the user: may this mutating call run?
@@ -220,6 +223,7 @@ pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
         let _ = events_tx.send(RunEvent::Notice { message });
     }
     writer.sync()?;
+    writer.set_secrets(opts.secrets.clone());
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let owner = owner::Owner::new(
         opts,
