@@ -441,6 +441,53 @@ mod tests {
     }
 
     #[test]
+    fn shell_env_lists_come_whole_from_the_nearest_layer_and_feed_the_policy() {
+        let f = file(
+            r#"
+            [shell_env]
+            include = ["GH_*"]
+            exclude = ["AWS_*"]
+            [profiles.p.shell_env]
+            include = ["NPM_TOKEN"]
+            "#,
+        );
+        let path = Path::new("/h/config.toml");
+        let e = resolve(&f, path, Some("p"), &Layer::default()).unwrap();
+        assert_eq!(
+            e.shell_env_include,
+            Setting {
+                value: vec!["NPM_TOKEN".to_string()],
+                source: Source::Profile {
+                    name: "p".into(),
+                    path: path.into()
+                }
+            }
+        );
+        assert_eq!(
+            e.shell_env_exclude,
+            Setting {
+                value: vec!["AWS_*".to_string()],
+                source: Source::File { path: path.into() }
+            }
+        );
+        let policy = e.env_policy();
+        assert!(policy.keeps("NPM_TOKEN"));
+        assert!(!policy.keeps("GH_TOKEN"));
+        assert!(!policy.keeps("AWS_REGION"));
+        assert!(!policy.keeps("ANTHROPIC_API_KEY"));
+        assert!(policy.keeps("PATH"));
+        let none = resolve(&ConfigFile::default(), path, None, &Layer::default()).unwrap();
+        assert_eq!(none.shell_env_include.source, Source::Default);
+        assert_eq!(none.env_policy().include, Vec::<String>::new());
+        let bad: Result<ConfigFile, _> = toml::from_str("[shell_env]\nincluded = []\n");
+        assert!(
+            bad.unwrap_err()
+                .to_string()
+                .contains("unknown field `included`")
+        );
+    }
+
+    #[test]
     fn an_unknown_profile_or_key_is_a_clear_error() {
         let f = file("[profiles.a]\nmodel = \"x\"\n");
         let err = resolve(&f, Path::new("/h/c.toml"), Some("b"), &Layer::default()).unwrap_err();
