@@ -1,5 +1,5 @@
 //! Secrets stay out (§21.5): the real `xcsh` binary with `OPENAI_API_KEY` set; bash
-//! does not get the key, a provider error quoting it is redacted, and the key is in
+//! does not get the key, provider errors quoting it (retried or final) are redacted, and the key is in
 //! no file under `$XCSH_HOME` (session log, index, cassette); `[shell_env]`
 //! include and exclude change what bash gets.
 
@@ -11,7 +11,7 @@ use support::env::{Env, stderr};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call};
 use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{StepOutcome, ToolOutcome};
+use xcsh_core::machine::{StepOutcome, StreamEvent, ToolOutcome};
 
 const KEY: &str = "sk-test-a1b2c3d4e5f6g7h8";
 const PLACEHOLDER: &str = "[redacted:OPENAI_API_KEY]";
@@ -74,6 +74,24 @@ fn step_error(path: &Path) -> String {
         .unwrap()
 }
 
+/// The reasons of the session's recorded retries.
+fn retry_reasons(path: &Path) -> Vec<String> {
+    read_session(path)
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter_map(|e| match e.body {
+            Body::Record(Record::Step(s)) => Some(s.events),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match t.event {
+            StreamEvent::Retrying { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect()
+}
+
 fn bash_call(command: &str) -> Reply {
     let args = serde_json::json!({ "command": command }).to_string();
     Reply::sse(openai_call(&[], "call_1", "bash", &args, 10))
@@ -95,7 +113,12 @@ fn the_key_reaches_neither_bash_nor_any_file_under_xcsh_home() {
         .with_var("XCSH_TEST_PLAIN", "kept-as-is");
     std::fs::create_dir_all(env.home()).unwrap();
     let cassette = env.home().join("rec.jsonl");
+    let rate_limited = serde_json::json!({"error": {
+        "message": format!("Rate limit reached for key {KEY}"),
+        "type": "rate_limit",
+    }});
     let server = MockServer::start(vec![
+        Reply::error(429, &rate_limited.to_string(), &[("retry-after", "0")]),
         bash_call("echo \"key=$OPENAI_API_KEY\"; env"),
         unauthorized_quoting_the_key(),
     ]);
@@ -134,8 +157,14 @@ fn the_key_reaches_neither_bash_nor_any_file_under_xcsh_home() {
 
     // The model's second request carried the bash output: no key there either.
     let received = server.received();
-    assert_eq!(received.len(), 2);
-    assert!(!received[1].body.contains(KEY));
+    assert_eq!(received.len(), 3);
+    assert!(!received[2].body.contains(KEY));
+    assert_eq!(
+        retry_reasons(&session),
+        [format!(
+            "HTTP 429 Too Many Requests: Rate limit reached for key {PLACEHOLDER} (rate_limit)"
+        )]
+    );
 
     assert!(cassette.is_file());
     // Walks every file: the log, its lock-free neighbours, the cassette. (A log this

@@ -311,7 +311,11 @@ impl Owner {
         Ok(())
     }
 
-    fn on_stream(&mut self, step: StepNo, item: StreamItem) -> Result<(), RuntimeError> {
+    fn on_stream(&mut self, step: StepNo, mut item: StreamItem) -> Result<(), RuntimeError> {
+        // A retried error's body may quote a secret: redacted before it is an input.
+        if let StreamItem::Event(StreamEvent::Retrying { reason, .. }) = &mut item {
+            self.writer.secrets().redact_in_place(reason);
+        }
         let open = self.open_step.as_mut().filter(|o| o.step == step);
         match (item, open) {
             (StreamItem::Event(event), Some(open)) => {
