@@ -14,6 +14,9 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use xcsh_core::machine::Limits;
 use xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS;
+use xcsh_core::secrets::EnvPolicy;
+
+use crate::providers::CREDENTIAL_VARS;
 
 use crate::exit::UsageError;
 use crate::sessions;
@@ -32,6 +35,17 @@ pub struct Layer {
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
     pub max_parallel_tools: Option<usize>,
+    pub shell_env: Option<ShellEnvLayer>,
+}
+
+/// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvLayer {
+    /// Globs of names kept even though they match a secret pattern.
+    pub include: Option<Vec<String>>,
+    /// Globs of more names removed.
+    pub exclude: Option<Vec<String>>,
 }
 
 /// The whole file: the top-level settings, the default profile, the profiles.
@@ -50,6 +64,7 @@ pub struct ConfigFile {
     pub compact_at: Option<u64>,
     pub system_prompt: Option<PathBuf>,
     pub max_parallel_tools: Option<usize>,
+    pub shell_env: Option<ShellEnvLayer>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -68,6 +83,7 @@ impl ConfigFile {
             compact_at: self.compact_at,
             system_prompt: self.system_prompt.clone(),
             max_parallel_tools: self.max_parallel_tools,
+            shell_env: self.shell_env.clone(),
         }
     }
 }
@@ -114,9 +130,22 @@ pub struct Effective {
     pub system_prompt: Option<Setting<PathBuf>>,
     /// At most this many tool calls of a step run at once.
     pub max_parallel_tools: Setting<NonZeroUsize>,
+    /// `[shell_env] include`, per key like every setting (the nearest layer wins).
+    pub shell_env_include: Setting<Vec<String>>,
+    pub shell_env_exclude: Setting<Vec<String>>,
 }
 
 impl Effective {
+    /// Which variables bash gets: the default policy (secret-named and credential
+    /// variables removed) with `[shell_env]` applied.
+    pub fn env_policy(&self) -> EnvPolicy {
+        EnvPolicy {
+            include: self.shell_env_include.value.clone(),
+            exclude: self.shell_env_exclude.value.clone(),
+            credential_vars: CREDENTIAL_VARS.iter().map(|v| (*v).to_string()).collect(),
+        }
+    }
+
     pub fn limits(&self) -> Limits {
         Limits {
             max_steps: self.max_steps.value,
@@ -237,7 +266,17 @@ pub fn resolve(
             p.source
         );
     }
+    let globs = |get: fn(&ShellEnvLayer) -> Option<Vec<String>>| {
+        pick(&layers, |l| l.shell_env.as_ref().and_then(get)).unwrap_or(Setting {
+            value: Vec::new(),
+            source: Source::Default,
+        })
+    };
+    let shell_env_include = globs(|s| s.include.clone());
+    let shell_env_exclude = globs(|s| s.exclude.clone());
     Ok(Effective {
+        shell_env_include,
+        shell_env_exclude,
         provider: pick(&layers, |l| l.provider.clone()),
         model: pick(&layers, |l| l.model.clone()),
         base_url: pick(&layers, |l| l.base_url.clone()),
@@ -279,7 +318,9 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     let file = load(&path)?;
     let effective = resolve(&file, &path, args.profile.as_deref(), &Layer::default())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&effective)?);
+        let mut value = serde_json::to_value(&effective)?;
+        value["shell_env_removed"] = serde_json::json!(effective.env_policy().removed());
+        println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut rows: Vec<(String, String, String)> = Vec::new();
@@ -318,6 +359,28 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
         ),
         None => ("system_prompt".into(), "built in".into(), "default".into()),
     });
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    rows.push((
+        "shell_env.removed".into(),
+        list(&effective.env_policy().removed()),
+        "default".into(),
+    ));
+    rows.push((
+        "shell_env.include".into(),
+        list(&effective.shell_env_include.value),
+        effective.shell_env_include.source.to_string(),
+    ));
+    rows.push((
+        "shell_env.exclude".into(),
+        list(&effective.shell_env_exclude.value),
+        effective.shell_env_exclude.source.to_string(),
+    ));
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
@@ -400,6 +463,53 @@ mod tests {
                 value: "http://127.0.0.1:11434/v1".into(),
                 source: local
             })
+        );
+    }
+
+    #[test]
+    fn shell_env_lists_come_whole_from_the_nearest_layer_and_feed_the_policy() {
+        let f = file(
+            r#"
+            [shell_env]
+            include = ["GH_*"]
+            exclude = ["AWS_*"]
+            [profiles.p.shell_env]
+            include = ["NPM_TOKEN"]
+            "#,
+        );
+        let path = Path::new("/h/config.toml");
+        let e = resolve(&f, path, Some("p"), &Layer::default()).unwrap();
+        assert_eq!(
+            e.shell_env_include,
+            Setting {
+                value: vec!["NPM_TOKEN".to_string()],
+                source: Source::Profile {
+                    name: "p".into(),
+                    path: path.into()
+                }
+            }
+        );
+        assert_eq!(
+            e.shell_env_exclude,
+            Setting {
+                value: vec!["AWS_*".to_string()],
+                source: Source::File { path: path.into() }
+            }
+        );
+        let policy = e.env_policy();
+        assert!(policy.keeps("NPM_TOKEN"));
+        assert!(!policy.keeps("GH_TOKEN"));
+        assert!(!policy.keeps("AWS_REGION"));
+        assert!(!policy.keeps("ANTHROPIC_API_KEY"));
+        assert!(policy.keeps("PATH"));
+        let none = resolve(&ConfigFile::default(), path, None, &Layer::default()).unwrap();
+        assert_eq!(none.shell_env_include.source, Source::Default);
+        assert_eq!(none.env_policy().include, Vec::<String>::new());
+        let bad: Result<ConfigFile, _> = toml::from_str("[shell_env]\nincluded = []\n");
+        assert!(
+            bad.unwrap_err()
+                .to_string()
+                .contains("unknown field `included`")
         );
     }
 

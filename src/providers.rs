@@ -16,6 +16,27 @@ use xcsh_core::provider::faux::FauxProvider;
 use xcsh_core::provider::http::HttpConfig;
 use xcsh_core::provider::openai::OpenAiProvider;
 use xcsh_core::provider::responses::ResponsesProvider;
+use xcsh_core::secrets::Secrets;
+
+/// The environment variables xcsh takes credentials from: bash never gets them
+/// (unless `[shell_env] include` names them) and their values are redacted from
+/// every log and cassette (§21.5).
+pub const CREDENTIAL_VARS: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// The secret values xcsh holds: the value of every credential variable that is
+/// set (the API key of the run comes from one of them), named by the variable.
+pub fn known_secrets() -> Secrets {
+    known_secrets_in(&|name| std::env::var(name).ok())
+}
+
+/// [`known_secrets`] with the environment given as a lookup.
+pub fn known_secrets_in(env: &dyn Fn(&str) -> Option<String>) -> Secrets {
+    Secrets::new(
+        CREDENTIAL_VARS
+            .iter()
+            .filter_map(|var| env(var).map(|value| (*var, value.trim().to_string()))),
+    )
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderKind {
@@ -143,7 +164,7 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
         );
     }
     config.idle_timeout = Duration::from_secs_f64(args.idle_timeout);
-    let redactor = redactor(config.api_key.as_deref(), cwd);
+    let redactor = redactor(known_secrets(), cwd);
     if let Some(path) = &args.record {
         config.tape = Some(Tape::Record(Arc::new(CassetteWriter::create(
             path, redactor,
@@ -162,10 +183,10 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
     })
 }
 
-/// Secrets (the API key) never reach a cassette; the workspace and home paths are
-/// placeholders, so that a cassette plays back in another checkout.
-fn redactor(api_key: Option<&str>, cwd: &Path) -> Redactor {
-    let secrets: Vec<String> = api_key.into_iter().map(str::to_string).collect();
+/// Secrets (the credential variables' values) never reach a cassette; the
+/// workspace and home paths are placeholders, so that a cassette plays back in
+/// another checkout.
+pub fn redactor(secrets: Secrets, cwd: &Path) -> Redactor {
     let mut volatile = vec![(cwd.display().to_string(), "cwd".to_string())];
     if let Some(home) = std::env::var_os("HOME") {
         volatile.push((
@@ -173,5 +194,25 @@ fn redactor(api_key: Option<&str>, cwd: &Path) -> Redactor {
             "home".to_string(),
         ));
     }
-    Redactor::new(&secrets, &volatile)
+    Redactor::new(secrets, &volatile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_known_secrets_are_the_credential_variables_that_are_set() {
+        let env = |name: &str| match name {
+            "OPENAI_API_KEY" => Some(" sk-test-0123456789 ".to_string()),
+            "GITHUB_TOKEN" => Some("ghp_not_a_credential_of_xcsh".to_string()),
+            _ => None,
+        };
+        let secrets = known_secrets_in(&env);
+        assert_eq!(format!("{secrets:?}"), r#"["[redacted:OPENAI_API_KEY]"]"#);
+        assert_eq!(
+            secrets.redact("k=sk-test-0123456789"),
+            "k=[redacted:OPENAI_API_KEY]"
+        );
+    }
 }

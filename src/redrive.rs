@@ -155,6 +155,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             permissions: config.permissions,
             approver: None,
             max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+            secrets: crate::providers::known_secrets(),
         })?;
         handle.result().await?;
         session = SessionTarget::Existing {
@@ -180,7 +181,11 @@ fn cassette_provider(path: &Path, cwd: &Path) -> Result<Arc<dyn Provider>> {
             "home".to_string(),
         ));
     }
-    let cassette = Cassette::load(path, Pace::Full, Redactor::new(&[], &volatile))?;
+    let cassette = Cassette::load(
+        path,
+        Pace::Full,
+        Redactor::new(crate::providers::known_secrets(), &volatile),
+    )?;
     let first = cassette
         .exchanges()
         .first()

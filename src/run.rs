@@ -15,8 +15,8 @@ use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
-use xcsh_core::tools::StandardTools;
 use xcsh_core::tools::testing::TestTools;
+use xcsh_core::tools::{StandardTools, ToolOptions};
 
 use crate::config;
 use crate::exit::{Exit, usage};
@@ -192,6 +192,8 @@ pub(crate) struct Setup {
     /// What the provider was built from, to switch models (`/model NAME`).
     pub provider_args: ProviderArgs,
     pub effective: config::Effective,
+    /// The secret values kept out of the log (§21.5).
+    pub secrets: xcsh_core::secrets::Secrets,
 }
 
 impl Setup {
@@ -246,6 +248,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         compact_at: args.compact_at,
         system_prompt: args.system_prompt.clone(),
         max_parallel_tools: args.max_parallel_tools,
+        shell_env: None,
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -313,13 +316,20 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         provider: providers::build(&args.provider, &cwd, &effective)?,
         provider_args: args.provider.clone(),
         tools: match args.tools {
-            ToolsArg::Standard => Arc::new(StandardTools::new(&cwd)?),
+            ToolsArg::Standard => Arc::new(StandardTools::with_options(
+                &cwd,
+                ToolOptions {
+                    shell_env: effective.env_policy().apply(std::env::vars_os()),
+                    ..ToolOptions::default()
+                },
+            )?),
             ToolsArg::Test => Arc::new(TestTools),
         },
         permissions,
         max_parallel_tools: effective.max_parallel_tools.value,
         effective,
         cwd,
+        secrets: providers::known_secrets(),
     })
 }
 
@@ -390,6 +400,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             Permissions::Readonly | Permissions::Yolo => None,
         },
         max_parallel_tools: setup.max_parallel_tools,
+        secrets: setup.secrets.clone(),
     };
     let mut user_script = args
         .user_script

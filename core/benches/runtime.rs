@@ -190,6 +190,7 @@ fn run(rt: &tokio::runtime::Runtime, provider: Arc<dyn Provider>) -> u32 {
             permissions: Permissions::Yolo,
             approver: None,
             max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+            secrets: Default::default(),
         })
         .expect("the run starts");
         while handle.events.recv().await.is_some() {}

@@ -5,4 +5,5 @@ pub mod log;
 pub mod machine;
 pub mod provider;
 pub mod runtime;
+pub mod secrets;
 pub mod tools;

@@ -99,6 +99,7 @@ fn start(script: &str, gate_step: usize, prompt: &str) -> (Setup, RunHandle) {
         permissions: Permissions::Yolo,
         approver: None,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .unwrap();
     let setup = Setup {
@@ -317,6 +318,7 @@ fn run_with_policy(
         permissions,
         approver,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .unwrap();
     (dir, path, handle)
@@ -417,6 +419,7 @@ async fn interrupting_a_long_bash_call_settles_it_cancelled_and_kills_it() {
         permissions: Permissions::Yolo,
         approver: None,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .unwrap();
     let path = handle.session_path.clone();
@@ -553,6 +556,7 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
         permissions: Permissions::Yolo,
         approver: None,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .expect("the run starts");
     let mut events = Vec::new();

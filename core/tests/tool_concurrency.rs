@@ -113,6 +113,7 @@ fn start(calls: usize, limit: usize) -> Run {
         permissions: Permissions::Yolo,
         approver: None,
         max_parallel_tools: NonZeroUsize::new(limit).unwrap(),
+        secrets: Default::default(),
     })
     .unwrap();
     Run {

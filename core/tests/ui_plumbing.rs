@@ -60,6 +60,7 @@ fn start(
         permissions,
         approver,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .unwrap()
 }

@@ -59,6 +59,7 @@ fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, Run
         permissions: Permissions::Yolo,
         approver: None,
         max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
     })
     .expect("start the run");
     (Run { _dir: dir, path }, handle)

@@ -103,6 +103,7 @@ pub fn start(
         permissions: setup.permissions,
         approver: Some(approver),
         max_parallel_tools: setup.max_parallel_tools,
+        secrets: setup.secrets.clone(),
     })?)
 }
 

@@ -11,6 +11,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::secrets::Secrets;
+
 use crate::machine::{
     ApprovalScope, Assembled, CallId, Decision, EntryId, RunConfig, StepNo, StepOutcome,
     StreamEvent, ToolOutcome, Verdict,
@@ -336,6 +338,20 @@ impl Entry {
         ts: DateTime<Utc>,
         body: &Body,
     ) -> (Vec<u8>, EntryHash) {
+        Entry::encode_redacted(id, parent, parent_hash, ts, body, &Secrets::default())
+    }
+
+    /// [`Entry::encode`] with every known secret value in the line replaced by its
+    /// placeholder before the line is hashed (the session writer's one choke point,
+    /// §21.5).
+    pub fn encode_redacted(
+        id: EntryId,
+        parent: Option<EntryId>,
+        parent_hash: Option<&EntryHash>,
+        ts: DateTime<Utc>,
+        body: &Body,
+        secrets: &Secrets,
+    ) -> (Vec<u8>, EntryHash) {
         use std::io::Write;
         let mut line = Vec::with_capacity(256);
         // Writes into a Vec cannot fail.
@@ -353,6 +369,9 @@ impl Entry {
                 line.extend_from_slice(b",\"data\":");
                 line.extend_from_slice(data.get().as_bytes());
             }
+        }
+        if let std::borrow::Cow::Owned(redacted) = secrets.redact_bytes(&line) {
+            line = redacted;
         }
         let hash = EntryHash::compute(parent_hash, &line);
         line.extend_from_slice(HASH_MARK);

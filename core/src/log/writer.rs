@@ -14,6 +14,7 @@ use super::error::LogError;
 use super::reader::TornTail;
 use super::reader::{HashIndex, READ_BUFFER, ReadOutcome, SessionLog, read_log};
 use crate::machine::{EntryId, Machine};
+use crate::secrets::Secrets;
 
 /// Appends to one session file while holding its advisory lock (released on drop).
 ///
@@ -36,6 +37,8 @@ pub struct SessionWriter {
     len: u64,
     dirty: bool,
     failed: bool,
+    /// Replaced by their placeholders in every line appended (§21.5).
+    secrets: Secrets,
 }
 
 /// The id after `id`; `None` after `u64::MAX` (which a hostile or damaged log can
@@ -80,6 +83,7 @@ impl SessionWriter {
             len: line.len() as u64,
             dirty: false,
             failed: false,
+            secrets: Secrets::default(),
         })
     }
 
@@ -126,6 +130,7 @@ impl SessionWriter {
             len: end,
             dirty: false,
             failed: false,
+            secrets: Secrets::default(),
         };
         Ok((writer, log))
     }
@@ -222,6 +227,7 @@ impl SessionWriter {
             len: end,
             dirty: false,
             failed: false,
+            secrets: Secrets::default(),
         };
         let info = BranchInfo {
             workspace: super::workspace::recorded_workspace_in(path, d, None)?,
@@ -265,7 +271,14 @@ impl SessionWriter {
             path: self.path.clone(),
             id: EntryId(u64::MAX),
         })?;
-        let (line, hash) = Entry::encode(id, Some(parent), Some(&parent_hash), ts, body);
+        let (line, hash) = Entry::encode_redacted(
+            id,
+            Some(parent),
+            Some(&parent_hash),
+            ts,
+            body,
+            &self.secrets,
+        );
         if let Err(e) = (&self.file).write_all(&line) {
             // Cut a partly written line back off, so that the next line does not
             // join it; if even that fails, refuse further appends.
@@ -280,6 +293,17 @@ impl SessionWriter {
         self.last_id = id;
         self.dirty = true;
         Ok((id, hash))
+    }
+
+    /// From now on, every known secret value in an appended line is replaced by its
+    /// placeholder before the line is hashed and written.
+    pub fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
+    /// The secret values this writer keeps out of the file.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// Makes every appended line durable (`fdatasync`), if any was appended since the
@@ -823,6 +847,35 @@ mod tests {
             hash,
         });
         assert_eq!(read_session(&path).unwrap().entries, entries);
+    }
+
+    #[test]
+    fn a_secret_in_an_appended_entry_is_redacted_and_the_line_still_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        w.set_secrets(Secrets::new([("OPENAI_API_KEY", "sk-test-0123456789")]));
+        let body = Body::Record(Record::Steer {
+            text: "the key is sk-test-0123456789.".into(),
+        });
+        let (id, hash) = w.append(EntryId(0), ts(1), &body).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("sk-test-0123456789"), "{text}");
+        let log = read_session(&path).unwrap();
+        assert_eq!(
+            log.entries[1],
+            Entry {
+                v: 1,
+                id,
+                parent: Some(EntryId(0)),
+                ts: ts(1),
+                body: Body::Record(Record::Steer {
+                    text: "the key is [redacted:OPENAI_API_KEY].".into()
+                }),
+                hash,
+            }
+        );
     }
 
     #[test]

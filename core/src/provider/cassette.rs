@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::machine::{ProviderError, ProviderErrorKind};
+use crate::secrets::Secrets;
 
 pub const CASSETTE_VERSION: u32 = 1;
 
@@ -42,31 +43,29 @@ pub enum CassetteError {
 /// recording never holds them and a playback in another place still matches.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
+    /// Replaced by `[redacted:NAME]` in the request body and, by the writer, in
+    /// the whole exchange (response bytes and errors too, §20.2).
+    pub secrets: Secrets,
     pairs: Vec<(String, String)>,
 }
 
 impl Redactor {
-    /// `secrets` are replaced by `{{secret}}`; `volatile` pairs (value, name) by
-    /// `{{name}}` (e.g. the workspace path as `{{cwd}}`).
-    pub fn new(secrets: &[String], volatile: &[(String, String)]) -> Redactor {
-        let mut pairs: Vec<(String, String)> = secrets
+    /// `secrets` are replaced by their placeholders; `volatile` pairs (value, name)
+    /// by `{{name}}` (e.g. the workspace path as `{{cwd}}`).
+    pub fn new(secrets: Secrets, volatile: &[(String, String)]) -> Redactor {
+        let mut pairs: Vec<(String, String)> = volatile
             .iter()
-            .filter(|s| !s.is_empty())
-            .map(|s| (s.clone(), "{{secret}}".to_string()))
+            .filter(|(v, _)| !v.is_empty())
+            .map(|(v, name)| (v.clone(), format!("{{{{{name}}}}}")))
             .collect();
-        pairs.extend(
-            volatile
-                .iter()
-                .filter(|(v, _)| !v.is_empty())
-                .map(|(v, name)| (v.clone(), format!("{{{{{name}}}}}"))),
-        );
         // Longest first: a path and its parent both redact to their own names.
         pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
-        Redactor { pairs }
+        Redactor { secrets, pairs }
     }
 
+    /// A request body with the secrets, then the volatile values, replaced.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
+        let mut out = self.secrets.redact(text).into_owned();
         for (value, placeholder) in &self.pairs {
             if out.contains(value.as_str()) {
                 out = out.replace(value.as_str(), placeholder);
@@ -209,9 +208,11 @@ impl CassetteWriter {
         })
     }
 
-    /// Appends one exchange (one line, flushed).
+    /// Appends one exchange (one line, flushed), with every known secret value in it
+    /// (request, response bytes, error) replaced by its placeholder.
     pub fn write(&self, exchange: &Exchange) -> Result<(), CassetteError> {
         let line = serde_json::to_string(exchange).unwrap_or_default();
+        let line = self.redactor.secrets.redact(&line);
         // A poisoned lock only means another writer panicked mid-line; the file is
         // still usable for whole lines.
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
@@ -414,7 +415,7 @@ mod tests {
     #[test]
     fn redaction_replaces_secrets_and_volatile_values_longest_first() {
         let r = Redactor::new(
-            &["sk-test-123".into()],
+            Secrets::new([("OPENAI_API_KEY", "sk-test-123")]),
             &[
                 ("/home/u/work".into(), "cwd".into()),
                 ("/home/u".into(), "home".into()),
@@ -422,7 +423,7 @@ mod tests {
         );
         assert_eq!(
             r.redact(r#"{"key":"sk-test-123","p":"/home/u/work/a.rs","h":"/home/u/.x"}"#),
-            r#"{"key":"{{secret}}","p":"{{cwd}}/a.rs","h":"{{home}}/.x"}"#
+            r#"{"key":"[redacted:OPENAI_API_KEY]","p":"{{cwd}}/a.rs","h":"{{home}}/.x"}"#
         );
     }
 
@@ -433,6 +434,55 @@ mod tests {
             assert_eq!(Chunk::new(3, piece).bytes(), piece);
         }
         assert_eq!(Chunk::new(3, &bytes[..1]).hex.as_deref(), Some("c3"));
+    }
+
+    #[test]
+    fn the_writer_redacts_secrets_in_response_bytes_and_errors_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let secrets = Secrets::new([("OPENAI_API_KEY", "sk-test-a\"b-cdef")]);
+        let w = CassetteWriter::create(&path, Redactor::new(secrets, &[])).unwrap();
+        let exchange = |response| Exchange {
+            path: "/v1/chat/completions".into(),
+            body: serde_json::json!({"m": "sk-test-a\"b-cdef"}),
+            retries: vec![],
+            response,
+        };
+        w.write(&exchange(Response::Stream {
+            status: 200,
+            chunks: vec![Chunk::new(0, b"data: sk-test-a\"b-cdef\n\n")],
+            end: BodyEnd::Complete,
+        }))
+        .unwrap();
+        w.write(&exchange(Response::Error {
+            error: ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "HTTP 401: Incorrect API key provided: sk-test-a\"b-cdef".into(),
+            },
+        }))
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("cdef"), "{text}");
+        let c = Cassette::load(&path, Pace::Full, Redactor::default()).unwrap();
+        let placeholder = "[redacted:OPENAI_API_KEY]";
+        assert_eq!(
+            c.exchanges()[0].response,
+            Response::Stream {
+                status: 200,
+                chunks: vec![Chunk::new(0, format!("data: {placeholder}\n\n").as_bytes())],
+                end: BodyEnd::Complete,
+            }
+        );
+        assert_eq!(
+            c.exchanges()[1].response,
+            Response::Error {
+                error: ProviderError {
+                    kind: ProviderErrorKind::Api,
+                    message: format!("HTTP 401: Incorrect API key provided: {placeholder}"),
+                },
+            }
+        );
+        assert_eq!(c.exchanges()[1].body, serde_json::json!({"m": placeholder}));
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct RunOptions {
     /// At most this many tool calls of a step run at once; the others wait, in
     /// dispatch order ([`DEFAULT_MAX_PARALLEL_TOOLS`] unless configured).
     pub max_parallel_tools: NonZeroUsize,
+    /// Secret values kept out of the log: replaced in tool results and provider
+    /// errors before they become inputs, and in every line written (§21.5).
+    pub secrets: crate::secrets::Secrets,
 }
 
 /// How many tool calls run at once unless configured (`--max-parallel-tools`).
@@ -227,6 +230,7 @@ pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
         let _ = events_tx.send(RunEvent::Notice { message });
     }
     writer.sync()?;
+    writer.set_secrets(opts.secrets.clone());
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let owner = owner::Owner::new(
         opts,

@@ -307,7 +307,11 @@ impl Owner {
         Ok(())
     }
 
-    fn on_stream(&mut self, step: StepNo, item: StreamItem) -> Result<(), RuntimeError> {
+    fn on_stream(&mut self, step: StepNo, mut item: StreamItem) -> Result<(), RuntimeError> {
+        // A retried error's body may quote a secret: redacted before it is an input.
+        if let StreamItem::Event(StreamEvent::Retrying { reason, .. }) = &mut item {
+            self.writer.secrets().redact_in_place(reason);
+        }
         let open = self.open_step.as_mut().filter(|o| o.step == step);
         match (item, open) {
             (StreamItem::Event(event), Some(open)) => {
@@ -332,7 +336,10 @@ impl Owner {
                 let outcome = match result {
                     Ok(()) => StepOutcome::Completed,
                     Err(_) if open.cancel.is_cancelled() => StepOutcome::Aborted,
-                    Err(error) => StepOutcome::Failed { error },
+                    Err(mut error) => {
+                        self.writer.secrets().redact_in_place(&mut error.message);
+                        StepOutcome::Failed { error }
+                    }
                 };
                 let message = self.machine.step_message(&outcome).unwrap_or_default();
                 self.emit(RunEvent::StepFinished {
@@ -370,9 +377,12 @@ impl Owner {
         match done {
             Done::Tool {
                 call,
-                outcome,
+                mut outcome,
                 duration_ms,
             } => {
+                // Redacted before it becomes an input: the log and the machine's
+                // context hold the same text, so replay stays exact (§21.5).
+                self.writer.secrets().redact_in_place(&mut outcome.content);
                 let changes = self.tools.take_file_changes(&call.id);
                 self.emit(RunEvent::ToolResult {
                     call_id: call.id.clone(),
@@ -417,8 +427,11 @@ impl Owner {
                 self.ask_next();
                 Ok(())
             }
-            Done::Summary(result) => {
+            Done::Summary(mut result) => {
                 self.summary_token = None;
+                if let Err(e) = &mut result {
+                    self.writer.secrets().redact_in_place(&mut e.message);
+                }
                 let (summary, error) = match &result {
                     Ok(s) => (Some(s.clone()), None),
                     Err(e) => (None, Some(e.clone())),

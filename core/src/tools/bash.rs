@@ -2,7 +2,7 @@
 //! in its own process group; a timeout or the cancellation token kills the whole
 //! group (SIGKILL) so no grandchild survives. Its output streams to a
 //! [`ToolProgress`] as it is read (transient; the result is made the same way
-//! without it).
+//! without it). Its environment is exactly [`ShellEnv`] (secrets left out).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::caps::{CappedLines, Caps};
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::machine::{ToolOutcome, ToolStatus};
+use crate::secrets::ShellEnv;
 
 pub(crate) const NAME: &str = "bash";
 
@@ -238,6 +239,7 @@ pub(crate) async fn run(
     root: &Path,
     caps: Caps,
     default_timeout: Duration,
+    env: &ShellEnv,
     args: Args,
     cancel: CancellationToken,
     progress: ToolProgress,
@@ -255,6 +257,8 @@ pub(crate) async fn run(
         .arg("-c")
         .arg(&args.command)
         .current_dir(root)
+        .env_clear()
+        .envs(env.vars())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -379,5 +383,44 @@ pub(crate) async fn run(
     ToolOutcome {
         status,
         content: lines.join("\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secrets::EnvPolicy;
+
+    #[tokio::test]
+    async fn bash_runs_with_exactly_the_shell_env_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let env = EnvPolicy::default().apply([
+            ("PATH".into(), path),
+            ("XCSH_PLAIN".into(), "plain".into()),
+            ("OPENAI_API_KEY".into(), "sk-test-0123456789".into()),
+        ]);
+        let args = Args {
+            command:
+                r#"printf '%s|' "${XCSH_PLAIN-unset}" "${OPENAI_API_KEY-unset}" "${HOME-unset}""#
+                    .into(),
+            timeout_ms: None,
+        };
+        let outcome = run(
+            dir.path(),
+            Caps::default(),
+            DEFAULT_TIMEOUT,
+            &env,
+            args,
+            CancellationToken::new(),
+            ToolProgress::none(),
+        )
+        .await;
+        assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.content);
+        assert!(
+            outcome.content.contains("stdout:\nplain|unset|unset|"),
+            "{}",
+            outcome.content
+        );
     }
 }

@@ -18,6 +18,7 @@ use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
 use super::{bash, edit, glob, grep, list, read, write};
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use crate::provider::BoxFuture;
+use crate::secrets::ShellEnv;
 
 /// The tools that only look at the workspace; they never need approval.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "list", "grep", "glob"];
@@ -32,12 +33,16 @@ pub fn is_mutating(name: &str) -> bool {
 }
 
 /// Settings of a [`StandardTools`] executor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOptions {
     /// Output caps of every tool (and of each bash stream).
     pub caps: Caps,
     /// bash's timeout when a call gives no `timeout_ms`.
     pub bash_timeout: Duration,
+    /// The whole environment bash runs with (nothing else is inherited). The
+    /// default is this process's environment without the secret-named variables
+    /// ([`crate::secrets::EnvPolicy`]); the binary builds it from `[shell_env]`.
+    pub shell_env: ShellEnv,
 }
 
 impl Default for ToolOptions {
@@ -45,6 +50,7 @@ impl Default for ToolOptions {
         ToolOptions {
             caps: Caps::default(),
             bash_timeout: bash::DEFAULT_TIMEOUT,
+            shell_env: ShellEnv::default(),
         }
     }
 }
@@ -287,6 +293,7 @@ impl Inner {
                         this.workspace.root(),
                         caps,
                         this.options.bash_timeout,
+                        &this.options.shell_env,
                         args,
                         cancel,
                         progress,
