@@ -1,8 +1,12 @@
-//! The workspace: its canonical root, the resolution of every path argument (symlinks
-//! included) with the boundary enforced, and the read-before-write ledger.
+//! The workspace: its canonical root and the root's directory descriptor, the
+//! resolution of every path argument (symlinks included) with the boundary enforced,
+//! the race-free opening of the resolved path beneath the descriptor, and the
+//! read-before-write ledger.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -69,12 +73,16 @@ pub enum WorkspaceError {
 
 pub use crate::log::FileChange;
 
+use super::beneath::{self, Node, OpenError};
+
 /// The workspace root (canonical) and the run's read-before-write ledger: for each
 /// file, the blake3 hash of the content `read` last returned (or an edit/write last
 /// wrote).
 #[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, opened once: every file operation starts from it.
+    dir: OwnedFd,
     ledger: Mutex<HashMap<PathBuf, blake3::Hash>>,
 }
 
@@ -88,8 +96,13 @@ impl Workspace {
         if !canonical.is_dir() {
             return Err(ToolError::RootNotDirectory(root.to_path_buf()));
         }
+        let dir = beneath::open_root(&canonical).map_err(|source| ToolError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
         Ok(Workspace {
             root: canonical,
+            dir,
             ledger: Mutex::new(HashMap::new()),
         })
     }
@@ -183,6 +196,54 @@ impl Workspace {
             });
         }
         Ok(resolved)
+    }
+
+    /// `path` (a result of [`Self::resolve`]) relative to the root.
+    fn relative<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
+    }
+
+    /// Opens the resolved `path` beneath the root's descriptor without following
+    /// any symlink ([`Self::resolve`] already replaced them by their targets, so one
+    /// met now appeared since): a regular file or a directory; anything else is
+    /// refused before it is opened.
+    pub(crate) fn open(&self, path: &Path) -> Result<Node, OpenError> {
+        beneath::open_node(self.dir.as_fd(), self.relative(path))
+    }
+
+    /// Opens the regular file `path` found by a walk, only if it is still the node
+    /// the walk saw (inode `ino`): a walk that went through a swapped symlink saw
+    /// another node.
+    pub(crate) fn open_walked(&self, path: &Path, ino: Option<u64>) -> Option<File> {
+        match self.open(path) {
+            Ok(Node::File(file, stat)) if ino.is_none_or(|i| i == stat.st_ino) => Some(file),
+            _ => None,
+        }
+    }
+
+    /// Whether the entry `path` a walk found is, beneath the root and without
+    /// following symlinks, the node the walk saw (inode `ino`).
+    pub(crate) fn still_there(&self, path: &Path, ino: Option<u64>) -> bool {
+        match beneath::stat_node(self.dir.as_fd(), self.relative(path)) {
+            Ok(stat) => ino.is_none_or(|i| i == stat.st_ino),
+            Err(_) => false,
+        }
+    }
+
+    /// Replaces (or creates, with its parents if `create_parents`) the file at the
+    /// resolved `path` beneath the root (a new file renamed over the old one).
+    pub(crate) fn replace(
+        &self,
+        path: &Path,
+        content: &[u8],
+        create_parents: bool,
+    ) -> Result<(), OpenError> {
+        beneath::replace_file(
+            self.dir.as_fd(),
+            self.relative(path),
+            content,
+            create_parents,
+        )
     }
 
     /// `path` relative to the root for messages and listings (`.` for the root
