@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 use rustix::io::Errno;
 
-/// Set once `openat2` answered ENOSYS: the walk is used from then on.
+/// Set once `openat2` answered ENOSYS (or EPERM): the walk is used from then on.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 /// Numbers the temporary files of [`replace_file`] within this process.
@@ -126,7 +126,9 @@ pub(crate) fn open_dir(
             rel
         };
         match openat2_beneath(root, path, DIR_FLAGS) {
-            Err(Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
+            // ENOSYS: a kernel before 5.6; EPERM: a seccomp filter (older container
+            // runtimes) that refuses system calls it does not know.
+            Err(Errno::NOSYS | Errno::PERM) => NO_OPENAT2.store(true, Ordering::Relaxed),
             other => return Ok(other?),
         }
     }
