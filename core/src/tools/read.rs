@@ -108,6 +108,8 @@ struct Scan<'a> {
     pending: Vec<u8>,
     line: Vec<u8>,
     line_len: usize,
+    /// The last byte of the current line (held or not).
+    last: Option<u8>,
     keep: usize,
     lines: usize,
     first: usize,
@@ -148,14 +150,19 @@ impl Scan<'_> {
         let room = self.keep.saturating_sub(self.line.len()).min(bytes.len());
         self.line.extend_from_slice(&bytes[..room]);
         self.line_len += bytes.len();
+        if let Some(b) = bytes.last() {
+            self.last = Some(*b);
+        }
     }
 
     /// Ends the current line (`newline`: at a `\n`, whose preceding `\r` is
     /// dropped, as `str::lines` does).
     fn end_line(&mut self, newline: bool) {
         let mut len = self.line_len;
-        if newline && len > 0 && len == self.line.len() && self.line.last() == Some(&b'\r') {
-            self.line.pop();
+        if newline && self.last == Some(b'\r') {
+            if len == self.line.len() {
+                self.line.pop();
+            }
             len -= 1;
         }
         self.lines += 1;
@@ -172,6 +179,7 @@ impl Scan<'_> {
         }
         self.line.clear();
         self.line_len = 0;
+        self.last = None;
     }
 }
 
@@ -202,6 +210,7 @@ pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<Read, String
         pending: Vec::new(),
         line: Vec::new(),
         line_len: 0,
+        last: None,
         keep: caps.max_bytes,
         lines: 0,
         first: offset,
@@ -274,4 +283,88 @@ pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<Read, String
         ));
     }
     Ok(done(result))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `read` of a file with `content`, as the model sees it.
+    fn read_back(content: &[u8], caps: Caps, offset: Option<usize>) -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("f"), content).expect("write");
+        let ws = Workspace::new(dir.path()).expect("workspace");
+        let args = Args {
+            path: "f".to_owned(),
+            offset,
+            limit: None,
+        };
+        match run(&ws, caps, args) {
+            Ok(read) => {
+                assert_eq!(
+                    read.hash,
+                    blake3::hash(content),
+                    "the hash is the whole file's"
+                );
+                read.text
+            }
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn streamed_lines_match_str_lines_across_chunk_boundaries() {
+        // A two-byte character straddling the sniffed head and the first chunk's end.
+        for at in [BINARY_SNIFF_BYTES - 1, BINARY_SNIFF_BYTES + CHUNK_BYTES - 1] {
+            let mut content = "a".repeat(at - 3);
+            content.push_str("\r\nxé\r\nlast\r");
+            let caps = Caps {
+                max_bytes: 1 << 20,
+                max_lines: 10,
+            };
+            let want: String = content
+                .lines()
+                .enumerate()
+                .map(|(i, l)| format!("{:>6}\t{l}\n", i + 1))
+                .collect();
+            assert_eq!(
+                read_back(content.as_bytes(), caps, None),
+                want.trim_end_matches('\n')
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_line_is_held_only_up_to_the_cap_and_counted_whole() {
+        let caps = Caps {
+            max_bytes: 20,
+            max_lines: 10,
+        };
+        let content = format!("{}\r\nnext\n", "x".repeat(200_000));
+        assert_eq!(
+            read_back(content.as_bytes(), caps, None),
+            "     1\txxxxxxxxxxxx\n[output truncated: 1 of 2 lines, 20 of 200020 bytes shown; cap 10 lines / 20 bytes; continue with offset 2]"
+        );
+    }
+
+    #[test]
+    fn binary_content_is_refused_where_it_is_found() {
+        let caps = Caps::default();
+        let mut late = "a\n".repeat(50_000).into_bytes();
+        late.extend_from_slice(b"\xff\n");
+        assert_eq!(
+            read_back(&late, caps, None),
+            "`f` is a binary file (not valid UTF-8 at byte 100000); read only shows text files"
+        );
+        let mut cut = b"ok ".to_vec();
+        cut.extend_from_slice("é".as_bytes().split_at(1).0);
+        assert_eq!(
+            read_back(&cut, caps, None),
+            "`f` is a binary file (not valid UTF-8 at byte 3); read only shows text files"
+        );
+        assert_eq!(
+            read_back(b"\xffab\0", caps, None),
+            "`f` is a binary file (NUL byte at offset 3); read only shows text files"
+        );
+    }
 }
