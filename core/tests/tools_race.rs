@@ -126,9 +126,9 @@ async fn a_directory_swapped_with_a_symlink_out_never_leaks_a_write_or_a_read() 
     if root.join("d").symlink_metadata().expect("d").is_symlink() {
         renameat_with(
             CWD,
-            &root.join("d"),
+            root.join("d"),
             CWD,
-            &root.join("s"),
+            root.join("s"),
             RenameFlags::EXCHANGE,
         )
         .expect("exchange back");
@@ -209,7 +209,7 @@ async fn reading_a_fifo_is_refused_at_once_without_opening_it() {
     let root = dir.path().canonicalize().expect("canonical");
     rustix::fs::mknodat(
         CWD,
-        &root.join("pipe"),
+        root.join("pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,

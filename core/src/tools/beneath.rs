@@ -334,7 +334,7 @@ mod tests {
         let (dir, root) = setup();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &dir.path().join("ws/fifo"),
+            dir.path().join("ws/fifo"),
             FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,
