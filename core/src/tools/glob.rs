@@ -95,7 +95,7 @@ pub(crate) fn run(
             continue;
         }
         let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-        if glob.is_match(rel) && ws.still_there(entry.path(), entry.ino()) {
+        if glob.is_match(rel) && ws.still_there(entry.path(), entry.file_type()) {
             out.push(&ws.display_path(entry.path()));
         }
     }

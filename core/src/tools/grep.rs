@@ -1,8 +1,7 @@
 //! `grep {pattern, path?, glob?}`: a regex search over the workspace honoring
 //! .gitignore, with ripgrep's crates (`ignore`, `grep-regex`, `grep-searcher`);
 //! output `path:line:text`. Every file is re-opened beneath the workspace's
-//! descriptor before it is searched (the walk goes by name), and must be the file the
-//! walk saw.
+//! descriptor before it is searched (the walk goes by name).
 
 use std::fs::File;
 use std::path::Path;
@@ -116,7 +115,7 @@ pub(crate) fn run(
                     continue;
                 }
                 // Re-opened beneath the workspace: the walk goes by name.
-                let file = ws.open_walked(entry.path(), entry.ino());
+                let file = ws.open_walked(entry.path());
                 search(entry.path(), file, &mut out);
             }
         }

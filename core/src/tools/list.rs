@@ -97,7 +97,7 @@ pub(crate) fn run(
             if entry.depth() == 0 {
                 continue;
             }
-            if !ws.still_there(entry.path(), entry.ino()) {
+            if !ws.still_there(entry.path(), entry.file_type()) {
                 unreadable += 1;
                 continue;
             }

@@ -211,23 +211,31 @@ impl Workspace {
         beneath::open_node(self.dir.as_fd(), self.relative(path))
     }
 
-    /// Opens the regular file `path` found by a walk, only if it is still the node
-    /// the walk saw (inode `ino`): a walk that went through a swapped symlink saw
-    /// another node.
-    pub(crate) fn open_walked(&self, path: &Path, ino: Option<u64>) -> Option<File> {
+    /// Opens the regular file `path` found by a walk (which goes by name, so may
+    /// have gone through a swapped symlink) beneath the root: what is read is the file
+    /// now at that path inside the workspace.
+    pub(crate) fn open_walked(&self, path: &Path) -> Option<File> {
         match self.open(path) {
-            Ok(Node::File(file, stat)) if ino.is_none_or(|i| i == stat.st_ino) => Some(file),
+            Ok(Node::File(file, _)) => Some(file),
             _ => None,
         }
     }
 
-    /// Whether the entry `path` a walk found is, beneath the root and without
-    /// following symlinks, the node the walk saw (inode `ino`).
-    pub(crate) fn still_there(&self, path: &Path, ino: Option<u64>) -> bool {
-        match beneath::stat_node(self.dir.as_fd(), self.relative(path)) {
-            Ok(stat) => ino.is_none_or(|i| i == stat.st_ino),
-            Err(_) => false,
-        }
+    /// Whether the entry `path` a walk found (of type `walked`) exists beneath the
+    /// root, found without following symlinks, with the same type: a name the walk
+    /// read through a swapped symlink is not shown unless it is also inside. (Types,
+    /// not inodes, are compared: on overlayfs a directory entry's inode number need
+    /// not be the file's.)
+    pub(crate) fn still_there(&self, path: &Path, walked: Option<std::fs::FileType>) -> bool {
+        let Ok(stat) = beneath::stat_node(self.dir.as_fd(), self.relative(path)) else {
+            return false;
+        };
+        let now = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+        walked.is_none_or(|t| {
+            t.is_dir() == (now == rustix::fs::FileType::Directory)
+                && t.is_file() == (now == rustix::fs::FileType::RegularFile)
+                && t.is_symlink() == (now == rustix::fs::FileType::Symlink)
+        })
     }
 
     /// Replaces (or creates, with its parents if `create_parents`) the file at the
