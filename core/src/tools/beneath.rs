@@ -392,4 +392,56 @@ mod tests {
             "no temporary file left"
         );
     }
+
+    #[test]
+    fn the_walk_fallback_never_leaves_the_root_while_a_directory_is_swapped() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("d")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("outside")).expect("mkdir");
+        std::fs::write(ws.join("d/f"), "inside").expect("write");
+        std::fs::write(dir.path().join("outside/f"), "outside").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("outside"), ws.join("s")).expect("symlink");
+        let root = open_root(&ws).expect("root");
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            let (d, s) = (ws.join("d"), ws.join("s"));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    rustix::fs::renameat_with(
+                        rustix::fs::CWD,
+                        &d,
+                        rustix::fs::CWD,
+                        &s,
+                        rustix::fs::RenameFlags::EXCHANGE,
+                    )
+                    .expect("exchange");
+                }
+            })
+        };
+        let mut opened = 0;
+        for _ in 0..2000 {
+            let names = names(Path::new("d")).expect("names");
+            if let Ok(d) = walk_dirs(root.as_fd(), &names, false) {
+                let fd =
+                    rustix::fs::openat(&d, "f", OFlags::RDONLY | OFlags::NOFOLLOW, Mode::empty())
+                        .expect("f");
+                let mut text = String::new();
+                io::Read::read_to_string(&mut File::from(fd), &mut text).expect("read");
+                assert_eq!(text, "inside");
+                opened += 1;
+            }
+            // Either lands inside or is refused; never outside (checked below).
+            let _ = replace_file(root.as_fd(), Path::new("d/new"), b"x", true);
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().expect("swapper");
+        assert!(
+            !dir.path().join("outside/new").exists(),
+            "a file was created outside"
+        );
+        assert!(opened > 0, "some opens got through between swaps");
+    }
 }
