@@ -53,7 +53,14 @@ impl CappedLines {
 
     /// Offers one line (without its newline). Each line counts its newline as a byte.
     pub(crate) fn push(&mut self, line: &str) {
-        let need = line.len() + 1;
+        self.push_prefix(line, line.len());
+    }
+
+    /// Offers one line of `len` bytes of which only `prefix` is at hand (a reader
+    /// streaming a long line keeps at most the byte cap of it); `prefix` must hold
+    /// the whole line, or at least the byte cap of it.
+    pub(crate) fn push_prefix(&mut self, line: &str, len: usize) {
+        let need = len + 1;
         self.total_lines += 1;
         self.total_bytes += need;
         if self.full {

@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::TextDiff;
 
+use super::beneath::{Node, OpenError};
 use super::caps::{CappedLines, Caps};
+use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
 
 pub(crate) const NAME: &str = "edit";
@@ -48,19 +50,16 @@ pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<(String, Fil
         ));
     }
     let path = ws.resolve(given).map_err(|e| e.to_string())?;
-    let meta = match std::fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match ws.open(&path) {
+        Ok(Node::File(file, stat)) => read_whole(file, &stat, given)?,
+        Ok(Node::Dir(_)) => return Err(format!("`{given}` is a directory, not a file")),
+        Err(OpenError::NotFound) => {
             return Err(format!(
                 "`{given}` does not exist; use the `write` tool to create a file"
             ));
         }
-        Err(e) => return Err(format!("cannot edit `{given}`: {e}")),
+        Err(e) => return Err(e.message(given, "edit")),
     };
-    if meta.is_dir() {
-        return Err(format!("`{given}` is a directory, not a file"));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read `{given}`: {e}"))?;
     ws.check_fresh(&path, &bytes, given)
         .map_err(|e| e.to_string())?;
     let before = String::from_utf8(bytes)
@@ -81,7 +80,8 @@ pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<(String, Fil
     } else {
         before.replacen(&args.old_string, &args.new_string, 1)
     };
-    std::fs::write(&path, &after).map_err(|e| format!("cannot write `{given}`: {e}"))?;
+    ws.replace(&path, after.as_bytes(), false)
+        .map_err(|e| e.message(given, "edit"))?;
     ws.record(&path, after.as_bytes());
 
     let shown = ws.display_path(&path);

@@ -1,5 +1,6 @@
 //! `glob {pattern, path?}`: the files under a directory whose path matches a glob,
-//! honoring .gitignore (crates `globset` and `ignore`).
+//! honoring .gitignore (crates `globset` and `ignore`); only files still there beneath
+//! the workspace's descriptor are shown (never a swapped symlink's).
 
 use std::path::Path;
 
@@ -8,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
 use super::list::walk;
 use super::workspace::Workspace;
@@ -79,9 +81,10 @@ pub(crate) fn run(
     let glob = PathGlob::new(&args.pattern, "pattern")?;
     let given = args.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(given).map_err(|e| e.to_string())?;
-    let meta = std::fs::metadata(&dir).map_err(|e| format!("cannot search `{given}`: {e}"))?;
-    if !meta.is_dir() {
-        return Err(format!("`{given}` is not a directory"));
+    match ws.open(&dir) {
+        Ok(Node::Dir(_)) => {}
+        Ok(Node::File(..)) => return Err(format!("`{given}` is not a directory")),
+        Err(e) => return Err(e.message(given, "search")),
     }
     let mut out = CappedLines::new(caps);
     for entry in walk(&dir).flatten() {
@@ -92,7 +95,7 @@ pub(crate) fn run(
             continue;
         }
         let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-        if glob.is_match(rel) {
+        if glob.is_match(rel) && ws.still_there(entry.path(), entry.file_type()) {
             out.push(&ws.display_path(entry.path()));
         }
     }

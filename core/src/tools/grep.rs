@@ -1,7 +1,9 @@
 //! `grep {pattern, path?, glob?}`: a regex search over the workspace honoring
 //! .gitignore, with ripgrep's crates (`ignore`, `grep-regex`, `grep-searcher`);
-//! output `path:line:text`.
+//! output `path:line:text`. Every file is re-opened beneath the workspace's
+//! descriptor before it is searched (the walk goes by name).
 
+use std::fs::File;
 use std::path::Path;
 
 use grep_regex::RegexMatcher;
@@ -11,12 +13,17 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
 use super::glob::PathGlob;
 use super::list::walk;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "grep";
+
+/// The most memory the searcher may use for one line (64 MiB): a longer line makes
+/// the file count as unreadable rather than be loaded whole.
+const HEAP_LIMIT: usize = 64 << 20;
 
 pub(crate) const DESCRIPTION: &str = "Search file contents with a regular expression (Rust \
 `regex` syntax, like ripgrep; a match never spans lines). Searches `path` (a file or a \
@@ -65,18 +72,23 @@ pub(crate) fn run(
         .transpose()?;
     let given = args.path.as_deref().unwrap_or(".");
     let target = ws.resolve(given).map_err(|e| e.to_string())?;
-    let meta = std::fs::metadata(&target).map_err(|e| format!("cannot search `{given}`: {e}"))?;
+    let node = ws.open(&target).map_err(|e| e.message(given, "search"))?;
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
+        .heap_limit(Some(HEAP_LIMIT))
         .build();
     let mut out = CappedLines::new(caps);
     let mut unreadable = 0usize;
-    let mut search = |path: &Path, out: &mut CappedLines| {
+    let mut search = |path: &Path, file: Option<File>, out: &mut CappedLines| {
+        let Some(file) = file else {
+            unreadable += 1;
+            return;
+        };
         let shown = ws.display_path(path);
-        let result = searcher.search_path(
+        let result = searcher.search_file(
             &matcher,
-            path,
+            &file,
             Lossy(|line_number, line| {
                 out.push(&format!(
                     "{shown}:{line_number}:{}",
@@ -89,22 +101,25 @@ pub(crate) fn run(
             unreadable += 1;
         }
     };
-    if meta.is_dir() {
-        for entry in walk(&target).flatten() {
-            if cancel.is_cancelled() {
-                break;
+    match node {
+        Node::Dir(_) => {
+            for entry in walk(&target).flatten() {
+                if cancel.is_cancelled() {
+                    break;
+                }
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
+                if glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
+                    continue;
+                }
+                // Re-opened beneath the workspace: the walk goes by name.
+                let file = ws.open_walked(entry.path());
+                search(entry.path(), file, &mut out);
             }
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
-            if glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
-                continue;
-            }
-            search(entry.path(), &mut out);
         }
-    } else {
-        search(&target, &mut out);
+        Node::File(file, _) => search(&target, Some(file), &mut out),
     }
     let mut result = if out.is_empty() {
         format!(

@@ -1,5 +1,7 @@
 //! `list {path?, recursive?}`: directory entries, directories marked with `/` and
 //! symlinks with `@`; recursive listings honor .gitignore and stop at the entry cap.
+//! The directory is read through a descriptor opened beneath the workspace's, and a
+//! recursive walk shows only entries still there beneath it (never a swapped symlink's).
 
 use std::path::Path;
 
@@ -7,6 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use rustix::fs::{AtFlags, FileType};
+
+use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
 use super::workspace::Workspace;
 
@@ -50,11 +55,14 @@ pub(crate) fn walk(dir: &Path) -> ignore::Walk {
         .build()
 }
 
-fn marked(name: &str, file_type: Option<std::fs::FileType>) -> String {
-    match file_type {
-        Some(t) if t.is_symlink() => format!("{name}@"),
-        Some(t) if t.is_dir() => format!("{name}/"),
-        _ => name.to_owned(),
+/// `name` marked `@` for a symlink and `/` for a directory.
+fn marked(name: &str, symlink: bool, dir: bool) -> String {
+    if symlink {
+        format!("{name}@")
+    } else if dir {
+        format!("{name}/")
+    } else {
+        name.to_owned()
     }
 }
 
@@ -66,12 +74,15 @@ pub(crate) fn run(
 ) -> Result<String, String> {
     let given = args.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(given).map_err(|e| e.to_string())?;
-    let meta = std::fs::metadata(&dir).map_err(|e| format!("cannot list `{given}`: {e}"))?;
-    if !meta.is_dir() {
-        return Err(format!(
-            "`{given}` is not a directory; use the `read` tool for files"
-        ));
-    }
+    let fd = match ws.open(&dir) {
+        Ok(Node::Dir(fd)) => fd,
+        Ok(Node::File(..)) => {
+            return Err(format!(
+                "`{given}` is not a directory; use the `read` tool for files"
+            ));
+        }
+        Err(e) => return Err(e.message(given, "list")),
+    };
     let mut out = CappedLines::new(caps);
     let mut unreadable = 0usize;
     if args.recursive {
@@ -86,24 +97,47 @@ pub(crate) fn run(
             if entry.depth() == 0 {
                 continue;
             }
+            if !ws.still_there(entry.path(), entry.file_type()) {
+                unreadable += 1;
+                continue;
+            }
             let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-            out.push(&marked(&rel.display().to_string(), entry.file_type()));
+            let file_type = entry.file_type();
+            out.push(&marked(
+                &rel.display().to_string(),
+                file_type.is_some_and(|t| t.is_symlink()),
+                file_type.is_some_and(|t| t.is_dir()),
+            ));
         }
     } else {
-        let read = std::fs::read_dir(&dir).map_err(|e| format!("cannot list `{given}`: {e}"))?;
-        let mut entries: Vec<(String, Option<std::fs::FileType>)> = Vec::new();
+        let read = rustix::fs::Dir::read_from(&fd)
+            .map_err(|e| format!("cannot list `{given}`: {}", std::io::Error::from(e)))?;
+        let mut entries: Vec<(String, bool, bool)> = Vec::new();
         for entry in read {
-            match entry {
-                Ok(e) => entries.push((
-                    e.file_name().to_string_lossy().into_owned(),
-                    e.file_type().ok(),
-                )),
-                Err(_) => unreadable += 1,
+            let Ok(entry) = entry else {
+                unreadable += 1;
+                continue;
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
             }
+            let file_type = match entry.file_type() {
+                FileType::Unknown => {
+                    rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                        .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode))
+                }
+                known => known,
+            };
+            entries.push((
+                String::from_utf8_lossy(name).into_owned(),
+                file_type == FileType::Symlink,
+                file_type == FileType::Directory,
+            ));
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, file_type) in entries {
-            out.push(&marked(&name, file_type));
+        for (name, symlink, is_dir) in entries {
+            out.push(&marked(&name, symlink, is_dir));
         }
     }
     if out.is_empty() && unreadable == 0 {

@@ -2,6 +2,7 @@
 //! standard tools (read, write, edit, bash, …) implement the same trait.
 
 mod bash;
+mod beneath;
 pub mod caps;
 mod edit;
 mod glob;

@@ -1,8 +1,12 @@
-//! The workspace: its canonical root, the resolution of every path argument (symlinks
-//! included) with the boundary enforced, and the read-before-write ledger.
+//! The workspace: its canonical root and the root's directory descriptor, the
+//! resolution of every path argument (symlinks included) with the boundary enforced,
+//! the race-free opening of the resolved path beneath the descriptor, and the
+//! read-before-write ledger.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -69,12 +73,16 @@ pub enum WorkspaceError {
 
 pub use crate::log::FileChange;
 
+use super::beneath::{self, Node, OpenError};
+
 /// The workspace root (canonical) and the run's read-before-write ledger: for each
 /// file, the blake3 hash of the content `read` last returned (or an edit/write last
 /// wrote).
 #[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root, opened once: every file operation starts from it.
+    dir: OwnedFd,
     ledger: Mutex<HashMap<PathBuf, blake3::Hash>>,
 }
 
@@ -88,8 +96,13 @@ impl Workspace {
         if !canonical.is_dir() {
             return Err(ToolError::RootNotDirectory(root.to_path_buf()));
         }
+        let dir = beneath::open_root(&canonical).map_err(|source| ToolError::Root {
+            path: root.to_path_buf(),
+            source,
+        })?;
         Ok(Workspace {
             root: canonical,
+            dir,
             ledger: Mutex::new(HashMap::new()),
         })
     }
@@ -183,6 +196,62 @@ impl Workspace {
             });
         }
         Ok(resolved)
+    }
+
+    /// `path` (a result of [`Self::resolve`]) relative to the root.
+    fn relative<'a>(&self, path: &'a Path) -> &'a Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
+    }
+
+    /// Opens the resolved `path` beneath the root's descriptor without following
+    /// any symlink ([`Self::resolve`] already replaced them by their targets, so one
+    /// met now appeared since): a regular file or a directory; anything else is
+    /// refused before it is opened.
+    pub(crate) fn open(&self, path: &Path) -> Result<Node, OpenError> {
+        beneath::open_node(self.dir.as_fd(), self.relative(path))
+    }
+
+    /// Opens the regular file `path` found by a walk (which goes by name, so may
+    /// have gone through a swapped symlink) beneath the root: what is read is the file
+    /// now at that path inside the workspace.
+    pub(crate) fn open_walked(&self, path: &Path) -> Option<File> {
+        match self.open(path) {
+            Ok(Node::File(file, _)) => Some(file),
+            _ => None,
+        }
+    }
+
+    /// Whether the entry `path` a walk found (of type `walked`) exists beneath the
+    /// root, found without following symlinks, with the same type: a name the walk
+    /// read through a swapped symlink is not shown unless it is also inside. (Types,
+    /// not inodes, are compared: on overlayfs a directory entry's inode number need
+    /// not be the file's.)
+    pub(crate) fn still_there(&self, path: &Path, walked: Option<std::fs::FileType>) -> bool {
+        let Ok(stat) = beneath::stat_node(self.dir.as_fd(), self.relative(path)) else {
+            return false;
+        };
+        let now = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+        walked.is_none_or(|t| {
+            t.is_dir() == (now == rustix::fs::FileType::Directory)
+                && t.is_file() == (now == rustix::fs::FileType::RegularFile)
+                && t.is_symlink() == (now == rustix::fs::FileType::Symlink)
+        })
+    }
+
+    /// Replaces (or creates, with its parents if `create_parents`) the file at the
+    /// resolved `path` beneath the root (a new file renamed over the old one).
+    pub(crate) fn replace(
+        &self,
+        path: &Path,
+        content: &[u8],
+        create_parents: bool,
+    ) -> Result<(), OpenError> {
+        beneath::replace_file(
+            self.dir.as_fd(),
+            self.relative(path),
+            content,
+            create_parents,
+        )
     }
 
     /// `path` relative to the root for messages and listings (`.` for the root

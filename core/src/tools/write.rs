@@ -1,9 +1,12 @@
 //! `write {path, content}`: create a file (and its parent directories) or overwrite
-//! one read earlier in the run.
+//! one read earlier in the run, through the workspace's directory descriptor (a new
+//! file renamed over the old one).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::beneath::{Node, OpenError};
+use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
 
 pub(crate) const NAME: &str = "write";
@@ -33,12 +36,12 @@ pub(crate) struct Args {
 pub(crate) fn run(ws: &Workspace, args: Args) -> Result<(String, FileChange), String> {
     let given = &args.path;
     let path = ws.resolve(given).map_err(|e| e.to_string())?;
-    let before = match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => {
+    let before = match ws.open(&path) {
+        Ok(Node::Dir(_)) => {
             return Err(format!("`{given}` is a directory, not a file"));
         }
-        Ok(_) => {
-            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read `{given}`: {e}"))?;
+        Ok(Node::File(file, stat)) => {
+            let bytes = read_whole(file, &stat, given)?;
             ws.check_fresh(&path, &bytes, given)
                 .map_err(|e| e.to_string())?;
             // The ledger only holds hashes of text `read` accepted, so this holds.
@@ -46,14 +49,11 @@ pub(crate) fn run(ws: &Workspace, args: Args) -> Result<(String, FileChange), St
                 format!("`{given}` is not a UTF-8 text file; write only replaces text files")
             })?)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot write `{given}`: {e}")),
+        Err(OpenError::NotFound) => None,
+        Err(e) => return Err(e.message(given, "write")),
     };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create the parent directories of `{given}`: {e}"))?;
-    }
-    std::fs::write(&path, &args.content).map_err(|e| format!("cannot write `{given}`: {e}"))?;
+    ws.replace(&path, args.content.as_bytes(), true)
+        .map_err(|e| e.message(given, "write"))?;
     ws.record(&path, args.content.as_bytes());
     let verb = if before.is_some() {
         "overwrote"
