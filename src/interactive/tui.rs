@@ -131,7 +131,16 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
             Step::Key(Some(event)) => match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release => {
                     let actions = c.app.on_key(key);
-                    if !actions.is_empty() {
+                    let sent = actions.iter().any(|a| {
+                        matches!(
+                            a,
+                            Action::Prompt(_)
+                                | Action::Steer(_)
+                                | Action::FollowUp(_)
+                                | Action::Command { .. }
+                        )
+                    });
+                    if sent {
                         // What was sent is in the input history at once (another
                         // xcsh, or a crash, does not lose it).
                         if let Err(e) = c.app.editor_mut().history_mut().save() {
