@@ -28,6 +28,7 @@ fn app() -> App {
         },
         Editor::default(),
     )
+    .with_inline_highlighting()
 }
 
 fn started(app: &mut App) {
