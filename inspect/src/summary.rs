@@ -158,15 +158,17 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
             "tokens",
             "last message",
         ]);
+    // The workspace and the message come from the log (a model's text, a path):
+    // neutralized for the terminal (SPEC §16.6), as every other view does.
     for s in sessions {
         table.add_row([
             s.id.clone(),
-            s.workspace.clone(),
+            crate::terminal::neutralize(&s.workspace).into_owned(),
             s.started.clone(),
             s.entries.to_string(),
             s.branches.to_string(),
             s.tokens.to_string(),
-            s.last_message.clone(),
+            crate::terminal::neutralize(&s.last_message).into_owned(),
         ]);
     }
     table.to_string()
@@ -210,6 +212,22 @@ mod tests {
             ),
             (2, 2)
         );
+    }
+
+    #[test]
+    fn the_sessions_table_neutralizes_what_came_from_the_log() {
+        let mut k = Kit::new("hostile");
+        k.prompt("first");
+        k.step(1, "done", &[]);
+        k.prompt("clear \x1b[2J\x1b]0;owned\x07 now");
+        k.step(1, "done", &[]);
+        let (_dir, log) = k.finish();
+        let table = sessions_table(&[summarize(&log)]);
+        assert!(
+            !table.contains('\x1b') && !table.contains('\x07'),
+            "{table:?}"
+        );
+        assert!(table.contains("clear ␛[2J␛]0;owned␇ now"), "{table}");
     }
 
     /// The first prompt names the session, whatever came after it; the summary from
