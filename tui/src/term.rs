@@ -309,35 +309,38 @@ fn print_styled(out: &mut impl Write, text: &str, style: Style) -> io::Result<()
 /// Row `y` of `buffer` as styled terminal text (trailing blanks dropped).
 fn row_ansi(buffer: &Buffer, y: u16) -> String {
     let area = buffer.area;
-    let mut out: Vec<u8> = Vec::new();
-    let mut run = String::new();
-    let mut run_style = Style::default();
+    let row = area.top() + y;
+    // The cells drawn (a wide character's continuation cells are not), and where
+    // the last one that is not a plain blank ends.
+    let mut drawn: Vec<&ratatui::buffer::Cell> = Vec::with_capacity(usize::from(area.width));
     let mut last_non_blank = 0usize;
-    let mut cells = Vec::new();
     let mut skip = 0usize;
     for x in area.left()..area.right() {
-        let cell = &buffer[(x, area.top() + y)];
+        let cell = &buffer[(x, row)];
         if skip > 0 {
             skip -= 1;
             continue;
         }
         let symbol = cell.symbol();
-        let w = unicode_width::UnicodeWidthStr::width(symbol).max(1);
-        skip = w - 1;
-        cells.push((symbol.to_string(), cell.style()));
+        skip = unicode_width::UnicodeWidthStr::width(symbol).max(1) - 1;
+        drawn.push(cell);
         let blank = symbol == " " && cell.bg == ratatui::style::Color::Reset;
         if !blank || cell.modifier.contains(ratatui::style::Modifier::REVERSED) {
-            last_non_blank = cells.len();
+            last_non_blank = drawn.len();
         }
     }
-    cells.truncate(last_non_blank);
-    for (symbol, style) in cells {
+    drawn.truncate(last_non_blank);
+    let mut out: Vec<u8> = Vec::new();
+    let mut run = String::new();
+    let mut run_style = Style::default();
+    for cell in drawn {
+        let style = cell.style();
         if style != run_style && !run.is_empty() {
             let _ = print_styled(&mut out, &run, run_style);
             run.clear();
         }
         run_style = style;
-        run.push_str(&symbol);
+        run.push_str(cell.symbol());
     }
     let _ = print_styled(&mut out, &run, run_style);
     String::from_utf8(out).unwrap_or_default()
