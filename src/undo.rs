@@ -13,7 +13,7 @@ use chrono::Utc;
 use xcsh_core::log::{Body, Dag, FileChange, Record, SessionWriter};
 use xcsh_core::machine::{Decision, Effect, EntryId, Input, SyntheticReason};
 use xcsh_core::runtime::interrupted::{self, FileNow};
-use xcsh_core::runtime::{rebuild_machine, recover};
+use xcsh_core::runtime::{rebuild_machine, reopen_at_leaf};
 use xcsh_core::tools::blobs::{BlobStore, ManifestFile};
 
 /// What an undo reverted.
@@ -79,8 +79,11 @@ enum Expect {
 /// previous process left unfinished is settled first, as the next run would
 /// (§12.8); the calls it interrupted are put back from their before-images.
 pub fn undo_last_run(path: &Path) -> Result<Undone> {
-    let (mut writer, log) = SessionWriter::open(path)?;
-    let mut leaf = log.leaf();
+    // Opened as a run opens it: a run the previous process left open is settled
+    // first, its unwritten decisions recorded (§12.8); then the whole log is read.
+    let (mut writer, mut machine, leaf, _, _) = reopen_at_leaf(path)?;
+    writer.sync()?;
+    let log = xcsh_core::log::read_session(path)?;
     let branch = Dag::from_log(&log).path_to_root(leaf)?;
     let entries: Vec<_> = branch.iter().filter_map(|id| log.get(*id)).collect();
     let Some(start) = entries
@@ -96,10 +99,7 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
     {
         bail!("the run at entry {run} was already undone");
     }
-    // The undo is an input of the machine of this branch, which takes it between runs:
-    // a run the previous process left open is settled first.
-    let (mut machine, _) = rebuild_machine(&log, leaf)?;
-    let mut lost: Vec<_> = entries[start..]
+    let lost: Vec<_> = entries[start..]
         .iter()
         .filter_map(|e| match &e.body {
             Body::Decision(Decision::SyntheticResult {
@@ -110,12 +110,6 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
             _ => None,
         })
         .collect();
-    let recovering = machine.is_running();
-    if recovering {
-        let mut notices = Vec::new();
-        let settled = recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
-        lost.extend(settled.into_iter().map(|c| c.id));
-    }
     // Per file, in the order of the run: how to put it back (its first touch) and
     // how it must be now (its last). A recorded change counts where its result is;
     // an interrupted call where it was dispatched.
@@ -159,9 +153,6 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
         }
     }
     if files.is_empty() {
-        if recovering {
-            writer.sync()?;
-        }
         bail!("the last run (entry {run}) changed no file");
     }
     for (file, (_, last)) in &files {
@@ -177,9 +168,6 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
             ),
         };
         if !unchanged {
-            if recovering {
-                writer.sync()?;
-            }
             bail!(
                 "{} changed since the run left it: not undoing anything",
                 file.display()
@@ -250,7 +238,10 @@ fn record_undo(
 /// when each is still its saved original or the call's content, and records `undo`
 /// (its `run`: the run of the call). A run left open is settled first (§12.8).
 pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
-    let (mut writer, log) = SessionWriter::open(path)?;
+    // Opened as a run opens it (a run left open is settled first), then read whole.
+    let (mut writer, mut machine, leaf, _, _) = reopen_at_leaf(path)?;
+    writer.sync()?;
+    let log = xcsh_core::log::read_session(path)?;
     let Some(dispatched) = log.get(entry) else {
         return Err(log.no_entry(entry).into());
     };
@@ -259,7 +250,6 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
             "entry {entry} is not a tool call's dispatch (`tool_dispatched`); `xcsh undo SESSION` undoes the last run"
         );
     };
-    let mut leaf = log.leaf();
     let branch = Dag::from_log(&log).path_to_root(leaf)?;
     let Some(at) = branch.iter().position(|id| *id == entry) else {
         bail!("entry {entry} is not on the branch at the leaf (entry {leaf})");
@@ -279,12 +269,6 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
             call.id
         );
     };
-    let (mut machine, _) = rebuild_machine(&log, leaf)?;
-    if machine.is_running() {
-        let mut notices = Vec::new();
-        recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
-        writer.sync()?;
-    }
     for file in &manifest.files {
         let now = interrupted::file_now(file)
             .with_context(|| format!("cannot read {}", file.path.display()))?;
@@ -323,7 +307,19 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
 /// What the calls a crash interrupted on the leaf's branch of the session at `path`
 /// may have changed (one line each), without changing the session: what the next
 /// run's recovery would answer `lost`.
+///
+/// Only when the store holds a manifest of the session (a directory listing): the
+/// log is read only then, so continuing a large session stays as quick as its index
+/// makes it. Interrupted calls without a manifest are listed by the recovery the
+/// next run makes (§21.6).
 pub fn interrupted_at_leaf(path: &Path) -> Result<Vec<String>> {
+    let store = store()?;
+    let named = xcsh_core::log::file_session_id(path)
+        .map(|id| store.manifests_of(id))
+        .transpose()?;
+    if named.is_some_and(|m| m.is_empty()) {
+        return Ok(Vec::new());
+    }
     let log = xcsh_core::log::read_session(path)?;
     let leaf = log.leaf();
     let (machine, _) = rebuild_machine(&log, leaf)?;
@@ -345,7 +341,7 @@ pub fn interrupted_at_leaf(path: &Path) -> Result<Vec<String>> {
         .collect();
     let session_id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
     let cwd = xcsh_core::log::recorded_workspace(path, Some(leaf))?;
-    let calls = interrupted::interrupted(&store()?, &session_id, &lost, EntryId(leaf.0 + 1))?;
+    let calls = interrupted::interrupted(&store, &session_id, &lost, EntryId(leaf.0 + 1))?;
     Ok(calls
         .iter()
         .map(|c| interrupted::describe(c, Path::new(&cwd), &session_id))

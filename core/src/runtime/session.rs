@@ -88,6 +88,18 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     Ok((writer, machine, leaf, notices, session_id, cwd, lost))
 }
 
+/// Opens the session at `path` at its leaf for a change made outside a run (undo),
+/// exactly as a run opens it (§12.4, §12.8): a torn tail repaired, decisions the
+/// previous process made but did not write recorded, an unfinished run recovered.
+/// Returns the writer, the machine at the (new) leaf, the leaf, the notices and the
+/// calls recovery answered `lost`; what it appended is not yet synced.
+pub fn reopen_at_leaf(
+    path: &Path,
+) -> Result<(SessionWriter, Machine, EntryId, Vec<String>, Vec<ToolCall>), RuntimeError> {
+    let (writer, machine, leaf, notices, _, _, lost) = open_at_leaf(path)?;
+    Ok((writer, machine, leaf, notices, lost))
+}
+
 /// Continues at the leaf: only the branch that ends there is read (through the
 /// session's derived index) and replayed as it is read.
 fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
