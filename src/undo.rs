@@ -13,7 +13,7 @@ use chrono::Utc;
 use xcsh_core::log::{Body, Dag, FileChange, Record, SessionWriter};
 use xcsh_core::machine::{Decision, Effect, EntryId, Input, SyntheticReason};
 use xcsh_core::runtime::interrupted::{self, FileNow};
-use xcsh_core::runtime::{rebuild_machine, reopen_at_leaf};
+use xcsh_core::runtime::{Reopened, rebuild_machine, reopen_at_leaf};
 use xcsh_core::tools::blobs::{BlobStore, ManifestFile};
 
 /// What an undo reverted.
@@ -81,7 +81,12 @@ enum Expect {
 pub fn undo_last_run(path: &Path) -> Result<Undone> {
     // Opened as a run opens it: a run the previous process left open is settled
     // first, its unwritten decisions recorded (§12.8); then the whole log is read.
-    let (mut writer, mut machine, leaf, _, _) = reopen_at_leaf(path)?;
+    let Reopened {
+        mut writer,
+        mut machine,
+        leaf,
+        ..
+    } = reopen_at_leaf(path)?;
     writer.sync()?;
     let log = xcsh_core::log::read_session(path)?;
     let branch = Dag::from_log(&log).path_to_root(leaf)?;
@@ -239,7 +244,12 @@ fn record_undo(
 /// (its `run`: the run of the call). A run left open is settled first (§12.8).
 pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
     // Opened as a run opens it (a run left open is settled first), then read whole.
-    let (mut writer, mut machine, leaf, _, _) = reopen_at_leaf(path)?;
+    let Reopened {
+        mut writer,
+        mut machine,
+        leaf,
+        ..
+    } = reopen_at_leaf(path)?;
     writer.sync()?;
     let log = xcsh_core::log::read_session(path)?;
     let Some(dispatched) = log.get(entry) else {

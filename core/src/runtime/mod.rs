@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 pub use events::{RunEvent, RunResult};
-pub use session::{branch_at, move_workspace, rebuild_machine, recover, reopen_at_leaf};
+pub use session::{Reopened, branch_at, move_workspace, rebuild_machine, recover, reopen_at_leaf};
 
 use crate::log::LogError;
 use crate::machine::{ApprovalScope, EntryId, Limits, Pending, Permissions, ToolCall, Verdict};

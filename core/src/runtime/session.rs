@@ -91,13 +91,28 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
 /// Opens the session at `path` at its leaf for a change made outside a run (undo),
 /// exactly as a run opens it (§12.4, §12.8): a torn tail repaired, decisions the
 /// previous process made but did not write recorded, an unfinished run recovered.
-/// Returns the writer, the machine at the (new) leaf, the leaf, the notices and the
-/// calls recovery answered `lost`; what it appended is not yet synced.
-pub fn reopen_at_leaf(
-    path: &Path,
-) -> Result<(SessionWriter, Machine, EntryId, Vec<String>, Vec<ToolCall>), RuntimeError> {
+/// What it appended is not yet synced.
+pub fn reopen_at_leaf(path: &Path) -> Result<Reopened, RuntimeError> {
     let (writer, machine, leaf, notices, _, _, lost) = open_at_leaf(path)?;
-    Ok((writer, machine, leaf, notices, lost))
+    Ok(Reopened {
+        writer,
+        machine,
+        leaf,
+        notices,
+        lost,
+    })
+}
+
+/// A session reopened at its leaf ([`reopen_at_leaf`]).
+pub struct Reopened {
+    pub writer: SessionWriter,
+    /// The machine at `leaf`.
+    pub machine: Machine,
+    /// The leaf, after what the reopening appended.
+    pub leaf: EntryId,
+    pub notices: Vec<String>,
+    /// The calls recovery answered `lost`, in dispatch order.
+    pub lost: Vec<ToolCall>,
 }
 
 /// Continues at the leaf: only the branch that ends there is read (through the
