@@ -63,6 +63,9 @@ enum Command {
     Check(inspect_cmd::CheckArgs),
     /// Export a session as Markdown, a self-contained HTML page, or JSON.
     Export(inspect_cmd::ExportArgs),
+    /// Put back the files the last run on a session's branch changed (as `/undo`),
+    /// or (`SESSION@ENTRY`) those of a call a crash interrupted.
+    Undo(undo::UndoArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::Label(args) => inspect_cmd::label_main(args),
         Command::Check(args) => inspect_cmd::check_main(args),
         Command::Export(args) => inspect_cmd::export_main(args),
+        Command::Undo(args) => undo::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

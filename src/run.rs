@@ -320,6 +320,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
                 &cwd,
                 ToolOptions {
                     shell_env: effective.env_policy().apply(std::env::vars_os()),
+                    blobs: Some(crate::undo::store()?),
                     ..ToolOptions::default()
                 },
             )?),

@@ -192,17 +192,7 @@ pub fn diff_text(path: &Path) -> Result<String> {
 
 /// `/undo`.
 pub fn undo(path: &Path) -> Result<String> {
-    let undone = crate::undo::undo_last_run(path)?;
-    let files: Vec<String> = undone
-        .files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
-    Ok(format!(
-        "reverted the changes of the run at entry {}: {}; the model is told with the next prompt on this branch",
-        undone.run,
-        files.join(", ")
-    ))
+    Ok(crate::undo::undo_last_run(path)?.said())
 }
 
 /// `/model [NAME]`.

@@ -123,6 +123,10 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
     );
     if let SessionTarget::Existing { path, .. } = &setup.session {
         println!("continuing {}", path.display());
+        // What a crash interrupted, before anything changes the session (§21.6).
+        for line in crate::undo::interrupted_at_leaf(path)? {
+            eprintln!("xcsh: {line}");
+        }
     }
     let history = sessions::home()?.join("history");
     let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;

@@ -218,6 +218,10 @@ impl Controller {
         );
         if let SessionTarget::Existing { path, at } = &self.setup.session.clone() {
             self.show_session(path)?;
+            // What a crash interrupted, before anything changes the session (§21.6).
+            for line in crate::undo::interrupted_at_leaf(path)? {
+                self.app.notice(NoticeLevel::Warning, line);
+            }
             if let Some(at) = at {
                 let id = branch_at(path, *at)?;
                 self.app.notice(

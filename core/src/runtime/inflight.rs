@@ -19,6 +19,7 @@ use crate::machine::{
     CallId, ProviderError, ProviderErrorKind, StepNo, ToolCall, ToolOutcome, ToolStatus,
 };
 use crate::provider::BoxFuture;
+use crate::tools::blobs::Dispatch;
 use crate::tools::{ToolExecutor, ToolProgress};
 
 /// Work that finished: a tool call, an approval, a summary.
@@ -38,6 +39,8 @@ pub(super) enum Done {
 /// A dispatched tool call and, once it finished, its outcome.
 pub(super) struct InFlight {
     pub(super) call_id: CallId,
+    /// Its `tool_dispatched` entry (what names its before-images).
+    pub(super) dispatch: Dispatch,
     pub(super) cancel: CancellationToken,
     pub(super) done: Option<Ended>,
 }
@@ -73,6 +76,7 @@ pub(super) struct ToolRun {
 /// A dispatched tool call waiting for a free slot: it has not started.
 struct Waiting {
     call: ToolCall,
+    dispatch: Dispatch,
     cancel: CancellationToken,
     progress: ToolProgress,
 }
@@ -109,11 +113,13 @@ impl ToolSlots {
     pub(super) fn dispatch(
         &mut self,
         call: ToolCall,
+        dispatch: Dispatch,
         cancel: CancellationToken,
         progress: ToolProgress,
     ) {
         self.waiting.push_back(Waiting {
             call,
+            dispatch,
             cancel,
             progress,
         });
@@ -143,6 +149,7 @@ impl ToolSlots {
         while self.runs.len() < self.limit.get() {
             let Some(Waiting {
                 call,
+                dispatch,
                 cancel,
                 progress,
             }) = self.waiting.pop_front()
@@ -159,7 +166,7 @@ impl ToolSlots {
             let name = call.name.clone();
             let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                 let call = call.clone();
-                move || tools.execute_with_progress(call, cancel, progress)
+                move || tools.execute_dispatched(call, dispatch, cancel, progress)
             }))
             .unwrap_or_else(move |_| {
                 Box::pin(async move {

@@ -6,6 +6,7 @@
 mod events;
 mod inflight;
 pub mod instructions;
+pub mod interrupted;
 mod owner;
 mod session;
 
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 pub use events::{RunEvent, RunResult};
-pub use session::{branch_at, move_workspace, rebuild_machine};
+pub use session::{Reopened, branch_at, move_workspace, rebuild_machine, recover, reopen_at_leaf};
 
 use crate::log::LogError;
 use crate::machine::{ApprovalScope, EntryId, Limits, Pending, Permissions, ToolCall, Verdict};
@@ -218,8 +219,21 @@ impl Interrupter {
 /// once), rebuilds the machine, records the prompt, and spawns the owner task.
 pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let (mut writer, machine, leaf, notices, session_id, cwd) =
+    let (mut writer, machine, leaf, mut notices, session_id, cwd, lost) =
         session::open_session(&opts.session)?;
+    // What the calls a crash interrupted may have changed (§21.6).
+    if let (false, Some(store)) = (lost.is_empty(), opts.tools.before_images()) {
+        match interrupted::interrupted(&store, &session_id, &lost, leaf) {
+            Ok(calls) => notices.extend(
+                calls
+                    .iter()
+                    .map(|c| interrupted::describe(c, std::path::Path::new(&cwd), &session_id)),
+            ),
+            Err(e) => notices.push(format!(
+                "cannot tell what the interrupted calls changed: {e}"
+            )),
+        }
+    }
     let path = writer.path().to_path_buf();
     let _ = events_tx.send(RunEvent::RunStarted {
         session_id: session_id.clone(),

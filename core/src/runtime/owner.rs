@@ -27,6 +27,7 @@ use crate::machine::{
     ToolStatus,
 };
 use crate::provider::{ModelRequest, Provider, StreamItem, StreamSink};
+use crate::tools::blobs::Dispatch;
 use crate::tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
 
 /// Transient output of a running tool call, on its way to the owner task.
@@ -91,6 +92,9 @@ pub(crate) struct Owner {
     /// settlements are recorded and applied in this order, so that one script
     /// always writes one log (a finished call waits for the calls before it).
     in_flight: Vec<InFlight>,
+    /// Calls whose `tool_result` is appended but not yet synced: once it is, their
+    /// before-images are released (SPEC.md §21.6).
+    settled_unsynced: Vec<Dispatch>,
     summary_token: Option<CancellationToken>,
     queued: BTreeMap<EntryId, String>,
     undelivered: Vec<EntryId>,
@@ -149,6 +153,7 @@ impl Owner {
             model_calls: Vec::new(),
             tool_slots: ToolSlots::new(Arc::clone(&opts.tools), opts.max_parallel_tools),
             in_flight: Vec::new(),
+            settled_unsynced: Vec::new(),
             summary_token: None,
             queued: BTreeMap::new(),
             undelivered: Vec::new(),
@@ -172,6 +177,7 @@ impl Owner {
             tokio::spawn(run.work);
         }
         self.writer.sync()?;
+        self.release_settled();
         outcome?;
         Ok(self.result())
     }
@@ -291,7 +297,17 @@ impl Owner {
     fn sync_before_effect(&mut self) -> Result<(), RuntimeError> {
         self.flush_events();
         self.writer.sync()?;
+        self.release_settled();
         Ok(())
+    }
+
+    /// The results appended before the last sync are durable: the before-images
+    /// of their calls are no longer needed.
+    fn release_settled(&mut self) {
+        if !self.settled_unsynced.is_empty() {
+            self.tools
+                .results_durable(&std::mem::take(&mut self.settled_unsynced));
+        }
     }
 
     fn append(&mut self, body: Body) -> Result<EntryId, RuntimeError> {
@@ -405,6 +421,7 @@ impl Owner {
                     let first = self.in_flight.remove(0);
                     if let Some(ended) = first.done {
                         self.settle_tool(ended)?;
+                        self.settled_unsynced.push(first.dispatch);
                     }
                 }
                 Ok(())
@@ -541,13 +558,20 @@ impl Owner {
             Effect::ExecuteTool { call } => {
                 self.sync_before_effect()?;
                 let cancel = CancellationToken::new();
+                // `ExecuteTool` follows its `Record(ToolDispatched)`: the leaf.
+                let dispatch = Dispatch {
+                    session_id: self.session_id.clone(),
+                    session_path: self.writer.path().to_path_buf(),
+                    entry: self.leaf,
+                };
                 self.in_flight.push(InFlight {
                     call_id: call.id.clone(),
+                    dispatch: dispatch.clone(),
                     cancel: cancel.clone(),
                     done: None,
                 });
                 let progress = self.progress_sink(&call.id);
-                self.tool_slots.dispatch(call, cancel, progress);
+                self.tool_slots.dispatch(call, dispatch, cancel, progress);
             }
             Effect::AskApproval { call } => {
                 self.questions.push_back(call);

@@ -12,11 +12,19 @@ use crate::log::{
     Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
     entry_decision, entry_inputs, into_inputs, recorded_workspace,
 };
-use crate::machine::{EntryId, Machine, Phase};
+use crate::machine::{Decision, EntryId, Machine, Phase, SyntheticReason, ToolCall};
 
-/// The open writer, the rebuilt machine, the leaf, notices, session id and the
-/// recorded workspace at the leaf (§12.1).
-pub(crate) type Opened = (SessionWriter, Machine, EntryId, Vec<String>, String, String);
+/// The open writer, the rebuilt machine, the leaf, notices, session id, the
+/// recorded workspace at the leaf (§12.1) and the calls recovery answered `lost`.
+pub(crate) type Opened = (
+    SessionWriter,
+    Machine,
+    EntryId,
+    Vec<String>,
+    String,
+    String,
+    Vec<ToolCall>,
+);
 
 pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
     match target {
@@ -38,6 +46,7 @@ pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeErro
                 Vec::new(),
                 session_id.clone(),
                 cwd.clone(),
+                Vec::new(),
             ))
         }
         SessionTarget::Existing { path, at } => open_existing(path, *at),
@@ -74,9 +83,36 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
             "continuing from entry {target} on a new branch (the previous leaf was {last})"
         ));
     }
-    recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    let lost = recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
     let cwd = recorded_workspace(path, Some(leaf))?;
-    Ok((writer, machine, leaf, notices, session_id, cwd))
+    Ok((writer, machine, leaf, notices, session_id, cwd, lost))
+}
+
+/// Opens the session at `path` at its leaf for a change made outside a run (undo),
+/// exactly as a run opens it (§12.4, §12.8): a torn tail repaired, decisions the
+/// previous process made but did not write recorded, an unfinished run recovered.
+/// What it appended is not yet synced.
+pub fn reopen_at_leaf(path: &Path) -> Result<Reopened, RuntimeError> {
+    let (writer, machine, leaf, notices, _, _, lost) = open_at_leaf(path)?;
+    Ok(Reopened {
+        writer,
+        machine,
+        leaf,
+        notices,
+        lost,
+    })
+}
+
+/// A session reopened at its leaf ([`reopen_at_leaf`]).
+pub struct Reopened {
+    pub writer: SessionWriter,
+    /// The machine at `leaf`.
+    pub machine: Machine,
+    /// The leaf, after what the reopening appended.
+    pub leaf: EntryId,
+    pub notices: Vec<String>,
+    /// The calls recovery answered `lost`, in dispatch order.
+    pub lost: Vec<ToolCall>,
 }
 
 /// Continues at the leaf: only the branch that ends there is read (through the
@@ -116,7 +152,7 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         let (id, _) = writer.append(leaf, Utc::now(), &Body::Decision(decision))?;
         leaf = id;
     }
-    recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
+    let lost = recover(&mut writer, &mut machine, &mut leaf, &mut notices)?;
     // (The entries recovery appends move no workspace.)
     Ok((
         writer,
@@ -125,6 +161,7 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         notices,
         crate::log::session_id(path, &info.header.session_id).to_string(),
         info.workspace,
+        lost,
     ))
 }
 
@@ -141,13 +178,17 @@ fn torn_notice(path: &Path, torn: &TornTail) -> String {
     )
 }
 
-/// The previous process died mid-run: settle what it left unsettled.
-fn recover(
+/// The previous process died mid-run (the machine rebuilt at `leaf` is inside a
+/// run): settle what it left unsettled (§12.8), appending after `leaf` (which moves),
+/// and say so in `notices`. Returns the calls answered `lost` (dispatched, never
+/// settled), in dispatch order.
+pub fn recover(
     writer: &mut SessionWriter,
     machine: &mut Machine,
     leaf: &mut EntryId,
     notices: &mut Vec<String>,
-) -> Result<(), RuntimeError> {
+) -> Result<Vec<ToolCall>, RuntimeError> {
+    let mut lost = Vec::new();
     if machine.is_running() {
         let note = format!(
             "the previous run ended without finishing ({}); unsettled work is settled now",
@@ -161,13 +202,21 @@ fn recover(
         *leaf = id;
         for effect in machine.handle(crate::machine::Input::Recover) {
             if let crate::machine::Effect::Record(d) = effect {
+                if let Decision::SyntheticResult {
+                    call,
+                    reason: SyntheticReason::Lost,
+                    ..
+                } = &d
+                {
+                    lost.push(call.clone());
+                }
                 let (id, _) = writer.append(*leaf, Utc::now(), &Body::Decision(d))?;
                 *leaf = id;
             }
         }
         notices.push(note);
     }
-    Ok(())
+    Ok(lost)
 }
 
 /// A machine rebuilt entry by entry along a branch (see [`rebuild_machine`]).
@@ -352,7 +401,7 @@ mod tests {
         let b = dir.path().join("b.jsonl");
         std::fs::write(&b, &bytes).unwrap();
 
-        let (wa, ma, la, na, ia, ca) = open_at_leaf(&a).unwrap();
+        let (wa, ma, la, na, ia, ca, _) = open_at_leaf(&a).unwrap();
         let (wb, log) = SessionWriter::open(&b).unwrap();
         let (mb, _) = rebuild_machine(&log, log.leaf()).unwrap();
         assert_eq!(la, log.leaf());
@@ -498,14 +547,14 @@ mod tests {
         assert_eq!((id, from.as_str()), (EntryId(1), "/a"));
         // At the leaf (through the index) the run is in `/b`; from entry 0, on a new
         // branch that does not pass the move, in `/a` again.
-        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+        let (w, _, leaf, _, _, cwd, _) = open_session(&SessionTarget::Existing {
             path: path.clone(),
             at: None,
         })
         .unwrap();
         assert_eq!((leaf, cwd.as_str()), (EntryId(1), "/b"));
         drop(w);
-        let (w, _, leaf, _, _, cwd) = open_session(&SessionTarget::Existing {
+        let (w, _, leaf, _, _, cwd, _) = open_session(&SessionTarget::Existing {
             path: path.clone(),
             at: Some(EntryId(0)),
         })

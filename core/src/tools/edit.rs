@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 
 use super::beneath::{Node, OpenError};
+use super::blobs::BeforeImage;
 use super::caps::{CappedLines, Caps};
 use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
@@ -42,7 +43,14 @@ pub(crate) struct Args {
     replace_all: bool,
 }
 
-pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<(String, FileChange), String> {
+/// `keep` saves the before-image just before the file is replaced (§21.6); its
+/// error stops the call with the file unchanged.
+pub(crate) fn run(
+    ws: &Workspace,
+    caps: Caps,
+    args: Args,
+    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
+) -> Result<(String, FileChange), String> {
     let given = &args.path;
     if args.old_string == args.new_string {
         return Err(format!(
@@ -80,6 +88,11 @@ pub(crate) fn run(ws: &Workspace, caps: Caps, args: Args) -> Result<(String, Fil
     } else {
         before.replacen(&args.old_string, &args.new_string, 1)
     };
+    keep(BeforeImage {
+        path: &path,
+        before: Some(before.as_bytes()),
+        after: after.as_bytes(),
+    })?;
     ws.replace(&path, after.as_bytes(), false)
         .map_err(|e| e.message(given, "edit"))?;
     ws.record(&path, after.as_bytes());

@@ -3,6 +3,7 @@
 
 mod bash;
 mod beneath;
+pub mod blobs;
 pub mod caps;
 mod edit;
 mod glob;
@@ -60,6 +61,28 @@ pub trait ToolExecutor: Send + Sync + 'static {
     /// them in the call's `tool_result` entry).
     fn take_file_changes(&self, _id: &CallId) -> Vec<crate::log::FileChange> {
         Vec::new()
+    }
+    /// Like `execute_with_progress`, for a call whose `tool_dispatched` entry is
+    /// `dispatch` (durable already): an executor that keeps before-images names
+    /// them by it (SPEC.md §21.6). The default forgets `dispatch`.
+    fn execute_dispatched(
+        &self,
+        call: ToolCall,
+        dispatch: blobs::Dispatch,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        drop(dispatch);
+        self.execute_with_progress(call, cancel, progress)
+    }
+    /// The results of the calls dispatched at `dispatches` are durable in their
+    /// logs: their before-images are no longer needed. The default keeps none.
+    fn results_durable(&self, dispatches: &[blobs::Dispatch]) {
+        let _ = dispatches;
+    }
+    /// Where this executor keeps before-images, if it keeps any.
+    fn before_images(&self) -> Option<blobs::BlobStore> {
+        None
     }
 }
 

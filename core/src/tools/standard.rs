@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::blobs::{BeforeImage, BlobStore, Dispatch};
 use super::caps::Caps;
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
@@ -43,6 +44,9 @@ pub struct ToolOptions {
     /// default is this process's environment without the secret-named variables
     /// ([`crate::secrets::EnvPolicy`]); the binary builds it from `[shell_env]`.
     pub shell_env: ShellEnv,
+    /// Where `edit` and `write` keep the before-images of the files they change
+    /// (§21.6; the binary uses `$XCSH_HOME/blobs`); `None` keeps none.
+    pub blobs: Option<BlobStore>,
 }
 
 impl Default for ToolOptions {
@@ -51,6 +55,7 @@ impl Default for ToolOptions {
             caps: Caps::default(),
             bash_timeout: bash::DEFAULT_TIMEOUT,
             shell_env: ShellEnv::default(),
+            blobs: None,
         }
     }
 }
@@ -172,6 +177,33 @@ impl ToolExecutor for StandardTools {
         self.execute_with_progress(call, cancel, ToolProgress::none())
     }
 
+    fn execute_dispatched(
+        &self,
+        call: ToolCall,
+        dispatch: Dispatch,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { Inner::execute(inner, call, Some(dispatch), cancel, progress).await })
+    }
+
+    /// Removes the manifests of calls whose results are durable (and the blobs no
+    /// other manifest names). Best effort: what is left is swept with its session.
+    fn results_durable(&self, dispatches: &[Dispatch]) {
+        if let Some(store) = &self.inner.options.blobs {
+            let names: Vec<_> = dispatches
+                .iter()
+                .map(|d| (d.session_id.clone(), d.entry))
+                .collect();
+            let _ = store.release(&names);
+        }
+    }
+
+    fn before_images(&self) -> Option<BlobStore> {
+        self.inner.options.blobs.clone()
+    }
+
     /// bash reports its stdout and stderr as they are read; the other tools report
     /// nothing (their results come at once).
     fn execute_with_progress(
@@ -181,7 +213,7 @@ impl ToolExecutor for StandardTools {
         progress: ToolProgress,
     ) -> BoxFuture<ToolOutcome> {
         let inner = Arc::clone(&self.inner);
-        Box::pin(async move { Inner::execute(inner, call, cancel, progress).await })
+        Box::pin(async move { Inner::execute(inner, call, None, cancel, progress).await })
     }
 }
 
@@ -264,6 +296,7 @@ impl Inner {
     async fn execute(
         this: Arc<Inner>,
         call: ToolCall,
+        dispatch: Option<Dispatch>,
         cancel: CancellationToken,
         progress: ToolProgress,
     ) -> ToolOutcome {
@@ -307,11 +340,30 @@ impl Inner {
             "edit" | "write" => {
                 let name = call.name.clone();
                 let worker = Arc::clone(&this);
+                let id = call.id.clone();
                 let joined = tokio::task::spawn_blocking(move || {
+                    // The before-image, durable before the file is replaced: kept
+                    // when there is a store and the call's dispatch entry is known.
+                    let keep = |image: BeforeImage<'_>| -> Result<(), String> {
+                        let (Some(store), Some(dispatch)) = (&worker.options.blobs, &dispatch)
+                        else {
+                            return Ok(());
+                        };
+                        store
+                            .save(dispatch, &id, &name, &[image])
+                            .map(drop)
+                            .map_err(|e| {
+                                format!(
+                                    "`{name}` did not change `{}`: its content could not be saved first for undo ({e})",
+                                    worker.workspace.display_path(image.path)
+                                )
+                            })
+                    };
                     let result = if name == "edit" {
-                        typed(&name, value).map(|args| edit::run(&worker.workspace, caps, args))
+                        typed(&name, value)
+                            .map(|args| edit::run(&worker.workspace, caps, args, &keep))
                     } else {
-                        typed(&name, value).map(|args| write::run(&worker.workspace, args))
+                        typed(&name, value).map(|args| write::run(&worker.workspace, args, &keep))
                     };
                     match result {
                         Ok(Ok((content, change))) => {

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::beneath::{Node, OpenError};
+use super::blobs::BeforeImage;
 use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
 
@@ -33,7 +34,13 @@ pub(crate) struct Args {
     content: String,
 }
 
-pub(crate) fn run(ws: &Workspace, args: Args) -> Result<(String, FileChange), String> {
+/// `keep` saves the before-image just before the file is replaced (§21.6); its
+/// error stops the call with the file unchanged.
+pub(crate) fn run(
+    ws: &Workspace,
+    args: Args,
+    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
+) -> Result<(String, FileChange), String> {
     let given = &args.path;
     let path = ws.resolve(given).map_err(|e| e.to_string())?;
     let before = match ws.open(&path) {
@@ -52,6 +59,11 @@ pub(crate) fn run(ws: &Workspace, args: Args) -> Result<(String, FileChange), St
         Err(OpenError::NotFound) => None,
         Err(e) => return Err(e.message(given, "write")),
     };
+    keep(BeforeImage {
+        path: &path,
+        before: before.as_deref().map(str::as_bytes),
+        after: args.content.as_bytes(),
+    })?;
     ws.replace(&path, args.content.as_bytes(), true)
         .map_err(|e| e.message(given, "write"))?;
     ws.record(&path, args.content.as_bytes());

@@ -1,0 +1,160 @@
+//! `xcsh undo SESSION[@ENTRY]` from the command line (SPEC.md §17.3, §21.6): its
+//! argument errors and their exit codes, the last run undone as `/undo` undoes it,
+//! and a settled call's before-image removed once its result is durable.
+
+mod support;
+
+use support::env::{Env, first_entry, stderr, stdout};
+use support::mock_server::{MockServer, Reply};
+use support::sse::{Wire, openai_call, openai_text};
+use xcsh_core::log::Body;
+use xcsh_core::machine::Decision;
+
+/// A session whose one run read `f.txt` and wrote it (`old\n` → `new\n`).
+fn session_with_a_write() -> (Env, std::path::PathBuf) {
+    let env = Env::new()
+        .with_file("f.txt", "old\n")
+        .with_var("OPENAI_API_KEY", "k");
+    let server = MockServer::start(vec![
+        Reply::sse(openai_call(
+            &[],
+            "call_1",
+            "read",
+            r#"{"path":"f.txt"}"#,
+            10,
+        )),
+        Reply::sse(openai_call(
+            &[],
+            "call_2",
+            "write",
+            r#"{"path":"f.txt","content":"new\n"}"#,
+            20,
+        )),
+        Reply::sse(openai_text(&["Rewrote f.txt."], 30)),
+    ]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "rewrite f.txt"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let session = env.only_session();
+    (env, session)
+}
+
+/// The names in `$XCSH_HOME/blobs`, sorted.
+fn blobs(env: &Env) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(env.home().join("blobs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_settled_write_leaves_no_before_image_behind() {
+    let (env, _session) = session_with_a_write();
+    assert_eq!(blobs(&env), vec!["lock".to_owned()]);
+}
+
+#[test]
+fn undo_of_a_session_reverts_its_last_run_as_slash_undo_does() {
+    let (env, session) = session_with_a_write();
+    let out = env.run(&["undo", session.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let run = first_entry(&session, |b| {
+        matches!(b, Body::Record(xcsh_core::log::Record::UserMessage { .. }))
+    });
+    let file = env.workspace().canonicalize().unwrap().join("f.txt");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "[undo] reverted the changes of the run at entry {run}: {}; the model is told with the next prompt on this branch\n",
+            file.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
+        "old\n"
+    );
+    env.assert_clean(&session);
+}
+
+#[test]
+fn undo_without_a_session_is_a_usage_error() {
+    let env = Env::new();
+    let out = env.run(&["undo"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn undo_of_an_unknown_session_fails_naming_it() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home().join("sessions")).unwrap();
+    let out = env.run(&["undo", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "xcsh: error: session nosuch: no session file or session id matches\n"
+    );
+}
+
+#[test]
+fn undo_at_something_that_is_not_an_entry_id_is_a_usage_error() {
+    let (env, session) = session_with_a_write();
+    let spec = format!("{}@abc", session.display());
+    let out = env.run(&["undo", &spec]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("xcsh: error: `{spec}`: `abc` is not an entry id (N or #N)\n")
+    );
+}
+
+#[test]
+fn undo_at_an_entry_the_session_does_not_hold_fails() {
+    let (env, session) = session_with_a_write();
+    let out = env.run(&["undo", &format!("{}@999", session.display())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let last = xcsh_core::log::read_session(&session).unwrap().leaf();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "xcsh: error: {}: no entry 999 (the session has entries 0-{last})\n",
+            session.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+#[test]
+fn undo_at_an_entry_that_is_no_dispatch_fails_and_points_to_the_run() {
+    let (env, session) = session_with_a_write();
+    let out = env.run(&["undo", &format!("{}@1", session.display())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "xcsh: error: entry 1 is not a tool call's dispatch (`tool_dispatched`); `xcsh undo SESSION` undoes the last run\n"
+    );
+}
+
+#[test]
+fn undo_at_a_settled_call_fails_because_its_before_image_is_gone() {
+    let (env, session) = session_with_a_write();
+    let write = first_entry(
+        &session,
+        |b| matches!(b, Body::Decision(Decision::ToolDispatched { call, .. }) if call.name == "write"),
+    );
+    let out = env.run(&["undo", &format!("{}@{write}", session.display())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "xcsh: error: no before-image is kept for entry {write} (`write` call_2): only a call a crash interrupted has one until it is undone; a settled call's changes are undone with its run (`/undo`, `xcsh undo SESSION`)\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
+        "new\n"
+    );
+}
