@@ -275,3 +275,88 @@ fn sigterm_mid_call_settles_the_call_kills_its_processes_and_exits_143() {
 fn sighup_mid_call_settles_the_call_kills_its_processes_and_exits_129() {
     signal_mid_call(libc::SIGHUP, 129, 8);
 }
+
+/// The parent and the process group of process `pid` (from `/proc/PID/stat`).
+fn parent_and_group(pid: u32) -> (u32, u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    (fields[1].parse().unwrap(), fields[2].parse().unwrap())
+}
+
+/// Interactive xcsh (`--plain`, or the terminal UI) runs one long bash call; then
+/// `signal` to it: it exits `code` once the call settled, the log records the
+/// interrupt, and no process of the call is left.
+fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
+    if !support::tmux::tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    let secs = seconds(n);
+    let server = MockServer::start(vec![
+        bash_call(
+            &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
+            None,
+        ),
+        Reply::sse(openai_text(&["never asked"], 10)),
+    ]);
+    let tmux = if plain {
+        env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo")
+    } else {
+        env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "")
+    };
+    tmux.line("go");
+    wait_for_process(&secs);
+    let until = Instant::now() + Duration::from_secs(20);
+    while holding(&secs).len() < 2 {
+        assert!(Instant::now() < until, "the call did not start its sleeps");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The sleep still in the call's group is a child of the shell, which leads the
+    // group and is xcsh's child.
+    let shell = holding(&secs)
+        .into_iter()
+        .map(|(pid, _)| parent_and_group(pid))
+        .find(|(parent, group)| parent == group)
+        .unwrap()
+        .0;
+    let xcsh = parent_and_group(shell).0;
+    // SAFETY: kill sends a signal to the xcsh this test started (in tmux).
+    unsafe {
+        libc::kill(libc::pid_t::try_from(xcsh).unwrap(), signal);
+    }
+    assert_eq!(tmux.wait_exit(), code, "{}", tmux.screen());
+    let session = env.only_session();
+    let types: Vec<String> = lines(&session)
+        .iter()
+        .map(|l| l["type"].as_str().unwrap().to_string())
+        .collect();
+    assert!(types.contains(&"interrupt".to_string()), "{types:?}");
+    assert_eq!(results(&session).remove(0).0, "cancelled");
+    assert_eq!(types.last().unwrap(), "run_finished", "{types:?}");
+    assert_none_left(&secs);
+}
+
+#[test]
+fn sigterm_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_143() {
+    signal_interactive(true, libc::SIGTERM, 143, 9);
+}
+
+#[test]
+fn sighup_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_129() {
+    signal_interactive(true, libc::SIGHUP, 129, 10);
+}
+
+#[test]
+fn sigterm_to_the_terminal_ui_mid_call_settles_it_and_exits_143() {
+    signal_interactive(false, libc::SIGTERM, 143, 11);
+}
+
+#[test]
+fn sighup_to_the_terminal_ui_mid_call_settles_it_and_exits_129() {
+    signal_interactive(false, libc::SIGHUP, 129, 12);
+}

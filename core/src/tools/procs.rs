@@ -126,7 +126,6 @@ pub(crate) fn spawn_marked(
             pgid: pid,
             shell: Some(pid),
             ended: BTreeMap::new(),
-            group_had_members: false,
             finished: false,
         },
     ))
@@ -394,9 +393,6 @@ pub(crate) struct CallProcs {
     shell: Option<libc::pid_t>,
     /// What was ended, by pid (with its command name).
     ended: BTreeMap<libc::pid_t, String>,
-    /// Whether a kill of the group found members after the shell was reaped (the
-    /// only sign of them without a subreaper).
-    group_had_members: bool,
     /// Whether [`CallProcs::finish`] ran.
     finished: bool,
 }
@@ -421,11 +417,13 @@ impl CallProcs {
             self.ended.insert(proc.pid, proc.comm);
         }
         // After the leader was reaped only members keep the group's id in use, so
-        // the id names no one else's group.
+        // the id names no one else's group. (Without a subreaper, members are not
+        // this process's descendants: this kill is all that ends them.)
         if self.shell.is_none() {
             // SAFETY: killpg only sends a signal.
-            let rc = unsafe { libc::killpg(self.pgid, libc::SIGKILL) };
-            self.group_had_members |= rc == 0;
+            unsafe {
+                libc::killpg(self.pgid, libc::SIGKILL);
+            }
         }
     }
 
@@ -439,12 +437,7 @@ impl CallProcs {
 
     fn report(&self) -> Option<String> {
         if self.ended.is_empty() {
-            return self.group_had_members.then(|| {
-                format!(
-                    "processes it left in process group {} were killed",
-                    self.pgid
-                )
-            });
+            return None;
         }
         let n = self.ended.len();
         let mut line = format!(
