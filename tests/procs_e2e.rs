@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use support::env::{Env, lines, stderr};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call, openai_text};
+use support::sse::{Wire, chat, chat_usage, openai_call, openai_text};
 
 /// A `sleep` argument no other test (or process) uses: `1000.<test pid><n>`.
 fn seconds(n: u32) -> String {
@@ -202,6 +202,61 @@ fn a_timed_out_call_kills_its_detached_children_too() {
         "{content}"
     );
     assert_none_left(&secs);
+}
+
+/// One step asking for two bash calls at once, `call_a` and `call_b`.
+fn two_bash_calls(a: &str, b: &str) -> Reply {
+    let mut frames = Vec::new();
+    for (index, (id, command)) in [("call_a", a), ("call_b", b)].into_iter().enumerate() {
+        let args =
+            serde_json::to_string(&serde_json::json!({ "command": command }).to_string()).unwrap();
+        frames.push(chat(&format!(
+            r#"{{"index":0,"delta":{{"tool_calls":[{{"index":{index},"id":"{id}","type":"function","function":{{"name":"bash","arguments":{args}}}}}]}},"finish_reason":null}}"#
+        )));
+    }
+    frames.push(chat(
+        r#"{"index":0,"delta":{},"finish_reason":"tool_calls"}"#,
+    ));
+    frames.push(chat_usage(10, 10));
+    frames.push("data: [DONE]\n\n".into());
+    Reply::sse(frames)
+}
+
+#[test]
+fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone() {
+    let env = Env::new();
+    let (secs_a, secs_b) = (seconds(13), seconds(14));
+    // b detaches a sleep, waits until a has settled (a's sleep is gone), then
+    // checks that its own sleep still runs; both are killed when their call ends.
+    let a = format!("setsid -f sleep {secs_a} > /dev/null 2>&1");
+    let b = format!(
+        "setsid -f sleep {secs_b} > /dev/null 2>&1\n\
+         until pgrep -fx 'sleep {secs_b}' > /dev/null; do sleep 0.01; done\n\
+         until ! pgrep -fx 'sleep {secs_a}' > /dev/null; do sleep 0.01; done\n\
+         pgrep -fx 'sleep {secs_b}' > /dev/null && echo mine-still-runs"
+    );
+    let server = MockServer::start(vec![
+        two_bash_calls(&a, &b),
+        Reply::sse(openai_text(&["done"], 10)),
+    ]);
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = results(&env.only_session());
+    assert_eq!(all.len(), 2);
+    for (status, content) in &all {
+        assert_eq!(status, "ok", "{content}");
+        assert!(
+            left_behind(content).starts_with("1 process it left behind was killed: "),
+            "{content}"
+        );
+    }
+    assert!(
+        all[1].1.contains("stdout:\nmine-still-runs"),
+        "{}",
+        all[1].1
+    );
+    assert_none_left(&secs_a);
+    assert_none_left(&secs_b);
 }
 
 /// Starts a one-shot run of one long bash call (a detached `sleep` and one in
