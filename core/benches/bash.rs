@@ -3,7 +3,8 @@
 //! pipes read to their end): what the tool adds (schema check, the call's marker
 //! and registration, the settle-time check for leftovers, the result). With an
 //! unknown child of the process alive (an unmarked `sleep`), every settlement
-//! scans `/proc` for the call's leftovers: the slow path of `tools::procs`.
+//! scans `/proc` for the call's leftovers: the slow path of `tools::procs`; and
+//! those two checks alone.
 
 use std::process::Stdio;
 
@@ -84,6 +85,25 @@ fn bash_tool_with_an_unknown_child(bencher: divan::Bencher) {
         .spawn()
         .expect("sleep starts");
     tool_call(bencher);
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+}
+
+/// What `tools::procs` adds to a settlement that left nothing (no unknown child:
+/// the `/proc/self/task/*/children` reads only).
+#[divan::bench(sample_count = 1000)]
+fn leftover_check_without_an_unknown_child() -> usize {
+    xcsh_core::tools::procs::end_orphans()
+}
+
+/// The same with an unknown child alive: the `/proc` scan of the descendants.
+#[divan::bench(sample_count = 1000)]
+fn leftover_scan_with_an_unknown_child(bencher: divan::Bencher) {
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .expect("sleep starts");
+    bencher.bench_local(xcsh_core::tools::procs::end_orphans);
     let _ = stranger.kill();
     let _ = stranger.wait();
 }
