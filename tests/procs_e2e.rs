@@ -415,3 +415,65 @@ fn sigterm_to_the_terminal_ui_mid_call_settles_it_and_exits_143() {
 fn sighup_to_the_terminal_ui_mid_call_settles_it_and_exits_129() {
     signal_interactive(false, libc::SIGHUP, 129, 12);
 }
+
+/// The pid of the xcsh whose `XCSH_HOME` is `home`.
+fn xcsh_of(home: &Path) -> u32 {
+    let bin = std::fs::canonicalize(support::env::BIN).unwrap();
+    let wanted = format!("XCSH_HOME={}", home.display());
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let is_xcsh = std::fs::read_link(entry.path().join("exe")).is_ok_and(|exe| exe == bin);
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if is_xcsh && environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+            return pid;
+        }
+    }
+    panic!("no xcsh runs with {wanted}");
+}
+
+/// The children of process `pid` (every thread's).
+fn children_of(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(text.split_whitespace().map(|c| {
+            let stat = std::fs::read_to_string(format!("/proc/{c}/stat")).unwrap_or_default();
+            format!("{c}: {}", stat.trim())
+        }));
+    }
+    out
+}
+
+#[test]
+fn orphans_that_exited_on_their_own_are_reaped_and_xcsh_keeps_no_zombie() {
+    if !support::tmux::tmux_available() {
+        return;
+    }
+    let env = Env::new();
+    // Two orphans reparented to xcsh that exit before the call ends: one in the
+    // call's group, one in a session of its own.
+    let server = MockServer::start(vec![
+        bash_call(
+            "( true & ); ( setsid true & ); sleep 0.3; echo finished",
+            None,
+        ),
+        Reply::sse(openai_text(&["all done"], 10)),
+    ]);
+    let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
+    tmux.line("go");
+    tmux.wait_for("all done", 1);
+    let xcsh = xcsh_of(&env.home());
+    assert_eq!(children_of(xcsh), Vec::<String>::new());
+    let (status, content) = results(&env.only_session()).remove(0);
+    assert_eq!(status, "ok");
+    assert!(
+        !content.contains("left behind"),
+        "nothing was alive: {content}"
+    );
+    tmux.ctrl_d();
+}
