@@ -315,15 +315,29 @@ fn has_unknown_child(fs: &ProcFs, skip: &BTreeSet<libc::pid_t>) -> bool {
     fs.children("self").iter().any(|pid| !skip.contains(pid))
 }
 
-/// Reaps `pid` if it is a child of this process (ECHILD otherwise, at once).
-fn reap(pid: libc::pid_t) {
+/// How long one settlement waits, in all, for the processes it killed to die (a
+/// process in uninterruptible sleep dies only when it wakes; it is then left to the
+/// next scan rather than holding up the call).
+const REAP_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reaps `pid` if it is a child of this process (ECHILD otherwise, at once),
+/// waiting for it to die until `deadline`.
+fn reap(pid: libc::pid_t, deadline: std::time::Instant) {
     let mut status = 0;
     loop {
         // SAFETY: waitpid on one pid writes only `status`.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+        let rc = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if rc != 0 {
+            // Reaped, or not a child (ECHILD); EINTR tries again.
+            if rc > 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return;
+            }
+            continue;
+        }
+        if std::time::Instant::now() >= deadline {
             return;
         }
+        std::thread::sleep(std::time::Duration::from_micros(100));
     }
 }
 
@@ -349,6 +363,7 @@ enum Shells {
 fn end(fs: &ProcFs, whose: &Whose<'_>, shells: Shells) -> Vec<Proc> {
     let _scan = scan_lock();
     let mut killed = Vec::new();
+    let deadline = std::time::Instant::now() + REAP_BOUND;
     for _ in 0..MAX_ROUNDS {
         let skip = match shells {
             Shells::Spare => untouchable(fs),
@@ -364,13 +379,13 @@ fn end(fs: &ProcFs, whose: &Whose<'_>, shells: Shells) -> Vec<Proc> {
             kill(proc.pid);
         }
         for proc in &own {
-            reap(proc.pid);
+            reap(proc.pid, deadline);
         }
         if is_subreaper() {
             let me = std::process::id();
             for proc in procs.iter().filter(|p| p.zombie()) {
                 if u32::try_from(proc.ppid).is_ok_and(|ppid| ppid == me) {
-                    reap(proc.pid);
+                    reap(proc.pid, deadline);
                 }
             }
         }
