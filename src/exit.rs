@@ -27,6 +27,10 @@ pub enum Exit {
     Limit,
     /// 130: interrupted (Ctrl-C), as a shell reports SIGINT.
     Interrupted,
+    /// 143: SIGTERM interrupted it (the run settled and was recorded first).
+    Terminated,
+    /// 129: SIGHUP (its terminal closed) interrupted it, likewise.
+    HungUp,
 }
 
 impl Exit {
@@ -38,6 +42,8 @@ impl Exit {
             Exit::Provider => 3,
             Exit::Limit => 4,
             Exit::Interrupted => 130,
+            Exit::Terminated => 143,
+            Exit::HungUp => 129,
         }
     }
 

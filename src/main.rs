@@ -11,6 +11,7 @@ mod redrive;
 mod replay_cmd;
 mod run;
 mod sessions;
+mod signals;
 mod undo;
 
 use std::process::ExitCode;

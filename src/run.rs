@@ -169,11 +169,21 @@ pub(crate) fn parse_answer(line: &str) -> Option<ApprovalAnswer> {
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
+    // Whatever a tool call detaches is reparented to xcsh, so it dies with the call
+    // (SPEC §21.4).
+    if let Err(e) = xcsh_core::tools::procs::become_subreaper() {
+        eprintln!(
+            "xcsh: cannot become a child subreaper ({e}): processes a bash call detaches from its group may outlive it"
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(run(args))
+    let outcome = runtime.block_on(run(args));
+    // On the way out, whatever a call left is killed (a run that failed included).
+    xcsh_core::tools::procs::end_everything();
+    outcome
 }
 
 /// What a run or an interactive session is made of, resolved from the flags, the
@@ -408,17 +418,31 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         .as_deref()
         .map(user_script::UserScript::load)
         .transpose()?;
+    let mut signals = crate::signals::Signals::new()?;
     let mut handle = run_agent(opts)?;
     let interrupter = handle.interrupter();
     tokio::spawn(async move {
-        // First Ctrl-C stops the running turn; a second one exits at once.
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nxcsh: interrupting (Ctrl-C again to exit now)");
-            interrupter.interrupt();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(i32::from(Exit::Interrupted.code()));
-            }
+        // The first Ctrl-C, SIGTERM or SIGHUP stops the running turn; a second one
+        // exits at once (every tool process killed first).
+        let first = tokio::select! {
+            r = tokio::signal::ctrl_c() => r.ok().map(|()| Exit::Interrupted),
+            t = signals.recv() => Some(t.exit()),
+        };
+        let Some(first) = first else { return };
+        match crate::signals::received() {
+            Some(crate::signals::Termination::Hangup) => crate::signals::detach_terminal(),
+            Some(t) => say(&format!(
+                "\nxcsh: {}: interrupting (again to exit now)",
+                t.name()
+            )),
+            None => eprintln!("\nxcsh: interrupting (Ctrl-C again to exit now)"),
         }
+        interrupter.interrupt();
+        let second = tokio::select! {
+            r = tokio::signal::ctrl_c() => r.ok().map(|()| Exit::Interrupted),
+            t = signals.recv() => Some(t.exit()),
+        };
+        crate::signals::exit_now(second.unwrap_or(first));
     });
 
     let mut stdout = std::io::stdout().lock();
@@ -427,19 +451,31 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let terminal = stdout.is_terminal();
     // Whether stdout is in the middle of a line of streamed text.
     let mut mid_line = false;
+    // Set when output failed after a termination signal (the terminal or the
+    // reader is gone): the run still settles, unseen.
+    let mut mute = false;
     while let Some(event) = handle.events.recv().await {
         if let Some(script) = &mut user_script {
             script.on_event(&event, &handle);
         }
-        if args.json {
-            writeln!(stdout, "{}", serde_json::to_string(&event)?)?;
-            stdout.flush()?;
+        if mute {
             continue;
         }
-        if streaming {
-            render(&mut stdout, &event, &mut mid_line, terminal)?;
-        } else if let Some(line) = notice(&event) {
-            say(&line);
+        let shown = if args.json {
+            writeln!(stdout, "{}", serde_json::to_string(&event)?)
+                .and_then(|()| stdout.flush())
+                .map_err(anyhow::Error::from)
+        } else if streaming {
+            render(&mut stdout, &event, &mut mid_line, terminal)
+        } else {
+            if let Some(line) = notice(&event) {
+                say(&line);
+            }
+            Ok(())
+        };
+        match shown {
+            Err(_) if crate::signals::received().is_some() => mute = true,
+            other => other?,
         }
     }
     if let Some(script) = &user_script {
@@ -449,13 +485,17 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     if args.json {
         let mut value = serde_json::to_value(&result)?;
         value["type"] = "result".into();
-        writeln!(stdout, "{value}")?;
+        crate::signals::unless_signalled(writeln!(stdout, "{value}"))?;
     } else if args.print {
         // Only a completed run has a final answer; any other end says why on stderr
         // and leaves stdout empty (the log keeps whatever text there was).
         if matches!(result.stop_reason, StopReason::Completed) {
             if !result.final_text.is_empty() {
-                writeln!(stdout, "{}", shown(&result.final_text, terminal))?;
+                crate::signals::unless_signalled(writeln!(
+                    stdout,
+                    "{}",
+                    shown(&result.final_text, terminal)
+                ))?;
             }
         } else {
             say(&format!(
@@ -465,7 +505,8 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     say(&format!("session: {}", result.session_path));
-    Ok(Exit::of_run(&result.stop_reason).into())
+    xcsh_core::tools::procs::end_orphans();
+    Ok(crate::signals::exit_after(Exit::of_run(&result.stop_reason)).into())
 }
 
 /// Model text for stdout: neutralized on a terminal, as it came when piped.

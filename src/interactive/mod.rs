@@ -12,12 +12,21 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::run::Setup;
+use crate::signals::{self, Signals};
 
+/// SIGTERM and SIGHUP interrupt a running turn and end the session, with their own
+/// exit code (`signals`); the terminal is given back as it was.
 pub async fn main(setup: Setup, plain: bool) -> Result<ExitCode> {
     let dumb = std::env::var("TERM").map_or(true, |t| t.is_empty() || t == "dumb");
-    if plain || dumb || !std::io::stdout().is_terminal() {
-        plain::main(setup).await
+    let signals = Signals::new()?;
+    let ended = if plain || dumb || !std::io::stdout().is_terminal() {
+        plain::main(setup, signals).await
     } else {
-        tui::main(setup).await
-    }
+        tui::main(setup, signals).await
+    };
+    signals::restore_terminal();
+    Ok(match signals::received() {
+        Some(t) => t.exit().into(),
+        None => ended?,
+    })
 }

@@ -20,6 +20,7 @@ use xcsh_core::runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use super::commands;
 use crate::run::Setup;
 use crate::sessions;
+use crate::signals::{self, Signals, Termination};
 
 /// What the line-editor thread reports.
 enum UiInput {
@@ -113,9 +114,11 @@ struct Ui {
     questions: mpsc::UnboundedReceiver<commands::Question>,
     approver: Arc<commands::ChannelApprover>,
     ctrl_c_once: bool,
+    /// A termination signal came while a turn ran (a second one exits now).
+    signalled: bool,
 }
 
-pub async fn main(setup: Setup) -> Result<ExitCode> {
+pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     println!(
         "xcsh · {} · {} · /help for commands, Ctrl-D to exit",
         setup.provider.name(),
@@ -162,22 +165,29 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         questions,
         approver: Arc::new(commands::ChannelApprover(question_tx)),
         ctrl_c_once: false,
+        signalled: false,
         setup,
     };
     loop {
         let event = match ui.running.as_mut() {
             Some(r) => tokio::select! {
                 biased;
+                t = signals.recv() => Step::Signal(t),
                 Some(i) = input.recv() => Step::Input(i),
                 Some(q) = ui.questions.recv() => Step::Question(q),
                 e = r.handle.events.recv() => Step::Event(e),
             },
-            None => match input.recv().await {
-                Some(i) => Step::Input(i),
-                None => return Ok(ExitCode::SUCCESS),
+            None => tokio::select! {
+                biased;
+                t = signals.recv() => Step::Signal(t),
+                i = input.recv() => match i {
+                    Some(i) => Step::Input(i),
+                    None => return Ok(ExitCode::SUCCESS),
+                },
             },
         };
         let go_on = match event {
+            Step::Signal(t) => ui.on_signal(t),
             Step::Input(i) => ui.on_input(i).await?,
             Step::Question(q) => {
                 ui.ask(q);
@@ -196,6 +206,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
 }
 
 enum Step {
+    Signal(Termination),
     Input(UiInput),
     Question(commands::Question),
     Event(Option<RunEvent>),
@@ -284,6 +295,27 @@ impl Ui {
         }
         self.start(Task::Prompt(text.to_string()))?;
         Ok(true)
+    }
+
+    /// SIGTERM or SIGHUP: the running turn is interrupted and the session ends once
+    /// it settled; a second one (or one while idle) exits now. False to exit.
+    fn on_signal(&mut self, t: Termination) -> bool {
+        if t == Termination::Hangup {
+            signals::detach_terminal();
+        }
+        let Some(r) = &mut self.running else {
+            return false;
+        };
+        if std::mem::replace(&mut self.signalled, true) {
+            signals::exit_now(t.exit());
+        }
+        self.out.line(format!(
+            "[{}: interrupting the turn, then exiting]",
+            t.name()
+        ));
+        r.handle.interrupt();
+        r.exit_after = true;
+        true
     }
 
     fn on_ctrl_c(&mut self) -> bool {
@@ -466,6 +498,7 @@ impl Ui {
             }
             Err(e) => self.out.line(format!("xcsh: the run failed: {e}")),
         }
+        xcsh_core::tools::procs::end_orphans();
         Ok(!running.exit_after)
     }
 

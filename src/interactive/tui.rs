@@ -23,6 +23,7 @@ use xcsh_tui::{Theme, complete, editor, overlay};
 use super::commands;
 use crate::run::Setup;
 use crate::sessions;
+use crate::signals::{self, Signals, Termination};
 
 /// At most one frame per this long (~60 per second).
 const FRAME: Duration = Duration::from_millis(16);
@@ -45,7 +46,7 @@ struct Controller {
     exit: bool,
 }
 
-pub async fn main(setup: Setup) -> Result<ExitCode> {
+pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     let theme = Theme::from_env();
     let history = sessions::home()?.join("history");
     let completer = complete::Completer::new(commands::COMMANDS);
@@ -112,6 +113,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         let step = match c.running.as_mut() {
             Some(r) => tokio::select! {
                 biased;
+                t = signals.recv() => Step::Signal(t),
                 k = keys.recv() => Step::Key(k),
                 Some(q) = questions.recv() => Step::Question(q),
                 e = r.handle.events.recv() => Step::Event(e),
@@ -120,6 +122,7 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
             },
             None => tokio::select! {
                 biased;
+                t = signals.recv() => Step::Signal(t),
                 k = keys.recv() => Step::Key(k),
                 Ok(index) = &mut files, if !files.is_terminated() => Step::Files(index),
                 () = tokio::time::sleep(wait) => Step::Tick,
@@ -127,6 +130,18 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
         };
         let now = c.now();
         match step {
+            Step::Signal(t) => {
+                // The terminal is given back at once; the turn settles unseen.
+                let _ = screen.leave();
+                signals::restore_terminal();
+                if t == Termination::Hangup {
+                    signals::detach_terminal();
+                }
+                if let Some(running) = c.running.take() {
+                    settle(running, &mut questions, &mut signals).await;
+                }
+                return Ok(t.exit().into());
+            }
             Step::Key(None) => break,
             Step::Key(Some(event)) => match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release => {
@@ -174,11 +189,32 @@ pub async fn main(setup: Setup) -> Result<ExitCode> {
 }
 
 enum Step {
+    Signal(Termination),
     Key(Option<Event>),
     Question(commands::Question),
     Event(Option<RunEvent>),
     Files(complete::FileIndex),
     Tick,
+}
+
+/// After a termination signal: interrupts the running turn and waits for it to
+/// settle (questions it asks are denied); a second signal exits now.
+async fn settle(
+    mut running: Running,
+    questions: &mut mpsc::UnboundedReceiver<commands::Question>,
+    signals: &mut Signals,
+) {
+    running.handle.interrupt();
+    loop {
+        tokio::select! {
+            biased;
+            t = signals.recv() => signals::exit_now(t.exit()),
+            Some(q) = questions.recv() => drop(q),
+            e = running.handle.events.recv() => if e.is_none() { break },
+        }
+    }
+    let _ = running.handle.result().await;
+    xcsh_core::tools::procs::end_orphans();
 }
 
 /// What an edit or write would change now: the file's content (for the
@@ -291,6 +327,7 @@ impl Controller {
                 .app
                 .notice(NoticeLevel::Error, format!("the run failed: {e}")),
         }
+        xcsh_core::tools::procs::end_orphans();
         self.app.on_run_end();
         if running.exit_after {
             self.exit = true;

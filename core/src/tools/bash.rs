@@ -2,7 +2,9 @@
 //! in its own process group; a timeout or the cancellation token kills the whole
 //! group (SIGKILL) so no grandchild survives. Its output streams to a
 //! [`ToolProgress`] as it is read (transient; the result is made the same way
-//! without it). Its environment is exactly [`ShellEnv`] (secrets left out).
+//! without it). Its environment is exactly [`ShellEnv`] (secrets left out), plus
+//! the call's marker: when the call settles, every process it left behind, in the
+//! group or not, is killed ([`procs`]).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -16,8 +18,9 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::caps::{CappedLines, Caps};
+use super::procs;
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
-use crate::machine::{ToolOutcome, ToolStatus};
+use crate::machine::{CallId, ToolOutcome, ToolStatus};
 use crate::secrets::ShellEnv;
 
 pub(crate) const NAME: &str = "bash";
@@ -235,7 +238,9 @@ enum End {
     Cancelled,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
+    call: &CallId,
     root: &Path,
     caps: Caps,
     default_timeout: Duration,
@@ -253,19 +258,20 @@ pub(crate) async fn run(
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
     let started = Instant::now();
-    let mut child = match Command::new("bash")
-        .arg("-c")
-        .arg(&args.command)
-        .current_dir(root)
-        .env_clear()
-        .envs(env.vars())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-    {
-        Ok(child) => child,
+    let (mut child, mut procs) = match procs::spawn_marked(
+        Command::new("bash")
+            .arg("-c")
+            .arg(&args.command)
+            .current_dir(root)
+            .env_clear()
+            .envs(env.vars())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0),
+        call,
+    ) {
+        Ok(spawned) => spawned,
         Err(e) => return error(format!("cannot start `bash -c` for `command`: {e}")),
     };
     // A freshly spawned child that has not been waited for always has an id.
@@ -299,13 +305,20 @@ pub(crate) async fn run(
             child.wait().await
         }
     };
+    procs.shell_reaped();
+    if end != End::Exited {
+        // Everything of the call dies now, so the pipes close at once.
+        procs.end();
+    }
     let stdout_abort = stdout.abort_handle();
     let stderr_abort = stderr.abort_handle();
     let mut pipes = Box::pin(async { (stdout.await, stderr.await) });
     let drained = match tokio::time::timeout(PIPE_CLOSE_BOUND, &mut pipes).await {
         Ok(drained) => Some(drained),
         Err(_) if end == End::Exited => {
-            // Background jobs of the command still hold its output: end them.
+            // Background jobs of the command still hold its output: end them (found
+            // and named first, then the group).
+            procs.end();
             guard.kill();
             notes.push(format!(
                 "background processes still held the output {} ms after the shell exited; process group {pgid} was killed",
@@ -330,8 +343,8 @@ pub(crate) async fn run(
             (Drained::default(), Drained::default())
         }
     };
-    // Whatever remains of the group after a normal exit (detached with its own
-    // output) is left alone; after a timeout or a cancel it was killed above.
+    // Whatever the call left behind, in its group or detached, dies with it.
+    notes.extend(procs.finish());
     guard.armed = false;
     let duration = started.elapsed().as_millis();
 
@@ -407,6 +420,7 @@ mod tests {
             timeout_ms: None,
         };
         let outcome = run(
+            &CallId("c1".into()),
             dir.path(),
             Caps::default(),
             DEFAULT_TIMEOUT,

@@ -9,6 +9,7 @@ mod edit;
 mod glob;
 mod grep;
 mod list;
+pub mod procs;
 mod read;
 pub mod standard;
 pub mod testing;

@@ -323,6 +323,7 @@ impl Inner {
             "bash" => match typed(&call.name, value) {
                 Ok(args) => {
                     bash::run(
+                        &call.id,
                         this.workspace.root(),
                         caps,
                         this.options.bash_timeout,
