@@ -60,11 +60,16 @@ pub fn route(config: &RunConfig, grants: &Grants, call: &ToolCall, out: &mut Vec
     if !config.mutating.contains(&call.name) {
         return Route::Dispatch;
     }
+    let always_ask = config
+        .sandbox
+        .as_ref()
+        .is_some_and(|s| s.always_ask.contains(&call.name));
     let (verdict, by) = match config.permissions {
-        Permissions::Yolo => (Verdict::Allow, ApprovedBy::PolicyYolo),
+        Permissions::Yolo if !always_ask => (Verdict::Allow, ApprovedBy::PolicyYolo),
         Permissions::Readonly => (Verdict::Deny, ApprovedBy::PolicyReadonly),
-        Permissions::Ask => match grants.covers(call) {
+        Permissions::Ask | Permissions::Yolo => match grants.covers(call) {
             Some(by) => (Verdict::Allow, by),
+            None if always_ask && unattended(config) => (Verdict::Deny, ApprovedBy::NoOneToAsk),
             None => return Route::Ask,
         },
     };
@@ -92,6 +97,27 @@ pub fn denial(call: &ToolCall, by_user: bool) -> String {
             "denied: this session is read-only (--permissions readonly), so `{}` was not run",
             call.name
         )
+    }
+}
+
+fn unattended(config: &RunConfig) -> bool {
+    config.sandbox.as_ref().is_some_and(|s| s.unattended)
+}
+
+/// The result of a call `route` denied: no one to ask for an always-asked call, else
+/// the read-only policy.
+pub fn policy_denial(config: &RunConfig, call: &ToolCall) -> String {
+    let always_asked = config
+        .sandbox
+        .as_ref()
+        .is_some_and(|s| s.always_ask.contains(&call.name));
+    if always_asked && unattended(config) && config.permissions != Permissions::Readonly {
+        format!(
+            "denied: `{}` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run. Do without it, or tell the user to run this command themselves or to run xcsh on a terminal",
+            call.name
+        )
+    } else {
+        denial(call, false)
     }
 }
 

@@ -19,6 +19,7 @@ use super::caps::{CappedLines, Caps};
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::machine::{ToolOutcome, ToolStatus};
 use crate::secrets::ShellEnv;
+use crate::tools::sandbox::Sandbox;
 
 pub(crate) const NAME: &str = "bash";
 
@@ -38,6 +39,12 @@ prompt). The command runs in its own process group: when the timeout (default 12
 background jobs included. The result gives the exit code, the duration, stdout and stderr \
 (each capped at 2000 lines / 50 KiB; redirect long output to a file and `grep` or `read` it). \
 Use the dedicated tools rather than bash for reading, listing, searching and editing files.";
+
+/// The description of `bash_outside_sandbox` (offered only when the sandbox is on).
+pub(crate) const OUTSIDE_DESCRIPTION: &str = "Run one shell command like `bash`, but outside \
+the sandbox (writes anywhere the user may write, and the network). Every call asks the user \
+for approval, so use it only for a command that failed in `bash` because the sandbox refused \
+it, and say why.";
 
 pub(crate) fn schema() -> Value {
     json!({
@@ -240,6 +247,7 @@ pub(crate) async fn run(
     caps: Caps,
     default_timeout: Duration,
     env: &ShellEnv,
+    sandbox: Option<&std::sync::Arc<Sandbox>>,
     args: Args,
     cancel: CancellationToken,
     progress: ToolProgress,
@@ -253,7 +261,8 @@ pub(crate) async fn run(
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
     let started = Instant::now();
-    let mut child = match Command::new("bash")
+    let mut command = Command::new("bash");
+    command
         .arg("-c")
         .arg(&args.command)
         .current_dir(root)
@@ -262,9 +271,11 @@ pub(crate) async fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-    {
+        .process_group(0);
+    if let Some(sandbox) = sandbox {
+        sandbox.confine(&mut command);
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return error(format!("cannot start `bash -c` for `command`: {e}")),
     };
@@ -380,6 +391,14 @@ pub(crate) async fn run(
         ToolStatus::Ok if code != Some(0) => ToolStatus::Error,
         other => other,
     };
+    let denied = sandbox.filter(|_| status == ToolStatus::Error).and_then(|s| {
+        s.denial_note(&format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.kept),
+            String::from_utf8_lossy(&err.kept)
+        ))
+    });
+    lines.extend(denied);
     ToolOutcome {
         status,
         content: lines.join("\n"),
@@ -411,6 +430,7 @@ mod tests {
             Caps::default(),
             DEFAULT_TIMEOUT,
             &env,
+            None,
             args,
             CancellationToken::new(),
             ToolProgress::none(),

@@ -9,6 +9,7 @@ mod glob;
 mod grep;
 mod list;
 mod read;
+pub mod sandbox;
 pub mod standard;
 pub mod testing;
 pub mod workspace;
@@ -60,6 +61,11 @@ pub trait ToolExecutor: Send + Sync + 'static {
     /// them in the call's `tool_result` entry).
     fn take_file_changes(&self, _id: &CallId) -> Vec<crate::log::FileChange> {
         Vec::new()
+    }
+    /// The sandbox the tools run under, recorded in `RunConfig.sandbox` (with the
+    /// tools that are always asked). `None`: the executor has no sandbox setting.
+    fn sandbox(&self) -> Option<crate::machine::SandboxConfig> {
+        None
     }
 }
 

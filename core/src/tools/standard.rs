@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::caps::Caps;
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
+use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 use super::{bash, edit, glob, grep, list, read, write};
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use crate::provider::BoxFuture;
@@ -43,6 +44,9 @@ pub struct ToolOptions {
     /// default is this process's environment without the secret-named variables
     /// ([`crate::secrets::EnvPolicy`]); the binary builds it from `[shell_env]`.
     pub shell_env: ShellEnv,
+    /// The sandbox of bash and the file tools (§21.6); `off` unless set (the
+    /// binary's default is `workspace-write` where the kernel has it).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for ToolOptions {
@@ -51,6 +55,10 @@ impl Default for ToolOptions {
             caps: Caps::default(),
             bash_timeout: bash::DEFAULT_TIMEOUT,
             shell_env: ShellEnv::default(),
+            sandbox: SandboxPolicy {
+                mode: SandboxMode::Off,
+                network: false,
+            },
         }
     }
 }
@@ -65,6 +73,8 @@ struct Inner {
     options: ToolOptions,
     tools: Vec<Tool>,
     changes: Mutex<BTreeMap<CallId, Vec<FileChange>>>,
+    /// The prepared sandbox of bash calls (`None` with `off`).
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The standard tools over one workspace, for one run (or session): the
@@ -94,7 +104,13 @@ impl StandardTools {
     /// The standard tools with explicit settings.
     pub fn with_options(root: &Path, options: ToolOptions) -> Result<StandardTools, ToolError> {
         let workspace = Workspace::new(root)?;
-        let defs = [
+        let sandbox = match options.sandbox.mode {
+            SandboxMode::Off => None,
+            SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => {
+                Some(Sandbox::new(workspace.root(), options.sandbox)?)
+            }
+        };
+        let mut defs = vec![
             (read::NAME, read::DESCRIPTION, read::schema()),
             (list::NAME, list::DESCRIPTION, list::schema()),
             (grep::NAME, grep::DESCRIPTION, grep::schema()),
@@ -103,6 +119,9 @@ impl StandardTools {
             (write::NAME, write::DESCRIPTION, write::schema()),
             (bash::NAME, bash::DESCRIPTION, bash::schema()),
         ];
+        if sandbox.is_some() {
+            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
+        }
         let mut tools = Vec::with_capacity(defs.len());
         for (name, description, parameters) in defs {
             let validator =
@@ -125,6 +144,7 @@ impl StandardTools {
                 options,
                 tools,
                 changes: Mutex::new(BTreeMap::new()),
+                sandbox,
             }),
         })
     }
@@ -165,7 +185,24 @@ impl ToolExecutor for StandardTools {
     }
 
     fn mutating(&self) -> Vec<String> {
-        MUTATING_TOOLS.iter().map(|n| (*n).to_owned()).collect()
+        let mut names: Vec<String> = MUTATING_TOOLS.iter().map(|n| (*n).to_owned()).collect();
+        if self.inner.sandbox.is_some() {
+            names.push(OUTSIDE_TOOL.to_owned());
+        }
+        names
+    }
+
+    fn sandbox(&self) -> Option<crate::machine::SandboxConfig> {
+        let policy = self.inner.options.sandbox;
+        Some(crate::machine::SandboxConfig {
+            mode: policy.mode,
+            network: policy.network && policy.mode != SandboxMode::Off,
+            always_ask: match self.inner.sandbox {
+                Some(_) => vec![OUTSIDE_TOOL.to_owned()],
+                None => Vec::new(),
+            },
+            unattended: false,
+        })
     }
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
@@ -287,13 +324,14 @@ impl Inner {
         }
         let caps = this.options.caps;
         match call.name.as_str() {
-            "bash" => match typed(&call.name, value) {
+            "bash" | OUTSIDE_TOOL => match typed(&call.name, value) {
                 Ok(args) => {
                     bash::run(
                         this.workspace.root(),
                         caps,
                         this.options.bash_timeout,
                         &this.options.shell_env,
+                        this.sandbox.as_ref().filter(|_| call.name == "bash"),
                         args,
                         cancel,
                         progress,
@@ -304,6 +342,12 @@ impl Inner {
             },
             // Quick and not cancellable once started: the change is made whole or
             // not at all, never reported cancelled while it still lands.
+            "edit" | "write" if this.options.sandbox.mode == SandboxMode::ReadOnly => {
+                error(format!(
+                    "`{}` was not run: the sandbox is read-only (--sandbox read-only), so no file may be changed; tell the user what you would change instead",
+                    call.name
+                ))
+            }
             "edit" | "write" => {
                 let name = call.name.clone();
                 let worker = Arc::clone(&this);
