@@ -25,6 +25,7 @@ fn app() -> App {
             compact_at: 100_000,
             budget: 400_000,
             session_id: Some("0a1b2c3d".into()),
+            sandbox: None,
         },
         Editor::default(),
     )
