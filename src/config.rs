@@ -456,10 +456,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     rows.push((
         "sandbox".into(),
         match why {
-            Some(why) => format!(
-                "off ({} asked, but {why})",
-                effective.sandbox.value.name()
-            ),
+            Some(why) => format!("off ({} asked, but {why})", effective.sandbox.value.name()),
             None => running.mode.name().to_string(),
         },
         effective.sandbox.source.to_string(),

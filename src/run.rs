@@ -15,8 +15,8 @@ use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
-use xcsh_core::tools::testing::TestTools;
 use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
+use xcsh_core::tools::testing::TestTools;
 use xcsh_core::tools::{StandardTools, ToolOptions};
 
 use crate::config;

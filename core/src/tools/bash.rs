@@ -391,13 +391,15 @@ pub(crate) async fn run(
         ToolStatus::Ok if code != Some(0) => ToolStatus::Error,
         other => other,
     };
-    let denied = sandbox.filter(|_| status == ToolStatus::Error).and_then(|s| {
-        s.denial_note(&format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.kept),
-            String::from_utf8_lossy(&err.kept)
-        ))
-    });
+    let denied = sandbox
+        .filter(|_| status == ToolStatus::Error)
+        .and_then(|s| {
+            s.denial_note(&format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.kept),
+                String::from_utf8_lossy(&err.kept)
+            ))
+        });
     lines.extend(denied);
     ToolOutcome {
         status,

@@ -238,7 +238,7 @@ impl Sandbox {
     /// The sentence added to a failed sandboxed call whose output looks like a
     /// denial of the sandbox, or nothing.
     pub fn denial_note(&self, output: &str) -> Option<String> {
-        looks_denied(output).map(|why| {
+        looks_denied(output, self.policy.network).map(|why| {
             let allows = match (self.policy.mode, self.policy.network) {
                 (SandboxMode::ReadOnly, false) => {
                     "it writes nowhere but $TMPDIR and has no network"
@@ -263,17 +263,30 @@ impl Drop for Sandbox {
     }
 }
 
-/// The phrase of `output` that is the mark of a sandbox denial, if any.
-fn looks_denied(output: &str) -> Option<&'static str> {
-    const MARKS: [&str; 6] = [
+/// The phrase of `output` that is the mark of a sandbox denial, if any; with the
+/// network closed, also the marks of a refused connection or name lookup (curl
+/// and the resolvers do not quote the errno).
+fn looks_denied(output: &str, network: bool) -> Option<&'static str> {
+    const MARKS: [&str; 5] = [
         "Operation not permitted",
         "Permission denied",
         "Read-only file system",
         "EPERM",
         "EACCES",
-        "Network is unreachable",
     ];
-    MARKS.into_iter().find(|m| output.contains(m))
+    const NETWORK_MARKS: [&str; 5] = [
+        "Network is unreachable",
+        "Couldn't connect to server",
+        "Could not resolve host",
+        "Temporary failure in name resolution",
+        "Name or service not known",
+    ];
+    let network_marks = if network { &[][..] } else { &NETWORK_MARKS[..] };
+    MARKS
+        .iter()
+        .chain(network_marks)
+        .copied()
+        .find(|m| output.contains(m))
 }
 
 fn check(ret: libc::c_int) -> io::Result<()> {
@@ -320,7 +333,9 @@ fn ruleset(root: &Path, tmp: &Path, policy: SandboxPolicy) -> Result<OwnedFd, Sa
     if policy.mode == SandboxMode::WorkspaceWrite {
         writable.push(root);
     }
-    let mut ruleset = Ruleset::default().handle_access(everything).map_err(rules)?;
+    let mut ruleset = Ruleset::default()
+        .handle_access(everything)
+        .map_err(rules)?;
     if !policy.network {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(TARGET_ABI))
@@ -342,9 +357,8 @@ fn ruleset(root: &Path, tmp: &Path, policy: SandboxPolicy) -> Result<OwnedFd, Sa
             AccessFs::from_file(TARGET_ABI),
         ))
         .map_err(rules)?;
-    Option::<OwnedFd>::from(created).ok_or_else(|| {
-        SandboxError::NoLandlock(io::Error::from_raw_os_error(libc::ENOSYS))
-    })
+    Option::<OwnedFd>::from(created)
+        .ok_or_else(|| SandboxError::NoLandlock(io::Error::from_raw_os_error(libc::ENOSYS)))
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -13,9 +13,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::caps::Caps;
+use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
-use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 use super::{bash, edit, glob, grep, list, read, write};
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use crate::provider::BoxFuture;
@@ -110,33 +110,15 @@ impl StandardTools {
                 Some(Sandbox::new(workspace.root(), options.sandbox)?)
             }
         };
-        let mut defs = vec![
-            (read::NAME, read::DESCRIPTION, read::schema()),
-            (list::NAME, list::DESCRIPTION, list::schema()),
-            (grep::NAME, grep::DESCRIPTION, grep::schema()),
-            (glob::NAME, glob::DESCRIPTION, glob::schema()),
-            (edit::NAME, edit::DESCRIPTION, edit::schema()),
-            (write::NAME, write::DESCRIPTION, write::schema()),
-            (bash::NAME, bash::DESCRIPTION, bash::schema()),
-        ];
-        if sandbox.is_some() {
-            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
-        }
-        let mut tools = Vec::with_capacity(defs.len());
-        for (name, description, parameters) in defs {
+        let specs = Self::specs_of(sandbox.is_some());
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
             let validator =
-                jsonschema::validator_for(&parameters).map_err(|e| ToolError::Schema {
-                    tool: name.to_owned(),
+                jsonschema::validator_for(&spec.parameters).map_err(|e| ToolError::Schema {
+                    tool: spec.name.clone(),
                     message: e.to_string(),
                 })?;
-            tools.push(Tool {
-                spec: ToolSpec {
-                    name: name.to_owned(),
-                    description: description.to_owned(),
-                    parameters,
-                },
-                validator,
-            });
+            tools.push(Tool { spec, validator });
         }
         Ok(StandardTools {
             inner: Arc::new(Inner {
@@ -147,6 +129,30 @@ impl StandardTools {
                 sandbox,
             }),
         })
+    }
+
+    /// The specs of the standard tools: the seven, and `bash_outside_sandbox` when
+    /// `sandboxed` (§21.6).
+    pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
+        let mut defs = vec![
+            (read::NAME, read::DESCRIPTION, read::schema()),
+            (list::NAME, list::DESCRIPTION, list::schema()),
+            (grep::NAME, grep::DESCRIPTION, grep::schema()),
+            (glob::NAME, glob::DESCRIPTION, glob::schema()),
+            (edit::NAME, edit::DESCRIPTION, edit::schema()),
+            (write::NAME, write::DESCRIPTION, write::schema()),
+            (bash::NAME, bash::DESCRIPTION, bash::schema()),
+        ];
+        if sandboxed {
+            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
+        }
+        defs.into_iter()
+            .map(|(name, description, parameters)| ToolSpec {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                parameters,
+            })
+            .collect()
     }
 
     /// The canonical workspace root.

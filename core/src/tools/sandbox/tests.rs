@@ -62,7 +62,10 @@ async fn workspace_write_lets_bash_write_inside_and_in_tmpdir_but_not_outside() 
     )
     .await;
     assert_eq!(inside.status, ToolStatus::Ok, "{}", inside.content);
-    assert_eq!(std::fs::read_to_string(ws.path().join("inside.txt")).unwrap(), "a\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("inside.txt")).unwrap(),
+        "a\n"
+    );
 
     let target = outside.path().join("x");
     let refused = bash(&tools, &format!("touch {}", target.display())).await;
@@ -139,7 +142,9 @@ async fn a_sandboxed_call_runs_as_the_init_of_its_own_pid_namespace_and_its_back
     // `$$` is the shell's pid in its namespace; the detached child holds no pipe.
     let done = bash(
         &tools,
-        &format!("echo pid=$$; setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 & id -u"),
+        &format!(
+            "echo pid=$$; setsid sh -c 'sleep 300; : {marker}' </dev/null >/dev/null 2>&1 & id -u"
+        ),
     )
     .await;
     assert_eq!(done.status, ToolStatus::Ok, "{}", done.content);
@@ -200,12 +205,26 @@ fn the_tcp_and_socket_rules_are_lifted_with_network() {
 #[test]
 fn denial_marks_are_found_in_the_output() {
     assert_eq!(
-        looks_denied("touch: cannot touch '/x': Permission denied"),
+        looks_denied("touch: cannot touch '/x': Permission denied", false),
         Some("Permission denied")
     );
     assert_eq!(
-        looks_denied("PermissionError: [Errno 1] Operation not permitted"),
+        looks_denied("PermissionError: [Errno 1] Operation not permitted", true),
         Some("Operation not permitted")
     );
-    assert_eq!(looks_denied("cargo: could not find `Cargo.toml`"), None);
+    let curl =
+        "curl: (7) Failed to connect to 127.0.0.1 port 80 after 0 ms: Couldn't connect to server";
+    assert_eq!(
+        looks_denied(curl, false),
+        Some("Couldn't connect to server")
+    );
+    assert_eq!(
+        looks_denied(curl, true),
+        None,
+        "with the network open it is not the sandbox"
+    );
+    assert_eq!(
+        looks_denied("cargo: could not find `Cargo.toml`", false),
+        None
+    );
 }
