@@ -242,6 +242,9 @@ enum End {
     Cancelled,
 }
 
+// The call's settings, each from a different owner (the executor's options, its
+// sandbox, the call): a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     root: &Path,
     caps: Caps,

@@ -194,7 +194,18 @@ impl Sandbox {
                 return Err(io::Error::last_os_error());
             }
             if init > 0 {
-                libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+                if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) < 0 {
+                    // Before Linux 5.9: one at a time, up to the descriptor limit.
+                    let mut limit: libc::rlimit = std::mem::zeroed();
+                    let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                        limit.rlim_cur.min(65_536) as libc::c_int
+                    } else {
+                        1024
+                    };
+                    for fd in 0..top {
+                        libc::close(fd);
+                    }
+                }
                 let mut status = 0;
                 while libc::waitpid(init, &mut status, 0) < 0 {
                     if *libc::__errno_location() != libc::EINTR {

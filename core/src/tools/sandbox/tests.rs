@@ -166,10 +166,10 @@ pub(crate) fn processes_with(marker: &str) -> Vec<String> {
         if !name.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmdline).contains(marker) {
-                found.push(name);
-            }
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(marker)
+        {
+            found.push(name);
         }
     }
     found
