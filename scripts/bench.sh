@@ -236,7 +236,7 @@ if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
     echo "bench: divan benchmarks" >&2
     export XCSH_BENCH_DIR=$WORK/divan-sessions
     mkdir -p "$XCSH_BENCH_DIR"
-    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-replay replay" "xcsh-inspect inspect"; do
+    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-core sandbox" "xcsh-replay replay" "xcsh-inspect inspect"; do
         set -- $spec
         echo "## $2" >> "$DIVAN"
         cargo bench -q -p "$1" --bench "$2" 2> /dev/null >> "$DIVAN"
@@ -350,6 +350,9 @@ if bench:
     if "step_2000_deltas" in bench and "step_1_delta" in bench:
         d = (bench["step_2000_deltas"] - bench["step_1_delta"]) / 1999
         row("runtime: per stream delta", f"{d * 1e6:.2f} µs", "", "", "< 2 µs", d < 2e-6)
+    if "bash_bare" in bench and "bash_sandboxed" in bench:
+        b, sb = bench["bash_bare"], bench["bash_sandboxed"]
+        row("bash -c true spawned and waited for, in the sandbox (workspace-write)", f"{sb * 1e3:.2f} ms", f"bare: {b * 1e3:.2f} ms", f"{sb / b:.2f}× bare", "≤ 1.2× bare", sb <= 1.2 * b)
     a, g = per("append_100_fsync_each", 100), per("append_100_group_commit", 100)
     if a is not None and g is not None:
         rows.append(("append: fsync per decision / group commit", f"{a * 1e6:.0f} µs / {g * 1e6:.1f} µs per entry", "", f"{a / g:.0f}×", "", "", ""))
