@@ -40,6 +40,11 @@ background jobs included. The result gives the exit code, the duration, stdout a
 (each capped at 2000 lines / 50 KiB; redirect long output to a file and `grep` or `read` it). \
 Use the dedicated tools rather than bash for reading, listing, searching and editing files.";
 
+/// Added to bash's description when the sandbox is on.
+pub(crate) const SANDBOXED_DESCRIPTION: &str = "It runs in a sandbox: it may write only \
+inside the workspace and $TMPDIR (with --sandbox read-only only $TMPDIR), and has no network \
+unless the user allowed it; a command the sandbox refused says so in its result.";
+
 /// The description of `bash_outside_sandbox` (offered only when the sandbox is on).
 pub(crate) const OUTSIDE_DESCRIPTION: &str = "Run one shell command like `bash`, but outside \
 the sandbox (writes anywhere the user may write, and the network). Every call asks the user \

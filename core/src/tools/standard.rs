@@ -149,7 +149,12 @@ impl StandardTools {
         defs.into_iter()
             .map(|(name, description, parameters)| ToolSpec {
                 name: name.to_owned(),
-                description: description.to_owned(),
+                description: match name {
+                    bash::NAME if sandboxed => {
+                        format!("{description} {}", bash::SANDBOXED_DESCRIPTION)
+                    }
+                    _ => description.to_owned(),
+                },
                 parameters,
             })
             .collect()

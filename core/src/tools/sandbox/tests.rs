@@ -177,6 +177,9 @@ pub(crate) fn processes_with(marker: &str) -> Vec<String> {
 
 #[test]
 fn the_tcp_and_socket_rules_are_lifted_with_network() {
+    if !supported() {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     let with = Sandbox::new(
         ws.path(),
@@ -226,5 +229,48 @@ fn denial_marks_are_found_in_the_output() {
     assert_eq!(
         looks_denied("cargo: could not find `Cargo.toml`", false),
         None
+    );
+}
+
+#[test]
+fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxed() {
+    if !supported() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let on = tools(ws.path(), SandboxMode::WorkspaceWrite, false);
+    let names: Vec<String> = on.specs().into_iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "read",
+            "list",
+            "grep",
+            "glob",
+            "edit",
+            "write",
+            "bash",
+            OUTSIDE_TOOL
+        ]
+    );
+    assert_eq!(
+        on.mutating(),
+        ["edit", "write", "bash", OUTSIDE_TOOL].map(String::from)
+    );
+    let bash = on.specs().into_iter().find(|s| s.name == "bash").unwrap();
+    assert!(
+        bash.description
+            .ends_with("a command the sandbox refused says so in its result.")
+    );
+    let off = tools(ws.path(), SandboxMode::Off, false);
+    assert_eq!(off.specs().len(), 7);
+    assert_eq!(
+        off.sandbox(),
+        Some(crate::machine::SandboxConfig {
+            mode: SandboxMode::Off,
+            network: false,
+            always_ask: Vec::new(),
+            unattended: false,
+        })
     );
 }
