@@ -113,6 +113,36 @@ pub struct Sandbox {
     parent: libc::pid_t,
 }
 
+/// The name of a private temporary directory: `xcsh-sandbox-PID-N`.
+const TMP_PREFIX: &str = "xcsh-sandbox-";
+
+/// Removes the private temporary directories of xcsh processes that are gone (a
+/// killed xcsh cannot remove its own); a directory whose process still runs (or
+/// whose pid was reused) is left alone.
+fn remove_stale_dirs(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TMP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } < 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The counter that makes temporary directory names unique within the process.
 static TMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -121,8 +151,10 @@ impl Sandbox {
     pub fn new(root: &Path, policy: SandboxPolicy) -> Result<Arc<Sandbox>, SandboxError> {
         // SAFETY: getpid, getuid and getgid cannot fail.
         let (parent, uid, gid) = unsafe { (libc::getpid(), libc::getuid(), libc::getgid()) };
-        let tmp = std::env::temp_dir().join(format!(
-            "xcsh-sandbox-{parent}-{}",
+        let base = std::env::temp_dir();
+        remove_stale_dirs(&base);
+        let tmp = base.join(format!(
+            "{TMP_PREFIX}{parent}-{}",
             TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         make_private_dir(&tmp).map_err(|source| SandboxError::TempDir {

@@ -274,3 +274,22 @@ fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxe
         })
     );
 }
+
+#[test]
+fn the_temporary_directory_of_a_gone_xcsh_is_removed_and_a_living_ones_kept() {
+    let base = tempfile::tempdir().unwrap();
+    // No process has pid 2^22 + 1 (above the kernel's pid_max limit).
+    let gone = base.path().join(format!("{TMP_PREFIX}4194305-0"));
+    let living = base
+        .path()
+        .join(format!("{TMP_PREFIX}{}-0", std::process::id()));
+    let other = base.path().join("xcsh-sandbox-notapid");
+    for dir in [&gone, &living, &other] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    std::fs::write(gone.join("f"), "x").unwrap();
+    remove_stale_dirs(base.path());
+    assert!(!gone.exists());
+    assert!(living.exists());
+    assert!(other.exists());
+}
