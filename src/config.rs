@@ -37,7 +37,7 @@ pub struct Layer {
     pub system_prompt: Option<PathBuf>,
     pub max_parallel_tools: Option<usize>,
     pub shell_env: Option<ShellEnvLayer>,
-    /// `read-only`, `workspace-write` or `off` (§21.6).
+    /// `read-only`, `workspace-write` or `off` (§21.7).
     pub sandbox: Option<String>,
     /// Whether sandboxed commands may use the network.
     pub sandbox_network: Option<bool>,
@@ -353,7 +353,7 @@ pub fn parse_sandbox(text: &str) -> Option<SandboxMode> {
 }
 
 /// The sandbox a run gets: the one asked for where the kernel can make it, else
-/// `off` and why not (said once at start, §21.6).
+/// `off` and why not (said once at start, §21.7).
 pub fn effective_sandbox(asked: SandboxPolicy) -> (SandboxPolicy, Option<String>) {
     if asked.mode == SandboxMode::Off {
         return (asked, None);

@@ -118,7 +118,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
         .filter_map(|(id, call)| results.remove(&id).map(|o| (id, (call, o))))
         .collect();
     // The standard tools as the run had them: with `bash_outside_sandbox` when its
-    // sandbox was on (§21.6).
+    // sandbox was on (§21.7).
     let standard = [false, true]
         .into_iter()
         .map(StandardTools::specs_of)

@@ -1,4 +1,4 @@
-//! The sandbox (SPEC.md §21.6) against the real binary: under `workspace-write`
+//! The sandbox (SPEC.md §21.7) against the real binary: under `workspace-write`
 //! bash cannot write outside the workspace or reach a server on 127.0.0.1 but
 //! writes inside; `off` lets all three through; `read-only` writes nowhere;
 //! SIGKILL of xcsh mid-call leaves no process of the call; the call outside the

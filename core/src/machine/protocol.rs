@@ -89,7 +89,7 @@ pub struct RunConfig {
     /// existed, so those replay as they ran.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub estimate_bytes_per_token: u32,
-    /// The tools' sandbox (SPEC.md §21.6); absent for executors without one (and in
+    /// The tools' sandbox (SPEC.md §21.7); absent for executors without one (and in
     /// runs recorded before the sandbox existed, which replay as they ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
@@ -117,7 +117,7 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// What the sandbox lets bash and the file tools do (SPEC.md §21.6).
+/// What the sandbox lets bash and the file tools do (SPEC.md §21.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {

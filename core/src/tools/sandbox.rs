@@ -1,4 +1,4 @@
-//! The bash sandbox (SPEC.md §21.6): a user + PID namespace whose init dies with the
+//! The bash sandbox (SPEC.md §21.7): a user + PID namespace whose init dies with the
 //! call and with xcsh, Landlock (writes only beneath the workspace and a private
 //! temporary directory; no TCP), and a seccomp filter (no socket but `AF_UNIX`, no
 //! io_uring). Everything that allocates is prepared once, in [`Sandbox::new`]; the
@@ -26,7 +26,7 @@ pub const OUTSIDE_TOOL: &str = "bash_outside_sandbox";
 const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// The Landlock ABI the rules are written for (Linux 6.10); newer kernels enforce
-/// them as written, older ones the part they know (best effort, SPEC.md §21.6).
+/// them as written, older ones the part they know (best effort, SPEC.md §21.7).
 const TARGET_ABI: ABI = ABI::V5;
 
 /// What the sandbox allows.
@@ -197,7 +197,7 @@ impl Sandbox {
         command.env("TMPDIR", &self.tmp);
         let this = Arc::clone(self);
         // SAFETY: `enter` makes only async-signal-safe system calls on data prepared
-        // before the fork (SPEC.md §21.6).
+        // before the fork (SPEC.md §21.7).
         unsafe {
             command.pre_exec(move || this.enter());
         }

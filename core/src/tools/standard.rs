@@ -44,7 +44,7 @@ pub struct ToolOptions {
     /// default is this process's environment without the secret-named variables
     /// ([`crate::secrets::EnvPolicy`]); the binary builds it from `[shell_env]`.
     pub shell_env: ShellEnv,
-    /// The sandbox of bash and the file tools (§21.6); `off` unless set (the
+    /// The sandbox of bash and the file tools (§21.7); `off` unless set (the
     /// binary's default is `workspace-write` where the kernel has it).
     pub sandbox: SandboxPolicy,
 }
@@ -132,7 +132,7 @@ impl StandardTools {
     }
 
     /// The specs of the standard tools: the seven, and `bash_outside_sandbox` when
-    /// `sandboxed` (§21.6).
+    /// `sandboxed` (§21.7).
     pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
         let mut defs = vec![
             (read::NAME, read::DESCRIPTION, read::schema()),
