@@ -242,7 +242,7 @@ if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
     echo "bench: divan benchmarks" >&2
     export XCSH_BENCH_DIR=$WORK/divan-sessions
     mkdir -p "$XCSH_BENCH_DIR"
-    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-core bash" "xcsh-replay replay" "xcsh-inspect inspect"; do
+    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-core bash" "xcsh-core sandbox" "xcsh-replay replay" "xcsh-inspect inspect"; do
         set -- $spec
         echo "## $2" >> "$DIVAN"
         cargo bench -q -p "$1" --bench "$2" 2> /dev/null >> "$DIVAN"
@@ -359,6 +359,9 @@ if bench:
     if "bash_tool" in bench and "bare_bash_c" in bench:
         b, t, u = bench["bare_bash_c"], bench["bash_tool"], bench.get("bash_tool_with_an_unknown_child")
         row("bash call `true` (tool) / a bare `bash -c true`", f"{t * 1e3:.2f} ms / {b * 1e3:.2f} ms", f"with an unknown child (scan): {u * 1e3:.2f} ms" if u else "", f"{t / b:.2f}×", "≤ 1.2×", t / b <= 1.2)
+    if "bash_bare" in bench and "bash_sandboxed" in bench:
+        b, sb = bench["bash_bare"], bench["bash_sandboxed"]
+        row("bash -c true spawned and waited for, in the sandbox (workspace-write)", f"{sb * 1e3:.2f} ms", f"bare: {b * 1e3:.2f} ms", f"{sb / b:.2f}× bare", "≤ 1.2× bare", sb <= 1.2 * b)
     a, g = per("append_100_fsync_each", 100), per("append_100_group_commit", 100)
     if a is not None and g is not None:
         rows.append(("append: fsync per decision / group commit", f"{a * 1e6:.0f} µs / {g * 1e6:.1f} µs per entry", "", f"{a / g:.0f}×", "", "", ""))

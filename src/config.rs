@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use xcsh_core::machine::Limits;
 use xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS;
 use xcsh_core::secrets::EnvPolicy;
+use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
 
 use crate::providers::CREDENTIAL_VARS;
 
@@ -36,6 +37,10 @@ pub struct Layer {
     pub system_prompt: Option<PathBuf>,
     pub max_parallel_tools: Option<usize>,
     pub shell_env: Option<ShellEnvLayer>,
+    /// `read-only`, `workspace-write` or `off` (§21.7).
+    pub sandbox: Option<String>,
+    /// Whether sandboxed commands may use the network.
+    pub sandbox_network: Option<bool>,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -65,6 +70,8 @@ pub struct ConfigFile {
     pub system_prompt: Option<PathBuf>,
     pub max_parallel_tools: Option<usize>,
     pub shell_env: Option<ShellEnvLayer>,
+    pub sandbox: Option<String>,
+    pub sandbox_network: Option<bool>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -84,6 +91,8 @@ impl ConfigFile {
             system_prompt: self.system_prompt.clone(),
             max_parallel_tools: self.max_parallel_tools,
             shell_env: self.shell_env.clone(),
+            sandbox: self.sandbox.clone(),
+            sandbox_network: self.sandbox_network,
         }
     }
 }
@@ -133,6 +142,10 @@ pub struct Effective {
     /// `[shell_env] include`, per key like every setting (the nearest layer wins).
     pub shell_env_include: Setting<Vec<String>>,
     pub shell_env_exclude: Setting<Vec<String>>,
+    /// The sandbox mode asked for (`workspace-write` by default); the run uses
+    /// `off` where the kernel cannot sandbox ([`Effective::sandbox_policy`]).
+    pub sandbox: Setting<SandboxMode>,
+    pub sandbox_network: Setting<bool>,
 }
 
 impl Effective {
@@ -143,6 +156,14 @@ impl Effective {
             include: self.shell_env_include.value.clone(),
             exclude: self.shell_env_exclude.value.clone(),
             credential_vars: CREDENTIAL_VARS.iter().map(|v| (*v).to_string()).collect(),
+        }
+    }
+
+    /// The sandbox asked for, as the tools take it (before the kernel's answer).
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            mode: self.sandbox.value,
+            network: self.sandbox_network.value,
         }
     }
 
@@ -274,7 +295,25 @@ pub fn resolve(
     };
     let shell_env_include = globs(|s| s.include.clone());
     let shell_env_exclude = globs(|s| s.exclude.clone());
+    let sandbox = match pick(&layers, |l| l.sandbox.clone()) {
+        None => Setting {
+            value: SandboxMode::WorkspaceWrite,
+            source: Source::Default,
+        },
+        Some(Setting { value, source }) => Setting {
+            value: parse_sandbox(&value).with_context(|| {
+                format!("sandbox = {value:?} ({source}): use read-only, workspace-write or off")
+            })?,
+            source,
+        },
+    };
+    let sandbox_network = pick(&layers, |l| l.sandbox_network).unwrap_or(Setting {
+        value: false,
+        source: Source::Default,
+    });
     Ok(Effective {
+        sandbox,
+        sandbox_network,
         shell_env_include,
         shell_env_exclude,
         provider: pick(&layers, |l| l.provider.clone()),
@@ -302,6 +341,35 @@ pub fn resolve(
     })
 }
 
+/// A sandbox mode as the command line and the config file spell it.
+pub fn parse_sandbox(text: &str) -> Option<SandboxMode> {
+    [
+        SandboxMode::ReadOnly,
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::Off,
+    ]
+    .into_iter()
+    .find(|m| m.name() == text)
+}
+
+/// The sandbox a run gets: the one asked for where the kernel can make it, else
+/// `off` and why not (said once at start, §21.7).
+pub fn effective_sandbox(asked: SandboxPolicy) -> (SandboxPolicy, Option<String>) {
+    if asked.mode == SandboxMode::Off {
+        return (asked, None);
+    }
+    match xcsh_core::tools::sandbox::probe() {
+        Ok(_) => (asked, None),
+        Err(e) => (
+            SandboxPolicy {
+                mode: SandboxMode::Off,
+                network: asked.network,
+            },
+            Some(e.to_string()),
+        ),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// Print the effective configuration as JSON.
@@ -320,6 +388,9 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     if args.json {
         let mut value = serde_json::to_value(&effective)?;
         value["shell_env_removed"] = serde_json::json!(effective.env_policy().removed());
+        let (running, why) = effective_sandbox(effective.sandbox_policy());
+        value["sandbox_effective"] = serde_json::json!(running.mode);
+        value["sandbox_unavailable"] = serde_json::json!(why);
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -381,6 +452,16 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
         list(&effective.shell_env_exclude.value),
         effective.shell_env_exclude.source.to_string(),
     ));
+    let (running, why) = effective_sandbox(effective.sandbox_policy());
+    rows.push((
+        "sandbox".into(),
+        match why {
+            Some(why) => format!("off ({} asked, but {why})", effective.sandbox.value.name()),
+            None => running.mode.name().to_string(),
+        },
+        effective.sandbox.source.to_string(),
+    ));
+    rows.push(num("sandbox_network", &effective.sandbox_network));
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

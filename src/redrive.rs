@@ -39,6 +39,8 @@ struct RecordedTools {
     specs: Vec<ToolSpec>,
     mutating: Vec<String>,
     results: BTreeMap<CallId, (ToolCall, ToolOutcome)>,
+    /// The recorded run's sandbox (its always-asked tools route the same).
+    sandbox: Option<xcsh_core::machine::SandboxConfig>,
 }
 
 impl ToolExecutor for RecordedTools {
@@ -48,6 +50,10 @@ impl ToolExecutor for RecordedTools {
 
     fn mutating(&self) -> Vec<String> {
         self.mutating.clone()
+    }
+
+    fn sandbox(&self) -> Option<xcsh_core::machine::SandboxConfig> {
+        self.sandbox.clone()
     }
 
     fn execute(&self, call: ToolCall, _cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
@@ -111,19 +117,21 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
         .into_iter()
         .filter_map(|(id, call)| results.remove(&id).map(|o| (id, (call, o))))
         .collect();
-    let standard: Vec<String> = StandardTools::new(Path::new("."))
-        .map(|t| t.specs().into_iter().map(|s| s.name).collect())
-        .unwrap_or_default();
-    let (specs, mutating) = if first_config.tools == standard {
-        let t = StandardTools::new(Path::new("."))?;
-        (t.specs(), t.mutating())
-    } else {
-        (TestTools.specs(), TestTools.mutating())
+    // The standard tools as the run had them: with `bash_outside_sandbox` when its
+    // sandbox was on (§21.7).
+    let standard = [false, true]
+        .into_iter()
+        .map(StandardTools::specs_of)
+        .find(|specs| specs.iter().map(|s| &s.name).eq(first_config.tools.iter()));
+    let (specs, mutating) = match standard {
+        Some(specs) => (specs, first_config.mutating.clone()),
+        None => (TestTools.specs(), TestTools.mutating()),
     };
     let tools = Arc::new(RecordedTools {
         specs,
         mutating,
         results,
+        sandbox: first_config.sandbox.clone(),
     });
 
     let cwd = PathBuf::from(&log.header().cwd);

@@ -15,6 +15,7 @@ use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
+use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
 use xcsh_core::tools::testing::TestTools;
 use xcsh_core::tools::{StandardTools, ToolOptions};
 
@@ -87,6 +88,14 @@ pub struct RunArgs {
     /// Use this profile of the config file.
     #[arg(long)]
     profile: Option<String>,
+    /// The sandbox of bash and the file tools: read-only (writes only to a private
+    /// $TMPDIR), workspace-write (also the workspace; the default where the kernel
+    /// can sandbox), off.
+    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace-write", "off"])]
+    sandbox: Option<String>,
+    /// Let sandboxed commands use the network.
+    #[arg(long)]
+    sandbox_network: bool,
     /// Developer-only: scripted steers, follow-ups and interrupts (JSON Lines), each
     /// sent when the run shows a given event; see `run/user_script.rs`.
     #[arg(long, value_name = "FILE", hide = true)]
@@ -204,6 +213,8 @@ pub(crate) struct Setup {
     pub effective: config::Effective,
     /// The secret values kept out of the log (§21.5).
     pub secrets: xcsh_core::secrets::Secrets,
+    /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Setup {
@@ -259,6 +270,8 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         system_prompt: args.system_prompt.clone(),
         max_parallel_tools: args.max_parallel_tools,
         shell_env: None,
+        sandbox: args.sandbox.clone(),
+        sandbox_network: args.sandbox_network.then_some(true),
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -319,7 +332,25 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         None if interactive => Permissions::Ask,
         None => Permissions::Yolo,
     };
+    let sandbox = match args.tools {
+        ToolsArg::Standard => {
+            let (sandbox, why) = config::effective_sandbox(effective.sandbox_policy());
+            if let Some(why) = why {
+                eprintln!(
+                    "xcsh: the sandbox is off: {} was asked ({}), but {why}; bash and the file tools run unconfined (`--sandbox off` or `sandbox = \"off\"` silences this)",
+                    effective.sandbox.value.name(),
+                    effective.sandbox.source
+                );
+            }
+            sandbox
+        }
+        ToolsArg::Test => SandboxPolicy {
+            mode: SandboxMode::Off,
+            network: false,
+        },
+    };
     Ok(Setup {
+        sandbox,
         session,
         limits: effective.limits(),
         system_prompt: instructions::system_prompt(&base, &files),
@@ -331,6 +362,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
                 ToolOptions {
                     shell_env: effective.env_policy().apply(std::env::vars_os()),
                     blobs: Some(crate::undo::store()?),
+                    sandbox,
                     ..ToolOptions::default()
                 },
             )?),
@@ -406,6 +438,12 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
                         "--permissions ask needs a terminal to answer approvals on (stdin is not one); use readonly or yolo"
                     );
                 }
+                Some(Arc::new(TerminalApprover))
+            }
+            // Only `bash_outside_sandbox` is asked under yolo: on a terminal (§18.2).
+            Permissions::Yolo
+                if setup.sandbox.mode != SandboxMode::Off && std::io::stdin().is_terminal() =>
+            {
                 Some(Arc::new(TerminalApprover))
             }
             Permissions::Readonly | Permissions::Yolo => None,

@@ -31,6 +31,7 @@ pub fn config(max_tokens: u64) -> RunConfig {
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
         estimate_bytes_per_token: 0,
+        sandbox: None,
     }
 }
 

@@ -20,6 +20,7 @@ pub fn run_script(script: &str) -> Result<Vec<Decision>, String> {
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
         estimate_bytes_per_token: 0,
+        sandbox: None,
     };
     let mut next_entry = 1u64;
     let mut entry = || {

@@ -136,6 +136,7 @@ fn config(script: &Script) -> RunConfig {
         mutating: vec!["write".into()],
         permissions: script.permissions,
         estimate_bytes_per_token: script.estimate_bytes_per_token,
+        sandbox: None,
     }
 }
 

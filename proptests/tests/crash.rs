@@ -123,6 +123,7 @@ fn one_more_run(rec: &mut Recorder, text: &str) -> Result<(), String> {
         mutating: Vec::new(),
         permissions: Permissions::Yolo,
         estimate_bytes_per_token: 0,
+        sandbox: None,
     };
     rec.record(Record::UserMessage {
         text: text.into(),

@@ -73,6 +73,7 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
         mutating: Vec::new(),
         permissions: xcsh_core::machine::Permissions::Yolo,
         estimate_bytes_per_token: 0,
+        sandbox: None,
     };
     rec.record(Record::UserMessage {
         text: "go".into(),

@@ -76,6 +76,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         compact_at: setup.limits.compact_at_tokens,
         budget: setup.limits.max_tokens,
         session_id: None,
+        sandbox: Some(sandbox_name(setup.sandbox)),
     };
     let (question_tx, mut questions) = mpsc::unbounded_channel();
     let mut c = Controller {
@@ -226,6 +227,15 @@ fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
     let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
     let path = args.get("path")?.as_str()?;
     std::fs::read_to_string(cwd.join(path)).ok()
+}
+
+/// The sandbox as the status line shows it: the mode, `+net` with the network.
+pub(crate) fn sandbox_name(p: xcsh_core::tools::sandbox::SandboxPolicy) -> String {
+    match p.mode {
+        xcsh_core::tools::sandbox::SandboxMode::Off => "off".to_owned(),
+        mode if p.network => format!("{} +net", mode.name()),
+        mode => mode.name().to_owned(),
+    }
 }
 
 fn permissions_name(p: Permissions) -> &'static str {
@@ -636,10 +646,11 @@ impl Controller {
     fn status(&self) -> String {
         let s = &self.setup;
         format!(
-            "provider {} · model {} · permissions {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
+            "provider {} · model {} · permissions {} · sandbox {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
             s.provider.name(),
             s.provider.model(),
             permissions_name(s.permissions),
+            sandbox_name(s.sandbox),
             s.cwd.display(),
             self.session
                 .as_ref()

@@ -98,6 +98,8 @@ pub struct StatusInfo {
     pub compact_at: u64,
     pub budget: u64,
     pub session_id: Option<String>,
+    /// The tools' sandbox (`workspace-write`, `read-only`, `off`), when known.
+    pub sandbox: Option<String>,
 }
 
 /// The app: the live area's state and the history not yet written.

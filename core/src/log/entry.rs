@@ -577,6 +577,7 @@ mod tests {
                 mutating: Vec::new(),
                 permissions: crate::machine::Permissions::Yolo,
                 estimate_bytes_per_token: 0,
+                sandbox: None,
             },
         }));
         roundtrip(Body::Record(Record::Interrupt {}));

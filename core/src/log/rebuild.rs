@@ -227,6 +227,7 @@ mod tests {
                 mutating: Vec::new(),
                 permissions: crate::machine::Permissions::Yolo,
                 estimate_bytes_per_token: 0,
+                sandbox: None,
             };
             self.record(
                 Record::UserMessage {

@@ -510,6 +510,7 @@ pub fn generate_shaped(
         mutating: vec!["edit".into(), "bash".into()],
         permissions: Permissions::Yolo,
         estimate_bytes_per_token: 0,
+        sandbox: None,
     };
     let mut g = Gen {
         rng: Rng::new(opts.seed),

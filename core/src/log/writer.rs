@@ -682,6 +682,7 @@ pub(crate) mod testutil {
             mutating: Vec::new(),
             permissions: crate::machine::Permissions::Yolo,
             estimate_bytes_per_token: 0,
+            sandbox: None,
         }
     }
 

@@ -563,6 +563,7 @@ impl Machine {
             mutating: Vec::new(),
             permissions: Permissions::default(),
             estimate_bytes_per_token: 0,
+            sandbox: None,
         });
         match approval::route(&config, &self.grants, &call, out) {
             approval::Route::Dispatch => self.dispatch(tools, call, out),
@@ -571,7 +572,7 @@ impl Machine {
                 tools.awaiting.push(call);
             }
             approval::Route::Deny => {
-                let content = approval::denial(&call, false);
+                let content = approval::policy_denial(&config, &call);
                 self.synthesize(call, SyntheticReason::Denied, content, out);
             }
         }

@@ -89,6 +89,55 @@ pub struct RunConfig {
     /// existed, so those replay as they ran.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub estimate_bytes_per_token: u32,
+    /// The tools' sandbox (SPEC.md §21.7); absent for executors without one (and in
+    /// runs recorded before the sandbox existed, which replay as they ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxConfig>,
+}
+
+/// The sandbox a run's tools ran under, and the calls it makes the policy ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxConfig {
+    /// The effective mode (`off` also when the kernel cannot sandbox).
+    pub mode: SandboxMode,
+    /// `--sandbox-network`: the sandbox lets the network through.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub network: bool,
+    /// Tools that are asked whatever the policy, `yolo` included
+    /// (`bash_outside_sandbox`); `readonly` still denies them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always_ask: Vec<String>,
+    /// No one can answer a question (a one-shot run without a terminal): an
+    /// always-asked call is denied (`no_one_to_ask`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unattended: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What the sandbox lets bash and the file tools do (SPEC.md §21.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes nowhere but a private temporary directory; `edit` and `write` refused.
+    ReadOnly,
+    /// Writes only beneath the workspace and a private temporary directory.
+    WorkspaceWrite,
+    /// No sandbox.
+    Off,
+}
+
+impl SandboxMode {
+    /// The name as the command line and the config file spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::Off => "off",
+        }
+    }
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -134,6 +183,9 @@ pub enum ApprovedBy {
     PolicyYolo,
     /// `--permissions readonly`.
     PolicyReadonly,
+    /// An always-asked call (§18.2) with no one to ask: a one-shot run without a
+    /// terminal.
+    NoOneToAsk,
     /// An earlier `a`: this tool is allowed for the session.
     ToolGrant,
     /// An earlier `A`: this exact call is allowed for the session.

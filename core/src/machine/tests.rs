@@ -37,6 +37,7 @@ impl Harness {
                 mutating: Vec::new(),
                 permissions: Permissions::Yolo,
                 estimate_bytes_per_token: 0,
+                sandbox: None,
             },
             next_entry: 1,
             out: String::new(),

@@ -124,6 +124,10 @@ impl Owner {
             mutating: opts.tools.mutating(),
             permissions,
             estimate_bytes_per_token: crate::machine::DEFAULT_ESTIMATE_BYTES_PER_TOKEN,
+            sandbox: opts.tools.sandbox().map(|mut sandbox| {
+                sandbox.unattended = opts.approver.is_none();
+                sandbox
+            }),
         };
         Owner {
             machine,

@@ -22,6 +22,7 @@ use super::procs;
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::machine::{CallId, ToolOutcome, ToolStatus};
 use crate::secrets::ShellEnv;
+use crate::tools::sandbox::Sandbox;
 
 pub(crate) const NAME: &str = "bash";
 
@@ -41,6 +42,17 @@ prompt). The command runs in its own process group: when the timeout (default 12
 background jobs included. The result gives the exit code, the duration, stdout and stderr \
 (each capped at 2000 lines / 50 KiB; redirect long output to a file and `grep` or `read` it). \
 Use the dedicated tools rather than bash for reading, listing, searching and editing files.";
+
+/// Added to bash's description when the sandbox is on.
+pub(crate) const SANDBOXED_DESCRIPTION: &str = "It runs in a sandbox: it may write only \
+inside the workspace and $TMPDIR (with --sandbox read-only only $TMPDIR), and has no network \
+unless the user allowed it; a command the sandbox refused says so in its result.";
+
+/// The description of `bash_outside_sandbox` (offered only when the sandbox is on).
+pub(crate) const OUTSIDE_DESCRIPTION: &str = "Run one shell command like `bash`, but outside \
+the sandbox (writes anywhere the user may write, and the network). Every call asks the user \
+for approval, so use it only for a command that failed in `bash` because the sandbox refused \
+it, and say why.";
 
 pub(crate) fn schema() -> Value {
     json!({
@@ -238,6 +250,8 @@ enum End {
     Cancelled,
 }
 
+// The call's settings, each from a different owner (the executor's options, its
+// sandbox, the call): a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     call: &CallId,
@@ -245,6 +259,7 @@ pub(crate) async fn run(
     caps: Caps,
     default_timeout: Duration,
     env: &ShellEnv,
+    sandbox: Option<&std::sync::Arc<Sandbox>>,
     args: Args,
     cancel: CancellationToken,
     progress: ToolProgress,
@@ -258,19 +273,21 @@ pub(crate) async fn run(
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
     let started = Instant::now();
-    let (mut child, mut procs) = match procs::spawn_marked(
-        Command::new("bash")
-            .arg("-c")
-            .arg(&args.command)
-            .current_dir(root)
-            .env_clear()
-            .envs(env.vars())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0),
-        call,
-    ) {
+    let mut command = Command::new("bash");
+    command
+        .arg("-c")
+        .arg(&args.command)
+        .current_dir(root)
+        .env_clear()
+        .envs(env.vars())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(sandbox) = sandbox {
+        sandbox.confine(&mut command);
+    }
+    let (mut child, mut procs) = match procs::spawn_marked(&mut command, call) {
         Ok(spawned) => spawned,
         Err(e) => return error(format!("cannot start `bash -c` for `command`: {e}")),
     };
@@ -393,6 +410,16 @@ pub(crate) async fn run(
         ToolStatus::Ok if code != Some(0) => ToolStatus::Error,
         other => other,
     };
+    let denied = sandbox
+        .filter(|_| status == ToolStatus::Error)
+        .and_then(|s| {
+            s.denial_note(&format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.kept),
+                String::from_utf8_lossy(&err.kept)
+            ))
+        });
+    lines.extend(denied);
     ToolOutcome {
         status,
         content: lines.join("\n"),
@@ -425,6 +452,7 @@ mod tests {
             Caps::default(),
             DEFAULT_TIMEOUT,
             &env,
+            None,
             args,
             CancellationToken::new(),
             ToolProgress::none(),

@@ -11,6 +11,7 @@ mod grep;
 mod list;
 pub mod procs;
 mod read;
+pub mod sandbox;
 pub mod standard;
 pub mod testing;
 pub mod workspace;
@@ -83,6 +84,11 @@ pub trait ToolExecutor: Send + Sync + 'static {
     }
     /// Where this executor keeps before-images, if it keeps any.
     fn before_images(&self) -> Option<blobs::BlobStore> {
+        None
+    }
+    /// The sandbox the tools run under, recorded in `RunConfig.sandbox` (with the
+    /// tools that are always asked). `None`: the executor has no sandbox setting.
+    fn sandbox(&self) -> Option<crate::machine::SandboxConfig> {
         None
     }
 }

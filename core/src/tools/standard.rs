@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::blobs::{BeforeImage, BlobStore, Dispatch};
 use super::caps::Caps;
+use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
 use super::{bash, edit, glob, grep, list, read, write};
@@ -47,6 +48,9 @@ pub struct ToolOptions {
     /// Where `edit` and `write` keep the before-images of the files they change
     /// (§21.6; the binary uses `$XCSH_HOME/blobs`); `None` keeps none.
     pub blobs: Option<BlobStore>,
+    /// The sandbox of bash and the file tools (§21.7); `off` unless set (the
+    /// binary's default is `workspace-write` where the kernel has it).
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for ToolOptions {
@@ -56,6 +60,10 @@ impl Default for ToolOptions {
             bash_timeout: bash::DEFAULT_TIMEOUT,
             shell_env: ShellEnv::default(),
             blobs: None,
+            sandbox: SandboxPolicy {
+                mode: SandboxMode::Off,
+                network: false,
+            },
         }
     }
 }
@@ -70,6 +78,8 @@ struct Inner {
     options: ToolOptions,
     tools: Vec<Tool>,
     changes: Mutex<BTreeMap<CallId, Vec<FileChange>>>,
+    /// The prepared sandbox of bash calls (`None` with `off`).
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The standard tools over one workspace, for one run (or session): the
@@ -99,7 +109,37 @@ impl StandardTools {
     /// The standard tools with explicit settings.
     pub fn with_options(root: &Path, options: ToolOptions) -> Result<StandardTools, ToolError> {
         let workspace = Workspace::new(root)?;
-        let defs = [
+        let sandbox = match options.sandbox.mode {
+            SandboxMode::Off => None,
+            SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => {
+                Some(Sandbox::new(workspace.root(), options.sandbox)?)
+            }
+        };
+        let specs = Self::specs_of(sandbox.is_some());
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let validator =
+                jsonschema::validator_for(&spec.parameters).map_err(|e| ToolError::Schema {
+                    tool: spec.name.clone(),
+                    message: e.to_string(),
+                })?;
+            tools.push(Tool { spec, validator });
+        }
+        Ok(StandardTools {
+            inner: Arc::new(Inner {
+                workspace,
+                options,
+                tools,
+                changes: Mutex::new(BTreeMap::new()),
+                sandbox,
+            }),
+        })
+    }
+
+    /// The specs of the standard tools: the seven, and `bash_outside_sandbox` when
+    /// `sandboxed` (§21.7).
+    pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
+        let mut defs = vec![
             (read::NAME, read::DESCRIPTION, read::schema()),
             (list::NAME, list::DESCRIPTION, list::schema()),
             (grep::NAME, grep::DESCRIPTION, grep::schema()),
@@ -108,30 +148,21 @@ impl StandardTools {
             (write::NAME, write::DESCRIPTION, write::schema()),
             (bash::NAME, bash::DESCRIPTION, bash::schema()),
         ];
-        let mut tools = Vec::with_capacity(defs.len());
-        for (name, description, parameters) in defs {
-            let validator =
-                jsonschema::validator_for(&parameters).map_err(|e| ToolError::Schema {
-                    tool: name.to_owned(),
-                    message: e.to_string(),
-                })?;
-            tools.push(Tool {
-                spec: ToolSpec {
-                    name: name.to_owned(),
-                    description: description.to_owned(),
-                    parameters,
-                },
-                validator,
-            });
+        if sandboxed {
+            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
         }
-        Ok(StandardTools {
-            inner: Arc::new(Inner {
-                workspace,
-                options,
-                tools,
-                changes: Mutex::new(BTreeMap::new()),
-            }),
-        })
+        defs.into_iter()
+            .map(|(name, description, parameters)| ToolSpec {
+                name: name.to_owned(),
+                description: match name {
+                    bash::NAME if sandboxed => {
+                        format!("{description} {}", bash::SANDBOXED_DESCRIPTION)
+                    }
+                    _ => description.to_owned(),
+                },
+                parameters,
+            })
+            .collect()
     }
 
     /// The canonical workspace root.
@@ -170,7 +201,24 @@ impl ToolExecutor for StandardTools {
     }
 
     fn mutating(&self) -> Vec<String> {
-        MUTATING_TOOLS.iter().map(|n| (*n).to_owned()).collect()
+        let mut names: Vec<String> = MUTATING_TOOLS.iter().map(|n| (*n).to_owned()).collect();
+        if self.inner.sandbox.is_some() {
+            names.push(OUTSIDE_TOOL.to_owned());
+        }
+        names
+    }
+
+    fn sandbox(&self) -> Option<crate::machine::SandboxConfig> {
+        let policy = self.inner.options.sandbox;
+        Some(crate::machine::SandboxConfig {
+            mode: policy.mode,
+            network: policy.network && policy.mode != SandboxMode::Off,
+            always_ask: match self.inner.sandbox {
+                Some(_) => vec![OUTSIDE_TOOL.to_owned()],
+                None => Vec::new(),
+            },
+            unattended: false,
+        })
     }
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
@@ -320,7 +368,7 @@ impl Inner {
         }
         let caps = this.options.caps;
         match call.name.as_str() {
-            "bash" => match typed(&call.name, value) {
+            "bash" | OUTSIDE_TOOL => match typed(&call.name, value) {
                 Ok(args) => {
                     bash::run(
                         &call.id,
@@ -328,6 +376,7 @@ impl Inner {
                         caps,
                         this.options.bash_timeout,
                         &this.options.shell_env,
+                        this.sandbox.as_ref().filter(|_| call.name == "bash"),
                         args,
                         cancel,
                         progress,
@@ -338,6 +387,12 @@ impl Inner {
             },
             // Quick and not cancellable once started: the change is made whole or
             // not at all, never reported cancelled while it still lands.
+            "edit" | "write" if this.options.sandbox.mode == SandboxMode::ReadOnly => {
+                error(format!(
+                    "`{}` was not run: the sandbox is read-only (--sandbox read-only), so no file may be changed; tell the user what you would change instead",
+                    call.name
+                ))
+            }
             "edit" | "write" => {
                 let name = call.name.clone();
                 let worker = Arc::clone(&this);

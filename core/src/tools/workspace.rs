@@ -23,6 +23,8 @@ pub enum ToolError {
     RootNotDirectory(PathBuf),
     #[error("the JSON schema of tool `{tool}` does not compile: {message}")]
     Schema { tool: String, message: String },
+    #[error("the sandbox cannot be set up: {0}")]
+    Sandbox(#[from] super::sandbox::SandboxError),
 }
 
 /// Why a path argument was refused, or a write was refused by the ledger. The

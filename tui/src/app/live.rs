@@ -58,7 +58,7 @@ impl App {
             provider: self.info.provider.clone(),
             model: self.info.model.clone(),
             permissions: self.info.permissions,
-            sandbox: None,
+            sandbox: self.info.sandbox.clone(),
             session_id: self.info.session_id.clone().unwrap_or_default(),
             turn: self.turn,
             context_tokens: self.context_tokens,

@@ -25,6 +25,7 @@ fn app() -> App {
             compact_at: 100_000,
             budget: 400_000,
             session_id: Some("0a1b2c3d".into()),
+            sandbox: None,
         },
         Editor::default(),
     )
@@ -342,4 +343,18 @@ fn the_live_area_never_exceeds_its_height_and_keeps_input_and_status() {
         let buf = app.render_live(width, 6, 30);
         assert!(buf.area.height <= 6);
     }
+}
+
+#[test]
+fn the_status_line_shows_the_sandbox_of_the_session() {
+    let mut app = app();
+    app.info_mut().sandbox = Some("workspace-write".into());
+    started(&mut app);
+    expect![[r#"
+
+        › Ask xcsh to do something · / for commands · @ to mention a file
+        openai · gpt-test · ask · sandbox workspace-write · step 1/32 · spent 0/400k · 0.0s · 0a1b2c3d
+        ⏎ steer · Tab queue · ^C stop · ^T transcript
+    "#]]
+    .assert_eq(&live(&mut app, 100, 20, 0));
 }
