@@ -88,6 +88,17 @@ fn results(session: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A test's environment with the sandbox off (`sandbox = "off"` in its config):
+/// these tests hold the containment that works without it (the subreaper, the
+/// marker, the scan). With the sandbox on, a call's PID namespace ends its processes
+/// before any scan could see them; `tests/sandbox.rs` holds that.
+fn unsandboxed() -> Env {
+    let env = Env::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("config.toml"), "sandbox = \"off\"\n").unwrap();
+    env
+}
+
 /// Runs `command` as one bash call (then a text step), returns the output and the
 /// one tool result.
 fn run_call(env: &Env, command: &str) -> (Output, (String, String)) {
@@ -114,7 +125,7 @@ fn left_behind(content: &str) -> &str {
 /// result names it, and it is gone. The command waits until that `sleep` runs
 /// before the shell exits.
 fn assert_one_sleep_killed(command: &str, n: u32) {
-    let env = Env::new();
+    let env = unsandboxed();
     let secs = seconds(n);
     let command = format!(
         "{}\n until pgrep -fx 'sleep {secs}' > /dev/null; do sleep 0.01; done",
@@ -153,7 +164,7 @@ fn a_child_of_a_subshell_that_exited_dies_with_its_call() {
 
 #[test]
 fn a_detached_child_that_ignores_sigterm_and_sighup_dies_with_its_call() {
-    let env = Env::new();
+    let env = unsandboxed();
     let secs = seconds(5);
     let command = format!(
         "setsid bash -c 'trap \"\" TERM HUP; touch trapped; sleep {secs}; echo never' > /dev/null 2>&1 < /dev/null & until [ -e trapped ]; do sleep 0.01; done"
@@ -173,7 +184,7 @@ fn a_detached_child_that_ignores_sigterm_and_sighup_dies_with_its_call() {
 
 #[test]
 fn a_call_that_leaves_nothing_says_nothing_about_leftovers() {
-    let env = Env::new();
+    let env = unsandboxed();
     let (out, (status, content)) = run_call(&env, "sleep 0; echo plain");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(status, "ok");
@@ -183,7 +194,7 @@ fn a_call_that_leaves_nothing_says_nothing_about_leftovers() {
 
 #[test]
 fn a_timed_out_call_kills_its_detached_children_too() {
-    let env = Env::new();
+    let env = unsandboxed();
     let secs = seconds(6);
     let server = MockServer::start(vec![
         bash_call(
@@ -224,7 +235,7 @@ fn two_bash_calls(a: &str, b: &str) -> Reply {
 
 #[test]
 fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone() {
-    let env = Env::new();
+    let env = unsandboxed();
     let (secs_a, secs_b) = (seconds(13), seconds(14));
     // b detaches a sleep, waits until a has settled (a's sleep is gone), then
     // checks that its own sleep still runs; both are killed when their call ends.
@@ -290,7 +301,7 @@ fn start_long_call(env: &Env, server: &MockServer, secs: &str) -> Child {
 /// Sends `signal` to xcsh mid-call: it exits `code`, the log records the
 /// interrupt and the cancelled call, and no process of the call is left.
 fn signal_mid_call(signal: i32, code: i32, n: u32) {
-    let env = Env::new();
+    let env = unsandboxed();
     let secs = seconds(n);
     let server = MockServer::start(vec![
         bash_call(
@@ -350,7 +361,7 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     if !support::tmux::tmux_available() {
         return;
     }
-    let env = Env::new();
+    let env = unsandboxed();
     let secs = seconds(n);
     let server = MockServer::start(vec![
         bash_call(
@@ -454,7 +465,7 @@ fn orphans_that_exited_on_their_own_are_reaped_and_xcsh_keeps_no_zombie() {
     if !support::tmux::tmux_available() {
         return;
     }
-    let env = Env::new();
+    let env = unsandboxed();
     // Two orphans reparented to xcsh that exit before the call ends: one in the
     // call's group, one in a session of its own.
     let server = MockServer::start(vec![
