@@ -3,7 +3,8 @@
 //! writes inside; `off` lets all three through; `read-only` writes nowhere;
 //! SIGKILL of xcsh mid-call leaves no process of the call; the call outside the
 //! sandbox is asked on a terminal, recorded and replayed, and denied with no one to
-//! ask; `xcsh config` shows the mode.
+//! ask; `xcsh config` shows the mode; on a kernel without Landlock (a seccomp filter
+//! makes it look so) xcsh says so once and runs with the sandbox off.
 
 #[path = "support/pty.rs"]
 mod pty;
@@ -189,6 +190,77 @@ fn with_sandbox_off_the_same_commands_all_succeed() {
         })
     );
     env.assert_clean(&session);
+}
+
+/// A seccomp filter for the child about to exec xcsh that makes
+/// `landlock_create_ruleset` (syscall 444 on x86_64 and aarch64) fail with ENOSYS,
+/// as on a kernel built without Landlock; everything else is allowed.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn without_landlock(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    const LD_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let filter = vec![
+        op(LD_ABS, 0, 0, 0), // seccomp_data.nr
+        op(JEQ, 0, 1, 444),
+        op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+        op(RET, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: the closure runs between fork and exec and only makes two system
+    // calls on memory prepared before the fork (`filter` lives in the closure).
+    unsafe {
+        command.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[test]
+fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off() {
+    let env = Env::new();
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let s = script(&env, "bash", &[format!("touch {}/x", outside.display())]);
+    let script_arg = s.to_str().unwrap();
+    let mut command = env.cmd(&[
+        "run", "--tools", "standard", "--script", script_arg, "-p", "go",
+    ]);
+    without_landlock(&mut command);
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said: Vec<&str> = std::str::from_utf8(&out.stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("xcsh: the sandbox is off: workspace-write was asked (default)"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", stderr(&out));
+    assert!(said[0].contains("Landlock"), "{}", said[0]);
+    let session = env.only_session();
+    assert_eq!(outcomes(&session)[0].status, ToolStatus::Ok);
+    assert!(
+        outside.join("x").exists(),
+        "with the sandbox off bash writes outside"
+    );
+    assert_eq!(
+        recorded_sandbox(&session).map(|c| c.mode),
+        Some(SandboxMode::Off)
+    );
 }
 
 #[test]
