@@ -202,7 +202,7 @@ fn without_landlock(command: &mut std::process::Command) {
     const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
     const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
     let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-    let filter = vec![
+    let filter = [
         op(LD_ABS, 0, 0, 0), // seccomp_data.nr
         op(JEQ, 0, 1, 444),
         op(RET, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
