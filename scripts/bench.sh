@@ -80,12 +80,6 @@ rows = [
     ("tui: per stream delta, frames into a 120x40 TestBackend (median)", f"{per * 1e6:.2f} µs", f"push alone {push / n * 1e6:.2f} µs" if push else "", f"{per / (push / n):.0f}× push" if push else "", "≤ 5 µs", "met" if per <= 5e-6 else "missed"),
     ("tui: frames drawn for the stream (≤ 60/s of a 0.5 ms/delta clock)", str(facts.get("frames_drawn", "?")), f"{n} deltas, {facts.get('bytes', 0) / 1e3:.0f} kB", "", "", ""),
 ]
-if facts.get("one_run_cpu_ns") and facts.get("one_run_wall_ns"):
-    cpu, wall = facts["one_run_cpu_ns"] * 1e-9, facts["one_run_wall_ns"] * 1e-9
-    rows.append(("tui: CPU per stream delta, every thread (UI + highlighter), one run", f"{cpu / n * 1e6:.2f} µs", f"wall {wall / n * 1e6:.2f} µs", f"{cpu / wall:.2f} cores", "", ""))
-inline = bench.get("stream_100k_deltas_highlighted_inline")
-if inline:
-    rows.append(("tui: per stream delta, drawn, code highlighted on the UI thread", f"{inline / n * 1e6:.2f} µs", f"off it {per * 1e6:.2f} µs", f"{per / inline:.2f}×", "", ""))
 nodraw, plain = bench.get("stream_100k_deltas_without_drawing"), bench.get("stream_100k_deltas_code_unhighlighted")
 if nodraw:
     rows.append(("tui: per stream delta, the same frames not drawn (take + tail)", f"{nodraw / n * 1e6:.2f} µs", f"drawn {per * 1e6:.2f} µs", f"{nodraw / whole * 100:.0f}% of drawn", "", ""))

@@ -37,36 +37,11 @@ const FRAME_US: u64 = 1_000_000 / 60;
 
 fn main() {
     let deltas = deltas();
-    // One run measured for the CPU it takes on every thread (the UI thread plus the
-    // highlighter thread), beside its wall time: moving syntect off the UI thread
-    // must not hide what it costs.
-    // A first run loads syntect's syntaxes and compiles their patterns.
-    black_box(stream_into_terminal(&deltas));
-    let (cpu0, wall0) = (cpu_ns(), std::time::Instant::now());
     let frames = stream_into_terminal(&deltas);
-    let (cpu, wall) = (cpu_ns().saturating_sub(cpu0), wall0.elapsed().as_nanos());
     println!("frames_drawn {frames}");
-    println!("one_run_cpu_ns {cpu}");
-    println!("one_run_wall_ns {wall}");
     println!("deltas {}", deltas.len());
     println!("bytes {}", deltas.iter().map(String::len).sum::<usize>());
     divan::main();
-}
-
-/// The CPU time of the whole process so far (user + system, every thread), in
-/// nanoseconds, from `/proc/self/stat` (clock ticks of 10 ms; 0 elsewhere).
-fn cpu_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // The fields after the command name, which ends at the last ')'.
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<u64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    // utime and stime, in ticks of 1/100 s (USER_HZ on Linux).
-    fields.iter().sum::<u64>() * 10_000_000
 }
 
 /// A deterministic pseudo-random sequence (a 64-bit LCG), so every run streams the
@@ -166,24 +141,13 @@ fn deltas() -> Vec<String> {
 /// Streams `deltas` as the UI does; returns the number of frames. Without `draw`, a
 /// frame only takes the finished lines and renders the tail (no terminal).
 fn stream_into_terminal(deltas: &[String]) -> usize {
-    stream_frames(deltas, true, Highlighting::OffThread)
+    stream_frames(deltas, true)
 }
 
-/// Where code is highlighted: on the highlighter thread as the UI does it, or on
-/// the one thread (the total work, for a reference).
-#[derive(Clone, Copy)]
-enum Highlighting {
-    OffThread,
-    Inline,
-}
-
-fn stream_frames(deltas: &[String], draw_frames: bool, highlighting: Highlighting) -> usize {
+fn stream_frames(deltas: &[String], draw_frames: bool) -> usize {
     let theme = Theme::COLOR;
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).expect("a test terminal");
-    let mut stream = match highlighting {
-        Highlighting::OffThread => MarkdownStream::off_thread(theme),
-        Highlighting::Inline => MarkdownStream::new(),
-    };
+    let mut stream = MarkdownStream::new();
     let mut frames = 0;
     let mut last_frame = 0;
     let mut draw = move |finished: Vec<Line<'static>>, tail: Vec<Line<'static>>| {
@@ -236,15 +200,7 @@ fn stream_100k_deltas_with_frames(bencher: divan::Bencher) {
 #[divan::bench(sample_count = 5, sample_size = 1)]
 fn stream_100k_deltas_without_drawing(bencher: divan::Bencher) {
     let deltas = deltas();
-    bencher.bench_local(|| stream_frames(&deltas, false, Highlighting::OffThread));
-}
-
-/// The same frames drawn, with code highlighted on the UI thread itself (the whole
-/// work on one thread: what the UI thread did before the highlighter thread).
-#[divan::bench(sample_count = 5, sample_size = 1)]
-fn stream_100k_deltas_highlighted_inline(bencher: divan::Bencher) {
-    let deltas = deltas();
-    bencher.bench_local(|| stream_frames(&deltas, true, Highlighting::Inline));
+    bencher.bench_local(|| stream_frames(&deltas, false));
 }
 
 /// The same answer with its code blocks in a language no highlighter knows, drawn

@@ -128,9 +128,6 @@ pub struct App {
     /// `/clear` asked for a clear screen (the controller's screen does it).
     clear_requested: bool,
     width: u16,
-    /// Code blocks of a streaming message are highlighted on the UI thread (tests
-    /// that snapshot a frame mid-stream); off it otherwise.
-    inline_highlighting: bool,
 }
 
 impl App {
@@ -157,16 +154,7 @@ impl App {
             ctrl_c_armed: false,
             clear_requested: false,
             width: 80,
-            inline_highlighting: false,
         }
-    }
-
-    /// Highlights streamed code on the UI thread, so a frame taken mid-stream is
-    /// the same in every run (tests); the default hands it to the highlighter
-    /// thread ([`MarkdownStream::off_thread`]).
-    pub fn with_inline_highlighting(mut self) -> App {
-        self.inline_highlighting = true;
-        self
     }
 
     pub fn theme(&self) -> Theme {
@@ -221,8 +209,6 @@ impl App {
     /// The lines to write into history now, laid out at `width`.
     pub fn take_history(&mut self, width: u16, now_ms: u64) -> Vec<Line<'static>> {
         self.width = width;
-        // Code lines the highlighter thread finished since the last delta.
-        self.take_stream_blocks(false);
         let mut out = Vec::new();
         for item in std::mem::take(&mut self.queue) {
             match item {
@@ -298,13 +284,8 @@ impl App {
             RunEvent::TextDelta { text, .. } => {
                 self.retry = None;
                 self.end_reasoning();
-                let (inline, theme) = (self.inline_highlighting, self.theme);
                 let stream = self.stream.get_or_insert_with(|| LiveStream {
-                    markdown: if inline {
-                        MarkdownStream::new()
-                    } else {
-                        MarkdownStream::off_thread(theme)
-                    },
+                    markdown: MarkdownStream::new(),
                     started: false,
                 });
                 stream.markdown.push(&text);

@@ -20,9 +20,6 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use crate::Theme;
 use crate::theme::Role;
 
-mod worker;
-pub use worker::AsyncBlock;
-
 /// The highlighter's theme, from syntect's default themes.
 const THEME_NAME: &str = "base16-ocean.dark";
 

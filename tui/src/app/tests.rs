@@ -29,7 +29,6 @@ fn app() -> App {
         },
         Editor::default(),
     )
-    .with_inline_highlighting()
 }
 
 fn started(app: &mut App) {

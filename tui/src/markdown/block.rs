@@ -8,7 +8,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::table::Table;
 use crate::Theme;
-use crate::highlight::{AsyncBlock, CodeHighlighter};
+use crate::highlight::CodeHighlighter;
 use crate::text::{break_with_indent, width_of, wrap_with_indent};
 use crate::theme::Role;
 
@@ -23,8 +23,6 @@ pub(super) struct CodeBlock {
     /// The language shown on the opening fence; `None` for an indented block.
     fence: Option<String>,
     highlighter: CodeHighlighter,
-    /// Highlighted on the worker thread instead (a streamed top-level fence).
-    worker: Option<AsyncBlock>,
 }
 
 impl CodeBlock {
@@ -38,44 +36,6 @@ impl CodeBlock {
         CodeBlock {
             fence: Some(neutral(lang)),
             highlighter: CodeHighlighter::new(lang),
-            worker: None,
-        }
-    }
-
-    /// A fenced block whose lines are highlighted on the worker thread with `theme`
-    /// as they are [`submit`](Self::submit)ted (inline if no worker can start).
-    pub(super) fn fenced_off_thread(info: &str, theme: Theme) -> CodeBlock {
-        let mut block = CodeBlock::fenced(info);
-        let lang = info
-            .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
-            .find(|w| !w.is_empty())
-            .unwrap_or("")
-            .trim_start_matches('.');
-        block.worker = AsyncBlock::new(lang, theme);
-        block
-    }
-
-    /// Whether its lines are highlighted on the worker.
-    pub(super) fn off_thread(&self) -> bool {
-        self.worker.is_some()
-    }
-
-    /// Hands the block's next complete code line to the worker (nothing inline).
-    pub(super) fn submit(&self, text: &str) {
-        if let Some(worker) = &self.worker {
-            worker.submit(text);
-        }
-    }
-
-    /// Code line `k` (counted from the block's first), once the worker has it.
-    pub(super) fn ready_line(&self, k: usize) -> Option<Line<'static>> {
-        self.worker.as_ref()?.ready(k).map(Line::from)
-    }
-
-    /// Waits for the worker to finish every line submitted.
-    pub(super) fn wait(&self) {
-        if let Some(worker) = &self.worker {
-            worker.wait();
         }
     }
 
@@ -83,7 +43,6 @@ impl CodeBlock {
         CodeBlock {
             fence: None,
             highlighter: CodeHighlighter::new(""),
-            worker: None,
         }
     }
 

@@ -43,9 +43,6 @@ pub struct MarkdownStream {
     /// Bumped by every take, for the tail's cache.
     generation: u64,
     tail_cache: RefCell<Option<TailCache>>,
-    /// Top-level code blocks are highlighted on the worker thread with this theme
-    /// ([`MarkdownStream::off_thread`]); inline when `None`.
-    worker: Option<Theme>,
 }
 
 #[derive(Debug)]
@@ -70,8 +67,6 @@ struct Fence {
     header_taken: bool,
     /// The start of the first code line not taken yet.
     next_line: usize,
-    /// How many code lines were taken (the index of the next in the worker's list).
-    taken: usize,
     /// The start of its closing fence line, once seen.
     close: Option<usize>,
 }
@@ -79,30 +74,6 @@ struct Fence {
 impl MarkdownStream {
     pub fn new() -> MarkdownStream {
         MarkdownStream::default()
-    }
-
-    /// A stream whose top-level code blocks are highlighted on the highlighter
-    /// thread (`highlight::AsyncBlock`) with `theme`, as the terminal UI streams
-    /// them: a complete code line is handed over as soon as `push` sees it, drawn
-    /// plain in the tail until its spans are back, and taken (`take_finished`)
-    /// highlighted, in order. `finish` waits for the rest, so the lines taken are
-    /// the same as [`MarkdownStream::new`]'s.
-    pub fn off_thread(theme: Theme) -> MarkdownStream {
-        MarkdownStream {
-            worker: Some(theme),
-            ..MarkdownStream::default()
-        }
-    }
-
-    /// Waits until the worker has highlighted every code line handed over so far,
-    /// so that the next `take_finished` takes all complete lines (for tests and
-    /// benchmarks that want a deterministic frame).
-    pub fn wait_highlighted(&self) {
-        for chunk in &self.chunks {
-            if let Some(fence) = &chunk.fence {
-                fence.block.wait();
-            }
-        }
     }
 
     /// The message's text so far.
@@ -157,18 +128,7 @@ impl MarkdownStream {
     fn scan_line(&mut self, start: usize, end: usize) {
         let text = self.source[start..end].trim_end_matches(['\n', '\r']);
         match self.scanner.line(text) {
-            Cut::None => {
-                // A code line of the streaming top-level fence: to the worker now.
-                if let Some(Chunk {
-                    fence: Some(f),
-                    end: None,
-                    ..
-                }) = self.chunks.back()
-                    && f.close.is_none()
-                {
-                    f.block.submit(text);
-                }
-            }
+            Cut::None => {}
             Cut::Before => self.cut(start),
             Cut::Around => {
                 self.cut(start);
@@ -179,13 +139,9 @@ impl MarkdownStream {
                 self.cut(start);
                 if let Some(last) = self.chunks.back_mut() {
                     last.fence = Some(Fence {
-                        block: match self.worker {
-                            Some(theme) => CodeBlock::fenced_off_thread(&info, theme),
-                            None => CodeBlock::fenced(&info),
-                        },
+                        block: CodeBlock::fenced(&info),
                         header_taken: false,
                         next_line: end,
-                        taken: 0,
                         close: None,
                     });
                 }
@@ -206,16 +162,7 @@ impl MarkdownStream {
     pub fn take_finished(&mut self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         while let Some(chunk) = self.chunks.front_mut() {
-            // A code block that is closed is waited for (the highlighter thread
-            // has at most the lines it was handed since the last frame left): so
-            // the text after it never piles up in the tail, re-rendered each frame.
-            if chunk.end.is_some()
-                && let Some(fence) = &chunk.fence
-            {
-                fence.block.wait();
-            }
-            let (lines, complete) =
-                chunk_lines(chunk, &self.source, self.scanned, width, theme, Mode::Take);
+            let lines = chunk_lines(chunk, &self.source, self.scanned, width, theme, Mode::Take);
             if !lines.is_empty() {
                 if !chunk.started && self.taken_any {
                     out.push(Line::default());
@@ -225,7 +172,7 @@ impl MarkdownStream {
                 out.extend(lines);
                 self.generation += 1;
             }
-            if chunk.end.is_none() || !complete {
+            if chunk.end.is_none() {
                 break;
             }
             self.chunks.pop_front();
@@ -252,7 +199,7 @@ impl MarkdownStream {
                 fence: chunk.fence.clone(),
                 started: chunk.started,
             };
-            let (lines, _) = chunk_lines(
+            let lines = chunk_lines(
                 &mut chunk,
                 &self.source,
                 self.scanned,
@@ -287,14 +234,9 @@ impl MarkdownStream {
         if let Some(last) = self.chunks.back_mut() {
             last.end = Some(len);
         }
-        // Every chunk is closed now: taking them all (their code highlighted) is
-        // the final rendering.
-        self.wait_highlighted();
+        // Every chunk is closed now: taking them all is the final rendering.
         let out = self.take_finished(width, theme);
-        *self = MarkdownStream {
-            worker: self.worker,
-            ..MarkdownStream::default()
-        };
+        *self = MarkdownStream::new();
         out
     }
 }
@@ -308,8 +250,6 @@ enum Mode {
 }
 
 /// The lines of `chunk` not taken yet that `mode` gives; advances a fence's progress.
-/// The flag says whether everything of the chunk there is to take now was given (not
-/// so while a line of a closed fence is still on the worker).
 fn chunk_lines(
     chunk: &mut Chunk,
     source: &str,
@@ -317,14 +257,13 @@ fn chunk_lines(
     width: u16,
     theme: &Theme,
     mode: Mode,
-) -> (Vec<Line<'static>>, bool) {
+) -> Vec<Line<'static>> {
     let Some(fence) = &mut chunk.fence else {
-        let lines = match (chunk.end, mode) {
+        return match (chunk.end, mode) {
             (Some(end), _) => render_chunk(&source[chunk.start..end], width, theme, true),
             (None, Mode::Take) => Vec::new(),
             (None, Mode::Peek) => render_chunk(&source[chunk.start..], width, theme, false),
         };
-        return (lines, true);
     };
     let mut out = Vec::new();
     if !fence.header_taken {
@@ -339,31 +278,12 @@ fn chunk_lines(
         .or(chunk.end)
         .unwrap_or(scanned)
         .max(fence.next_line);
-    let mut complete = true;
-    for raw in source[fence.next_line..code_end].split_inclusive('\n') {
-        let text = raw.trim_end_matches(['\n', '\r']);
-        let line = if !fence.block.off_thread() {
-            fence.block.line(text, theme)
-        } else if let Some(line) = complete
-            .then(|| fence.block.ready_line(fence.taken))
-            .flatten()
-        {
-            line
-        } else {
-            // Still on the worker: not taken yet; the tail shows it plain.
-            complete = false;
-            if mode == Mode::Take {
-                break;
-            }
-            out.extend(break_at_width(&fence.block.plain_line(text, theme), width));
-            continue;
-        };
+    for line in source[fence.next_line..code_end].split_inclusive('\n') {
+        let line = fence.block.line(line.trim_end_matches(['\n', '\r']), theme);
         out.extend(break_at_width(&line, width));
-        fence.next_line += raw.len();
-        fence.taken += 1;
     }
+    fence.next_line = code_end;
     match (chunk.end, mode) {
-        (Some(_), Mode::Take) if !complete => {}
         (Some(_), _) => {
             if let Some(footer) = fence.block.footer(theme) {
                 out.extend(break_at_width(&footer, width));
@@ -378,7 +298,7 @@ fn chunk_lines(
             }
         }
     }
-    (out, complete)
+    out
 }
 
 /// What a complete line means for the chunks.

@@ -25,16 +25,7 @@ fn text(lines: &[Line<'static>]) -> Vec<String> {
 /// Pushes `doc` in deltas of the given sizes (cycled), taking finished lines after
 /// every `take_every` deltas, and returns every line taken plus those of `finish`.
 fn streamed(doc: &str, sizes: &[usize], take_every: usize, width: u16) -> Vec<Line<'static>> {
-    streamed_in(MarkdownStream::new(), doc, sizes, take_every, width)
-}
-
-fn streamed_in(
-    mut stream: MarkdownStream,
-    doc: &str,
-    sizes: &[usize],
-    take_every: usize,
-    width: u16,
-) -> Vec<Line<'static>> {
+    let mut stream = MarkdownStream::new();
     let mut out = Vec::new();
     let chars: Vec<char> = doc.chars().collect();
     let mut i = 0;
@@ -79,46 +70,6 @@ fn any_split_into_deltas_gives_the_lines_of_the_whole_message() {
                 assert_eq!(lines, whole, "doc {doc:?} split at {split}");
             }
         }
-    }
-}
-
-#[test]
-fn highlighting_off_the_ui_thread_takes_the_same_lines_whatever_the_timing() {
-    // However far the highlighter thread lags, the lines taken while streaming plus
-    // those of `finish` are the whole message's, in order.
-    for doc in DOCS {
-        let whole = render(doc, 40, &Theme::COLOR);
-        for sizes in [&[1][..], &[3, 7], &[64]] {
-            for take_every in [1, 5] {
-                let stream = MarkdownStream::off_thread(Theme::COLOR);
-                assert_eq!(
-                    streamed_in(stream, doc, sizes, take_every, 40),
-                    whole,
-                    "doc {doc:?} sizes {sizes:?} every {take_every}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn once_the_highlighter_thread_caught_up_every_complete_code_line_is_taken() {
-    let mut inline = MarkdownStream::new();
-    let mut off = MarkdownStream::off_thread(Theme::COLOR);
-    for delta in [
-        "Intro.\n\n```rust\nfn main() {\n",
-        "    let x = 1;\n    let y",
-        " = 2;\n}\n",
-    ] {
-        inline.push(delta);
-        off.push(delta);
-        off.wait_highlighted();
-        assert_eq!(
-            off.take_finished(40, &Theme::COLOR),
-            inline.take_finished(40, &Theme::COLOR),
-            "after {delta:?}"
-        );
-        assert_eq!(off.tail(40, &Theme::COLOR), inline.tail(40, &Theme::COLOR));
     }
 }
 
