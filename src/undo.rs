@@ -74,21 +74,45 @@ enum Expect {
     Interrupted(ManifestFile),
 }
 
-/// Reverts the file changes of the last run on the branch of the session at `path`.
-/// Refuses, changing nothing, when a file differs from what the run left. A run the
-/// previous process left unfinished is settled first, as the next run would
-/// (§12.8); the calls it interrupted are put back from their before-images.
-pub fn undo_last_run(path: &Path) -> Result<Undone> {
-    // Opened as a run opens it: a run the previous process left open is settled
-    // first, its unwritten decisions recorded (§12.8); then the whole log is read.
+/// A session opened for an undo, with its whole log.
+struct Opened {
+    writer: SessionWriter,
+    machine: xcsh_core::machine::Machine,
+    leaf: EntryId,
+    log: xcsh_core::log::SessionLog,
+}
+
+/// Opens the session at `path` as a run opens it: a run the previous process left
+/// open is settled first, its unwritten decisions recorded (§12.8); then the whole
+/// log is read.
+fn open_settled(path: &Path) -> Result<Opened> {
     let Reopened {
         mut writer,
-        mut machine,
+        machine,
         leaf,
         ..
     } = reopen_at_leaf(path)?;
     writer.sync()?;
     let log = xcsh_core::log::read_session(path)?;
+    Ok(Opened {
+        writer,
+        machine,
+        leaf,
+        log,
+    })
+}
+
+/// Reverts the file changes of the last run on the branch of the session at `path`.
+/// Refuses, changing nothing, when a file differs from what the run left. A run the
+/// previous process left unfinished is settled first, as the next run would
+/// (§12.8); the calls it interrupted are put back from their before-images.
+pub fn undo_last_run(path: &Path) -> Result<Undone> {
+    let Opened {
+        mut writer,
+        mut machine,
+        leaf,
+        log,
+    } = open_settled(path)?;
     let branch = Dag::from_log(&log).path_to_root(leaf)?;
     let entries: Vec<_> = branch.iter().filter_map(|id| log.get(*id)).collect();
     let Some(start) = entries
@@ -243,15 +267,12 @@ fn record_undo(
 /// when each is still its saved original or the call's content, and records `undo`
 /// (its `run`: the run of the call). A run left open is settled first (§12.8).
 pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
-    // Opened as a run opens it (a run left open is settled first), then read whole.
-    let Reopened {
+    let Opened {
         mut writer,
         mut machine,
         leaf,
-        ..
-    } = reopen_at_leaf(path)?;
-    writer.sync()?;
-    let log = xcsh_core::log::read_session(path)?;
+        log,
+    } = open_settled(path)?;
     let Some(dispatched) = log.get(entry) else {
         return Err(log.no_entry(entry).into());
     };
