@@ -184,7 +184,7 @@ fn fork_copies_a_branch_that_a_run_can_continue_and_label_names_an_entry() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "xcsh: error: cannot fork at entry 5: it is inside a run (2 tool call(s) of step 1 unsettled); fork at a settled boundary instead: entry 0 (the session start) or entry 10 (where this run finished)\n"
+        "xcsh: error: cannot fork at entry 5: it is inside a run (2 tool call(s) of step 1 running); fork at a settled boundary instead: entry 0 (the session start) or entry 10 (where this run finished)\n"
     );
     let forked = env.dir.path().join("forked.jsonl");
     let msg = env.ok(&["fork", s, "#10", "-o", forked.to_str().unwrap()]);

@@ -3,6 +3,7 @@
 
 pub mod log;
 pub mod machine;
+pub mod ports;
 pub mod provider;
 pub mod runtime;
 pub mod secrets;

@@ -4,14 +4,11 @@ use std::path::PathBuf;
 
 use xcsh_core::log::LogError;
 use xcsh_core::machine::EntryId;
-use xcsh_core::runtime::RuntimeError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
     #[error(transparent)]
     Log(#[from] LogError),
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
     /// An operating-system error on this file.
     #[error("{}: {source}", path.display())]
     Io {
@@ -23,13 +20,10 @@ pub enum InspectError {
     NoSuchEntry { path: PathBuf, id: EntryId },
     /// A fork at an entry inside a run.
     #[error(
-        "cannot fork at entry {entry}: it is inside a run ({phase}); fork at a settled boundary instead: {suggestion}"
+        "cannot fork at entry {}: it is inside a run ({}); fork at a settled boundary instead: {}",
+        .0.entry, .0.phase, .0.suggestion
     )]
-    NotABoundary {
-        entry: EntryId,
-        phase: String,
-        suggestion: String,
-    },
+    NotABoundary(xcsh_core::log::machine_at::Unsettled),
     /// The output file of a fork or export exists already.
     #[error("{} exists already; choose another path with -o", path.display())]
     Exists { path: PathBuf },

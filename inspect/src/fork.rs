@@ -18,11 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use xcsh_core::log::{
-    Body, Dag, Entry, Record, SessionLog, SessionWriter, TornTail, entry_decision, read_session,
-};
-use xcsh_core::machine::{Decision, EntryId, Phase};
-use xcsh_core::runtime::rebuild_machine;
+use xcsh_core::log::machine_at::settled_boundary;
+use xcsh_core::log::{Body, Dag, Entry, Record, SessionWriter, TornTail, read_session};
+use xcsh_core::machine::EntryId;
 
 use crate::error::InspectError;
 
@@ -62,7 +60,7 @@ pub fn fork(
     let bytes = std::fs::read(source).map_err(|e| InspectError::io(source, e))?;
     let log = read_session(source)?;
     let target = log.get(at).ok_or_else(|| log.no_entry(at))?;
-    settled_boundary(&log, at)?;
+    settled_boundary(&log, at)?.map_err(InspectError::NotABoundary)?;
     let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let path = Dag::from_log(&log).path_to_root(at)?;
     let mut text = Vec::with_capacity(bytes.len());
@@ -106,64 +104,6 @@ pub fn fork(
         copied: path.len(),
         label: label_id,
         label_name,
-    })
-}
-
-/// Refuses an entry that is not a settled boundary of its branch, naming one.
-fn settled_boundary(log: &SessionLog, at: EntryId) -> Result<(), InspectError> {
-    let (machine, boundary) = rebuild_machine(log, at)?;
-    if boundary == Some(at) {
-        return Ok(());
-    }
-    let phase = match machine.phase() {
-        Phase::Streaming(s) => format!("step {} streaming", s.step),
-        Phase::RunningTools(t) => format!(
-            "{} tool call(s) of step {} unsettled",
-            t.pending.len() + t.awaiting.len(),
-            t.step
-        ),
-        Phase::Compacting(_) => "compacting".into(),
-        Phase::Idle | Phase::Finished(_) => "the decisions it led to come after it".into(),
-    };
-    let before = match boundary {
-        Some(b) if b != EntryId(0) => format!("entry {b} (the end of the previous run)"),
-        Some(_) | None => "entry 0 (the session start)".to_string(),
-    };
-    let suggestion = match run_end_after(log, at) {
-        Some(end) => format!("{before} or entry {end} (where this run finished)"),
-        None => before,
-    };
-    Err(InspectError::NotABoundary {
-        entry: at,
-        phase,
-        suggestion,
-    })
-}
-
-/// The first `run_finished` after `at` on a branch through it (the recorded leaf's
-/// branch if `at` is on it, else following the first child).
-fn run_end_after(log: &SessionLog, at: EntryId) -> Option<EntryId> {
-    let dag = Dag::from_log(log);
-    let on_leaf = dag
-        .path_to_root(log.leaf())
-        .ok()
-        .filter(|p| p.contains(&at));
-    let after: Vec<EntryId> = match on_leaf {
-        Some(p) => p.into_iter().skip_while(|id| *id != at).collect(),
-        None => {
-            let mut v = vec![at];
-            let mut cur = at;
-            while let Some(&next) = dag.children(cur).first() {
-                v.push(next);
-                cur = next;
-            }
-            v
-        }
-    };
-    after.into_iter().find(|id| {
-        log.get(*id)
-            .and_then(entry_decision)
-            .is_some_and(|d| matches!(d, Decision::RunFinished { .. }))
     })
 }
 
@@ -278,7 +218,7 @@ mod tests {
         let err = fork(&log.path, EntryId(6), "abc", &out, testkit::t0()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cannot fork at entry 6: it is inside a run (2 tool call(s) of step 1 unsettled); fork at a settled boundary instead: entry 0 (the session start) or entry 16 (where this run finished)"
+            "cannot fork at entry 6: it is inside a run (2 tool call(s) of step 1 running); fork at a settled boundary instead: entry 0 (the session start) or entry 16 (where this run finished)"
         );
         let err = fork(&log.path, EntryId(2), "abc", &out, testkit::t0()).unwrap_err();
         assert!(err.to_string().contains("(step 1 streaming)"), "{err}");

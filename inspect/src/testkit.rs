@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use xcsh_core::log::machine_at::rebuild_machine;
 use xcsh_core::log::{
     Body, Entry, EntryHash, Record, Recorder, SessionHeader, SessionLog, SessionWriter, StepRecord,
     TimedEvent, ToolResultRecord, read_session,
@@ -13,7 +14,6 @@ use xcsh_core::machine::{
     Assembled, CallId, Decision, Effect, EntryId, FinishReason, Limits, Permissions, RunConfig,
     StepNo, StepOutcome, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
 };
-use xcsh_core::runtime::rebuild_machine;
 
 pub fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")

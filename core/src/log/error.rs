@@ -88,6 +88,12 @@ pub enum LogError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Continuing from an entry inside a run (`--at`, `/at`).
+    #[error(
+        "entry {} is inside a run ({}); continue from a settled boundary instead: {}",
+        .0.entry, .0.phase, .0.suggestion
+    )]
+    NotABoundary(super::machine_at::Unsettled),
     /// A lookup named an entry the session does not hold.
     #[error("{}: there is no entry {id}", path.display())]
     UnknownEntry { path: PathBuf, id: EntryId },

@@ -6,6 +6,7 @@ mod dag;
 mod entry;
 mod error;
 pub mod index;
+pub mod machine_at;
 mod naming;
 pub mod parallel;
 mod reader;

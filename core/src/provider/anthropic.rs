@@ -738,7 +738,7 @@ impl Provider for AnthropicProvider {
 mod tests {
     use super::*;
     use crate::machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
-    use crate::tools::ToolSpec;
+    use crate::ports::ToolSpec;
     use expect_test::expect;
 
     fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {

@@ -716,7 +716,7 @@ impl Provider for OpenAiProvider {
 pub(crate) mod tests {
     use super::*;
     use crate::machine::{Assembler, ToolCall, UserOrigin};
-    use crate::tools::ToolSpec;
+    use crate::ports::ToolSpec;
     use expect_test::expect;
 
     fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {

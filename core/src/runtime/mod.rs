@@ -16,12 +16,14 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
+pub use crate::log::machine_at::{branch_at, move_workspace, rebuild_machine};
+pub use crate::ports::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use events::{RunEvent, RunResult};
-pub use session::{Reopened, branch_at, move_workspace, rebuild_machine, recover, reopen_at_leaf};
+pub use session::{Reopened, recover, reopen_at_leaf};
 
 use crate::log::LogError;
-use crate::machine::{ApprovalScope, EntryId, Limits, Pending, Permissions, ToolCall, Verdict};
-use crate::provider::{BoxFuture, Provider};
+use crate::machine::{EntryId, Limits, Pending, Permissions};
+use crate::provider::Provider;
 use crate::tools::ToolExecutor;
 
 /// Which session a run writes to.
@@ -69,79 +71,10 @@ pub struct RunOptions {
 /// How many tool calls run at once unless configured (`--max-parallel-tools`).
 pub const DEFAULT_MAX_PARALLEL_TOOLS: NonZeroUsize = NonZeroUsize::new(8).unwrap();
 
-/// A question for the user: may this mutating call run?
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRequest {
-    pub call: ToolCall,
-    /// The workspace the call would run in.
-    pub cwd: String,
-}
-
-/// The user's answer: `y` = allow once, `a` = this tool for the session, `A` = this
-/// exact call for the session, `n` = deny.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalAnswer {
-    pub verdict: Verdict,
-    pub scope: ApprovalScope,
-    /// With a denial: what the user tells the model instead ("use a new file"); the
-    /// denial result the model receives ends with `. The user says: MESSAGE`.
-    /// Recorded in the `approval_answer` entry. Ignored (neither recorded nor sent)
-    /// with `allow`, and when it is only blanks.
-    pub message: Option<String>,
-}
-
-impl ApprovalAnswer {
-    /// An answer without a message.
-    pub fn new(verdict: Verdict, scope: ApprovalScope) -> ApprovalAnswer {
-        ApprovalAnswer {
-            verdict,
-            scope,
-            message: None,
-        }
-    }
-
-    /// `n` with a message: deny once and tell the model `message`.
-    pub fn deny_with(message: impl Into<String>) -> ApprovalAnswer {
-        ApprovalAnswer {
-            verdict: Verdict::Deny,
-            scope: ApprovalScope::Once,
-            message: Some(message.into()),
-        }
-    }
-
-    /// The message as recorded: only with a denial, and only when not blank.
-    pub(crate) fn recorded_message(&self) -> Option<String> {
-        match self.verdict {
-            Verdict::Allow => None,
-            Verdict::Deny => self
-                .message
-                .as_deref()
-                .map(str::trim)
-                .filter(|m| !m.is_empty())
-                .map(str::to_owned),
-        }
-    }
-}
-
-/// Answers approval questions (the interactive prompt, or a library callback).
-pub trait Approver: Send + Sync + 'static {
-    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer>;
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error(transparent)]
     Log(#[from] LogError),
-    #[error(
-        "entry {entry} is inside a run ({phase}); continue from a settled boundary instead: {suggestion}"
-    )]
-    NotABoundary {
-        entry: EntryId,
-        phase: String,
-        suggestion: String,
-    },
-    #[error("{path}: there is no entry {entry} in this session")]
-    NoSuchEntry { path: PathBuf, entry: EntryId },
     #[error("the run's task ended unexpectedly: {0}")]
     TaskFailed(String),
 }

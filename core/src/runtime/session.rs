@@ -7,12 +7,13 @@ use std::path::Path;
 use chrono::Utc;
 
 use super::{RuntimeError, SessionTarget};
+use crate::log::machine_at::{Rebuild, describe_phase, rebuild_machine, settled_boundary};
 use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
-    Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
-    entry_decision, entry_inputs, into_inputs, recorded_workspace,
+    Body, BranchEntry, LogError, Record, SessionHeader, SessionWriter, TornTail, into_inputs,
+    recorded_workspace,
 };
-use crate::machine::{Decision, EntryId, Machine, Phase, SyntheticReason, ToolCall};
+use crate::machine::{Decision, EntryId, Machine, SyntheticReason, ToolCall};
 
 /// The open writer, the rebuilt machine, the leaf, notices, session id, the
 /// recorded workspace at the leaf (§12.1) and the calls recovery answered `lost`.
@@ -69,10 +70,10 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     if log.get(target).is_none() {
         return Err(log.no_entry(target).into());
     }
-    let (mut machine, boundary) = rebuild_machine(&log, target)?;
+    let (mut machine, _) = rebuild_machine(&log, target)?;
     let mut leaf = target;
     if target != last {
-        check_boundary(&log, &machine, boundary, target, last)?;
+        settled_boundary(&log, target)?.map_err(LogError::NotABoundary)?;
         let (id, _) = writer.append(
             target,
             Utc::now(),
@@ -127,28 +128,25 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
     })?;
     // A long replay: save the machine at the leaf in the index, so that the next
     // resume starts from there.
-    if rebuild.replayed >= SNAPSHOT_AFTER_ENTRIES
-        && !rebuild.machine.is_running()
-        && rebuild.owed.is_empty()
-    {
-        save_snapshot(path, info.leaf, &rebuild.machine);
+    if rebuild.replayed() >= SNAPSHOT_AFTER_ENTRIES && rebuild.at_rest() {
+        save_snapshot(path, info.leaf, rebuild.machine());
     }
     let mut notices = Vec::new();
     if let Some(torn) = &info.torn_tail {
         notices.push(torn_notice(path, torn));
     }
-    let mut machine = rebuild.machine;
+    let (mut machine, _, owed) = rebuild.into_parts();
     let mut leaf = info.leaf;
     // A crash between an input's entry and its decisions' entries: the machine
     // re-makes the same decisions (it is deterministic); record them now so that the
     // log replays, then settle the run.
-    if !rebuild.owed.is_empty() {
+    if !owed.is_empty() {
         notices.push(format!(
             "{} decision(s) the previous process made but did not write are recorded now",
-            rebuild.owed.len()
+            owed.len()
         ));
     }
-    for decision in rebuild.owed {
+    for decision in owed {
         let (id, _) = writer.append(leaf, Utc::now(), &Body::Decision(decision))?;
         leaf = id;
     }
@@ -192,7 +190,7 @@ pub fn recover(
     if machine.is_running() {
         let note = format!(
             "the previous run ended without finishing ({}); unsettled work is settled now",
-            describe(machine.phase())
+            describe_phase(machine.phase())
         );
         let (id, _) = writer.append(
             *leaf,
@@ -219,167 +217,12 @@ pub fn recover(
     Ok(lost)
 }
 
-/// A machine rebuilt entry by entry along a branch (see [`rebuild_machine`]).
-#[derive(Default)]
-struct Rebuild {
-    machine: Machine,
-    boundary: Option<EntryId>,
-    /// Decisions the machine made whose entries have not yet appeared on the path: an
-    /// entry is a boundary only when none are owed (the run's `run_finished` is in).
-    owed: std::collections::VecDeque<crate::machine::Decision>,
-    /// Entries fed (not counting a snapshot's).
-    replayed: usize,
-}
-
-impl Rebuild {
-    /// The machine at rest after entry `at`, from a snapshot: what feeding every
-    /// entry up to `at` would have made (a snapshot is only taken at a boundary).
-    fn restore(&mut self, at: EntryId, machine: Machine) {
-        self.machine = machine;
-        self.owed.clear();
-        self.boundary = Some(at);
-    }
-
-    /// The next entry of the branch: its inputs, and whether it records a decision.
-    fn feed(&mut self, id: EntryId, inputs: Vec<crate::machine::Input>, decision: bool) {
-        self.replayed += 1;
-        for input in inputs {
-            for effect in self.machine.handle(input) {
-                if let crate::machine::Effect::Record(d) = effect {
-                    self.owed.push_back(d);
-                }
-            }
-        }
-        if decision {
-            self.owed.pop_front();
-        }
-        if !self.machine.is_running() && self.owed.is_empty() {
-            self.boundary = Some(id);
-        }
-    }
-}
-
-/// Replays the inputs on the path to `leaf` through a fresh machine (effects are
-/// discarded: they already happened). Returns the machine and the last entry on
-/// the path where no run was in progress and every decision made so far is on the
-/// path (a settled boundary).
-pub fn rebuild_machine(
-    log: &SessionLog,
-    leaf: EntryId,
-) -> Result<(Machine, Option<EntryId>), RuntimeError> {
-    let dag = Dag::from_log(log);
-    let path = dag.path_to_root(leaf)?;
-    let mut rebuild = Rebuild::default();
-    for id in path {
-        let entry = log.get(id).ok_or(RuntimeError::NoSuchEntry {
-            path: log.path.clone(),
-            entry: id,
-        })?;
-        rebuild.feed(id, entry_inputs(entry), entry_decision(entry).is_some());
-    }
-    Ok((rebuild.machine, rebuild.boundary))
-}
-
-/// The first `run_finished` after `target` on the branch ending at `leaf`.
-fn run_end_after(log: &SessionLog, leaf: EntryId, target: EntryId) -> Option<EntryId> {
-    let path = Dag::from_log(log).path_to_root(leaf).ok()?;
-    let from = path.iter().position(|id| *id == target)?;
-    path[from..].iter().copied().find(|id| {
-        log.get(*id)
-            .and_then(entry_decision)
-            .is_some_and(|d| matches!(d, crate::machine::Decision::RunFinished { .. }))
-    })
-}
-
-/// Refuses to branch at `target` unless it is a settled boundary (no run in
-/// progress and every decision made so far on the path), naming the boundaries to
-/// use instead.
-fn check_boundary(
-    log: &SessionLog,
-    machine: &Machine,
-    boundary: Option<EntryId>,
-    target: EntryId,
-    last: EntryId,
-) -> Result<(), RuntimeError> {
-    if boundary == Some(target) {
-        return Ok(());
-    }
-    let before = match boundary {
-        Some(b) if b != EntryId(0) => format!("entry {b} (the end of the previous run)"),
-        Some(_) | None => "entry 0 (the session start)".to_string(),
-    };
-    Err(RuntimeError::NotABoundary {
-        entry: target,
-        phase: if machine.is_running() {
-            describe(machine.phase())
-        } else {
-            "the decisions it led to come after it".into()
-        },
-        suggestion: match run_end_after(log, last, target) {
-            Some(end) => format!("{before} or entry {end} (where this run finished)"),
-            None => before,
-        },
-    })
-}
-
-/// Moves the leaf of the session at `path` to `at` (`/at`): checks that `at` is a
-/// settled boundary and appends a `branch` record there; the next run continues
-/// after it, and so does a later `--continue`. Returns the record's id.
-pub fn branch_at(path: &Path, at: EntryId) -> Result<EntryId, RuntimeError> {
-    let (mut writer, log) = SessionWriter::open(path)?;
-    if log.get(at).is_none() {
-        return Err(log.no_entry(at).into());
-    }
-    let last = log.leaf();
-    let (machine, boundary) = rebuild_machine(&log, at)?;
-    check_boundary(&log, &machine, boundary, at, last)?;
-    let (id, _) = writer.append(
-        at,
-        Utc::now(),
-        &Body::Record(Record::Branch { from_leaf: last }),
-    )?;
-    writer.sync()?;
-    Ok(id)
-}
-
-/// Moves the session at `path` to the workspace `to` (`--resume S --workspace DIR`):
-/// appends `workspace {from, to}` after the leaf, `from` being the recorded
-/// workspace there, and syncs. Returns the entry's id and `from`. The next run
-/// continues after it (it is the leaf).
-pub fn move_workspace(path: &Path, to: &str) -> Result<(EntryId, String), RuntimeError> {
-    let (mut writer, log) = SessionWriter::open(path)?;
-    let leaf = log.leaf();
-    let from = recorded_workspace(path, Some(leaf))?;
-    let (id, _) = writer.append(
-        leaf,
-        Utc::now(),
-        &Body::Record(Record::Workspace {
-            from: from.clone(),
-            to: to.to_string(),
-        }),
-    )?;
-    writer.sync()?;
-    Ok((id, from))
-}
-
-fn describe(phase: &Phase) -> String {
-    match phase {
-        Phase::Idle => "idle".into(),
-        Phase::Streaming(s) => format!("step {} streaming", s.step),
-        Phase::RunningTools(t) => format!(
-            "{} tool call(s) of step {} running",
-            t.pending.len() + t.awaiting.len(),
-            t.step
-        ),
-        Phase::Compacting(_) => "compacting".into(),
-        Phase::Finished(r) => format!("finished: {r:?}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::machine_at::move_workspace;
     use crate::log::synth::{SynthOptions, generate};
+    use crate::log::{Dag, entry_decision};
 
     /// Continuing at the leaf through the index rebuilds the machine that replaying
     /// the whole log rebuilds, and repairs a torn tail the same way.

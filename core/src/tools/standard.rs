@@ -19,7 +19,7 @@ pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
 use super::{bash, edit, glob, grep, list, read, write};
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
-use crate::provider::BoxFuture;
+use crate::ports::BoxFuture;
 use crate::secrets::ShellEnv;
 
 /// The tools that only look at the workspace; they never need approval.

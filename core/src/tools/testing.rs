@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
 use crate::machine::{ToolCall, ToolOutcome, ToolStatus};
-use crate::provider::BoxFuture;
+use crate::ports::BoxFuture;
 
 /// `echo` and `sleep`: tools with no side effects, for scripted runs.
 #[derive(Debug, Clone, Copy, Default)]
