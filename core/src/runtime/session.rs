@@ -9,8 +9,8 @@ use chrono::Utc;
 use super::{RuntimeError, SessionTarget};
 use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
-    Body, BranchEntry, Dag, Record, SessionHeader, SessionLog, SessionWriter, TornTail,
-    entry_decision, entry_inputs, into_inputs, recorded_workspace,
+    Body, BranchEntry, Dag, Record, RecordedInput, SessionHeader, SessionLog, SessionWriter,
+    TornTail, entry_decision, recorded_workspace,
 };
 use crate::machine::{Decision, EntryId, Machine, Phase, SyntheticReason, ToolCall};
 
@@ -120,9 +120,11 @@ pub struct Reopened {
 fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
     let mut rebuild = Rebuild::default();
     let (mut writer, info) = SessionWriter::open_branch(path, &mut |item| match item {
-        BranchEntry::Decoded(entry) => rebuild.feed(entry.id, into_inputs(entry), false),
-        BranchEntry::Decision(id) => rebuild.feed(id, Vec::new(), true),
-        BranchEntry::Other(id) => rebuild.feed(id, Vec::new(), false),
+        BranchEntry::Decoded(entry) => {
+            rebuild.feed(entry.id, RecordedInput::of_entry(entry), false)
+        }
+        BranchEntry::Decision(id) => rebuild.feed(id, None, true),
+        BranchEntry::Other(id) => rebuild.feed(id, None, false),
         BranchEntry::Snapshot { at, machine } => rebuild.restore(at, *machine),
     })?;
     // A long replay: save the machine at the leaf in the index, so that the next
@@ -241,9 +243,9 @@ impl Rebuild {
     }
 
     /// The next entry of the branch: its inputs, and whether it records a decision.
-    fn feed(&mut self, id: EntryId, inputs: Vec<crate::machine::Input>, decision: bool) {
+    fn feed(&mut self, id: EntryId, inputs: Option<RecordedInput>, decision: bool) {
         self.replayed += 1;
-        for input in inputs {
+        for input in inputs.into_iter().flatten() {
             for effect in self.machine.handle(input) {
                 if let crate::machine::Effect::Record(d) = effect {
                     self.owed.push_back(d);
@@ -275,7 +277,11 @@ pub fn rebuild_machine(
             path: log.path.clone(),
             entry: id,
         })?;
-        rebuild.feed(id, entry_inputs(entry), entry_decision(entry).is_some());
+        rebuild.feed(
+            id,
+            RecordedInput::cloned(entry),
+            entry_decision(entry).is_some(),
+        );
     }
     Ok((rebuild.machine, rebuild.boundary))
 }
