@@ -12,7 +12,8 @@ use chrono::{DateTime, Utc};
 use super::entry::{Body, Entry, EntryHash, Record, SessionHeader, format_ts};
 use super::error::LogError;
 use super::reader::TornTail;
-use super::reader::{HashIndex, READ_BUFFER, ReadOutcome, SessionLog, read_log};
+use super::reader::{READ_BUFFER, ReadOutcome, SessionLog, read_log};
+use super::verify::HashIndex;
 use crate::machine::{EntryId, Machine};
 use crate::secrets::Secrets;
 
@@ -490,14 +491,8 @@ fn decode_checked(
 ) -> Result<Entry, LogError> {
     let line = u32::try_from(p + 1).unwrap_or(u32::MAX);
     let malformed = |source| LogError::malformed(path, line, raw, source);
-    let text = std::str::from_utf8(raw).map_err(|e| {
-        malformed(super::entry::DecodeError::Json(
-            <serde_json::Error as serde::de::Error>::custom(format!(
-                "the line is not valid UTF-8 ({e})"
-            )),
-        ))
-    })?;
-    let entry = Entry::decode(text).map_err(malformed)?;
+    let entry =
+        Entry::decode(super::verify::line_text(raw).map_err(malformed)?).map_err(malformed)?;
     if entry.hash != d.hash(p) || entry.id != d.id(p) {
         return Err(LogError::HashMismatch {
             path: path.to_path_buf(),
