@@ -187,23 +187,7 @@ pub fn replay(
 
 /// The entries from the root to `leaf`, root first (following each entry's parent).
 pub(crate) fn branch(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, ReplayError> {
-    let mut path = Vec::new();
-    let mut current = Some(leaf);
-    while let Some(id) = current {
-        let entry = log
-            .get(id)
-            .ok_or_else(|| ReplayError::Log(log.no_entry(id)))?;
-        if path.len() >= log.entries.len() {
-            return Err(ReplayError::Log(LogError::Cycle {
-                path: log.path.clone(),
-                id: leaf,
-            }));
-        }
-        path.push(entry);
-        current = entry.parent;
-    }
-    path.reverse();
-    Ok(path)
+    Ok(log.branch(leaf, |id| log.no_entry(id))?)
 }
 
 /// The replay proper, over a branch given as its entries (root first).

@@ -60,7 +60,7 @@ where
     K: Fn(Entry) -> T + Sync,
     F: FnMut(u32, T) -> bool,
 {
-    read_chunked(path, source, CHUNK, keep, each)
+    read_window(path, source, CHUNK, IN_FLIGHT, keep, each)
 }
 
 /// [`read_parallel`] with at most `in_flight` chunks of 1 MiB in flight (at least one
@@ -82,23 +82,7 @@ where
     read_window(path, source, CHUNK, in_flight, keep, each)
 }
 
-/// [`read_parallel`] in chunks of `chunk` bytes (at least).
-fn read_chunked<R, T, K, F>(
-    path: &Path,
-    source: R,
-    chunk: usize,
-    keep: K,
-    each: F,
-) -> Result<ParallelRead, LogError>
-where
-    R: Read + Send,
-    T: Send,
-    K: Fn(Entry) -> T + Sync,
-    F: FnMut(u32, T) -> bool,
-{
-    read_window(path, source, chunk, IN_FLIGHT, keep, each)
-}
-
+/// [`read_parallel`] in chunks of `chunk` bytes (at least), `in_flight` at most.
 fn read_window<R, T, K, F>(
     path: &Path,
     source: R,
@@ -462,10 +446,11 @@ mod tests {
 
     fn parallel(path: &Path, bytes: &[u8], chunk: usize) -> Result<Vec<(u32, Entry)>, String> {
         let mut got = Vec::new();
-        read_chunked(
+        read_window(
             path,
             bytes,
             chunk,
+            IN_FLIGHT,
             |e| e,
             |line, e| {
                 got.push((line, e));
@@ -523,10 +508,11 @@ mod tests {
         bytes.extend_from_slice(b"{\"v\"");
         for chunk in [1, 64, 1 << 20] {
             let mut got = Vec::new();
-            let read = read_chunked(
+            let read = read_window(
                 &path,
                 bytes.as_slice(),
                 chunk,
+                IN_FLIGHT,
                 |e| e,
                 |_, e| {
                     got.push(e);
@@ -554,10 +540,11 @@ mod tests {
         crate::log::writer::testutil::write_sample(&path);
         let bytes = std::fs::read(&path).unwrap();
         let mut seen = 0;
-        let read = read_chunked(
+        let read = read_window(
             &path,
             bytes.as_slice(),
             1,
+            IN_FLIGHT,
             |e| e,
             |_, _| {
                 seen += 1;

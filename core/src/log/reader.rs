@@ -102,6 +102,30 @@ impl SessionLog {
             .map_or(EntryId(0), |e| e.id)
     }
 
+    /// The entries from the root to `leaf`, root first (following each entry's
+    /// parent); `missing` is the error for an entry the log does not hold.
+    pub fn branch(
+        &self,
+        leaf: EntryId,
+        missing: impl Fn(EntryId) -> LogError,
+    ) -> Result<Vec<&Entry>, LogError> {
+        let mut path = Vec::new();
+        let mut current = Some(leaf);
+        while let Some(id) = current {
+            let entry = self.get(id).ok_or_else(|| missing(id))?;
+            if path.len() >= self.entries.len() {
+                return Err(LogError::Cycle {
+                    path: self.path.clone(),
+                    id: leaf,
+                });
+            }
+            path.push(entry);
+            current = entry.parent;
+        }
+        path.reverse();
+        Ok(path)
+    }
+
     /// The error for a command that named entry `id`, which this session does not
     /// hold: it says which entries there are.
     pub fn no_entry(&self, id: EntryId) -> LogError {
