@@ -13,9 +13,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use xcsh_core::log::{
-    Body, DecodeError, Entry, EntryHash, LogError, LogReader, Record, SessionLog,
-};
+use xcsh_core::log::{Body, Chain, Entry, LogReader, Record, SessionLog};
 use xcsh_core::machine::{Decision, EntryId, StreamEvent};
 
 use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
@@ -459,8 +457,8 @@ pub struct Follower {
     file: File,
     offset: u64,
     partial: Vec<u8>,
-    line: u32,
-    hashes: HashMap<EntryId, EntryHash>,
+    /// The lines verified so far, by the log's one verifier.
+    chain: Chain,
 }
 
 impl Follower {
@@ -471,8 +469,7 @@ impl Follower {
             file,
             offset: 0,
             partial: Vec::new(),
-            line: 0,
-            hashes: HashMap::new(),
+            chain: Chain::new(path),
         })
     }
 
@@ -520,74 +517,13 @@ impl Follower {
             let mut start = 0;
             while let Some(nl) = self.partial[start..].iter().position(|&b| b == b'\n') {
                 let end = start + nl;
-                let line = self.partial[start..end].to_vec();
+                let entry = self.chain.verify_line(&self.partial[start..end])?;
                 start = end + 1;
-                self.line += 1;
-                let entry = self.verify(&line)?;
                 count += 1;
-                each(self.line, entry);
+                each(self.chain.lines(), entry);
             }
             self.partial.drain(..start);
         }
-    }
-
-    fn verify(&mut self, bytes: &[u8]) -> Result<Entry, InspectError> {
-        let line = self.line;
-        let path = self.path.clone();
-        let malformed = |source: DecodeError| LogError::malformed(&path, line, bytes, source);
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            malformed(DecodeError::Json(
-                <serde_json::Error as serde::de::Error>::custom(format!(
-                    "the line is not valid UTF-8 ({e})"
-                )),
-            ))
-        })?;
-        let entry = Entry::decode(text).map_err(malformed)?;
-        let parent_hash = if line == 1 {
-            if entry.parent.is_some() || !matches!(entry.body, Body::Record(Record::Session(_))) {
-                return Err(LogError::NotASession { path }.into());
-            }
-            None
-        } else {
-            if self.hashes.contains_key(&entry.id) {
-                return Err(LogError::DuplicateId {
-                    path,
-                    line,
-                    id: entry.id,
-                }
-                .into());
-            }
-            let Some(parent) = entry.parent else {
-                return Err(LogError::Orphan {
-                    path,
-                    line,
-                    id: entry.id,
-                }
-                .into());
-            };
-            match self.hashes.get(&parent) {
-                Some(h) => Some(*h),
-                None => {
-                    return Err(LogError::MissingParent {
-                        path,
-                        line,
-                        id: entry.id,
-                        parent,
-                    }
-                    .into());
-                }
-            }
-        };
-        if !Entry::verify(bytes, parent_hash.as_ref()).map_err(malformed)? {
-            return Err(LogError::HashMismatch {
-                path,
-                line,
-                id: entry.id,
-            }
-            .into());
-        }
-        self.hashes.insert(entry.id, entry.hash);
-        Ok(entry)
     }
 }
 

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use xcsh_core::log::{
-    Record, Recorder, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
-    record_inputs,
+    Record, RecordedInput, Recorder, SessionHeader, SessionWriter, StepRecord, TimedEvent,
+    ToolResultRecord,
 };
 use xcsh_core::machine::{
     Assembled, CallId, Effect, EntryId, Machine, Phase, ProviderError, ProviderErrorKind,
@@ -105,7 +105,10 @@ impl Sink for Bare {
     fn apply(&mut self, record: Record) -> Vec<Effect> {
         self.next += 1;
         let mut effects = Vec::new();
-        for input in record_inputs(EntryId(self.next), &record) {
+        for input in RecordedInput::of(EntryId(self.next), record)
+            .into_iter()
+            .flatten()
+        {
             effects.extend(self.machine.handle(input));
         }
         self.next += effects

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use xcsh_core::log::{
     Entry, LogError, Record, Recorder, SessionLog, SessionWriter, TornTail, entry_decision,
-    entry_inputs, read_session,
+    read_session,
 };
 use xcsh_core::machine::{Decision, Effect, EntryId, Limits, Machine, Permissions, RunConfig};
 use xcsh_core::runtime::{RunOptions, SessionTarget, Task, rebuild_machine, run_agent};
@@ -77,7 +77,10 @@ fn owed_decisions(log: &SessionLog, leaf: EntryId) -> Vec<Decision> {
     let mut owed = std::collections::VecDeque::new();
     for id in path {
         let entry = log.get(id).unwrap();
-        for input in entry_inputs(entry) {
+        for input in xcsh_core::log::RecordedInput::cloned(entry)
+            .into_iter()
+            .flatten()
+        {
             for effect in machine.handle(input) {
                 if let Effect::Record(d) = effect {
                     owed.push_back(d);

@@ -6,22 +6,23 @@
 //! a diverging session down to a small one that diverges the same way.
 
 mod dir;
-mod fast;
 mod fields;
 mod minimize;
 mod overrides;
 pub mod render;
 pub mod rewrite;
+mod runner;
 mod state;
 mod stream;
 mod summary;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use xcsh_core::log::{Entry, LogError, SessionLog, entry_decision, entry_inputs};
-use xcsh_core::machine::{Decision, Effect, EntryId, Machine};
+use xcsh_core::log::{Entry, LogError, SessionLog};
+use xcsh_core::machine::{Decision, EntryId};
+
+use runner::{Fed, Runner};
 
 pub use dir::{SessionResult, SessionRun, find_sessions, replay_all};
 pub use fields::changed_fields;
@@ -186,23 +187,7 @@ pub fn replay(
 
 /// The entries from the root to `leaf`, root first (following each entry's parent).
 pub(crate) fn branch(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, ReplayError> {
-    let mut path = Vec::new();
-    let mut current = Some(leaf);
-    while let Some(id) = current {
-        let entry = log
-            .get(id)
-            .ok_or_else(|| ReplayError::Log(log.no_entry(id)))?;
-        if path.len() >= log.entries.len() {
-            return Err(ReplayError::Log(LogError::Cycle {
-                path: log.path.clone(),
-                id: leaf,
-            }));
-        }
-        path.push(entry);
-        current = entry.parent;
-    }
-    path.reverse();
-    Ok(path)
+    Ok(log.branch(leaf, |id| log.no_entry(id))?)
 }
 
 /// The replay proper, over a branch given as its entries (root first).
@@ -212,144 +197,13 @@ pub(crate) fn run(
     options: &ReplayOptions,
 ) -> Replay {
     let mut runner = Runner::new(options);
-    for entry in entries {
-        if let Some(outcome) = runner.feed(*entry, line_of(entry.id)) {
+    for &entry in entries {
+        let fed = Fed::cloned(entry);
+        if let Some(outcome) = runner.feed(entry.id, fed, entry, line_of(entry.id)) {
             return runner.end(outcome);
         }
     }
     runner.finish()
-}
-
-/// The replay of a branch fed one entry at a time (root first), keeping only the
-/// last few entries (for a divergence report). `E` is how the entries are held: a
-/// reference into a log read whole, or a shared pointer to one decoded on the fly.
-pub(crate) struct Runner<'o, E> {
-    machine: Machine,
-    expected: VecDeque<Decision>,
-    report: ReplayReport,
-    /// The last input applied and how many recorded decisions have followed it.
-    after_input: Option<(E, Option<u32>)>,
-    since_input: usize,
-    options: &'o ReplayOptions,
-    /// The last [`PATH_SHOWN`] entries fed, with their lines.
-    window: VecDeque<(E, Option<u32>)>,
-}
-
-impl<'o, E: std::borrow::Borrow<Entry> + Clone> Runner<'o, E> {
-    pub(crate) fn new(options: &'o ReplayOptions) -> Self {
-        Runner {
-            machine: Machine::new(),
-            expected: VecDeque::new(),
-            report: ReplayReport {
-                entries: 0,
-                inputs: 0,
-                decisions: 0,
-            },
-            after_input: None,
-            since_input: 0,
-            options,
-            window: VecDeque::with_capacity(PATH_SHOWN + 1),
-        }
-    }
-
-    fn diverged(
-        &self,
-        at: Option<(&Entry, Option<u32>)>,
-        kind: DivergenceKind,
-        recorded: Option<&Decision>,
-        remade: Option<Decision>,
-    ) -> Outcome {
-        let input = self.after_input.as_ref();
-        Outcome::Diverged(Box::new(Divergence {
-            kind,
-            entry: at.map(|(e, _)| e.id),
-            line: at.and_then(|(_, l)| l),
-            entry_type: at.map(|(e, _)| e.type_name().to_string()),
-            after_input: input.map(|(e, _)| e.borrow().id),
-            input: input.map(|(e, l)| EntryRef::new(e.borrow(), *l)),
-            decision_index: self.since_input,
-            diff: diff(recorded, remade.as_ref()),
-            recorded: recorded.cloned(),
-            remade,
-            phase: phase_name(self.machine.phase()),
-            phase_kind: PhaseKind::of(self.machine.phase()),
-            path: self
-                .window
-                .iter()
-                .map(|(e, l)| EntryRef::new(e.borrow(), *l))
-                .collect(),
-        }))
-    }
-
-    /// Feeds the next entry of the branch; `Some` when the replay ends with it.
-    pub(crate) fn feed(&mut self, held: E, line: Option<u32>) -> Option<Outcome> {
-        if self.window.len() == PATH_SHOWN {
-            self.window.pop_front();
-        }
-        self.window.push_back((held.clone(), line));
-        let entry: &Entry = held.borrow();
-        self.report.entries += 1;
-        if entry.body.is_input() {
-            if let Some(missing) = self.expected.pop_front() {
-                return Some(self.diverged(
-                    Some((entry, line)),
-                    DivergenceKind::MissingDecision,
-                    None,
-                    Some(missing),
-                ));
-            }
-            self.report.inputs += 1;
-            for input in entry_inputs(entry) {
-                for effect in self.machine.handle(self.options.overrides.apply(input)) {
-                    if let Effect::Record(d) = effect {
-                        self.expected.push_back(d);
-                    }
-                }
-            }
-            self.after_input = Some((held.clone(), line));
-            self.since_input = 0;
-        } else if let Some(recorded) = entry_decision(entry) {
-            self.report.decisions += 1;
-            let kind = match self.expected.pop_front() {
-                Some(remade) if remade == *recorded => None,
-                Some(remade) => Some((DivergenceKind::DecisionDiffers, Some(remade))),
-                None => Some((DivergenceKind::UnexpectedDecision, None)),
-            };
-            if let Some((kind, remade)) = kind {
-                return Some(self.diverged(Some((entry, line)), kind, Some(recorded), remade));
-            }
-            self.since_input += 1;
-        }
-        // Structure (session, branch, label) and unknown entries neither feed nor
-        // compare anything.
-        if self.options.until == Some(entry.id) {
-            let here = EntryRef::new(entry, line);
-            let owed = self.expected.iter().cloned().collect();
-            return Some(Outcome::Stopped(Box::new(Replayed::capture(
-                here,
-                &self.machine,
-                owed,
-            ))));
-        }
-        None
-    }
-
-    /// The replay, ended early with `outcome`.
-    pub(crate) fn end(self, outcome: Outcome) -> Replay {
-        Replay {
-            report: self.report,
-            outcome,
-        }
-    }
-
-    /// The replay, at the end of the branch.
-    pub(crate) fn finish(mut self) -> Replay {
-        if let Some(missing) = self.expected.pop_front() {
-            let outcome = self.diverged(None, DivergenceKind::MissingDecision, None, Some(missing));
-            return self.end(outcome);
-        }
-        self.end(Outcome::Clean)
-    }
 }
 
 fn pretty(d: Option<&Decision>) -> String {
@@ -357,7 +211,7 @@ fn pretty(d: Option<&Decision>) -> String {
         .unwrap_or_default()
 }
 
-fn diff(recorded: Option<&Decision>, remade: Option<&Decision>) -> String {
+pub(crate) fn diff(recorded: Option<&Decision>, remade: Option<&Decision>) -> String {
     let (a, b) = (pretty(recorded), pretty(remade));
     similar::TextDiff::from_lines(&a, &b)
         .unified_diff()

@@ -22,7 +22,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 use xcsh_core::log::{
-    Body, Entry, EntryHash, FORMAT_VERSION, Record, SessionLog, entry_decision, record_inputs,
+    Body, Entry, EntryHash, FORMAT_VERSION, Record, RecordedInput, SessionLog, entry_decision,
 };
 use xcsh_core::machine::{
     Assembler, Decision, Effect, EntryId, Machine, Phase, StepNo, StreamEvent,
@@ -350,9 +350,7 @@ impl<'a> Plan<'a> {
         }
         let mut machine = Machine::new();
         for g in &mut groups {
-            if let Body::Record(record) = &g.entry.body {
-                g.original = decide(&mut machine, record_inputs(g.entry.id, record));
-            }
+            g.original = decide(&mut machine, RecordedInput::cloned(g.entry));
         }
         Plan {
             header,
@@ -487,7 +485,7 @@ impl<'a> Plan<'a> {
             let record = adjust(record.clone(), g, cut, &machine);
             let id = push(&mut out, Body::Record(record.clone()), group.entry.ts);
             ids.insert(group.entry.id, id);
-            let made = decide(&mut machine, record_inputs(id, &record));
+            let made = decide(&mut machine, RecordedInput::of(id, record));
             for j in 0..made.len().max(group.recorded.len()) {
                 let recorded = group.recorded.get(j).copied();
                 let r = recorded.and_then(entry_decision);
@@ -510,9 +508,9 @@ impl<'a> Plan<'a> {
 }
 
 /// Feeds inputs to the machine and returns the decisions it makes.
-fn decide(machine: &mut Machine, inputs: Vec<xcsh_core::machine::Input>) -> Vec<Decision> {
+fn decide(machine: &mut Machine, inputs: Option<RecordedInput>) -> Vec<Decision> {
     let mut made = Vec::new();
-    for input in inputs {
+    for input in inputs.into_iter().flatten() {
         for effect in machine.handle(input) {
             if let Effect::Record(d) = effect {
                 made.push(d);

@@ -20,14 +20,32 @@ use xcsh_core::log::parallel::read_parallel;
 use xcsh_core::log::{Entry, LogError};
 use xcsh_core::machine::EntryId;
 
-use crate::fast::{FastRunner, Fed};
-use crate::{Outcome, Replay, ReplayOptions, Runner};
+use crate::runner::{Fed, Runner};
+use crate::{Outcome, Replay, ReplayOptions};
 
 /// A streamed replay and the leaf it replayed to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReplay {
     pub replay: Replay,
     pub leaf: EntryId,
+}
+
+/// An entry taken apart on a decoding worker: what the fast pass needs of it.
+struct Taken {
+    id: EntryId,
+    parent: Option<EntryId>,
+    fed: Fed,
+}
+
+impl Taken {
+    fn of(entry: Entry) -> Taken {
+        let (id, parent) = (entry.id, entry.parent);
+        Taken {
+            id,
+            parent,
+            fed: Fed::of(entry),
+        }
+    }
 }
 
 /// What is known of each line before it is decoded.
@@ -65,7 +83,8 @@ pub fn replay_file(
     full(path, &plan, options)
 }
 
-/// The replay of a clean branch (see [`crate::fast`]); `Ok(None)` when it diverges.
+/// The replay of a clean branch, holding no entry (see [`crate::runner`]);
+/// `Ok(None)` when it diverges.
 /// `plan` is the plan once made.
 fn fast(
     path: &Path,
@@ -76,10 +95,10 @@ fn fast(
     let file = File::open(path).ok()?;
     // The workers start decoding while this thread finds the branch.
     let mut planned: Option<Option<Plan>> = None;
-    let mut runner = FastRunner::new(options);
+    let mut runner: Runner<'_, ()> = Runner::new(options);
     let mut mismatch = false;
     let mut diverged = false;
-    let read = read_parallel(path, file, Fed::of, |line, fed| {
+    let read = read_parallel(path, file, Taken::of, |line, fed| {
         let Some(p) = planned.get_or_insert_with(|| Plan::new(path, leaf, options)) else {
             return false;
         };
@@ -90,7 +109,7 @@ fn fast(
             mismatch = true;
             return false;
         }
-        if p.on_branch[i] && !runner.feed(fed.what) {
+        if p.on_branch[i] && runner.feed(fed.id, fed.fed, (), Some(line)).is_some() {
             diverged = true;
             return false;
         }
@@ -115,13 +134,10 @@ fn fast(
     }
     // Every line was read and verified: now the outcome stands (`None`: the
     // machine made a decision the log does not record).
-    Some(Ok(runner.finish().map(|report| FileReplay {
-        replay: Replay {
-            report,
-            outcome: Outcome::Clean,
-        },
-        leaf,
-    })))
+    let replay = runner.finish();
+    Some(Ok(
+        matches!(replay.outcome, Outcome::Clean).then_some(FileReplay { replay, leaf })
+    ))
 }
 
 /// The replay with everything a report shows: the last entries fed are kept.
@@ -136,8 +152,8 @@ fn full(path: &Path, plan: &Plan, options: &ReplayOptions) -> Option<Result<File
     let read = read_parallel(
         path,
         file,
-        |entry| entry,
-        |line, entry| {
+        |entry| (Fed::cloned(&entry), entry),
+        |line, (fed, entry)| {
             let i = line as usize - 1;
             if ended.is_some() {
                 return true;
@@ -149,7 +165,7 @@ fn full(path: &Path, plan: &Plan, options: &ReplayOptions) -> Option<Result<File
                 return false;
             }
             if plan.on_branch[i] {
-                ended = runner.feed(Rc::new(entry), Some(line));
+                ended = runner.feed(entry.id, fed, Rc::new(entry), Some(line));
             }
             true
         },

@@ -24,7 +24,9 @@ use rkyv::rancor::Error as RkyvError;
 use rkyv::util::AlignedVec;
 
 mod builder;
+mod kind;
 pub use builder::IndexBuilder;
+pub use kind::{ArchivedKind, Kind};
 
 use super::entry::{Body, Entry, EntryHash, Record, line_hash};
 use super::error::LogError;
@@ -35,7 +37,7 @@ use crate::machine::{
 };
 
 /// The format version of the index file; another version is rebuilt.
-pub const INDEX_VERSION: u32 = 4;
+pub const INDEX_VERSION: u32 = 5;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;
@@ -193,8 +195,7 @@ pub struct IndexData {
     pub ids: Vec<u64>,
     /// The position of each entry's parent ([`NO_PARENT`] for the header).
     pub parents: Vec<u32>,
-    /// [`Kind`] codes.
-    pub kinds: Vec<u8>,
+    pub kinds: Vec<Kind>,
     /// The row in the kind's table ([`Kind::Delivered`]: the origin code;
     /// [`Kind::StepStarted`] and [`Kind::LateEvent`]: the step number).
     pub aux: Vec<u32>,
@@ -218,148 +219,6 @@ pub struct IndexData {
     /// The machine at rest at an entry, for resuming without replaying the branch
     /// up to it (written by resume, kept when the index is extended).
     pub snapshot: Option<SnapshotRow>,
-}
-
-/// Entry kinds as the index codes them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    Session = 0,
-    Branch,
-    Label,
-    UserMessage,
-    Steer,
-    FollowUp,
-    Interrupt,
-    Step,
-    ToolResult,
-    CompactionSummary,
-    Recovered,
-    LateEvent,
-    ApprovalAnswer,
-    Compact,
-    Undo,
-    StepStarted,
-    Delivered,
-    ToolDispatched,
-    Approval,
-    SyntheticResult,
-    CompactionStarted,
-    Compacted,
-    Ignored,
-    RunFinished,
-    Unknown,
-    /// After `Unknown`, so that the codes of index files written before it stay.
-    Workspace,
-}
-
-impl Kind {
-    const ALL: [Kind; 26] = [
-        Kind::Session,
-        Kind::Branch,
-        Kind::Label,
-        Kind::UserMessage,
-        Kind::Steer,
-        Kind::FollowUp,
-        Kind::Interrupt,
-        Kind::Step,
-        Kind::ToolResult,
-        Kind::CompactionSummary,
-        Kind::Recovered,
-        Kind::LateEvent,
-        Kind::ApprovalAnswer,
-        Kind::Compact,
-        Kind::Undo,
-        Kind::StepStarted,
-        Kind::Delivered,
-        Kind::ToolDispatched,
-        Kind::Approval,
-        Kind::SyntheticResult,
-        Kind::CompactionStarted,
-        Kind::Compacted,
-        Kind::Ignored,
-        Kind::RunFinished,
-        Kind::Unknown,
-        Kind::Workspace,
-    ];
-
-    #[inline]
-    pub fn from_code(code: u8) -> Kind {
-        Kind::ALL
-            .get(usize::from(code))
-            .copied()
-            .unwrap_or(Kind::Unknown)
-    }
-
-    pub fn of(body: &Body) -> Kind {
-        match body {
-            Body::Record(r) => match r {
-                Record::Session(_) => Kind::Session,
-                Record::Branch { .. } => Kind::Branch,
-                Record::Label { .. } => Kind::Label,
-                Record::UserMessage { .. } => Kind::UserMessage,
-                Record::Steer { .. } => Kind::Steer,
-                Record::FollowUp { .. } => Kind::FollowUp,
-                Record::Interrupt {} => Kind::Interrupt,
-                Record::Step(_) => Kind::Step,
-                Record::ToolResult(_) => Kind::ToolResult,
-                Record::CompactionSummary { .. } => Kind::CompactionSummary,
-                Record::Recovered { .. } => Kind::Recovered,
-                Record::LateEvent { .. } => Kind::LateEvent,
-                Record::ApprovalAnswer { .. } => Kind::ApprovalAnswer,
-                Record::Compact { .. } => Kind::Compact,
-                Record::Undo { .. } => Kind::Undo,
-                Record::Workspace { .. } => Kind::Workspace,
-            },
-            Body::Decision(d) => match d {
-                Decision::StepStarted { .. } => Kind::StepStarted,
-                Decision::Delivered { .. } => Kind::Delivered,
-                Decision::ToolDispatched { .. } => Kind::ToolDispatched,
-                Decision::Approval { .. } => Kind::Approval,
-                Decision::SyntheticResult { .. } => Kind::SyntheticResult,
-                Decision::CompactionStarted { .. } => Kind::CompactionStarted,
-                Decision::Compacted { .. } => Kind::Compacted,
-                Decision::Ignored { .. } => Kind::Ignored,
-                Decision::RunFinished { .. } => Kind::RunFinished,
-            },
-            Body::Unknown { .. } => Kind::Unknown,
-        }
-    }
-
-    /// The entry type name (for unknown entries see [`ArchivedIndexData::type_name`]).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Unknown => "unknown",
-            Kind::Workspace => "workspace",
-            k if (k as u8) < 15 => Record::TYPE_NAMES[k as usize],
-            k => Decision::TYPE_NAMES[k as usize - 15],
-        }
-    }
-
-    /// Whether the entry records a decision.
-    pub fn is_decision(self) -> bool {
-        (Kind::StepStarted as u8..=Kind::RunFinished as u8).contains(&(self as u8))
-    }
-
-    /// Whether the entry may record an input: as [`Body::is_input`], except that every
-    /// `undo` counts (one with a `note` is an input, an older one is structure).
-    pub fn is_input(self) -> bool {
-        matches!(
-            self,
-            Kind::Undo
-                | Kind::UserMessage
-                | Kind::Steer
-                | Kind::FollowUp
-                | Kind::Interrupt
-                | Kind::Step
-                | Kind::ToolResult
-                | Kind::CompactionSummary
-                | Kind::Recovered
-                | Kind::LateEvent
-                | Kind::ApprovalAnswer
-                | Kind::Compact
-        )
-    }
 }
 
 /// The code of a provider error kind in the index.
@@ -538,7 +397,7 @@ impl ArchivedIndexData {
 
     #[inline]
     pub fn kind(&self, pos: usize) -> Kind {
-        Kind::from_code(self.kinds[pos])
+        Kind::from_archived(&self.kinds[pos])
     }
 
     #[inline]

@@ -8,10 +8,10 @@ use std::path::Path;
 use chrono::Utc;
 
 use super::{
-    Body, Dag, LogError, Record, SessionLog, SessionWriter, entry_decision, entry_inputs,
+    Body, Dag, LogError, Record, RecordedInput, SessionLog, SessionWriter, entry_decision,
     recorded_workspace,
 };
-use crate::machine::{Decision, Effect, EntryId, Input, Machine, Phase};
+use crate::machine::{Decision, Effect, EntryId, Machine, Phase};
 
 /// An entry inside a run: where it is not allowed to continue or fork from, and
 /// what to use instead. Each caller words the refusal for its own verb.
@@ -48,9 +48,9 @@ impl Rebuild {
     }
 
     /// The next entry of the branch: its inputs, and whether it records a decision.
-    pub fn feed(&mut self, id: EntryId, inputs: Vec<Input>, decision: bool) {
+    pub fn feed(&mut self, id: EntryId, inputs: Option<RecordedInput>, decision: bool) {
         self.replayed += 1;
-        for input in inputs {
+        for input in inputs.into_iter().flatten() {
             for effect in self.machine.handle(input) {
                 if let Effect::Record(d) = effect {
                     self.owed.push_back(d);
@@ -103,7 +103,11 @@ pub fn rebuild_machine(
             path: log.path.clone(),
             id,
         })?;
-        rebuild.feed(id, entry_inputs(entry), entry_decision(entry).is_some());
+        rebuild.feed(
+            id,
+            RecordedInput::cloned(entry),
+            entry_decision(entry).is_some(),
+        );
     }
     let (machine, boundary, _) = rebuild.into_parts();
     Ok((machine, boundary))

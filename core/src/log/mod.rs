@@ -14,6 +14,7 @@ mod rebuild;
 mod recorder;
 pub mod resume;
 pub mod synth;
+mod verify;
 mod workspace;
 mod writer;
 
@@ -25,5 +26,6 @@ pub use naming::{file_session_id, session_id};
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
 pub use recorder::Recorder;
+pub use verify::Chain;
 pub use workspace::{recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

@@ -15,9 +15,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use super::entry::{Body, DecodeError, Entry, EntryHash, Record};
+use super::entry::{DecodeError, Entry, EntryHash};
 use super::error::LogError;
-use super::reader::{Facts, HashIndex, check_facts, decode_one};
+use super::verify::{Chain, Facts, HashIndex, decode_one};
 use crate::machine::EntryId;
 
 /// The bytes a worker reads at once (whole lines: a longer line grows the chunk).
@@ -60,7 +60,7 @@ where
     K: Fn(Entry) -> T + Sync,
     F: FnMut(u32, T) -> bool,
 {
-    read_chunked(path, source, CHUNK, keep, each)
+    read_window(path, source, CHUNK, IN_FLIGHT, keep, each)
 }
 
 /// [`read_parallel`] with at most `in_flight` chunks of 1 MiB in flight (at least one
@@ -82,23 +82,7 @@ where
     read_window(path, source, CHUNK, in_flight, keep, each)
 }
 
-/// [`read_parallel`] in chunks of `chunk` bytes (at least).
-fn read_chunked<R, T, K, F>(
-    path: &Path,
-    source: R,
-    chunk: usize,
-    keep: K,
-    each: F,
-) -> Result<ParallelRead, LogError>
-where
-    R: Read + Send,
-    T: Send,
-    K: Fn(Entry) -> T + Sync,
-    F: FnMut(u32, T) -> bool,
-{
-    read_window(path, source, chunk, IN_FLIGHT, keep, each)
-}
-
+/// [`read_parallel`] in chunks of `chunk` bytes (at least), `in_flight` at most.
 fn read_window<R, T, K, F>(
     path: &Path,
     source: R,
@@ -135,11 +119,8 @@ where
     let pool_rx = Mutex::new(pool_rx);
     let (done_tx, done_rx) = mpsc::channel::<Decoded<T>>();
     let mut v = Verifier {
-        path,
-        line: 0,
+        chain: Chain::new(path),
         offset: 0,
-        hashes: HashIndex::default(),
-        unknown: Vec::new(),
     };
     let mut stopped = false;
     let failed = std::thread::scope(|s| {
@@ -184,18 +165,20 @@ where
         return Err(e);
     }
     let source = source.into_inner().map_err(|_| poisoned(path))?;
-    if v.line == 0 && !stopped {
+    let lines = v.chain.lines();
+    if lines == 0 && !stopped {
         return Err(LogError::NotASession {
             path: path.to_path_buf(),
         });
     }
+    let (hashes, unknown) = v.chain.into_parts();
     Ok(ParallelRead {
-        lines: v.line,
+        lines,
         offset: v.offset,
         torn: source.torn,
-        unknown: v.unknown,
+        unknown,
         stopped,
-        hashes: v.hashes,
+        hashes,
     })
 }
 
@@ -375,7 +358,7 @@ fn decode_chunk<T>(
         chunk.ends.push(nl);
         match decode_one(&bytes[start..nl], Some(&lookup)) {
             Ok(d) => {
-                let facts = Facts::of(&d.entry, d.prefix, d.hash_ok);
+                let facts = Facts::of(&d);
                 seen.insert(facts.id, facts.hash);
                 chunk.lines.push((facts, keep(d.entry)));
             }
@@ -388,33 +371,13 @@ fn decode_chunk<T>(
     }
 }
 
-impl Facts {
-    fn of(entry: &Entry, prefix: usize, hash_ok: Option<bool>) -> Facts {
-        Facts {
-            id: entry.id,
-            parent: entry.parent,
-            hash: entry.hash,
-            session: matches!(entry.body, Body::Record(Record::Session(_))),
-            unknown: match &entry.body {
-                Body::Unknown { type_name, .. } => Some(type_name.as_str().into()),
-                Body::Record(_) | Body::Decision(_) => None,
-            },
-            prefix,
-            hash_ok,
-        }
-    }
-}
-
 /// The checks made in file order.
-struct Verifier<'p> {
-    path: &'p Path,
-    line: u32,
+struct Verifier {
+    chain: Chain,
     offset: u64,
-    hashes: HashIndex,
-    unknown: Vec<(u32, String)>,
 }
 
-impl Verifier<'_> {
+impl Verifier {
     /// Verifies the lines of a chunk in order and hands each entry to `each`;
     /// `Ok(false)` when `each` stopped.
     fn batch<T>(
@@ -423,7 +386,7 @@ impl Verifier<'_> {
         each: &mut impl FnMut(u32, T) -> bool,
     ) -> Result<bool, LogError> {
         if let Some(e) = d.error.take() {
-            return Err(LogError::io(self.path, e));
+            return Err(LogError::io(self.chain.path(), e));
         }
         let bytes = &d.chunk.bytes;
         let mut ends = d.chunk.ends.iter();
@@ -431,17 +394,8 @@ impl Verifier<'_> {
         for (facts, item) in d.chunk.lines.drain(..) {
             // One end for each line decoded.
             let end = ends.next().copied().unwrap_or(start);
-            self.line = self.line.saturating_add(1);
             self.offset += (end - start + 1) as u64;
-            let line = self.line;
-            check_facts(
-                self.path,
-                line,
-                &bytes[start..end],
-                facts,
-                &mut self.hashes,
-                &mut self.unknown,
-            )?;
+            let line = self.chain.check(&bytes[start..end], facts)?;
             if !each(line, item) {
                 return Ok(false);
             }
@@ -449,15 +403,9 @@ impl Verifier<'_> {
         }
         match d.chunk.failed.take() {
             Some(source) => {
-                self.line = self.line.saturating_add(1);
                 // The failed line is the one after the last decoded.
                 let end = ends.next().copied().unwrap_or(start).max(start);
-                Err(LogError::malformed(
-                    self.path,
-                    self.line,
-                    &bytes[start..end],
-                    source,
-                ))
+                Err(self.chain.malformed(&bytes[start..end], source))
             }
             None => Ok(true),
         }
@@ -498,10 +446,11 @@ mod tests {
 
     fn parallel(path: &Path, bytes: &[u8], chunk: usize) -> Result<Vec<(u32, Entry)>, String> {
         let mut got = Vec::new();
-        read_chunked(
+        read_window(
             path,
             bytes,
             chunk,
+            IN_FLIGHT,
             |e| e,
             |line, e| {
                 got.push((line, e));
@@ -559,10 +508,11 @@ mod tests {
         bytes.extend_from_slice(b"{\"v\"");
         for chunk in [1, 64, 1 << 20] {
             let mut got = Vec::new();
-            let read = read_chunked(
+            let read = read_window(
                 &path,
                 bytes.as_slice(),
                 chunk,
+                IN_FLIGHT,
                 |e| e,
                 |_, e| {
                     got.push(e);
@@ -590,10 +540,11 @@ mod tests {
         crate::log::writer::testutil::write_sample(&path);
         let bytes = std::fs::read(&path).unwrap();
         let mut seen = 0;
-        let read = read_chunked(
+        let read = read_window(
             &path,
             bytes.as_slice(),
             1,
+            IN_FLIGHT,
             |e| e,
             |_, _| {
                 seen += 1;

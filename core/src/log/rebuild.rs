@@ -82,24 +82,10 @@ pub fn rebuild_context(log: &SessionLog, leaf: EntryId) -> Result<Vec<ContextIte
 
 /// The entries from the root to `leaf`, root first.
 fn path_entries(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, LogError> {
-    let mut path = Vec::new();
-    let mut current = Some(leaf);
-    while let Some(id) = current {
-        let entry = log.get(id).ok_or_else(|| LogError::UnknownEntry {
-            path: log.path.clone(),
-            id,
-        })?;
-        if path.len() >= log.entries.len() {
-            return Err(LogError::Cycle {
-                path: log.path.clone(),
-                id: leaf,
-            });
-        }
-        path.push(entry);
-        current = entry.parent;
-    }
-    path.reverse();
-    Ok(path)
+    log.branch(leaf, |id| LogError::UnknownEntry {
+        path: log.path.clone(),
+        id,
+    })
 }
 
 /// What one entry adds to the context (see [`rebuild_context`]).

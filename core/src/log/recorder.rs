@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::convert::record_inputs;
+use super::convert::RecordedInput;
 use super::entry::{Body, Record};
 use super::error::LogError;
 use super::writer::SessionWriter;
@@ -64,7 +64,7 @@ impl Recorder {
             step.message = self.machine.step_message(&step.outcome).unwrap_or_default();
             self.record_decisions(&effects)?;
             let id = self.append(&Body::Record(record.clone()))?;
-            let end = record_inputs(id, &record).pop();
+            let end = RecordedInput::of(id, record).into_iter().flatten().last();
             let more = end
                 .map(|input| self.machine.handle(input))
                 .unwrap_or_default();
@@ -73,7 +73,7 @@ impl Recorder {
             return Ok(effects);
         }
         let id = self.append(&Body::Record(record.clone()))?;
-        for input in record_inputs(id, &record) {
+        for input in RecordedInput::of(id, record).into_iter().flatten() {
             let made = self.machine.handle(input);
             self.record_decisions(&made)?;
             effects.extend(made);

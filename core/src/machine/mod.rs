@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 
 pub use approval::Grants;
 pub use context::{Context, ContextItem};
+pub(crate) use protocol::for_each_decision;
 pub use protocol::*;
 pub use snapshot::MachineSnapshot;
 pub use types::*;

@@ -32,35 +32,47 @@ pub struct Limits {
     pub compact_at_tokens: u64,
 }
 
-impl Decision {
-    /// The entry type name of this decision (its serde tag).
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Decision::StepStarted { .. } => "step_started",
-            Decision::Delivered { .. } => "delivered",
-            Decision::ToolDispatched { .. } => "tool_dispatched",
-            Decision::Approval { .. } => "approval",
-            Decision::SyntheticResult { .. } => "synthetic_result",
-            Decision::CompactionStarted { .. } => "compaction_started",
-            Decision::Compacted { .. } => "compacted",
-            Decision::Ignored { .. } => "ignored",
-            Decision::RunFinished { .. } => "run_finished",
+/// The decision vocabulary, written once: every [`Decision`] variant with its entry
+/// type name (its serde tag). `$m` is called with `decisions: [Variant "name", …]`
+/// after the tokens `$extra`; from it come [`Decision::type_name`],
+/// [`Decision::TYPE_NAMES`] and the log index's kinds.
+macro_rules! for_each_decision {
+    ($m:ident $($extra:tt)*) => {
+        $m! {
+            $($extra)*
+            decisions: [
+                StepStarted "step_started",
+                Delivered "delivered",
+                ToolDispatched "tool_dispatched",
+                Approval "approval",
+                SyntheticResult "synthetic_result",
+                CompactionStarted "compaction_started",
+                Compacted "compacted",
+                Ignored "ignored",
+                RunFinished "run_finished",
+            ]
         }
-    }
-
-    /// Every decision type name, for the log reader's dispatch.
-    pub const TYPE_NAMES: [&'static str; 9] = [
-        "step_started",
-        "delivered",
-        "tool_dispatched",
-        "approval",
-        "synthetic_result",
-        "compaction_started",
-        "compacted",
-        "ignored",
-        "run_finished",
-    ];
+    };
 }
+pub(crate) use for_each_decision;
+
+/// [`Decision::type_name`] and [`Decision::TYPE_NAMES`] from the vocabulary.
+macro_rules! decision_names {
+    (decisions: [$($v:ident $name:literal,)*]) => {
+        impl Decision {
+            /// The entry type name of this decision (its serde tag).
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $(Decision::$v { .. } => $name,)*
+                }
+            }
+
+            /// Every decision type name, for the log reader's dispatch.
+            pub const TYPE_NAMES: [&'static str; [$($name),*].len()] = [$($name),*];
+        }
+    };
+}
+for_each_decision!(decision_names);
 
 impl Default for Limits {
     fn default() -> Self {

@@ -10,7 +10,7 @@ use super::{RuntimeError, SessionTarget};
 use crate::log::machine_at::{Rebuild, describe_phase, rebuild_machine, settled_boundary};
 use crate::log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use crate::log::{
-    Body, BranchEntry, LogError, Record, SessionHeader, SessionWriter, TornTail, into_inputs,
+    Body, BranchEntry, LogError, Record, RecordedInput, SessionHeader, SessionWriter, TornTail,
     recorded_workspace,
 };
 use crate::machine::{Decision, EntryId, Machine, SyntheticReason, ToolCall};
@@ -121,9 +121,11 @@ pub struct Reopened {
 fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
     let mut rebuild = Rebuild::default();
     let (mut writer, info) = SessionWriter::open_branch(path, &mut |item| match item {
-        BranchEntry::Decoded(entry) => rebuild.feed(entry.id, into_inputs(entry), false),
-        BranchEntry::Decision(id) => rebuild.feed(id, Vec::new(), true),
-        BranchEntry::Other(id) => rebuild.feed(id, Vec::new(), false),
+        BranchEntry::Decoded(entry) => {
+            rebuild.feed(entry.id, RecordedInput::of_entry(entry), false)
+        }
+        BranchEntry::Decision(id) => rebuild.feed(id, None, true),
+        BranchEntry::Other(id) => rebuild.feed(id, None, false),
         BranchEntry::Snapshot { at, machine } => rebuild.restore(at, *machine),
     })?;
     // A long replay: save the machine at the leaf in the index, so that the next

@@ -88,7 +88,7 @@ impl IndexBuilder {
         d.offsets.push(offset);
         d.ids.push(entry.id.0);
         d.parents.push(parent);
-        d.kinds.push(kind as u8);
+        d.kinds.push(kind);
         d.aux.push(aux);
         d.hashes.push(entry.hash.0);
         d.ts_ns
