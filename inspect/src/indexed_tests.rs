@@ -1,7 +1,10 @@
-//! `events` of entry types, read through the derived index, are the rows of the
-//! full timeline, on a generated session with branches, labels, compactions,
-//! steers, interrupts and errors. (The tree, stats and summary have one
-//! implementation, over the index, for a file and a log read already alike.)
+//! `events` of entry types, read through the derived index (only the lines of
+//! those types are read), are the rows of the full timeline, on a generated session
+//! with branches, labels, compactions, steers, interrupts and errors. The step, lane
+//! and tool of a row are worked out once (`events::Steps`), from what the entry or
+//! the index says (`track`, `track_at`); this compares the two readings. (The tree,
+//! stats and summary have one implementation, over the index, for a file and a log
+//! read already alike.)
 
 use xcsh_core::log::index::open_index;
 use xcsh_core::log::read_session;

@@ -1,6 +1,7 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
+use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
 use crate::tools::ToolSpec;
@@ -12,28 +13,20 @@ fn shown(request: &ModelRequest) -> Value {
     http::shown_body(&wire::body("claude", request))
 }
 
+/// Each line sent as an event of its own `type`, as the API names its events.
 fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    let mut m = AnthropicMapper::new();
-    let mut events = Vec::new();
-    for line in lines {
-        let kind = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string));
-        match m.on_event(kind.as_deref(), line) {
-            Ok(e) => events.extend(e),
-            Err(e) => return (events, Some(e)),
-        }
-    }
-    events.extend(m.finish());
-    (events, None)
-}
-
-fn render(events: &[StreamEvent]) -> String {
-    events
+    let kinds: Vec<Option<String>> = lines
         .iter()
-        .map(|e| serde_json::to_string(e).unwrap())
-        .collect::<Vec<_>>()
-        .join("\n")
+        .map(|line| {
+            serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+        })
+        .collect();
+    run_mapper(
+        AnthropicMapper::new(),
+        kinds.iter().map(Option::as_deref).zip(lines.iter().copied()),
+    )
 }
 
 #[test]

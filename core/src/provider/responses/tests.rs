@@ -1,6 +1,7 @@
 //! Tests of `responses.rs`.
 
 use super::*;
+use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ToolCall};
 use expect_test::expect;
@@ -12,24 +13,7 @@ fn shown(model: &str, request: &ModelRequest) -> Value {
 }
 
 fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    let mut m = ResponsesMapper::new();
-    let mut events = Vec::new();
-    for line in lines {
-        match m.on_event(None, line) {
-            Ok(e) => events.extend(e),
-            Err(e) => return (events, Some(e)),
-        }
-    }
-    events.extend(m.finish());
-    (events, None)
-}
-
-fn render(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .map(|e| serde_json::to_string(e).unwrap())
-        .collect::<Vec<_>>()
-        .join("\n")
+    run_mapper(ResponsesMapper::new(), lines.iter().map(|l| (None, *l)))
 }
 
 #[test]
