@@ -102,11 +102,9 @@ impl Filter {
 #[derive(Debug, Default)]
 pub struct Timeline {
     origin: Option<DateTime<Utc>>,
-    current_step: Option<u32>,
+    steps: Steps<String>,
     /// Start time of each step of the run in progress.
     step_start: HashMap<u32, i64>,
-    /// Step and tool name of each call dispatched in the run in progress.
-    calls: HashMap<String, (u32, String)>,
     /// The step that is streaming: rows of the entries recorded meanwhile wait for
     /// its events.
     open_step: Option<u32>,
@@ -140,7 +138,11 @@ impl Timeline {
             out.append(&mut self.held);
             self.open_step = None;
         }
-        let (step, lane, tool) = self.classify(entry);
+        let track = track(entry);
+        if matches!(track, Track::Run) {
+            self.step_start.clear();
+        }
+        let (step, lane, tool) = self.steps.classify(track);
         let row = Row {
             seq: line.to_string(),
             line,
@@ -208,69 +210,218 @@ impl Timeline {
     pub fn flush(&mut self) -> Vec<Row> {
         std::mem::take(&mut self.held)
     }
+}
 
-    /// The step, lane and tool of an entry, and what it changes in the tracking.
-    fn classify(&mut self, entry: &Entry) -> (Option<u32>, Lane, Option<String>) {
-        let cur = self.current_step;
-        let call = |calls: &HashMap<String, (u32, String)>, id: &str| calls.get(id).cloned();
-        match &entry.body {
-            Body::Record(r) => match r {
-                Record::Session(_) => (None, Lane::Machine, None),
-                Record::Branch { .. } => {
-                    self.current_step = None;
-                    (None, Lane::User, None)
-                }
-                Record::UserMessage { .. } | Record::Compact { .. } => {
-                    // A new run: every call of the last one has settled.
-                    self.current_step = None;
-                    self.step_start.clear();
-                    self.calls.clear();
-                    (None, Lane::User, None)
-                }
-                Record::Label { .. }
-                | Record::Undo { .. }
-                | Record::Workspace { .. }
-                | Record::Steer { .. }
-                | Record::FollowUp { .. }
-                | Record::Interrupt {} => (cur, Lane::User, None),
-                Record::ApprovalAnswer { call_id, .. } => {
-                    let c = call(&self.calls, &call_id.0);
-                    (c.as_ref().map(|c| c.0).or(cur), Lane::User, c.map(|c| c.1))
-                }
-                Record::Step(s) => (Some(s.step.0), Lane::Model, None),
-                Record::ToolResult(t) => {
-                    let step = call(&self.calls, &t.call_id.0).map(|c| c.0).or(cur);
-                    (step, Lane::Tools, Some(t.name.clone()))
-                }
-                Record::CompactionSummary { .. } => (cur, Lane::Model, None),
-                Record::LateEvent { step, .. } => (Some(step.0), Lane::Model, None),
-                Record::Recovered { .. } => (cur, Lane::Machine, None),
-            },
-            Body::Decision(d) => match d {
-                Decision::StepStarted { step, .. } => {
-                    self.current_step = Some(step.0);
-                    (Some(step.0), Lane::Model, None)
-                }
-                Decision::ToolDispatched { step, call } => {
-                    self.calls
-                        .insert(call.id.0.clone(), (step.0, call.name.clone()));
-                    (Some(step.0), Lane::Tools, Some(call.name.clone()))
-                }
-                Decision::SyntheticResult { call, .. } => {
-                    (cur, Lane::Tools, Some(call.name.clone()))
-                }
-                Decision::Approval { tool, .. } => (cur, Lane::Tools, Some(tool.clone())),
-                Decision::RunFinished { .. } => {
-                    self.current_step = None;
-                    (cur, Lane::Machine, None)
-                }
-                Decision::Delivered { .. }
-                | Decision::CompactionStarted { .. }
-                | Decision::Compacted { .. }
-                | Decision::Ignored { .. } => (cur, Lane::Machine, None),
-            },
-            Body::Unknown { .. } => (cur, Lane::Machine, None),
+/// What the timeline's step tracking reads of an entry: the same from the entry
+/// ([`track`]) and from the index ([`track_at`]), so that the step, lane and tool of
+/// a row are worked out once ([`Steps::classify`]). `K` is a call id or tool name.
+enum Track<K> {
+    Session,
+    Branch,
+    /// A prompt or `/compact`: a new run.
+    Run,
+    /// A label, undo, workspace, steer, follow-up or interrupt.
+    User,
+    ApprovalAnswer {
+        call_id: K,
+    },
+    Step {
+        step: u32,
+    },
+    ToolResult {
+        call_id: K,
+        name: K,
+    },
+    CompactionSummary,
+    LateEvent {
+        step: u32,
+    },
+    Recovered,
+    StepStarted {
+        step: u32,
+    },
+    ToolDispatched {
+        step: u32,
+        call_id: K,
+        name: K,
+    },
+    /// A synthetic result or an approval, of the tool `name`.
+    Tool {
+        name: K,
+    },
+    RunFinished,
+    /// Another decision, or an entry of a type this version does not know.
+    Machine,
+}
+
+/// The step in progress and the calls dispatched in the run in progress (step and
+/// tool name of each).
+#[derive(Debug)]
+struct Steps<K> {
+    current: Option<u32>,
+    calls: HashMap<K, (u32, K)>,
+}
+
+impl<K> Default for Steps<K> {
+    fn default() -> Steps<K> {
+        Steps {
+            current: None,
+            calls: HashMap::new(),
         }
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone> Steps<K> {
+    /// The step, lane and tool of an entry, and what it changes in the tracking.
+    fn classify(&mut self, track: Track<K>) -> (Option<u32>, Lane, Option<K>) {
+        let cur = self.current;
+        match track {
+            Track::Session => (None, Lane::Machine, None),
+            Track::Branch => {
+                self.current = None;
+                (None, Lane::User, None)
+            }
+            Track::Run => {
+                // A new run: every call of the last one has settled (the map stays
+                // as small as one run).
+                self.current = None;
+                self.calls.clear();
+                (None, Lane::User, None)
+            }
+            Track::User => (cur, Lane::User, None),
+            Track::ApprovalAnswer { call_id } => {
+                let c = self.calls.get(&call_id).cloned();
+                (c.as_ref().map(|c| c.0).or(cur), Lane::User, c.map(|c| c.1))
+            }
+            Track::Step { step } | Track::LateEvent { step } => (Some(step), Lane::Model, None),
+            Track::ToolResult { call_id, name } => {
+                let step = self.calls.get(&call_id).map(|c| c.0).or(cur);
+                (step, Lane::Tools, Some(name))
+            }
+            Track::CompactionSummary => (cur, Lane::Model, None),
+            Track::Recovered | Track::Machine => (cur, Lane::Machine, None),
+            Track::StepStarted { step } => {
+                self.current = Some(step);
+                (Some(step), Lane::Model, None)
+            }
+            Track::ToolDispatched {
+                step,
+                call_id,
+                name,
+            } => {
+                self.calls.insert(call_id, (step, name.clone()));
+                (Some(step), Lane::Tools, Some(name))
+            }
+            Track::Tool { name } => (cur, Lane::Tools, Some(name)),
+            Track::RunFinished => {
+                self.current = None;
+                (cur, Lane::Machine, None)
+            }
+        }
+    }
+}
+
+/// What the step tracking reads of `entry`.
+fn track(entry: &Entry) -> Track<String> {
+    match &entry.body {
+        Body::Record(r) => match r {
+            Record::Session(_) => Track::Session,
+            Record::Branch { .. } => Track::Branch,
+            Record::UserMessage { .. } | Record::Compact { .. } => Track::Run,
+            Record::Label { .. }
+            | Record::Undo { .. }
+            | Record::Workspace { .. }
+            | Record::Steer { .. }
+            | Record::FollowUp { .. }
+            | Record::Interrupt {} => Track::User,
+            Record::ApprovalAnswer { call_id, .. } => Track::ApprovalAnswer {
+                call_id: call_id.0.clone(),
+            },
+            Record::Step(s) => Track::Step { step: s.step.0 },
+            Record::ToolResult(t) => Track::ToolResult {
+                call_id: t.call_id.0.clone(),
+                name: t.name.clone(),
+            },
+            Record::CompactionSummary { .. } => Track::CompactionSummary,
+            Record::LateEvent { step, .. } => Track::LateEvent { step: step.0 },
+            Record::Recovered { .. } => Track::Recovered,
+        },
+        Body::Decision(d) => match d {
+            Decision::StepStarted { step, .. } => Track::StepStarted { step: step.0 },
+            Decision::ToolDispatched { step, call } => Track::ToolDispatched {
+                step: step.0,
+                call_id: call.id.0.clone(),
+                name: call.name.clone(),
+            },
+            Decision::SyntheticResult { call, .. } => Track::Tool {
+                name: call.name.clone(),
+            },
+            Decision::Approval { tool, .. } => Track::Tool { name: tool.clone() },
+            Decision::RunFinished { .. } => Track::RunFinished,
+            Decision::Delivered { .. }
+            | Decision::CompactionStarted { .. }
+            | Decision::Compacted { .. }
+            | Decision::Ignored { .. } => Track::Machine,
+        },
+        Body::Unknown { .. } => Track::Machine,
+    }
+}
+
+/// What the step tracking reads of the entry at `pos` of an index.
+fn track_at(d: &xcsh_core::log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
+    use xcsh_core::log::index::Kind;
+    let call = |r: usize| &d.calls[r];
+    match d.kind(pos) {
+        Kind::Session => Track::Session,
+        Kind::Branch => Track::Branch,
+        Kind::UserMessage | Kind::Compact => Track::Run,
+        Kind::Label
+        | Kind::Undo
+        | Kind::Workspace
+        | Kind::Steer
+        | Kind::FollowUp
+        | Kind::Interrupt => Track::User,
+        Kind::ApprovalAnswer => Track::ApprovalAnswer {
+            call_id: d.str(&call(d.aux(pos)).call_id),
+        },
+        Kind::Step => Track::Step {
+            step: d.steps[d.aux(pos)].step.to_native(),
+        },
+        Kind::ToolResult => {
+            let t = &d.tools[d.aux(pos)];
+            Track::ToolResult {
+                call_id: d.str(&t.call_id),
+                name: d.str(&t.name),
+            }
+        }
+        Kind::CompactionSummary => Track::CompactionSummary,
+        Kind::LateEvent => Track::LateEvent {
+            step: d.aux[pos].to_native(),
+        },
+        Kind::Recovered => Track::Recovered,
+        Kind::StepStarted => Track::StepStarted {
+            step: d.aux[pos].to_native(),
+        },
+        Kind::ToolDispatched => {
+            let c = call(d.aux(pos));
+            Track::ToolDispatched {
+                step: c.step.to_native(),
+                call_id: d.str(&c.call_id),
+                name: d.str(&c.name),
+            }
+        }
+        Kind::SyntheticResult => Track::Tool {
+            name: d.str(&d.tools[d.aux(pos)].name),
+        },
+        Kind::Approval => Track::Tool {
+            name: d.str(&call(d.aux(pos)).name),
+        },
+        Kind::RunFinished => Track::RunFinished,
+        Kind::Delivered
+        | Kind::CompactionStarted
+        | Kind::Compacted
+        | Kind::Ignored
+        | Kind::Unknown => Track::Machine,
     }
 }
 
@@ -341,7 +492,7 @@ fn stream_indexed(
     filter: &Filter,
     each: &mut dyn FnMut(&Row),
 ) -> Result<Option<Option<usize>>, InspectError> {
-    use xcsh_core::log::index::{Kind, LogLines};
+    use xcsh_core::log::index::LogLines;
     let n = d.len();
     if (0..n).any(|p| d.ts_ns(p) == i64::MIN) {
         return Ok(None);
@@ -351,72 +502,9 @@ fn stream_indexed(
         .map_err(|e| InspectError::io(path, e))?
         .len();
     let origin = d.ts_ns(0);
-    let mut cur: Option<u32> = None;
-    let mut calls: HashMap<&str, (u32, &str)> = HashMap::new();
+    let mut steps: Steps<&str> = Steps::default();
     for pos in 0..n {
-        let kind = d.kind(pos);
-        let before = cur;
-        let call = |r: usize| &d.calls[r];
-        let (step, lane, tool): (Option<u32>, Lane, Option<&str>) = match kind {
-            Kind::Session => (None, Lane::Machine, None),
-            Kind::Branch => {
-                cur = None;
-                (None, Lane::User, None)
-            }
-            Kind::UserMessage | Kind::Compact => {
-                // A new run: every call of the last one has settled (the map stays
-                // as small as one run).
-                cur = None;
-                calls.clear();
-                (None, Lane::User, None)
-            }
-            Kind::Label
-            | Kind::Undo
-            | Kind::Workspace
-            | Kind::Steer
-            | Kind::FollowUp
-            | Kind::Interrupt => (before, Lane::User, None),
-            Kind::ApprovalAnswer => {
-                let c = calls.get(d.str(&call(d.aux(pos)).call_id)).copied();
-                (c.map(|c| c.0).or(before), Lane::User, c.map(|c| c.1))
-            }
-            Kind::Step => (
-                Some(d.steps[d.aux(pos)].step.to_native()),
-                Lane::Model,
-                None,
-            ),
-            Kind::ToolResult => {
-                let t = &d.tools[d.aux(pos)];
-                let step = calls.get(d.str(&t.call_id)).map(|c| c.0).or(before);
-                (step, Lane::Tools, Some(d.str(&t.name)))
-            }
-            Kind::CompactionSummary => (before, Lane::Model, None),
-            Kind::LateEvent => (Some(d.aux[pos].to_native()), Lane::Model, None),
-            Kind::Recovered => (before, Lane::Machine, None),
-            Kind::StepStarted => {
-                let step = d.aux[pos].to_native();
-                cur = Some(step);
-                (Some(step), Lane::Model, None)
-            }
-            Kind::ToolDispatched => {
-                let c = call(d.aux(pos));
-                let step = c.step.to_native();
-                let name = d.str(&c.name);
-                calls.insert(d.str(&c.call_id), (step, name));
-                (Some(step), Lane::Tools, Some(name))
-            }
-            Kind::SyntheticResult => (before, Lane::Tools, Some(d.str(&d.tools[d.aux(pos)].name))),
-            Kind::Approval => (before, Lane::Tools, Some(d.str(&call(d.aux(pos)).name))),
-            Kind::RunFinished => {
-                cur = None;
-                (before, Lane::Machine, None)
-            }
-            Kind::Delivered
-            | Kind::CompactionStarted
-            | Kind::Compacted
-            | Kind::Ignored
-            | Kind::Unknown => (before, Lane::Machine, None),
-        };
+        let (step, lane, tool) = steps.classify(track_at(d, pos));
         let name = d.type_name(pos);
         if !filter.types.iter().any(|t| t == name) {
             continue;

@@ -1,40 +1,14 @@
-//! The views built from a session's derived index (`tree`, `stats`, `sessions`) are
-//! the views built from its entries, on generated sessions with branches, labels,
-//! compactions, steers, interrupts and errors.
+//! `events` of entry types, read through the derived index (only the lines of
+//! those types are read), are the rows of the full timeline, on a generated session
+//! with branches, labels, compactions, steers, interrupts and errors. The step, lane
+//! and tool of a row are worked out once (`events::Steps`), from what the entry or
+//! the index says (`track`, `track_at`); this compares the two readings. (The tree,
+//! stats and summary have one implementation, over the index, for a file and a log
+//! read already alike.)
 
 use xcsh_core::log::index::open_index;
 use xcsh_core::log::read_session;
 use xcsh_core::log::synth::{SynthOptions, generate};
-
-use crate::{stats, summarize, summarize_path, tree};
-
-#[test]
-fn views_from_the_index_equal_views_from_the_entries() {
-    let dir = tempfile::tempdir().unwrap();
-    for (seed, entries) in [(1, 3_000), (2, 9_000)] {
-        let path = dir.path().join(format!("s{seed}.jsonl"));
-        generate(&path, SynthOptions { entries, seed }).unwrap();
-        let log = read_session(&path).unwrap();
-
-        let from_index = stats::compute_path(&path).unwrap();
-        let from_entries = stats::compute_entries(&log);
-        assert_eq!(from_index, from_entries);
-        assert_eq!(stats::render(&from_index), stats::render(&from_entries));
-
-        let t1 = serde_json::to_string(&tree::build_path(&path, false).unwrap()).unwrap();
-        let t2 = serde_json::to_string(&tree::build_full_or_turns(&log, false)).unwrap();
-        assert_eq!(t1, t2);
-
-        assert_eq!(summarize_path(&path).unwrap(), summarize(&log));
-        // The index was written beside the big one and is used as it is.
-        if std::fs::metadata(&path).unwrap().len() >= xcsh_core::log::index::INDEX_MIN_BYTES {
-            assert_eq!(
-                open_index(&path).unwrap().source,
-                xcsh_core::log::index::IndexSource::Valid
-            );
-        }
-    }
-}
 
 #[test]
 fn events_of_entry_types_from_the_index_equal_the_full_timeline() {

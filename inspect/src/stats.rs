@@ -9,9 +9,9 @@ use std::path::Path;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
+use xcsh_core::log::SessionLog;
 use xcsh_core::log::index::{ArchivedIndexData, Kind, NONE, index_of, open_index};
-use xcsh_core::log::{Body, Record, SessionLog};
-use xcsh_core::machine::{Decision, EntryId, FinishReason, StepOutcome, StreamEvent, ToolStatus};
+use xcsh_core::machine::EntryId;
 
 use crate::common::stop_text;
 use crate::error::InspectError;
@@ -93,12 +93,13 @@ pub struct Stats {
     pub runs: Vec<RunStats>,
 }
 
-/// The stats of every entry of `log`.
+/// The stats of every entry of `log`, from its index made in memory (the one
+/// computation of [`compute_path`] too).
 pub fn compute(log: &SessionLog) -> Stats {
     match index_of(log, None) {
         Ok(index) => compute_indexed(index.data()),
-        // Building an index in memory does not fail for a log that was read.
-        Err(_) => compute_entries(log),
+        // An index is made of any log but one without entries, which has no stats.
+        Err(_) => totals(Vec::new(), BTreeMap::new(), Vec::new()),
     }
 }
 
@@ -229,118 +230,6 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
     totals(steps, tools, runs)
 }
 
-/// The stats of every entry of `log`, entry by entry (what the index path mirrors).
-pub(crate) fn compute_entries(log: &SessionLog) -> Stats {
-    let mut steps: Vec<StepStats> = Vec::new();
-    let mut tools: BTreeMap<String, ToolStats> = BTreeMap::new();
-    let mut runs: Vec<RunStats> = Vec::new();
-    // Call id → index in `steps`, within the current run (faux ids repeat per run).
-    let mut calls: HashMap<String, usize> = HashMap::new();
-    for e in &log.entries {
-        match &e.body {
-            Body::Record(Record::UserMessage { config, .. } | Record::Compact { config }) => {
-                calls.clear();
-                runs.push(RunStats {
-                    run: u32::try_from(runs.len() + 1).unwrap_or(u32::MAX),
-                    entry: e.id,
-                    steps: 0,
-                    spend: 0,
-                    estimated: false,
-                    max_tokens: config.limits.max_tokens,
-                    budget_used_pct: None,
-                    stop: None,
-                });
-            }
-            Body::Record(Record::Step(s)) => {
-                let u = &s.message.usage;
-                let first = s.events.iter().find(|t| {
-                    matches!(
-                        t.event,
-                        StreamEvent::TextDelta { .. }
-                            | StreamEvent::ReasoningDelta { .. }
-                            | StreamEvent::ToolCallStart { .. }
-                    )
-                });
-                let failed = matches!(s.outcome, StepOutcome::Failed { .. })
-                    || s.message.finish == Some(FinishReason::Error);
-                let run = runs.last_mut();
-                let run_no = run.as_ref().map_or(0, |r| r.run);
-                if let Some(r) = run {
-                    r.steps += 1;
-                    if r.stop.is_none() {
-                        r.spend = r.spend.saturating_add(u.spend());
-                        r.estimated |= u.estimated;
-                    }
-                }
-                steps.push(StepStats {
-                    run: run_no,
-                    step: s.step.0,
-                    entry: e.id,
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                    cache_read_tokens: u.cache_read_tokens,
-                    cache_write_tokens: u.cache_write_tokens,
-                    estimated: u.estimated,
-                    ttft_ms: first.map(|t| t.ms),
-                    stream_ms: s.events.last().map(|t| t.ms),
-                    tool_calls: 0,
-                    tool_ms: 0,
-                    retries: count(
-                        s.events
-                            .iter()
-                            .filter(|t| matches!(t.event, StreamEvent::Retrying { .. })),
-                    ),
-                    errors: u32::from(failed),
-                    outcome: Cow::Owned(crate::common::outcome_text(&s.outcome)),
-                });
-                // Calls of this step answered without a dispatch are found by id.
-                if matches!(s.outcome, StepOutcome::Completed) {
-                    for c in &s.message.tool_calls {
-                        calls.insert(c.id.0.clone(), steps.len() - 1);
-                    }
-                    if let Some(last) = steps.last_mut() {
-                        last.tool_calls = count(s.message.tool_calls.iter());
-                    }
-                }
-            }
-            Body::Record(Record::ToolResult(t)) => {
-                let stat = tools.entry(t.name.clone()).or_default();
-                stat.calls += 1;
-                stat.total_ms = stat.total_ms.saturating_add(t.duration_ms);
-                stat.max_ms = stat.max_ms.max(t.duration_ms);
-                match t.outcome.status {
-                    ToolStatus::Ok => stat.ok += 1,
-                    ToolStatus::Error => stat.error += 1,
-                    ToolStatus::Cancelled => stat.cancelled += 1,
-                }
-                if let Some(s) = calls.get(&t.call_id.0).and_then(|&i| steps.get_mut(i)) {
-                    s.tool_ms = s.tool_ms.saturating_add(t.duration_ms);
-                    if t.outcome.status != ToolStatus::Ok {
-                        s.errors += 1;
-                    }
-                }
-            }
-            Body::Decision(Decision::SyntheticResult { call, .. }) => {
-                let stat = tools.entry(call.name.clone()).or_default();
-                stat.calls += 1;
-                stat.not_run += 1;
-                if let Some(s) = calls.get(&call.id.0).and_then(|&i| steps.get_mut(i)) {
-                    s.errors += 1;
-                }
-            }
-            Body::Decision(Decision::RunFinished { reason, usage, .. }) => {
-                if let Some(r) = runs.last_mut() {
-                    r.spend = usage.spend();
-                    r.estimated = usage.estimated;
-                    r.stop = Some(stop_text(reason));
-                }
-            }
-            _ => {}
-        }
-    }
-    totals(steps, tools, runs)
-}
-
 /// Budgets per run and the total row.
 fn totals(
     steps: Vec<StepStats>,
@@ -403,10 +292,6 @@ fn totals(
 
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-fn count<T>(it: impl Iterator<Item = T>) -> u32 {
-    u32::try_from(it.count()).unwrap_or(u32::MAX)
 }
 
 /// A table's cells, kept in one buffer: rendered directly in comfy-table's
@@ -725,7 +610,10 @@ pub fn render_last(stats: &Stats, last: Option<usize>) -> String {
 mod tests {
     use super::*;
     use crate::testkit::{self, Kit};
-    use xcsh_core::machine::{ProviderError, ProviderErrorKind};
+    use xcsh_core::log::Record;
+    use xcsh_core::machine::{
+        ProviderError, ProviderErrorKind, StepOutcome, StreamEvent, ToolStatus,
+    };
 
     #[test]
     fn steps_tools_and_budget() {

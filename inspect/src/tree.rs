@@ -3,15 +3,16 @@
 //! labels, compactions, the recorded leaf marked, and the fork origin; with `full`,
 //! one line per entry.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
 use xcsh_core::log::index::{ArchivedIndexData, Kind, index_of, open_index};
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog, read_session};
-use xcsh_core::machine::{Decision, EntryId, StepOutcome, UserOrigin};
+use xcsh_core::log::{Entry, SessionLog, read_session};
+use xcsh_core::machine::EntryId;
 
-use crate::common::{cut, entry_text, one_line, stop_text};
+use crate::common::{cut, entry_text, stop_text};
 use crate::error::InspectError;
 use crate::style::Style;
 
@@ -79,21 +80,6 @@ pub struct Compaction {
     pub tokens_after: u64,
 }
 
-struct Builder<'a> {
-    log: &'a SessionLog,
-    /// The session's id ([`xcsh_core::log::session_id`]).
-    session_id: &'a str,
-    /// The recorded leaf (found once: [`SessionLog::leaf`] walks back over labels).
-    leaf: EntryId,
-    dag: Dag,
-    full: bool,
-    labels: BTreeMap<EntryId, Vec<Label>>,
-    /// The position of each entry, its subtree's size and whether it is on the way
-    /// to the leaf ([`Straight`]).
-    pos: HashMap<EntryId, usize>,
-    straight: Straight,
-}
-
 /// Which branch of a branch point continues its lane (drawn straight on, not
 /// indented): the one toward the recorded leaf, else the one with the most entries
 /// (the last of those in file order). So the leaf's branch runs down the left margin,
@@ -157,242 +143,42 @@ impl Straight {
     }
 }
 
-fn is_label(e: &Entry) -> bool {
-    matches!(e.body, Body::Record(Record::Label { .. }))
-}
-
-impl Builder<'_> {
-    /// Children shown in the tree: labels are annotations unless every entry is shown.
-    fn children(&self, id: EntryId) -> Vec<EntryId> {
-        self.dag
-            .children(id)
-            .into_iter()
-            .filter(|c| self.full || !self.log.get(*c).is_some_and(is_label))
-            .collect()
-    }
-
-    fn starts_turn(&self, id: EntryId) -> bool {
-        self.log.get(id).is_some_and(|e| {
-            matches!(
-                e.body,
-                Body::Record(
-                    Record::UserMessage { .. } | Record::Branch { .. } | Record::Compact { .. }
-                )
-            )
-        })
-    }
-
-    /// The nodes from `start` down its chain; at a branch point the other branches
-    /// recurse and one goes on ([`Straight`]), so the depth of recursion is at most
-    /// log2 of the entries.
-    fn lane(&self, start: EntryId) -> Vec<Node> {
-        let mut lane = Vec::new();
-        let mut first = start;
-        loop {
-            let mut ids = vec![first];
-            let mut kids = self.children(first);
-            while !self.full && kids.len() == 1 && !self.starts_turn(kids[0]) {
-                ids.push(kids[0]);
-                kids = self.children(kids[0]);
-            }
-            let mut node = self.node(&ids);
-            match kids.as_slice() {
-                [next] => first = *next,
-                [] => {
-                    lane.push(node);
-                    return lane;
-                }
-                many => {
-                    let at: Vec<usize> = many.iter().map(|k| self.pos[k]).collect();
-                    let on = self.straight.pick(&at);
-                    node.branches = many
-                        .iter()
-                        .zip(&at)
-                        .filter(|(_, p)| **p != on)
-                        .map(|(k, _)| self.lane(*k))
-                        .collect();
-                    first = self.log.entries[on].id;
-                }
-            }
-            lane.push(node);
-        }
-    }
-
-    fn node(&self, ids: &[EntryId]) -> Node {
-        let entries: Vec<&Entry> = ids.iter().filter_map(|id| self.log.get(*id)).collect();
-        let first = entries[0];
-        let mut node = Node {
-            first: first.id,
-            last: ids[ids.len() - 1],
-            kind: String::new(),
-            text: String::new(),
-            steps: 0,
-            tool_calls: 0,
-            tokens: 0,
-            stop: None,
-            steers: 0,
-            follow_ups: 0,
-            labels: Vec::new(),
-            compactions: Vec::new(),
-            leaf: ids.contains(&self.leaf),
-            branches: Vec::new(),
-        };
-        (node.kind, node.text) = match &first.body {
-            Body::Record(Record::Session(h)) => {
-                let mut text = format!("{} {}", self.session_id, h.cwd);
-                if let Some(f) = h.forked_from.as_ref().filter(|_| self.full) {
-                    text.push_str(&format!(" (forked from {} @ {})", f.session_id, f.entry));
-                }
-                ("session".into(), text)
-            }
-            _ if self.full => (first.type_name().to_string(), entry_text(first)),
-            Body::Record(Record::UserMessage { text, .. }) => {
-                ("turn".into(), format!("{:?}", one_line(text, 50)))
-            }
-            Body::Record(Record::Compact { .. }) => ("compact".into(), "/compact".into()),
-            Body::Record(Record::Branch { from_leaf }) => (
-                "branch".into(),
-                format!("new branch (the leaf was #{from_leaf})"),
-            ),
-            _ => (
-                "entries".into(),
-                format!("{} {}", first.type_name(), entry_text(first)),
-            ),
-        };
-        for e in &entries {
-            match &e.body {
-                Body::Record(Record::Step(s)) => {
-                    node.steps += 1;
-                    node.tokens = node.tokens.saturating_add(s.message.usage.spend());
-                    if matches!(s.outcome, StepOutcome::Completed) {
-                        node.tool_calls +=
-                            u32::try_from(s.message.tool_calls.len()).unwrap_or(u32::MAX);
-                    }
-                }
-                Body::Decision(Decision::RunFinished { reason, .. }) => {
-                    node.stop = Some(stop_text(reason));
-                }
-                Body::Decision(Decision::Delivered { origin, .. }) => match origin {
-                    UserOrigin::Steer => node.steers += 1,
-                    UserOrigin::FollowUp | UserOrigin::Prompt | UserOrigin::Undo => {
-                        node.follow_ups += 1
-                    }
-                },
-                Body::Decision(Decision::Compacted {
-                    tokens_before,
-                    tokens_after,
-                    ..
-                }) => node.compactions.push(Compaction {
-                    entry: e.id,
-                    tokens_before: *tokens_before,
-                    tokens_after: *tokens_after,
-                }),
-                _ => {}
-            }
-            if !self.full
-                && let Some(labels) = self.labels.get(&e.id)
-            {
-                node.labels.extend(labels.iter().cloned());
-            }
-        }
-        node
-    }
-}
-
-/// The tree of `log`; `full` shows every entry (labels as entries too).
+/// The tree of `log`; `full` shows every entry (labels as entries too). Built from
+/// the log's index, made in memory: the one builder of [`build_path`] too.
 pub fn build(log: &SessionLog, full: bool) -> Tree {
-    if full {
-        return build_full(log);
-    }
     match index_of(log, None) {
-        Ok(index) => build_indexed(index.data(), &log.path, &mut |pos| {
-            log.entries.get(pos).cloned()
+        Ok(index) => build_indexed(index.data(), &log.path, full, &mut |pos| {
+            log.entries.get(pos).map(Cow::Borrowed)
         }),
-        // Building an index in memory does not fail for a log that was read.
-        Err(_) => build_full_or_turns(log, false),
+        // An index is made of any log but one without entries, whose tree is empty.
+        Err(_) => Tree {
+            full,
+            session_id: xcsh_core::log::session_id(&log.path, "").to_string(),
+            cwd: String::new(),
+            forked_from: None,
+            leaf: EntryId(0),
+            root: Vec::new(),
+        },
     }
 }
 
 /// The tree of the session file at `path`: from its index (built or extended when
-/// needed) unless `full`, which needs every entry.
+/// needed) unless `full`, which reads every entry.
 pub fn build_path(path: &Path, full: bool) -> Result<Tree, InspectError> {
     if full {
-        return Ok(build_full(&read_session(path)?));
+        return Ok(build(&read_session(path)?, true));
     }
     let index = open_index(path)?;
     let data = index.data();
     let mut file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
-    Ok(build_indexed(data, path, &mut |pos| {
-        crate::common::entry_at(&mut file, data, pos)
+    Ok(build_indexed(data, path, false, &mut |pos| {
+        crate::common::entry_at(&mut file, data, pos).map(Cow::Owned)
     }))
 }
 
-fn build_full(log: &SessionLog) -> Tree {
-    build_full_or_turns(log, true)
-}
+mod build;
 
-pub(crate) fn build_full_or_turns(log: &SessionLog, full: bool) -> Tree {
-    let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
-    for e in &log.entries {
-        if let Body::Record(Record::Label { target, name }) = &e.body {
-            labels.entry(*target).or_default().push(Label {
-                entry: e.id,
-                target: *target,
-                name: name.clone(),
-            });
-        }
-    }
-    let header = log.header();
-    let session_id = xcsh_core::log::session_id(&log.path, &header.session_id);
-    let leaf = log.leaf();
-    let pos: HashMap<EntryId, usize> = log
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.id, i))
-        .collect();
-    let straight = Straight::new(
-        log.entries.len(),
-        |p| log.entries[p].parent.and_then(|q| pos.get(&q).copied()),
-        |p| full || !is_label(&log.entries[p]),
-        pos.get(&leaf).copied().unwrap_or(0),
-        true,
-    );
-    let b = Builder {
-        log,
-        session_id,
-        leaf,
-        dag: Dag::from_log(log),
-        full,
-        labels,
-        pos,
-        straight,
-    };
-    Tree {
-        full,
-        session_id: session_id.to_string(),
-        cwd: header.cwd.clone(),
-        // The header's `forked_from`, or the origin label `xcsh fork` writes.
-        forked_from: header
-            .forked_from
-            .as_ref()
-            .map(|f| format!("{} @ {}", f.session_id, f.entry))
-            .or_else(|| {
-                log.entries.iter().find_map(|e| match &e.body {
-                    Body::Record(Record::Label { name, .. }) => name
-                        .strip_prefix(crate::fork::ORIGIN_PREFIX)
-                        .map(str::to_string),
-                    _ => None,
-                })
-            }),
-        leaf,
-        root: b.lane(EntryId(0)),
-    }
-}
-
-mod indexed;
-
-pub use indexed::build_indexed;
+pub use build::build_indexed;
 
 /// The tree as text.
 pub fn render(tree: &Tree, style: Style) -> String {
@@ -565,170 +351,4 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testkit;
-
-    #[test]
-    fn a_branched_session_draws_both_branches_and_marks_the_leaf() {
-        let (_dir, log) = testkit::branched_session();
-        expect_test::expect![[r##"
-            #0 session fixture /workspace
-            #1..8 user "first task" · 2 steps · 1 tool call · 370 tok · completed ┬ 2 branches at #8
-            ├─ #9..12 user "second task" · 1 step · 0 tool calls · 110 tok · completed
-            #13 ↳ new branch (the leaf was #12)
-            #14..17 user "instead, another task" · 1 step · 0 tool calls · 160 tok · completed ◀ leaf
-        "##]].assert_eq(&render(&build(&log, false), Style::plain()));
-    }
-
-    /// The branch toward the leaf goes on at the left margin even when it was
-    /// written first; the other hangs off the branch point.
-    #[test]
-    fn the_leaf_branch_goes_straight_on_and_the_others_hang_off() {
-        let mut k = testkit::Kit::new("back");
-        k.prompt("first");
-        k.step(1, "one", &[]);
-        let first = k.leaf();
-        k.prompt("second");
-        k.step(1, "two", &[]);
-        let second = k.leaf();
-        k.branch_at(first);
-        k.prompt("instead");
-        k.step(1, "three", &[]);
-        k.branch_at(second);
-        k.prompt("back to the second");
-        k.step(1, "four", &[]);
-        let (_dir, log) = k.finish();
-        let text = render(&build(&log, false), Style::plain());
-        expect_test::expect![[r##"
-            #0 session fixture /workspace
-            #1..4 user "first" · 1 step · 0 tool calls · 110 tok · completed ┬ 2 branches at #4
-            ├─ #9 ↳ new branch (the leaf was #8)
-            │  #10..13 user "instead" · 1 step · 0 tool calls · 110 tok · completed
-            #5..8 user "second" · 1 step · 0 tool calls · 110 tok · completed
-            #14 ↳ new branch (the leaf was #13)
-            #15..18 user "back to the second" · 1 step · 0 tool calls · 110 tok · completed ◀ leaf
-        "##]]
-        .assert_eq(&text);
-        assert_eq!(
-            text,
-            render(&build_full_or_turns(&log, false), Style::plain())
-        );
-    }
-
-    /// The deepest nesting of branch lists in a tree.
-    fn depth(lane: &[Node]) -> usize {
-        lane.iter()
-            .flat_map(|n| n.branches.iter().map(|b| 1 + depth(b)))
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// A run per branch, each from one of the last few boundaries: hundreds of
-    /// branches, each nested in the one before it when every branch is indented.
-    /// Drawn with one branch going straight on at every branch point, the nesting
-    /// stays below log2 of the entries, so the text grows with the entries only.
-    #[test]
-    fn a_session_of_hundreds_of_nested_branches_draws_a_shallow_tree() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("branches.jsonl");
-        let shape = xcsh_core::log::synth::SynthShape {
-            branch_per_mille: 1000,
-            max_rounds: 1,
-            label_chain: 0,
-        };
-        let opts = xcsh_core::log::synth::SynthOptions {
-            entries: 4_000,
-            seed: 5,
-        };
-        let report = xcsh_core::log::synth::generate_shaped(&path, opts, shape).unwrap();
-        assert!(report.branches > 300, "{report:?}");
-        let log = read_session(&path).unwrap();
-        let bytes = std::fs::metadata(&path).unwrap().len() as usize;
-        for full in [false, true] {
-            let tree = build(&log, full);
-            let text = render(&tree, Style::plain());
-            assert!(
-                depth(&tree.root) <= 12,
-                "full {full}: depth {}",
-                depth(&tree.root)
-            );
-            assert!(text.len() < bytes / 2, "full {full}: {} bytes", text.len());
-        }
-    }
-
-    /// A fork keeps its source's header (so that its hashes stay valid); the tree
-    /// names it by its own id, the one in its file name, as `xcsh sessions` does.
-    #[test]
-    fn a_fork_is_shown_under_its_own_id() {
-        let (dir, log) = testkit::branched_session();
-        let fork = dir
-            .path()
-            .join("2026-01-01T00-00-00-000Z_f0e1d2c3b4a5.jsonl");
-        crate::fork::fork(&log.path, EntryId(12), "origin", &fork, testkit::t0()).unwrap();
-        let first_lines = |full: bool| {
-            let tree = build_path(&fork, full).unwrap();
-            let text = render(&tree, Style::plain());
-            let lines: Vec<String> = text.lines().take(2).map(str::to_string).collect();
-            (tree.session_id, lines)
-        };
-        let want = |session: &str| {
-            (
-                "f0e1d2c3b4a5".to_string(),
-                vec![
-                    "forked from origin @ 12".to_string(),
-                    format!("#0 session {session}"),
-                ],
-            )
-        };
-        assert_eq!(first_lines(false), want("f0e1d2c3b4a5 /workspace"));
-        assert_eq!(first_lines(true), want("f0e1d2c3b4a5 /workspace"));
-        assert_eq!(
-            crate::summary::summarize_path(&fork).unwrap().id,
-            "f0e1d2c3b4a5"
-        );
-    }
-
-    #[test]
-    fn quoting_is_debug_formatting() {
-        for text in [
-            "plain words",
-            "it's",
-            "say \"hi\"",
-            "back\\slash",
-            "tab\there",
-            "é ü",
-            "…",
-            "cut…",
-            "…cut…",
-            "",
-        ] {
-            assert_eq!(indexed::quoted(text), format!("{text:?}"), "{text}");
-        }
-    }
-
-    #[test]
-    fn full_shows_every_entry() {
-        let (_dir, log) = testkit::steer_session();
-        expect_test::expect![[r##"
-            #0 session fixture /workspace
-            #1 user_message "list the files and say hello"
-            #2 step_started step 1 with 1 message(s)
-            #3 steer "also check b"
-            #4 step step 1 "looking" calls echo,echo completed
-            #5 tool_dispatched step 1 call_1_1 echo {"a":1}
-            #6 tool_dispatched step 1 call_1_2 echo {"b":2}
-            #7 follow_up "then summarize"
-            #8 tool_result call_1_1 echo ok 30ms "{\"a\":1}"
-            #9 tool_result call_1_2 echo ok 30ms "{\"b\":2}"
-            #10 delivered steer from 3: "also check b"
-            #11 step_started step 2 with 5 message(s)
-            #12 step step 2 "done with both" completed
-            #13 delivered follow_up from 7: "then summarize"
-            #14 step_started step 3 with 7 message(s)
-            #15 step step 3 "summary: all good" completed
-            #16 run_finished completed after 3 step(s), 730 tokens ◀ leaf
-        "##]]
-        .assert_eq(&render(&build(&log, true), Style::plain()));
-    }
-}
+mod tests;

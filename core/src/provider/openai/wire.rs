@@ -1,6 +1,7 @@
-//! The request body as borrowed structs whose fields are in the order a
-//! `serde_json::Value` object (a `BTreeMap`) sorts its keys, so that
-//! [`super::request_text`] writes the same bytes as [`super::build_request`].
+//! The Chat Completions request body: borrowed structs, serialized straight to the
+//! bytes sent, and to a `serde_json::Value` only for `--show-context`. Their fields
+//! are declared in the order a `Value` object (a `BTreeMap`) sorts its keys, so the
+//! bytes sent are the shown value's, as they were when the body was built as one.
 
 use std::borrow::Cow;
 
@@ -11,6 +12,40 @@ use serde_json::Value;
 use super::super::ModelRequest;
 use super::summary_text;
 use crate::machine::Message;
+
+/// The body for `request`: system prompt first, messages in order, tools as
+/// functions. Reasoning is not sent back: Chat Completions has no field for it.
+/// `legacy_max_tokens` names the limit `max_tokens` instead of
+/// `max_completion_tokens`.
+pub fn body<'a>(model: &'a str, request: &'a ModelRequest, legacy_max_tokens: bool) -> Body<'a> {
+    let (max_completion_tokens, max_tokens) = if legacy_max_tokens {
+        (None, Some(request.max_output_tokens))
+    } else {
+        (Some(request.max_output_tokens), None)
+    };
+    Body {
+        max_completion_tokens,
+        max_tokens,
+        messages: Messages(request),
+        model,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: request
+            .tools
+            .iter()
+            .map(|t| Tool {
+                function: ToolFunction {
+                    description: &t.description,
+                    name: &t.name,
+                    parameters: &t.parameters,
+                },
+                kind: "function",
+            })
+            .collect(),
+    }
+}
 
 #[derive(Serialize)]
 pub struct Body<'a> {

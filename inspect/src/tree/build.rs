@@ -1,5 +1,9 @@
-//! The tree from the derived index (`build_indexed`): the same [`Tree`] as
-//! [`super::build`] gives from the entries, walked without reading the log's lines.
+//! The one builder of the [`Tree`] (`build_indexed`), over a session's derived
+//! index: a file's (walked without reading the log's lines) or, for a log read
+//! already, the one built in memory ([`super::build`]); with `full`, one node per
+//! entry, labels among them, each entry's text fetched from the log.
+
+use std::borrow::Cow;
 
 use super::*;
 
@@ -9,6 +13,8 @@ use super::*;
 /// label, a continued older branch) are few and kept in a map, in file order.
 struct Children<'a> {
     d: &'a ArchivedIndexData,
+    /// Labels are children too (with `full`; otherwise they are annotations).
+    full: bool,
     others: HashMap<usize, Vec<usize>>,
     /// One bit per position: whether `others` has children of it (a map lookup
     /// per entry would cost more than the whole walk).
@@ -20,7 +26,9 @@ impl Children<'_> {
     fn of(&self, pos: usize) -> (Option<usize>, &[usize]) {
         let d = self.d;
         let next = pos + 1;
-        let next = (next < d.len() && d.parent(next) == Some(pos) && d.kind(next) != Kind::Label)
+        let next = (next < d.len()
+            && d.parent(next) == Some(pos)
+            && (self.full || d.kind(next) != Kind::Label))
             .then_some(next);
         let others = if self.has_others[pos / 64] & (1 << (pos % 64)) != 0 {
             self.others.get(&pos).map_or(&[][..], Vec::as_slice)
@@ -46,19 +54,21 @@ impl Children<'_> {
     }
 }
 
-struct IndexedBuilder<'a> {
+struct Builder<'a, 'e> {
     d: &'a ArchivedIndexData,
     session_id: &'a str,
+    /// One node per entry.
+    full: bool,
     children: Children<'a>,
     labels: BTreeMap<EntryId, Vec<Label>>,
     /// Whether a label targets the entry at each position.
     labeled: Vec<bool>,
     leaf: usize,
     straight: Straight,
-    fetch: &'a mut dyn FnMut(usize) -> Option<Entry>,
+    fetch: &'a mut dyn FnMut(usize) -> Option<Cow<'e, Entry>>,
 }
 
-impl IndexedBuilder<'_> {
+impl Builder<'_, '_> {
     fn starts_turn(&self, pos: usize) -> bool {
         matches!(
             self.d.kind(pos),
@@ -66,8 +76,10 @@ impl IndexedBuilder<'_> {
         )
     }
 
-    /// As [`Builder::lane`], over positions: each node absorbs its entries as the
-    /// walk passes them (nothing is collected per node).
+    /// The nodes from `start` down its chain; at a branch point the other branches
+    /// recurse and one goes on ([`Straight`]), so the depth of recursion is at most
+    /// log2 of the entries. Each node absorbs its entries as the walk passes them
+    /// (nothing is collected per node).
     fn lane(&mut self, start: usize) -> Vec<Node> {
         let mut lane = Vec::new();
         let mut first = start;
@@ -75,7 +87,8 @@ impl IndexedBuilder<'_> {
             let mut node = self.node(first);
             self.absorb(&mut node, first);
             let mut last = first;
-            while let Some(only) = self.children.only(last)
+            while !self.full
+                && let Some(only) = self.children.only(last)
                 && !self.starts_turn(only)
             {
                 last = only;
@@ -106,22 +119,38 @@ impl IndexedBuilder<'_> {
     fn node(&mut self, first: usize) -> Node {
         let d = self.d;
         let (kind, text) = match d.kind(first) {
-            Kind::Session => ("session", format!("{} {}", self.session_id, d.cwd.as_str())),
+            Kind::Session => {
+                let mut text = format!("{} {}", self.session_id, d.cwd.as_str());
+                if let Some(f) = d.forked_from.as_ref().filter(|_| self.full) {
+                    text.push_str(&format!(
+                        " (forked from {} @ {})",
+                        f.0.as_str(),
+                        f.1.to_native()
+                    ));
+                }
+                ("session".into(), text)
+            }
+            _ if self.full => (
+                d.type_name(first).to_string(),
+                (self.fetch)(first)
+                    .map(|e| entry_text(&e))
+                    .unwrap_or_default(),
+            ),
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
                 let preview = d.str(&d.prompts[d.aux(first)].preview);
-                ("turn", quoted(&cut(preview, 50)))
+                ("turn".into(), quoted(&cut(preview, 50)))
             }
-            Kind::Compact => ("compact", "/compact".into()),
+            Kind::Compact => ("compact".into(), "/compact".into()),
             Kind::Branch => (
-                "branch",
+                "branch".into(),
                 format!(
                     "new branch (the leaf was #{})",
                     d.branches[d.aux(first)].to_native()
                 ),
             ),
             _ => (
-                "entries",
+                "entries".into(),
                 format!(
                     "{} {}",
                     d.type_name(first),
@@ -134,7 +163,7 @@ impl IndexedBuilder<'_> {
         Node {
             first: d.id(first),
             last: d.id(first),
-            kind: kind.into(),
+            kind,
             text,
             steps: 0,
             tool_calls: 0,
@@ -186,7 +215,8 @@ impl IndexedBuilder<'_> {
             }
             _ => {}
         }
-        if self.labeled[pos]
+        if !self.full
+            && self.labeled[pos]
             && let Some(labels) = self.labels.get(&d.id(pos))
         {
             node.labels.extend(labels.iter().cloned());
@@ -238,14 +268,16 @@ fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Labe
     labeled
 }
 
-/// The turn tree (not `full`) from an index of the session file at `path` (whose
-/// name gives the session's id, [`xcsh_core::log::session_id`]); `fetch` gives the
-/// entry at a position for the rare node that starts with an entry the index does
-/// not describe.
-pub fn build_indexed(
+/// The tree from an index of the session file at `path` (whose name gives the
+/// session's id, [`xcsh_core::log::session_id`]); `full` shows every entry (labels
+/// as entries too). `fetch` gives the entry at a position: for every node with
+/// `full`, otherwise for the rare node that starts with an entry the index does not
+/// describe.
+pub fn build_indexed<'e>(
     d: &ArchivedIndexData,
     path: &Path,
-    fetch: &mut dyn FnMut(usize) -> Option<Entry>,
+    full: bool,
+    fetch: &mut dyn FnMut(usize) -> Option<Cow<'e, Entry>>,
 ) -> Tree {
     let n = d.len();
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();
@@ -267,7 +299,9 @@ pub fn build_indexed(
                 target,
                 name: name.to_string(),
             });
-            continue;
+            if !full {
+                continue;
+            }
         }
         if let Some(p) = d.parent(pos)
             && p + 1 != pos
@@ -280,7 +314,7 @@ pub fn build_indexed(
     let straight = Straight::new(
         n,
         |p| d.parent(p),
-        |p| d.kind(p) != Kind::Label,
+        |p| full || d.kind(p) != Kind::Label,
         leaf,
         !others.is_empty(),
     );
@@ -290,11 +324,13 @@ pub fn build_indexed(
         .map(|f| format!("{} @ {}", f.0.as_str(), f.1.to_native()))
         .or(forked_label);
     let session_id = xcsh_core::log::session_id(path, d.session_id.as_str());
-    let mut b = IndexedBuilder {
+    let mut b = Builder {
         d,
         session_id,
+        full,
         children: Children {
             d,
+            full,
             has_others: {
                 let mut bits = vec![0u64; n.div_ceil(64)];
                 for &p in others.keys() {
@@ -312,7 +348,7 @@ pub fn build_indexed(
     };
     let root = if n == 0 { Vec::new() } else { b.lane(0) };
     Tree {
-        full: false,
+        full,
         session_id: session_id.to_string(),
         cwd: d.cwd.as_str().to_string(),
         forked_from,
