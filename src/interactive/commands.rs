@@ -15,8 +15,8 @@ use xcsh_core::runtime::{
 };
 use xcsh_inspect::Style;
 
-use crate::run::Setup;
 use crate::sessions;
+use crate::setup::Setup;
 
 /// Every command with its one-line help, in the order `/help` lists them.
 pub const COMMANDS: &[(&str, &str)] = &[

@@ -21,8 +21,9 @@ use xcsh_tui::term::{Event, KeyEventKind, Screen};
 use xcsh_tui::{Theme, complete, editor, overlay};
 
 use super::commands;
-use crate::run::Setup;
+use crate::present::list;
 use crate::sessions;
+use crate::setup::Setup;
 use crate::signals::{self, Signals, Termination};
 
 /// At most one frame per this long (~60 per second).
@@ -671,14 +672,6 @@ fn help() -> String {
         "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
     );
     out
-}
-
-fn list(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".into()
-    } else {
-        items.join(" | ")
-    }
 }
 
 fn now_unix_ms() -> i64 {
