@@ -273,19 +273,8 @@ fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone()
 /// Starts a one-shot run of one long bash call (a detached `sleep` and one in
 /// the group) and returns it once both sleeps run.
 fn start_long_call(env: &Env, server: &MockServer, secs: &str) -> Child {
-    let base = Wire::OpenAi.base_url(&server.url());
     let child = env
-        .cmd(&[
-            "run",
-            "--provider",
-            Wire::OpenAi.flag(),
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "-p",
-            "go",
-        ])
+        .cmd_on(Wire::OpenAi, &server.url(), &["run", "-p", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
