@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use support::env::{Env, stderr, stdout};
 use support::mock_server::{Fault, MockServer, Reply};
-use support::sse::{Wire, chat, chat_usage, openai_call, openai_text};
+use support::sse::{Wire, chat, chat_usage};
 
 /// The new content's size.
 const NEW_BYTES: usize = 30 << 20;
@@ -297,16 +297,10 @@ fn crash_and_undo(moment: Moment, plain: bool) {
     std::fs::write(&target, &original).unwrap();
     let args = serde_json::json!({"path": "big.txt", "content": new}).to_string();
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_r",
-            "read",
-            r#"{"path":"big.txt","limit":1}"#,
-            10,
-        )),
+        Reply::openai_call("call_r", "read", r#"{"path":"big.txt","limit":1}"#, 10),
         Reply::sse(write_call(&args)),
         // The step after the write never ends: the kill comes first.
-        Reply::sse(openai_text(&["done"], 30)).with_fault(Fault::StallAt(0)),
+        Reply::openai_text("done", 30).with_fault(Fault::StallAt(0)),
     ]);
     drop(args);
     let killed = kill_at(&env, &server, moment);
@@ -349,7 +343,7 @@ fn crash_and_undo(moment: Moment, plain: bool) {
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     } else {
         // A one-shot run continues the session: recovery lists the call on stderr.
-        let next = MockServer::start(vec![Reply::sse(openai_text(&["continued"], 40))]);
+        let next = MockServer::start(vec![Reply::openai_text("continued", 40)]);
         let out = env.run_on(Wire::OpenAi, &next.url(), &["--continue", "-p", "go on"]);
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         let said = stderr(&out);

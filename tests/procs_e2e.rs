@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use support::env::{Env, lines, stderr};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, chat, chat_usage, openai_call, openai_text};
+use support::sse::{Wire, chat, chat_usage, openai_call};
 
 /// A `sleep` argument no other test (or process) uses: `1000.<test pid><n>`.
 fn seconds(n: u32) -> String {
@@ -104,7 +104,7 @@ fn unsandboxed() -> Env {
 fn run_call(env: &Env, command: &str) -> (Output, (String, String)) {
     let server = MockServer::start(vec![
         bash_call(command, None),
-        Reply::sse(openai_text(&["done"], 10)),
+        Reply::openai_text("done", 10),
     ]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     let session = env.only_session();
@@ -201,7 +201,7 @@ fn a_timed_out_call_kills_its_detached_children_too() {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             Some(300),
         ),
-        Reply::sse(openai_text(&["done"], 10)),
+        Reply::openai_text("done", 10),
     ]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -246,10 +246,7 @@ fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone()
          until ! pgrep -fx 'sleep {secs_a}' > /dev/null; do sleep 0.01; done\n\
          pgrep -fx 'sleep {secs_b}' > /dev/null && echo mine-still-runs"
     );
-    let server = MockServer::start(vec![
-        two_bash_calls(&a, &b),
-        Reply::sse(openai_text(&["done"], 10)),
-    ]);
+    let server = MockServer::start(vec![two_bash_calls(&a, &b), Reply::openai_text("done", 10)]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all = results(&env.only_session());
@@ -297,7 +294,7 @@ fn signal_mid_call(signal: i32, code: i32, n: u32) {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             None,
         ),
-        Reply::sse(openai_text(&["never asked"], 10)),
+        Reply::openai_text("never asked", 10),
     ]);
     let child = start_long_call(&env, &server, &secs);
     // SAFETY: kill sends a signal to the child this test started.
@@ -357,7 +354,7 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             None,
         ),
-        Reply::sse(openai_text(&["never asked"], 10)),
+        Reply::openai_text("never asked", 10),
     ]);
     let tmux = if plain {
         env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo")
@@ -462,7 +459,7 @@ fn orphans_that_exited_on_their_own_are_reaped_and_xcsh_keeps_no_zombie() {
             "( true & ); ( setsid true & ); sleep 0.3; echo finished",
             None,
         ),
-        Reply::sse(openai_text(&["all done"], 10)),
+        Reply::openai_text("all done", 10),
     ]);
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
     tmux.line("go");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use support::env::{Env, stderr, tool_outcomes};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call};
+use support::sse::Wire;
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::{StepOutcome, StreamEvent};
 
@@ -81,7 +81,7 @@ fn retry_reasons(path: &Path) -> Vec<String> {
 
 fn bash_call(command: &str) -> Reply {
     let args = serde_json::json!({ "command": command }).to_string();
-    Reply::sse(openai_call(&[], "call_1", "bash", &args, 10))
+    Reply::openai_call("call_1", "bash", &args, 10)
 }
 
 fn unauthorized_quoting_the_key() -> Reply {
