@@ -12,28 +12,11 @@ use std::time::{Duration, Instant};
 use support::env::{Env, lines, stderr};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, chat, chat_usage, openai_call};
+use xcsh_core::tools::testing::processes_holding;
 
 /// A `sleep` argument no other test (or process) uses: `1000.<test pid><n>`.
 fn seconds(n: u32) -> String {
     format!("1000.{}{n:02}", std::process::id())
-}
-
-/// The processes whose command line holds `needle`, as (pid, command line).
-fn holding(needle: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let line = String::from_utf8_lossy(&bytes).replace('\0', " ");
-        if line.contains(needle) && pid != std::process::id() {
-            out.push((pid, line));
-        }
-    }
-    out
 }
 
 /// Waits (bounded) until no process holds `needle`; kills and reports the ones
@@ -41,7 +24,7 @@ fn holding(needle: &str) -> Vec<(u32, String)> {
 fn assert_none_left(needle: &str) {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
-        let left = holding(needle);
+        let left = processes_holding(needle);
         if left.is_empty() {
             return;
         }
@@ -60,7 +43,7 @@ fn assert_none_left(needle: &str) {
 /// Waits (bounded) until some process holds `needle`.
 fn wait_for_process(needle: &str) {
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(needle).is_empty() {
+    while processes_holding(needle).is_empty() {
         assert!(Instant::now() < until, "no process holds {needle}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -277,7 +260,7 @@ fn start_long_call(env: &Env, server: &MockServer, secs: &str) -> Child {
         .spawn()
         .unwrap();
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(secs).len() < 2 {
+    while processes_holding(secs).len() < 2 {
         assert!(Instant::now() < until, "the call did not start its sleeps");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -364,13 +347,13 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     tmux.line("go");
     wait_for_process(&secs);
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(&secs).len() < 2 {
+    while processes_holding(&secs).len() < 2 {
         assert!(Instant::now() < until, "the call did not start its sleeps");
         std::thread::sleep(Duration::from_millis(20));
     }
     // The sleep still in the call's group is a child of the shell, which leads the
     // group and is xcsh's child.
-    let shell = holding(&secs)
+    let shell = processes_holding(&secs)
         .into_iter()
         .map(|(pid, _)| parent_and_group(pid))
         .find(|(parent, group)| parent == group)

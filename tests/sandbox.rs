@@ -21,21 +21,7 @@ use serde_json::{Value, json};
 use support::env::{Env, stderr, stdout, tool_outcomes};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
-
-/// Whether this kernel can sandbox; without it the test is skipped loudly, except
-/// under `CI=true`, where it fails.
-fn supported() -> bool {
-    match xcsh_core::tools::sandbox::probe() {
-        Ok(_) => true,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("the sandbox is required under CI=true: {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: this kernel cannot run the sandbox: {e}");
-            false
-        }
-    }
-}
+use xcsh_core::tools::testing::sandbox_supported as supported;
 
 /// A faux script whose first step calls `tool` once per command, then says done.
 fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
@@ -305,28 +291,11 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
     env.assert_clean(&session);
 }
 
-/// The pids of the processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(name);
-        }
-    }
-    found
-}
-
 /// Waits (30 s at most) until `done` holds for the processes holding `marker`.
-fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[String]) -> bool) {
+fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let found = processes_with(marker);
+        let found = xcsh_core::tools::testing::processes_holding(marker);
         if done(&found) {
             return;
         }
@@ -356,7 +325,11 @@ fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
     wait_for_processes(&marker, "both processes of the call", |p| p.len() >= 2);
     child.kill().unwrap();
     child.wait().unwrap();
-    wait_for_processes(&marker, "no process of the call", <[String]>::is_empty);
+    wait_for_processes(
+        &marker,
+        "no process of the call",
+        <[(u32, String)]>::is_empty,
+    );
 }
 
 #[test]
