@@ -393,17 +393,12 @@ impl Ui {
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
-        let handle = commands::start(
-            &self.setup,
-            self.session.as_deref(),
-            task,
-            self.approver.clone(),
-        )?;
-        if self.session.is_none() {
+        let (handle, new) =
+            commands::start(&self.setup, &mut self.session, task, self.approver.clone())?;
+        if new {
             self.out
                 .line(format!("[session] {}", handle.session_path.display()));
         }
-        self.session = Some(handle.session_path.clone());
         self.running = Some(Running {
             handle,
             exit_after: false,

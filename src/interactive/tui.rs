@@ -346,17 +346,12 @@ impl Controller {
     }
 
     fn start(&mut self, task: Task, shown: Option<String>) -> Result<()> {
-        let handle = commands::start(
-            &self.setup,
-            self.session.as_deref(),
-            task,
-            self.approver.clone(),
-        )?;
-        if self.session.is_none() {
+        let (handle, new) =
+            commands::start(&self.setup, &mut self.session, task, self.approver.clone())?;
+        if new {
             let id = sessions::display_name(&handle.session_path);
             self.app.info_mut().session_id = Some(id);
         }
-        self.session = Some(handle.session_path.clone());
         if let Some(text) = shown {
             self.app.push_cell(Cell::User {
                 text,
