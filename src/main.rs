@@ -5,12 +5,14 @@ mod debug_cmd;
 mod exit;
 mod inspect_cmd;
 mod interactive;
+mod present;
 mod provider_cmd;
 mod providers;
 mod redrive;
 mod replay_cmd;
 mod run;
 mod sessions;
+mod setup;
 mod signals;
 mod undo;
 

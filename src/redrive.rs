@@ -143,7 +143,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
     let provider = cassette_provider(cassette, &cwd)?;
     let home = sessions::home()?;
     let system = instructions::system_prompt(
-        crate::run::DEFAULT_SYSTEM_PROMPT,
+        crate::setup::DEFAULT_SYSTEM_PROMPT,
         &instructions::discover(&cwd, Some(&home)),
     );
     let (session_id, new_path) = sessions::new_session(&cwd)?;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use xcsh_core::machine::{ApprovalScope, EntryId, Limits, Permissions, StopReason, Verdict};
+use xcsh_core::machine::{ApprovalScope, EntryId, Permissions, StopReason, Verdict};
 use xcsh_core::provider::BoxFuture;
 use xcsh_core::runtime::instructions;
 use xcsh_core::runtime::{
@@ -21,12 +21,12 @@ use xcsh_core::tools::{StandardTools, ToolOptions};
 
 use crate::config;
 use crate::exit::{Exit, usage};
+use crate::present::{APPROVAL_CHOICES, context_overflow, describe, first_line, parse_answer};
 use crate::providers::{self, ProviderArgs};
 use crate::sessions;
+use crate::setup::{DEFAULT_SYSTEM_PROMPT, Setup};
 
 mod user_script;
-
-pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -145,7 +145,7 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
     };
     loop {
         let question = format!(
-            "\nxcsh: allow `{}` {} in {}?\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny: ",
+            "\nxcsh: allow `{}` {} in {}?\n  {APPROVAL_CHOICES}: ",
             request.call.name, request.call.arguments, request.cwd
         );
         // The arguments are the model's: shown, not obeyed.
@@ -159,22 +159,6 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
             return answer;
         }
     }
-}
-
-/// `y` (once), `a` (this tool for the session), `A` (this exact call), `n` (deny).
-pub(crate) fn parse_answer(line: &str) -> Option<ApprovalAnswer> {
-    let (verdict, scope) = match line.trim() {
-        "y" | "Y" | "yes" => (Verdict::Allow, ApprovalScope::Once),
-        "a" => (Verdict::Allow, ApprovalScope::Tool),
-        "A" => (Verdict::Allow, ApprovalScope::Call),
-        "n" | "N" | "no" => (Verdict::Deny, ApprovalScope::Once),
-        _ => return None,
-    };
-    Some(ApprovalAnswer {
-        verdict,
-        scope,
-        message: None,
-    })
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
@@ -193,48 +177,6 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     // On the way out, whatever a call left is killed (a run that failed included).
     xcsh_core::tools::procs::end_everything();
     outcome
-}
-
-/// What a run or an interactive session is made of, resolved from the flags, the
-/// config file and the defaults.
-pub(crate) struct Setup {
-    /// The session's workspace: the tools' root (§12.1, §22.2).
-    pub cwd: std::path::PathBuf,
-    pub session: SessionTarget,
-    pub limits: Limits,
-    pub system_prompt: String,
-    pub provider: Arc<dyn xcsh_core::provider::Provider>,
-    pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
-    pub permissions: Permissions,
-    /// At most this many tool calls of a step run at once.
-    pub max_parallel_tools: std::num::NonZeroUsize,
-    /// What the provider was built from, to switch models (`/model NAME`).
-    pub provider_args: ProviderArgs,
-    pub effective: config::Effective,
-    /// The secret values kept out of the log (§21.5).
-    pub secrets: xcsh_core::secrets::Secrets,
-    /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
-    pub sandbox: SandboxPolicy,
-}
-
-impl Setup {
-    /// Rebuilds the provider with another model (`/model NAME`).
-    pub fn switch_model(&mut self, model: &str) -> Result<()> {
-        if self.provider.name() == "faux" {
-            bail!("/model: the faux provider plays a script and has no models");
-        }
-        if self.provider_args.uses_cassette() {
-            bail!("/model: not with --record or --cassette (the cassette is for one model)");
-        }
-        let mut effective = self.effective.clone();
-        effective.model = Some(config::Setting {
-            value: model.to_string(),
-            source: config::Source::Flag,
-        });
-        self.provider = providers::build(&self.provider_args, &self.cwd, &effective)?;
-        self.effective = effective;
-        Ok(())
-    }
 }
 
 fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
@@ -621,13 +563,7 @@ fn render(
             content,
             ..
         } => {
-            let first = content.lines().next().unwrap_or("");
-            let more = content.lines().count().saturating_sub(1);
-            let more = if more > 0 {
-                format!(" (+{more} lines)")
-            } else {
-                String::new()
-            };
+            let (first, more) = first_line(content);
             say(&format!("[{name}] {status:?}: {first}{more}"));
         }
         RunEvent::ApprovalRequested { .. } => end_line(out)?,
@@ -635,10 +571,7 @@ fn render(
             error: Some(error), ..
         } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
             end_line(out)?;
-            say(&format!(
-                "xcsh: the provider refused the request as too long for the model's context: {}",
-                error.message
-            ));
+            say(&format!("xcsh: {}", context_overflow(&error.message)));
         }
         RunEvent::RunFinished { reason, .. } => {
             end_line(out)?;
@@ -649,28 +582,4 @@ fn render(
         _ => {}
     }
     Ok(())
-}
-
-pub(crate) fn describe(reason: &StopReason) -> String {
-    match reason {
-        StopReason::Completed => "completed".into(),
-        StopReason::MaxSteps { limit } => format!("the step limit ({limit}) was reached"),
-        StopReason::MaxTokens { limit, spent } => {
-            format!("the spend budget of {limit} tokens is used up ({spent} spent)")
-        }
-        StopReason::OutputLimit => "the response hit its output limit".into(),
-        StopReason::ContentFilter => "the provider withheld the response (content filter)".into(),
-        StopReason::Interrupted => "interrupted".into(),
-        StopReason::ProviderError { error } => format!("provider error: {}", error.message),
-        StopReason::Crashed => "the previous run ended without finishing".into(),
-        StopReason::ContextOverflow { error, compacted } => format!(
-            "the request is too long for the model's context, {} (provider: {})",
-            if *compacted {
-                "even after compacting the conversation"
-            } else {
-                "and it could not be compacted"
-            },
-            error.message
-        ),
-    }
 }

@@ -17,26 +17,11 @@ fn env() -> Env {
 fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_the_middle() {
     let env = env();
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_1",
-            "read",
-            r#"{"path":"a.txt"}"#,
-            400,
-        )),
-        Reply::sse(openai_call(
-            &[],
-            "call_2",
-            "read",
-            r#"{"path":"b.txt"}"#,
-            2000,
-        )),
+        Reply::openai_call("call_1", "read", r#"{"path":"a.txt"}"#, 400),
+        Reply::openai_call("call_2", "read", r#"{"path":"b.txt"}"#, 2000),
         // The summary request.
-        Reply::sse(openai_text(
-            &["SUMMARY: the user asked to read a.txt and b.txt."],
-            2100,
-        )),
-        Reply::sse(openai_text(&["Both files read."], 300)),
+        Reply::openai_text("SUMMARY: the user asked to read a.txt and b.txt.", 2100),
+        Reply::openai_text("Both files read.", 300),
     ]);
     let out = env.run_on(
         Wire::OpenAi,

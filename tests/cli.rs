@@ -197,17 +197,10 @@ fn readonly_denies_a_scripted_write_and_records_the_denial() {
             r#"{"text":"could not write"}"#,
         ],
     );
-    let out = env.run(&[
-        "run",
-        "--tools",
-        "standard",
-        "--permissions",
-        "readonly",
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "write a file",
-    ]);
+    let out = env.run_standard(
+        &script,
+        &["--permissions", "readonly", "-p", "write a file"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         !env.workspace().join("new.txt").exists(),

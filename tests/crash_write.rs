@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use support::env::{Env, stderr, stdout};
 use support::mock_server::{Fault, MockServer, Reply};
-use support::sse::{Wire, chat, chat_usage, openai_call, openai_text};
+use support::sse::{Wire, chat, chat_usage};
 
 /// The new content's size.
 const NEW_BYTES: usize = 30 << 20;
@@ -219,22 +219,19 @@ impl Watch {
 /// Runs the write until `moment` (or a later one) is seen, then SIGKILLs xcsh;
 /// returns the moment it was killed at.
 fn kill_at(env: &Env, server: &MockServer, moment: Moment) -> Moment {
-    let base = Wire::OpenAi.base_url(&server.url());
     let mut child: Child = env
-        .cmd(&[
-            "run",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
+        .cmd_on(
+            Wire::OpenAi,
+            &server.url(),
             // The write's arguments are 30 MB of output.
-            "--max-output-tokens",
-            "1000000000",
-            "-p",
-            "rewrite big.txt",
-        ])
+            &[
+                "run",
+                "--max-output-tokens",
+                "1000000000",
+                "-p",
+                "rewrite big.txt",
+            ],
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -300,16 +297,10 @@ fn crash_and_undo(moment: Moment, plain: bool) {
     std::fs::write(&target, &original).unwrap();
     let args = serde_json::json!({"path": "big.txt", "content": new}).to_string();
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_r",
-            "read",
-            r#"{"path":"big.txt","limit":1}"#,
-            10,
-        )),
+        Reply::openai_call("call_r", "read", r#"{"path":"big.txt","limit":1}"#, 10),
         Reply::sse(write_call(&args)),
         // The step after the write never ends: the kill comes first.
-        Reply::sse(openai_text(&["done"], 30)).with_fault(Fault::StallAt(0)),
+        Reply::openai_text("done", 30).with_fault(Fault::StallAt(0)),
     ]);
     drop(args);
     let killed = kill_at(&env, &server, moment);
@@ -323,19 +314,10 @@ fn crash_and_undo(moment: Moment, plain: bool) {
     );
     drop(now);
     let session = env.only_session();
-    let base = Wire::OpenAi.base_url(&server.url());
 
     if plain {
-        let mut term = pty::Pty::spawn(env.cmd(&[
-            "--plain",
-            "--continue",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-        ]));
+        let mut term =
+            pty::Pty::spawn(env.cmd_on(Wire::OpenAi, &server.url(), &["--plain", "--continue"]));
         term.wait_for("/help for commands", 1);
         // The listing is printed before the first line is read: it is above the
         // undo's answer.
@@ -361,20 +343,8 @@ fn crash_and_undo(moment: Moment, plain: bool) {
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     } else {
         // A one-shot run continues the session: recovery lists the call on stderr.
-        let next = MockServer::start(vec![Reply::sse(openai_text(&["continued"], 40))]);
-        let base = Wire::OpenAi.base_url(&next.url());
-        let out = env.run(&[
-            "run",
-            "--continue",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "-p",
-            "go on",
-        ]);
+        let next = MockServer::start(vec![Reply::openai_text("continued", 40)]);
+        let out = env.run_on(Wire::OpenAi, &next.url(), &["--continue", "-p", "go on"]);
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
         let said = stderr(&out);
         check_listing(killed, &said, is_original);
@@ -424,42 +394,23 @@ fn check_listing(killed: Moment, said: &str, is_original: bool) {
     }
 }
 
-#[test]
-fn killed_once_the_dispatch_entry_is_durable_the_file_is_the_original() {
-    crash_and_undo(Moment::Dispatched, true);
+/// One test per moment: `name: MOMENT, plain;` runs [`crash_and_undo`].
+macro_rules! crash_tests {
+    ($($name:ident: $moment:ident, $plain:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            crash_and_undo(Moment::$moment, $plain);
+        }
+    )*};
 }
 
-#[test]
-fn killed_while_the_before_image_is_written_the_file_is_the_original() {
-    crash_and_undo(Moment::BlobTemp, false);
-}
-
-#[test]
-fn killed_once_the_manifest_is_durable_undo_finds_the_original() {
-    crash_and_undo(Moment::Manifest, true);
-}
-
-#[test]
-fn killed_when_the_temporary_file_appears_the_target_is_untouched() {
-    crash_and_undo(Moment::TargetTemp, false);
-}
-
-#[test]
-fn killed_with_a_third_of_the_temporary_file_written_the_target_is_untouched() {
-    crash_and_undo(Moment::TargetThird, true);
-}
-
-#[test]
-fn killed_with_two_thirds_of_the_temporary_file_written_the_target_is_untouched() {
-    crash_and_undo(Moment::TargetTwoThirds, false);
-}
-
-#[test]
-fn killed_after_the_rename_before_the_result_undo_restores_the_original() {
-    crash_and_undo(Moment::Renamed, true);
-}
-
-#[test]
-fn killed_after_the_result_undo_restores_the_original_from_the_log() {
-    crash_and_undo(Moment::Settled, true);
+crash_tests! {
+    killed_once_the_dispatch_entry_is_durable_the_file_is_the_original: Dispatched, true;
+    killed_while_the_before_image_is_written_the_file_is_the_original: BlobTemp, false;
+    killed_once_the_manifest_is_durable_undo_finds_the_original: Manifest, true;
+    killed_when_the_temporary_file_appears_the_target_is_untouched: TargetTemp, false;
+    killed_with_a_third_of_the_temporary_file_written_the_target_is_untouched: TargetThird, true;
+    killed_with_two_thirds_of_the_temporary_file_written_the_target_is_untouched: TargetTwoThirds, false;
+    killed_after_the_rename_before_the_result_undo_restores_the_original: Renamed, true;
+    killed_after_the_result_undo_restores_the_original_from_the_log: Settled, true;
 }

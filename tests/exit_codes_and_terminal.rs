@@ -373,16 +373,7 @@ fn hostile_script(env: &Env) -> String {
 
 /// `xcsh run` of [`hostile_script`] with the standard tools.
 fn hostile_cmd(env: &Env, args: &[&str]) -> Command {
-    let s = env.file("hostile.jsonl", &hostile_script(env));
-    let mut all = vec![
-        "run",
-        "--tools",
-        "standard",
-        "--script",
-        s.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    env.cmd(&all)
+    env.standard(env.file("hostile.jsonl", &hostile_script(env)), args)
 }
 
 fn control_bytes(bytes: &[u8]) -> Vec<u8> {

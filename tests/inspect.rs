@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use support::env::{Env, fixture, session_id, stderr};
+use support::env::{Env, fixture, session_id, stderr, succeeded};
 
 const TOOL_STEP: &str = r#"{"text":"looking","tool_calls":[{"name":"echo","arguments":{"a":1}},{"name":"echo","arguments":{"b":2}}]}"#;
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
@@ -130,15 +130,7 @@ fn read_task(env: &Env, content: &str) -> PathBuf {
             r#"{"text":"read it"}"#,
         ],
     );
-    env.ok(&[
-        "run",
-        "--tools",
-        "standard",
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "read the notes",
-    ]);
+    succeeded(env.standard(&script, &["-p", "read the notes"]));
     env.session()
 }
 

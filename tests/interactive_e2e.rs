@@ -11,7 +11,7 @@ mod support;
 
 use support::env::{Env, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call, openai_text};
+use support::sse::{Wire, openai_call};
 use support::tmux::{session_on, tmux_available};
 use xcsh_core::log::{Body, Dag, Record, read_session};
 use xcsh_core::machine::Decision;
@@ -40,19 +40,13 @@ fn a_user_session_in_a_real_terminal() {
             100,
         ))
         .paced(400),
-        Reply::sse(openai_text(&["Checked b too."], 200)),
+        Reply::openai_text("Checked b too.", 200),
         // Turn 2: a long bash call, stopped with Ctrl-C (bash is allowed by the `a`).
-        Reply::sse(openai_call(
-            &[],
-            "call_2",
-            "bash",
-            r#"{"command":"sleep 30"}"#,
-            300,
-        )),
+        Reply::openai_call("call_2", "bash", r#"{"command":"sleep 30"}"#, 300),
         // Turn 3, on the new branch.
-        Reply::sse(openai_text(&["A fresh answer on the new branch."], 120)),
+        Reply::openai_text("A fresh answer on the new branch.", 120),
         // After --continue.
-        Reply::sse(openai_text(&["Continued where you were."], 130)),
+        Reply::openai_text("Continued where you were.", 130),
     ]);
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "");
 

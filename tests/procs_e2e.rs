@@ -11,29 +11,12 @@ use std::time::{Duration, Instant};
 
 use support::env::{Env, lines, stderr};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, chat, chat_usage, openai_call, openai_text};
+use support::sse::{Wire, chat, chat_usage, openai_call};
+use xcsh_core::tools::testing::processes_holding;
 
 /// A `sleep` argument no other test (or process) uses: `1000.<test pid><n>`.
 fn seconds(n: u32) -> String {
     format!("1000.{}{n:02}", std::process::id())
-}
-
-/// The processes whose command line holds `needle`, as (pid, command line).
-fn holding(needle: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let line = String::from_utf8_lossy(&bytes).replace('\0', " ");
-        if line.contains(needle) && pid != std::process::id() {
-            out.push((pid, line));
-        }
-    }
-    out
 }
 
 /// Waits (bounded) until no process holds `needle`; kills and reports the ones
@@ -41,7 +24,7 @@ fn holding(needle: &str) -> Vec<(u32, String)> {
 fn assert_none_left(needle: &str) {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
-        let left = holding(needle);
+        let left = processes_holding(needle);
         if left.is_empty() {
             return;
         }
@@ -60,7 +43,7 @@ fn assert_none_left(needle: &str) {
 /// Waits (bounded) until some process holds `needle`.
 fn wait_for_process(needle: &str) {
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(needle).is_empty() {
+    while processes_holding(needle).is_empty() {
         assert!(Instant::now() < until, "no process holds {needle}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -104,7 +87,7 @@ fn unsandboxed() -> Env {
 fn run_call(env: &Env, command: &str) -> (Output, (String, String)) {
     let server = MockServer::start(vec![
         bash_call(command, None),
-        Reply::sse(openai_text(&["done"], 10)),
+        Reply::openai_text("done", 10),
     ]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     let session = env.only_session();
@@ -201,7 +184,7 @@ fn a_timed_out_call_kills_its_detached_children_too() {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             Some(300),
         ),
-        Reply::sse(openai_text(&["done"], 10)),
+        Reply::openai_text("done", 10),
     ]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -246,10 +229,7 @@ fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone()
          until ! pgrep -fx 'sleep {secs_a}' > /dev/null; do sleep 0.01; done\n\
          pgrep -fx 'sleep {secs_b}' > /dev/null && echo mine-still-runs"
     );
-    let server = MockServer::start(vec![
-        two_bash_calls(&a, &b),
-        Reply::sse(openai_text(&["done"], 10)),
-    ]);
+    let server = MockServer::start(vec![two_bash_calls(&a, &b), Reply::openai_text("done", 10)]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all = results(&env.only_session());
@@ -273,25 +253,14 @@ fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone()
 /// Starts a one-shot run of one long bash call (a detached `sleep` and one in
 /// the group) and returns it once both sleeps run.
 fn start_long_call(env: &Env, server: &MockServer, secs: &str) -> Child {
-    let base = Wire::OpenAi.base_url(&server.url());
     let child = env
-        .cmd(&[
-            "run",
-            "--provider",
-            Wire::OpenAi.flag(),
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "-p",
-            "go",
-        ])
+        .cmd_on(Wire::OpenAi, &server.url(), &["run", "-p", "go"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(secs).len() < 2 {
+    while processes_holding(secs).len() < 2 {
         assert!(Instant::now() < until, "the call did not start its sleeps");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -308,7 +277,7 @@ fn signal_mid_call(signal: i32, code: i32, n: u32) {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             None,
         ),
-        Reply::sse(openai_text(&["never asked"], 10)),
+        Reply::openai_text("never asked", 10),
     ]);
     let child = start_long_call(&env, &server, &secs);
     // SAFETY: kill sends a signal to the child this test started.
@@ -368,7 +337,7 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
             &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
             None,
         ),
-        Reply::sse(openai_text(&["never asked"], 10)),
+        Reply::openai_text("never asked", 10),
     ]);
     let tmux = if plain {
         env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo")
@@ -378,13 +347,13 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     tmux.line("go");
     wait_for_process(&secs);
     let until = Instant::now() + Duration::from_secs(20);
-    while holding(&secs).len() < 2 {
+    while processes_holding(&secs).len() < 2 {
         assert!(Instant::now() < until, "the call did not start its sleeps");
         std::thread::sleep(Duration::from_millis(20));
     }
     // The sleep still in the call's group is a child of the shell, which leads the
     // group and is xcsh's child.
-    let shell = holding(&secs)
+    let shell = processes_holding(&secs)
         .into_iter()
         .map(|(pid, _)| parent_and_group(pid))
         .find(|(parent, group)| parent == group)
@@ -473,7 +442,7 @@ fn orphans_that_exited_on_their_own_are_reaped_and_xcsh_keeps_no_zombie() {
             "( true & ); ( setsid true & ); sleep 0.3; echo finished",
             None,
         ),
-        Reply::sse(openai_text(&["all done"], 10)),
+        Reply::openai_text("all done", 10),
     ]);
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
     tmux.line("go");

@@ -132,20 +132,29 @@ fn a_malformed_frame_is_a_clear_error_and_the_log_stays_readable() {
     assert_eq!(error.kind, ProviderErrorKind::Malformed);
 }
 
-#[test]
-fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
-    let wire = Wire::OpenAi;
+/// A run on `wire` whose first request gets `error`: it succeeds after one retry
+/// (three requests in all); returns its environment.
+fn retried_once(wire: Wire, error: Reply) -> Env {
     let env = Env::for_wires();
-    let mut replies = vec![Reply::error(
-        429,
-        r#"{"error":{"message":"Rate limit reached","type":"rate_limit"}}"#,
-        &[("retry-after", "0")],
-    )];
+    let mut replies = vec![error];
     replies.extend(two_step(wire));
     let server = MockServer::start(replies);
     let out = env.run_against(wire, &server.url(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.received().len(), 3);
+    env
+}
+
+#[test]
+fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
+    let env = retried_once(
+        Wire::OpenAi,
+        Reply::error(
+            429,
+            r#"{"error":{"message":"Rate limit reached","type":"rate_limit"}}"#,
+            &[("retry-after", "0")],
+        ),
+    );
     let steps = steps(&env.session());
     let retries: Vec<&StreamEvent> = steps[0]
         .events
@@ -165,18 +174,14 @@ fn a_429_with_retry_after_is_retried_and_the_retry_is_recorded() {
 
 #[test]
 fn a_500_then_success_is_retried() {
-    let wire = Wire::Anthropic;
-    let env = Env::for_wires();
-    let mut replies = vec![Reply::error(
-        500,
-        r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#,
-        &[],
-    )];
-    replies.extend(two_step(wire));
-    let server = MockServer::start(replies);
-    let out = env.run_against(wire, &server.url(), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(server.received().len(), 3);
+    retried_once(
+        Wire::Anthropic,
+        Reply::error(
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"Internal"}}"#,
+            &[],
+        ),
+    );
 }
 
 #[test]
@@ -213,15 +218,35 @@ fn decisions(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A run of `read a.txt` on `wire` against `server`, recorded to a cassette in the
+/// test's directory (it must succeed); returns the cassette's path.
+fn record(env: &Env, wire: Wire, server: &MockServer) -> String {
+    let cassette = env.dir.path().join("run.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap().to_owned();
+    let recorded = env.run_against(wire, &server.url(), &["--record", &cassette]);
+    assert!(recorded.status.success(), "{wire:?}: {}", stderr(&recorded));
+    cassette
+}
+
+/// `xcsh replay --redrive SESSION --cassette CASSETTE`, and its stdout.
+fn redrive(env: &Env, session: &Path, cassette: &str) -> (std::process::Output, String) {
+    let out = env.run(&[
+        "replay",
+        "--redrive",
+        session.to_str().unwrap(),
+        "--cassette",
+        cassette,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, stdout)
+}
+
 #[test]
 fn a_recorded_cassette_plays_back_to_the_same_decisions_without_the_network() {
     for wire in Wire::ALL {
         let env = Env::for_wires();
-        let cassette = env.dir.path().join("run.cassette.jsonl");
-        let cassette = cassette.to_str().unwrap();
         let server = MockServer::start(two_step(wire));
-        let recorded = env.run_against(wire, &server.url(), &["--record", cassette]);
-        assert!(recorded.status.success(), "{wire:?}: {}", stderr(&recorded));
+        let cassette = &record(&env, wire, &server);
         let original = env.session();
 
         // Nothing listens on this port: only the cassette can answer.
@@ -248,14 +273,8 @@ fn a_recorded_cassette_plays_back_to_the_same_decisions_without_the_network() {
 fn a_cassette_miss_names_the_closest_recorded_request() {
     let wire = Wire::OpenAi;
     let env = Env::for_wires();
-    let cassette = env.dir.path().join("c.jsonl");
-    let cassette = cassette.to_str().unwrap();
     let server = MockServer::start(two_step(wire));
-    assert!(
-        env.run_against(wire, &server.url(), &["--record", cassette])
-            .status
-            .success()
-    );
+    let cassette = &record(&env, wire, &server);
     let out = env.run_on(
         wire,
         "http://127.0.0.1:9",
@@ -281,22 +300,12 @@ fn a_cassette_miss_names_the_closest_recorded_request() {
 fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
     let wire = Wire::OpenAi;
     let env = Env::for_wires();
-    let cassette = env.dir.path().join("run.cassette.jsonl");
-    let cassette = cassette.to_str().unwrap();
     let server = MockServer::start(two_step(wire));
-    let recorded = env.run_against(wire, &server.url(), &["--record", cassette]);
-    assert!(recorded.status.success(), "{}", stderr(&recorded));
+    let cassette = record(&env, wire, &server);
     let original = env.session();
     // The file the tool read is gone: the redrive serves the recorded result.
     std::fs::remove_file(env.workspace().join("a.txt")).unwrap();
-    let out = env.run(&[
-        "replay",
-        "--redrive",
-        original.to_str().unwrap(),
-        "--cassette",
-        cassette,
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (out, stdout) = redrive(&env, &original, &cassette);
     assert!(out.status.success(), "{stdout}{}", stderr(&out));
     assert!(stdout.contains("redriven (1 run(s)) to "), "{stdout}");
     assert!(
@@ -309,28 +318,15 @@ fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
 fn redrive_reports_a_difference_when_the_cassette_cannot_answer_the_same_way() {
     let wire = Wire::OpenAi;
     let env = Env::for_wires();
-    let cassette = env.dir.path().join("run.cassette.jsonl");
-    let cassette = cassette.to_str().unwrap();
     let mut replies = two_step(wire);
     replies.push(Reply::sse(wire.text_step("a second answer")));
     let server = MockServer::start(replies);
-    assert!(
-        env.run_against(wire, &server.url(), &["--record", cassette])
-            .status
-            .success()
-    );
+    let cassette = record(&env, wire, &server);
     // A second turn, not recorded: the cassette has no answer for it.
     let more = env.run_on(wire, &server.url(), &["--continue", "-p", "more"]);
     assert!(more.status.success(), "{}", stderr(&more));
     let original = env.session();
-    let out = env.run(&[
-        "replay",
-        "--redrive",
-        original.to_str().unwrap(),
-        "--cassette",
-        cassette,
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (out, stdout) = redrive(&env, &original, &cassette);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", stderr(&out));
     assert!(stdout.contains("redriven (2 run(s)) to "), "{stdout}");
     assert!(stdout.contains(": DIFFERS: decision "), "{stdout}");

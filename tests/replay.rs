@@ -12,9 +12,46 @@ use support::env::{Env, fixture, fixtures, stderr, stdout};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::{Decision, EntryId};
 
+/// An edit for [`altered`]: the `tool_dispatched` entry `target` with other
+/// `arguments`, every other entry as it was.
+fn with_arguments(
+    target: EntryId,
+    arguments: &'static str,
+) -> impl FnMut(&xcsh_core::log::Entry) -> Option<Body> {
+    move |e| match &e.body {
+        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == target => {
+            let mut call = call.clone();
+            call.arguments = arguments.into();
+            Some(Body::Decision(Decision::ToolDispatched {
+                step: *step,
+                call,
+            }))
+        }
+        other => Some(other.clone()),
+    }
+}
+
 /// `xcsh replay ARGS` with a home of its own.
 fn replay(args: &[&str]) -> Output {
     Env::new().run(&[&["replay"], args].concat())
+}
+
+/// `xcsh replay ARGS --json`, which must exit with `code`: its JSON.
+fn replay_json(args: &[&str], code: i32) -> serde_json::Value {
+    let out = replay(&[args, &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+    json(&out)
+}
+
+/// `out` ended with `code` (else its stdout and stderr are shown).
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}{}",
+        stdout(out),
+        stderr(out)
+    );
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -60,13 +97,7 @@ const FIXTURES: [&str; 13] = [
 fn replays_clean(name: &str) {
     let path = fixture(name);
     let out = replay(&[path.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     assert!(
         stdout(&out).ends_with(", no divergence\n"),
         "{}",
@@ -172,20 +203,12 @@ fn altered(
 fn an_altered_decision_is_reported_at_exactly_that_entry() {
     let dir = tempfile::tempdir().unwrap();
     // steer: 4 is the `tool_dispatched` of the sleep call.
-    let path = altered(dir.path(), "steer", |e| match &e.body {
-        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == EntryId(4) => {
-            let mut call = call.clone();
-            call.arguments = r#"{"ms":30}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched {
-                step: *step,
-                call,
-            }))
-        }
-        other => Some(other.clone()),
-    });
-    let out = replay(&[path.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let v = json(&out);
+    let path = altered(
+        dir.path(),
+        "steer",
+        with_arguments(EntryId(4), r#"{"ms":30}"#),
+    );
+    let v = replay_json(&[path.to_str().unwrap()], 1);
     assert_eq!(v["result"], "diverged");
     let d = &v["divergence"];
     assert_eq!(
@@ -249,9 +272,7 @@ fn an_altered_input_payload_is_reported_at_the_decision_it_changes() {
         }
         other => Some(other.clone()),
     });
-    let out = replay(&[path.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let d = &json(&out)["divergence"];
+    let d = &replay_json(&[path.to_str().unwrap()], 1)["divergence"];
     assert_eq!(d["entry"], 8);
     assert_eq!(d["entry_type"], "step_started");
     assert_eq!(d["kind"], "decision_differs");
@@ -268,9 +289,7 @@ fn a_dropped_entry_is_reported_where_the_log_goes_on_without_it() {
     let path = altered(dir.path(), "steer", |e| {
         (e.id != EntryId(6)).then(|| e.body.clone())
     });
-    let out = replay(&[path.to_str().unwrap(), "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let d = &json(&out)["divergence"];
+    let d = &replay_json(&[path.to_str().unwrap()], 1)["divergence"];
     assert_eq!(d["entry"], 6);
     assert_eq!(d["entry_type"], "delivered");
     assert_eq!(d["kind"], "unexpected_decision");
@@ -280,9 +299,7 @@ fn a_dropped_entry_is_reported_where_the_log_goes_on_without_it() {
 #[test]
 fn set_max_steps_4_on_a_ten_step_session_diverges_at_the_decision_after_step_4() {
     let path = fixture("ten-steps");
-    let out = replay(&[path.to_str().unwrap(), "--set", "max_steps=4", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let v = json(&out);
+    let v = replay_json(&[path.to_str().unwrap(), "--set", "max_steps=4"], 1);
     let d = &v["divergence"];
     assert_eq!(d["kind"], "decision_differs");
     assert_eq!(d["recorded"]["type"], "step_started");
@@ -361,17 +378,11 @@ fn a_directory_is_replayed_into_a_table_and_fails_on_a_divergence() {
     for name in ["plain", "steer", "interrupt"] {
         std::fs::copy(fixture(name), sessions.join(format!("{name}.jsonl"))).unwrap();
     }
-    altered(&sessions.join("nested"), "steer", |e| match &e.body {
-        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == EntryId(4) => {
-            let mut call = call.clone();
-            call.arguments = r#"{"ms":30}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched {
-                step: *step,
-                call,
-            }))
-        }
-        other => Some(other.clone()),
-    });
+    altered(
+        &sessions.join("nested"),
+        "steer",
+        with_arguments(EntryId(4), r#"{"ms":30}"#),
+    );
     std::fs::write(sessions.join("broken.jsonl"), "{\"v\":1}\n").unwrap();
     let out = replay(&[sessions.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
@@ -470,21 +481,9 @@ fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps(
         .unwrap()
         .id;
     let diverging = env.dir.path().join("diverging.jsonl");
-    xcsh_replay::rewrite::rewrite(&log, &diverging, |e| match &e.body {
-        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == target => {
-            let mut call = call.clone();
-            call.arguments = r#"{"step":370}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched {
-                step: *step,
-                call,
-            }))
-        }
-        other => Some(other.clone()),
-    })
-    .unwrap();
-    let before = replay(&[diverging.to_str().unwrap(), "--json"]);
-    assert_eq!(before.status.code(), Some(1));
-    let before = json(&before);
+    xcsh_replay::rewrite::rewrite(&log, &diverging, with_arguments(target, r#"{"step":370}"#))
+        .unwrap();
+    let before = replay_json(&[diverging.to_str().unwrap()], 1);
     assert_eq!(before["divergence"]["entry"], target.0);
 
     let small = env.dir.path().join("small.jsonl");
@@ -494,17 +493,9 @@ fn minimize_cuts_a_40_step_session_with_an_altered_late_decision_to_a_few_steps(
         "-o",
         small.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     assert!(steps_in(&small) <= 5, "{} steps", steps_in(&small));
-    let after = replay(&[small.to_str().unwrap(), "--json"]);
-    assert_eq!(after.status.code(), Some(1));
-    let after = json(&after);
+    let after = replay_json(&[small.to_str().unwrap()], 1);
     assert_eq!(signature(&after), signature(&before));
     // The altered arguments are what still differs.
     assert_eq!(
@@ -537,13 +528,7 @@ fn minimize_under_set_max_steps_keeps_the_divergence_that_setting_causes() {
     assert_eq!(before.status.code(), Some(1), "{}", stderr(&before));
     let before = json(&before);
     let out = replay(&[&args[..], &["--minimize", "-o", small.to_str().unwrap()]].concat());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
+    assert_exit(&out, 0);
     assert!(steps_in(&small) <= 5, "{} steps", steps_in(&small));
     let after = replay(&[small.to_str().unwrap(), "--set", "max_steps=4", "--json"]);
     assert_eq!(after.status.code(), Some(1));

@@ -18,24 +18,10 @@ use std::time::{Duration, Instant};
 
 use pty::Pty;
 use serde_json::{Value, json};
-use support::env::{Env, stderr, stdout};
+use support::env::{Env, stderr, stdout, tool_outcomes};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
-
-/// Whether this kernel can sandbox; without it the test is skipped loudly, except
-/// under `CI=true`, where it fails.
-fn supported() -> bool {
-    match xcsh_core::tools::sandbox::probe() {
-        Ok(_) => true,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("the sandbox is required under CI=true: {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: this kernel cannot run the sandbox: {e}");
-            false
-        }
-    }
-}
+use xcsh_core::tools::testing::sandbox_supported as supported;
 
 /// A faux script whose first step calls `tool` once per command, then says done.
 fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
@@ -48,24 +34,7 @@ fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
 }
 
 fn run(env: &Env, script: &Path, flags: &[&str]) -> Output {
-    let script = script.to_str().unwrap();
-    let mut args = vec!["run", "--tools", "standard", "--script", script];
-    args.extend_from_slice(flags);
-    args.extend_from_slice(&["-p", "go"]);
-    env.run(&args)
-}
-
-/// The outcomes of the session's tool calls, in order.
-fn outcomes(session: &Path) -> Vec<ToolOutcome> {
-    read_session(session)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
-            Body::Record(Record::ToolResult(r)) => Some(r.outcome),
-            _ => None,
-        })
-        .collect()
+    env.run_standard(script, &[flags, &["-p", "go"]].concat())
 }
 
 /// The sandbox recorded in the session's (first) prompt.
@@ -128,7 +97,7 @@ fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_w
     let out = run(&env, &s, &["--sandbox", "workspace-write"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let session = env.only_session();
-    let results = outcomes(&session);
+    let results = tool_outcomes(&session);
     assert_eq!(results.len(), 4, "{results:#?}");
     for (i, denied) in results[..3].iter().enumerate() {
         assert_eq!(
@@ -170,7 +139,7 @@ fn with_sandbox_off_the_same_commands_all_succeed() {
     let out = run(&env, &s, &["--sandbox", "off"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let session = env.only_session();
-    let results = outcomes(&session);
+    let results = tool_outcomes(&session);
     assert_eq!(results.len(), 4);
     for (i, r) in results.iter().enumerate() {
         assert_eq!(r.status, ToolStatus::Ok, "call {i}: {}", r.content);
@@ -237,10 +206,7 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let s = script(&env, "bash", &[format!("touch {}/x", outside.display())]);
-    let script_arg = s.to_str().unwrap();
-    let mut command = env.cmd(&[
-        "run", "--tools", "standard", "--script", script_arg, "-p", "go",
-    ]);
+    let mut command = env.standard(&s, &["-p", "go"]);
     without_landlock(&mut command);
     let out = command.output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -252,7 +218,7 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
     assert_eq!(said.len(), 1, "{}", stderr(&out));
     assert!(said[0].contains("Landlock"), "{}", said[0]);
     let session = env.only_session();
-    assert_eq!(outcomes(&session)[0].status, ToolStatus::Ok);
+    assert_eq!(tool_outcomes(&session)[0].status, ToolStatus::Ok);
     assert!(
         outside.join("x").exists(),
         "with the sandbox off bash writes outside"
@@ -277,7 +243,7 @@ fn sandbox_network_lets_a_sandboxed_command_reach_the_local_server() {
     );
     let out = run(&env, &s, &["--sandbox-network"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let results = outcomes(&env.only_session());
+    let results = tool_outcomes(&env.only_session());
     assert_eq!(results[0].status, ToolStatus::Ok, "{}", results[0].content);
     assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
@@ -298,7 +264,7 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
     let out = run(&env, &s, &["--sandbox", "read-only"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let session = env.only_session();
-    let results = outcomes(&session);
+    let results = tool_outcomes(&session);
     assert_eq!(
         results[0].status,
         ToolStatus::Error,
@@ -325,28 +291,11 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
     env.assert_clean(&session);
 }
 
-/// The pids of the processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(name);
-        }
-    }
-    found
-}
-
 /// Waits (30 s at most) until `done` holds for the processes holding `marker`.
-fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[String]) -> bool) {
+fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let found = processes_with(marker);
+        let found = xcsh_core::tools::testing::processes_holding(marker);
         if done(&found) {
             return;
         }
@@ -368,15 +317,7 @@ fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
     );
     let s = script(&env, "bash", &[command]);
     let mut child = env
-        .cmd(&[
-            "run",
-            "--tools",
-            "standard",
-            "--script",
-            s.to_str().unwrap(),
-            "--json",
-            "go",
-        ])
+        .standard(&s, &["--json", "go"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -384,7 +325,11 @@ fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
     wait_for_processes(&marker, "both processes of the call", |p| p.len() >= 2);
     child.kill().unwrap();
     child.wait().unwrap();
-    wait_for_processes(&marker, "no process of the call", <[String]>::is_empty);
+    wait_for_processes(
+        &marker,
+        "no process of the call",
+        <[(u32, String)]>::is_empty,
+    );
 }
 
 #[test]
@@ -399,14 +344,7 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
         "bash_outside_sandbox",
         &[format!("touch {}", target.display())],
     );
-    let mut term = Pty::spawn(env.cmd(&[
-        "run",
-        "--tools",
-        "standard",
-        "--script",
-        s.to_str().unwrap(),
-        "go",
-    ]));
+    let mut term = Pty::spawn(env.standard(&s, &["go"]));
     term.wait_for("allow `bash_outside_sandbox`", 1);
     term.send("y\r");
     let (status, seen) = term.finish();
@@ -423,7 +361,7 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
         })
         .collect();
     assert_eq!(answers.len(), 1);
-    assert_eq!(outcomes(&session)[0].status, ToolStatus::Ok);
+    assert_eq!(tool_outcomes(&session)[0].status, ToolStatus::Ok);
     env.assert_clean(&session);
 }
 

@@ -7,11 +7,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::env::{Env, stderr};
+use support::env::{Env, stderr, tool_outcomes};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call};
+use support::sse::Wire;
 use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{StepOutcome, StreamEvent, ToolOutcome};
+use xcsh_core::machine::{StepOutcome, StreamEvent};
 
 const KEY: &str = "sk-test-a1b2c3d4e5f6g7h8";
 const PLACEHOLDER: &str = "[redacted:OPENAI_API_KEY]";
@@ -41,19 +41,6 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
         .filter(|p| {
             let bytes = std::fs::read(p).unwrap();
             bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
-        })
-        .collect()
-}
-
-/// The outcomes of the session's tool calls, in order.
-fn tool_outcomes(path: &Path) -> Vec<ToolOutcome> {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
-            Body::Record(Record::ToolResult(r)) => Some(r.outcome),
-            _ => None,
         })
         .collect()
 }
@@ -94,7 +81,7 @@ fn retry_reasons(path: &Path) -> Vec<String> {
 
 fn bash_call(command: &str) -> Reply {
     let args = serde_json::json!({ "command": command }).to_string();
-    Reply::sse(openai_call(&[], "call_1", "bash", &args, 10))
+    Reply::openai_call("call_1", "bash", &args, 10)
 }
 
 fn unauthorized_quoting_the_key() -> Reply {
@@ -194,15 +181,7 @@ fn a_credential_bash_gets_by_include_is_redacted_in_the_result_and_replays_clean
             r#"{"text":"done"}"#,
         ],
     );
-    let out = env.run(&[
-        "run",
-        "--tools",
-        "standard",
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "print the key",
-    ]);
+    let out = env.run_standard(&script, &["-p", "print the key"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let session = env.only_session();
     let outcomes = tool_outcomes(&session);
@@ -238,15 +217,7 @@ fn shell_env_include_keeps_a_secret_named_variable_and_exclude_removes_more() {
             r#"{"text":"done"}"#,
         ],
     );
-    let out = env.run(&[
-        "run",
-        "--tools",
-        "standard",
-        "--script",
-        script.to_str().unwrap(),
-        "-p",
-        "show the env",
-    ]);
+    let out = env.run_standard(&script, &["-p", "show the env"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let outcomes = tool_outcomes(&env.only_session());
     let content = &outcomes[0].content;

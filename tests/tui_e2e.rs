@@ -180,13 +180,7 @@ fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
     }
     let env = Env::new().with_file("f.txt", "hello\nworld\n");
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_1",
-            "read",
-            r#"{"path":"f.txt"}"#,
-            100,
-        )),
+        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 100),
         Reply::sse(openai_call(
             &["Changing the first line."],
             "call_2",
@@ -201,7 +195,7 @@ fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
             r#"{"path":"f.txt","old_string":"world","new_string":"WORLD"}"#,
             140,
         )),
-        Reply::sse(openai_text(&["Both lines changed."], 160)),
+        Reply::openai_text("Both lines changed.", 160),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
     tmux.line("shout both lines");
@@ -255,7 +249,7 @@ fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools(
             100,
         ))
         .paced(300),
-        Reply::sse(openai_text(&["Checked b too."], 200)),
+        Reply::openai_text("Checked b too.", 200),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("start the work");
@@ -295,13 +289,12 @@ fn ctrl_c_stops_a_long_bash_call_within_a_second_and_says_so() {
         return;
     }
     let env = Env::new();
-    let server = MockServer::start(vec![Reply::sse(openai_call(
-        &[],
+    let server = MockServer::start(vec![Reply::openai_call(
         "call_1",
         "bash",
         r#"{"command":"sleep 30"}"#,
         100,
-    ))]);
+    )]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("run the long job");
     tmux.wait_for("sleep 30", 1);
@@ -406,17 +399,8 @@ fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
 fn colourful_run(vars: &str) -> (Env, String) {
     let env = Env::new();
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_1",
-            "bash",
-            r#"{"command":"echo hi"}"#,
-            100,
-        )),
-        Reply::sse(openai_text(
-            &["# Title\n\nSome **bold** and `code`.\n"],
-            120,
-        )),
+        Reply::openai_call("call_1", "bash", r#"{"command":"echo hi"}"#, 100),
+        Reply::openai_text("# Title\n\nSome **bold** and `code`.\n", 120),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", vars);
     tmux.line("show colours");
@@ -461,9 +445,9 @@ fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
     }
     let env = Env::new();
     let server = MockServer::start(vec![
-        Reply::sse(openai_text(&["First answer."], 100)),
-        Reply::sse(openai_text(&["Second answer."], 110)),
-        Reply::sse(openai_text(&["A fresh answer on the new branch."], 120)),
+        Reply::openai_text("First answer.", 100),
+        Reply::openai_text("Second answer.", 110),
+        Reply::openai_text("A fresh answer on the new branch.", 120),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
     tmux.line("first question");
@@ -503,8 +487,8 @@ fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
     }
     let env = Env::new().with_var("OPENAI_API_KEY", "sk-test");
     let server = MockServer::start(vec![
-        Reply::sse(openai_text(&["An old answer."], 100)),
-        Reply::sse(openai_text(&["Back in the old session."], 110)),
+        Reply::openai_text("An old answer.", 100),
+        Reply::openai_text("Back in the old session.", 110),
     ]);
     let out = env.run_on(
         Wire::OpenAi,
@@ -542,14 +526,13 @@ fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
     }
     let env = Env::new();
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
+        Reply::openai_call(
             "call_1",
             "bash",
             r#"{"command":"seq 30 | sed s/^/row-/"}"#,
             100,
-        )),
-        Reply::sse(openai_text(&["Counted."], 120)),
+        ),
+        Reply::openai_text("Counted.", 120),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("count");

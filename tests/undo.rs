@@ -10,7 +10,7 @@ mod support;
 
 use support::env::{Env, first_entry};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call, openai_text};
+use support::sse::Wire;
 use support::tmux::{session_on, tmux_available};
 use xcsh_core::log::{Body, Record, read_session};
 use xcsh_core::machine::Decision;
@@ -38,27 +38,20 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     let work = env.workspace();
     let server = MockServer::start(vec![
         // Turn 1: an answer without tools.
-        Reply::sse(openai_text(&["Hello."], 50)),
+        Reply::openai_text("Hello.", 50),
         // Turn 2: read f.txt, write it, answer.
-        Reply::sse(openai_call(
-            &[],
-            "call_1",
-            "read",
-            r#"{"path":"f.txt"}"#,
-            60,
-        )),
-        Reply::sse(openai_call(
-            &[],
+        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 60),
+        Reply::openai_call(
             "call_2",
             "write",
             r#"{"path":"f.txt","content":"new\n"}"#,
             70,
-        )),
-        Reply::sse(openai_text(&["Rewrote f.txt."], 80)),
+        ),
+        Reply::openai_text("Rewrote f.txt.", 80),
         // Turn 3, on a branch from the end of turn 1.
-        Reply::sse(openai_text(&["On the branch."], 90)),
+        Reply::openai_text("On the branch.", 90),
         // Turn 4, on the branch where the undo happened.
-        Reply::sse(openai_text(&["Noted."], 100)),
+        Reply::openai_text("Noted.", 100),
     ]);
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
 

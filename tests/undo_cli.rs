@@ -6,7 +6,7 @@ mod support;
 
 use support::env::{Env, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call, openai_text};
+use support::sse::Wire;
 use xcsh_core::log::Body;
 use xcsh_core::machine::Decision;
 
@@ -16,21 +16,14 @@ fn session_with_a_write() -> (Env, std::path::PathBuf) {
         .with_file("f.txt", "old\n")
         .with_var("OPENAI_API_KEY", "k");
     let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &[],
-            "call_1",
-            "read",
-            r#"{"path":"f.txt"}"#,
-            10,
-        )),
-        Reply::sse(openai_call(
-            &[],
+        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 10),
+        Reply::openai_call(
             "call_2",
             "write",
             r#"{"path":"f.txt","content":"new\n"}"#,
             20,
-        )),
-        Reply::sse(openai_text(&["Rewrote f.txt."], 30)),
+        ),
+        Reply::openai_text("Rewrote f.txt.", 30),
     ]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "rewrite f.txt"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));

@@ -8,21 +8,16 @@
 
 use std::process::Stdio;
 
+use common::runtime;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::machine::{CallId, ToolCall};
 use xcsh_core::tools::{StandardTools, ToolExecutor};
 
+mod common;
+
 fn main() {
     divan::main();
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
 }
 
 fn call() -> ToolCall {

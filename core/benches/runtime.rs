@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use common::runtime;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::machine::{FinishReason, Limits, Permissions, ProviderError, StreamEvent};
 use xcsh_core::provider::faux::{FauxProvider, ScriptCall, ScriptStep};
@@ -23,6 +24,7 @@ use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_core::runtime::{RunOptions, SessionTarget, Task, run_agent};
 use xcsh_core::tools::testing::TestTools;
 
+mod common;
 #[allow(dead_code)]
 #[path = "../../tests/support/sse.rs"]
 mod sse;
@@ -158,14 +160,6 @@ fn session_path() -> PathBuf {
     let path = dir.join(format!("loop-{}-{n}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&path);
     path
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
 }
 
 /// One whole run; returns its steps.

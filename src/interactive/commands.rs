@@ -15,8 +15,8 @@ use xcsh_core::runtime::{
 };
 use xcsh_inspect::Style;
 
-use crate::run::Setup;
 use crate::sessions;
+use crate::setup::Setup;
 
 /// Every command with its one-line help, in the order `/help` lists them.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -72,8 +72,21 @@ impl Approver for ChannelApprover {
 }
 
 /// Starts a run of `task` in the session at `session` (a new session of the
-/// workspace when there is none yet).
+/// workspace when there is none yet), and sets `session` to the run's session; also
+/// whether that session is new.
 pub fn start(
+    setup: &Setup,
+    session: &mut Option<PathBuf>,
+    task: Task,
+    approver: Arc<dyn Approver>,
+) -> Result<(RunHandle, bool)> {
+    let handle = run(setup, session.as_deref(), task, approver)?;
+    let new = session.is_none();
+    *session = Some(handle.session_path.clone());
+    Ok((handle, new))
+}
+
+fn run(
     setup: &Setup,
     session: Option<&Path>,
     task: Task,

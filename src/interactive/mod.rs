@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::run::Setup;
+use crate::setup::Setup;
 use crate::signals::{self, Signals};
 
 /// SIGTERM and SIGHUP interrupt a running turn and end the session, with their own

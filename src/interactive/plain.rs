@@ -18,8 +18,11 @@ use xcsh_core::machine::{IgnoreReason, StopReason};
 use xcsh_core::runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
-use crate::run::Setup;
+use crate::present::{
+    APPROVAL_CHOICES, context_overflow, describe, first_line, list, parse_answer,
+};
 use crate::sessions;
+use crate::setup::Setup;
 use crate::signals::{self, Signals, Termination};
 
 /// What the line-editor thread reports.
@@ -239,22 +242,37 @@ fn read_lines(
     }
 }
 
-const HELP: &str = "\
-while idle:   a line starts a turn
-  /tree                 the branch tree of this session
-  /at ENTRY             continue from an earlier entry (a new branch)
-  /fork                 a new session file from here
-  /label NAME           name the current entry
-  /usage                tokens spent in this session
-  /diff                 what this session changed in the workspace
-  /undo                 revert the last turn's file changes (if unchanged since)
-  /compact              summarize the conversation now
-  /model [NAME]         show or switch the model
-  /exit                 leave (also Ctrl-D)
-while it works:  a line is a steer (delivered after the step's tools)
-  /queue TEXT           a follow-up (delivered when it would finish)
-  /pending              the queued steers and follow-ups
-  Ctrl-C                stop the running turn";
+/// The commands of [`commands::COMMANDS`] this mode carries out while idle, and
+/// those it carries out while a turn runs, in the order `/help` lists them.
+const IDLE_COMMANDS: &[&str] = &[
+    "tree", "at", "fork", "label", "usage", "diff", "undo", "compact", "model", "exit",
+];
+const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
+
+/// `/help`: the commands of each state with their help from [`commands::COMMANDS`]
+/// (`NAME ARG` where the help starts with `ARG: `).
+fn help() -> String {
+    let rows = |names: &[&str]| -> String {
+        let mut out = String::new();
+        for name in names {
+            let help = commands::COMMANDS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or("", |(_, help)| help);
+            let (usage, help) = match help.split_once(": ") {
+                Some((arg, rest)) if !arg.contains(' ') => (format!("/{name} {arg}"), rest),
+                _ => (format!("/{name}"), help),
+            };
+            out.push_str(&format!("  {usage:<22}{help}\n"));
+        }
+        out
+    };
+    format!(
+        "while idle:   a line starts a turn\n{}while it works:  a line is a steer (delivered after the step's tools)\n{}  Ctrl-C                stop the running turn",
+        rows(IDLE_COMMANDS),
+        rows(RUNNING_COMMANDS)
+    )
+}
 
 impl Ui {
     /// Handles one line or key; false to exit.
@@ -343,7 +361,7 @@ impl Ui {
                 list(&p.follow_ups)
             ));
         } else if text == "/help" {
-            self.out.line(HELP);
+            self.out.line(help());
         } else if text.starts_with('/') {
             self.out
                 .line("(that command waits for the turn to finish; Ctrl-C stops it)");
@@ -355,14 +373,14 @@ impl Ui {
     fn ask(&mut self, question: commands::Question) {
         let (request, _) = &question;
         self.out.line(format!(
-            "[approve] {} {} in {}\n  [y] once  [a] this tool for the session  [A] this exact call  [n] deny",
+            "[approve] {} {} in {}\n  {APPROVAL_CHOICES}",
             request.call.name, request.call.arguments, request.cwd
         ));
         self.question = Some(question);
     }
 
     fn answer(&mut self, question: commands::Question, line: &str) -> bool {
-        match crate::run::parse_answer(line) {
+        match parse_answer(line) {
             Some(answer) => {
                 let _ = question.1.send(answer);
             }
@@ -375,17 +393,12 @@ impl Ui {
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
-        let handle = commands::start(
-            &self.setup,
-            self.session.as_deref(),
-            task,
-            self.approver.clone(),
-        )?;
-        if self.session.is_none() {
+        let (handle, new) =
+            commands::start(&self.setup, &mut self.session, task, self.approver.clone())?;
+        if new {
             self.out
                 .line(format!("[session] {}", handle.session_path.display()));
         }
-        self.session = Some(handle.session_path.clone());
         self.running = Some(Running {
             handle,
             exit_after: false,
@@ -407,10 +420,8 @@ impl Ui {
                 error: Some(error), ..
             } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
                 self.out.flush();
-                self.out.line(format!(
-                    "[context] the provider refused the request as too long for the model's context: {}",
-                    error.message
-                ));
+                self.out
+                    .line(format!("[context] {}", context_overflow(&error.message)));
             }
             RunEvent::StepFinished { .. } => self.out.flush(),
             RunEvent::ToolCall {
@@ -422,13 +433,7 @@ impl Ui {
                 content,
                 ..
             } => {
-                let first = content.lines().next().unwrap_or("");
-                let more = content.lines().count().saturating_sub(1);
-                let more = if more > 0 {
-                    format!(" (+{more} lines)")
-                } else {
-                    String::new()
-                };
+                let (first, more) = first_line(&content);
                 self.out
                     .line(format!("  [{name}] {status:?}: {}{more}", clip(first, 160)));
             }
@@ -506,7 +511,7 @@ impl Ui {
         let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
         let arg = arg.trim();
         match name {
-            "help" => self.out.line(HELP),
+            "help" => self.out.line(help()),
             "exit" | "quit" => return Ok(false),
             "compact" => {
                 if self.session.is_none() {
@@ -559,14 +564,6 @@ impl Ui {
     }
 }
 
-fn list(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".into()
-    } else {
-        items.join(" | ")
-    }
-}
-
 fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -580,7 +577,7 @@ fn stop(reason: &StopReason) -> String {
     match reason {
         StopReason::Completed => "done".into(),
         StopReason::Interrupted => "stopped".into(),
-        other => format!("stopped: {}", crate::run::describe(other)),
+        other => format!("stopped: {}", describe(other)),
     }
 }
 
@@ -588,7 +585,7 @@ fn stop(reason: &StopReason) -> String {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::Out;
+    use super::{Out, help};
 
     /// Collects what would be printed above the prompt.
     struct Collect(Arc<Mutex<Vec<String>>>);
@@ -616,5 +613,26 @@ mod tests {
             *printed.lock().unwrap(),
             ["copy ␛]52;c;aGk=␇ done\n", "␛]0;title␇\n"]
         );
+    }
+
+    #[test]
+    fn help_lists_the_commands_of_each_state_with_their_shared_help() {
+        expect_test::expect![[r#"
+            while idle:   a line starts a turn
+              /tree                 the branch tree of this session (navigate, continue from, label)
+              /at ENTRY             continue from an earlier entry (a new branch)
+              /fork                 a new session file from here
+              /label NAME           name the current entry
+              /usage                tokens spent in this session
+              /diff                 what this session changed in the workspace
+              /undo                 revert the last turn's file changes (if unchanged since)
+              /compact              summarize the conversation now
+              /model [NAME]         show or switch the model
+              /exit                 leave xcsh (also Ctrl-D)
+            while it works:  a line is a steer (delivered after the step's tools)
+              /queue TEXT           a follow-up, delivered when the turn would finish
+              /pending              the queued steers and follow-ups
+              Ctrl-C                stop the running turn"#]]
+        .assert_eq(&help());
     }
 }

@@ -21,8 +21,9 @@ use xcsh_tui::term::{Event, KeyEventKind, Screen};
 use xcsh_tui::{Theme, complete, editor, overlay};
 
 use super::commands;
-use crate::run::Setup;
+use crate::present::list;
 use crate::sessions;
+use crate::setup::Setup;
 use crate::signals::{self, Signals, Termination};
 
 /// At most one frame per this long (~60 per second).
@@ -345,17 +346,12 @@ impl Controller {
     }
 
     fn start(&mut self, task: Task, shown: Option<String>) -> Result<()> {
-        let handle = commands::start(
-            &self.setup,
-            self.session.as_deref(),
-            task,
-            self.approver.clone(),
-        )?;
-        if self.session.is_none() {
+        let (handle, new) =
+            commands::start(&self.setup, &mut self.session, task, self.approver.clone())?;
+        if new {
             let id = sessions::display_name(&handle.session_path);
             self.app.info_mut().session_id = Some(id);
         }
-        self.session = Some(handle.session_path.clone());
         if let Some(text) = shown {
             self.app.push_cell(Cell::User {
                 text,
@@ -671,14 +667,6 @@ fn help() -> String {
         "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
     );
     out
-}
-
-fn list(items: &[String]) -> String {
-    if items.is_empty() {
-        "none".into()
-    } else {
-        items.join(" | ")
-    }
 }
 
 fn now_unix_ms() -> i64 {

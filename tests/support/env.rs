@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use xcsh_core::log::{Body, Record, StepRecord, read_session};
-use xcsh_core::machine::EntryId;
+use xcsh_core::machine::{EntryId, ToolOutcome};
 
 use super::sse::Wire;
 use super::tmux::Tmux;
@@ -138,8 +138,23 @@ impl Env {
     /// `xcsh run --tools test --script SCRIPT ARGS` in `cwd`: the faux provider plays
     /// SCRIPT, with the test tools (`echo`, `sleep`).
     pub fn scripted_in(&self, cwd: &Path, script: impl AsRef<Path>, args: &[&str]) -> Command {
-        let script = script.as_ref().to_str().unwrap();
-        let mut all = vec!["run", "--tools", "test", "--script", script];
+        self.faux(cwd, "test", script.as_ref(), args)
+    }
+
+    /// `xcsh run --tools standard --script SCRIPT ARGS` in the workspace: the faux
+    /// provider plays SCRIPT, with the seven standard tools.
+    pub fn standard(&self, script: impl AsRef<Path>, args: &[&str]) -> Command {
+        self.faux(&self.workspace(), "standard", script.as_ref(), args)
+    }
+
+    /// [`Env::standard`], run to its end.
+    pub fn run_standard(&self, script: impl AsRef<Path>, args: &[&str]) -> Output {
+        self.standard(script, args).output().unwrap()
+    }
+
+    fn faux(&self, cwd: &Path, tools: &str, script: &Path, args: &[&str]) -> Command {
+        let script = script.to_str().unwrap();
+        let mut all = vec!["run", "--tools", tools, "--script", script];
         all.extend_from_slice(args);
         self.cmd_in(cwd, &all)
     }
@@ -158,11 +173,10 @@ impl Env {
         stdout(&succeeded(self.scripted(script, args)))
     }
 
-    /// `xcsh run --provider WIRE --base-url URL… --model m ARGS`.
-    pub fn run_on(&self, wire: Wire, url: &str, args: &[&str]) -> Output {
+    /// `xcsh ARGS --provider WIRE --base-url URL… --model m` in the workspace.
+    pub fn cmd_on(&self, wire: Wire, url: &str, args: &[&str]) -> Command {
         let base = wire.base_url(url);
-        let mut all = vec![
-            "run",
+        let provider = [
             "--provider",
             wire.flag(),
             "--base-url",
@@ -170,8 +184,14 @@ impl Env {
             "--model",
             "m",
         ];
-        all.extend_from_slice(args);
-        self.run(&all)
+        self.cmd(&[args, &provider].concat())
+    }
+
+    /// `xcsh run ARGS --provider WIRE --base-url URL… --model m`.
+    pub fn run_on(&self, wire: Wire, url: &str, args: &[&str]) -> Output {
+        self.cmd_on(wire, url, &[&["run"], args].concat())
+            .output()
+            .unwrap()
     }
 
     /// [`Env::run_on`] with `EXTRA`, prompting `read a.txt`.
@@ -336,6 +356,19 @@ pub fn steps(path: &Path) -> Vec<StepRecord> {
         .into_iter()
         .filter_map(|e| match e.body {
             Body::Record(Record::Step(s)) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The outcomes of a session's tool calls, in order.
+pub fn tool_outcomes(path: &Path) -> Vec<ToolOutcome> {
+    read_session(path)
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter_map(|e| match e.body {
+            Body::Record(Record::ToolResult(r)) => Some(r.outcome),
             _ => None,
         })
         .collect()

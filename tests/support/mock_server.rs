@@ -46,6 +46,18 @@ impl Reply {
         }
     }
 
+    /// An OpenAI Chat Completions step that calls the tool `name` once, without
+    /// text ([`super::sse::openai_call`]).
+    pub fn openai_call(id: &str, name: &str, args: &str, prompt_tokens: u64) -> Reply {
+        Reply::sse(super::sse::openai_call(&[], id, name, args, prompt_tokens))
+    }
+
+    /// An OpenAI Chat Completions step answering `text` in one chunk
+    /// ([`super::sse::openai_text`]).
+    pub fn openai_text(text: &str, prompt_tokens: u64) -> Reply {
+        Reply::sse(super::sse::openai_text(&[text], prompt_tokens))
+    }
+
     /// A JSON error body with `status` (and optional headers such as retry-after).
     pub fn error(status: u16, body: &str, headers: &[(&str, &str)]) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];

@@ -62,32 +62,17 @@ impl Wire {
             ),
             Wire::Responses => {
                 let item = r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{\"path\":\"a.txt\"}","status":"completed"}"#;
-                vec![
-                    event(
-                        "response.created",
-                        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}"#,
-                    ),
-                    event(
-                        "response.output_item.added",
-                        r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"","status":"in_progress"}}"#,
-                    ),
-                    event(
+                responses_step(
+                    "resp_1",
+                    r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"","status":"in_progress"}"#,
+                    (
                         "response.function_call_arguments.delta",
-                        r#"{"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_1","output_index":0,"delta":"{\"path\":\"a.txt\"}"}"#,
+                        r#""item_id":"fc_1","output_index":0,"delta":"{\"path\":\"a.txt\"}""#
+                            .into(),
                     ),
-                    event(
-                        "response.output_item.done",
-                        &format!(
-                            r#"{{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{item}}}"#
-                        ),
-                    ),
-                    event(
-                        "response.completed",
-                        &format!(
-                            r#"{{"type":"response.completed","sequence_number":4,"response":{{"id":"resp_1","object":"response","status":"completed","output":[{item}],"usage":{{"input_tokens":100,"output_tokens":20,"total_tokens":120}}}}}}"#
-                        ),
-                    ),
-                ]
+                    item,
+                    (100, 20),
+                )
             }
         }
     }
@@ -108,37 +93,65 @@ impl Wire {
                 let item = format!(
                     r#"{{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{{"type":"output_text","text":{quoted},"annotations":[]}}]}}"#
                 );
-                vec![
-                    event(
-                        "response.created",
-                        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_2","object":"response","status":"in_progress","output":[]}}"#,
-                    ),
-                    event(
-                        "response.output_item.added",
-                        r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"msg_1","role":"assistant","status":"in_progress","content":[]}}"#,
-                    ),
-                    event(
+                responses_step(
+                    "resp_2",
+                    r#"{"type":"message","id":"msg_1","role":"assistant","status":"in_progress","content":[]}"#,
+                    (
                         "response.output_text.delta",
-                        &format!(
-                            r#"{{"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"delta":{quoted}}}"#
+                        format!(
+                            r#""item_id":"msg_1","output_index":0,"content_index":0,"delta":{quoted}"#
                         ),
                     ),
-                    event(
-                        "response.output_item.done",
-                        &format!(
-                            r#"{{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{item}}}"#
-                        ),
-                    ),
-                    event(
-                        "response.completed",
-                        &format!(
-                            r#"{{"type":"response.completed","sequence_number":4,"response":{{"id":"resp_2","object":"response","status":"completed","output":[{item}],"usage":{{"input_tokens":150,"output_tokens":10,"total_tokens":160}}}}}}"#
-                        ),
-                    ),
-                ]
+                    &item,
+                    (150, 10),
+                )
             }
         }
     }
+}
+
+/// A Responses stream of one output item: `response.created` (response `id`), the
+/// item added as it starts (`added`), one delta (its event name and its fields after
+/// the sequence number), the item done (`item`, whole), and `response.completed`
+/// with the usage (input, output tokens).
+fn responses_step(
+    id: &str,
+    added: &str,
+    (delta, fields): (&str, String),
+    item: &str,
+    (input, output): (u64, u64),
+) -> Vec<String> {
+    let total = input + output;
+    vec![
+        event(
+            "response.created",
+            &format!(
+                r#"{{"type":"response.created","sequence_number":0,"response":{{"id":"{id}","object":"response","status":"in_progress","output":[]}}}}"#
+            ),
+        ),
+        event(
+            "response.output_item.added",
+            &format!(
+                r#"{{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{added}}}"#
+            ),
+        ),
+        event(
+            delta,
+            &format!(r#"{{"type":"{delta}","sequence_number":2,{fields}}}"#),
+        ),
+        event(
+            "response.output_item.done",
+            &format!(
+                r#"{{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{item}}}"#
+            ),
+        ),
+        event(
+            "response.completed",
+            &format!(
+                r#"{{"type":"response.completed","sequence_number":4,"response":{{"id":"{id}","object":"response","status":"completed","output":[{item}],"usage":{{"input_tokens":{input},"output_tokens":{output},"total_tokens":{total}}}}}}}"#
+            ),
+        ),
+    ]
 }
 
 pub fn chat(choice: &str) -> String {

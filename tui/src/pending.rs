@@ -114,10 +114,9 @@ mod tests {
             ↳ queued then run clippy …
             ↳ steer  and ␛[2J do not clear my screen
         "#]]
-        .assert_eq(&format!(
-            "{}---\n{}",
+        .assert_eq(&crate::testkit::narrow_and_wide(
             lines_text(&p.lines(40, &Theme::COLOR), 40),
-            lines_text(&p.lines(120, &Theme::COLOR), 120)
+            lines_text(&p.lines(120, &Theme::COLOR), 120),
         ));
         expect![[r#"
             ⟦dim:↳ ⟧⟦yellow,bold:queued ⟧then run clippy⟦dim: …⟧

@@ -40,6 +40,17 @@ pub fn lines_text(lines: &[Line<'static>], width: u16) -> String {
     text(&buffer)
 }
 
+/// Two renderings of one thing for one snapshot, at 40 columns and at 120, between
+/// them `---`; the second is written `(the same at 120 columns)` when it is the
+/// first again.
+pub fn narrow_and_wide(narrow: String, wide: String) -> String {
+    if wide == narrow {
+        format!("{narrow}---\n(the same at 120 columns)\n")
+    } else {
+        format!("{narrow}---\n{wide}")
+    }
+}
+
 /// `lines` as text with each styled run marked: `⟦red,bold:text⟧`. Unstyled text is
 /// written as it is.
 pub fn styled(lines: &[Line<'static>]) -> String {

@@ -37,17 +37,38 @@ pub fn wrap_with_indent(
     first_prefix: Vec<Span<'static>>,
     rest_prefix: Vec<Span<'static>>,
 ) -> Vec<Line<'static>> {
-    let width = usize::from(width.max(1));
-    let first_prefix = fit_prefix(first_prefix, width.saturating_sub(2));
-    let rest_prefix = fit_prefix(rest_prefix, width.saturating_sub(2));
-    let first = width.saturating_sub(width_of(&first_prefix)).max(1);
-    let rest = width.saturating_sub(width_of(&rest_prefix)).max(1);
+    let i = Indent::fit(width, first_prefix, rest_prefix);
     prefixed(
         line,
-        wrap_lines(line, first, rest),
-        first_prefix,
-        rest_prefix,
+        wrap_lines(line, i.first, i.rest),
+        i.first_prefix,
+        i.rest_prefix,
     )
+}
+
+/// Two prefixes fitted to a width, and the columns each leaves for text.
+struct Indent {
+    first_prefix: Vec<Span<'static>>,
+    rest_prefix: Vec<Span<'static>>,
+    /// The columns of the first row's text (at least 1).
+    first: usize,
+    /// The columns of every other row's text (at least 1).
+    rest: usize,
+}
+
+impl Indent {
+    /// Each prefix cut to leave at least 2 of `width` columns (at least 1).
+    fn fit(width: u16, first_prefix: Vec<Span<'static>>, rest_prefix: Vec<Span<'static>>) -> Self {
+        let width = usize::from(width.max(1));
+        let first_prefix = fit_prefix(first_prefix, width.saturating_sub(2));
+        let rest_prefix = fit_prefix(rest_prefix, width.saturating_sub(2));
+        Indent {
+            first: width.saturating_sub(width_of(&first_prefix)).max(1),
+            rest: width.saturating_sub(width_of(&rest_prefix)).max(1),
+            first_prefix,
+            rest_prefix,
+        }
+    }
 }
 
 /// `line` cut into rows of `width` columns (at least 1) wherever the width is reached,
@@ -63,18 +84,14 @@ pub fn break_with_indent(
     first_prefix: Vec<Span<'static>>,
     rest_prefix: Vec<Span<'static>>,
 ) -> Vec<Line<'static>> {
-    let width = usize::from(width.max(1));
-    let first_prefix = fit_prefix(first_prefix, width.saturating_sub(2));
-    let rest_prefix = fit_prefix(rest_prefix, width.saturating_sub(2));
-    let first = width.saturating_sub(width_of(&first_prefix)).max(1);
-    let rest = width.saturating_sub(width_of(&rest_prefix)).max(1);
-    let mut rows = Rows::new(first, rest);
+    let i = Indent::fit(width, first_prefix, rest_prefix);
+    let mut rows = Rows::new(i.first, i.rest);
     for span in &line.spans {
         for c in span.content.chars() {
             rows.push_char(c, span.style, true);
         }
     }
-    prefixed(line, rows.finish(), first_prefix, rest_prefix)
+    prefixed(line, rows.finish(), i.first_prefix, i.rest_prefix)
 }
 
 /// `prefix` cut to at most `max` columns: a prefix as wide as the width would leave
@@ -318,13 +335,20 @@ mod tests {
             .collect()
     }
 
+    /// `wrap` of plain text: (what the row proves, the text, the width, the rows).
     #[test]
-    fn words_wrap_at_spaces_and_the_break_spaces_go() {
-        let line = Line::from("the quick brown fox jumps over the lazy dog");
-        assert_eq!(
-            texts(&wrap(&line, 10)),
-            ["the quick", "brown fox", "jumps over", "the lazy", "dog"]
-        );
+    fn wrap_table() {
+        #[rustfmt::skip]
+        let rows: &[(&str, &str, u16, &[&str])] = &[
+            ("words wrap at spaces and the break spaces go", "the quick brown fox jumps over the lazy dog", 10, &["the quick", "brown fox", "jumps over", "the lazy", "dog"]),
+            ("a word longer than the width starts its own row and breaks", "see https://example.com/a/long/path ok", 10, &["see", "https://ex", "ample.com/", "a/long/pat", "h ok"]),
+            ("wide characters count two columns", "日本語の テキスト 🦀🦀 ok", 6, &["日本語", "の", "テキス", "ト", "🦀🦀", "ok"]),
+            ("leading indentation stays", "    indented text", 12, &["    indented", "text"]),
+            ("an empty line is one row", "", 12, &[""]),
+        ];
+        for (name, text, width, want) in rows {
+            assert_eq!(texts(&wrap(&Line::from(*text), *width)), *want, "{name}");
+        }
     }
 
     #[test]
@@ -342,33 +366,6 @@ mod tests {
             ⟦red:four⟧
         "#]]
         .assert_eq(&styled(&wrap(&line, 7)));
-    }
-
-    #[test]
-    fn a_word_longer_than_the_width_starts_its_own_row_and_breaks() {
-        let line = Line::from("see https://example.com/a/long/path ok");
-        assert_eq!(
-            texts(&wrap(&line, 10)),
-            ["see", "https://ex", "ample.com/", "a/long/pat", "h ok"]
-        );
-    }
-
-    #[test]
-    fn wide_characters_count_two_columns() {
-        let line = Line::from("日本語の テキスト 🦀🦀 ok");
-        assert_eq!(
-            texts(&wrap(&line, 6)),
-            ["日本語", "の", "テキス", "ト", "🦀🦀", "ok"]
-        );
-    }
-
-    #[test]
-    fn leading_indentation_stays_and_an_empty_line_is_one_row() {
-        assert_eq!(
-            texts(&wrap(&Line::from("    indented text"), 12)),
-            ["    indented", "text"]
-        );
-        assert_eq!(texts(&wrap(&Line::from(""), 12)), [""]);
     }
 
     #[test]

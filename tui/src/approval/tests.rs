@@ -40,10 +40,9 @@ fn an_edit_approval_shows_the_diff_of_the_file_as_it_is_now() {
           3 3  }
           y once · a always edit · A this exact call · n deny · m deny with a message
     "#]]
-    .assert_eq(&format!(
-        "{}---\n{}",
+    .assert_eq(&crate::testkit::narrow_and_wide(
         at(&a, 40, 20, Mode::Choosing),
-        at(&a, 120, 20, Mode::Choosing)
+        at(&a, 120, 20, Mode::Choosing),
     ));
 }
 
@@ -104,10 +103,9 @@ fn a_bash_approval_shows_the_whole_command_and_where_it_runs() {
           in /home/user/projects/xcsh · timeout 1m 00s
           y once · a always bash · A this exact call · n deny · m deny with a message
     "#]]
-    .assert_eq(&format!(
-        "{}---\n{}",
+    .assert_eq(&crate::testkit::narrow_and_wide(
         at(&a, 40, 20, Mode::Choosing),
-        at(&a, 120, 20, Mode::Choosing)
+        at(&a, 120, 20, Mode::Choosing),
     ));
 }
 
@@ -182,10 +180,9 @@ fn typing_a_denial_message_shows_the_text_and_how_to_send_it() {
           › use the logger instead of println, it is configured in src/log.rs▏
           Enter sends · Esc back
     "#]]
-    .assert_eq(&format!(
-        "{}---\n{}",
+    .assert_eq(&crate::testkit::narrow_and_wide(
         at(&a, 40, 7, mode),
-        at(&a, 120, 20, mode)
+        at(&a, 120, 20, mode),
     ));
 }
 

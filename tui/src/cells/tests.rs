@@ -99,10 +99,9 @@ fn the_history_at_40_and_120_columns() {
 
         ─ done · 3 steps · 1.2k in / 340 out · 14.0s
     "#]]
-    .assert_eq(&format!(
-        "{}---\n{}",
+    .assert_eq(&crate::testkit::narrow_and_wide(
         lines_text(&lines_of(&cells, 40, 0, &Theme::COLOR), 40),
-        lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120)
+        lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120),
     ));
 }
 

@@ -111,14 +111,7 @@ fn wrap_line(text: &str, start: usize, end: usize, width: usize, rows: &mut Vec<
 pub(crate) fn scroll(previous: usize, cursor_row: usize, rows: usize, height: usize) -> usize {
     let height = height.max(1);
     let max_top = rows.saturating_sub(height);
-    let top = previous.min(max_top);
-    if cursor_row < top {
-        cursor_row
-    } else if cursor_row >= top + height {
-        cursor_row + 1 - height
-    } else {
-        top
-    }
+    crate::overlay::scrolled(previous.min(max_top), cursor_row, height)
 }
 
 /// Draws `rows[top..]` of `text` into `area`, each after its prefix (`first` for a

@@ -210,7 +210,27 @@ pub(crate) fn clip(line: Line<'static>, width: usize) -> Line<'static> {
     }
 }
 
-/// The end of `text` that fits in `width` columns (`…` first when cut).
+/// The first row shown of a list of rows `height` high whose first row shown was `top`,
+/// moved as little as needed for the row `cursor` to be shown.
+pub(crate) fn scrolled(top: usize, cursor: usize, height: usize) -> usize {
+    if cursor < top {
+        cursor
+    } else if cursor >= top + height {
+        cursor + 1 - height
+    } else {
+        top
+    }
+}
+
+/// The row of the cursor: `line` padded to `width` columns, shown as selected.
+fn selected(mut line: Line<'static>, width: usize, theme: &Theme) -> Line<'static> {
+    let pad = width.saturating_sub(line.width());
+    line.spans.push(Span::raw(" ".repeat(pad)));
+    line.patch_style(theme.style(Role::Selected))
+}
+
+/// The end of `text` that fits in `width` columns (`…` first when cut; a path
+/// shows as `…/src/lib.rs`).
 fn tail(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_string();

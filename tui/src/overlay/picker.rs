@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 use xcsh_inspect::SessionSummary;
 use xcsh_inspect::terminal::neutralize;
 
@@ -156,12 +156,12 @@ impl Picker {
         let pad = cols.prompt.saturating_sub(prompt.width());
         spans.extend(prompt.spans);
         if cols.id > 0 {
-            let id = shorten_left(&neutralize(&r.id), cols.id);
+            let id = super::tail(&neutralize(&r.id), cols.id);
             let id_pad = cols.id.saturating_sub(id.width());
             spans.push(Span::raw(" ".repeat(pad + 2)));
             spans.push(Span::styled(id, theme.style(Role::Dim)));
             if cols.workspace > 0 {
-                let ws = shorten_left(&neutralize(&r.workspace), cols.workspace);
+                let ws = super::tail(&neutralize(&r.workspace), cols.workspace);
                 spans.push(Span::raw(" ".repeat(id_pad + 2)));
                 spans.push(Span::styled(ws, theme.style(Role::Dim)));
             }
@@ -225,25 +225,6 @@ pub fn format_size(bytes: u64) -> String {
     }
 }
 
-/// `path` in at most `width` columns, cut from the left (`…/src/lib.rs`).
-fn shorten_left(path: &str, width: usize) -> String {
-    if path.width() <= width {
-        return path.to_string();
-    }
-    let mut out: Vec<char> = Vec::new();
-    let mut used = 1;
-    for ch in path.chars().rev() {
-        let w = ch.width().unwrap_or(0);
-        if used + w > width {
-            break;
-        }
-        used += w;
-        out.push(ch);
-    }
-    out.push('…');
-    out.into_iter().rev().collect()
-}
-
 impl Overlay for Picker {
     fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let body = chrome_body(area);
@@ -260,11 +241,7 @@ impl Overlay for Picker {
             body.height.saturating_sub(1),
         );
         let height = usize::from(list.height).max(1);
-        if self.cursor < self.top {
-            self.top = self.cursor;
-        } else if self.cursor >= self.top + height {
-            self.top = self.cursor + 1 - height;
-        }
+        self.top = super::scrolled(self.top, self.cursor, height);
         if self.shown.is_empty() && list.height > 0 {
             let text = if self.rows.is_empty() {
                 "no sessions in this workspace yet".to_string()
@@ -286,9 +263,7 @@ impl Overlay for Picker {
                 width,
             );
             if at == self.cursor {
-                let pad = width.saturating_sub(line.width());
-                line.spans.push(Span::raw(" ".repeat(pad)));
-                line = line.patch_style(theme.style(Role::Selected));
+                line = super::selected(line, width, theme);
             }
             buf.set_line(list.x, list.y + row as u16, &line, list.width);
         }

@@ -267,11 +267,7 @@ impl Overlay for TreeNav {
         let body = chrome_body(area);
         let height = usize::from(body.height).max(1);
         // Keep the cursor in view.
-        if self.cursor < self.top {
-            self.top = self.cursor;
-        } else if self.cursor >= self.top + height {
-            self.top = self.cursor + 1 - height;
-        }
+        self.top = super::scrolled(self.top, self.cursor, height);
         self.top = self.top.min(self.rows.len().saturating_sub(height));
         let width = usize::from(body.width);
         for (row, i) in (self.top..self.rows.len())
@@ -280,9 +276,7 @@ impl Overlay for TreeNav {
         {
             let mut line = self.rows[i].line(theme, width);
             if i == self.cursor {
-                let pad = width.saturating_sub(line.width());
-                line.spans.push(Span::raw(" ".repeat(pad)));
-                line = line.patch_style(theme.style(Role::Selected));
+                line = super::selected(line, width, theme);
             }
             buf.set_line(body.x, body.y + row as u16, &line, body.width);
         }

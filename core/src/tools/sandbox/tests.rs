@@ -2,23 +2,9 @@
 
 use super::*;
 use crate::machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
+use crate::tools::testing::sandbox_supported as supported;
 use crate::tools::{StandardTools, ToolExecutor, ToolOptions};
 use tokio_util::sync::CancellationToken;
-
-/// Whether this kernel can sandbox; without it the test is skipped loudly, except
-/// under `CI=true`, where it fails.
-fn supported() -> bool {
-    match probe() {
-        Ok(_) => true,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("the sandbox is required under CI=true: {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: this kernel cannot run the sandbox: {e}");
-            false
-        }
-    }
-}
 
 fn tools(root: &Path, mode: SandboxMode, network: bool) -> StandardTools {
     StandardTools::with_options(
@@ -155,24 +141,10 @@ async fn a_sandboxed_call_runs_as_the_init_of_its_own_pid_namespace_and_its_back
         "{}",
         done.content
     );
-    assert_eq!(processes_with(&marker), Vec::<String>::new());
-}
-
-/// The pids of the processes whose command line holds `marker`.
-pub(crate) fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(marker)
-        {
-            found.push(name);
-        }
-    }
-    found
+    assert_eq!(
+        crate::tools::testing::processes_holding(&marker),
+        Vec::new()
+    );
 }
 
 #[test]

@@ -1,0 +1,57 @@
+//! What a run or an interactive session is made of (`Setup`), shared by the one-shot
+//! run (`run.rs`), the interactive front ends (`interactive/`) and `--redrive`.
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use xcsh_core::machine::{Limits, Permissions};
+use xcsh_core::runtime::SessionTarget;
+use xcsh_core::tools::sandbox::SandboxPolicy;
+
+use crate::config;
+use crate::providers::{self, ProviderArgs};
+
+/// The system prompt when neither `--system-prompt` nor the config names one.
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
+
+/// What a run or an interactive session is made of, resolved from the flags, the
+/// config file and the defaults.
+pub(crate) struct Setup {
+    /// The session's workspace: the tools' root (§12.1, §22.2).
+    pub cwd: std::path::PathBuf,
+    pub session: SessionTarget,
+    pub limits: Limits,
+    pub system_prompt: String,
+    pub provider: Arc<dyn xcsh_core::provider::Provider>,
+    pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
+    pub permissions: Permissions,
+    /// At most this many tool calls of a step run at once.
+    pub max_parallel_tools: std::num::NonZeroUsize,
+    /// What the provider was built from, to switch models (`/model NAME`).
+    pub provider_args: ProviderArgs,
+    pub effective: config::Effective,
+    /// The secret values kept out of the log (§21.5).
+    pub secrets: xcsh_core::secrets::Secrets,
+    /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
+    pub sandbox: SandboxPolicy,
+}
+
+impl Setup {
+    /// Rebuilds the provider with another model (`/model NAME`).
+    pub fn switch_model(&mut self, model: &str) -> Result<()> {
+        if self.provider.name() == "faux" {
+            bail!("/model: the faux provider plays a script and has no models");
+        }
+        if self.provider_args.uses_cassette() {
+            bail!("/model: not with --record or --cassette (the cassette is for one model)");
+        }
+        let mut effective = self.effective.clone();
+        effective.model = Some(config::Setting {
+            value: model.to_string(),
+            source: config::Source::Flag,
+        });
+        self.provider = providers::build(&self.provider_args, &self.cwd, &effective)?;
+        self.effective = effective;
+        Ok(())
+    }
+}
