@@ -2,9 +2,9 @@
 //! the views built from its entries, on generated sessions with branches, labels,
 //! compactions, steers, interrupts and errors.
 
+use xcsh_core::journal::synth::{SynthOptions, generate};
 use xcsh_core::log::index::open_index;
 use xcsh_core::log::read_session;
-use xcsh_core::log::synth::{SynthOptions, generate};
 
 use crate::{stats, summarize, summarize_path, tree};
 

@@ -10,9 +10,7 @@ mod naming;
 pub mod parallel;
 mod reader;
 mod rebuild;
-mod recorder;
 pub mod resume;
-pub mod synth;
 mod workspace;
 mod writer;
 
@@ -23,6 +21,5 @@ pub use error::LogError;
 pub use naming::{file_session_id, session_id};
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
-pub use recorder::Recorder;
 pub use workspace::{recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

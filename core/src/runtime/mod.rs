@@ -3,7 +3,6 @@
 //! recorded before it is applied; every decision is recorded as it is made; a
 //! decision that starts a model call or a tool is durable (fsynced) before it starts.
 
-mod events;
 mod inflight;
 pub mod instructions;
 pub mod interrupted;
@@ -16,7 +15,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-pub use events::{RunEvent, RunResult};
+pub use crate::journal::{RunEvent, RunResult};
 pub use session::{Reopened, branch_at, move_workspace, rebuild_machine, recover, reopen_at_leaf};
 
 use crate::log::LogError;

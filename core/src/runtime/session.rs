@@ -379,7 +379,7 @@ fn describe(phase: &Phase) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::synth::{SynthOptions, generate};
+    use crate::journal::synth::{SynthOptions, generate};
 
     /// Continuing at the leaf through the index rebuilds the machine that replaying
     /// the whole log rebuilds, and repairs a torn tail the same way.
