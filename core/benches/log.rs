@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use chrono::Utc;
-use xcsh_core::log::synth::bench_session;
+use xcsh_core::journal::synth::bench_session;
 use xcsh_core::log::{
     Body, Dag, SessionHeader, SessionLog, SessionWriter, read_session, rebuild_context,
 };

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use xcsh_core::journal::synth::bench_session;
 use xcsh_core::log::index::open_index;
-use xcsh_core::log::synth::bench_session;
 use xcsh_inspect::{check, events, stats, summarize_path, tree};
 
 fn main() {

@@ -694,16 +694,16 @@ mod tests {
     fn the_streamed_json_is_the_whole_document_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
         let synth = dir.path().join("synth.jsonl");
-        let shape = xcsh_core::log::synth::SynthShape {
+        let shape = xcsh_core::journal::synth::SynthShape {
             branch_per_mille: 300,
             max_rounds: 3,
             label_chain: 20,
         };
-        let opts = xcsh_core::log::synth::SynthOptions {
+        let opts = xcsh_core::journal::synth::SynthOptions {
             entries: 2_000,
             seed: 9,
         };
-        xcsh_core::log::synth::generate_shaped(&synth, opts, shape).unwrap();
+        xcsh_core::journal::synth::generate_shaped(&synth, opts, shape).unwrap();
         let mut logs = vec![
             testkit::branched_session(),
             testkit::compaction_session(),
@@ -751,13 +751,13 @@ mod tests {
             .into_iter()
             .map(|entries| {
                 let path = dir.path().join(format!("b{entries}.jsonl"));
-                let shape = xcsh_core::log::synth::SynthShape {
+                let shape = xcsh_core::journal::synth::SynthShape {
                     branch_per_mille: 1000,
                     max_rounds: 1,
                     label_chain: 0,
                 };
-                let opts = xcsh_core::log::synth::SynthOptions { entries, seed: 5 };
-                xcsh_core::log::synth::generate_shaped(&path, opts, shape).unwrap();
+                let opts = xcsh_core::journal::synth::SynthOptions { entries, seed: 5 };
+                xcsh_core::journal::synth::generate_shaped(&path, opts, shape).unwrap();
                 let log = xcsh_core::log::read_session(&path).unwrap();
                 let page = html(&log).unwrap();
                 (

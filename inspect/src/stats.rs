@@ -674,9 +674,9 @@ mod tests {
     fn the_direct_layout_is_comfy_tables_layout() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        xcsh_core::log::synth::generate(
+        xcsh_core::journal::synth::generate(
             &path,
-            xcsh_core::log::synth::SynthOptions {
+            xcsh_core::journal::synth::SynthOptions {
                 entries: 2_500,
                 seed: 9,
             },

@@ -1,18 +1,19 @@
-//! Test helpers: real session logs made with the core's `Recorder` from scripted
+//! Test helpers: real session logs made with the core's journal (`Player`) from scripted
 //! inputs, and `retime`, which rewrites a log with deterministic times (and session
 //! id and cwd) so that snapshots hold across regenerations of a fixture.
 
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use xcsh_core::journal::{Action, Journal, Player, TimedLog};
 use xcsh_core::log::machine_at::rebuild_machine;
 use xcsh_core::log::{
-    Body, Entry, EntryHash, Record, Recorder, SessionHeader, SessionLog, SessionWriter, StepRecord,
+    Body, Entry, EntryHash, Record, SessionHeader, SessionLog, SessionWriter, StepRecord,
     TimedEvent, ToolResultRecord, read_session,
 };
 use xcsh_core::machine::{
-    Assembled, CallId, Decision, Effect, EntryId, FinishReason, Limits, Permissions, RunConfig,
-    StepNo, StepOutcome, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
+    Assembled, CallId, Decision, EntryId, FinishReason, Limits, Permissions, RunConfig, StepNo,
+    StepOutcome, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
 };
 
 pub fn t0() -> DateTime<Utc> {
@@ -39,8 +40,8 @@ pub fn config(max_tokens: u64) -> RunConfig {
 pub struct Kit {
     pub dir: tempfile::TempDir,
     pub path: PathBuf,
-    rec: Option<Recorder>,
-    /// Effects of the last record call that asked for tools.
+    rec: Option<Player>,
+    /// The calls the last record call started, if it started any.
     pub calls: Vec<ToolCall>,
 }
 
@@ -54,7 +55,10 @@ impl Kit {
             forked_from: None,
         };
         let writer = SessionWriter::create(&path, header, t0()).unwrap();
-        let rec = Recorder::new(xcsh_core::machine::Machine::new(), writer, EntryId(0), t0());
+        let rec = Player::new(
+            Journal::new(xcsh_core::machine::Machine::new(), EntryId(0)),
+            TimedLog::new(writer, t0()),
+        );
         Kit {
             dir,
             path,
@@ -63,27 +67,27 @@ impl Kit {
         }
     }
 
-    fn rec(&mut self) -> &mut Recorder {
+    fn rec(&mut self) -> &mut Player {
         self.rec.as_mut().unwrap()
     }
 
     pub fn leaf(&self) -> EntryId {
-        self.rec.as_ref().unwrap().leaf
+        self.rec.as_ref().unwrap().leaf()
     }
 
-    pub fn record(&mut self, record: Record) -> Vec<Effect> {
-        let effects = self.rec().record(record).unwrap();
-        let calls: Vec<ToolCall> = effects
+    pub fn record(&mut self, record: Record) -> Vec<Action> {
+        let actions = self.rec().record(record).unwrap();
+        let calls: Vec<ToolCall> = actions
             .iter()
             .filter_map(|e| match e {
-                Effect::ExecuteTool { call } => Some(call.clone()),
+                Action::StartTool { call, .. } => Some(call.clone()),
                 _ => None,
             })
             .collect();
         if !calls.is_empty() {
             self.calls = calls;
         }
-        effects
+        actions
     }
 
     pub fn prompt(&mut self, text: &str) {
@@ -169,14 +173,17 @@ impl Kit {
         let (id, _) = writer
             .append(at, ts, &Body::Record(Record::Branch { from_leaf }))
             .unwrap();
-        self.rec = Some(Recorder::new(machine, writer, id, ts));
+        self.rec = Some(Player::new(
+            Journal::new(machine, id),
+            TimedLog::new(writer, ts),
+        ));
     }
 
     /// Appends a raw body after the leaf without applying it.
     pub fn append_raw(&mut self, parent: EntryId, body: Body) -> EntryId {
         let rec = self.rec();
         let ts = t0() + TimeDelta::seconds(1);
-        rec.writer.append(parent, ts, &body).unwrap().0
+        rec.log.writer.append(parent, ts, &body).unwrap().0
     }
 
     /// Ends writing; returns the log with deterministic times.

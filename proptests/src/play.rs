@@ -1,18 +1,18 @@
 //! Playing a [`Script`]: each action becomes the input record the runtime would
 //! write, aimed at what the machine has in flight at that moment, and goes through
-//! the real machine and the real log writer (`Recorder`). The same driver, over a
-//! bare machine, prints the script in the syntax of `core/src/machine/tests.rs`.
+//! the production journal (`xcsh_core::journal::Player`) into the real log writer.
+//! The same driver, over a log in memory, prints the script in the syntax of `core/src/machine/tests.rs`.
 
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
+use xcsh_core::journal::{Append, Journal, MemoryLog, Player, TimedLog};
 use xcsh_core::log::{
-    Record, RecordedInput, Recorder, SessionHeader, SessionWriter, StepRecord, TimedEvent,
-    ToolResultRecord,
+    Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
 };
 use xcsh_core::machine::{
-    Assembled, CallId, Effect, EntryId, Machine, Phase, ProviderError, ProviderErrorKind,
-    RunConfig, StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
+    Assembled, CallId, EntryId, Machine, Phase, ProviderError, ProviderErrorKind, RunConfig,
+    StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };
 
 use crate::actions::{Action, Args, End, Script};
@@ -63,67 +63,33 @@ pub(crate) fn t0() -> DateTime<Utc> {
         .unwrap_or_default()
 }
 
-/// Where the driver sends records: a `Recorder` over a real log, or a bare machine.
-trait Sink {
-    fn machine(&self) -> &Machine;
-    /// Records (or just applies) `record`; returns every effect.
-    fn apply(&mut self, record: Record) -> Vec<Effect>;
-    fn leaf(&self) -> EntryId;
-    /// Continues from `at`, where the machine was `machine`, on a new branch.
-    fn branch(&mut self, at: EntryId, machine: &Machine);
+/// The journal's port in the driver: a log (a real one, or one in memory) and the
+/// tool results appended since the driver last looked (their lines are printed when
+/// they are recorded, in the dispatch order the journal keeps, not when they ended).
+struct Tapped<L> {
+    log: L,
+    results: Vec<ToolResultRecord>,
 }
 
-struct Logged(Recorder);
-
-impl Sink for Logged {
-    fn machine(&self) -> &Machine {
-        &self.0.machine
-    }
-    fn apply(&mut self, record: Record) -> Vec<Effect> {
-        self.0.record(record).expect("append to the log")
-    }
-    fn leaf(&self) -> EntryId {
-        self.0.leaf
-    }
-    fn branch(&mut self, at: EntryId, machine: &Machine) {
-        let from_leaf = self.0.leaf;
-        self.0.machine = machine.clone();
-        self.0.leaf = at;
-        self.apply(Record::Branch { from_leaf });
-    }
-}
-
-struct Bare {
-    machine: Machine,
-    next: u64,
-}
-
-impl Sink for Bare {
-    fn machine(&self) -> &Machine {
-        &self.machine
-    }
-    fn apply(&mut self, record: Record) -> Vec<Effect> {
-        self.next += 1;
-        let mut effects = Vec::new();
-        for input in RecordedInput::of(EntryId(self.next), record)
-            .into_iter()
-            .flatten()
-        {
-            effects.extend(self.machine.handle(input));
+impl<L: Append> Append for Tapped<L> {
+    fn append(&mut self, parent: EntryId, body: &Body) -> Result<EntryId, LogError> {
+        if let Body::Record(Record::ToolResult(r)) = body {
+            self.results.push(r.clone());
         }
-        self.next += effects
-            .iter()
-            .filter(|e| matches!(e, Effect::Record(_)))
-            .count() as u64;
-        effects
+        self.log.append(parent, body)
     }
-    fn leaf(&self) -> EntryId {
-        EntryId(self.next)
-    }
-    fn branch(&mut self, _at: EntryId, machine: &Machine) {
-        self.machine = machine.clone();
-        self.next += 1;
-    }
+}
+
+type Driver<L> = Player<Tapped<L>>;
+
+fn driver<L: Append>(log: L, leaf: EntryId) -> Driver<L> {
+    Player::new(
+        Journal::new(Machine::new(), leaf),
+        Tapped {
+            log,
+            results: Vec::new(),
+        },
+    )
 }
 
 /// What driving a script produced besides the log.
@@ -163,7 +129,7 @@ fn config_line(script: &Script) -> String {
     )
 }
 
-fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
+fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
     let config = config(script);
     let mut lines = vec![config_line(script)];
     let mut states = Vec::new();
@@ -173,18 +139,17 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
     let mut late_step = 1000;
     for (i, action) in script.actions.iter().enumerate() {
         let machine = sink.machine();
-        let (pending, awaiting) = match machine.phase() {
-            Phase::RunningTools(t) => (t.pending.clone(), t.awaiting.clone()),
+        let pending = match machine.phase() {
+            Phase::RunningTools(t) => t.pending.clone(),
             Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
-                (Vec::new(), Vec::new())
+                Vec::new()
             }
         };
-        let streaming = match machine.phase() {
-            Phase::Streaming(s) => Some(s.step),
-            Phase::Idle | Phase::RunningTools(_) | Phase::Compacting(_) | Phase::Finished(_) => {
-                None
-            }
-        };
+        // The step streaming (and whether the journal cancelled it), the calls that
+        // run (dispatched, not ended), the call asked about.
+        let streaming = sink.journal.streaming();
+        let running: Vec<CallId> = sink.journal.running().cloned().collect();
+        let asking = sink.journal.asking().cloned();
         let (record, line) = match action {
             Action::Prompt => {
                 let text = format!("prompt-{i}");
@@ -193,23 +158,23 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     text,
                     config: config.clone(),
                 };
-                (record, line)
+                (record, Some(line))
             }
             Action::Steer => {
                 let text = format!("steer-{i}");
                 (
                     Record::Steer { text: text.clone() },
-                    format!("steer {text}"),
+                    Some(format!("steer {text}")),
                 )
             }
             Action::FollowUp => {
                 let text = format!("follow-{i}");
                 (
                     Record::FollowUp { text: text.clone() },
-                    format!("follow {text}"),
+                    Some(format!("follow {text}")),
                 )
             }
-            Action::Interrupt => (Record::Interrupt {}, "interrupt".to_string()),
+            Action::Interrupt => (Record::Interrupt {}, Some("interrupt".to_string())),
             Action::Undo => {
                 let note = format!("undo-{i}");
                 let record = Record::Undo {
@@ -217,19 +182,19 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     files: Vec::new(),
                     note: Some(note.clone()),
                 };
-                (record, format!("undo {note}"))
+                (record, Some(format!("undo {note}")))
             }
             Action::Compact => (
                 Record::Compact {
                     config: config.clone(),
                 },
-                "compact".to_string(),
+                Some("compact".to_string()),
             ),
             Action::Recover => (
                 Record::Recovered {
                     note: "generated".into(),
                 },
-                "recover".to_string(),
+                Some("recover".to_string()),
             ),
             Action::Step {
                 text,
@@ -237,11 +202,21 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                 end,
                 usage,
             } => {
-                let (step, late) = match streaming {
-                    Some(step) => (step, false),
+                let (step, late, end) = match streaming {
+                    // An error end of a cancelled step is an abort; an abort of one
+                    // that was not cancelled, an error (the runtime's rule).
+                    Some((step, cancelled)) => (
+                        step,
+                        false,
+                        match (end, cancelled) {
+                            (End::Aborted, false) => End::Failed,
+                            (End::Failed | End::Overflow, true) => End::Aborted,
+                            (e, _) => *e,
+                        },
+                    ),
                     None => {
                         late_step += 1;
-                        (StepNo(late_step), true)
+                        (StepNo(late_step), true, *end)
                     }
                 };
                 // A refusal as too long comes before any output (an HTTP error).
@@ -249,20 +224,24 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     End::Overflow => (false, &[][..], (0, 0)),
                     End::Completed(_) | End::Failed | End::Aborted => (*text, &calls[..], *usage),
                 };
-                let record = step_record(step, i, text, calls, *end, usage);
-                let line = step_line(step, i, text, calls, *end, usage, late);
-                (record, line)
+                let record = step_record(step, i, text, calls, end, usage);
+                let line = step_line(step, i, text, calls, end, usage, late);
+                (record, Some(line))
             }
             Action::Tool { n, status } => {
-                if pending.is_empty() {
+                if running.is_empty() {
                     continue;
                 }
-                let call = &pending[n % pending.len()];
+                let id = &running[n % running.len()];
+                let name = pending
+                    .iter()
+                    .find(|c| c.id == *id)
+                    .map_or("echo", |c| c.name.as_str());
                 let content = format!("result-{i}");
-                let line = format!("tool {} {} {content}", call.id, status_word(*status));
+                // Its line is printed when the journal records it.
                 let record = Record::ToolResult(ToolResultRecord {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
+                    call_id: id.clone(),
+                    name: name.into(),
                     outcome: ToolOutcome {
                         status: *status,
                         content,
@@ -270,11 +249,10 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     duration_ms: 1,
                     changes: Vec::new(),
                 });
-                (record, line)
+                (record, None)
             }
             Action::LateTool => {
                 let id = CallId(format!("never-{i}"));
-                let line = format!("tool {id} ok late");
                 let record = Record::ToolResult(ToolResultRecord {
                     call_id: id,
                     name: "echo".into(),
@@ -285,13 +263,13 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     duration_ms: 1,
                     changes: Vec::new(),
                 });
-                (record, line)
+                (record, None)
             }
             Action::LateEvent => {
                 // A straggler of the step before the one streaming, or of the last
                 // step when none is streaming.
                 let step = match streaming {
-                    Some(s) => StepNo(s.0.saturating_sub(1)),
+                    Some((s, _)) => StepNo(s.0.saturating_sub(1)),
                     None => StepNo(machine.run().steps),
                 };
                 let line = format!("delta {step} late");
@@ -301,13 +279,13 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                         text: "late".into(),
                     },
                 };
-                (record, line)
+                (record, Some(line))
             }
-            Action::Approve { n, answer } => {
-                if awaiting.is_empty() {
+            // The question with the user is the one answered.
+            Action::Approve { answer, .. } => {
+                let Some(call) = &asking else {
                     continue;
-                }
-                let call = &awaiting[n % awaiting.len()];
+                };
                 let (verdict, scope) = answer.verdict_scope();
                 let line = format!("approve {} {}", call.id, answer.key());
                 let record = Record::ApprovalAnswer {
@@ -316,7 +294,7 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                     scope,
                     message: None,
                 };
-                (record, line)
+                (record, Some(line))
             }
             Action::Summary { ok } => {
                 if !matches!(machine.phase(), Phase::Compacting(_)) {
@@ -329,13 +307,13 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                         summary: Some(text),
                         error: None,
                     };
-                    (record, line)
+                    (record, Some(line))
                 } else {
                     let record = Record::CompactionSummary {
                         summary: None,
                         error: Some(summary_error()),
                     };
-                    (record, "summary-failed".to_string())
+                    (record, Some("summary-failed".to_string()))
                 }
             }
             Action::Branch { n } => {
@@ -343,7 +321,7 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                 if at == sink.leaf() {
                     continue;
                 }
-                sink.branch(at, &machine);
+                sink.branch(at, machine.clone()).expect("append to the log");
                 lines.push(format!(
                     "# branch: continue on a new branch from the state after line {line_no} (not expressible in this syntax)"
                 ));
@@ -353,8 +331,19 @@ fn drive(script: &Script, sink: &mut dyn Sink) -> Driven {
                 continue;
             }
         };
-        sink.apply(record);
-        lines.push(line);
+        sink.record(record).expect("append to the log");
+        match line {
+            Some(line) => lines.push(line),
+            None => lines.extend(sink.log.results.iter().map(|r| {
+                format!(
+                    "tool {} {} {}",
+                    r.call_id,
+                    status_word(r.outcome.status),
+                    r.outcome.content
+                )
+            })),
+        }
+        sink.log.results.clear();
         let leaf = sink.leaf();
         let machine = sink.machine().clone();
         if !machine.is_running() {
@@ -514,7 +503,7 @@ fn step_record(
     })
 }
 
-/// Plays `script` through a `Recorder` into a fresh log.
+/// Plays `script` through the production journal into a fresh log.
 pub fn play(script: &Script) -> Played {
     let dir = crate::scratch_dir();
     let path = dir.path().join("p.jsonl");
@@ -524,13 +513,11 @@ pub fn play(script: &Script) -> Played {
         forked_from: None,
     };
     let writer = SessionWriter::create(&path, header, t0()).expect("create the log");
-    let mut sink = Logged(Recorder::new(Machine::new(), writer, EntryId(0), t0()));
+    let mut sink = driver(TimedLog::new(writer, t0()), EntryId(0));
     let driven = drive(script, &mut sink);
-    let Logged(rec) = sink;
-    let mut rec = rec;
-    rec.writer.sync().expect("sync the log");
+    sink.log.log.writer.sync().expect("sync the log");
     Played {
-        machine: rec.machine.clone(),
+        machine: sink.machine().clone(),
         states: driven.states,
         script: driven.lines.join("\n"),
         path,
@@ -544,10 +531,7 @@ impl Script {
     /// Actions that had no target (a tool result with no call in flight, …) are left
     /// out; what the syntax cannot say is a `#` comment.
     pub fn to_script(&self) -> String {
-        let mut bare = Bare {
-            machine: Machine::new(),
-            next: 0,
-        };
+        let mut bare = driver(MemoryLog::starting_at(EntryId(1)), EntryId(0));
         drive(self, &mut bare).lines.join("\n")
     }
 

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
+use xcsh_core::journal::{Journal, Player, TimedLog};
 use xcsh_core::log::{
-    Entry, LogError, Record, Recorder, SessionLog, SessionWriter, TornTail, entry_decision,
-    read_session,
+    Entry, LogError, Record, SessionLog, SessionWriter, TornTail, entry_decision, read_session,
 };
 use xcsh_core::machine::{Decision, Effect, EntryId, Limits, Machine, Permissions, RunConfig};
 use xcsh_core::runtime::{RunOptions, SessionTarget, Task, rebuild_machine, run_agent};
@@ -95,9 +95,9 @@ fn owed_decisions(log: &SessionLog, leaf: EntryId) -> Vec<Decision> {
 }
 
 /// Reopens a cut log as the runtime does (repair, rebuild, re-record the decisions a
-/// cut left out, recover an unfinished run), through a `Recorder`, which can then
+/// cut left out, recover an unfinished run), through the journal's `Player`, which can then
 /// append many runs quickly (the derived-index test grows logs with it).
-fn resume(path: &Path) -> Result<Recorder, String> {
+fn resume(path: &Path) -> Result<Player, String> {
     let (mut writer, log) = SessionWriter::open(path).map_err(|e| e.to_string())?;
     let leaf = log.leaf();
     let (machine, _) = rebuild_machine(&log, leaf).map_err(|e| e.to_string())?;
@@ -108,8 +108,8 @@ fn resume(path: &Path) -> Result<Recorder, String> {
             .map_err(|e| e.to_string())?
             .0;
     }
-    let mut rec = Recorder::new(machine, writer, leaf, t(2));
-    if rec.machine.is_running() {
+    let mut rec = Player::new(Journal::new(machine, leaf), TimedLog::new(writer, t(2)));
+    if rec.machine().is_running() {
         rec.record(Record::Recovered {
             note: "the previous run ended without finishing".into(),
         })
@@ -119,7 +119,7 @@ fn resume(path: &Path) -> Result<Recorder, String> {
 }
 
 /// Runs one prompt with `text` to a final answer.
-fn one_more_run(rec: &mut Recorder, text: &str) -> Result<(), String> {
+fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
     let config = RunConfig {
         limits: Limits::default(),
         tools: vec!["echo".into()],
@@ -133,7 +133,7 @@ fn one_more_run(rec: &mut Recorder, text: &str) -> Result<(), String> {
         config,
     })
     .map_err(|e| e.to_string())?;
-    let step = rec.machine.run().steps;
+    let step = rec.machine().run().steps;
     rec.record(Record::Step(xcsh_core::log::StepRecord {
         step: xcsh_core::machine::StepNo(step),
         events: vec![xcsh_core::log::TimedEvent {
@@ -489,10 +489,10 @@ fn the_runtime_resuming_a_log_cut_between_an_input_and_its_decisions_leaves_a_lo
 /// open on exactly the branch, leaf and torn tail that `SessionWriter::open` finds.
 #[test]
 fn a_log_cut_behind_its_derived_index_opens_on_the_same_branch_as_without_it() {
+    use xcsh_core::journal::synth::{SynthOptions, generate};
     use xcsh_core::log::index::{
         INDEX_MIN_BYTES, IndexSource, index_path, open_existing_index, open_index,
     };
-    use xcsh_core::log::synth::{SynthOptions, generate};
     use xcsh_core::log::{BranchEntry, Dag};
 
     let dir = scratch_dir();

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use xcsh_core::log::synth::bench_session;
+use xcsh_core::journal::synth::bench_session;
 use xcsh_core::log::{SessionLog, read_session};
 use xcsh_replay::{Outcome, ReplayOptions, replay, replay_file};
 

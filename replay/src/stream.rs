@@ -415,7 +415,7 @@ fn head(line: &[u8], sk: &mut Skeleton) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xcsh_core::log::synth::{SynthOptions, generate};
+    use xcsh_core::journal::synth::{SynthOptions, generate};
     use xcsh_core::log::{Body, EntryHash, read_session};
     use xcsh_core::machine::Decision;
 

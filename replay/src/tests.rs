@@ -1,15 +1,16 @@
-//! Replay over real logs made by the `Recorder`: clean logs replay clean; a changed
+//! Replay over real logs made by the production journal (`Player`): clean logs replay clean; a changed
 //! decision, a changed input payload, a dropped decision or changed limits are each
 //! reported at the right entry.
 
 use chrono::{DateTime, Utc};
 use expect_test::expect;
+use xcsh_core::journal::{Action, Journal, Player, TimedLog};
 use xcsh_core::log::{
-    Body, Record, Recorder, SessionHeader, SessionLog, SessionWriter, StepRecord, TimedEvent,
+    Body, Record, SessionHeader, SessionLog, SessionWriter, StepRecord, TimedEvent,
     ToolResultRecord, read_session,
 };
 use xcsh_core::machine::{
-    Assembled, CallId, Decision, Effect, EntryId, Limits, Machine, RunConfig, StepNo, StepOutcome,
+    Assembled, CallId, Decision, EntryId, Limits, Machine, RunConfig, StepNo, StepOutcome,
     StreamEvent, ToolOutcome, ToolStatus,
 };
 
@@ -22,14 +23,17 @@ fn t0() -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-fn recorder(dir: &tempfile::TempDir, name: &str) -> Recorder {
+fn recorder(dir: &tempfile::TempDir, name: &str) -> Player {
     let header = SessionHeader {
         session_id: "t".into(),
         cwd: "/w".into(),
         forked_from: None,
     };
     let writer = SessionWriter::create(&dir.path().join(name), header, t0()).unwrap();
-    Recorder::new(Machine::new(), writer, EntryId(0), t0())
+    Player::new(
+        Journal::new(Machine::new(), EntryId(0)),
+        TimedLog::new(writer, t0()),
+    )
 }
 
 fn step(n: u32, text: &str, calls: &[&str]) -> Record {
@@ -86,9 +90,9 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
     .unwrap();
     for (i, (text, calls)) in steps.iter().enumerate() {
         let n = u32::try_from(i + 1).unwrap();
-        let effects = rec.record(step(n, text, calls)).unwrap();
-        for effect in effects {
-            if let Effect::ExecuteTool { call } = effect {
+        let actions = rec.record(step(n, text, calls)).unwrap();
+        for action in actions {
+            if let Action::StartTool { call, .. } = action {
                 rec.record(Record::ToolResult(ToolResultRecord {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -102,11 +106,11 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
                 .unwrap();
             }
         }
-        if !rec.machine.is_running() {
+        if !rec.machine().is_running() {
             break;
         }
     }
-    let path = rec.writer.path().to_path_buf();
+    let path = rec.log.writer.path().to_path_buf();
     drop(rec);
     read_session(&path).unwrap()
 }

@@ -467,9 +467,9 @@ mod tests {
     fn parallel_reading_matches_line_by_line_reading_on_damaged_logs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.jsonl");
-        crate::log::synth::generate(
+        crate::journal::synth::generate(
             &path,
-            crate::log::synth::SynthOptions {
+            crate::journal::synth::SynthOptions {
                 entries: 2_000,
                 seed: 11,
             },

@@ -1,6 +1,7 @@
 //! Work the owner task has in flight and polls itself: model calls and tool calls
 //! (their futures, with panics caught; at most N tool calls run at once, the rest
 //! wait in dispatch order), and what finished (a tool call, an approval, a summary).
+//! The order in which what finished is recorded is the journal's (`crate::journal`).
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -14,7 +15,6 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::ApprovalAnswer;
-use crate::log::FileChange;
 use crate::machine::{
     CallId, ProviderError, ProviderErrorKind, StepNo, ToolCall, ToolOutcome, ToolStatus,
 };
@@ -34,25 +34,6 @@ pub(super) enum Done {
         duration_ms: u64,
     },
     Summary(Result<String, ProviderError>),
-}
-
-/// A dispatched tool call and, once it finished, its outcome.
-pub(super) struct InFlight {
-    pub(super) call_id: CallId,
-    /// Its `tool_dispatched` entry (what names its before-images).
-    pub(super) dispatch: Dispatch,
-    pub(super) cancel: CancellationToken,
-    pub(super) done: Option<Ended>,
-}
-
-/// A tool call that ended, waiting for the calls dispatched before it to settle:
-/// its outcome, duration and the files it changed (taken from the executor when it
-/// ended, so that its `tool_result` event carries them).
-pub(super) struct Ended {
-    pub(super) call: ToolCall,
-    pub(super) outcome: ToolOutcome,
-    pub(super) duration_ms: u64,
-    pub(super) changes: Vec<FileChange>,
 }
 
 /// A model call in flight: the provider's future, polled by the owner task itself

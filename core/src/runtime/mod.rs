@@ -3,7 +3,6 @@
 //! recorded before it is applied; every decision is recorded as it is made; a
 //! decision that starts a model call or a tool is durable (fsynced) before it starts.
 
-mod events;
 mod inflight;
 pub mod instructions;
 pub mod interrupted;
@@ -16,9 +15,9 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
+pub use crate::journal::{RunEvent, RunResult};
 pub use crate::log::machine_at::{branch_at, move_workspace, rebuild_machine};
 pub use crate::ports::{ApprovalAnswer, ApprovalRequest, Approver};
-pub use events::{RunEvent, RunResult};
 pub use session::{Reopened, recover, reopen_at_leaf};
 
 use crate::log::LogError;

@@ -222,8 +222,8 @@ pub fn recover(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::synth::{SynthOptions, generate};
     use crate::log::machine_at::move_workspace;
-    use crate::log::synth::{SynthOptions, generate};
     use crate::log::{Dag, entry_decision};
 
     /// Continuing at the leaf through the index rebuilds the machine that replaying

@@ -250,9 +250,9 @@ fn parent_links_that_loop_are_a_cycle() {
 fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("synth.jsonl");
-    xcsh_core::log::synth::generate(
+    xcsh_core::journal::synth::generate(
         &path,
-        xcsh_core::log::synth::SynthOptions {
+        xcsh_core::journal::synth::SynthOptions {
             entries: 6_000,
             seed: 21,
         },

@@ -1,7 +1,7 @@
 //! Tests of the derived index: built, written, reused, extended and rebuilt.
 
 use super::*;
-use crate::log::synth::{SynthOptions, generate};
+use crate::journal::synth::{SynthOptions, generate};
 use crate::log::{SessionWriter, read_session};
 
 fn write_big(dir: &Path, entries: u64) -> PathBuf {

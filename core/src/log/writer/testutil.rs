@@ -13,7 +13,7 @@ use crate::log::{Body, Entry, Record, SessionHeader, StepRecord, TimedEvent};
 /// and two lines swapped, at a line after the header drawn from `seed`. Yields
 /// (case, line, bytes).
 pub fn damaged_copies(lines: &[Vec<u8>], seed: u64) -> Vec<(usize, usize, Vec<u8>)> {
-    let mut rng = crate::log::synth::Rng::new(seed);
+    let mut rng = crate::journal::synth::Rng::new(seed);
     (0..40)
         .map(|case| {
             let mut damaged = lines.to_vec();

@@ -1,10 +1,10 @@
 //! Tests of `openai.rs`.
 
 use super::*;
-use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ToolCall, UserOrigin};
 use crate::ports::ToolSpec;
+use crate::provider::sse::testing::{render, run_mapper};
 use expect_test::expect;
 use serde_json::json;
 

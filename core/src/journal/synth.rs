@@ -1,6 +1,6 @@
 //! Synthetic sessions for benchmarks and developer tools (`xcsh debug gen-session`):
-//! realistic logs of any length, written through the real [`Recorder`] (the real
-//! machine and the real [`SessionWriter`], so the hash chain is real and the log
+//! realistic logs of any length, played through the production journal ([`Player`]: the
+//! real machine and the real [`SessionWriter`], so the hash chain is real and the log
 //! replays clean), deterministic from a seed.
 //!
 //! Shape: runs of 1 to 12 tool rounds (1 to 3 calls each, `edit` and `bash` approved
@@ -18,13 +18,13 @@ use std::path::Path;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::entry::{Body, Record, SessionHeader, StepRecord, TimedEvent, ToolResultRecord};
-use super::error::LogError;
-use super::recorder::Recorder;
-use super::writer::SessionWriter;
+use super::{Action, Journal, Player, TimedLog};
+use crate::log::{
+    Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
+};
 use crate::machine::{
-    CallId, Effect, EntryId, FinishReason, Limits, Machine, Permissions, RunConfig, StepNo,
-    StepOutcome, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
+    CallId, EntryId, FinishReason, Limits, Machine, Permissions, RunConfig, StepNo, StepOutcome,
+    StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
 };
 
 /// What to generate.
@@ -190,7 +190,7 @@ fn deltas(rng: &mut Rng, text: &str) -> Vec<String> {
 
 struct Gen {
     rng: Rng,
-    rec: Recorder,
+    p: Player,
     target: u64,
     report: SynthReport,
     /// Settled boundaries (the last entry of a finished run) and the machine there.
@@ -208,16 +208,16 @@ const RUN_RESERVE: u64 = 48;
 
 impl Gen {
     fn remaining(&self) -> u64 {
-        self.target.saturating_sub(self.rec.writer.next_id().0)
+        self.target.saturating_sub(self.p.log.writer.next_id().0)
     }
 
-    fn record(&mut self, record: Record) -> Result<Vec<Effect>, LogError> {
-        self.rec.record(record)
+    fn record(&mut self, record: Record) -> Result<Vec<Action>, LogError> {
+        self.p.record(record)
     }
 
     fn label(&mut self) -> Result<(), LogError> {
         let target = match self.recent.as_slice() {
-            [] => self.rec.leaf,
+            [] => self.p.leaf(),
             r => r[(self.rng.next_u64() % r.len() as u64) as usize],
         };
         let name = format!("{} {}", self.rng.pick(&WORDS), self.report.labels + 1);
@@ -227,8 +227,8 @@ impl Gen {
 
     /// Appends `label {target, name}` as a child of `target`; returns its id.
     fn append_label(&mut self, target: EntryId, name: String) -> Result<EntryId, LogError> {
-        let next = i64::try_from(self.rec.writer.next_id().0).unwrap_or(i64::MAX);
-        let (id, _) = self.rec.writer.append(
+        let next = i64::try_from(self.p.log.writer.next_id().0).unwrap_or(i64::MAX);
+        let (id, _) = self.p.log.writer.append(
             target,
             self.t0 + TimeDelta::milliseconds(next),
             &Body::Record(Record::Label { target, name }),
@@ -249,10 +249,7 @@ impl Gen {
         else {
             return Ok(());
         };
-        let from_leaf = self.rec.leaf;
-        self.rec.leaf = at;
-        self.rec.machine = machine;
-        self.record(Record::Branch { from_leaf })?;
+        self.p.branch(at, machine)?;
         self.report.branches += 1;
         self.recent.clear();
         Ok(())
@@ -322,7 +319,7 @@ impl Gen {
             });
         }
         // The provider reports the context it saw: about the machine's estimate.
-        let input_tokens = self.rec.machine.context().estimate_tokens() + 1_500;
+        let input_tokens = self.p.machine().context().estimate_tokens() + 1_500;
         events.push(TimedEvent {
             ms,
             event: StreamEvent::Usage {
@@ -402,18 +399,19 @@ impl Gen {
         loop {
             for e in effects.drain(..) {
                 match e {
-                    Effect::CallModel { step } => model = Some(step),
-                    Effect::ExecuteTool { call } => tools.push_back(call),
-                    Effect::Summarize { .. } => summarize = true,
-                    Effect::Record(_)
-                    | Effect::AskApproval { .. }
-                    | Effect::CancelModel { .. }
-                    | Effect::CancelTool { .. }
-                    | Effect::CancelSummarize
-                    | Effect::Notify(_) => {}
+                    Action::StartModel { step } => model = Some(step),
+                    Action::StartTool { call, .. } => tools.push_back(call),
+                    Action::Summarize { .. } => summarize = true,
+                    Action::Emit(_)
+                    | Action::Sync
+                    | Action::Ask { .. }
+                    | Action::CancelModel { .. }
+                    | Action::CancelTool { .. }
+                    | Action::CancelSummary
+                    | Action::Release(_) => {}
                 }
             }
-            if !self.rec.machine.is_running() {
+            if !self.p.machine().is_running() {
                 return Ok(());
             }
             let late = self.remaining() < RUN_RESERVE / 2;
@@ -437,7 +435,7 @@ impl Gen {
                 if !late && self.rng.chance(10) {
                     let text = prose(&mut self.rng, 80);
                     let more = self.record(Record::Steer { text })?;
-                    debug_assert!(more.iter().all(|e| matches!(e, Effect::Notify(_))));
+                    debug_assert!(more.iter().all(|e| matches!(e, Action::Emit(_))));
                 }
                 let interrupt = !late && self.rng.chance(3);
                 if interrupt {
@@ -458,14 +456,14 @@ impl Gen {
                     record.outcome = StepOutcome::Aborted;
                 }
                 self.report.steps += 1;
-                let id = self.rec.writer.next_id();
+                let id = self.p.log.writer.next_id();
                 let made = self.record(Record::Step(record))?;
                 self.recent.push(id);
                 made
             } else {
                 // The machine runs but asked for nothing: a bug in this generator.
                 return Err(LogError::Io {
-                    path: self.rec.writer.path().to_path_buf(),
+                    path: self.p.log.writer.path().to_path_buf(),
                     source: std::io::Error::other("synth: the run waits for nothing"),
                 });
             };
@@ -514,7 +512,10 @@ pub fn generate_shaped(
     };
     let mut g = Gen {
         rng: Rng::new(opts.seed),
-        rec: Recorder::new(Machine::new(), writer, EntryId(0), t0),
+        p: Player::new(
+            Journal::new(Machine::new(), EntryId(0)),
+            TimedLog::new(writer, t0),
+        ),
         target: opts.entries.max(1),
         report: SynthReport::default(),
         boundaries: VecDeque::from([(EntryId(0), Machine::new())]),
@@ -535,7 +536,7 @@ pub fn generate_shaped(
             g.label()?;
         }
         g.run()?;
-        g.boundaries.push_back((g.rec.leaf, g.rec.machine.clone()));
+        g.boundaries.push_back((g.p.leaf(), g.p.machine().clone()));
         if g.boundaries.len() > 6 {
             g.boundaries.pop_front();
         }
@@ -543,14 +544,14 @@ pub fn generate_shaped(
     while g.remaining() > chain {
         g.label()?;
     }
-    let mut target = g.rec.leaf;
+    let mut target = g.p.leaf();
     while g.remaining() > 0 {
         let name = format!("chain {}", g.report.labels + 1);
         target = g.append_label(target, name)?;
     }
-    g.rec.writer.sync()?;
-    g.report.entries = g.rec.writer.next_id().0;
-    g.report.leaf = g.rec.leaf;
+    g.p.log.writer.sync()?;
+    g.report.entries = g.p.log.writer.next_id().0;
+    g.report.leaf = g.p.leaf();
     g.report.bytes = std::fs::metadata(path)
         .map_err(|e| LogError::io(path, e))?
         .len();
