@@ -237,12 +237,7 @@ mod tests {
     #[test]
     fn a_copied_entry_records_the_inputs_of_the_entry() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let options = crate::journal::synth::SynthOptions {
-            entries: 2_000,
-            seed: 5,
-        };
-        crate::journal::synth::generate(&path, options).unwrap();
+        let (path, _) = crate::log::writer::testutil::generated(dir.path());
         let log = crate::log::read_session(&path).unwrap();
         let mut steps = 0;
         for entry in &log.entries {

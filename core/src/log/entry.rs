@@ -539,7 +539,7 @@ mod wire;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{CallId, Limits, StopReason, ToolOutcome, Usage, UserOrigin};
+    use crate::machine::{CallId, StopReason, ToolOutcome, Usage, UserOrigin};
 
     fn ts() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T03:00:00.125Z")
@@ -571,14 +571,7 @@ mod tests {
             let log = crate::log::read_session(&file.unwrap().path()).unwrap();
             bodies.extend(log.entries.into_iter().map(|e| e.body));
         }
-        let config = RunConfig {
-            limits: Limits::default(),
-            tools: vec![],
-            mutating: vec![],
-            permissions: crate::machine::Permissions::Ask,
-            estimate_bytes_per_token: 0,
-            sandbox: None,
-        };
+        let config = crate::log::writer::testutil::config();
         bodies.extend([
             Body::Record(Record::Recovered { note: "n".into() }),
             Body::Record(Record::LateEvent {
@@ -647,14 +640,7 @@ mod tests {
     fn record_and_unknown_lines_round_trip() {
         roundtrip(Body::Record(Record::UserMessage {
             text: "hi \"there\"\n".into(),
-            config: RunConfig {
-                limits: Limits::default(),
-                tools: vec!["echo".into()],
-                mutating: Vec::new(),
-                permissions: crate::machine::Permissions::Yolo,
-                estimate_bytes_per_token: 0,
-                sandbox: None,
-            },
+            config: crate::log::writer::testutil::config(),
         }));
         roundtrip(Body::Record(Record::Interrupt {}));
         roundtrip(Body::Decision(Decision::Delivered {

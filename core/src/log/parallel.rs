@@ -466,16 +466,7 @@ mod tests {
     #[test]
     fn parallel_reading_matches_line_by_line_reading_on_damaged_logs() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("big.jsonl");
-        crate::journal::synth::generate(
-            &path,
-            crate::journal::synth::SynthOptions {
-                entries: 2_000,
-                seed: 11,
-            },
-        )
-        .unwrap();
-        let good = std::fs::read(&path).unwrap();
+        let (path, good) = crate::log::writer::testutil::generated(dir.path());
         for chunk in [1, 700, 4096, 1 << 20] {
             assert_eq!(parallel(&path, &good, chunk), one_by_one(&path, &good));
         }

@@ -274,16 +274,7 @@ fn the_streaming_reader_yields_numbered_entries_and_keeps_the_torn_bytes() {
 #[test]
 fn batched_reading_matches_line_by_line_reading_on_damaged_logs() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.jsonl");
-    crate::journal::synth::generate(
-        &path,
-        crate::journal::synth::SynthOptions {
-            entries: 2_000,
-            seed: 11,
-        },
-    )
-    .unwrap();
-    let good = std::fs::read(&path).unwrap();
+    let (path, good) = crate::log::writer::testutil::generated(dir.path());
     let one_by_one = |bytes: &[u8]| -> Result<Vec<(u32, Entry)>, String> {
         LogReader::new(&path, bytes)
             .collect::<Result<Vec<_>, _>>()

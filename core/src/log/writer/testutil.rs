@@ -54,6 +54,18 @@ pub fn header() -> SessionHeader {
     }
 }
 
+/// A generated session of 2,000 entries in `dir`, and its bytes.
+pub fn generated(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let path = dir.join("big.jsonl");
+    let options = crate::journal::synth::SynthOptions {
+        entries: 2_000,
+        seed: 11,
+    };
+    crate::journal::synth::generate(&path, options).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (path, bytes)
+}
+
 pub fn config() -> RunConfig {
     RunConfig {
         limits: Limits::default(),
