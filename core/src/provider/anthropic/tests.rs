@@ -1,9 +1,9 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
-use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
+use crate::provider::sse::testing::{render, run_mapper};
 use crate::tools::ToolSpec;
 use expect_test::expect;
 use serde_json::json;
@@ -25,7 +25,10 @@ fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
         .collect();
     run_mapper(
         AnthropicMapper::new(),
-        kinds.iter().map(Option::as_deref).zip(lines.iter().copied()),
+        kinds
+            .iter()
+            .map(Option::as_deref)
+            .zip(lines.iter().copied()),
     )
 }
 

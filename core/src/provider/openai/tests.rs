@@ -1,9 +1,9 @@
 //! Tests of `openai.rs`.
 
 use super::*;
-use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ToolCall, UserOrigin};
+use crate::provider::sse::testing::{render, run_mapper};
 use crate::tools::ToolSpec;
 use expect_test::expect;
 use serde_json::json;

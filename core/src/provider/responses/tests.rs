@@ -1,9 +1,9 @@
 //! Tests of `responses.rs`.
 
 use super::*;
-use crate::provider::sse::testing::{render, run_mapper};
 use crate::machine::Message;
 use crate::machine::{Assembler, ToolCall};
+use crate::provider::sse::testing::{render, run_mapper};
 use expect_test::expect;
 
 /// The body of `request` as `--show-context` shows it, with
