@@ -46,12 +46,12 @@ fn names_in(dir: &Path) -> Vec<String> {
 
 /// The folder name the first layout gave a workspace: its path with every character
 /// but ASCII letters, digits, `.` and `_` made `-`, trimmed of `-`; for the paths of
-/// these tests (nothing else but `/`), its `/` made `-`, trimmed.
+/// these tests (nothing else but `-` and `/`), its `/` made `-`, trimmed.
 fn old_layout_name(ws: &Path) -> String {
     let path = ws.display().to_string();
     assert!(
         path.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/')),
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')),
         "{path}"
     );
     path.replace('/', "-").trim_matches('-').to_string()
