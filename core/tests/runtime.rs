@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use expect_test::expect;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::log::{Body, Record, read_session, rebuild_context};
@@ -14,6 +15,9 @@ use xcsh_core::provider::faux::FauxProvider;
 use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_core::runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, Task, run_agent};
 use xcsh_core::tools::testing::TestTools;
+
+mod harness;
+use harness::Pair;
 
 /// Wraps the faux provider: records every request, and holds step `gate_step`
 /// (1-based) before it streams until the test opens the gate.
@@ -207,35 +211,29 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
     assert_eq!(rebuilt, expected);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn interrupt_during_a_tool_settles_it_as_cancelled_and_stops_the_run() {
     let script = r#"{"tool_calls":[{"name":"sleep","arguments":{"ms":600000}}]}"#;
-    let (setup, mut handle) = start(script, 0, "wait");
-    while let Some(event) = handle.events.recv().await {
-        if let RunEvent::ToolCall { .. } = event {
-            handle.interrupt();
-        }
-        if let RunEvent::RunFinished { .. } = event {
-            break;
-        }
-    }
-    let result = handle.result().await.unwrap();
-    assert_eq!(result.stop_reason, StopReason::Interrupted);
-    let log = read_session(&setup.path).unwrap();
-    let tool = log
-        .entries
-        .iter()
-        .find_map(|e| match &e.body {
-            Body::Record(Record::ToolResult(r)) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!(tool.outcome.status, ToolStatus::Cancelled);
-    assert!(
-        tool.outcome
-            .content
-            .contains("side effects it already had were not undone")
+    let mut pair = Pair::start(script, "wait", |o| o.tools = Arc::new(TestTools));
+    pair.events_until(|e| matches!(e, RunEvent::ToolCall { .. }))
+        .await;
+    pair.handle.interrupt();
+    expect![[r#"
+    "#]]
+    .assert_eq(&pair.finish().await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it() {
+    let script = format!(
+        "{{\"tool_calls\":[{},{}]}}\n{{\"text\":\"done\"}}",
+        harness::wait(30, "slow"),
+        harness::wait(10, "fast")
     );
+    let pair = Pair::start(&script, "go", |_| {});
+    expect![[r#"
+    "#]]
+    .assert_eq(&pair.finish().await);
 }
 
 #[tokio::test]
