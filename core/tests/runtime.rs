@@ -219,6 +219,21 @@ async fn interrupt_during_a_tool_settles_it_as_cancelled_and_stops_the_run() {
         .await;
     pair.handle.interrupt();
     expect![[r#"
+            0ms run_started
+            0ms step_started 1
+            0ms step_finished 1 completed
+            0ms tool_call call_1_1 sleep
+            0ms tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
+            0ms run_finished Interrupted 1
+        result Interrupted
+        #0 session
+        #1 user_message
+        #2 step_started
+        #3 step 1 Completed
+        #4 tool_dispatched call_1_1
+        #5 interrupt
+        #6 tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
+        #7 run_finished Interrupted
     "#]]
     .assert_eq(&pair.finish().await);
 }
@@ -232,6 +247,29 @@ async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it(
     );
     let pair = Pair::start(&script, "go", |_| {});
     expect![[r#"
+            0ms run_started
+            0ms step_started 1
+            0ms step_finished 1 completed
+            0ms tool_call call_1_1 wait
+            0ms tool_call call_1_2 wait
+           10ms tool_result call_1_2 Ok "fast"
+           30ms tool_result call_1_1 Ok "slow"
+           30ms step_started 2
+           30ms text 2 "done"
+           30ms step_finished 2 completed
+           30ms run_finished Completed 2
+        result Completed
+        #0 session
+        #1 user_message
+        #2 step_started
+        #3 step 1 Completed
+        #4 tool_dispatched call_1_1
+        #5 tool_dispatched call_1_2
+        #6 tool_result call_1_1 Ok "slow"
+        #7 tool_result call_1_2 Ok "fast"
+        #8 step_started
+        #9 step 2 Completed
+        #10 run_finished Completed
     "#]]
     .assert_eq(&pair.finish().await);
 }
