@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use expect_test::expect;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::log::{Body, Record, read_session, rebuild_context};
@@ -14,6 +15,9 @@ use xcsh_core::provider::faux::FauxProvider;
 use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_core::runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, Task, run_agent};
 use xcsh_core::tools::testing::TestTools;
+
+mod harness;
+use harness::Pair;
 
 /// Wraps the faux provider: records every request, and holds step `gate_step`
 /// (1-based) before it streams until the test opens the gate.
@@ -207,35 +211,67 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
     assert_eq!(rebuilt, expected);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn interrupt_during_a_tool_settles_it_as_cancelled_and_stops_the_run() {
     let script = r#"{"tool_calls":[{"name":"sleep","arguments":{"ms":600000}}]}"#;
-    let (setup, mut handle) = start(script, 0, "wait");
-    while let Some(event) = handle.events.recv().await {
-        if let RunEvent::ToolCall { .. } = event {
-            handle.interrupt();
-        }
-        if let RunEvent::RunFinished { .. } = event {
-            break;
-        }
-    }
-    let result = handle.result().await.unwrap();
-    assert_eq!(result.stop_reason, StopReason::Interrupted);
-    let log = read_session(&setup.path).unwrap();
-    let tool = log
-        .entries
-        .iter()
-        .find_map(|e| match &e.body {
-            Body::Record(Record::ToolResult(r)) => Some(r.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!(tool.outcome.status, ToolStatus::Cancelled);
-    assert!(
-        tool.outcome
-            .content
-            .contains("side effects it already had were not undone")
+    let mut pair = Pair::start(script, "wait", |o| o.tools = Arc::new(TestTools));
+    pair.events_until(|e| matches!(e, RunEvent::ToolCall { .. }))
+        .await;
+    pair.handle.interrupt();
+    expect![[r#"
+            0ms run_started
+            0ms step_started 1
+            0ms step_finished 1 completed
+            0ms tool_call call_1_1 sleep
+            0ms tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
+            0ms run_finished Interrupted 1
+        result Interrupted
+        #0 session
+        #1 user_message
+        #2 step_started
+        #3 step 1 Completed
+        #4 tool_dispatched call_1_1
+        #5 interrupt
+        #6 tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
+        #7 run_finished Interrupted
+    "#]]
+    .assert_eq(&pair.finish().await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it() {
+    let script = format!(
+        "{{\"tool_calls\":[{},{}]}}\n{{\"text\":\"done\"}}",
+        harness::wait(30, "slow"),
+        harness::wait(10, "fast")
     );
+    let pair = Pair::start(&script, "go", |_| {});
+    expect![[r#"
+            0ms run_started
+            0ms step_started 1
+            0ms step_finished 1 completed
+            0ms tool_call call_1_1 wait
+            0ms tool_call call_1_2 wait
+           10ms tool_result call_1_2 Ok "fast"
+           30ms tool_result call_1_1 Ok "slow"
+           30ms step_started 2
+           30ms text 2 "done"
+           30ms step_finished 2 completed
+           30ms run_finished Completed 2
+        result Completed
+        #0 session
+        #1 user_message
+        #2 step_started
+        #3 step 1 Completed
+        #4 tool_dispatched call_1_1
+        #5 tool_dispatched call_1_2
+        #6 tool_result call_1_1 Ok "slow"
+        #7 tool_result call_1_2 Ok "fast"
+        #8 step_started
+        #9 step 2 Completed
+        #10 run_finished Completed
+    "#]]
+    .assert_eq(&pair.finish().await);
 }
 
 #[tokio::test]

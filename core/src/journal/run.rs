@@ -323,6 +323,18 @@ impl Journal {
                 for input in RecordedInput::of(id, record).into_iter().flatten() {
                     self.apply(s, input)?;
                 }
+                // Such an input (a recovery) may end the step streaming: what its
+                // stream still sends is late.
+                let streams = match self.machine.phase() {
+                    Phase::Streaming(st) => Some(st.step),
+                    Phase::Idle
+                    | Phase::RunningTools(_)
+                    | Phase::Compacting(_)
+                    | Phase::Finished(_) => None,
+                };
+                if self.open_step.as_ref().map(|o| o.step) != streams {
+                    self.open_step = None;
+                }
                 Ok(())
             }
         }

@@ -153,6 +153,18 @@ impl Harness {
         );
     }
 
+    fn answer(&mut self, id: &str, verdict: Verdict, scope: ApprovalScope) {
+        self.on(
+            &format!("answer {id} {verdict:?} {scope:?}"),
+            Happening::Answered {
+                call_id: CallId(id.into()),
+                verdict,
+                scope,
+                message: None,
+            },
+        );
+    }
+
     fn check(self, expected: Expect) {
         expected.assert_eq(&self.out);
     }
@@ -224,15 +236,7 @@ fn approval_questions_are_put_one_at_a_time_and_a_grant_covers_the_next() {
     let mut h = Harness::new();
     h.prompt(Permissions::Ask);
     h.step(1, &[("c1", "write"), ("c2", "write")]);
-    h.on(
-        "answer c1 a",
-        Happening::Answered {
-            call_id: CallId("c1".into()),
-            verdict: Verdict::Allow,
-            scope: ApprovalScope::Tool,
-            message: None,
-        },
-    );
+    h.answer("c1", Verdict::Allow, ApprovalScope::Tool);
     h.check(expect![[r#"
         > prompt
           +1 user_message
@@ -245,7 +249,7 @@ fn approval_questions_are_put_one_at_a_time_and_a_grant_covers_the_next() {
           ! event step_finished
           ! event approval_requested
           ! ask c1
-        > answer c1 a
+        > answer c1 Allow Tool
           +4 approval_answer
           +5 tool_dispatched c1
           +6 approval c2 Allow by ToolGrant
@@ -370,28 +374,10 @@ fn after_a_denial_the_next_question_is_put() {
     let mut h = Harness::new();
     h.prompt(Permissions::Ask);
     h.step(1, &[("c1", "write"), ("c2", "write")]);
-    h.on(
-        "answer c1 n",
-        Happening::Answered {
-            call_id: CallId("c1".into()),
-            verdict: Verdict::Deny,
-            scope: ApprovalScope::Once,
-            message: None,
-        },
-    );
+    h.out.clear();
+    h.answer("c1", Verdict::Deny, ApprovalScope::Once);
     h.check(expect![[r#"
-        > prompt
-          +1 user_message
-          +2 step_started
-          ! event step_started
-          ! sync
-          ! start_model 1
-        > end 1 ok
-          +3 step 1 Completed
-          ! event step_finished
-          ! event approval_requested
-          ! ask c1
-        > answer c1 n
+        > answer c1 Deny Once
           +4 approval_answer
           +5 synthetic_result
           ! event tool_result
