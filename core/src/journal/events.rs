@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::log::FileChange;
-use crate::tools::OutputStream;
+use crate::ports::OutputStream;
 
 use crate::machine::{
     ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, ProviderError, StepNo, StopReason,
@@ -66,7 +66,7 @@ pub enum RunEvent {
     /// stderr as it is read, whole lines where possible), for the interface to show
     /// while the call runs. Never recorded and never an input: the call's result
     /// (`ToolResult`, and its `tool_result` entry) is what counts; at most
-    /// [`MAX_PROGRESS_BYTES`](crate::tools::MAX_PROGRESS_BYTES) per call are sent.
+    /// [`MAX_PROGRESS_BYTES`](crate::ports::MAX_PROGRESS_BYTES) per call are sent.
     ToolOutput {
         call_id: CallId,
         stream: OutputStream,
