@@ -1,3 +1,5 @@
+//! Tests of the approval question.
+
 use expect_test::expect;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of the history model (cells rebuilt from entries and from run events).
+
 use expect_test::expect;
 use xcsh_core::machine::{ProviderError, SyntheticReason};
 

@@ -1,3 +1,5 @@
+//! Tests of the completion popups.
+
 use super::*;
 
 fn paths(list: &[&str]) -> Vec<String> {

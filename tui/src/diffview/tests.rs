@@ -1,3 +1,5 @@
+//! Tests of the unified diff view.
+
 use expect_test::expect;
 
 use super::*;

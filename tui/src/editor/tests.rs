@@ -1,3 +1,5 @@
+//! Tests of the input editor.
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use expect_test::expect;
 use ratatui::layout::Rect;

@@ -1,3 +1,5 @@
+//! Tests of the Markdown renderer.
+
 use ratatui::text::Line;
 
 use super::*;

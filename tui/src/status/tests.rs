@@ -1,3 +1,5 @@
+//! Tests of the status line.
+
 use expect_test::expect;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of the tool cards.
+
 use expect_test::{Expect, expect};
 
 use super::*;
