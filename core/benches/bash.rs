@@ -8,13 +8,11 @@
 
 use std::process::Stdio;
 
-use common::runtime;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::machine::{CallId, ToolCall};
 use xcsh_core::tools::{StandardTools, ToolExecutor};
 
-mod common;
 
 fn main() {
     divan::main();
@@ -101,4 +99,11 @@ fn leftover_scan_with_an_unknown_child(bencher: divan::Bencher) {
     bencher.bench_local(xcsh_core::tools::procs::end_orphans);
     let _ = stranger.kill();
     let _ = stranger.wait();
+}
+
+/// The runtime the benchmarked runs and calls use: two workers, as `xcsh run`.
+fn runtime() -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).enable_all();
+    builder.build().expect("a tokio runtime")
 }

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::runtime;
 use tokio_util::sync::CancellationToken;
 use xcsh_core::machine::{FinishReason, Limits, Permissions, ProviderError, StreamEvent};
 use xcsh_core::provider::faux::{FauxProvider, ScriptCall, ScriptStep};
@@ -24,7 +23,6 @@ use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_core::runtime::{RunOptions, SessionTarget, Task, run_agent};
 use xcsh_core::tools::testing::TestTools;
 
-mod common;
 #[allow(dead_code)]
 #[path = "../../tests/support/sse.rs"]
 mod sse;
@@ -262,4 +260,11 @@ fn http_loop_50_steps(bencher: divan::Bencher) {
             assert_eq!(run(&rt, p) as usize, STEPS + 1);
             drop(server);
         });
+}
+
+/// The runtime the benchmarked runs and calls use: two workers, as `xcsh run`.
+fn runtime() -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).enable_all();
+    builder.build().expect("a tokio runtime")
 }
