@@ -17,10 +17,13 @@ use xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS;
 use xcsh_core::secrets::EnvPolicy;
 use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
 
-use crate::providers::CREDENTIAL_VARS;
-
 use crate::exit::UsageError;
 use crate::sessions;
+
+/// The environment variables xcsh takes credentials from: bash never gets them
+/// (unless `[shell_env] include` names them) and their values are redacted from
+/// every log and cassette (§21.5).
+pub const CREDENTIAL_VARS: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /// One layer of settings: the file's top level, or one profile.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]

@@ -18,10 +18,7 @@ use xcsh_core::provider::openai::OpenAiProvider;
 use xcsh_core::provider::responses::ResponsesProvider;
 use xcsh_core::secrets::Secrets;
 
-/// The environment variables xcsh takes credentials from: bash never gets them
-/// (unless `[shell_env] include` names them) and their values are redacted from
-/// every log and cassette (§21.5).
-pub const CREDENTIAL_VARS: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+pub use crate::config::CREDENTIAL_VARS;
 
 /// The secret values xcsh holds: the value of every credential variable that is
 /// set (the API key of the run comes from one of them), named by the variable.

@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use xcsh_core::machine::{CallId, ToolCall};
 use xcsh_core::tools::{StandardTools, ToolExecutor};
 
-
 fn main() {
     divan::main();
 }

@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 use xcsh_core::machine::ApprovalScope;
 
 use crate::Theme;
-use crate::cells::fmt;
 use crate::diffview::{self, Diff};
+use crate::fmt;
 use crate::theme::Role;
 use crate::tool_card::args::{self, ToolArgs};
 

@@ -4,8 +4,6 @@
 //! (resuming a session, the transcript overlay): the log is the truth, cells are
 //! its view.
 
-pub mod fmt;
-
 use std::collections::BTreeMap;
 
 use ratatui::text::{Line, Span};
@@ -16,6 +14,7 @@ use xcsh_core::machine::{
 };
 
 use crate::Theme;
+use crate::fmt;
 use crate::theme::Role;
 use crate::tool_card::{Before, ToolCard, ToolFinish};
 

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use similar::{ChangeTag, TextDiff};
 
 use crate::Theme;
-use crate::cells::fmt;
+use crate::fmt;
 use crate::theme::Role;
 
 /// Lines of unchanged context around each change.

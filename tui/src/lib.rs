@@ -18,6 +18,7 @@ pub mod cells;
 pub mod complete;
 pub mod diffview;
 pub mod editor;
+pub mod fmt;
 pub mod highlight;
 pub mod markdown;
 pub mod overlay;

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use xcsh_core::machine::UserOrigin;
 
 use crate::Theme;
-use crate::cells::fmt;
+use crate::fmt;
 use crate::theme::Role;
 
 /// One queued message.

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use xcsh_core::machine::Permissions;
 
 use crate::Theme;
-use crate::cells::fmt;
+use crate::fmt;
 use crate::theme::Role;
 
 /// The turn in progress.

@@ -14,8 +14,8 @@ use xcsh_core::log::FileChange;
 use xcsh_core::machine::{CallId, SyntheticReason, ToolStatus};
 
 use crate::Theme;
-use crate::cells::fmt;
 use crate::diffview::Diff;
+use crate::fmt;
 use crate::theme::Role;
 use args::ToolArgs;
 

@@ -24,7 +24,7 @@
 
 use serde_json::Value;
 
-use super::http::error_message;
+use super::errors::error_message;
 use super::sse::{SseParser, StreamMapper, malformed};
 use crate::machine::{FinishReason, ProviderError, ProviderErrorKind, StreamEvent};
 

@@ -35,10 +35,9 @@ use super::sse::StreamMapper;
 use crate::machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
 mod config;
-mod errors;
 
+pub use super::errors::*;
 pub use config::*;
-pub use errors::*;
 
 /// Longest exponential backoff step.
 const BACKOFF_CAP: Duration = Duration::from_secs(30);

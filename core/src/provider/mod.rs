@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod cassette;
 pub mod decode;
+pub mod errors;
 pub mod faux;
 pub mod fields;
 pub mod http;

@@ -117,7 +117,7 @@ impl App {
 fn reasoning_tail(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let style = theme.style(Role::Reasoning);
     let mut out = vec![Line::styled("∴ thinking…", style)];
-    let clean = crate::cells::fmt::clean(text.trim_end());
+    let clean = crate::fmt::clean(text.trim_end());
     let lines: Vec<&str> = clean.lines().collect();
     let from = lines.len().saturating_sub(3);
     for l in &lines[from..] {
