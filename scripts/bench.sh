@@ -109,7 +109,7 @@ if [ "${TUI_ONLY:-0}" = 1 ]; then
 fi
 
 echo "bench: building (release)" >&2
-cargo build --release --bin xcsh --example parse_floor -p xcsh -p xcsh-core 2>&1 | tail -n 1 >&2
+cargo build --release --bin xcsh --example parse_floor -p xcsh -p xcsh-log 2>&1 | tail -n 1 >&2
 X=$ROOT/target/release/xcsh
 FLOOR=$ROOT/target/release/examples/parse_floor
 
@@ -236,7 +236,7 @@ if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
     echo "bench: divan benchmarks" >&2
     export XCSH_BENCH_DIR=$WORK/divan-sessions
     mkdir -p "$XCSH_BENCH_DIR"
-    for spec in "xcsh-core runtime" "xcsh-core log" "xcsh-core bash" "xcsh-core sandbox" "xcsh-replay replay" "xcsh-inspect inspect"; do
+    for spec in "xcsh-runtime runtime" "xcsh-log log" "xcsh-tools bash" "xcsh-tools sandbox" "xcsh-replay replay" "xcsh-inspect inspect"; do
         set -- $spec
         echo "## $2" >> "$DIVAN"
         cargo bench -q -p "$1" --bench "$2" 2> /dev/null >> "$DIVAN"

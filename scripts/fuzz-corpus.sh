@@ -3,7 +3,7 @@
 # - jsonl_reader: every fixtures/sessions/*.jsonl, and each of its lines alone;
 # - mapper_openai, mapper_anthropic, mapper_responses: each recorded stream of
 #   ../shared/provider-streams (or $XCSH_PROVIDER_STREAMS) of that protocol, rebuilt
-#   into raw SSE bytes as core/src/provider/regress.rs does (Chat Completions:
+#   into raw SSE bytes as providers/src/regress.rs does (Chat Completions:
 #   `data: <line>\n\n` per line, then `data: [DONE]\n\n`; the others:
 #   `event: <payload.type>\ndata: <line>\n\n`);
 # - sse_parser: every rebuilt stream, behind one byte that picks its chunking.

@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use xcsh_core::machine::Limits;
-use xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS;
-use xcsh_core::secrets::EnvPolicy;
-use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
+use xcsh_log::secrets::EnvPolicy;
+use xcsh_machine::Limits;
+use xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS;
+use xcsh_tools::sandbox::{SandboxMode, SandboxPolicy};
 
 use crate::exit::UsageError;
 use crate::sessions;
@@ -361,7 +361,7 @@ pub fn effective_sandbox(asked: SandboxPolicy) -> (SandboxPolicy, Option<String>
     if asked.mode == SandboxMode::Off {
         return (asked, None);
     }
-    match xcsh_core::tools::sandbox::probe() {
+    match xcsh_tools::sandbox::probe() {
         Ok(_) => (asked, None),
         Err(e) => (
             SandboxPolicy {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use xcsh_core::journal::synth::{SynthOptions, SynthShape, generate_shaped};
+use xcsh_journal::synth::{SynthOptions, SynthShape, generate_shaped};
 
 #[derive(Debug, Args)]
 pub struct DebugArgs {

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use xcsh_core::machine::StopReason;
+use xcsh_machine::StopReason;
 
 /// How a command ended, as its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +113,7 @@ pub(crate) use usage;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xcsh_core::machine::{ProviderError, ProviderErrorKind};
+    use xcsh_machine::{ProviderError, ProviderErrorKind};
 
     #[test]
     fn every_stop_reason_has_its_exit_code() {

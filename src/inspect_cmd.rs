@@ -10,9 +10,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use xcsh_core::log::{SessionLog, read_session};
-use xcsh_core::machine::EntryId;
 use xcsh_inspect::{Style, check, diff, events, export, fork, log, stats, tree};
+use xcsh_log::{SessionLog, read_session};
+use xcsh_machine::EntryId;
 
 use crate::exit::{Exit, usage};
 use crate::sessions;
@@ -347,7 +347,7 @@ pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
     let source = resolve(&args.session)?;
     let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
     let log = read_session(&source).with_context(|| format!("cannot read {}", source.display()))?;
-    let origin = xcsh_core::log::session_id(&source, &log.header().session_id).to_string();
+    let origin = xcsh_log::session_id(&source, &log.header().session_id).to_string();
     let target = match args.output {
         Some(p) => p,
         // The fork belongs where its source is at that entry (the header and the

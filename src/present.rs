@@ -2,8 +2,8 @@
 //! (`interactive/`): how an approval answer is typed and read, how a stop reason and a
 //! tool result are put in words.
 
-use xcsh_core::machine::{ApprovalScope, StopReason, Verdict};
-use xcsh_core::runtime::ApprovalAnswer;
+use xcsh_machine::{ApprovalScope, StopReason, Verdict};
+use xcsh_runtime::ApprovalAnswer;
 
 /// The choices of an approval question, as both text modes print them.
 pub(crate) const APPROVAL_CHOICES: &str =

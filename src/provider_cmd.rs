@@ -2,7 +2,7 @@
 //!
 //! `provider-parse --protocol P FILE [--raw]` prints the normalized events of one
 //! recorded stream as JSON Lines, then the assembled response (the golden format of
-//! `xcsh_core::provider::regress`). `provider-test [DIR]` checks every recorded
+//! `xcsh_providers::regress`). `provider-test [DIR]` checks every recorded
 //! stream that has a golden file, and every synthetic stream beside the goldens:
 //! whole, in 32 seeded random chunkings and byte by byte, all equal and equal to the
 //! golden; it prints a table and exits 1 on any mismatch, showing the first
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use comfy_table::{Cell, Color, Table, presets::UTF8_FULL_CONDENSED};
-use xcsh_core::provider::regress::{self, Protocol, Verdict};
+use xcsh_providers::regress::{self, Protocol, Verdict};
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {

@@ -9,14 +9,14 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
 use crate::config::Effective;
-use xcsh_core::provider::Provider;
-use xcsh_core::provider::anthropic::AnthropicProvider;
-use xcsh_core::provider::cassette::{Cassette, CassetteWriter, Pace, Redactor, Tape};
-use xcsh_core::provider::faux::FauxProvider;
-use xcsh_core::provider::http::HttpConfig;
-use xcsh_core::provider::openai::OpenAiProvider;
-use xcsh_core::provider::responses::ResponsesProvider;
-use xcsh_core::secrets::Secrets;
+use xcsh_log::secrets::Secrets;
+use xcsh_providers::Provider;
+use xcsh_providers::anthropic::AnthropicProvider;
+use xcsh_providers::cassette::{Cassette, CassetteWriter, Pace, Redactor, Tape};
+use xcsh_providers::faux::FauxProvider;
+use xcsh_providers::http::HttpConfig;
+use xcsh_providers::openai::OpenAiProvider;
+use xcsh_providers::responses::ResponsesProvider;
 
 pub use crate::config::CREDENTIAL_VARS;
 

@@ -10,17 +10,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use tokio_util::sync::CancellationToken;
-use xcsh_core::log::{Body, Dag, Record, SessionLog, read_session, rebuild_context};
-use xcsh_core::machine::{CallId, RunConfig, ToolCall, ToolOutcome, ToolStatus};
-use xcsh_core::provider::anthropic::AnthropicProvider;
-use xcsh_core::provider::cassette::{Cassette, Pace, Redactor, Tape};
-use xcsh_core::provider::http::HttpConfig;
-use xcsh_core::provider::openai::OpenAiProvider;
-use xcsh_core::provider::responses::ResponsesProvider;
-use xcsh_core::provider::{BoxFuture, Provider};
-use xcsh_core::runtime::{RunOptions, SessionTarget, Task, instructions, run_agent};
-use xcsh_core::tools::testing::TestTools;
-use xcsh_core::tools::{StandardTools, ToolExecutor, ToolSpec};
+use xcsh_log::{Body, Dag, Record, SessionLog, read_session, rebuild_context};
+use xcsh_machine::{CallId, RunConfig, ToolCall, ToolOutcome, ToolStatus};
+use xcsh_providers::anthropic::AnthropicProvider;
+use xcsh_providers::cassette::{Cassette, Pace, Redactor, Tape};
+use xcsh_providers::http::HttpConfig;
+use xcsh_providers::openai::OpenAiProvider;
+use xcsh_providers::responses::ResponsesProvider;
+use xcsh_providers::{BoxFuture, Provider};
+use xcsh_runtime::{RunOptions, SessionTarget, Task, instructions, run_agent};
+use xcsh_tools::testing::TestTools;
+use xcsh_tools::{StandardTools, ToolExecutor, ToolSpec};
 
 use crate::sessions;
 
@@ -40,7 +40,7 @@ struct RecordedTools {
     mutating: Vec<String>,
     results: BTreeMap<CallId, (ToolCall, ToolOutcome)>,
     /// The recorded run's sandbox (its always-asked tools route the same).
-    sandbox: Option<xcsh_core::machine::SandboxConfig>,
+    sandbox: Option<xcsh_machine::SandboxConfig>,
 }
 
 impl ToolExecutor for RecordedTools {
@@ -52,7 +52,7 @@ impl ToolExecutor for RecordedTools {
         self.mutating.clone()
     }
 
-    fn sandbox(&self) -> Option<xcsh_core::machine::SandboxConfig> {
+    fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
         self.sandbox.clone()
     }
 
@@ -104,7 +104,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             Body::Record(Record::ToolResult(r)) => {
                 results.insert(r.call_id.clone(), r.outcome.clone());
             }
-            Body::Decision(xcsh_core::machine::Decision::ToolDispatched { call, .. }) => {
+            Body::Decision(xcsh_machine::Decision::ToolDispatched { call, .. }) => {
                 calls.insert(call.id.clone(), call.clone());
             }
             _ => {}
@@ -162,7 +162,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             tools: tools.clone(),
             permissions: config.permissions,
             approver: None,
-            max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: crate::providers::known_secrets(),
         })?;
         handle.result().await?;
@@ -253,7 +253,7 @@ fn compare(a: &SessionLog, b: &SessionLog) -> Result<Option<String>> {
             db.len()
         )));
     }
-    let messages = |log: &SessionLog| -> Result<Vec<xcsh_core::machine::Message>> {
+    let messages = |log: &SessionLog| -> Result<Vec<xcsh_machine::Message>> {
         Ok(rebuild_context(log, log.leaf())?
             .into_iter()
             .map(|i| i.message)

@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::json;
-use xcsh_core::log::read_session;
-use xcsh_core::machine::EntryId;
+use xcsh_log::read_session;
+use xcsh_machine::EntryId;
 use xcsh_replay::{Outcome, Overrides, ReplayError, ReplayOptions, render};
 
 use crate::exit::{Exit, usage};
@@ -202,7 +202,7 @@ fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCo
 }
 
 fn minimize(
-    log: &xcsh_core::log::SessionLog,
+    log: &xcsh_log::SessionLog,
     leaf: EntryId,
     overrides: &Overrides,
     out: &Path,

@@ -9,15 +9,15 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use xcsh_core::machine::{ApprovalScope, EntryId, Permissions, StopReason, Verdict};
-use xcsh_core::provider::BoxFuture;
-use xcsh_core::runtime::instructions;
-use xcsh_core::runtime::{
+use xcsh_machine::{ApprovalScope, EntryId, Permissions, StopReason, Verdict};
+use xcsh_providers::BoxFuture;
+use xcsh_runtime::instructions;
+use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunOptions, SessionTarget, Task, run_agent,
 };
-use xcsh_core::tools::sandbox::{SandboxMode, SandboxPolicy};
-use xcsh_core::tools::testing::TestTools;
-use xcsh_core::tools::{StandardTools, ToolOptions};
+use xcsh_tools::sandbox::{SandboxMode, SandboxPolicy};
+use xcsh_tools::testing::TestTools;
+use xcsh_tools::{StandardTools, ToolOptions};
 
 use crate::config;
 use crate::exit::{Exit, usage};
@@ -164,7 +164,7 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     // Whatever a tool call detaches is reparented to xcsh, so it dies with the call
     // (SPEC §21.4).
-    if let Err(e) = xcsh_core::tools::procs::become_subreaper() {
+    if let Err(e) = xcsh_tools::procs::become_subreaper() {
         eprintln!(
             "xcsh: cannot become a child subreaper ({e}): processes a bash call detaches from its group may outlive it"
         );
@@ -175,7 +175,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .build()?;
     let outcome = runtime.block_on(run(args));
     // On the way out, whatever a call left is killed (a run that failed included).
-    xcsh_core::tools::procs::end_everything();
+    xcsh_tools::procs::end_everything();
     outcome
 }
 
@@ -322,9 +322,9 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
 fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     let mut messages = match &setup.session {
         SessionTarget::Existing { path, at } => {
-            let log = xcsh_core::log::read_session(path)?;
+            let log = xcsh_log::read_session(path)?;
             let leaf = at.unwrap_or(log.leaf());
-            xcsh_core::log::rebuild_context(&log, leaf)?
+            xcsh_log::rebuild_context(&log, leaf)?
                 .into_iter()
                 .map(|i| i.message)
                 .collect()
@@ -332,12 +332,12 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
         SessionTarget::New { .. } => Vec::new(),
     };
     if let Some(text) = prompt {
-        messages.push(xcsh_core::machine::Message::User {
-            origin: xcsh_core::machine::UserOrigin::Prompt,
+        messages.push(xcsh_machine::Message::User {
+            origin: xcsh_machine::UserOrigin::Prompt,
             text,
         });
     }
-    let request = xcsh_core::provider::ModelRequest {
+    let request = xcsh_providers::ModelRequest {
         system: setup.system_prompt.clone(),
         messages,
         tools: setup.tools.specs(),
@@ -485,7 +485,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     say(&format!("session: {}", result.session_path));
-    xcsh_core::tools::procs::end_orphans();
+    xcsh_tools::procs::end_orphans();
     Ok(crate::signals::exit_after(Exit::of_run(&result.stop_reason)).into())
 }
 
@@ -569,7 +569,7 @@ fn render(
         RunEvent::ApprovalRequested { .. } => end_line(out)?,
         RunEvent::StepFinished {
             error: Some(error), ..
-        } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
+        } if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow => {
             end_line(out)?;
             say(&format!("xcsh: {}", context_overflow(&error.message)));
         }

@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use clap::Args;
-use xcsh_core::log::index::{index_path, open_index};
-use xcsh_core::machine::EntryId;
-use xcsh_core::runtime::instructions;
-use xcsh_core::runtime::{branch_at, move_workspace};
+use xcsh_log::index::{index_path, open_index};
+use xcsh_machine::EntryId;
+use xcsh_runtime::instructions;
+use xcsh_runtime::{branch_at, move_workspace};
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
@@ -178,7 +178,7 @@ pub fn is_workspace(recorded: &str, workspace: &Path) -> bool {
 
 /// The recorded workspace of the session at `path`, at `at` (the leaf when `None`).
 pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
-    xcsh_core::log::recorded_workspace(path, at)
+    xcsh_log::recorded_workspace(path, at)
         .with_context(|| format!("cannot read {}", path.display()))
 }
 
@@ -312,7 +312,7 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     }
     let matches: Vec<PathBuf> = all_session_files()?
         .into_iter()
-        .filter(|p| xcsh_core::log::file_session_id(p).is_some_and(|id| id.starts_with(name)))
+        .filter(|p| xcsh_log::file_session_id(p).is_some_and(|id| id.starts_with(name)))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.clone()),
@@ -330,7 +330,7 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
 
 /// How a session is named to the user: the id in its file name, else its path.
 pub fn display_name(path: &Path) -> String {
-    xcsh_core::log::file_session_id(path)
+    xcsh_log::file_session_id(path)
         .map(str::to_owned)
         .unwrap_or_else(|| path.display().to_string())
 }
@@ -363,7 +363,7 @@ pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSum
     let mut summaries = Vec::new();
     for path in files {
         let index = open_index(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let workspace = xcsh_core::log::recorded_workspace_in(&path, index.data(), None)
+        let workspace = xcsh_log::recorded_workspace_in(&path, index.data(), None)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if !all && !is_workspace(&workspace, here) {
             continue;

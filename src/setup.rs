@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use xcsh_core::machine::{Limits, Permissions};
-use xcsh_core::runtime::SessionTarget;
-use xcsh_core::tools::sandbox::SandboxPolicy;
+use xcsh_machine::{Limits, Permissions};
+use xcsh_runtime::SessionTarget;
+use xcsh_tools::sandbox::SandboxPolicy;
 
 use crate::config;
 use crate::providers::{self, ProviderArgs};
@@ -22,8 +22,8 @@ pub(crate) struct Setup {
     pub session: SessionTarget,
     pub limits: Limits,
     pub system_prompt: String,
-    pub provider: Arc<dyn xcsh_core::provider::Provider>,
-    pub tools: Arc<dyn xcsh_core::tools::ToolExecutor>,
+    pub provider: Arc<dyn xcsh_providers::Provider>,
+    pub tools: Arc<dyn xcsh_tools::ToolExecutor>,
     pub permissions: Permissions,
     /// At most this many tool calls of a step run at once.
     pub max_parallel_tools: std::num::NonZeroUsize,
@@ -31,7 +31,7 @@ pub(crate) struct Setup {
     pub provider_args: ProviderArgs,
     pub effective: config::Effective,
     /// The secret values kept out of the log (§21.5).
-    pub secrets: xcsh_core::secrets::Secrets,
+    pub secrets: xcsh_log::secrets::Secrets,
     /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
     pub sandbox: SandboxPolicy,
 }

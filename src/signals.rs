@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use xcsh_core::tools::procs;
+use xcsh_tools::procs;
 
 use crate::exit::Exit;
 

@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
-use xcsh_core::log::{Body, Dag, FileChange, Record, SessionWriter};
-use xcsh_core::machine::{Decision, Effect, EntryId, Input, SyntheticReason};
-use xcsh_core::runtime::interrupted::{self, FileNow};
-use xcsh_core::runtime::{Reopened, rebuild_machine, reopen_at_leaf};
-use xcsh_core::tools::blobs::{BlobStore, ManifestFile};
+use xcsh_log::blobs::{BlobStore, ManifestFile};
+use xcsh_log::{Body, Dag, FileChange, Record, SessionWriter};
+use xcsh_machine::{Decision, Effect, EntryId, Input, SyntheticReason};
+use xcsh_runtime::interrupted::{self, FileNow};
+use xcsh_runtime::{Reopened, rebuild_machine, reopen_at_leaf};
 
 /// What an undo reverted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undone {
-    pub run: xcsh_core::machine::EntryId,
+    pub run: xcsh_machine::EntryId,
     /// The interrupted call's `tool_dispatched` entry, when one call was undone
     /// (`xcsh undo SESSION@ENTRY`).
     pub call: Option<EntryId>,
@@ -77,9 +77,9 @@ enum Expect {
 /// A session opened for an undo, with its whole log.
 struct Opened {
     writer: SessionWriter,
-    machine: xcsh_core::machine::Machine,
+    machine: xcsh_machine::Machine,
     leaf: EntryId,
-    log: xcsh_core::log::SessionLog,
+    log: xcsh_log::SessionLog,
 }
 
 /// Opens the session at `path` as a run opens it: a run the previous process left
@@ -93,7 +93,7 @@ fn open_settled(path: &Path) -> Result<Opened> {
         ..
     } = reopen_at_leaf(path)?;
     writer.sync()?;
-    let log = xcsh_core::log::read_session(path)?;
+    let log = xcsh_log::read_session(path)?;
     Ok(Opened {
         writer,
         machine,
@@ -142,7 +142,7 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
     // Per file, in the order of the run: how to put it back (its first touch) and
     // how it must be now (its last). A recorded change counts where its result is;
     // an interrupted call where it was dispatched.
-    let session_id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+    let session_id = xcsh_log::session_id(path, &log.header().session_id).to_string();
     let store = store()?;
     let mut files: BTreeMap<PathBuf, (Restore, Expect)> = BTreeMap::new();
     let mut images: Vec<(String, EntryId)> = Vec::new();
@@ -234,7 +234,7 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
 /// at the leaf), records what it decides (nothing, between runs) and syncs.
 fn record_undo(
     writer: &mut SessionWriter,
-    machine: &mut xcsh_core::machine::Machine,
+    machine: &mut xcsh_machine::Machine,
     leaf: EntryId,
     run: EntryId,
     files: &[PathBuf],
@@ -291,7 +291,7 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
     }) else {
         bail!("entry {entry} is in no run");
     };
-    let session_id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+    let session_id = xcsh_log::session_id(path, &log.header().session_id).to_string();
     let store = store()?;
     let Some(manifest) = store.manifest(&session_id, entry)? else {
         bail!(
@@ -345,13 +345,13 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
 /// next run makes (§21.6).
 pub fn interrupted_at_leaf(path: &Path) -> Result<Vec<String>> {
     let store = store()?;
-    let named = xcsh_core::log::file_session_id(path)
+    let named = xcsh_log::file_session_id(path)
         .map(|id| store.manifests_of(id))
         .transpose()?;
     if named.is_some_and(|m| m.is_empty()) {
         return Ok(Vec::new());
     }
-    let log = xcsh_core::log::read_session(path)?;
+    let log = xcsh_log::read_session(path)?;
     let leaf = log.leaf();
     let (machine, _) = rebuild_machine(&log, leaf)?;
     if !machine.is_running() {
@@ -370,8 +370,8 @@ pub fn interrupted_at_leaf(path: &Path) -> Result<Vec<String>> {
             _ => None,
         })
         .collect();
-    let session_id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
-    let cwd = xcsh_core::log::recorded_workspace(path, Some(leaf))?;
+    let session_id = xcsh_log::session_id(path, &log.header().session_id).to_string();
+    let cwd = xcsh_log::recorded_workspace(path, Some(leaf))?;
     let calls = interrupted::interrupted(&store, &session_id, &lost, EntryId(leaf.0 + 1))?;
     Ok(calls
         .iter()

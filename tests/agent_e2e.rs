@@ -150,7 +150,7 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
         .collect();
     // With the sandbox on (the default where the kernel can), the call outside it.
     let mut expected = vec!["read", "list", "grep", "glob", "edit", "write", "bash"];
-    if xcsh_core::tools::sandbox::probe().is_ok() {
+    if xcsh_tools::sandbox::probe().is_ok() {
         expected.push("bash_outside_sandbox");
     }
     assert_eq!(tools, expected);

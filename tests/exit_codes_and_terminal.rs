@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use support::env::{Env, fixture, stderr, stdout};
-use xcsh_core::log::{Body, Entry, EntryHash, Record, read_session};
+use xcsh_log::{Body, Entry, EntryHash, Record, read_session};
 
 /// A one-shot run of a faux script with the test tools.
 fn script_run(env: &Env, script: &str, args: &[&str]) -> Output {
@@ -715,7 +715,7 @@ fn extreme_usage_and_timestamps_in_a_log_panic_nothing() {
         assert_no_panic(&env, &args);
     }
     assert!(
-        xcsh_core::log::index::index_path(&path).exists(),
+        xcsh_log::index::index_path(&path).exists(),
         "the views that read the index had one"
     );
     let resumed = resume_with_more(&env, p);

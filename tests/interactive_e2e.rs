@@ -13,8 +13,8 @@ use support::env::{Env, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call};
 use support::tmux::{session_on, tmux_available};
-use xcsh_core::log::{Body, Dag, Record, read_session};
-use xcsh_core::machine::Decision;
+use xcsh_log::{Body, Dag, Record, read_session};
+use xcsh_machine::Decision;
 
 fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
     from + types[from..]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use support::env::{Env, lines, stderr};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, chat, chat_usage, openai_call};
-use xcsh_core::tools::testing::processes_holding;
+use xcsh_tools::testing::processes_holding;
 
 /// A `sleep` argument no other test (or process) uses: `1000.<test pid><n>`.
 fn seconds(n: u32) -> String {

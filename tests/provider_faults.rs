@@ -14,7 +14,7 @@ use support::sse::{
     anthropic_start, anthropic_text, anthropic_thinking, anthropic_tool_input, anthropic_tool_use,
     chat, event,
 };
-use xcsh_core::machine::{FinishReason, ProviderErrorKind, StepOutcome, StreamEvent};
+use xcsh_machine::{FinishReason, ProviderErrorKind, StepOutcome, StreamEvent};
 
 /// An Anthropic tool step whose message starts over halfway: the partial message
 /// thought about b.txt and began a call for it; the restarted one reads a.txt.
@@ -276,7 +276,7 @@ fn a_stream_cut_at_the_output_limit_plays_back_from_its_cassette_to_the_same_cut
     let replayed = steps(&env.session());
     assert_eq!(original[0].message.finish, Some(FinishReason::Length));
     assert_eq!(replayed[0].message, original[0].message);
-    let events = |s: &xcsh_core::log::StepRecord| -> Vec<StreamEvent> {
+    let events = |s: &xcsh_log::StepRecord| -> Vec<StreamEvent> {
         s.events.iter().map(|t| t.event.clone()).collect()
     };
     assert_eq!(events(&replayed[0]), events(&original[0]));

@@ -10,8 +10,8 @@ use std::path::Path;
 use support::env::{Env, SECRET, stderr, steps, types};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
-use xcsh_core::log::{Body, read_session};
-use xcsh_core::machine::{ProviderErrorKind, StepOutcome, StreamEvent};
+use xcsh_log::{Body, read_session};
+use xcsh_machine::{ProviderErrorKind, StepOutcome, StreamEvent};
 
 fn two_step(wire: Wire) -> Vec<Reply> {
     vec![

@@ -9,15 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use support::env::{Env, fixture, fixtures, stderr, stdout};
-use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{Decision, EntryId};
+use xcsh_log::{Body, Record, read_session};
+use xcsh_machine::{Decision, EntryId};
 
 /// An edit for [`altered`]: the `tool_dispatched` entry `target` with other
 /// `arguments`, every other entry as it was.
 fn with_arguments(
     target: EntryId,
     arguments: &'static str,
-) -> impl FnMut(&xcsh_core::log::Entry) -> Option<Body> {
+) -> impl FnMut(&xcsh_log::Entry) -> Option<Body> {
     move |e| match &e.body {
         Body::Decision(Decision::ToolDispatched { step, call }) if e.id == target => {
             let mut call = call.clone();
@@ -188,11 +188,7 @@ fn every_fixture_session_is_listed_and_shows_what_its_name_says() {
 
 /// A copy of fixture `name` in `dir`, rewritten through a fresh writer (valid hashes,
 /// ids re-numbered) with `edit` applied to each entry.
-fn altered(
-    dir: &Path,
-    name: &str,
-    edit: impl FnMut(&xcsh_core::log::Entry) -> Option<Body>,
-) -> PathBuf {
+fn altered(dir: &Path, name: &str, edit: impl FnMut(&xcsh_log::Entry) -> Option<Body>) -> PathBuf {
     let out = dir.join(format!("{name}-altered.jsonl"));
     let log = read_session(&fixture(name)).unwrap();
     xcsh_replay::rewrite::rewrite(&log, &out, edit).unwrap();

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use pty::Pty;
 use serde_json::{Value, json};
 use support::env::{Env, stderr, stdout, tool_outcomes};
-use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
-use xcsh_core::tools::testing::sandbox_supported as supported;
+use xcsh_log::{Body, Record, read_session};
+use xcsh_machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
+use xcsh_tools::testing::sandbox_supported as supported;
 
 /// A faux script whose first step calls `tool` once per command, then says done.
 fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
@@ -295,7 +295,7 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
 fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let found = xcsh_core::tools::testing::processes_holding(marker);
+        let found = xcsh_tools::testing::processes_holding(marker);
         if done(&found) {
             return;
         }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use support::env::{Env, stderr, tool_outcomes};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
-use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{StepOutcome, StreamEvent};
+use xcsh_log::{Body, Record, read_session};
+use xcsh_machine::{StepOutcome, StreamEvent};
 
 const KEY: &str = "sk-test-a1b2c3d4e5f6g7h8";
 const PLACEHOLDER: &str = "[redacted:OPENAI_API_KEY]";

@@ -16,7 +16,7 @@ use support::env::Env;
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
 use support::tmux::tmux_available;
-use xcsh_core::log::{Body, Dag, Entry, Record, read_session};
+use xcsh_log::{Body, Dag, Entry, Record, read_session};
 
 /// The entry types of a session, in order.
 fn entry_types(path: &Path) -> Vec<String> {

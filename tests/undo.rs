@@ -12,8 +12,8 @@ use support::env::{Env, first_entry};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
 use support::tmux::{session_on, tmux_available};
-use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::Decision;
+use xcsh_log::{Body, Record, read_session};
+use xcsh_machine::Decision;
 
 /// The `content` of each user message of a Chat Completions request body.
 fn user_messages(body: &str) -> Vec<String> {

@@ -7,8 +7,8 @@ mod support;
 use support::env::{Env, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
-use xcsh_core::log::Body;
-use xcsh_core::machine::Decision;
+use xcsh_log::Body;
+use xcsh_machine::Decision;
 
 /// A session whose one run read `f.txt` and wrote it (`old\n` → `new\n`).
 fn session_with_a_write() -> (Env, std::path::PathBuf) {
@@ -53,7 +53,7 @@ fn undo_of_a_session_reverts_its_last_run_as_slash_undo_does() {
     let out = env.run(&["undo", session.to_str().unwrap()]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let run = first_entry(&session, |b| {
-        matches!(b, Body::Record(xcsh_core::log::Record::UserMessage { .. }))
+        matches!(b, Body::Record(xcsh_log::Record::UserMessage { .. }))
     });
     let file = env.workspace().canonicalize().unwrap().join("f.txt");
     assert_eq!(
@@ -106,7 +106,7 @@ fn undo_at_an_entry_the_session_does_not_hold_fails() {
     let (env, session) = session_with_a_write();
     let out = env.run(&["undo", &format!("{}@999", session.display())]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let last = xcsh_core::log::read_session(&session).unwrap().leaf();
+    let last = xcsh_log::read_session(&session).unwrap().leaf();
     assert_eq!(
         stderr(&out),
         format!(

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use libfuzzer_sys::fuzz_target;
-use xcsh_core::log::{Entry, LogReader};
+use xcsh_log::{Entry, LogReader};
 
 fn read(data: &[u8]) {
     let mut reader = LogReader::new("fuzz.jsonl", data);

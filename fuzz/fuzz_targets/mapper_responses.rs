@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xcsh_core::provider::regress::Protocol;
+use xcsh_providers::regress::Protocol;
 
 #[path = "../src/mapper.rs"]
 mod mapper;

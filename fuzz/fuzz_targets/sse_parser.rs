@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xcsh_core::provider::sse::{SseEvent, SseParser};
+use xcsh_providers::sse::{SseEvent, SseParser};
 
 fn parse<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<SseEvent> {
     let mut parser = SseParser::new();

@@ -7,8 +7,8 @@
 //! `Assembler` too. Checked: no panic; the driver's parse is the same whole and in
 //! chunks; a mapper that failed is not fed again.
 
-use xcsh_core::machine::Assembler;
-use xcsh_core::provider::regress::{self, Protocol};
+use xcsh_machine::Assembler;
+use xcsh_providers::regress::{self, Protocol};
 
 pub fn fuzz(protocol: Protocol, data: &[u8]) {
     if let Some(raw) = data.strip_prefix(b"\0") {

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use xcsh_core::journal::synth::bench_session;
-use xcsh_core::log::index::open_index;
 use xcsh_inspect::{check, events, stats, summarize_path, tree};
+use xcsh_journal::synth::bench_session;
+use xcsh_log::index::open_index;
 
 fn main() {
     divan::main();

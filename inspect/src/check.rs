@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use xcsh_core::log::{Body, Entry, EntryHash, Record};
-use xcsh_core::machine::EntryId;
+use xcsh_log::{Body, Entry, EntryHash, Record};
+use xcsh_machine::EntryId;
 
 use crate::error::InspectError;
 use crate::style::Style;
@@ -104,7 +104,7 @@ fn clean(path: &Path, source: impl std::io::Read + Send, size: u64) -> Option<Re
     // Room for lines of 256 bytes and more, so that the entries are not moved
     // again and again as the vector grows (room never used is never touched).
     let mut entries = Vec::with_capacity(usize::try_from(size / 256).unwrap_or(0));
-    let read = xcsh_core::log::parallel::read_parallel(path, source, thin, |_, entry| {
+    let read = xcsh_log::parallel::read_parallel(path, source, thin, |_, entry| {
         entries.push(entry);
         true
     })
@@ -125,7 +125,7 @@ fn clean(path: &Path, source: impl std::io::Read + Send, size: u64) -> Option<Re
 /// The entry without the texts the ordering checks never read (messages, contents,
 /// stream events, summaries), so that a clean check of a big file holds little.
 fn thin(mut entry: Entry) -> Entry {
-    use xcsh_core::machine::Decision;
+    use xcsh_machine::Decision;
     match &mut entry.body {
         Body::Record(r) => match r {
             Record::UserMessage { text, .. }
@@ -232,7 +232,7 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
                 recorded.insert(entry.id, entry.hash);
                 scanned.push(Scanned { line, entry });
             }
-            Err(_) if line == 1 && xcsh_core::log::LogError::not_json(raw) => {
+            Err(_) if line == 1 && xcsh_log::LogError::not_json(raw) => {
                 // Some other file: its lines are not entries gone bad.
                 f.push(
                     Severity::Error,

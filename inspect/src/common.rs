@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog};
-use xcsh_core::machine::{Decision, EntryId, StepOutcome, StopReason, StreamEvent, UserOrigin};
+use xcsh_log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_machine::{Decision, EntryId, StepOutcome, StopReason, StreamEvent, UserOrigin};
 
 use crate::error::InspectError;
 
@@ -130,7 +130,7 @@ pub fn parse_entry_spec(text: &str) -> Result<EntryId, InspectError> {
 /// when the line cannot be read or decoded: the log changed under the index).
 pub fn entry_at(
     file: &mut std::fs::File,
-    index: &xcsh_core::log::index::ArchivedIndexData,
+    index: &xcsh_log::index::ArchivedIndexData,
     pos: usize,
 ) -> Option<Entry> {
     use std::io::{Read, Seek, SeekFrom};

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use similar::{Algorithm, ChangeTag, DiffOp, TextDiff, capture_diff_slices};
-use xcsh_core::log::{Body, Entry, Record, SessionLog};
-use xcsh_core::machine::{Decision, EntryId, StepOutcome};
+use xcsh_log::{Body, Entry, Record, SessionLog};
+use xcsh_machine::{Decision, EntryId, StepOutcome};
 
 use crate::common::{args_pretty, branch_path, origin_name, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use xcsh_core::log::LogError;
-use xcsh_core::machine::EntryId;
+use xcsh_log::LogError;
+use xcsh_machine::EntryId;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
@@ -23,7 +23,7 @@ pub enum InspectError {
         "cannot fork at entry {}: it is inside a run ({}); fork at a settled boundary instead: {}",
         .0.entry, .0.phase, .0.suggestion
     )]
-    NotABoundary(xcsh_core::log::machine_at::Unsettled),
+    NotABoundary(xcsh_log::machine_at::Unsettled),
     /// The output file of a fork or export exists already.
     #[error("{} exists already; choose another path with -o", path.display())]
     Exists { path: PathBuf },

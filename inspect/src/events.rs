@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use xcsh_core::log::{Body, Chain, Entry, LogReader, Record, SessionLog};
-use xcsh_core::machine::{Decision, EntryId, StreamEvent};
+use xcsh_log::{Body, Chain, Entry, LogReader, Record, SessionLog};
+use xcsh_machine::{Decision, EntryId, StreamEvent};
 
 use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
 use crate::error::InspectError;
@@ -71,7 +71,7 @@ pub fn kinds() -> impl Iterator<Item = &'static str> {
     Record::TYPE_NAMES
         .into_iter()
         .chain(Decision::TYPE_NAMES)
-        .chain(xcsh_core::machine::StreamEvent::KINDS)
+        .chain(xcsh_machine::StreamEvent::KINDS)
 }
 
 /// Which rows to show.
@@ -368,8 +368,8 @@ fn track(entry: &Entry) -> Track<String> {
 }
 
 /// What the step tracking reads of the entry at `pos` of an index.
-fn track_at(d: &xcsh_core::log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
-    use xcsh_core::log::index::Kind;
+fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
+    use xcsh_log::index::Kind;
     let call = |r: usize| &d.calls[r];
     match d.kind(pos) {
         Kind::Session => Track::Session,
@@ -447,7 +447,7 @@ pub fn stream_file(
     mut each: impl FnMut(&Row),
 ) -> Result<Option<usize>, InspectError> {
     if entry_types_only(filter)
-        && let Ok(Some(index)) = xcsh_core::log::index::open_existing_index(path)
+        && let Ok(Some(index)) = xcsh_log::index::open_existing_index(path)
         && let Some(torn) = stream_indexed(path, index.data(), filter, &mut each)?
     {
         return Ok(torn);
@@ -488,11 +488,11 @@ fn entry_types_only(filter: &Filter) -> bool {
 /// range).
 fn stream_indexed(
     path: &Path,
-    d: &xcsh_core::log::index::ArchivedIndexData,
+    d: &xcsh_log::index::ArchivedIndexData,
     filter: &Filter,
     each: &mut dyn FnMut(&Row),
 ) -> Result<Option<Option<usize>>, InspectError> {
-    use xcsh_core::log::index::LogLines;
+    use xcsh_log::index::LogLines;
     let n = d.len();
     if (0..n).any(|p| d.ts_ns(p) == i64::MIN) {
         return Ok(None);

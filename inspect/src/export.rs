@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use xcsh_core::log::parallel::read_parallel_window;
-use xcsh_core::log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
-use xcsh_core::machine::{Decision, EntryId};
+use xcsh_log::parallel::read_parallel_window;
+use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
+use xcsh_machine::{Decision, EntryId};
 
 use crate::common::{args_pretty, cap, one_line};
 use crate::error::InspectError;
@@ -56,7 +56,7 @@ fn quote(text: &str) -> String {
 pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
     let h = log.header();
-    let id = xcsh_core::log::session_id(&log.path, &h.session_id);
+    let id = xcsh_log::session_id(&log.path, &h.session_id);
     let mut out = format!("# xcsh session {id}\n\n");
     out.push_str(&format!("- workspace: `{}`\n", h.cwd));
     if let Some(first) = log.entries.first() {
@@ -447,7 +447,7 @@ pub fn write_html(
         }
     }
     let h = log.header();
-    let session_id = xcsh_core::log::session_id(&log.path, &h.session_id).to_string();
+    let session_id = xcsh_log::session_id(&log.path, &h.session_id).to_string();
     if let Some(Item::Session { session_id: id, .. }) = items.get_mut(&log.entries[0].id.0) {
         id.clone_from(&session_id);
     }
@@ -644,7 +644,7 @@ mod tests {
     /// The whole DAG as one `Value`, as the export was built before it streamed:
     /// the reference the streamed export is compared with.
     fn reference_json(log: &SessionLog) -> Value {
-        let dag = xcsh_core::log::Dag::from_log(log);
+        let dag = xcsh_log::Dag::from_log(log);
         let entries: Vec<Value> = log
             .entries
             .iter()
@@ -694,22 +694,22 @@ mod tests {
     fn the_streamed_json_is_the_whole_document_byte_for_byte() {
         let dir = tempfile::tempdir().unwrap();
         let synth = dir.path().join("synth.jsonl");
-        let shape = xcsh_core::journal::synth::SynthShape {
+        let shape = xcsh_journal::synth::SynthShape {
             branch_per_mille: 300,
             max_rounds: 3,
             label_chain: 20,
         };
-        let opts = xcsh_core::journal::synth::SynthOptions {
+        let opts = xcsh_journal::synth::SynthOptions {
             entries: 2_000,
             seed: 9,
         };
-        xcsh_core::journal::synth::generate_shaped(&synth, opts, shape).unwrap();
+        xcsh_journal::synth::generate_shaped(&synth, opts, shape).unwrap();
         let mut logs = vec![
             testkit::branched_session(),
             testkit::compaction_session(),
             testkit::steer_session(),
         ];
-        logs.push((dir, xcsh_core::log::read_session(&synth).unwrap()));
+        logs.push((dir, xcsh_log::read_session(&synth).unwrap()));
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
         let mut paths: Vec<_> = std::fs::read_dir(fixtures)
             .unwrap()
@@ -720,7 +720,7 @@ mod tests {
             paths.push(log.path.clone());
         }
         for path in paths {
-            let log = xcsh_core::log::read_session(&path).unwrap();
+            let log = xcsh_log::read_session(&path).unwrap();
             let want = format!(
                 "{}\n",
                 serde_json::to_string_pretty(&reference_json(&log)).unwrap()
@@ -751,14 +751,14 @@ mod tests {
             .into_iter()
             .map(|entries| {
                 let path = dir.path().join(format!("b{entries}.jsonl"));
-                let shape = xcsh_core::journal::synth::SynthShape {
+                let shape = xcsh_journal::synth::SynthShape {
                     branch_per_mille: 1000,
                     max_rounds: 1,
                     label_chain: 0,
                 };
-                let opts = xcsh_core::journal::synth::SynthOptions { entries, seed: 5 };
-                xcsh_core::journal::synth::generate_shaped(&path, opts, shape).unwrap();
-                let log = xcsh_core::log::read_session(&path).unwrap();
+                let opts = xcsh_journal::synth::SynthOptions { entries, seed: 5 };
+                xcsh_journal::synth::generate_shaped(&path, opts, shape).unwrap();
+                let log = xcsh_log::read_session(&path).unwrap();
                 let page = html(&log).unwrap();
                 (
                     std::fs::metadata(&path).unwrap().len() as f64,

@@ -18,9 +18,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use xcsh_core::log::machine_at::settled_boundary;
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionWriter, TornTail, read_session};
-use xcsh_core::machine::EntryId;
+use xcsh_log::machine_at::settled_boundary;
+use xcsh_log::{Body, Dag, Entry, Record, SessionWriter, TornTail, read_session};
+use xcsh_machine::EntryId;
 
 use crate::error::InspectError;
 
@@ -77,7 +77,7 @@ pub fn fork(
     }
     let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
     let Some(label_id) = max_id.0.checked_add(1).map(EntryId) else {
-        return Err(xcsh_core::log::LogError::IdsExhausted {
+        return Err(xcsh_log::LogError::IdsExhausted {
             path: source.to_path_buf(),
             id: max_id,
         }

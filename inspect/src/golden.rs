@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use xcsh_core::log::{Body, Entry, EntryHash, Record};
-use xcsh_core::machine::EntryId;
+use xcsh_log::{Body, Entry, EntryHash, Record};
+use xcsh_machine::EntryId;
 
 use crate::style::Style;
 use crate::testkit::retime;
@@ -85,7 +85,7 @@ fn views(fixture: &Path, tmp: &Path) -> String {
 }
 
 /// Ends of branches (not labels), in file order.
-fn tree_leaves(log: &xcsh_core::log::SessionLog) -> Vec<EntryId> {
+fn tree_leaves(log: &xcsh_log::SessionLog) -> Vec<EntryId> {
     crate::export::branch_leaves(log)
 }
 
@@ -159,7 +159,7 @@ fn two_runs_of_a_task_that_differ_in_one_tool_result() {
 }
 
 /// Re-encodes every line of `input` after `edit` (hashes recomputed).
-fn rewrite(input: &Path, output: &Path, edit: impl Fn(&mut Entry)) -> xcsh_core::log::SessionLog {
+fn rewrite(input: &Path, output: &Path, edit: impl Fn(&mut Entry)) -> xcsh_log::SessionLog {
     let mut hashes: HashMap<EntryId, EntryHash> = HashMap::new();
     let mut bytes = Vec::new();
     for line in std::fs::read_to_string(input).unwrap().lines() {
@@ -171,5 +171,5 @@ fn rewrite(input: &Path, output: &Path, edit: impl Fn(&mut Entry)) -> xcsh_core:
         bytes.extend_from_slice(&l);
     }
     std::fs::write(output, bytes).unwrap();
-    xcsh_core::log::read_session(output).unwrap()
+    xcsh_log::read_session(output).unwrap()
 }

@@ -6,9 +6,9 @@
 //! stats and summary have one implementation, over the index, for a file and a log
 //! read already alike.)
 
-use xcsh_core::journal::synth::{SynthOptions, generate};
-use xcsh_core::log::index::open_index;
-use xcsh_core::log::read_session;
+use xcsh_journal::synth::{SynthOptions, generate};
+use xcsh_log::index::open_index;
+use xcsh_log::read_session;
 
 #[test]
 fn events_of_entry_types_from_the_index_equal_the_full_timeline() {

@@ -4,8 +4,8 @@
 //! summaries, approvals, and how each run ended.
 
 use serde::Serialize;
-use xcsh_core::log::{Body, Entry, Record, SessionLog};
-use xcsh_core::machine::{Decision, EntryId, StepOutcome, Usage};
+use xcsh_log::{Body, Entry, Record, SessionLog};
+use xcsh_machine::{Decision, EntryId, StepOutcome, Usage};
 
 use crate::common::{
     args_compact, branch_path, cap, one_line, origin_name, outcome_text, serde_name, stop_text,
@@ -366,7 +366,7 @@ pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>
         .collect();
     // The session's own id (a fork's is in its file name, its header is its source's).
     if let Some(Item::Session { session_id, .. }) = path.first_mut() {
-        *session_id = xcsh_core::log::session_id(&log.path, session_id).to_string();
+        *session_id = xcsh_log::session_id(&log.path, session_id).to_string();
     }
     // Labels are not on any path (nothing continues from them): show those naming
     // an entry of this branch right after it, in file order.
@@ -691,7 +691,7 @@ mod tests {
             parent.hash = hash;
         }
         std::fs::write(&log.path, text).unwrap();
-        let log = xcsh_core::log::read_session(&log.path).unwrap();
+        let log = xcsh_log::read_session(&log.path).unwrap();
         let entries: Vec<u64> = conversation(&log, None)
             .unwrap()
             .iter()

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
-use xcsh_core::log::SessionLog;
-use xcsh_core::log::index::{ArchivedIndexData, Kind, NONE, index_of, open_index};
-use xcsh_core::machine::EntryId;
+use xcsh_log::SessionLog;
+use xcsh_log::index::{ArchivedIndexData, Kind, NONE, index_of, open_index};
+use xcsh_machine::EntryId;
 
 use crate::common::stop_text;
 use crate::error::InspectError;
@@ -610,10 +610,8 @@ pub fn render_last(stats: &Stats, last: Option<usize>) -> String {
 mod tests {
     use super::*;
     use crate::testkit::{self, Kit};
-    use xcsh_core::log::Record;
-    use xcsh_core::machine::{
-        ProviderError, ProviderErrorKind, StepOutcome, StreamEvent, ToolStatus,
-    };
+    use xcsh_log::Record;
+    use xcsh_machine::{ProviderError, ProviderErrorKind, StepOutcome, StreamEvent, ToolStatus};
 
     #[test]
     fn steps_tools_and_budget() {
@@ -674,15 +672,15 @@ mod tests {
     fn the_direct_layout_is_comfy_tables_layout() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        xcsh_core::journal::synth::generate(
+        xcsh_journal::synth::generate(
             &path,
-            xcsh_core::journal::synth::SynthOptions {
+            xcsh_journal::synth::SynthOptions {
                 entries: 2_500,
                 seed: 9,
             },
         )
         .unwrap();
-        let stats = compute(&xcsh_core::log::read_session(&path).unwrap());
+        let stats = compute(&xcsh_log::read_session(&path).unwrap());
         let mut steps = Cells::new(&STEP_HEAD, vec![true; STEP_HEAD.len()]);
         for s in &stats.steps {
             steps.num(u64::from(s.run));
@@ -721,7 +719,7 @@ mod tests {
         if let Record::Step(s) = &mut step {
             s.events.insert(
                 0,
-                xcsh_core::log::TimedEvent {
+                xcsh_log::TimedEvent {
                     ms: 0,
                     event: StreamEvent::Retrying {
                         attempt: 1,

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
-use xcsh_core::log::SessionLog;
-use xcsh_core::log::index::{ArchivedIndexData, Kind, index_of, open_index};
+use xcsh_log::SessionLog;
+use xcsh_log::index::{ArchivedIndexData, Kind, index_of, open_index};
 
 use crate::common::one_line;
 use crate::error::InspectError;
@@ -36,7 +36,7 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
         Ok(index) => summarize_indexed(&log.path, index.data()),
         // An index is made of any log but one without entries: nothing to say.
         Err(_) => SessionSummary {
-            id: xcsh_core::log::session_id(&log.path, "").to_string(),
+            id: xcsh_log::session_id(&log.path, "").to_string(),
             path: log.path.display().to_string(),
             workspace: String::new(),
             started: String::new(),
@@ -51,7 +51,7 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
 }
 
 /// Characters of [`SessionSummary::first_message`] (fewer than the index keeps of a
-/// prompt, [`xcsh_core::log::index::PREVIEW_CHARS`], so both summaries agree).
+/// prompt, [`xcsh_log::index::PREVIEW_CHARS`], so both summaries agree).
 const FIRST_MESSAGE_CHARS: usize = 100;
 
 /// Summarizes the session file at `path` from its index (built or extended when
@@ -93,7 +93,7 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
         .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_default();
     SessionSummary {
-        id: xcsh_core::log::session_id(path, d.session_id.as_str()).to_string(),
+        id: xcsh_log::session_id(path, d.session_id.as_str()).to_string(),
         path: path.display().to_string(),
         workspace: d.cwd.as_str().to_string(),
         started,
@@ -143,8 +143,8 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
 mod tests {
     use super::*;
     use crate::testkit::Kit;
-    use xcsh_core::log::{Body, Record};
-    use xcsh_core::machine::EntryId;
+    use xcsh_log::{Body, Record};
+    use xcsh_machine::EntryId;
 
     /// Labels on an inner entry and on the leaf hang off those entries, but the
     /// session still has the two branches `xcsh tree` draws.

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use xcsh_core::journal::{Action, Journal, Player, TimedLog};
-use xcsh_core::log::machine_at::rebuild_machine;
-use xcsh_core::log::{
+use xcsh_journal::{Action, Journal, Player, TimedLog};
+use xcsh_log::machine_at::rebuild_machine;
+use xcsh_log::{
     Body, Entry, EntryHash, Record, SessionHeader, SessionLog, SessionWriter, StepRecord,
     TimedEvent, ToolResultRecord, read_session,
 };
-use xcsh_core::machine::{
+use xcsh_machine::{
     Assembled, CallId, Decision, EntryId, FinishReason, Limits, Permissions, RunConfig, StepNo,
     StepOutcome, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
 };
@@ -56,7 +56,7 @@ impl Kit {
         };
         let writer = SessionWriter::create(&path, header, t0()).unwrap();
         let rec = Player::new(
-            Journal::new(xcsh_core::machine::Machine::new(), EntryId(0)),
+            Journal::new(xcsh_machine::Machine::new(), EntryId(0)),
             TimedLog::new(writer, t0()),
         );
         Kit {

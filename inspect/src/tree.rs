@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
-use xcsh_core::log::index::{ArchivedIndexData, Kind, index_of, open_index};
-use xcsh_core::log::{Entry, SessionLog, read_session};
-use xcsh_core::machine::EntryId;
+use xcsh_log::index::{ArchivedIndexData, Kind, index_of, open_index};
+use xcsh_log::{Entry, SessionLog, read_session};
+use xcsh_machine::EntryId;
 
 use crate::common::{cut, entry_text, stop_text};
 use crate::error::InspectError;
@@ -153,7 +153,7 @@ pub fn build(log: &SessionLog, full: bool) -> Tree {
         // An index is made of any log but one without entries, whose tree is empty.
         Err(_) => Tree {
             full,
-            session_id: xcsh_core::log::session_id(&log.path, "").to_string(),
+            session_id: xcsh_log::session_id(&log.path, "").to_string(),
             cwd: String::new(),
             forked_from: None,
             leaf: EntryId(0),

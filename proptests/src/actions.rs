@@ -7,7 +7,7 @@
 use std::fmt;
 
 use proptest::prelude::*;
-use xcsh_core::machine::{ApprovalScope, FinishReason, Limits, Permissions, ToolStatus, Verdict};
+use xcsh_machine::{ApprovalScope, FinishReason, Limits, Permissions, ToolStatus, Verdict};
 
 /// What a generated tool call looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +223,7 @@ pub fn limits() -> impl Strategy<Value = Limits> {
 
 /// A generated session: the limits and policy every prompt carries, and the actions.
 /// Its `Debug` is [`Script::to_script`], so a failing case prints as a script that
-/// pastes into a given/when/then test of `core/src/machine/tests.rs`.
+/// pastes into a given/when/then test of `machine/src/tests.rs`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Script {
     pub limits: Limits,

@@ -1,10 +1,10 @@
-//! Runs a script in the syntax of `core/src/machine/tests.rs` (see its module doc)
+//! Runs a script in the syntax of `machine/src/tests.rs` (see its module doc)
 //! through a bare machine, the way that module's `Harness` does, and returns the
 //! decisions. It lets the property tests check that a printed script says what the
 //! generated run did, so that pasting it into a given/when/then test reproduces it.
 //! Keep it in step with that harness.
 
-use xcsh_core::machine::{
+use xcsh_machine::{
     CallId, Decision, Effect, EntryId, Input, Limits, Machine, Permissions, RunConfig, StepNo,
     StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };

@@ -17,8 +17,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use xcsh_core::log::{Body, Dag, Entry, Record, SessionLog};
-use xcsh_core::machine::{
+use xcsh_log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_machine::{
     Decision, EntryId, FinishReason, Limits, Permissions, StepNo, StepOutcome, StopReason, Usage,
     UserOrigin, Verdict,
 };
@@ -175,7 +175,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             if settles {
                 run.open_step = None;
                 let refused = matches!(&s.outcome, StepOutcome::Failed { error }
-                    if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow);
+                    if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow);
                 run.overflow = match (refused, run.overflow) {
                     (true, Overflow::Retried) => Overflow::RefusedRetry,
                     (true, _) => Overflow::Refused,
@@ -311,9 +311,7 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
             }
         }
         Decision::SyntheticResult { call, reason, .. } => {
-            if *reason == xcsh_core::machine::SyntheticReason::Lost
-                && !run.in_flight.remove(&call.id.0)
-            {
+            if *reason == xcsh_machine::SyntheticReason::Lost && !run.in_flight.remove(&call.id.0) {
                 return Err(format!("{} lost but it was not in flight", call.id));
             }
             *run.settled.entry(call.id.0.clone()).or_default() += 1;

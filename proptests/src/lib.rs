@@ -6,7 +6,7 @@
 //! settling, a tool settling); [`play`] turns each action into the input record the
 //! runtime would write, aimed at whatever the machine currently has in flight, so
 //! that a shrunk failure reads as a short [`Script`], printed (its `Debug`) in the
-//! syntax of the given/when/then tests of `core/src/machine/tests.rs`.
+//! syntax of the given/when/then tests of `machine/src/tests.rs`.
 
 mod actions;
 mod harness;
@@ -52,7 +52,7 @@ pub fn config() -> proptest::test_runner::Config {
 
 /// Runs `property` over `strategy` ([`config`] cases). On a failure, proptest's
 /// shrunk case is cut down further by [`minimize`], and the test panics with the
-/// reason and the script, ready to paste into `core/src/machine/tests.rs`.
+/// reason and the script, ready to paste into `machine/src/tests.rs`.
 pub fn check_property(
     strategy: impl proptest::strategy::Strategy<Value = Script>,
     property: impl Fn(&Script) -> Result<(), String>,
@@ -84,8 +84,8 @@ pub fn find_failure(
         }
         Err(TestError::Abort(why)) => Some((
             Script {
-                limits: xcsh_core::machine::Limits::default(),
-                permissions: xcsh_core::machine::Permissions::Yolo,
+                limits: xcsh_machine::Limits::default(),
+                permissions: xcsh_machine::Permissions::Yolo,
                 estimate_bytes_per_token: 0,
                 actions: Vec::new(),
             },

@@ -1,16 +1,16 @@
 //! Playing a [`Script`]: each action becomes the input record the runtime would
 //! write, aimed at what the machine has in flight at that moment, and goes through
-//! the production journal (`xcsh_core::journal::Player`) into the real log writer.
-//! The same driver, over a log in memory, prints the script in the syntax of `core/src/machine/tests.rs`.
+//! the production journal (`xcsh_journal::Player`) into the real log writer.
+//! The same driver, over a log in memory, prints the script in the syntax of `machine/src/tests.rs`.
 
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use xcsh_core::journal::{Append, Journal, MemoryLog, Player, TimedLog};
-use xcsh_core::log::{
+use xcsh_journal::{Append, Journal, MemoryLog, Player, TimedLog};
+use xcsh_log::{
     Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
 };
-use xcsh_core::machine::{
+use xcsh_machine::{
     Assembled, CallId, EntryId, Machine, Phase, ProviderError, ProviderErrorKind, RunConfig,
     StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };
@@ -362,7 +362,7 @@ fn status_word(status: ToolStatus) -> &'static str {
     }
 }
 
-fn finish_word(reason: xcsh_core::machine::FinishReason) -> String {
+fn finish_word(reason: xcsh_machine::FinishReason) -> String {
     serde_json::to_value(reason)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -526,7 +526,7 @@ pub fn play(script: &Script) -> Played {
 }
 
 impl Script {
-    /// The script in the syntax of `core/src/machine/tests.rs` (a `config` line,
+    /// The script in the syntax of `machine/src/tests.rs` (a `config` line,
     /// then one input per line), ready to paste into a given/when/then test.
     /// Actions that had no target (a tool result with no call in flight, …) are left
     /// out; what the syntax cannot say is a `#` comment.

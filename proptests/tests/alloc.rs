@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::DateTime;
-use xcsh_core::log::{Body, Entry, EntryHash, Record, SessionHeader, read_session};
-use xcsh_core::machine::EntryId;
+use xcsh_log::{Body, Entry, EntryHash, Record, SessionHeader, read_session};
+use xcsh_machine::EntryId;
 use xcsh_proptests::scratch_dir;
 
 struct Counting;

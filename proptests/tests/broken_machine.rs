@@ -4,7 +4,7 @@
 //! `cargo test -p xcsh-proptests --features broken-steer` (scripts/check-broken-machine.sh).
 #![cfg(feature = "broken-steer")]
 
-use xcsh_core::log::read_session;
+use xcsh_log::read_session;
 use xcsh_proptests::{Script, check_invariants, find_failure, play, script};
 
 fn invariants(s: &Script) -> Result<(), String> {

@@ -12,15 +12,15 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
-use xcsh_core::journal::{Journal, Player, TimedLog};
-use xcsh_core::log::{
+use xcsh_journal::{Journal, Player, TimedLog};
+use xcsh_log::{
     Entry, LogError, Record, SessionLog, SessionWriter, TornTail, entry_decision, read_session,
 };
-use xcsh_core::machine::{Decision, Effect, EntryId, Limits, Machine, Permissions, RunConfig};
-use xcsh_core::runtime::{RunOptions, SessionTarget, Task, rebuild_machine, run_agent};
+use xcsh_machine::{Decision, Effect, EntryId, Limits, Machine, Permissions, RunConfig};
 use xcsh_proptests::{
     Script, branching_script, cases, check_invariants, play, scratch_dir, script,
 };
+use xcsh_runtime::{RunOptions, SessionTarget, Task, rebuild_machine, run_agent};
 
 /// A played log: its bytes, its entries, and where each line ends (after its `\n`).
 struct Original {
@@ -70,17 +70,12 @@ fn t(n: i64) -> DateTime<Utc> {
 /// The decisions the machine makes on the path to `leaf` that the log does not
 /// hold: a crash between an input's line and its decisions' lines leaves them out.
 fn owed_decisions(log: &SessionLog, leaf: EntryId) -> Vec<Decision> {
-    let path = xcsh_core::log::Dag::from_log(log)
-        .path_to_root(leaf)
-        .unwrap();
+    let path = xcsh_log::Dag::from_log(log).path_to_root(leaf).unwrap();
     let mut machine = Machine::new();
     let mut owed = std::collections::VecDeque::new();
     for id in path {
         let entry = log.get(id).unwrap();
-        for input in xcsh_core::log::RecordedInput::cloned(entry)
-            .into_iter()
-            .flatten()
-        {
+        for input in xcsh_log::RecordedInput::cloned(entry).into_iter().flatten() {
             for effect in machine.handle(input) {
                 if let Effect::Record(d) = effect {
                     owed.push_back(d);
@@ -104,7 +99,7 @@ fn resume(path: &Path) -> Result<Player, String> {
     let mut leaf = leaf;
     for d in owed_decisions(&log, leaf) {
         leaf = writer
-            .append(leaf, t(1), &xcsh_core::log::Body::Decision(d))
+            .append(leaf, t(1), &xcsh_log::Body::Decision(d))
             .map_err(|e| e.to_string())?
             .0;
     }
@@ -134,15 +129,15 @@ fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let step = rec.machine().run().steps;
-    rec.record(Record::Step(xcsh_core::log::StepRecord {
-        step: xcsh_core::machine::StepNo(step),
-        events: vec![xcsh_core::log::TimedEvent {
+    rec.record(Record::Step(xcsh_log::StepRecord {
+        step: xcsh_machine::StepNo(step),
+        events: vec![xcsh_log::TimedEvent {
             ms: 1,
-            event: xcsh_core::machine::StreamEvent::TextDelta {
+            event: xcsh_machine::StreamEvent::TextDelta {
                 text: "done".into(),
             },
         }],
-        outcome: xcsh_core::machine::StepOutcome::Completed,
+        outcome: xcsh_machine::StepOutcome::Completed,
         message: Default::default(),
     }))
     .map_err(|e| e.to_string())?;
@@ -167,20 +162,20 @@ fn continue_with_the_runtime(path: &Path) -> Result<SessionLog, String> {
             limits: Limits::default(),
             system_prompt: String::new(),
             provider: Arc::new(
-                xcsh_core::provider::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
+                xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
                     .map_err(|(line, e)| format!("faux script line {line}: {e}"))?,
             ),
-            tools: Arc::new(xcsh_core::tools::testing::TestTools),
+            tools: Arc::new(xcsh_tools::testing::TestTools),
             permissions: Permissions::Yolo,
             approver: None,
-            max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: Default::default(),
         })
         .map_err(|e| e.to_string())?;
         handle.result().await.map_err(|e| e.to_string())
     })?;
     if (&result.stop_reason, result.final_text.as_str())
-        != (&xcsh_core::machine::StopReason::Completed, "done")
+        != (&xcsh_machine::StopReason::Completed, "done")
     {
         return Err(format!("the continued run ended {result:?}"));
     }
@@ -249,7 +244,7 @@ proptest! {
                 // that boundary's own cut): it takes an append and reads clean.
                 let (mut writer, log) = SessionWriter::open(&path).map_err(|e| TestCaseError::fail(format!("cut {cut}: reopening the repaired file: {e}")))?;
                 prop_assert_eq!(&log.torn_tail, &None);
-                let label = xcsh_core::log::Body::Record(Record::Label { target: log.leaf(), name: "after".into() });
+                let label = xcsh_log::Body::Record(Record::Label { target: log.leaf(), name: "after".into() });
                 let (id, _) = writer.append(log.leaf(), t(3), &label).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 drop(writer);
                 let again = read_session(&path).map_err(|e| TestCaseError::fail(format!("cut {cut}: {e}")))?;
@@ -489,11 +484,11 @@ fn the_runtime_resuming_a_log_cut_between_an_input_and_its_decisions_leaves_a_lo
 /// open on exactly the branch, leaf and torn tail that `SessionWriter::open` finds.
 #[test]
 fn a_log_cut_behind_its_derived_index_opens_on_the_same_branch_as_without_it() {
-    use xcsh_core::journal::synth::{SynthOptions, generate};
-    use xcsh_core::log::index::{
+    use xcsh_journal::synth::{SynthOptions, generate};
+    use xcsh_log::index::{
         INDEX_MIN_BYTES, IndexSource, index_path, open_existing_index, open_index,
     };
-    use xcsh_core::log::{BranchEntry, Dag};
+    use xcsh_log::{BranchEntry, Dag};
 
     let dir = scratch_dir();
     let big = dir.path().join("big.jsonl");
@@ -619,7 +614,7 @@ fn a_log_cut_behind_its_derived_index_opens_on_the_same_branch_as_without_it() {
 /// the offset and the sidecar, and leaves a log that replays.
 #[test]
 fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
-    use xcsh_core::runtime::RunEvent;
+    use xcsh_runtime::RunEvent;
     let o = generated(2);
     let dir = scratch_dir();
     let path = dir.path().join("s.jsonl");
@@ -641,13 +636,12 @@ fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
             limits: Limits::default(),
             system_prompt: String::new(),
             provider: Arc::new(
-                xcsh_core::provider::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
-                    .unwrap(),
+                xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#).unwrap(),
             ),
-            tools: Arc::new(xcsh_core::tools::testing::TestTools),
+            tools: Arc::new(xcsh_tools::testing::TestTools),
             permissions: Permissions::Yolo,
             approver: None,
-            max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: Default::default(),
         })
         .unwrap();
@@ -662,7 +656,7 @@ fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
     let result = result.unwrap();
     assert_eq!(
         (result.stop_reason, result.final_text.as_str()),
-        (xcsh_core::machine::StopReason::Completed, "done")
+        (xcsh_machine::StopReason::Completed, "done")
     );
     let offset = o.bytes.len();
     assert_eq!(

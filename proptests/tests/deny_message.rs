@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use xcsh_core::log::{Body, Record, read_session};
-use xcsh_core::machine::{Limits, Permissions, StopReason};
-use xcsh_core::provider::BoxFuture;
-use xcsh_core::provider::faux::FauxProvider;
-use xcsh_core::runtime::{
+use xcsh_log::{Body, Record, read_session};
+use xcsh_machine::{Limits, Permissions, StopReason};
+use xcsh_providers::BoxFuture;
+use xcsh_providers::faux::FauxProvider;
+use xcsh_replay::{Outcome, ReplayOptions};
+use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunOptions, SessionTarget, Task, run_agent,
 };
-use xcsh_core::tools::StandardTools;
-use xcsh_replay::{Outcome, ReplayOptions};
+use xcsh_tools::StandardTools;
 
 struct DenyWith(&'static str);
 
@@ -47,7 +47,7 @@ async fn a_denial_with_a_message_replays_clean_and_without_the_message_diverges(
         tools: Arc::new(StandardTools::new(&work).unwrap()),
         permissions: Permissions::Ask,
         approver: Some(Arc::new(DenyWith("use b.txt instead"))),
-        max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Default::default(),
     })
     .unwrap();

@@ -20,21 +20,21 @@ use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use xcsh_core::log::{Body, Record, SessionLog, StepRecord, read_session};
-use xcsh_core::machine::{
+use xcsh_log::{Body, Record, SessionLog, StepRecord, read_session};
+use xcsh_machine::{
     Assembler, Decision, FinishReason, IgnoreReason, Limits, Permissions, ProviderError,
     ProviderErrorKind, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
     ToolStatus, Usage,
 };
-use xcsh_core::provider::anthropic::AnthropicProvider;
-use xcsh_core::provider::http::HttpConfig;
-use xcsh_core::provider::openai::OpenAiProvider;
-use xcsh_core::provider::regress::{self, Protocol};
-use xcsh_core::provider::responses::ResponsesProvider;
-use xcsh_core::provider::{BoxFuture, ModelRequest, Provider, StreamSink};
-use xcsh_core::runtime::{RunHandle, RunOptions, RunResult, SessionTarget, Task, run_agent};
-use xcsh_core::tools::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
 use xcsh_proptests::{check_invariants, scratch_dir};
+use xcsh_providers::anthropic::AnthropicProvider;
+use xcsh_providers::http::HttpConfig;
+use xcsh_providers::openai::OpenAiProvider;
+use xcsh_providers::regress::{self, Protocol};
+use xcsh_providers::responses::ResponsesProvider;
+use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_runtime::{RunHandle, RunOptions, RunResult, SessionTarget, Task, run_agent};
+use xcsh_tools::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
 
 /// A run of its own: a fresh session file in a scratch directory.
 struct Run {
@@ -58,7 +58,7 @@ fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, Run
         tools,
         permissions: Permissions::Yolo,
         approver: None,
-        max_parallel_tools: xcsh_core::runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Default::default(),
     })
     .expect("start the run");
@@ -107,7 +107,7 @@ fn events(step: &StepRecord) -> Vec<StreamEvent> {
     step.events.iter().map(|e| e.event.clone()).collect()
 }
 
-fn assembled(events: &[StreamEvent]) -> xcsh_core::machine::Assembled {
+fn assembled(events: &[StreamEvent]) -> xcsh_machine::Assembled {
     let mut a = Assembler::default();
     events.iter().for_each(|e| a.push(e));
     a.finish()
@@ -353,7 +353,7 @@ fn protocol(wire: Wire) -> Protocol {
 /// The events a stream delivers before its connection breaks after `bytes`: each
 /// complete SSE event through the mapper, up to the first error; no flush.
 fn parsed_before_a_break(protocol: Protocol, bytes: &[u8]) -> Vec<StreamEvent> {
-    let mut parser = xcsh_core::provider::sse::SseParser::new();
+    let mut parser = xcsh_providers::sse::SseParser::new();
     let mut mapper = protocol.mapper();
     let mut out = Vec::new();
     for event in parser.push(bytes) {
@@ -579,7 +579,7 @@ impl Provider for StragglingProvider {
                 let call = [
                     StreamEvent::ToolCallStart {
                         index: 0,
-                        id: xcsh_core::machine::CallId("call_1".into()),
+                        id: xcsh_machine::CallId("call_1".into()),
                         name: "echo".into(),
                     },
                     StreamEvent::ToolCallDelta {
@@ -652,7 +652,7 @@ fn calling(tools: &[&str]) -> Arc<dyn Provider> {
         "{{\"tool_calls\":[{}]}}\n{{\"text\":\"done\"}}",
         calls.join(",")
     );
-    Arc::new(xcsh_core::provider::faux::FauxProvider::from_script("faults", &script).unwrap())
+    Arc::new(xcsh_providers::faux::FauxProvider::from_script("faults", &script).unwrap())
 }
 
 #[tokio::test]

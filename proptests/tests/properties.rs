@@ -3,7 +3,7 @@
 //! branch, byte-for-byte serde round trip, an acyclic DAG with every parent present,
 //! and the context rebuilt at every settled entry equal to the live one. Cases: 256
 //! per property by default, `PROPTEST_CASES` for more. A failure prints its shrunk
-//! script, ready to paste into a given/when/then test of core/src/machine/tests.rs.
+//! script, ready to paste into a given/when/then test of machine/src/tests.rs.
 #![cfg(not(feature = "broken-steer"))]
 
 use std::collections::{BTreeSet, HashMap};
@@ -11,12 +11,12 @@ use std::fmt::Debug;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
-use xcsh_core::log::{Body, Dag, Entry, SessionLog, read_session, rebuild_context};
-use xcsh_core::machine::{Context, Decision, EntryId, StopReason};
-use xcsh_core::runtime::rebuild_machine;
+use xcsh_log::{Body, Dag, Entry, SessionLog, read_session, rebuild_context};
+use xcsh_machine::{Context, Decision, EntryId, StopReason};
 use xcsh_proptests::{
     Played, Script, branching_script, check_invariants, check_property, play, run_script, script,
 };
+use xcsh_runtime::rebuild_machine;
 
 fn read(played: &Played) -> Result<SessionLog, String> {
     let log = read_session(&played.path).map_err(|e| e.to_string())?;
@@ -316,7 +316,7 @@ fn stop_kind(reason: &StopReason) -> String {
 /// regression test of that bug).
 #[test]
 fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
-    use xcsh_core::machine::{FinishReason, Limits, Permissions};
+    use xcsh_machine::{FinishReason, Limits, Permissions};
     use xcsh_proptests::{Action, Args, End};
     let s = Script {
         limits: Limits::default(),
@@ -346,7 +346,7 @@ fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
 /// rarely), and the log keeps every invariant, replays, and rebuilds the live context.
 #[test]
 fn a_refused_retry_keeps_the_invariants_and_replays() {
-    use xcsh_core::machine::{FinishReason, Limits, Permissions};
+    use xcsh_machine::{FinishReason, Limits, Permissions};
     use xcsh_proptests::{Action, Args, End};
     let tool_step = || Action::Step {
         text: false,
@@ -362,7 +362,7 @@ fn a_refused_retry_keeps_the_invariants_and_replays() {
     };
     let tool = || Action::Tool {
         n: 0,
-        status: xcsh_core::machine::ToolStatus::Ok,
+        status: xcsh_machine::ToolStatus::Ok,
     };
     let s = Script {
         limits: Limits::default(),
@@ -383,7 +383,7 @@ fn a_refused_retry_keeps_the_invariants_and_replays() {
     assert!(
         matches!(
             played.machine.phase(),
-            xcsh_core::machine::Phase::Finished(StopReason::ContextOverflow {
+            xcsh_machine::Phase::Finished(StopReason::ContextOverflow {
                 compacted: true,
                 ..
             })

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use xcsh_core::journal::synth::bench_session;
-use xcsh_core::log::{SessionLog, read_session};
+use xcsh_journal::synth::bench_session;
+use xcsh_log::{SessionLog, read_session};
 use xcsh_replay::{Outcome, ReplayOptions, replay, replay_file};
 
 fn main() {

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use serde::Serialize;
-use xcsh_core::log::read_session;
+use xcsh_log::read_session;
 
 use crate::{Divergence, Outcome, Overrides, ReplayError, ReplayOptions, ReplayReport, replay};
 

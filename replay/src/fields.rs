@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use xcsh_core::machine::Decision;
+use xcsh_machine::Decision;
 
 /// Where `o` and `r` differ: (path, the value in `r`, `None` where `r` lacks it).
 pub(crate) fn differences(

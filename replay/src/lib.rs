@@ -19,8 +19,8 @@ mod summary;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use xcsh_core::log::{Entry, LogError, SessionLog};
-use xcsh_core::machine::{Decision, EntryId};
+use xcsh_log::{Entry, LogError, SessionLog};
+use xcsh_machine::{Decision, EntryId};
 
 use runner::{Fed, Runner};
 

@@ -21,12 +21,10 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
-use xcsh_core::log::{
+use xcsh_log::{
     Body, Entry, EntryHash, FORMAT_VERSION, Record, RecordedInput, SessionLog, entry_decision,
 };
-use xcsh_core::machine::{
-    Assembler, Decision, Effect, EntryId, Machine, Phase, StepNo, StreamEvent,
-};
+use xcsh_machine::{Assembler, Decision, Effect, EntryId, Machine, Phase, StepNo, StreamEvent};
 
 use crate::fields::differences;
 use crate::rewrite::{IdMap, write_chain};

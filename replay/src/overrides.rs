@@ -4,7 +4,7 @@
 //! each prompt recorded, never today's defaults.
 
 use serde::Serialize;
-use xcsh_core::machine::{Input, Permissions, RunConfig};
+use xcsh_machine::{Input, Permissions, RunConfig};
 
 use crate::ReplayError;
 

@@ -226,7 +226,7 @@ fn what_differs(d: &Divergence) -> String {
             return format!("{} differs in {}", recorded.type_name(), fields.join(", "));
         }
     }
-    let name = |x: &Option<xcsh_core::machine::Decision>| {
+    let name = |x: &Option<xcsh_machine::Decision>| {
         x.as_ref()
             .map_or("nothing".to_string(), |d| d.type_name().to_string())
     };
@@ -309,7 +309,7 @@ pub fn minimized(session: &str, out: &str, m: &Minimized, overrides: &Overrides)
             .log
             .entries
             .iter()
-            .filter(|e| xcsh_core::log::entry_decision(e).is_some())
+            .filter(|e| xcsh_log::entry_decision(e).is_some())
             .count(),
     };
     text.push_str(&divergence(out, &report, &m.divergence, None, overrides));

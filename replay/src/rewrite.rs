@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use xcsh_core::log::{Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, read_session};
-use xcsh_core::machine::{Decision, EntryId};
+use xcsh_log::{Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, read_session};
+use xcsh_machine::{Decision, EntryId};
 
 use crate::ReplayError;
 

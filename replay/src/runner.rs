@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use xcsh_core::log::{Body, Entry, RecordedInput, entry_decision};
-use xcsh_core::machine::{Decision, Effect, EntryId, Machine};
+use xcsh_log::{Body, Entry, RecordedInput, entry_decision};
+use xcsh_machine::{Decision, Effect, EntryId, Machine};
 
 use crate::{
     Divergence, DivergenceKind, EntryRef, Outcome, PATH_SHOWN, PhaseKind, Replay, ReplayOptions,

@@ -3,7 +3,7 @@
 //! the machine has made that the log records after that entry.
 
 use serde::Serialize;
-use xcsh_core::machine::{Decision, Machine, Pending, RunConfig, Usage};
+use xcsh_machine::{Decision, Machine, Pending, RunConfig, Usage};
 
 use crate::summary::{EntryRef, PhaseKind, message_summary, phase_name};
 
@@ -53,7 +53,7 @@ pub struct ContextSnapshot {
 pub struct MessageRef {
     pub index: usize,
     /// The entry it came from, where it has one (an assistant message's step).
-    pub source: Option<xcsh_core::machine::EntryId>,
+    pub source: Option<xcsh_machine::EntryId>,
     pub role: String,
     pub summary: String,
 }

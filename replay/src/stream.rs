@@ -1,6 +1,6 @@
 //! Replaying a session file in one streaming pass: worker threads read, decode and
 //! verify the file (every line exactly as `read_session` does, see
-//! [`xcsh_core::log::parallel`]) and take each entry apart into what the machine
+//! [`xcsh_log::parallel`]) and take each entry apart into what the machine
 //! consumes, while this thread finds the branch (from the session's valid derived
 //! index, or from a quick scan of each line's `id`, `parent` and `type`) and then
 //! feeds the branch's entries to the machine; nothing else is kept, so memory does
@@ -15,10 +15,10 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::rc::Rc;
 
-use xcsh_core::log::index::{Kind, open_existing_index};
-use xcsh_core::log::parallel::read_parallel;
-use xcsh_core::log::{Entry, LogError};
-use xcsh_core::machine::EntryId;
+use xcsh_log::index::{Kind, open_existing_index};
+use xcsh_log::parallel::read_parallel;
+use xcsh_log::{Entry, LogError};
+use xcsh_machine::EntryId;
 
 use crate::runner::{Fed, Runner};
 use crate::{Outcome, Replay, ReplayOptions};
@@ -61,7 +61,7 @@ struct Skeleton {
 /// [`crate::replay`]: the lines do not have the writer's shape, `leaf` or
 /// `options.until` is not where it must be, or the file disagrees with its scan
 /// (then the whole-log path reports exactly what is wrong). `Some(Err)` is an
-/// error reading the log, as [`xcsh_core::log::read_session`] would report it.
+/// error reading the log, as [`xcsh_log::read_session`] would report it.
 pub fn replay_file(
     path: &Path,
     leaf: Option<EntryId>,
@@ -415,9 +415,9 @@ fn head(line: &[u8], sk: &mut Skeleton) -> Option<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xcsh_core::journal::synth::{SynthOptions, generate};
-    use xcsh_core::log::{Body, EntryHash, read_session};
-    use xcsh_core::machine::Decision;
+    use xcsh_journal::synth::{SynthOptions, generate};
+    use xcsh_log::{Body, EntryHash, read_session};
+    use xcsh_machine::Decision;
 
     /// Writes `entries` with a fresh hash chain (ids and parents as they are).
     fn rewrite(path: &Path, entries: &[Entry]) {
@@ -462,13 +462,13 @@ mod tests {
                 };
                 *d = match d {
                     Decision::RunFinished { steps, .. } => Decision::RunFinished {
-                        reason: xcsh_core::machine::StopReason::Crashed,
+                        reason: xcsh_machine::StopReason::Crashed,
                         steps: *steps,
                         usage: Default::default(),
                         undelivered: vec![],
                     },
                     _ => Decision::StepStarted {
-                        step: xcsh_core::machine::StepNo(999),
+                        step: xcsh_machine::StepNo(999),
                         messages: 0,
                         context_hash: "x".into(),
                     },

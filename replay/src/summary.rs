@@ -2,8 +2,8 @@
 //! short enough for a terminal line, specific enough to recognize the entry.
 
 use serde::Serialize;
-use xcsh_core::log::{Body, Entry, Record};
-use xcsh_core::machine::{Assembler, Decision, Message, Phase, StopReason, Usage, UserOrigin};
+use xcsh_log::{Body, Entry, Record};
+use xcsh_machine::{Assembler, Decision, Message, Phase, StopReason, Usage, UserOrigin};
 
 /// The longest quoted text kept in a summary, in characters.
 const QUOTE: usize = 48;
@@ -11,7 +11,7 @@ const QUOTE: usize = 48;
 /// An entry named in a report: its id, line, type and a one-line summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EntryRef {
-    pub id: xcsh_core::machine::EntryId,
+    pub id: xcsh_machine::EntryId,
     pub line: Option<u32>,
     #[serde(rename = "type")]
     pub type_name: String,
@@ -243,17 +243,17 @@ fn record_summary(record: &Record) -> String {
     }
 }
 
-fn tag_outcome(outcome: &xcsh_core::machine::StepOutcome) -> String {
+fn tag_outcome(outcome: &xcsh_machine::StepOutcome) -> String {
     match outcome {
-        xcsh_core::machine::StepOutcome::Completed => "completed".into(),
-        xcsh_core::machine::StepOutcome::Aborted => "aborted".into(),
-        xcsh_core::machine::StepOutcome::Failed { error } => {
+        xcsh_machine::StepOutcome::Completed => "completed".into(),
+        xcsh_machine::StepOutcome::Aborted => "aborted".into(),
+        xcsh_machine::StepOutcome::Failed { error } => {
             format!("failed ({}: {})", tag(&error.kind), clip(&error.message))
         }
     }
 }
 
-fn event_kind(event: &xcsh_core::machine::StreamEvent) -> String {
+fn event_kind(event: &xcsh_machine::StreamEvent) -> String {
     serde_json::to_value(event)
         .ok()
         .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_owned))

@@ -4,12 +4,12 @@
 
 use chrono::{DateTime, Utc};
 use expect_test::expect;
-use xcsh_core::journal::{Action, Journal, Player, TimedLog};
-use xcsh_core::log::{
+use xcsh_journal::{Action, Journal, Player, TimedLog};
+use xcsh_log::{
     Body, Record, SessionHeader, SessionLog, SessionWriter, StepRecord, TimedEvent,
     ToolResultRecord, read_session,
 };
-use xcsh_core::machine::{
+use xcsh_machine::{
     Assembled, CallId, Decision, EntryId, Limits, Machine, RunConfig, StepNo, StepOutcome,
     StreamEvent, ToolOutcome, ToolStatus,
 };
@@ -75,7 +75,7 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
         limits,
         tools: vec!["echo".into()],
         mutating: Vec::new(),
-        permissions: xcsh_core::machine::Permissions::Yolo,
+        permissions: xcsh_machine::Permissions::Yolo,
         estimate_bytes_per_token: 0,
         sandbox: None,
     };

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use tokio::sync::{mpsc, oneshot};
-use xcsh_core::log::{Body, read_session};
-use xcsh_core::machine::{ApprovalScope, Decision, EntryId, Usage, Verdict};
-use xcsh_core::provider::BoxFuture;
-use xcsh_core::runtime::{
+use xcsh_inspect::Style;
+use xcsh_log::{Body, read_session};
+use xcsh_machine::{ApprovalScope, Decision, EntryId, Usage, Verdict};
+use xcsh_providers::BoxFuture;
+use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunHandle, RunOptions, SessionTarget, Task,
     branch_at, run_agent,
 };
-use xcsh_inspect::Style;
 
 use crate::sessions;
 use crate::setup::Setup;
@@ -182,7 +182,7 @@ pub fn label(path: &Path, entry: Option<EntryId>, name: &str) -> Result<String> 
 pub fn fork(path: &Path, workspace: &Path) -> Result<(PathBuf, String)> {
     let log = read_session(path)?;
     let leaf = log.leaf();
-    let origin = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+    let origin = xcsh_log::session_id(path, &log.header().session_id).to_string();
     let (_, out) = sessions::new_session(workspace)?;
     xcsh_inspect::fork::fork(path, leaf, &origin, &out, chrono::Utc::now())?;
     let said = format!(

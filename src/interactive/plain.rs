@@ -14,8 +14,8 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
-use xcsh_core::machine::{IgnoreReason, StopReason};
-use xcsh_core::runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
+use xcsh_machine::{IgnoreReason, StopReason};
+use xcsh_runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
 use crate::present::{
@@ -418,7 +418,7 @@ impl Ui {
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
             RunEvent::StepFinished {
                 error: Some(error), ..
-            } if error.kind == xcsh_core::machine::ProviderErrorKind::ContextOverflow => {
+            } if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow => {
                 self.out.flush();
                 self.out
                     .line(format!("[context] {}", context_overflow(&error.message)));
@@ -503,7 +503,7 @@ impl Ui {
             }
             Err(e) => self.out.line(format!("xcsh: the run failed: {e}")),
         }
-        xcsh_core::tools::procs::end_orphans();
+        xcsh_tools::procs::end_orphans();
         Ok(!running.exit_after)
     }
 

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use tokio::sync::{mpsc, oneshot};
-use xcsh_core::log::read_session;
-use xcsh_core::machine::{Permissions, ToolCall};
-use xcsh_core::runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
+use xcsh_log::read_session;
+use xcsh_machine::{Permissions, ToolCall};
+use xcsh_runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
 use xcsh_tui::cells::{Cell, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
@@ -216,7 +216,7 @@ async fn settle(
         }
     }
     let _ = running.handle.result().await;
-    xcsh_core::tools::procs::end_orphans();
+    xcsh_tools::procs::end_orphans();
 }
 
 /// What an edit or write would change now: the file's content (for the
@@ -231,9 +231,9 @@ fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
 }
 
 /// The sandbox as the status line shows it: the mode, `+net` with the network.
-pub(crate) fn sandbox_name(p: xcsh_core::tools::sandbox::SandboxPolicy) -> String {
+pub(crate) fn sandbox_name(p: xcsh_tools::sandbox::SandboxPolicy) -> String {
     match p.mode {
-        xcsh_core::tools::sandbox::SandboxMode::Off => "off".to_owned(),
+        xcsh_tools::sandbox::SandboxMode::Off => "off".to_owned(),
         mode if p.network => format!("{} +net", mode.name()),
         mode => mode.name().to_owned(),
     }
@@ -288,7 +288,7 @@ impl Controller {
         for cell in xcsh_tui::cells::from_entries(&log, log.leaf())? {
             self.app.push_cell(cell);
         }
-        let id = xcsh_core::log::session_id(path, &log.header().session_id).to_string();
+        let id = xcsh_log::session_id(path, &log.header().session_id).to_string();
         self.app.notice(
             NoticeLevel::Info,
             format!("continuing session {id} ({})", path.display()),
@@ -338,7 +338,7 @@ impl Controller {
                 .app
                 .notice(NoticeLevel::Error, format!("the run failed: {e}")),
         }
-        xcsh_core::tools::procs::end_orphans();
+        xcsh_tools::procs::end_orphans();
         self.app.on_run_end();
         if running.exit_after {
             self.exit = true;
@@ -355,7 +355,7 @@ impl Controller {
         if let Some(text) = shown {
             self.app.push_cell(Cell::User {
                 text,
-                origin: xcsh_core::machine::UserOrigin::Prompt,
+                origin: xcsh_machine::UserOrigin::Prompt,
             });
         }
         self.running = Some(Running {
@@ -429,7 +429,7 @@ impl Controller {
         let mut attached = Vec::new();
         for path in complete::mentions(text) {
             let call = ToolCall {
-                id: xcsh_core::machine::CallId(format!("mention-{}", attached.len())),
+                id: xcsh_machine::CallId(format!("mention-{}", attached.len())),
                 name: "read".into(),
                 arguments: serde_json::json!({ "path": path }).to_string(),
             };
@@ -438,7 +438,7 @@ impl Controller {
                 .tools
                 .execute(call, tokio_util::sync::CancellationToken::new())
                 .await;
-            if outcome.status == xcsh_core::machine::ToolStatus::Ok {
+            if outcome.status == xcsh_machine::ToolStatus::Ok {
                 task.push_str(&format!(
                     "\n\n<file path=\"{path}\">\n{}\n</file>",
                     outcome.content

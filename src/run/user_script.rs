@@ -21,7 +21,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
-use xcsh_core::runtime::{RunEvent, RunHandle};
+use xcsh_runtime::{RunEvent, RunHandle};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

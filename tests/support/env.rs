@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use xcsh_core::log::{Body, Record, StepRecord, read_session};
-use xcsh_core::machine::{EntryId, ToolOutcome};
+use xcsh_log::{Body, Record, StepRecord, read_session};
+use xcsh_machine::{EntryId, ToolOutcome};
 
 use super::sse::Wire;
 use super::tmux::Tmux;

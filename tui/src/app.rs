@@ -12,10 +12,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use xcsh_core::machine::{
-    ApprovalScope, CallId, IgnoreReason, Permissions, ProviderErrorKind, Verdict,
-};
-use xcsh_core::runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
+use xcsh_machine::{ApprovalScope, CallId, IgnoreReason, Permissions, ProviderErrorKind, Verdict};
+use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
 use crate::Theme;
 use crate::approval::{Approval, Choice};

@@ -5,7 +5,7 @@
 //! budget: the preview is cut first (`… N more lines (Ctrl-T shows all)`).
 
 use ratatui::text::{Line, Span};
-use xcsh_core::machine::ApprovalScope;
+use xcsh_machine::ApprovalScope;
 
 use crate::Theme;
 use crate::diffview::{self, Diff};

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use ratatui::text::{Line, Span};
-use xcsh_core::log::{Body, Dag, Entry, LogError, Record, SessionLog};
-use xcsh_core::machine::{
+use xcsh_log::{Body, Dag, Entry, LogError, Record, SessionLog};
+use xcsh_machine::{
     CallId, Decision, EntryId, ProviderErrorKind, StepOutcome, StopReason, ToolStatus, Usage,
     UserOrigin,
 };

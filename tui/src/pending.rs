@@ -3,7 +3,7 @@
 //! their `delivered` event, or until the run ends without delivering them.
 
 use ratatui::text::{Line, Span};
-use xcsh_core::machine::UserOrigin;
+use xcsh_machine::UserOrigin;
 
 use crate::Theme;
 use crate::fmt;

@@ -4,7 +4,7 @@
 //! UI's state. Both fit any width by dropping their least important parts first.
 
 use ratatui::text::{Line, Span};
-use xcsh_core::machine::Permissions;
+use xcsh_machine::Permissions;
 
 use crate::Theme;
 use crate::fmt;

@@ -10,8 +10,8 @@ pub mod outcome;
 use std::collections::VecDeque;
 
 use ratatui::text::{Line, Span};
-use xcsh_core::log::FileChange;
-use xcsh_core::machine::{CallId, SyntheticReason, ToolStatus};
+use xcsh_log::FileChange;
+use xcsh_machine::{CallId, SyntheticReason, ToolStatus};
 
 use crate::Theme;
 use crate::diffview::Diff;
@@ -458,7 +458,7 @@ impl ToolCard {
                     meta.extend([sep(), Span::styled(text, theme.style(role))]);
                 }
                 // The header says "cancelled" already.
-                let cancelled = format!("bash {}", xcsh_core::tools::CANCELLED_NOTE);
+                let cancelled = format!("bash {}", xcsh_tools::CANCELLED_NOTE);
                 for note in result.notes.iter().filter(|n| !n.starts_with(&cancelled)) {
                     body.push(Line::from(Span::styled(
                         fmt::clean(note),

@@ -8,8 +8,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use xcsh_core::log::{Body, Entry, Record};
-use xcsh_core::machine::{
+use xcsh_log::{Body, Entry, Record};
+use xcsh_machine::{
     CallId, Decision, EntryId, FinishReason, StepOutcome, SyntheticReason, UserOrigin,
 };
 

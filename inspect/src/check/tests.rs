@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use xcsh_core::log::{Body, Entry, EntryHash, Record, SessionLog};
-use xcsh_core::machine::EntryId;
+use xcsh_log::{Body, Entry, EntryHash, Record, SessionLog};
+use xcsh_machine::EntryId;
 
 use super::*;
 use crate::testkit;
@@ -250,9 +250,9 @@ fn parent_links_that_loop_are_a_cycle() {
 fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("synth.jsonl");
-    xcsh_core::journal::synth::generate(
+    xcsh_journal::synth::generate(
         &path,
-        xcsh_core::journal::synth::SynthOptions {
+        xcsh_journal::synth::SynthOptions {
             entries: 6_000,
             seed: 21,
         },
@@ -288,7 +288,7 @@ fn labelled_leaf_session() -> (tempfile::TempDir, SessionLog) {
     );
     lines.push(String::from_utf8(line).unwrap().trim_end().to_string());
     write_lines(&log.path, &lines);
-    let log = xcsh_core::log::read_session(&log.path).unwrap();
+    let log = xcsh_log::read_session(&log.path).unwrap();
     (dir, log)
 }
 
@@ -296,7 +296,7 @@ fn labelled_leaf_session() -> (tempfile::TempDir, SessionLog) {
 fn a_label_on_a_leaf_is_not_a_branch_and_hides_none() {
     let (_dir, log) = labelled_leaf_session();
     let bytes = std::fs::read(&log.path).unwrap();
-    let index = xcsh_core::log::index::index_of(&log, None).unwrap();
+    let index = xcsh_log::index::index_of(&log, None).unwrap();
     let sessions = crate::summary::summarize_indexed(&log.path, index.data()).branches;
     let fast = check_file(&log.path).unwrap();
     let slow = check_exhaustively(&log.path, &bytes);
@@ -312,7 +312,7 @@ fn a_label_on_a_leaf_is_not_a_branch_and_hides_none() {
 fn an_ordering_violation_under_a_label_is_found() {
     let (_dir, log) = testkit::branched_session();
     let path = rechain(&log, "late-steer.jsonl", &ids(1..=12));
-    let log = xcsh_core::log::read_session(&path).unwrap();
+    let log = xcsh_log::read_session(&path).unwrap();
     let mut lines = lines_of(&path);
     let last = log.get(EntryId(12)).unwrap();
     let (steer, steer_hash) = Entry::encode(

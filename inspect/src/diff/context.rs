@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, TextDiff, capture_diff_slices};
-use xcsh_core::log::rebuild_context;
-use xcsh_core::machine::{Message, UserOrigin};
+use xcsh_log::rebuild_context;
+use xcsh_machine::{Message, UserOrigin};
 
 use super::Side;
 use crate::common::{args_pretty, origin_name};
@@ -136,7 +136,7 @@ pub fn render(r: &ContextReport, style: Style) -> String {
 mod tests {
     use super::*;
     use crate::testkit;
-    use xcsh_core::machine::EntryId;
+    use xcsh_machine::EntryId;
 
     #[test]
     fn the_contexts_of_two_branches() {

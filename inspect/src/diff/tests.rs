@@ -1,7 +1,7 @@
 //! Diffs of real logs: the same task twice with one tool result changed; two
 //! branches of one session; identical history recognized by hash.
 
-use xcsh_core::machine::{EntryId, ToolStatus};
+use xcsh_machine::{EntryId, ToolStatus};
 
 use super::*;
 use crate::testkit::{self, Kit};

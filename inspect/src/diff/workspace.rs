@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use similar::TextDiff;
-use xcsh_core::log::{Body, Record, SessionLog};
-use xcsh_core::machine::EntryId;
+use xcsh_log::{Body, Record, SessionLog};
+use xcsh_machine::EntryId;
 
 use crate::style::Style;
 
@@ -225,8 +225,8 @@ pub fn render(files: &[FileReport], style: Style) -> String {
 
 #[cfg(test)]
 mod tests {
-    use xcsh_core::log::{FileChange, ToolResultRecord};
-    use xcsh_core::machine::{CallId, ToolOutcome, ToolStatus};
+    use xcsh_log::{FileChange, ToolResultRecord};
+    use xcsh_machine::{CallId, ToolOutcome, ToolStatus};
 
     use super::*;
     use crate::testkit::Kit;

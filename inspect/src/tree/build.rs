@@ -186,7 +186,7 @@ impl Builder<'_, '_> {
             Kind::Step => {
                 let s = &d.steps[d.aux(pos)];
                 node.steps += 1;
-                let usage = xcsh_core::machine::Usage {
+                let usage = xcsh_machine::Usage {
                     input_tokens: s.input_tokens.to_native(),
                     output_tokens: s.output_tokens.to_native(),
                     cache_read_tokens: s.cache_read_tokens.to_native(),
@@ -269,7 +269,7 @@ fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Labe
 }
 
 /// The tree from an index of the session file at `path` (whose name gives the
-/// session's id, [`xcsh_core::log::session_id`]); `full` shows every entry (labels
+/// session's id, [`xcsh_log::session_id`]); `full` shows every entry (labels
 /// as entries too). `fetch` gives the entry at a position: for every node with
 /// `full`, otherwise for the rare node that starts with an entry the index does not
 /// describe.
@@ -323,7 +323,7 @@ pub fn build_indexed<'e>(
         .as_ref()
         .map(|f| format!("{} @ {}", f.0.as_str(), f.1.to_native()))
         .or(forked_label);
-    let session_id = xcsh_core::log::session_id(path, d.session_id.as_str());
+    let session_id = xcsh_log::session_id(path, d.session_id.as_str());
     let mut b = Builder {
         d,
         session_id,

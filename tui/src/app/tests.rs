@@ -2,11 +2,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use expect_test::expect;
-use xcsh_core::machine::{
+use xcsh_machine::{
     ApprovalScope, CallId, EntryId, Permissions, StepNo, StopReason, ToolCall, ToolStatus, Usage,
     UserOrigin, Verdict,
 };
-use xcsh_core::runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
+use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
 use super::{Action, App, StatusInfo};
 use crate::Theme;
@@ -160,7 +160,7 @@ fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
     app.on_run_event(
         RunEvent::ToolOutput {
             call_id: CallId("c1".into()),
-            stream: xcsh_core::tools::OutputStream::Stdout,
+            stream: xcsh_tools::OutputStream::Stdout,
             text: "running 3 tests\ntest a ... ok\n".into(),
         },
         1_500,

@@ -1,7 +1,7 @@
 //! Tests of the history model (cells rebuilt from entries and from run events).
 
 use expect_test::expect;
-use xcsh_core::machine::{ProviderError, SyntheticReason};
+use xcsh_machine::{ProviderError, SyntheticReason};
 
 use super::*;
 use crate::testkit::{lines_text, styled};
@@ -10,7 +10,7 @@ fn fixture(name: &str) -> SessionLog {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures/sessions")
         .join(name);
-    xcsh_core::log::read_session(&path).expect("a fixture session")
+    xcsh_log::read_session(&path).expect("a fixture session")
 }
 
 fn sample() -> Vec<Cell> {
@@ -247,7 +247,7 @@ fn every_fixture_session_rebuilds_without_panicking_at_any_narrow_width() {
     assert!(names.len() >= 10);
     for name in names {
         let log = fixture(&name.to_string_lossy());
-        for leaf in xcsh_core::log::Dag::from_log(&log).leaves() {
+        for leaf in xcsh_log::Dag::from_log(&log).leaves() {
             let cells = from_entries(&log, leaf).expect("a branch");
             assert!(!cells.is_empty(), "{name:?}");
             for w in [1, 7, 40] {

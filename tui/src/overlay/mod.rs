@@ -24,7 +24,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
-use xcsh_core::machine::EntryId;
+use xcsh_machine::EntryId;
 
 use crate::Theme;
 use crate::theme::Role;

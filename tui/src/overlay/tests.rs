@@ -6,10 +6,10 @@ use std::rc::Rc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::Line;
-use xcsh_core::log::{
+use xcsh_log::{
     Body, FileChange, Record, SessionLog, SessionWriter, ToolResultRecord, read_session,
 };
-use xcsh_core::machine::{CallId, EntryId, ToolOutcome, ToolStatus};
+use xcsh_machine::{CallId, EntryId, ToolOutcome, ToolStatus};
 
 use super::*;
 use crate::testkit::{draw, text};

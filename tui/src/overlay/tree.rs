@@ -8,10 +8,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
-use xcsh_core::machine::EntryId;
 use xcsh_inspect::Style as InspectStyle;
 use xcsh_inspect::terminal::neutralize;
 use xcsh_inspect::tree::{Node, Tree, for_each_row, node_line};
+use xcsh_machine::EntryId;
 
 use super::{
     Footer, Overlay, OverlayAction, OverlayOutcome, chrome_body, clip, draw_chrome, is_press,

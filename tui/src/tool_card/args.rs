@@ -1,5 +1,5 @@
 //! A tool call's arguments read for display (the seven standard tools' schemas, in
-//! `xcsh_core::tools`), and the one implementation of what an `edit` does to a
+//! `xcsh_tools`), and the one implementation of what an `edit` does to a
 //! file's text, shared by the approval preview and the finished card.
 
 use serde_json::{Map, Value};
@@ -173,7 +173,7 @@ impl EditProblem {
 }
 
 /// The text `current` becomes after the edit: the same rules as the `edit` tool
-/// (`core/src/tools/edit.rs`): one exact occurrence, or every one with
+/// (`tools/src/edit.rs`): one exact occurrence, or every one with
 /// `replace_all`.
 pub fn apply_edit(
     current: &str,

@@ -1,10 +1,10 @@
-//! Reading a tool's result text (the formats of `core/src/tools/*.rs`) back into
+//! Reading a tool's result text (the formats of `tools/src/*.rs`) back into
 //! what a card shows: bash's exit code and output lines, and the counts of
 //! read/list/grep/glob. Any text parses: what is not recognized is shown as it is.
 
 use std::collections::BTreeSet;
 
-/// The prefix of the caps' truncation trailer (`core/src/tools/caps.rs`).
+/// The prefix of the caps' truncation trailer (`tools/src/caps.rs`).
 const TRUNCATED: &str = "[output truncated: ";
 
 /// bash's result: `exit code: N`, `duration: N ms`, notes, then `stdout:` and

@@ -1,0 +1,696 @@
+//! [`Journal`]: one run's machine and the rules of the order in which its log is
+//! written (see the module documentation of [`crate`]).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use super::{Append, RunEvent, RunResult};
+use xcsh_log::{
+    Body, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent, ToolResultRecord,
+};
+use xcsh_machine::{
+    ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Notice, Phase, ProviderError,
+    RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
+    Usage, Verdict,
+};
+
+/// What the owner observed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Happening {
+    /// The run's task: a user message.
+    Prompt {
+        text: String,
+        config: RunConfig,
+    },
+    /// The run's task: compact the context now.
+    Compact {
+        config: RunConfig,
+    },
+    Steer(String),
+    FollowUp(String),
+    Interrupt,
+    /// An event of `step`'s stream (secrets already redacted by the owner).
+    Stream {
+        step: StepNo,
+        event: StreamEvent,
+    },
+    /// `step`'s stream ended; `Err` is an error, or the end of a cancelled call.
+    StreamEnded {
+        step: StepNo,
+        result: Result<(), ProviderError>,
+    },
+    /// A dispatched tool call ended (not yet settled: see [`Journal`]).
+    ToolEnded(ToolEnd),
+    /// The user's answer to the approval question about `call_id`.
+    Answered {
+        call_id: CallId,
+        verdict: Verdict,
+        scope: ApprovalScope,
+        /// With a denial, what the user tells the model (not blank).
+        message: Option<String>,
+    },
+    /// The summary of a compaction came back.
+    SummaryEnded(Result<String, ProviderError>),
+    /// Everything appended so far is durable.
+    Synced,
+    /// An input record that the run loop does not make from what happens (a
+    /// recovery, an undo, a branch, or a test's straggler): appended as it is, then
+    /// its inputs applied.
+    Recorded(Record),
+}
+
+/// A tool call that ended: its outcome, how long it ran, what it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEnd {
+    pub call_id: CallId,
+    pub name: String,
+    pub outcome: ToolOutcome,
+    pub duration_ms: u64,
+    pub changes: Vec<FileChange>,
+}
+
+/// What the owner must do, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Show this event (the owner may batch them until it waits).
+    Emit(RunEvent),
+    /// Make everything appended durable, then report [`Happening::Synced`].
+    Sync,
+    /// Call the model for `step` with the machine's context.
+    StartModel {
+        step: StepNo,
+    },
+    /// Cancel the model call of `step`; its end still comes as `StreamEnded`.
+    CancelModel {
+        step: StepNo,
+    },
+    /// Start `call`, dispatched by entry `dispatched` (what names its before-images).
+    StartTool {
+        call: ToolCall,
+        dispatched: EntryId,
+    },
+    /// Cancel call `call_id`; its end still comes as `ToolEnded`.
+    CancelTool {
+        call_id: CallId,
+    },
+    /// Ask the user about `call`; the answer comes as `Answered`.
+    Ask {
+        call: ToolCall,
+    },
+    /// Summarize context messages `0..upto`; the result comes as `SummaryEnded`.
+    Summarize {
+        upto: usize,
+    },
+    CancelSummary,
+    /// The results of the calls dispatched by these entries are durable: their
+    /// before-images may go.
+    Release(Vec<EntryId>),
+}
+
+/// The step whose stream is open.
+#[derive(Debug, Clone)]
+struct OpenStep {
+    step: StepNo,
+    started: Duration,
+    events: Vec<TimedEvent>,
+    /// The journal asked for its cancellation: an error end is an abort.
+    cancelled: bool,
+}
+
+/// A dispatched call, in dispatch order, and its end once it came.
+#[derive(Debug, Clone)]
+struct InFlight {
+    call_id: CallId,
+    dispatched: EntryId,
+    ended: Option<ToolEnd>,
+}
+
+/// One run's machine and the order of its log. See [`crate`].
+#[derive(Debug, Clone)]
+pub struct Journal {
+    machine: Machine,
+    /// The last entry appended (or the run's starting leaf).
+    leaf: EntryId,
+    open_step: Option<OpenStep>,
+    in_flight: Vec<InFlight>,
+    /// Approval questions not yet put, in call order.
+    questions: VecDeque<ToolCall>,
+    /// The call whose question is with the user now.
+    asking: Option<ToolCall>,
+    /// Calls whose results were appended since the last sync (by dispatch entry).
+    settled_unsynced: Vec<EntryId>,
+    /// Every steer and follow-up of the run, by entry.
+    queued: BTreeMap<EntryId, String>,
+    undelivered: Vec<EntryId>,
+    /// The task was ignored (nothing to compact): no run took place.
+    nothing_done: bool,
+}
+
+impl Journal {
+    /// A journal continuing after `leaf`, where the machine is `machine`.
+    pub fn new(machine: Machine, leaf: EntryId) -> Journal {
+        Journal {
+            machine,
+            leaf,
+            open_step: None,
+            in_flight: Vec::new(),
+            questions: VecDeque::new(),
+            asking: None,
+            settled_unsynced: Vec::new(),
+            queued: BTreeMap::new(),
+            undelivered: Vec::new(),
+            nothing_done: false,
+        }
+    }
+
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// The last entry appended.
+    pub fn leaf(&self) -> EntryId {
+        self.leaf
+    }
+
+    /// The run is over: it finished, or its task was ignored.
+    pub fn finished(&self) -> bool {
+        self.nothing_done || self.run_finished()
+    }
+
+    /// The task was ignored (a compaction with nothing to compact).
+    pub fn nothing_done(&self) -> bool {
+        self.nothing_done
+    }
+
+    /// The step whose stream is open, and whether its cancellation was asked.
+    pub fn streaming(&self) -> Option<(StepNo, bool)> {
+        self.open_step.as_ref().map(|o| (o.step, o.cancelled))
+    }
+
+    /// The call whose approval question is with the user.
+    pub fn asking(&self) -> Option<&ToolCall> {
+        self.asking.as_ref()
+    }
+
+    /// Dispatched calls that have not ended, in dispatch order.
+    pub fn running(&self) -> impl Iterator<Item = &CallId> {
+        self.in_flight
+            .iter()
+            .filter(|f| f.ended.is_none())
+            .map(|f| &f.call_id)
+    }
+
+    fn run_finished(&self) -> bool {
+        match self.machine.phase() {
+            Phase::Finished(_) => true,
+            Phase::Idle | Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                false
+            }
+        }
+    }
+
+    /// Takes in what happened at `now` (any origin the caller keeps; only
+    /// differences are used), appending through `log`; returns what to do.
+    pub fn on(
+        &mut self,
+        happening: Happening,
+        now: Duration,
+        log: &mut dyn Append,
+    ) -> Result<Vec<Action>, LogError> {
+        let mut pass = Pass {
+            log,
+            now,
+            out: Vec::new(),
+        };
+        self.happen(happening, &mut pass)?;
+        Ok(pass.out)
+    }
+
+    fn happen(&mut self, happening: Happening, s: &mut Pass<'_>) -> Result<(), LogError> {
+        match happening {
+            Happening::Prompt { text, config } => {
+                self.append(
+                    s,
+                    Body::Record(Record::UserMessage {
+                        text: text.clone(),
+                        config: config.clone(),
+                    }),
+                )?;
+                self.apply(s, Input::Prompt { text, config })
+            }
+            Happening::Compact { config } => {
+                self.append(
+                    s,
+                    Body::Record(Record::Compact {
+                        config: config.clone(),
+                    }),
+                )?;
+                self.apply(s, Input::Compact { config })?;
+                // Nothing to compact: the `ignored` decision says so.
+                self.nothing_done = !self.machine.is_running();
+                Ok(())
+            }
+            Happening::Steer(text) => {
+                let entry = self.append(s, Body::Record(Record::Steer { text: text.clone() }))?;
+                self.queued.insert(entry, text.clone());
+                self.apply(s, Input::Steer { entry, text })?;
+                self.mark_if_ignored(entry);
+                Ok(())
+            }
+            Happening::FollowUp(text) => {
+                let entry =
+                    self.append(s, Body::Record(Record::FollowUp { text: text.clone() }))?;
+                self.queued.insert(entry, text.clone());
+                self.apply(s, Input::FollowUp { entry, text })?;
+                self.mark_if_ignored(entry);
+                Ok(())
+            }
+            Happening::Interrupt => {
+                self.append(s, Body::Record(Record::Interrupt {}))?;
+                self.apply(s, Input::Interrupt)
+            }
+            Happening::Stream { step, event } => self.on_stream(s, step, event),
+            Happening::StreamEnded { step, result } => self.on_stream_end(s, step, result),
+            Happening::ToolEnded(end) => self.on_tool_end(s, end),
+            Happening::Answered {
+                call_id,
+                verdict,
+                scope,
+                message,
+            } => {
+                self.asking = None;
+                self.append(
+                    s,
+                    Body::Record(Record::ApprovalAnswer {
+                        call_id: call_id.clone(),
+                        verdict,
+                        scope,
+                        message: message.clone(),
+                    }),
+                )?;
+                self.apply(
+                    s,
+                    Input::Approval {
+                        call_id,
+                        verdict,
+                        scope,
+                        message,
+                    },
+                )?;
+                self.ask_next(s);
+                Ok(())
+            }
+            Happening::SummaryEnded(result) => {
+                let (summary, error) = match &result {
+                    Ok(text) => (Some(text.clone()), None),
+                    Err(e) => (None, Some(e.clone())),
+                };
+                self.append(
+                    s,
+                    Body::Record(Record::CompactionSummary { summary, error }),
+                )?;
+                self.apply(s, Input::CompactionDone { result })
+            }
+            Happening::Synced => {
+                if !self.settled_unsynced.is_empty() {
+                    s.out
+                        .push(Action::Release(std::mem::take(&mut self.settled_unsynced)));
+                }
+                Ok(())
+            }
+            Happening::Recorded(record) => {
+                let id = self.append(s, Body::Record(record.clone()))?;
+                for input in RecordedInput::of(id, record).into_iter().flatten() {
+                    self.apply(s, input)?;
+                }
+                // Such an input (a recovery) may end the step streaming: what its
+                // stream still sends is late.
+                let streams = match self.machine.phase() {
+                    Phase::Streaming(st) => Some(st.step),
+                    Phase::Idle
+                    | Phase::RunningTools(_)
+                    | Phase::Compacting(_)
+                    | Phase::Finished(_) => None,
+                };
+                if self.open_step.as_ref().map(|o| o.step) != streams {
+                    self.open_step = None;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn on_stream(
+        &mut self,
+        s: &mut Pass<'_>,
+        step: StepNo,
+        event: StreamEvent,
+    ) -> Result<(), LogError> {
+        match self.open_step.as_mut().filter(|o| o.step == step) {
+            Some(open) => {
+                let ms = u64::try_from(s.now.saturating_sub(open.started).as_millis())
+                    .unwrap_or(u64::MAX);
+                open.events.push(TimedEvent {
+                    ms,
+                    event: event.clone(),
+                });
+            }
+            None => {
+                self.append(
+                    s,
+                    Body::Record(Record::LateEvent {
+                        step,
+                        event: event.clone(),
+                    }),
+                )?;
+            }
+        }
+        self.apply(s, Input::Stream { step, event })
+    }
+
+    fn on_stream_end(
+        &mut self,
+        s: &mut Pass<'_>,
+        step: StepNo,
+        result: Result<(), ProviderError>,
+    ) -> Result<(), LogError> {
+        // A second end for a stream already settled carries nothing to record.
+        let Some(open) = self.open_step.take_if(|o| o.step == step) else {
+            return Ok(());
+        };
+        let outcome = match result {
+            Ok(()) => StepOutcome::Completed,
+            Err(_) if open.cancelled => StepOutcome::Aborted,
+            Err(error) => StepOutcome::Failed { error },
+        };
+        let message = self.machine.step_message(&outcome).unwrap_or_default();
+        s.emit(RunEvent::StepFinished {
+            step,
+            usage: message.usage,
+            finish: message.finish,
+            outcome: match outcome {
+                StepOutcome::Completed => "completed",
+                StepOutcome::Failed { .. } => "failed",
+                StepOutcome::Aborted => "aborted",
+            },
+            error: match &outcome {
+                StepOutcome::Failed { error } => Some(error.clone()),
+                StepOutcome::Completed | StepOutcome::Aborted => None,
+            },
+        });
+        let entry = self.append(
+            s,
+            Body::Record(Record::Step(StepRecord {
+                step,
+                events: open.events,
+                outcome: outcome.clone(),
+                message,
+            })),
+        )?;
+        self.apply(
+            s,
+            Input::StepEnded {
+                step,
+                entry,
+                outcome,
+            },
+        )
+    }
+
+    fn on_tool_end(&mut self, s: &mut Pass<'_>, end: ToolEnd) -> Result<(), LogError> {
+        s.emit(RunEvent::ToolResult {
+            call_id: end.call_id.clone(),
+            name: end.name.clone(),
+            status: end.outcome.status,
+            content: end.outcome.content.clone(),
+            synthetic: None,
+            duration_ms: end.duration_ms,
+            changes: end.changes.clone(),
+        });
+        if let Some(slot) = self.in_flight.iter_mut().find(|f| f.call_id == end.call_id) {
+            slot.ended = Some(end);
+        }
+        while self.in_flight.first().is_some_and(|f| f.ended.is_some()) {
+            let first = self.in_flight.remove(0);
+            let Some(ToolEnd {
+                call_id,
+                name,
+                outcome,
+                duration_ms,
+                changes,
+            }) = first.ended
+            else {
+                continue;
+            };
+            self.append(
+                s,
+                Body::Record(Record::ToolResult(ToolResultRecord {
+                    call_id: call_id.clone(),
+                    name,
+                    outcome: outcome.clone(),
+                    duration_ms,
+                    changes,
+                })),
+            )?;
+            self.settled_unsynced.push(first.dispatched);
+            self.apply(s, Input::ToolSettled { call_id, outcome })?;
+        }
+        Ok(())
+    }
+
+    /// A message that arrived after the run finished was recorded and ignored: it
+    /// is reported as undelivered.
+    fn mark_if_ignored(&mut self, entry: EntryId) {
+        if self.run_finished() {
+            self.undelivered.push(entry);
+        }
+    }
+
+    fn append(&mut self, s: &mut Pass<'_>, body: Body) -> Result<EntryId, LogError> {
+        let id = s.log.append(self.leaf, &body)?;
+        self.leaf = id;
+        Ok(id)
+    }
+
+    fn apply(&mut self, s: &mut Pass<'_>, input: Input) -> Result<(), LogError> {
+        for effect in self.machine.handle(input) {
+            self.effect(s, effect)?;
+        }
+        Ok(())
+    }
+
+    fn effect(&mut self, s: &mut Pass<'_>, effect: Effect) -> Result<(), LogError> {
+        match effect {
+            Effect::Record(decision) => {
+                s.emit(decision_event(&decision));
+                if let Decision::RunFinished { undelivered, .. } = &decision {
+                    self.undelivered.clone_from(undelivered);
+                }
+                self.append(s, Body::Decision(decision))?;
+            }
+            Effect::CallModel { step } => {
+                s.out.push(Action::Sync);
+                s.out.push(Action::StartModel { step });
+                self.open_step = Some(OpenStep {
+                    step,
+                    started: s.now,
+                    events: Vec::new(),
+                    cancelled: false,
+                });
+            }
+            Effect::ExecuteTool { call } => {
+                // `ExecuteTool` follows its `Record(ToolDispatched)`: the leaf.
+                let dispatched = self.leaf;
+                self.in_flight.push(InFlight {
+                    call_id: call.id.clone(),
+                    dispatched,
+                    ended: None,
+                });
+                s.out.push(Action::Sync);
+                s.out.push(Action::StartTool { call, dispatched });
+            }
+            Effect::AskApproval { call } => {
+                self.questions.push_back(call);
+                self.ask_next(s);
+            }
+            Effect::CancelModel { step } => {
+                if let Some(open) = self.open_step.as_mut().filter(|o| o.step == step) {
+                    open.cancelled = true;
+                    s.out.push(Action::CancelModel { step });
+                }
+            }
+            Effect::CancelTool { call_id } => s.out.push(Action::CancelTool { call_id }),
+            Effect::Summarize { upto } => {
+                s.out.push(Action::Sync);
+                s.out.push(Action::Summarize { upto });
+            }
+            Effect::CancelSummarize => s.out.push(Action::CancelSummary),
+            Effect::Notify(notice) => s.emit(notice_event(notice)),
+        }
+        Ok(())
+    }
+
+    /// Asks one question at a time, skipping calls the machine no longer waits on
+    /// (a grant from an earlier answer covered them, or an interrupt).
+    fn ask_next(&mut self, s: &mut Pass<'_>) {
+        if self.asking.is_some() {
+            return;
+        }
+        let waiting: Vec<CallId> = match self.machine.phase() {
+            Phase::RunningTools(t) => t.awaiting.iter().map(|c| c.id.clone()).collect(),
+            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
+                Vec::new()
+            }
+        };
+        while let Some(call) = self.questions.pop_front() {
+            if !waiting.contains(&call.id) {
+                continue;
+            }
+            s.emit(RunEvent::ApprovalRequested {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+            self.asking = Some(call.clone());
+            s.out.push(Action::Ask { call });
+            return;
+        }
+    }
+
+    /// What the run reports once it is over.
+    pub fn result(&self, session_id: String, session_path: String) -> RunResult {
+        if self.nothing_done {
+            return RunResult {
+                final_text: String::new(),
+                stop_reason: StopReason::Completed,
+                usage: Usage::default(),
+                steps: 0,
+                compactions: 0,
+                session_id,
+                session_path,
+                undelivered: Vec::new(),
+            };
+        }
+        let run = self.machine.run();
+        let stop_reason = match self.machine.phase() {
+            Phase::Finished(r) => r.clone(),
+            // The owner only reports a result once the machine finished.
+            Phase::Idle | Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                StopReason::Crashed
+            }
+        };
+        RunResult {
+            final_text: run.final_text.clone(),
+            stop_reason,
+            usage: run.usage,
+            steps: run.steps,
+            compactions: run.compactions,
+            session_id,
+            session_path,
+            undelivered: self
+                .undelivered
+                .iter()
+                .filter_map(|id| self.queued.get(id).cloned())
+                .collect(),
+        }
+    }
+}
+
+/// One call of [`Journal::on`]: where it appends, its time, what it asks for.
+struct Pass<'a> {
+    log: &'a mut dyn Append,
+    now: Duration,
+    out: Vec<Action>,
+}
+
+impl Pass<'_> {
+    fn emit(&mut self, event: RunEvent) {
+        self.out.push(Action::Emit(event));
+    }
+}
+
+fn notice_event(notice: Notice) -> RunEvent {
+    match notice {
+        Notice::TextDelta { step, text } => RunEvent::TextDelta { step, text },
+        Notice::ReasoningDelta { step, text } => RunEvent::ReasoningDelta { step, text },
+        Notice::Queued { origin, text } => RunEvent::Queued { origin, text },
+        Notice::Restarted { step, reason } => RunEvent::Notice {
+            message: format!(
+                "the provider restarted its response in step {step} ({reason}): what was shown of it before is discarded"
+            ),
+        },
+        Notice::Retrying {
+            step,
+            attempt,
+            delay_ms,
+            reason,
+        } => RunEvent::Retrying {
+            step,
+            attempt,
+            delay_ms,
+            reason,
+        },
+    }
+}
+
+fn decision_event(decision: &Decision) -> RunEvent {
+    match decision {
+        Decision::StepStarted { step, .. } => RunEvent::StepStarted { step: *step },
+        Decision::Delivered { origin, text, .. } => RunEvent::Delivered {
+            origin: *origin,
+            text: text.clone(),
+        },
+        Decision::ToolDispatched { step, call } => RunEvent::ToolCall {
+            step: *step,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        },
+        Decision::SyntheticResult {
+            call,
+            reason,
+            content,
+        } => RunEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            status: ToolStatus::Error,
+            content: content.clone(),
+            synthetic: Some(*reason),
+            duration_ms: 0,
+            changes: Vec::new(),
+        },
+        Decision::CompactionStarted { tokens_before, .. } => RunEvent::CompactionStarted {
+            tokens_before: *tokens_before,
+        },
+        Decision::Compacted {
+            tokens_before,
+            tokens_after,
+            ..
+        } => RunEvent::Compacted {
+            tokens_before: *tokens_before,
+            tokens_after: *tokens_after,
+        },
+        Decision::Ignored { reason } => RunEvent::Ignored { reason: *reason },
+        Decision::Approval {
+            call_id,
+            tool,
+            verdict,
+            by,
+        } => RunEvent::Approval {
+            call_id: call_id.clone(),
+            name: tool.clone(),
+            verdict: *verdict,
+            by: *by,
+        },
+        Decision::RunFinished {
+            reason,
+            steps,
+            usage,
+            ..
+        } => RunEvent::RunFinished {
+            reason: reason.clone(),
+            steps: *steps,
+            usage: *usage,
+        },
+    }
+}

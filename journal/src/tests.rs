@@ -1,0 +1,387 @@
+//! The journal's rules as transcripts: happenings in, the entries appended and the
+//! actions asked for out, compared whole with `expect![[…]]`.
+
+use std::time::Duration;
+
+use expect_test::{Expect, expect};
+
+use super::*;
+use xcsh_log::{Body, LogError, Record};
+use xcsh_machine::{
+    ApprovalScope, CallId, Decision, EntryId, FinishReason, Limits, Machine, Permissions,
+    ProviderError, ProviderErrorKind, RunConfig, StepNo, StreamEvent, ToolOutcome, ToolStatus,
+    Verdict,
+};
+
+/// A log in memory whose appends are written into the transcript.
+struct Port {
+    log: MemoryLog,
+    lines: Vec<String>,
+}
+
+impl Append for Port {
+    fn append(&mut self, parent: EntryId, body: &Body) -> Result<EntryId, LogError> {
+        let id = self.log.append(parent, body)?;
+        let detail = match body {
+            Body::Record(Record::ToolResult(r)) => format!(" {}", r.call_id),
+            Body::Record(Record::Step(s)) => format!(" {} {:?}", s.step, s.outcome),
+            Body::Record(Record::Steer { text }) => format!(" {text}"),
+            Body::Decision(Decision::ToolDispatched { call, .. }) => format!(" {}", call.id),
+            Body::Decision(Decision::Approval {
+                call_id,
+                verdict,
+                by,
+                ..
+            }) => format!(" {call_id} {verdict:?} by {by:?}"),
+            Body::Decision(Decision::RunFinished { reason, .. }) => format!(" {reason:?}"),
+            _ => String::new(),
+        };
+        self.lines
+            .push(format!("  +{id} {}{detail}", body.type_name()));
+        Ok(id)
+    }
+}
+
+struct Harness {
+    journal: Journal,
+    port: Port,
+    now: Duration,
+    out: String,
+}
+
+fn config(permissions: Permissions) -> RunConfig {
+    RunConfig {
+        limits: Limits::default(),
+        tools: vec!["echo".into(), "write".into()],
+        mutating: vec!["write".into()],
+        permissions,
+        estimate_bytes_per_token: 0,
+        sandbox: None,
+    }
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness {
+            journal: Journal::new(Machine::new(), EntryId(0)),
+            port: Port {
+                log: MemoryLog::starting_at(EntryId(1)),
+                lines: Vec::new(),
+            },
+            now: Duration::ZERO,
+            out: String::new(),
+        }
+    }
+
+    fn on(&mut self, line: &str, happening: Happening) {
+        self.out.push_str(&format!("> {line}\n"));
+        let actions = self
+            .journal
+            .on(happening, self.now, &mut self.port)
+            .unwrap();
+        for l in self.port.lines.drain(..) {
+            self.out.push_str(&l);
+            self.out.push('\n');
+        }
+        for a in actions {
+            self.out.push_str(&format!("  ! {}\n", render(&a)));
+        }
+    }
+
+    fn prompt(&mut self, permissions: Permissions) {
+        self.on(
+            "prompt",
+            Happening::Prompt {
+                text: "go".into(),
+                config: config(permissions),
+            },
+        );
+    }
+
+    /// Step `n`'s whole stream: calls `(id, name)`, then its completed end.
+    fn step(&mut self, n: u32, calls: &[(&str, &str)]) {
+        let step = StepNo(n);
+        let mut events = Vec::new();
+        for (k, (id, name)) in calls.iter().enumerate() {
+            let index = u32::try_from(k).unwrap();
+            events.push(StreamEvent::ToolCallStart {
+                index,
+                id: CallId((*id).into()),
+                name: (*name).into(),
+            });
+            events.push(StreamEvent::ToolCallDelta {
+                index,
+                arguments: "{}".into(),
+            });
+            events.push(StreamEvent::ToolCallEnd { index });
+        }
+        events.push(StreamEvent::Finish {
+            reason: if calls.is_empty() {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolCalls
+            },
+        });
+        let before = self.out.len();
+        for event in events {
+            self.on("event", Happening::Stream { step, event });
+        }
+        // The events themselves are not the point here.
+        self.out.truncate(before);
+        self.on(
+            &format!("end {n} ok"),
+            Happening::StreamEnded {
+                step,
+                result: Ok(()),
+            },
+        );
+    }
+
+    fn tool(&mut self, id: &str, name: &str) {
+        self.on(
+            &format!("tool {id} ended"),
+            Happening::ToolEnded(ToolEnd {
+                call_id: CallId(id.into()),
+                name: name.into(),
+                outcome: ToolOutcome {
+                    status: ToolStatus::Ok,
+                    content: "done".into(),
+                },
+                duration_ms: 1,
+                changes: Vec::new(),
+            }),
+        );
+    }
+
+    fn answer(&mut self, id: &str, verdict: Verdict, scope: ApprovalScope) {
+        self.on(
+            &format!("answer {id} {verdict:?} {scope:?}"),
+            Happening::Answered {
+                call_id: CallId(id.into()),
+                verdict,
+                scope,
+                message: None,
+            },
+        );
+    }
+
+    fn check(self, expected: Expect) {
+        expected.assert_eq(&self.out);
+    }
+}
+
+fn render(action: &Action) -> String {
+    match action {
+        Action::Emit(event) => {
+            let v = serde_json::to_value(event).unwrap();
+            format!("event {}", v["type"].as_str().unwrap_or("?"))
+        }
+        Action::Sync => "sync".into(),
+        Action::StartModel { step } => format!("start_model {step}"),
+        Action::CancelModel { step } => format!("cancel_model {step}"),
+        Action::StartTool { call, dispatched } => {
+            format!("start_tool {} (dispatched by {dispatched})", call.id)
+        }
+        Action::CancelTool { call_id } => format!("cancel_tool {call_id}"),
+        Action::Ask { call } => format!("ask {}", call.id),
+        Action::Summarize { upto } => format!("summarize {upto}"),
+        Action::CancelSummary => "cancel_summary".into(),
+        Action::Release(entries) => format!("release {entries:?}"),
+    }
+}
+
+#[test]
+fn a_call_that_ends_first_waits_for_the_calls_dispatched_before_it() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Yolo);
+    h.step(1, &[("c1", "echo"), ("c2", "echo")]);
+    h.tool("c2", "echo");
+    h.tool("c1", "echo");
+    h.on("synced", Happening::Synced);
+    h.check(expect![[r#"
+        > prompt
+          +1 user_message
+          +2 step_started
+          ! event step_started
+          ! sync
+          ! start_model 1
+        > end 1 ok
+          +3 step 1 Completed
+          +4 tool_dispatched c1
+          +5 tool_dispatched c2
+          ! event step_finished
+          ! event tool_call
+          ! sync
+          ! start_tool c1 (dispatched by 4)
+          ! event tool_call
+          ! sync
+          ! start_tool c2 (dispatched by 5)
+        > tool c2 ended
+          ! event tool_result
+        > tool c1 ended
+          +6 tool_result c1
+          +7 tool_result c2
+          +8 step_started
+          ! event tool_result
+          ! event step_started
+          ! sync
+          ! start_model 2
+        > synced
+          ! release [EntryId(4), EntryId(5)]
+    "#]]);
+}
+
+#[test]
+fn approval_questions_are_put_one_at_a_time_and_a_grant_covers_the_next() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Ask);
+    h.step(1, &[("c1", "write"), ("c2", "write")]);
+    h.answer("c1", Verdict::Allow, ApprovalScope::Tool);
+    h.check(expect![[r#"
+        > prompt
+          +1 user_message
+          +2 step_started
+          ! event step_started
+          ! sync
+          ! start_model 1
+        > end 1 ok
+          +3 step 1 Completed
+          ! event step_finished
+          ! event approval_requested
+          ! ask c1
+        > answer c1 Allow Tool
+          +4 approval_answer
+          +5 tool_dispatched c1
+          +6 approval c2 Allow by ToolGrant
+          +7 tool_dispatched c2
+          ! event tool_call
+          ! sync
+          ! start_tool c1 (dispatched by 5)
+          ! event approval
+          ! event tool_call
+          ! sync
+          ! start_tool c2 (dispatched by 7)
+    "#]]);
+}
+
+#[test]
+fn the_error_end_of_a_cancelled_step_is_an_abort() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Yolo);
+    h.now = Duration::from_millis(40);
+    h.on(
+        "text",
+        Happening::Stream {
+            step: StepNo(1),
+            event: StreamEvent::TextDelta { text: "hi".into() },
+        },
+    );
+    h.on("interrupt", Happening::Interrupt);
+    h.on(
+        "end 1 error",
+        Happening::StreamEnded {
+            step: StepNo(1),
+            result: Err(ProviderError {
+                kind: ProviderErrorKind::Disconnected,
+                message: "cancelled".into(),
+            }),
+        },
+    );
+    h.on(
+        "late end 1",
+        Happening::StreamEnded {
+            step: StepNo(1),
+            result: Ok(()),
+        },
+    );
+    h.check(expect![[r#"
+        > prompt
+          +1 user_message
+          +2 step_started
+          ! event step_started
+          ! sync
+          ! start_model 1
+        > text
+          ! event text_delta
+        > interrupt
+          +3 interrupt
+          ! cancel_model 1
+        > end 1 error
+          +4 step 1 Aborted
+          +5 run_finished Interrupted
+          ! event step_finished
+          ! event run_finished
+        > late end 1
+    "#]]);
+}
+
+#[test]
+fn a_stream_event_is_timed_from_the_start_of_its_step() {
+    let mut h = Harness::new();
+    h.now = Duration::from_millis(1_000);
+    h.prompt(Permissions::Yolo);
+    h.now = Duration::from_millis(1_250);
+    h.on(
+        "text",
+        Happening::Stream {
+            step: StepNo(1),
+            event: StreamEvent::TextDelta { text: "hi".into() },
+        },
+    );
+    h.on(
+        "end",
+        Happening::StreamEnded {
+            step: StepNo(1),
+            result: Ok(()),
+        },
+    );
+    let step = h.port.log.entries.iter().find_map(|(_, b)| match b {
+        Body::Record(Record::Step(s)) => Some(s.clone()),
+        _ => None,
+    });
+    assert_eq!(step.map(|s| s.events[0].ms), Some(250));
+}
+
+#[test]
+fn a_steer_after_the_finish_is_recorded_ignored_and_reported_undelivered() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Yolo);
+    h.step(1, &[]);
+    h.on("steer late", Happening::Steer("late".into()));
+    let result = h.journal.result("s".into(), "p".into());
+    assert_eq!(result.undelivered, vec!["late".to_string()]);
+    h.check(expect![[r#"
+        > prompt
+          +1 user_message
+          +2 step_started
+          ! event step_started
+          ! sync
+          ! start_model 1
+        > end 1 ok
+          +3 step 1 Completed
+          +4 run_finished Completed
+          ! event step_finished
+          ! event run_finished
+        > steer late
+          +5 steer late
+          +6 ignored
+          ! event ignored
+    "#]]);
+}
+
+#[test]
+fn after_a_denial_the_next_question_is_put() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Ask);
+    h.step(1, &[("c1", "write"), ("c2", "write")]);
+    h.out.clear();
+    h.answer("c1", Verdict::Deny, ApprovalScope::Once);
+    h.check(expect![[r#"
+        > answer c1 Deny Once
+          +4 approval_answer
+          +5 synthetic_result
+          ! event tool_result
+          ! event approval_requested
+          ! ask c2
+    "#]]);
+}

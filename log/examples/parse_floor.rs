@@ -1,0 +1,178 @@
+//! The parse floor of `scripts/bench.sh`: reads a session file and deserializes every
+//! line with serde_json into typed bodies, with plain `#[derive(Deserialize)]` and
+//! nothing else (one thread, no hash check, no timestamps, nothing kept): the log's
+//! own types, except that the two the log deserializes by hand (`StepRecord`'s
+//! events and `ToolResultRecord`) are declared here as the format defines them, with
+//! `#[serde(flatten)]`, as a derive-only reader would. What a log command does beyond
+//! this is its overhead (or, where it beats it, its own parsing).
+//!
+//! `cargo run --release -p xcsh-log --example parse_floor -- FILE`
+
+use serde::Deserialize;
+use xcsh_log::{FileChange, SessionHeader};
+use xcsh_machine::{
+    ApprovalScope, ApprovedBy, Assembled, CallId, EntryId, IgnoreReason, ProviderError, RunConfig,
+    StepNo, StepOutcome, StopReason, StreamEvent, SyntheticReason, ToolCall, ToolOutcome, Usage,
+    UserOrigin, Verdict,
+};
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct TimedEvent {
+    ms: u64,
+    #[serde(flatten)]
+    event: StreamEvent,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct StepRecord {
+    step: StepNo,
+    events: Vec<TimedEvent>,
+    outcome: StepOutcome,
+    message: Assembled,
+}
+
+#[allow(dead_code)]
+#[derive(Deserialize)]
+struct ToolResultRecord {
+    call_id: CallId,
+    name: String,
+    #[serde(flatten)]
+    outcome: ToolOutcome,
+    duration_ms: u64,
+    #[serde(default)]
+    changes: Vec<FileChange>,
+}
+
+/// Every entry type of the log as one derived, adjacently tagged enum: the same
+/// payload types as `Record` and `Decision` (so the same work per byte), the envelope
+/// fields skipped by serde as unknown keys.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+enum Line {
+    Session(SessionHeader),
+    Branch {
+        from_leaf: EntryId,
+    },
+    Label {
+        target: EntryId,
+        name: String,
+    },
+    UserMessage {
+        text: String,
+        config: RunConfig,
+    },
+    Steer {
+        text: String,
+    },
+    FollowUp {
+        text: String,
+    },
+    Interrupt {},
+    Step(StepRecord),
+    ToolResult(ToolResultRecord),
+    CompactionSummary {
+        #[serde(default)]
+        summary: Option<String>,
+        #[serde(default)]
+        error: Option<ProviderError>,
+    },
+    Recovered {
+        note: String,
+    },
+    LateEvent {
+        step: StepNo,
+        event: StreamEvent,
+    },
+    Undo {
+        run: EntryId,
+        files: Vec<std::path::PathBuf>,
+    },
+    Compact {
+        config: RunConfig,
+    },
+    ApprovalAnswer {
+        call_id: CallId,
+        verdict: Verdict,
+        scope: ApprovalScope,
+    },
+    StepStarted {
+        step: StepNo,
+        messages: u32,
+        context_hash: String,
+    },
+    Delivered {
+        origin: UserOrigin,
+        queued: EntryId,
+        text: String,
+    },
+    ToolDispatched {
+        step: StepNo,
+        call: ToolCall,
+    },
+    Approval {
+        call_id: CallId,
+        tool: String,
+        verdict: Verdict,
+        by: ApprovedBy,
+    },
+    SyntheticResult {
+        call: ToolCall,
+        reason: SyntheticReason,
+        content: String,
+    },
+    CompactionStarted {
+        first_kept: EntryId,
+        tokens_before: u64,
+    },
+    Compacted {
+        summary: String,
+        first_kept: EntryId,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    Ignored {
+        reason: IgnoreReason,
+    },
+    RunFinished {
+        reason: StopReason,
+        steps: u32,
+        usage: Usage,
+        #[serde(default)]
+        undelivered: Vec<EntryId>,
+    },
+}
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: parse_floor FILE");
+        std::process::exit(2);
+    };
+    let started = std::time::Instant::now();
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("parse_floor: {path}: {e}");
+            std::process::exit(1);
+        }
+    };
+    let mut lines = 0u64;
+    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        match serde_json::from_slice::<Line>(line) {
+            Ok(parsed) => drop(parsed),
+            Err(e) => {
+                eprintln!("parse_floor: {path}:{}: {e}", lines + 1);
+                std::process::exit(1);
+            }
+        }
+        lines += 1;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{lines} lines, {} bytes in {secs:.3} s: {:.1} MB/s",
+        bytes.len(),
+        bytes.len() as f64 / secs / 1e6
+    );
+}

@@ -1,0 +1,30 @@
+//! The session log: entries, the JSONL writer and reader, the branch DAG, and the
+//! model-context rebuild. The log is the truth; everything else is derived from it.
+
+pub mod blobs;
+mod convert;
+mod dag;
+mod entry;
+mod error;
+pub mod index;
+pub mod machine_at;
+mod naming;
+pub mod parallel;
+mod reader;
+mod rebuild;
+pub mod resume;
+pub mod secrets;
+mod verify;
+mod workspace;
+mod writer;
+
+pub use convert::*;
+pub use dag::Dag;
+pub use entry::*;
+pub use error::LogError;
+pub use naming::{file_session_id, session_id};
+pub use reader::{LogReader, SessionLog, TornTail, read_session};
+pub use rebuild::rebuild_context;
+pub use verify::Chain;
+pub use workspace::{recorded_workspace, recorded_workspace_in};
+pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

@@ -1,0 +1,131 @@
+//! The workspace a session's tools run in at an entry: the `to` of the last
+//! `workspace` entry on the path from the root to that entry, else the header's
+//! `cwd`. Read through the derived index, so that only that entry's line is decoded.
+
+use std::path::Path;
+
+use super::entry::{Body, Record};
+use super::error::LogError;
+use super::index::{ArchivedIndexData, Kind, LogLines, open_index};
+use xcsh_machine::EntryId;
+
+/// The recorded workspace of the session at `log`, at entry `at` (the leaf when
+/// `None`).
+pub fn recorded_workspace(log: &Path, at: Option<EntryId>) -> Result<String, LogError> {
+    let index = open_index(log)?;
+    recorded_workspace_in(log, index.data(), at)
+}
+
+/// [`recorded_workspace`] with the log's index open already.
+pub fn recorded_workspace_in(
+    log: &Path,
+    d: &ArchivedIndexData,
+    at: Option<EntryId>,
+) -> Result<String, LogError> {
+    let start =
+        match at {
+            None => d.leaf(),
+            Some(id) => (0..d.len()).rev().find(|&p| d.id(p) == id).ok_or_else(|| {
+                LogError::UnknownEntry {
+                    path: log.to_path_buf(),
+                    id,
+                }
+            })?,
+        };
+    let mut pos = Some(start);
+    while let Some(p) = pos {
+        if d.kind(p) == Kind::Workspace {
+            let entry = LogLines::open(log)?.entry(d, p);
+            return match entry.map(|e| e.body) {
+                Some(Body::Record(Record::Workspace { to, .. })) => Ok(to),
+                Some(_) | None => Err(LogError::io(
+                    log,
+                    std::io::Error::other(format!(
+                        "line {}: cannot read the `workspace` entry the index points at",
+                        p + 1
+                    )),
+                )),
+            };
+        }
+        // Parents precede their children in a verified log, so this ends.
+        pos = d.parent(p).filter(|&q| q < p);
+    }
+    Ok(d.cwd.as_str().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writer::testutil::{header, ts};
+    use crate::{SessionWriter, read_session};
+
+    fn moved(from: &str, to: &str) -> Body {
+        Body::Record(Record::Workspace {
+            from: from.into(),
+            to: to.into(),
+        })
+    }
+
+    #[test]
+    fn a_workspace_entry_round_trips_as_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        w.append(EntryId(0), ts(1), &moved("/a", "/b")).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line = text.lines().nth(1).unwrap();
+        assert!(
+            line.contains(r#""type":"workspace","data":{"from":"/a","to":"/b"}"#),
+            "{line}"
+        );
+        let log = read_session(&path).unwrap();
+        assert_eq!(log.entries[1].body, moved("/a", "/b"));
+        assert!(!log.entries[1].body.is_input());
+    }
+
+    #[test]
+    fn the_index_kind_of_a_workspace_entry_is_structure() {
+        assert_eq!(Kind::of(&moved("/a", "/b")), Kind::Workspace);
+        assert_eq!(Kind::Workspace.name(), "workspace");
+        assert!(!Kind::Workspace.is_input() && !Kind::Workspace.is_decision());
+    }
+
+    #[test]
+    fn the_workspace_is_the_last_move_on_the_branch_else_the_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let cwd = header().cwd;
+        let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
+        let steer = Body::Record(Record::Steer { text: "s".into() });
+        let (a, _) = w.append(EntryId(0), ts(1), &steer).unwrap();
+        let (m1, _) = w.append(a, ts(2), &moved(&cwd, "/b")).unwrap();
+        let (b, _) = w.append(m1, ts(3), &steer).unwrap();
+        let (m2, _) = w.append(b, ts(4), &moved("/b", "/c")).unwrap();
+        let (c, _) = w.append(m2, ts(5), &steer).unwrap();
+        // Another branch from `a`: no move on it.
+        let (d, _) = w.append(a, ts(6), &steer).unwrap();
+        drop(w);
+        let at = |e| recorded_workspace(&path, Some(e)).unwrap();
+        assert_eq!(
+            [at(a), at(m1), at(b), at(m2), at(c), at(d)],
+            [
+                cwd.clone(),
+                "/b".into(),
+                "/b".into(),
+                "/c".into(),
+                "/c".into(),
+                cwd.clone()
+            ]
+        );
+        // The leaf is `d`.
+        assert_eq!(recorded_workspace(&path, None).unwrap(), cwd);
+        assert!(matches!(
+            recorded_workspace(&path, Some(EntryId(99))),
+            Err(LogError::UnknownEntry {
+                id: EntryId(99),
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,295 @@
+//! The ports: the traits through which the runtime drives a model provider, the
+//! tools and the user's approvals, and the types they share. Providers, tools and
+//! the runtime all depend on this module; it depends on none of them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use xcsh_machine::{
+    ApprovalScope, CallId, Message, ProviderError, StepNo, StreamEvent, ToolCall, ToolOutcome,
+    Verdict,
+};
+
+/// A boxed, sendable future: the shape every provider and tool returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Everything a provider needs to make one request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_output_tokens: u32,
+}
+
+/// What travels from a provider stream to the owner task: events, then one end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamItem {
+    Event(StreamEvent),
+    End(Result<(), ProviderError>),
+}
+
+/// Where a provider sends the events of one stream. Sending never blocks; `send`
+/// returns false once the run no longer listens.
+#[derive(Debug, Clone)]
+pub struct StreamSink {
+    step: StepNo,
+    tx: mpsc::UnboundedSender<(StepNo, StreamItem)>,
+}
+
+impl StreamSink {
+    pub fn new(step: StepNo, tx: mpsc::UnboundedSender<(StepNo, StreamItem)>) -> StreamSink {
+        StreamSink { step, tx }
+    }
+
+    pub fn send(&self, event: StreamEvent) -> bool {
+        self.tx.send((self.step, StreamItem::Event(event))).is_ok()
+    }
+}
+
+/// A model provider. `stream` sends the step's events to `sink` and resolves when
+/// the stream ends: `Ok` when it finished, `Err` when it failed. When `cancel`
+/// fires it stops as soon as it can (between chunks at the latest) and resolves.
+pub trait Provider: Send + Sync + 'static {
+    /// Provider name as the user selects it (`faux`, `openai`, …).
+    fn name(&self) -> &str;
+    /// The model it calls.
+    fn model(&self) -> &str;
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>>;
+    /// The request exactly as this provider would send it (the HTTP body for the
+    /// wire protocols), for `--show-context`.
+    fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
+        serde_json::to_value(request).unwrap_or_default()
+    }
+}
+
+/// A tool as the model sees it: name, description and JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// Runs tool calls. `execute` resolves exactly once; when `cancel` fires it stops
+/// the work and resolves with status `cancelled`, saying plainly that side effects
+/// already had were not undone.
+pub trait ToolExecutor: Send + Sync + 'static {
+    fn specs(&self) -> Vec<ToolSpec>;
+    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome>;
+    /// Like `execute`, and reports the call's output to `progress` as it comes
+    /// (transient: the outcome is what counts, and it is the same as `execute`'s).
+    /// The default reports nothing; the standard tools report bash's output.
+    fn execute_with_progress(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        drop(progress);
+        self.execute(call, cancel)
+    }
+    /// The names of the tools that change the workspace; they go through the
+    /// permission policy. Read-only tools never ask.
+    fn mutating(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The files call `id` changed, taken once after it settled (the runtime records
+    /// them in the call's `tool_result` entry).
+    fn take_file_changes(&self, _id: &CallId) -> Vec<xcsh_log::FileChange> {
+        Vec::new()
+    }
+    /// Like `execute_with_progress`, for a call whose `tool_dispatched` entry is
+    /// `dispatch` (durable already): an executor that keeps before-images names
+    /// them by it (SPEC.md §21.6). The default forgets `dispatch`.
+    fn execute_dispatched(
+        &self,
+        call: ToolCall,
+        dispatch: xcsh_log::blobs::Dispatch,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        drop(dispatch);
+        self.execute_with_progress(call, cancel, progress)
+    }
+    /// The results of the calls dispatched at `dispatches` are durable in their
+    /// logs: their before-images are no longer needed. The default keeps none.
+    fn results_durable(&self, dispatches: &[xcsh_log::blobs::Dispatch]) {
+        let _ = dispatches;
+    }
+    /// Where this executor keeps before-images, if it keeps any.
+    fn before_images(&self) -> Option<xcsh_log::blobs::BlobStore> {
+        None
+    }
+    /// The sandbox the tools run under, recorded in `RunConfig.sandbox` (with the
+    /// tools that are always asked). `None`: the executor has no sandbox setting.
+    fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
+        None
+    }
+}
+
+/// The sentence every cancelled tool result carries.
+pub const CANCELLED_NOTE: &str =
+    "cancelled by the user; side effects it already had were not undone";
+
+/// Which output stream of a tool a piece of progress comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// The most output bytes one call forwards as progress (1 MiB); later output is
+/// not forwarded (the result still holds what its caps keep).
+pub const MAX_PROGRESS_BYTES: usize = 1 << 20;
+
+type ReportFn = dyn Fn(OutputStream, &str) + Send + Sync;
+
+struct ProgressInner {
+    report: Box<ReportFn>,
+    /// Bytes still allowed (of [`MAX_PROGRESS_BYTES`]), shared by the clones.
+    left: AtomicUsize,
+}
+
+/// Transient: where one running call reports its output as it comes (for the
+/// interface to show), never recorded and never fed to the machine. Cheap to clone
+/// (clones share the sink and the byte budget of [`MAX_PROGRESS_BYTES`]).
+#[derive(Clone, Default)]
+pub struct ToolProgress {
+    inner: Option<Arc<ProgressInner>>,
+}
+
+impl std::fmt::Debug for ToolProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolProgress")
+            .field(
+                "left",
+                &self.inner.as_ref().map(|i| i.left.load(Ordering::Relaxed)),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolProgress {
+    /// A sink that calls `report` with each piece (at most [`MAX_PROGRESS_BYTES`]
+    /// in all). `report` runs on the tool's task: it must not block.
+    pub fn new(report: impl Fn(OutputStream, &str) + Send + Sync + 'static) -> ToolProgress {
+        ToolProgress {
+            inner: Some(Arc::new(ProgressInner {
+                report: Box::new(report),
+                left: AtomicUsize::new(MAX_PROGRESS_BYTES),
+            })),
+        }
+    }
+
+    /// A sink that drops everything (what `execute` uses).
+    pub fn none() -> ToolProgress {
+        ToolProgress { inner: None }
+    }
+
+    /// Whether reports go anywhere (a tool may skip the work of making them).
+    pub fn is_active(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_some_and(|i| i.left.load(Ordering::Relaxed) > 0)
+    }
+
+    /// Reports `text` from `stream`. Once the budget is spent the rest is dropped;
+    /// the piece that crosses it is cut at a character boundary.
+    pub fn report(&self, stream: OutputStream, text: &str) {
+        let Some(inner) = &self.inner else {
+            return;
+        };
+        if text.is_empty() {
+            return;
+        }
+        let mut taken = 0;
+        let update = inner
+            .left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                let mut n = text.len().min(left);
+                while !text.is_char_boundary(n) {
+                    n -= 1;
+                }
+                taken = n;
+                (n > 0).then(|| left - n)
+            });
+        if update.is_ok() {
+            (inner.report)(stream, &text[..taken]);
+        }
+    }
+}
+
+/// A question for the user: may this mutating call run?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub call: ToolCall,
+    /// The workspace the call would run in.
+    pub cwd: String,
+}
+
+/// The user's answer: `y` = allow once, `a` = this tool for the session, `A` = this
+/// exact call for the session, `n` = deny.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalAnswer {
+    pub verdict: Verdict,
+    pub scope: ApprovalScope,
+    /// With a denial: what the user tells the model instead ("use a new file"); the
+    /// denial result the model receives ends with `. The user says: MESSAGE`.
+    /// Recorded in the `approval_answer` entry. Ignored (neither recorded nor sent)
+    /// with `allow`, and when it is only blanks.
+    pub message: Option<String>,
+}
+
+impl ApprovalAnswer {
+    /// An answer without a message.
+    pub fn new(verdict: Verdict, scope: ApprovalScope) -> ApprovalAnswer {
+        ApprovalAnswer {
+            verdict,
+            scope,
+            message: None,
+        }
+    }
+
+    /// `n` with a message: deny once and tell the model `message`.
+    pub fn deny_with(message: impl Into<String>) -> ApprovalAnswer {
+        ApprovalAnswer {
+            verdict: Verdict::Deny,
+            scope: ApprovalScope::Once,
+            message: Some(message.into()),
+        }
+    }
+
+    /// The message as recorded: only with a denial, and only when not blank.
+    pub fn recorded_message(&self) -> Option<String> {
+        match self.verdict {
+            Verdict::Allow => None,
+            Verdict::Deny => self
+                .message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(str::to_owned),
+        }
+    }
+}
+
+/// Answers approval questions (the interactive prompt, or a library callback).
+pub trait Approver: Send + Sync + 'static {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer>;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,307 @@
+//! The faux provider: plays a JSON Lines script, one line per model step, as real
+//! chunked stream events. Needs no key and no network; honors cancel between chunks.
+//!
+//! A line: `{"text":"…","reasoning":"…","tool_calls":[{"name":"echo","arguments":{…}}],
+//! "finish":"tool_calls","usage":{"input":120,"output":30},"error":"…","chunk_delay_ms":0}`
+//! (every field optional).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_machine::{
+    CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
+};
+
+/// Bytes per text delta: small enough that a step streams as many chunks.
+const CHUNK: usize = 12;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FauxError {
+    #[error("{path}: cannot read the faux script: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: not a faux script step: {source}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        source: serde_json::Error,
+    },
+}
+
+/// One scripted model step.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStep {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptCall>,
+    #[serde(default)]
+    pub finish: Option<FinishReason>,
+    #[serde(default)]
+    pub usage: Option<ScriptUsage>,
+    /// Fail the step with this provider message after streaming the text.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Delay between chunks, to let a test or a user act mid-stream.
+    #[serde(default)]
+    pub chunk_delay_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    /// Arguments as JSON; a string is sent verbatim (to script invalid arguments).
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptUsage {
+    pub input: u64,
+    pub output: u64,
+}
+
+/// Plays a script; each `stream` call takes the next step.
+#[derive(Debug)]
+pub struct FauxProvider {
+    source: String,
+    /// Each step with its 1-based line in the script (call ids name the line).
+    steps: Arc<Vec<(usize, ScriptStep)>>,
+    next: AtomicUsize,
+}
+
+impl FauxProvider {
+    pub fn from_file(path: &Path) -> Result<FauxProvider, FauxError> {
+        let text = std::fs::read_to_string(path).map_err(|source| FauxError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        FauxProvider::from_script(&path.display().to_string(), &text).map_err(|(line, source)| {
+            FauxError::Parse {
+                path: path.to_path_buf(),
+                line,
+                source,
+            }
+        })
+    }
+
+    /// Parses a script; on error returns the 1-based line and the JSON error.
+    pub fn from_script(
+        source: &str,
+        text: &str,
+    ) -> Result<FauxProvider, (usize, serde_json::Error)> {
+        let mut steps = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            steps.push((i + 1, serde_json::from_str(line).map_err(|e| (i + 1, e))?));
+        }
+        Ok(FauxProvider {
+            source: source.to_string(),
+            steps: Arc::new(steps),
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// A provider over steps given in code; step N counts as line N.
+    pub fn from_steps(source: &str, steps: Vec<ScriptStep>) -> FauxProvider {
+        FauxProvider {
+            source: source.to_string(),
+            steps: Arc::new(
+                steps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, s)| (i + 1, s))
+                    .collect(),
+            ),
+            next: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Provider for FauxProvider {
+    fn name(&self) -> &str {
+        "faux"
+    }
+
+    fn model(&self) -> &str {
+        "faux-script"
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        let steps = Arc::clone(&self.steps);
+        let source = self.source.clone();
+        Box::pin(async move {
+            let Some((line, step)) = steps.get(index) else {
+                return Err(ProviderError {
+                    kind: ProviderErrorKind::ScriptExhausted,
+                    message: format!(
+                        "the faux script {source} has {} step(s) and step {} was requested",
+                        steps.len(),
+                        index + 1
+                    ),
+                });
+            };
+            play(step, *line, &request, &sink, &cancel).await
+        })
+    }
+}
+
+fn cancelled() -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Disconnected,
+        message: "cancelled".into(),
+    }
+}
+
+async fn pause(step: &ScriptStep, cancel: &CancellationToken) -> Result<(), ProviderError> {
+    if step.chunk_delay_ms > 0 {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(step.chunk_delay_ms)) => {}
+            () = cancel.cancelled() => {}
+        }
+    } else {
+        tokio::task::yield_now().await;
+    }
+    if cancel.is_cancelled() {
+        Err(cancelled())
+    } else {
+        Ok(())
+    }
+}
+
+async fn play(
+    step: &ScriptStep,
+    line: usize,
+    request: &ModelRequest,
+    sink: &StreamSink,
+    cancel: &CancellationToken,
+) -> Result<(), ProviderError> {
+    let mut events = Vec::new();
+    for chunk in chunks(&step.reasoning) {
+        events.push(StreamEvent::ReasoningDelta { text: chunk });
+    }
+    for chunk in chunks(&step.text) {
+        events.push(StreamEvent::TextDelta { text: chunk });
+    }
+    for (i, call) in step.tool_calls.iter().enumerate() {
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
+        let id = call
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("call_{line}_{}", i + 1));
+        events.push(StreamEvent::ToolCallStart {
+            index,
+            id: CallId(id),
+            name: call.name.clone(),
+        });
+        let args = match &call.arguments {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "{}".to_string(),
+            other => other.to_string(),
+        };
+        for chunk in chunks(&args) {
+            events.push(StreamEvent::ToolCallDelta {
+                index,
+                arguments: chunk,
+            });
+        }
+        events.push(StreamEvent::ToolCallEnd { index });
+    }
+    if step.error.is_none() {
+        let usage = match step.usage {
+            Some(u) => Usage {
+                input_tokens: u.input,
+                output_tokens: u.output,
+                ..Usage::default()
+            },
+            None => Usage {
+                input_tokens: estimate_request_tokens(request),
+                output_tokens: ((step.text.len() + step.reasoning.len()) as u64).div_ceil(4),
+                ..Usage::default()
+            },
+        };
+        events.push(StreamEvent::Usage { usage });
+        let finish = step.finish.unwrap_or(if step.tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        });
+        events.push(StreamEvent::Finish { reason: finish });
+    }
+    for event in events {
+        pause(step, cancel).await?;
+        if !sink.send(event) {
+            return Err(cancelled());
+        }
+    }
+    match &step.error {
+        Some(message) => Err(ProviderError {
+            kind: ProviderErrorKind::Api,
+            message: message.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Splits text into deltas of about `CHUNK` bytes, on character boundaries.
+fn chunks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        current.push(c);
+        if current.len() >= CHUNK {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// A deterministic stand-in for the input tokens a real provider would report.
+fn estimate_request_tokens(request: &ModelRequest) -> u64 {
+    let bytes: usize = request.system.len()
+        + request
+            .messages
+            .iter()
+            .map(|m| match m {
+                Message::User { text, .. } | Message::Summary { text } => text.len(),
+                Message::Assistant {
+                    text,
+                    reasoning,
+                    tool_calls,
+                    ..
+                } => {
+                    text.len()
+                        + reasoning.len()
+                        + tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>()
+                }
+                Message::ToolResult { content, .. } => content.len(),
+            })
+            .sum::<usize>();
+    (bytes as u64).div_ceil(4)
+}

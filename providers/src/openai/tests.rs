@@ -1,0 +1,573 @@
+//! Tests of `openai.rs`.
+
+use super::*;
+use crate::sse::testing::{render, run_mapper};
+use expect_test::expect;
+use serde_json::json;
+use xcsh_machine::Message;
+use xcsh_machine::{Assembler, ToolCall, UserOrigin};
+use xcsh_ports::ToolSpec;
+
+fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    run_mapper(OpenAiMapper::new(), lines.iter().map(|l| (None, *l)))
+}
+
+#[test]
+fn text_then_usage_then_finish() {
+    let (events, err) = run(&[
+        r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none());
+    expect![[r#"
+        {"kind":"text_delta","text":"Hel"}
+        {"kind":"text_delta","text":"lo"}
+        {"kind":"usage","usage":{"input_tokens":12,"output_tokens":2,"cache_read_tokens":8}}
+        {"kind":"finish","reason":"stop"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn parallel_tool_calls_with_fragmented_arguments() {
+    let (events, err) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":"{\"dir"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\":\".\"}"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none());
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    let a = a.finish();
+    assert_eq!(
+        a.tool_calls,
+        vec![
+            ToolCall {
+                id: CallId("call_a".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"a"}"#.into()
+            },
+            ToolCall {
+                id: CallId("call_b".into()),
+                name: "list".into(),
+                arguments: r#"{"dir":"."}"#.into()
+            },
+        ]
+    );
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    expect![[r#"
+        {"kind":"tool_call_start","index":0,"id":"call_a","name":"read"}
+        {"kind":"tool_call_delta","index":0,"arguments":"{\"pa"}
+        {"kind":"tool_call_start","index":1,"id":"call_b","name":"list"}
+        {"kind":"tool_call_delta","index":1,"arguments":"{\"dir"}
+        {"kind":"tool_call_delta","index":0,"arguments":"th\":\"a\"}"}
+        {"kind":"tool_call_delta","index":1,"arguments":"\":\".\"}"}
+        {"kind":"tool_call_end","index":0}
+        {"kind":"tool_call_end","index":1}
+        {"kind":"usage","usage":{"input_tokens":5,"output_tokens":9}}
+        {"kind":"finish","reason":"tool_calls"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn mistral_calls_without_index_and_array_content() {
+    let (events, _) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
+    ]);
+    expect![[r#"
+        {"kind":"reasoning_delta","text":"hmm"}
+        {"kind":"text_delta","text":"ok"}
+        {"kind":"tool_call_start","index":0,"id":"A","name":"f"}
+        {"kind":"tool_call_delta","index":0,"arguments":"{}"}
+        {"kind":"tool_call_start","index":1,"id":"B","name":"g"}
+        {"kind":"tool_call_delta","index":1,"arguments":"{\"x\":1}"}
+        {"kind":"tool_call_end","index":0}
+        {"kind":"tool_call_end","index":1}
+        {"kind":"usage","usage":{"input_tokens":3,"output_tokens":4}}
+        {"kind":"finish","reason":"tool_calls"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn reasoning_content_and_xai_usage() {
+    let (events, _) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
+        "[DONE]",
+    ]);
+    expect![[r#"
+        {"kind":"reasoning_delta","text":"think"}
+        {"kind":"text_delta","text":"Hi"}
+        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":291,"cache_read_tokens":11}}
+        {"kind":"finish","reason":"length"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn refusal_and_error_chunks_are_api_errors() {
+    let (_, err) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't "}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"refusal":"help with that."}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    ]);
+    assert_eq!(
+        err,
+        Some(ProviderError {
+            kind: ProviderErrorKind::Api,
+            message: "the model refused: I can't help with that.".into()
+        })
+    );
+    let (events, err) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"par"}}]}"#,
+        r#"{"error":{"message":"Provider returned error","code":502}}"#,
+    ]);
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        err.map(|e| (e.kind, e.message)),
+        Some((
+            ProviderErrorKind::Api,
+            "Provider returned error (502)".to_string()
+        ))
+    );
+    let (_, err) = run(&["{not json"]);
+    assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Malformed));
+}
+
+#[test]
+fn unknown_things_are_skipped() {
+    let (events, err) = run(&[
+        r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
+        r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+        "[DONE]",
+    ]);
+    assert!(err.is_none());
+    expect![[r#"
+        {"kind":"skipped","event_type":"prompt_filter_results"}
+        {"kind":"skipped","event_type":"choices[1]"}
+        {"kind":"skipped","event_type":"content part image_url"}
+        {"kind":"finish","reason":"stop"}
+        {"kind":"skipped","event_type":"[DONE]"}"#]]
+    .assert_eq(&render(&events));
+}
+
+fn assemble(events: &[StreamEvent]) -> xcsh_machine::Assembled {
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    a.finish()
+}
+
+fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
+    events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+        .collect()
+}
+
+#[test]
+fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
+    let (events, err) = run(&[
+        r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"Hmm, "}}]}"#,
+        r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Let me re"}}]}"#,
+        r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
+        r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+        r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"content":"Reading b."}}]}"#,
+        r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"read","arguments":"{\"path\":\"b.txt\"}"}}]}}]}"#,
+        r#"{"id":"chatcmpl-2","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        r#"{"id":"chatcmpl-2","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none(), "{err:?}");
+    let a = assemble(&events);
+    assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
+    assert_eq!(
+        a.tool_calls,
+        vec![ToolCall {
+            id: CallId("call_b".into()),
+            name: "read".into(),
+            arguments: r#"{"path":"b.txt"}"#.into()
+        }]
+    );
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(
+        restarts(&events),
+        vec![&StreamEvent::Restarted {
+            reason: "a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)".into()
+        }]
+    );
+}
+
+#[test]
+fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
+    let (events, err) = run(&[
+        r#"{"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Kept"}}]}"#,
+        r#"{"id":"gen-2","choices":[{"index":0,"delta":{"content":" whole."}}]}"#,
+        r#"{"id":"gen-2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"id":"usage-3","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(assemble(&events).text, "Kept whole.");
+    assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+}
+
+#[test]
+fn a_repeated_role_after_content_restarts_the_chat_message() {
+    let (events, err) = run(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"Half a sen"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"A whole"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":" sentence."}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(assemble(&events).text, "A whole sentence.");
+    assert_eq!(
+        restarts(&events),
+        vec![&StreamEvent::Restarted {
+            reason: "a chunk with delta.role after the message's content".into()
+        }]
+    );
+}
+
+#[test]
+fn a_role_on_every_chunk_is_not_a_restart() {
+    // Ollama's compatible endpoint sends `role` with every delta.
+    let (events, err) = run(&[
+        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":"One"}}]}"#,
+        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":" two"}}]}"#,
+        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(assemble(&events).text, "One two");
+    assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+}
+
+fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
+    run(lines).1.map(|e| (e.kind, e.message))
+}
+
+#[test]
+fn a_numeric_content_is_an_error_that_names_it() {
+    assert_eq!(
+        malformed_message(&[r#"{"choices":[{"index":0,"delta":{"content":42}}]}"#]),
+        Some((
+            ProviderErrorKind::Malformed,
+            "a Chat Completions chunk: choices[0].delta.content is a number (42), expected a string, an array of content parts or null".into()
+        ))
+    );
+}
+
+#[test]
+fn a_negative_tool_call_index_is_an_error_that_names_it() {
+    assert_eq!(
+        malformed_message(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1,"id":"call_1","type":"function","function":{"name":"read","arguments":"{}"}}]}}]}"#
+        ]),
+        Some((
+            ProviderErrorKind::Malformed,
+            "a Chat Completions chunk: choices[0].delta.tool_calls[0].index is a number (-1), expected a non-negative integer".into()
+        ))
+    );
+}
+
+#[test]
+fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
+    let cases = [
+        (
+            r#"{"choices":{"index":0}}"#,
+            r#"choices is an object ({"index":0}), expected an array"#,
+        ),
+        (
+            r#"{"choices":[{"index":"0","delta":{}}]}"#,
+            r#"choices[0].index is a string ("0"), expected a non-negative integer"#,
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":"hi"}]}"#,
+            r#"choices[0].delta is a string ("hi"), expected an object"#,
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":["a"]}}]}"#,
+            r#"choices[0].delta.reasoning_content is an array (["a"]), expected a string"#,
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"refusal":true}}]}"#,
+            "choices[0].delta.refusal is a boolean (true), expected a string",
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":{"index":0}}}]}"#,
+            r#"choices[0].delta.tool_calls is an object ({"index":0}), expected an array"#,
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":{"a":1}}}]}}]}"#,
+            r#"choices[0].delta.tool_calls[0].function.arguments is an object ({"a":1}), expected a string"#,
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":7,"function":{"name":"f"}}]}}]}"#,
+            "choices[0].delta.tool_calls[0].id is a number (7), expected a string",
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":1}]}"#,
+            "choices[0].finish_reason is a number (1), expected a string",
+        ),
+        (
+            r#"{"choices":[],"usage":{"prompt_tokens":"12","completion_tokens":3}}"#,
+            r#"usage.prompt_tokens is a string ("12"), expected a non-negative integer"#,
+        ),
+        (
+            r#"{"choices":[],"usage":12}"#,
+            "usage is a number (12), expected an object",
+        ),
+        (
+            r#"{"id":5,"choices":[]}"#,
+            "id is a number (5), expected a string",
+        ),
+        (
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":3}]}}]}"#,
+            "choices[0].delta.content[0].text is a number (3), expected a string",
+        ),
+    ];
+    for (line, message) in cases {
+        assert_eq!(
+            malformed_message(&[line]),
+            Some((
+                ProviderErrorKind::Malformed,
+                format!("a Chat Completions chunk: {message}")
+            )),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn completeness() {
+    let mut m = OpenAiMapper::new();
+    m.on_event(None, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#)
+        .unwrap();
+    assert!(!m.is_complete());
+    m.on_event(None, "[DONE]").unwrap();
+    assert!(m.is_complete());
+}
+
+pub(crate) fn sample_request() -> ModelRequest {
+    ModelRequest {
+        system: "You are terse.".into(),
+        messages: vec![
+            Message::Summary {
+                text: "Earlier we listed files.".into(),
+            },
+            Message::User {
+                origin: UserOrigin::Prompt,
+                text: "read a.txt".into(),
+            },
+            Message::Assistant {
+                text: "Reading.".into(),
+                reasoning: "The user wants a.txt.".into(),
+                reasoning_signature: "sig".into(),
+                reasoning_blocks: vec![],
+                tool_calls: vec![ToolCall {
+                    id: CallId("call_1".into()),
+                    name: "read".into(),
+                    arguments: r#"{"path":"a.txt"}"#.into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: CallId("call_1".into()),
+                name: "read".into(),
+                is_error: false,
+                content: "hello".into(),
+            },
+            Message::User {
+                origin: UserOrigin::Steer,
+                text: "also b".into(),
+            },
+            Message::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                reasoning_signature: String::new(),
+                reasoning_blocks: vec![],
+                tool_calls: vec![ToolCall {
+                    id: CallId("call_2".into()),
+                    name: "read".into(),
+                    arguments: r#"{"path":"b.txt"}"#.into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: CallId("call_2".into()),
+                name: "read".into(),
+                is_error: true,
+                content: "error: no such file".into(),
+            },
+            Message::Assistant {
+                text: "Done.".into(),
+                reasoning: String::new(),
+                reasoning_signature: String::new(),
+                reasoning_blocks: vec![],
+                tool_calls: vec![],
+            },
+        ],
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+        }],
+        max_output_tokens: 1024,
+    }
+}
+
+#[test]
+fn request_renders_every_message_kind() {
+    let body = http::shown_body(&wire::body("gpt-test", &sample_request(), false));
+    expect![[r#"
+        {
+          "max_completion_tokens": 1024,
+          "messages": [
+            {
+              "content": "You are terse.",
+              "role": "system"
+            },
+            {
+              "content": "[Summary of the earlier conversation]\nEarlier we listed files.",
+              "role": "user"
+            },
+            {
+              "content": "read a.txt",
+              "role": "user"
+            },
+            {
+              "content": "Reading.",
+              "role": "assistant",
+              "tool_calls": [
+                {
+                  "function": {
+                    "arguments": "{\"path\":\"a.txt\"}",
+                    "name": "read"
+                  },
+                  "id": "call_1",
+                  "type": "function"
+                }
+              ]
+            },
+            {
+              "content": "hello",
+              "role": "tool",
+              "tool_call_id": "call_1"
+            },
+            {
+              "content": "also b",
+              "role": "user"
+            },
+            {
+              "content": null,
+              "role": "assistant",
+              "tool_calls": [
+                {
+                  "function": {
+                    "arguments": "{\"path\":\"b.txt\"}",
+                    "name": "read"
+                  },
+                  "id": "call_2",
+                  "type": "function"
+                }
+              ]
+            },
+            {
+              "content": "error: no such file",
+              "role": "tool",
+              "tool_call_id": "call_2"
+            },
+            {
+              "content": "Done.",
+              "role": "assistant"
+            }
+          ],
+          "model": "gpt-test",
+          "stream": true,
+          "stream_options": {
+            "include_usage": true
+          },
+          "tools": [
+            {
+              "function": {
+                "description": "Read a file",
+                "name": "read",
+                "parameters": {
+                  "properties": {
+                    "path": {
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "path"
+                  ],
+                  "type": "object"
+                }
+              },
+              "type": "function"
+            }
+          ]
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+}
+
+/// The bytes a body is sent as are its shown value's, compact: its fields are
+/// declared in the value's (sorted) key order, as the bytes were when the body
+/// was built as a `Value`.
+pub(crate) fn sent_is_shown(body: &impl serde::Serialize) {
+    assert_eq!(
+        serde_json::to_string(body).unwrap(),
+        http::shown_body(body).to_string()
+    );
+}
+
+#[test]
+fn the_bytes_sent_are_the_shown_body_in_key_order() {
+    let mut bare = sample_request();
+    bare.system = String::new();
+    bare.tools.clear();
+    bare.messages.push(Message::User {
+        origin: UserOrigin::Prompt,
+        text: "quotes \" and \\ and \u{1} and é and \n".into(),
+    });
+    let empty = ModelRequest {
+        system: String::new(),
+        messages: Vec::new(),
+        tools: Vec::new(),
+        max_output_tokens: 0,
+    };
+    for request in [&sample_request(), &bare, &empty] {
+        for legacy in [false, true] {
+            sent_is_shown(&wire::body("m\"odel", request, legacy));
+        }
+    }
+}
+
+#[test]
+fn compatible_servers_get_max_tokens() {
+    let config = HttpConfig::new("http://127.0.0.1:1/v1", None, "m");
+    let p = OpenAiProvider::new(config).unwrap();
+    let body = p.render_request(&sample_request());
+    assert_eq!(body["max_tokens"], 1024);
+    assert!(body.get("max_completion_tokens").is_none());
+    let config = HttpConfig::new("https://api.openai.com/v1", Some("k".into()), "m");
+    let p = OpenAiProvider::new(config).unwrap();
+    assert_eq!(
+        p.render_request(&sample_request())["max_completion_tokens"],
+        1024
+    );
+}

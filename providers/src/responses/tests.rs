@@ -1,0 +1,432 @@
+//! Tests of `responses.rs`.
+
+use super::*;
+use crate::sse::testing::{render, run_mapper};
+use expect_test::expect;
+use xcsh_machine::Message;
+use xcsh_machine::{Assembler, ToolCall};
+
+/// The body of `request` as `--show-context` shows it, with
+/// `reasoning.encrypted_content` asked for the reasoning models, as by default.
+fn shown(model: &str, request: &ModelRequest) -> Value {
+    http::shown_body(&wire::body(model, request, reasoning_model(model)))
+}
+
+fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    run_mapper(ResponsesMapper::new(), lines.iter().map(|l| (None, *l)))
+}
+
+#[test]
+fn reasoning_text_and_usage() {
+    let (events, err) = run(&[
+        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Plan**"}"#,
+        r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Plan**"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Plan**"}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+        r#"{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}"#,
+        r#"{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":1,"content_index":0,"annotation":{"type":"url_citation"}}"#,
+        r#"{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi"}"#,
+        r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
+    ]);
+    assert!(err.is_none());
+    expect![[r#"
+        {"kind":"reasoning_delta","text":"**Plan**"}
+        {"kind":"reasoning_signature","signature":"{\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}"}
+        {"kind":"text_delta","text":"Hi"}
+        {"kind":"skipped","event_type":"response.output_text.annotation.added"}
+        {"kind":"usage","usage":{"input_tokens":40,"output_tokens":30,"cache_read_tokens":60}}
+        {"kind":"finish","reason":"stop"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn parallel_function_calls_with_fragmented_arguments() {
+    let (events, err) = run(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"list"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"path\""}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"dir\":\".\"}"}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":":\"a\"}"}"#,
+        r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"path\":\"a\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"call_A","name":"read"}}"#,
+        r#"{"type":"response.function_call_arguments.done","item_id":"fc_2","output_index":1,"arguments":"{\"dir\":\".\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"dir\":\".\"}","call_id":"call_B","name":"list"}}"#,
+        r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+    ]);
+    assert!(err.is_none());
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    let a = a.finish();
+    assert_eq!(
+        a.tool_calls,
+        vec![
+            ToolCall {
+                id: CallId("call_A".into()),
+                name: "read".into(),
+                arguments: r#"{"path":"a"}"#.into()
+            },
+            ToolCall {
+                id: CallId("call_B".into()),
+                name: "list".into(),
+                arguments: r#"{"dir":"."}"#.into()
+            },
+        ]
+    );
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+}
+
+#[test]
+fn hosted_tools_are_skipped() {
+    let (events, err) = run(&[
+        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
+        r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":""}}"#,
+        r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
+        r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
+    ]);
+    assert!(err.is_none());
+    expect![[r#"
+        {"kind":"skipped","event_type":"response.output_item.added:web_search_call"}
+        {"kind":"skipped","event_type":"response.web_search_call.in_progress"}
+        {"kind":"skipped","event_type":"response.output_item.done:web_search_call"}
+        {"kind":"skipped","event_type":"response.output_item.added:custom_tool_call"}
+        {"kind":"skipped","event_type":"response.custom_tool_call_input.delta"}
+        {"kind":"skipped","event_type":"response.output_item.done:custom_tool_call"}
+        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
+        {"kind":"finish","reason":"stop"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn failures_refusals_and_incomplete() {
+    let (_, err) = run(&[
+        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+        r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed."}}}"#,
+    ]);
+    assert_eq!(
+        err,
+        Some(ProviderError {
+            kind: ProviderErrorKind::Api,
+            message: "The model failed. (server_error)".into()
+        })
+    );
+    let (_, err) = run(&[
+        r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down.","param":null,"sequence_number":1}"#,
+    ]);
+    assert_eq!(
+        err.map(|e| e.message),
+        Some("Slow down. (rate_limit_exceeded)".into())
+    );
+    let (_, err) = run(&[
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+        r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"refusal","refusal":""}}"#,
+        r#"{"type":"response.refusal.delta","output_index":0,"delta":"I can't"}"#,
+        r#"{"type":"response.refusal.done","output_index":0,"refusal":"I can't help."}"#,
+    ]);
+    assert_eq!(
+        err.map(|e| e.message),
+        Some("the model refused: I can't help.".into())
+    );
+    let (events, err) = run(&[
+        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+        r#"{"type":"response.output_text.delta","output_index":0,"delta":"Lo"}"#,
+        r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":3,"output_tokens":9}}}"#,
+    ]);
+    assert!(err.is_none());
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Finish {
+            reason: FinishReason::Length
+        })
+    );
+}
+
+#[test]
+fn done_events_complete_or_flag_the_deltas() {
+    let (events, err) = run(&[
+        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
+        r#"{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"Got it."}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"Got it."}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","content":[]}}"#,
+        r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Yes."}"#,
+        r#"{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"No!"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
+        r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+    ]);
+    assert!(err.is_none());
+    expect![[r#"
+        {"kind":"text_delta","text":"Got"}
+        {"kind":"text_delta","text":" it."}
+        {"kind":"text_delta","text":"Yes."}
+        {"kind":"skipped","event_type":"response.output_text.done (its final text differs from the streamed deltas)"}
+        {"kind":"tool_call_start","index":0,"id":"call_9","name":"f"}
+        {"kind":"tool_call_delta","index":0,"arguments":"{}"}
+        {"kind":"tool_call_end","index":0}
+        {"kind":"finish","reason":"tool_calls"}"#]]
+    .assert_eq(&render(&events));
+}
+
+#[test]
+fn a_second_response_created_before_completion_restarts_the_response() {
+    let (events, err) = run(&[
+        r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Plan A"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Plan A"}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"pa"}"#,
+        r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_2","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_2","output_index":0,"summary_index":0,"delta":"Plan B"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_2","type":"reasoning","encrypted_content":"gBBB","summary":[{"type":"summary_text","text":"Plan B"}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"read"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"path\":\"b.txt\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+    ]);
+    assert!(err.is_none(), "{err:?}");
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    let a = a.finish();
+    assert_eq!(
+        (a.reasoning.as_str(), a.reasoning_signature.as_str()),
+        ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
+    );
+    assert_eq!(
+        a.tool_calls,
+        vec![ToolCall {
+            id: CallId("call_B".into()),
+            name: "read".into(),
+            arguments: r#"{"path":"b.txt"}"#.into()
+        }]
+    );
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+            .collect::<Vec<_>>(),
+        vec![&StreamEvent::Restarted {
+            reason: "response.created (resp_2) before resp_1 completed".into()
+        }]
+    );
+}
+
+#[test]
+fn every_wrong_type_in_a_responses_event_is_an_error_never_a_silent_drop() {
+    let created = r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#;
+    let call = r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","arguments":"","call_id":"c","name":"read"}}"#;
+    let cases = [
+        (
+            vec![
+                created,
+                r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":5}"#,
+            ],
+            "a Responses response.output_text.delta event: delta is a number (5), expected a string",
+        ),
+        (
+            vec![
+                created,
+                r#"{"type":"response.output_text.delta","output_index":-1,"content_index":0,"delta":"x"}"#,
+            ],
+            "a Responses response.output_text.delta event: output_index is a number (-1), expected a non-negative integer",
+        ),
+        (
+            vec![
+                created,
+                r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc","type":"function_call","arguments":"","call_id":9,"name":"read"}}"#,
+            ],
+            "a Responses response.output_item.added event: item.call_id is a number (9), expected a string",
+        ),
+        (
+            vec![
+                created,
+                call,
+                r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":{"a":1}}"#,
+            ],
+            r#"a Responses response.function_call_arguments.delta event: delta is an object ({"a":1}), expected a string"#,
+        ),
+        (
+            vec![
+                created,
+                r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs","type":"reasoning","encrypted_content":1,"summary":[]}}"#,
+            ],
+            "a Responses response.output_item.done event: item.encrypted_content is a number (1), expected a string",
+        ),
+        (
+            vec![
+                created,
+                r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":"10","output_tokens":1}}}"#,
+            ],
+            r#"a Responses response.completed event: response.usage.input_tokens is a string ("10"), expected a non-negative integer"#,
+        ),
+        (
+            vec![
+                created,
+                r#"{"type":"response.output_item.added","output_index":0,"item":"message"}"#,
+            ],
+            r#"a Responses response.output_item.added event: item is a string ("message"), expected an object"#,
+        ),
+    ];
+    for (lines, message) in cases {
+        assert_eq!(
+            run(&lines).1.map(|e| (e.kind, e.message)),
+            Some((ProviderErrorKind::Malformed, message.to_string())),
+            "{lines:?}"
+        );
+    }
+}
+
+#[test]
+fn request_renders_every_message_kind() {
+    let mut request = crate::openai::tests::sample_request();
+    if let Message::Assistant {
+        reasoning_signature,
+        ..
+    } = &mut request.messages[2]
+    {
+        *reasoning_signature =
+            r#"{"encrypted_content":"gAAA","id":"rs_1"}{"encrypted_content":"gBBB","id":"rs_2"}"#
+                .into();
+    }
+    assert!(shown("gpt-4.1", &request).get("include").is_none());
+    assert!(reasoning_model("openai/o4-mini") && reasoning_model("gpt-5.1-codex-max"));
+    let body = shown("gpt-5", &request);
+    crate::openai::tests::sent_is_shown(&wire::body("gpt-5", &request, true));
+    expect![[r#"
+        {
+          "include": [
+            "reasoning.encrypted_content"
+          ],
+          "input": [
+            {
+              "content": [
+                {
+                  "text": "[Summary of the earlier conversation]\nEarlier we listed files.",
+                  "type": "input_text"
+                }
+              ],
+              "role": "user",
+              "type": "message"
+            },
+            {
+              "content": [
+                {
+                  "text": "read a.txt",
+                  "type": "input_text"
+                }
+              ],
+              "role": "user",
+              "type": "message"
+            },
+            {
+              "encrypted_content": "gAAA",
+              "id": "rs_1",
+              "summary": [
+                {
+                  "text": "The user wants a.txt.",
+                  "type": "summary_text"
+                }
+              ],
+              "type": "reasoning"
+            },
+            {
+              "encrypted_content": "gBBB",
+              "id": "rs_2",
+              "summary": [],
+              "type": "reasoning"
+            },
+            {
+              "content": [
+                {
+                  "text": "Reading.",
+                  "type": "output_text"
+                }
+              ],
+              "role": "assistant",
+              "type": "message"
+            },
+            {
+              "arguments": "{\"path\":\"a.txt\"}",
+              "call_id": "call_1",
+              "name": "read",
+              "type": "function_call"
+            },
+            {
+              "call_id": "call_1",
+              "output": "hello",
+              "type": "function_call_output"
+            },
+            {
+              "content": [
+                {
+                  "text": "also b",
+                  "type": "input_text"
+                }
+              ],
+              "role": "user",
+              "type": "message"
+            },
+            {
+              "arguments": "{\"path\":\"b.txt\"}",
+              "call_id": "call_2",
+              "name": "read",
+              "type": "function_call"
+            },
+            {
+              "call_id": "call_2",
+              "output": "error: no such file",
+              "type": "function_call_output"
+            },
+            {
+              "content": [
+                {
+                  "text": "Done.",
+                  "type": "output_text"
+                }
+              ],
+              "role": "assistant",
+              "type": "message"
+            }
+          ],
+          "instructions": "You are terse.",
+          "max_output_tokens": 1024,
+          "model": "gpt-5",
+          "store": false,
+          "stream": true,
+          "tools": [
+            {
+              "description": "Read a file",
+              "name": "read",
+              "parameters": {
+                "properties": {
+                  "path": {
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "path"
+                ],
+                "type": "object"
+              },
+              "strict": false,
+              "type": "function"
+            }
+          ]
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+}

@@ -1,0 +1,510 @@
+//! The owner task of one run: it polls the provider's and the tools' futures, reads
+//! the channels (the user's commands, stream items, ended work) and carries out the
+//! [`Action`]s of the run's [`Journal`], which decides everything the log's order
+//! depends on. The provider's stream future is polled by the owner task itself
+//! rather than by a task of its own (its events still come over the stream
+//! channel): on the way of every step, each hop between tasks is a wake-up, on a
+//! multi-thread runtime often a context switch. Tool calls are polled there too
+//! (their blocking work runs on the blocking pool); what still runs when the run
+//! ends is handed to tasks of its own to finish. Events for the interface are sent
+//! in one batch when the owner is about to wait (for the next input, or for the
+//! disk).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Utc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::inflight::{CatchUnwind, Done, ModelCall, ToolSlots, next_model_end};
+use super::{ApprovalRequest, Approver, Command, RunOptions, RunResult, RuntimeError, Task};
+use xcsh_journal::{Action, Append, Happening, Journal, RunEvent, ToolEnd};
+use xcsh_log::blobs::Dispatch;
+use xcsh_log::{Body, LogError, SessionWriter};
+use xcsh_machine::{
+    CallId, EntryId, Machine, Permissions, ProviderError, ProviderErrorKind, RunConfig, StepNo,
+    StreamEvent,
+};
+use xcsh_providers::{ModelRequest, Provider, StreamItem, StreamSink};
+use xcsh_tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
+
+/// Transient output of a running tool call, on its way to the owner task.
+type Progress = (CallId, OutputStream, String);
+
+/// Where the run writes: its leaf, the session id, the workspace.
+pub(crate) struct Session {
+    pub leaf: EntryId,
+    pub id: String,
+    pub cwd: String,
+}
+
+/// The channels of the owner task.
+struct Mailbox {
+    events: mpsc::UnboundedSender<RunEvent>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    stream_tx: mpsc::UnboundedSender<(StepNo, StreamItem)>,
+    stream_rx: mpsc::UnboundedReceiver<(StepNo, StreamItem)>,
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    /// Transient tool output (`ToolOutput` events); a call sends all of it before
+    /// its future resolves, and this channel is read before tool ends, so a call's
+    /// output events always come before its result.
+    progress_tx: mpsc::UnboundedSender<Progress>,
+    progress_rx: mpsc::UnboundedReceiver<Progress>,
+}
+
+/// What a model request is made of, besides the machine's context.
+struct Requests {
+    provider: Arc<dyn Provider>,
+    specs: Vec<ToolSpec>,
+    system: String,
+}
+
+/// The work in flight and the tokens that cancel it.
+struct Work {
+    /// Provider streams still running (the open step's, and any cancelled one that
+    /// has not ended yet).
+    model_calls: Vec<ModelCall>,
+    /// Tool calls running (at most `max_parallel_tools`) or waiting to start, and
+    /// those that ended, not yet handled.
+    tool_slots: ToolSlots,
+    /// The last model call's token.
+    step: Option<CancellationToken>,
+    /// The tokens of the tool calls that have not ended, in dispatch order.
+    tools: Vec<(CallId, CancellationToken)>,
+    summary: Option<CancellationToken>,
+}
+
+pub(crate) struct Owner {
+    journal: Journal,
+    writer: SessionWriter,
+    session: Session,
+    approver: Option<Arc<dyn Approver>>,
+    requests: Requests,
+    tools: Arc<dyn ToolExecutor>,
+    task: Option<(Task, RunConfig)>,
+    mail: Mailbox,
+    /// Events not yet sent: they go out together when the owner is about to wait
+    /// (for the next input, or for the disk before an effect), so that the reader
+    /// is woken once for them rather than once each.
+    outbox: Vec<RunEvent>,
+    work: Work,
+    /// The journal's time is measured from here.
+    origin: Instant,
+}
+
+/// The session writer as the journal's port: each entry stamped with the time.
+struct Stamped<'a>(&'a mut SessionWriter);
+
+impl Append for Stamped<'_> {
+    fn append(&mut self, parent: EntryId, body: &Body) -> Result<EntryId, LogError> {
+        Ok(self.0.append(parent, Utc::now(), body)?.0)
+    }
+}
+
+impl Owner {
+    pub(crate) fn new(
+        opts: RunOptions,
+        writer: SessionWriter,
+        machine: Machine,
+        session: Session,
+        events: mpsc::UnboundedSender<RunEvent>,
+        commands: mpsc::UnboundedReceiver<Command>,
+    ) -> Owner {
+        let (stream_tx, stream_rx) = mpsc::unbounded_channel();
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        let (progress_tx, progress_rx) = mpsc::unbounded_channel();
+        let specs = opts.tools.specs();
+        // `Ask` with nobody to ask: mutations are allowed (SPEC.md "Permissions").
+        let permissions = match (opts.permissions, &opts.approver) {
+            (Permissions::Ask, None) => Permissions::Yolo,
+            (p, _) => p,
+        };
+        let config = RunConfig {
+            limits: opts.limits,
+            tools: specs.iter().map(|s| s.name.clone()).collect(),
+            mutating: opts.tools.mutating(),
+            permissions,
+            estimate_bytes_per_token: xcsh_machine::DEFAULT_ESTIMATE_BYTES_PER_TOKEN,
+            sandbox: opts.tools.sandbox().map(|mut sandbox| {
+                sandbox.unattended = opts.approver.is_none();
+                sandbox
+            }),
+        };
+        Owner {
+            journal: Journal::new(machine, session.leaf),
+            writer,
+            session,
+            approver: opts.approver,
+            requests: Requests {
+                provider: opts.provider,
+                specs,
+                system: opts.system_prompt,
+            },
+            tools: Arc::clone(&opts.tools),
+            task: Some((opts.task, config)),
+            mail: Mailbox {
+                events,
+                commands,
+                stream_tx,
+                stream_rx,
+                done_tx,
+                done_rx,
+                progress_tx,
+                progress_rx,
+            },
+            outbox: Vec::new(),
+            work: Work {
+                model_calls: Vec::new(),
+                tool_slots: ToolSlots::new(Arc::clone(&opts.tools), opts.max_parallel_tools),
+                step: None,
+                tools: Vec::new(),
+                summary: None,
+            },
+            origin: Instant::now(),
+        }
+    }
+
+    pub(crate) async fn run(mut self) -> Result<RunResult, RuntimeError> {
+        let outcome = self.drive().await;
+        self.flush_events();
+        if outcome.is_err() {
+            // A log failure ends the run: stop everything still in flight.
+            self.cancel_all();
+        }
+        // Whatever still runs (cancelled, or ignored once the run settled) is
+        // driven to its end in a task of its own, as a tool may still have to
+        // clean up (kill its processes) and a recording to be written.
+        for call in self.work.model_calls.drain(..) {
+            tokio::spawn(call.stream);
+        }
+        for run in self.work.tool_slots.take_running() {
+            tokio::spawn(run.work);
+        }
+        self.writer.sync()?;
+        self.happen(Happening::Synced)?;
+        outcome?;
+        Ok(self.journal.result(
+            self.session.id.clone(),
+            self.writer.path().display().to_string(),
+        ))
+    }
+
+    async fn drive(&mut self) -> Result<(), RuntimeError> {
+        match self.task.take() {
+            Some((Task::Prompt(text), config)) => {
+                self.happen(Happening::Prompt { text, config })?
+            }
+            Some((Task::Compact, config)) => {
+                self.happen(Happening::Compact { config })?;
+                if self.journal.nothing_done() {
+                    return Ok(());
+                }
+            }
+            None => {}
+        }
+        while !self.journal.finished() {
+            self.flush_events();
+            let mail = &mut self.mail;
+            // Biased: the user's commands (an interrupt above all) go first.
+            tokio::select! {
+                biased;
+                Some(cmd) = mail.commands.recv() => self.on_command(cmd)?,
+                Some((step, item)) = mail.stream_rx.recv() => self.on_stream(step, item)?,
+                Some(done) = mail.done_rx.recv() => self.on_done(done)?,
+                Some((call_id, stream, text)) = mail.progress_rx.recv() => {
+                    self.outbox.push(RunEvent::ToolOutput { call_id, stream, text });
+                }
+                (step, result) = next_model_end(&mut self.work.model_calls) => {
+                    // Behind the events the stream sent before it ended.
+                    let _ = self.mail.stream_tx.send((step, StreamItem::End(result)));
+                }
+                done = self.work.tool_slots.next_end() => self.on_done(done)?,
+                else => break,
+            }
+        }
+        // Commands that raced with the finish are recorded (and ignored) too; closing
+        // first makes every later send fail, so the handle reports it was too late.
+        self.mail.commands.close();
+        while let Ok(cmd) = self.mail.commands.try_recv() {
+            self.on_command(cmd)?;
+        }
+        Ok(())
+    }
+
+    /// Sends the events emitted since the last flush.
+    fn flush_events(&mut self) {
+        for event in self.outbox.drain(..) {
+            // The receiver may be gone (a library user that ignores events): fine.
+            let _ = self.mail.events.send(event);
+        }
+    }
+
+    /// Hands `happening` to the journal and carries out what it asks for.
+    fn happen(&mut self, happening: Happening) -> Result<(), RuntimeError> {
+        let now = self.origin.elapsed();
+        let actions = self
+            .journal
+            .on(happening, now, &mut Stamped(&mut self.writer))?;
+        for action in actions {
+            self.act(action)?;
+        }
+        Ok(())
+    }
+
+    fn on_stream(&mut self, step: StepNo, mut item: StreamItem) -> Result<(), RuntimeError> {
+        // What reaches the journal is redacted: the log and the machine's context hold
+        // the same text, so replay stays exact (§21.5).
+        let secrets = self.writer.secrets();
+        match &mut item {
+            // A retried error's body may quote a secret.
+            StreamItem::Event(StreamEvent::Retrying { reason, .. }) => {
+                secrets.redact_in_place(reason);
+            }
+            StreamItem::End(Err(error)) => secrets.redact_in_place(&mut error.message),
+            StreamItem::Event(_) | StreamItem::End(Ok(())) => {}
+        }
+        self.happen(match item {
+            StreamItem::Event(event) => Happening::Stream { step, event },
+            StreamItem::End(result) => Happening::StreamEnded { step, result },
+        })
+    }
+
+    fn on_done(&mut self, done: Done) -> Result<(), RuntimeError> {
+        match done {
+            Done::Tool {
+                call,
+                mut outcome,
+                duration_ms,
+            } => {
+                self.writer.secrets().redact_in_place(&mut outcome.content);
+                let changes = self.tools.take_file_changes(&call.id);
+                self.work.tools.retain(|(id, _)| *id != call.id);
+                self.happen(Happening::ToolEnded(ToolEnd {
+                    call_id: call.id,
+                    name: call.name,
+                    outcome,
+                    duration_ms,
+                    changes,
+                }))
+            }
+            Done::Approval { call_id, answer } => self.happen(Happening::Answered {
+                call_id,
+                verdict: answer.verdict,
+                scope: answer.scope,
+                message: answer.recorded_message(),
+            }),
+            Done::Summary(mut result) => {
+                self.work.summary = None;
+                if let Err(e) = &mut result {
+                    self.writer.secrets().redact_in_place(&mut e.message);
+                }
+                self.happen(Happening::SummaryEnded(result))
+            }
+        }
+    }
+
+    fn on_command(&mut self, cmd: Command) -> Result<(), RuntimeError> {
+        match cmd {
+            Command::Steer(text) => self.happen(Happening::Steer(text)),
+            Command::FollowUp(text) => self.happen(Happening::FollowUp(text)),
+            Command::Interrupt => self.happen(Happening::Interrupt),
+            Command::Pending(reply) => {
+                let _ = reply.send(self.journal.machine().pending());
+                Ok(())
+            }
+        }
+    }
+
+    fn dispatch(&self, entry: EntryId) -> Dispatch {
+        Dispatch {
+            session_id: self.session.id.clone(),
+            session_path: self.writer.path().to_path_buf(),
+            entry,
+        }
+    }
+
+    fn act(&mut self, action: Action) -> Result<(), RuntimeError> {
+        match action {
+            Action::Emit(event) => self.outbox.push(event),
+            Action::Sync => {
+                // Write-ahead; the waiting events go out first: their reader works
+                // while the disk does.
+                self.flush_events();
+                self.writer.sync()?;
+                self.happen(Happening::Synced)?;
+            }
+            Action::Release(entries) => {
+                let released: Vec<Dispatch> =
+                    entries.into_iter().map(|e| self.dispatch(e)).collect();
+                self.tools.results_durable(&released);
+            }
+            Action::StartModel { step } => self.start_model(step),
+            Action::CancelModel { .. } => {
+                if let Some(token) = &self.work.step {
+                    token.cancel();
+                }
+            }
+            Action::StartTool { call, dispatched } => {
+                let cancel = CancellationToken::new();
+                self.work.tools.push((call.id.clone(), cancel.clone()));
+                let progress = self.progress_sink(&call.id);
+                let dispatch = self.dispatch(dispatched);
+                self.work
+                    .tool_slots
+                    .dispatch(call, dispatch, cancel, progress);
+            }
+            Action::CancelTool { call_id } => {
+                if let Some((_, token)) = self.work.tools.iter().find(|(id, _)| *id == call_id) {
+                    token.cancel();
+                }
+                // A call still waiting for a slot settles without starting.
+                self.work.tool_slots.cancel_waiting(&call_id);
+            }
+            Action::Ask { call } => {
+                // `Ask` is only in effect with an approver (see `Owner::new`).
+                let Some(approver) = self.approver.clone() else {
+                    return Ok(());
+                };
+                // The request is shown before the question is put.
+                self.flush_events();
+                let call_id = call.id.clone();
+                let question = approver.decide(ApprovalRequest {
+                    call,
+                    cwd: self.session.cwd.clone(),
+                });
+                let tx = self.mail.done_tx.clone();
+                tokio::spawn(async move {
+                    let answer = question.await;
+                    let _ = tx.send(Done::Approval { call_id, answer });
+                });
+            }
+            Action::Summarize { upto } => {
+                let cancel = CancellationToken::new();
+                self.work.summary = Some(cancel.clone());
+                self.spawn_summary(upto, cancel);
+            }
+            Action::CancelSummary => {
+                if let Some(token) = &self.work.summary {
+                    token.cancel();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start_model(&mut self, step: StepNo) {
+        let cancel = CancellationToken::new();
+        let request = self.request();
+        let sink = StreamSink::new(step, self.mail.stream_tx.clone());
+        // A provider that panics instead of returning its future fails the step
+        // like any provider error; the run settles.
+        let provider = Arc::clone(&self.requests.provider);
+        let token = cancel.clone();
+        let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            provider.stream(request, sink, token)
+        }))
+        .unwrap_or_else(|_| {
+            Box::pin(async {
+                Err(ProviderError {
+                    kind: ProviderErrorKind::Malformed,
+                    message: "the provider panicked starting the request".into(),
+                })
+            })
+        });
+        self.work.model_calls.push(ModelCall {
+            step,
+            stream: CatchUnwind(stream),
+        });
+        self.work.step = Some(cancel);
+    }
+
+    /// The sink of call `id`'s transient output: each piece reaches the owner task
+    /// and becomes a `ToolOutput` event (never an entry, never an input).
+    fn progress_sink(&self, id: &CallId) -> ToolProgress {
+        let tx = self.mail.progress_tx.clone();
+        let id = id.clone();
+        ToolProgress::new(move |stream, text| {
+            // The run may be over (the receiver gone): the output is not needed.
+            let _ = tx.send((id.clone(), stream, text.to_owned()));
+        })
+    }
+
+    fn request(&self) -> ModelRequest {
+        ModelRequest {
+            system: self.requests.system.clone(),
+            messages: self
+                .journal
+                .machine()
+                .context()
+                .messages()
+                .cloned()
+                .collect(),
+            tools: self.requests.specs.clone(),
+            max_output_tokens: self.journal.machine().limits().max_output_tokens,
+        }
+    }
+
+    /// A summary is an ordinary model request over the middle of the context, with
+    /// an instruction to summarize; its text is the summary.
+    fn spawn_summary(&self, upto: usize, cancel: CancellationToken) {
+        let mut messages: Vec<_> = self
+            .journal
+            .machine()
+            .context()
+            .messages()
+            .take(upto)
+            .cloned()
+            .collect();
+        messages.push(xcsh_machine::Message::User {
+            origin: xcsh_machine::UserOrigin::Prompt,
+            text: SUMMARY_INSTRUCTION.to_string(),
+        });
+        let request = ModelRequest {
+            system: self.requests.system.clone(),
+            messages,
+            tools: Vec::new(),
+            max_output_tokens: self.journal.machine().limits().max_output_tokens,
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let stream = self
+            .requests
+            .provider
+            .stream(request, StreamSink::new(StepNo(0), tx), cancel);
+        let done = self.mail.done_tx.clone();
+        tokio::spawn(async move {
+            let collect = tokio::spawn(async move {
+                let mut text = String::new();
+                while let Some((_, item)) = rx.recv().await {
+                    if let StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
+                        text.push_str(&t);
+                    }
+                }
+                text
+            });
+            let result = match tokio::spawn(stream).await {
+                Ok(r) => r,
+                Err(e) => Err(ProviderError {
+                    kind: ProviderErrorKind::Malformed,
+                    message: format!("the provider task failed: {e}"),
+                }),
+            };
+            let text = collect.await.unwrap_or_default();
+            let _ = done.send(Done::Summary(result.map(|()| text)));
+        });
+    }
+
+    fn cancel_all(&mut self) {
+        let work = &self.work;
+        for token in work.step.iter().chain(work.tools.iter().map(|(_, t)| t)) {
+            token.cancel();
+        }
+        if let Some(token) = &work.summary {
+            token.cancel();
+        }
+    }
+}
+
+/// The instruction appended to the middle of the context to make a summary.
+pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far for your own later use: the user's goals, decisions made, files and facts learned, and work remaining. Be concise and specific.";

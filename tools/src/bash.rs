@@ -1,0 +1,468 @@
+//! `bash {command, timeout_ms?}`: `bash -c` in the workspace root with stdin at EOF,
+//! in its own process group; a timeout or the cancellation token kills the whole
+//! group (SIGKILL) so no grandchild survives. Its output streams to a
+//! [`ToolProgress`] as it is read (transient; the result is made the same way
+//! without it). Its environment is exactly [`ShellEnv`] (secrets left out), plus
+//! the call's marker: when the call settles, every process it left behind, in the
+//! group or not, is killed ([`procs`]).
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use super::caps::{CappedLines, Caps};
+use super::procs;
+use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
+use crate::sandbox::Sandbox;
+use xcsh_log::secrets::ShellEnv;
+use xcsh_machine::{CallId, ToolOutcome, ToolStatus};
+
+pub(crate) const NAME: &str = "bash";
+
+/// The timeout of a call that gives no `timeout_ms`.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The largest `timeout_ms` a call may ask for (10 minutes).
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// How long to wait for the output pipes to close once the shell has ended.
+const PIPE_CLOSE_BOUND: Duration = Duration::from_secs(2);
+
+pub(crate) const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace root. \
+Standard input is empty (a command reading it sees end-of-file at once, so nothing can \
+prompt). The command runs in its own process group: when the timeout (default 120000 ms, \
+`timeout_ms` up to 600000) expires or the user interrupts, the whole group is killed, \
+background jobs included. The result gives the exit code, the duration, stdout and stderr \
+(each capped at 2000 lines / 50 KiB; redirect long output to a file and `grep` or `read` it). \
+Use the dedicated tools rather than bash for reading, listing, searching and editing files.";
+
+/// Added to bash's description when the sandbox is on.
+pub(crate) const SANDBOXED_DESCRIPTION: &str = "It runs in a sandbox: it may write only \
+inside the workspace and $TMPDIR (with --sandbox read-only only $TMPDIR), and has no network \
+unless the user allowed it; a command the sandbox refused says so in its result.";
+
+/// The description of `bash_outside_sandbox` (offered only when the sandbox is on).
+pub(crate) const OUTSIDE_DESCRIPTION: &str = "Run one shell command like `bash`, but outside \
+the sandbox (writes anywhere the user may write, and the network). Every call asks the user \
+for approval, so use it only for a command that failed in `bash` because the sandbox refused \
+it, and say why.";
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "The command line, run as `bash -c <command>`."},
+            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Kill the command (and everything it started) after this many milliseconds (default 120000)."}
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Args {
+    command: String,
+    timeout_ms: Option<u64>,
+}
+
+/// Kills the process group with SIGKILL when dropped while armed, so the group dies
+/// even if the call's future is dropped mid-flight.
+struct GroupGuard {
+    pgid: libc::pid_t,
+    armed: bool,
+}
+
+impl GroupGuard {
+    fn kill(&self) {
+        // SAFETY: killpg only sends a signal; a group that is already gone yields
+        // ESRCH, which is fine to ignore.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.kill();
+        }
+    }
+}
+
+/// What was read from one pipe: a prefix of at most the byte cap, and the totals.
+#[derive(Debug, Default)]
+struct Drained {
+    kept: Vec<u8>,
+    total_bytes: usize,
+    newlines: usize,
+    ends_with_newline: bool,
+}
+
+impl Drained {
+    fn total_lines(&self) -> usize {
+        if self.total_bytes == 0 || self.ends_with_newline {
+            self.newlines
+        } else {
+            self.newlines + 1
+        }
+    }
+}
+
+/// Where a pipe's output goes as it is read (transient progress), with the bytes
+/// read but not sent yet: a piece is sent when it ends a line, or when the pipe has
+/// nothing more ready (a prompt or a progress bar without a newline).
+struct Live {
+    progress: ToolProgress,
+    stream: OutputStream,
+    pending: Vec<u8>,
+}
+
+impl Live {
+    fn new(progress: ToolProgress, stream: OutputStream) -> Option<Live> {
+        progress.is_active().then_some(Live {
+            progress,
+            stream,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Takes a chunk just read; sends the whole lines it completes.
+    fn push(&mut self, chunk: &[u8]) {
+        if !self.progress.is_active() {
+            return;
+        }
+        self.pending.extend_from_slice(chunk);
+        if let Some(end) = self.pending.iter().rposition(|b| *b == b'\n') {
+            let rest = self.pending.split_off(end + 1);
+            let lines = std::mem::replace(&mut self.pending, rest);
+            self.progress
+                .report(self.stream, &String::from_utf8_lossy(&lines));
+        }
+    }
+
+    /// The pipe is quiet (or closed, `end`): sends the partial line read so far,
+    /// keeping back an incomplete UTF-8 character unless the pipe ended.
+    fn quiet(&mut self, end: bool) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let upto = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() && !end => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        if upto == 0 {
+            return;
+        }
+        let rest = self.pending.split_off(upto);
+        let piece = std::mem::replace(&mut self.pending, rest);
+        self.progress
+            .report(self.stream, &String::from_utf8_lossy(&piece));
+    }
+}
+
+async fn drain<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    keep: usize,
+    mut live: Option<Live>,
+) -> Drained {
+    let mut drained = Drained::default();
+    let Some(mut pipe) = pipe else {
+        return drained;
+    };
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let read = match live.as_mut().filter(|l| !l.pending.is_empty()) {
+            // A partial line waits: if nothing more is ready now, send it first.
+            Some(live) => {
+                let mut ready = None;
+                std::future::poll_fn(|cx| {
+                    let mut rb = tokio::io::ReadBuf::new(&mut buf);
+                    match std::pin::Pin::new(&mut pipe).poll_read(cx, &mut rb) {
+                        std::task::Poll::Ready(r) => {
+                            ready = Some(r.map(|()| rb.filled().len()));
+                        }
+                        std::task::Poll::Pending => {}
+                    }
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                match ready {
+                    Some(r) => r,
+                    None => {
+                        live.quiet(false);
+                        pipe.read(&mut buf).await
+                    }
+                }
+            }
+            None => pipe.read(&mut buf).await,
+        };
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let chunk = &buf[..n];
+                if let Some(live) = live.as_mut() {
+                    live.push(chunk);
+                }
+                let room = keep.saturating_sub(drained.kept.len());
+                drained.kept.extend_from_slice(&chunk[..room.min(n)]);
+                drained.total_bytes += n;
+                drained.newlines += chunk.iter().filter(|b| **b == b'\n').count();
+                drained.ends_with_newline = chunk.last() == Some(&b'\n');
+            }
+        }
+    }
+    if let Some(live) = live.as_mut() {
+        live.quiet(true);
+    }
+    drained
+}
+
+fn render_stream(name: &str, drained: &Drained, caps: Caps) -> String {
+    if drained.total_bytes == 0 {
+        return format!("{name}: (empty)");
+    }
+    let text = String::from_utf8_lossy(&drained.kept);
+    let mut out = CappedLines::new(caps);
+    for line in text.lines() {
+        out.push(line);
+    }
+    out.raise_totals(drained.total_lines(), drained.total_bytes);
+    format!(
+        "{name}:\n{}",
+        out.finish(Some("redirect the output to a file and grep or read it"))
+    )
+}
+
+/// How the shell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exited,
+    TimedOut,
+    Cancelled,
+}
+
+// The call's settings, each from a different owner (the executor's options, its
+// sandbox, the call): a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run(
+    call: &CallId,
+    root: &Path,
+    caps: Caps,
+    default_timeout: Duration,
+    env: &ShellEnv,
+    sandbox: Option<&std::sync::Arc<Sandbox>>,
+    args: Args,
+    cancel: CancellationToken,
+    progress: ToolProgress,
+) -> ToolOutcome {
+    let error = |content: String| ToolOutcome {
+        status: ToolStatus::Error,
+        content,
+    };
+    let timeout = args
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(default_timeout);
+    let started = Instant::now();
+    let mut command = Command::new("bash");
+    command
+        .arg("-c")
+        .arg(&args.command)
+        .current_dir(root)
+        .env_clear()
+        .envs(env.vars())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(sandbox) = sandbox {
+        sandbox.confine(&mut command);
+    }
+    let (mut child, mut procs) = match procs::spawn_marked(&mut command, call) {
+        Ok(spawned) => spawned,
+        Err(e) => return error(format!("cannot start `bash -c` for `command`: {e}")),
+    };
+    // A freshly spawned child that has not been waited for always has an id.
+    let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+        return error("`bash -c` started without a process id".to_owned());
+    };
+    let mut guard = GroupGuard { pgid, armed: true };
+    let stdout = tokio::spawn(drain(
+        child.stdout.take(),
+        caps.max_bytes,
+        Live::new(progress.clone(), OutputStream::Stdout),
+    ));
+    let stderr = tokio::spawn(drain(
+        child.stderr.take(),
+        caps.max_bytes,
+        Live::new(progress, OutputStream::Stderr),
+    ));
+
+    let (end, exited): (End, Option<std::io::Result<ExitStatus>>) = tokio::select! {
+        biased;
+        () = cancel.cancelled() => (End::Cancelled, None),
+        status = child.wait() => (End::Exited, Some(status)),
+        () = tokio::time::sleep(timeout) => (End::TimedOut, None),
+    };
+    let mut notes = Vec::new();
+    let status = match exited {
+        Some(status) => status,
+        None => {
+            // Kill before reaping the leader, so the pgid cannot have been reused.
+            guard.kill();
+            child.wait().await
+        }
+    };
+    procs.shell_reaped();
+    if end != End::Exited {
+        // Everything of the call dies now, so the pipes close at once.
+        procs.end();
+    }
+    let stdout_abort = stdout.abort_handle();
+    let stderr_abort = stderr.abort_handle();
+    let mut pipes = Box::pin(async { (stdout.await, stderr.await) });
+    let drained = match tokio::time::timeout(PIPE_CLOSE_BOUND, &mut pipes).await {
+        Ok(drained) => Some(drained),
+        Err(_) if end == End::Exited => {
+            // Background jobs of the command still hold its output: end them (found
+            // and named first, then the group).
+            procs.end();
+            guard.kill();
+            notes.push(format!(
+                "background processes still held the output {} ms after the shell exited; process group {pgid} was killed",
+                PIPE_CLOSE_BOUND.as_millis()
+            ));
+            tokio::time::timeout(PIPE_CLOSE_BOUND, &mut pipes)
+                .await
+                .ok()
+        }
+        Err(_) => None,
+    };
+    let (out, err) = match drained {
+        Some((Ok(out), Ok(err))) => (out, err),
+        Some(_) => (Drained::default(), Drained::default()),
+        None => {
+            stdout_abort.abort();
+            stderr_abort.abort();
+            notes.push(
+                "the output pipes stayed open (a process that left the group holds them); output is missing"
+                    .to_owned(),
+            );
+            (Drained::default(), Drained::default())
+        }
+    };
+    // Whatever the call left behind, in its group or detached, dies with it.
+    notes.extend(procs.finish());
+    guard.armed = false;
+    let duration = started.elapsed().as_millis();
+
+    let mut lines = Vec::new();
+    let status_word = match end {
+        End::Cancelled => {
+            lines.push(format!(
+                "bash {CANCELLED_NOTE}; process group {pgid} was killed"
+            ));
+            ToolStatus::Cancelled
+        }
+        End::TimedOut => {
+            lines.push(format!(
+                "timed out after {} ms; process group {pgid} was killed",
+                timeout.as_millis()
+            ));
+            ToolStatus::Error
+        }
+        End::Exited => ToolStatus::Ok,
+    };
+    let code = match &status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => {
+                lines.push(format!("exit code: {code}"));
+                Some(code)
+            }
+            (None, Some(signal)) => {
+                lines.push(format!("exit code: none (killed by signal {signal})"));
+                None
+            }
+            (None, None) => {
+                lines.push("exit code: none".to_owned());
+                None
+            }
+        },
+        Err(e) => {
+            lines.push(format!("exit code: unknown ({e})"));
+            None
+        }
+    };
+    lines.push(format!("duration: {duration} ms"));
+    lines.extend(notes);
+    lines.push(render_stream("stdout", &out, caps));
+    lines.push(render_stream("stderr", &err, caps));
+    let status = match status_word {
+        ToolStatus::Ok if code != Some(0) => ToolStatus::Error,
+        other => other,
+    };
+    let denied = sandbox
+        .filter(|_| status == ToolStatus::Error)
+        .and_then(|s| {
+            s.denial_note(&format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.kept),
+                String::from_utf8_lossy(&err.kept)
+            ))
+        });
+    lines.extend(denied);
+    ToolOutcome {
+        status,
+        content: lines.join("\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xcsh_log::secrets::EnvPolicy;
+
+    #[tokio::test]
+    async fn bash_runs_with_exactly_the_shell_env_it_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let env = EnvPolicy::default().apply([
+            ("PATH".into(), path),
+            ("XCSH_PLAIN".into(), "plain".into()),
+            ("OPENAI_API_KEY".into(), "sk-test-0123456789".into()),
+        ]);
+        let args = Args {
+            command:
+                r#"printf '%s|' "${XCSH_PLAIN-unset}" "${OPENAI_API_KEY-unset}" "${HOME-unset}""#
+                    .into(),
+            timeout_ms: None,
+        };
+        let outcome = run(
+            &CallId("c1".into()),
+            dir.path(),
+            Caps::default(),
+            DEFAULT_TIMEOUT,
+            &env,
+            None,
+            args,
+            CancellationToken::new(),
+            ToolProgress::none(),
+        )
+        .await;
+        assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.content);
+        assert!(
+            outcome.content.contains("stdout:\nplain|unset|unset|"),
+            "{}",
+            outcome.content
+        );
+    }
+}

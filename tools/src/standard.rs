@@ -1,0 +1,481 @@
+//! `StandardTools`: the seven standard tools (read, list, grep, glob, edit, write,
+//! bash) behind the [`ToolExecutor`] trait. Every call's arguments are validated
+//! against the tool's JSON schema before it runs; edit and write record the file
+//! changes they make, per call id.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::blobs::{BeforeImage, BlobStore, Dispatch};
+use super::caps::Caps;
+use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
+pub use super::workspace::{FileChange, ToolError, Workspace};
+use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
+use super::{bash, edit, glob, grep, list, read, write};
+use xcsh_log::secrets::ShellEnv;
+use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
+use xcsh_ports::BoxFuture;
+
+/// The tools that only look at the workspace; they never need approval.
+pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "list", "grep", "glob"];
+
+/// The tools that can change the workspace (or anything else); they go through the
+/// permission policy.
+pub const MUTATING_TOOLS: [&str; 3] = ["edit", "write", "bash"];
+
+/// Whether the tool named `name` can change things (`edit`, `write`, `bash`).
+pub fn is_mutating(name: &str) -> bool {
+    MUTATING_TOOLS.contains(&name)
+}
+
+/// Settings of a [`StandardTools`] executor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOptions {
+    /// Output caps of every tool (and of each bash stream).
+    pub caps: Caps,
+    /// bash's timeout when a call gives no `timeout_ms`.
+    pub bash_timeout: Duration,
+    /// The whole environment bash runs with (nothing else is inherited). The
+    /// default is this process's environment without the secret-named variables
+    /// ([`xcsh_log::secrets::EnvPolicy`]); the binary builds it from `[shell_env]`.
+    pub shell_env: ShellEnv,
+    /// Where `edit` and `write` keep the before-images of the files they change
+    /// (§21.6; the binary uses `$XCSH_HOME/blobs`); `None` keeps none.
+    pub blobs: Option<BlobStore>,
+    /// The sandbox of bash and the file tools (§21.7); `off` unless set (the
+    /// binary's default is `workspace-write` where the kernel has it).
+    pub sandbox: SandboxPolicy,
+}
+
+impl Default for ToolOptions {
+    fn default() -> Self {
+        ToolOptions {
+            caps: Caps::default(),
+            bash_timeout: bash::DEFAULT_TIMEOUT,
+            shell_env: ShellEnv::default(),
+            blobs: None,
+            sandbox: SandboxPolicy {
+                mode: SandboxMode::Off,
+                network: false,
+            },
+        }
+    }
+}
+
+struct Tool {
+    spec: ToolSpec,
+    validator: jsonschema::Validator,
+}
+
+struct Inner {
+    workspace: Workspace,
+    options: ToolOptions,
+    tools: Vec<Tool>,
+    changes: Mutex<BTreeMap<CallId, Vec<FileChange>>>,
+    /// The prepared sandbox of bash calls (`None` with `off`).
+    sandbox: Option<Arc<Sandbox>>,
+}
+
+/// The standard tools over one workspace, for one run (or session): the
+/// read-before-write ledger and the recorded file changes live here. Cheap to clone
+/// (clones share everything).
+#[derive(Clone)]
+pub struct StandardTools {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for StandardTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StandardTools")
+            .field("root", &self.inner.workspace.root())
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StandardTools {
+    /// The standard tools over the workspace at `root` (an existing directory), with
+    /// the default caps and bash timeout.
+    pub fn new(root: &Path) -> Result<StandardTools, ToolError> {
+        Self::with_options(root, ToolOptions::default())
+    }
+
+    /// The standard tools with explicit settings.
+    pub fn with_options(root: &Path, options: ToolOptions) -> Result<StandardTools, ToolError> {
+        let workspace = Workspace::new(root)?;
+        let sandbox = match options.sandbox.mode {
+            SandboxMode::Off => None,
+            SandboxMode::ReadOnly | SandboxMode::WorkspaceWrite => {
+                Some(Sandbox::new(workspace.root(), options.sandbox)?)
+            }
+        };
+        let specs = Self::specs_of(sandbox.is_some());
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let validator =
+                jsonschema::validator_for(&spec.parameters).map_err(|e| ToolError::Schema {
+                    tool: spec.name.clone(),
+                    message: e.to_string(),
+                })?;
+            tools.push(Tool { spec, validator });
+        }
+        Ok(StandardTools {
+            inner: Arc::new(Inner {
+                workspace,
+                options,
+                tools,
+                changes: Mutex::new(BTreeMap::new()),
+                sandbox,
+            }),
+        })
+    }
+
+    /// The specs of the standard tools: the seven, and `bash_outside_sandbox` when
+    /// `sandboxed` (§21.7).
+    pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
+        let mut defs = vec![
+            (read::NAME, read::DESCRIPTION, read::schema()),
+            (list::NAME, list::DESCRIPTION, list::schema()),
+            (grep::NAME, grep::DESCRIPTION, grep::schema()),
+            (glob::NAME, glob::DESCRIPTION, glob::schema()),
+            (edit::NAME, edit::DESCRIPTION, edit::schema()),
+            (write::NAME, write::DESCRIPTION, write::schema()),
+            (bash::NAME, bash::DESCRIPTION, bash::schema()),
+        ];
+        if sandboxed {
+            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
+        }
+        defs.into_iter()
+            .map(|(name, description, parameters)| ToolSpec {
+                name: name.to_owned(),
+                description: match name {
+                    bash::NAME if sandboxed => {
+                        format!("{description} {}", bash::SANDBOXED_DESCRIPTION)
+                    }
+                    _ => description.to_owned(),
+                },
+                parameters,
+            })
+            .collect()
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        self.inner.workspace.root()
+    }
+
+    /// The workspace (path resolution and the read-before-write ledger).
+    pub fn workspace(&self) -> &Workspace {
+        &self.inner.workspace
+    }
+
+    /// The file changes made by the call `id` (empty for a call that changed no
+    /// file), in order.
+    pub fn file_changes(&self, id: &CallId) -> Vec<FileChange> {
+        self.inner
+            .lock_changes()
+            .get(id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Like [`Self::file_changes`], and forgets them (once they are recorded).
+    pub fn take_file_changes(&self, id: &CallId) -> Vec<FileChange> {
+        self.inner.lock_changes().remove(id).unwrap_or_default()
+    }
+}
+
+impl ToolExecutor for StandardTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.inner.tools.iter().map(|t| t.spec.clone()).collect()
+    }
+
+    fn take_file_changes(&self, id: &CallId) -> Vec<FileChange> {
+        StandardTools::take_file_changes(self, id)
+    }
+
+    fn mutating(&self) -> Vec<String> {
+        let mut names: Vec<String> = MUTATING_TOOLS.iter().map(|n| (*n).to_owned()).collect();
+        if self.inner.sandbox.is_some() {
+            names.push(OUTSIDE_TOOL.to_owned());
+        }
+        names
+    }
+
+    fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
+        let policy = self.inner.options.sandbox;
+        Some(xcsh_machine::SandboxConfig {
+            mode: policy.mode,
+            network: policy.network && policy.mode != SandboxMode::Off,
+            always_ask: match self.inner.sandbox {
+                Some(_) => vec![OUTSIDE_TOOL.to_owned()],
+                None => Vec::new(),
+            },
+            unattended: false,
+        })
+    }
+
+    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
+        self.execute_with_progress(call, cancel, ToolProgress::none())
+    }
+
+    fn execute_dispatched(
+        &self,
+        call: ToolCall,
+        dispatch: Dispatch,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { Inner::execute(inner, call, Some(dispatch), cancel, progress).await })
+    }
+
+    /// Removes the manifests of calls whose results are durable (and the blobs no
+    /// other manifest names). Best effort: what is left is swept with its session.
+    fn results_durable(&self, dispatches: &[Dispatch]) {
+        if let Some(store) = &self.inner.options.blobs {
+            let names: Vec<_> = dispatches
+                .iter()
+                .map(|d| (d.session_id.clone(), d.entry))
+                .collect();
+            let _ = store.release(&names);
+        }
+    }
+
+    fn before_images(&self) -> Option<BlobStore> {
+        self.inner.options.blobs.clone()
+    }
+
+    /// bash reports its stdout and stderr as they are read; the other tools report
+    /// nothing (their results come at once).
+    fn execute_with_progress(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { Inner::execute(inner, call, None, cancel, progress).await })
+    }
+}
+
+fn error(content: String) -> ToolOutcome {
+    ToolOutcome {
+        status: ToolStatus::Error,
+        content,
+    }
+}
+
+fn cancelled(name: &str) -> ToolOutcome {
+    ToolOutcome {
+        status: ToolStatus::Cancelled,
+        content: format!("{name} {CANCELLED_NOTE}"),
+    }
+}
+
+fn outcome(result: Result<String, String>) -> ToolOutcome {
+    match result {
+        Ok(content) => ToolOutcome {
+            status: ToolStatus::Ok,
+            content,
+        },
+        Err(content) => error(content),
+    }
+}
+
+/// The arguments as JSON (empty text counts as `{}`, as some providers send it for
+/// calls without arguments).
+fn parse_arguments(name: &str, text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text).map_err(|_| {
+        let why = xcsh_machine::not_an_object(text).unwrap_or("they are not valid JSON");
+        format!("invalid arguments for `{name}` (the call was not run): {why}")
+    })
+}
+
+/// Every schema violation with its JSON pointer, sorted, or nothing.
+fn validate(tool: &Tool, value: &Value) -> Result<(), String> {
+    let mut violations: Vec<(String, String)> = tool
+        .validator
+        .iter_errors(value)
+        .map(|e| (e.instance_path().as_str().to_owned(), e.to_string()))
+        .collect();
+    if violations.is_empty() {
+        return Ok(());
+    }
+    violations.sort();
+    violations.dedup();
+    let mut message = format!(
+        "invalid arguments for `{}` (the call was not run):",
+        tool.spec.name
+    );
+    for (pointer, violation) in violations {
+        if pointer.is_empty() {
+            message.push_str(&format!("\n- at \"\" (the arguments object): {violation}"));
+        } else {
+            message.push_str(&format!("\n- at \"{pointer}\": {violation}"));
+        }
+    }
+    Err(message)
+}
+
+/// Typed arguments from validated JSON.
+fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome> {
+    serde_json::from_value(value).map_err(|_| {
+        error(format!(
+            "invalid arguments for `{name}` (the call was not run): they do not have the types of the tool's parameters"
+        ))
+    })
+}
+
+impl Inner {
+    fn lock_changes(&self) -> std::sync::MutexGuard<'_, BTreeMap<CallId, Vec<FileChange>>> {
+        self.changes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn execute(
+        this: Arc<Inner>,
+        call: ToolCall,
+        dispatch: Option<Dispatch>,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> ToolOutcome {
+        let Some(tool) = this.tools.iter().find(|t| t.spec.name == call.name) else {
+            let names: Vec<&str> = this.tools.iter().map(|t| t.spec.name.as_str()).collect();
+            return error(format!(
+                "no tool named `{}`; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ));
+        };
+        let value = match parse_arguments(&call.name, &call.arguments) {
+            Ok(value) => value,
+            Err(message) => return error(message),
+        };
+        if let Err(message) = validate(tool, &value) {
+            return error(message);
+        }
+        if cancel.is_cancelled() {
+            return cancelled(&call.name);
+        }
+        let caps = this.options.caps;
+        match call.name.as_str() {
+            "bash" | OUTSIDE_TOOL => match typed(&call.name, value) {
+                Ok(args) => {
+                    bash::run(
+                        &call.id,
+                        this.workspace.root(),
+                        caps,
+                        this.options.bash_timeout,
+                        &this.options.shell_env,
+                        this.sandbox.as_ref().filter(|_| call.name == "bash"),
+                        args,
+                        cancel,
+                        progress,
+                    )
+                    .await
+                }
+                Err(outcome) => outcome,
+            },
+            // Quick and not cancellable once started: the change is made whole or
+            // not at all, never reported cancelled while it still lands.
+            "edit" | "write" if this.options.sandbox.mode == SandboxMode::ReadOnly => {
+                error(format!(
+                    "`{}` was not run: the sandbox is read-only (--sandbox read-only), so no file may be changed; tell the user what you would change instead",
+                    call.name
+                ))
+            }
+            "edit" | "write" => {
+                let name = call.name.clone();
+                let worker = Arc::clone(&this);
+                let id = call.id.clone();
+                let joined = tokio::task::spawn_blocking(move || {
+                    // The before-image, durable before the file is replaced: kept
+                    // when there is a store and the call's dispatch entry is known.
+                    let keep = |image: BeforeImage<'_>| -> Result<(), String> {
+                        let (Some(store), Some(dispatch)) = (&worker.options.blobs, &dispatch)
+                        else {
+                            return Ok(());
+                        };
+                        store
+                            .save(dispatch, &id, &name, &[image])
+                            .map(drop)
+                            .map_err(|e| {
+                                format!(
+                                    "`{name}` did not change `{}`: its content could not be saved first for undo ({e})",
+                                    worker.workspace.display_path(image.path)
+                                )
+                            })
+                    };
+                    let result = if name == "edit" {
+                        typed(&name, value)
+                            .map(|args| edit::run(&worker.workspace, caps, args, &keep))
+                    } else {
+                        typed(&name, value).map(|args| write::run(&worker.workspace, args, &keep))
+                    };
+                    match result {
+                        Ok(Ok((content, change))) => {
+                            worker
+                                .lock_changes()
+                                .entry(call.id)
+                                .or_default()
+                                .push(change);
+                            outcome(Ok(content))
+                        }
+                        Ok(Err(message)) => error(message),
+                        Err(outcome) => outcome,
+                    }
+                })
+                .await;
+                joined.unwrap_or_else(|e| error(format!("`{}` failed: {e}", call.name)))
+            }
+            _ => {
+                let name = call.name.clone();
+                let worker = Arc::clone(&this);
+                let token = cancel.clone();
+                let job = tokio::task::spawn_blocking(move || {
+                    let ws = &worker.workspace;
+                    let result = match name.as_str() {
+                        "read" => typed(&name, value).map(|a| {
+                            read::run(ws, caps, a).map(|r| (r.text, Some((r.path, r.hash))))
+                        }),
+                        "list" => typed(&name, value)
+                            .map(|a| list::run(ws, caps, a, &token).map(|t| (t, None))),
+                        "grep" => typed(&name, value)
+                            .map(|a| grep::run(ws, caps, a, &token).map(|t| (t, None))),
+                        "glob" => typed(&name, value)
+                            .map(|a| glob::run(ws, caps, a, &token).map(|t| (t, None))),
+                        other => Ok(Err(format!("no tool named `{other}`"))),
+                    };
+                    match result {
+                        Ok(Ok((text, read))) => (outcome(Ok(text)), read),
+                        Ok(Err(message)) => (error(message), None),
+                        Err(outcome) => (outcome, None),
+                    }
+                });
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => cancelled(&call.name),
+                    joined = job => match joined {
+                        Ok((outcome, read)) => {
+                            // Only a read whose result is delivered counts as read.
+                            if let Some((path, hash)) = read {
+                                this.workspace.record_hash(&path, hash);
+                            }
+                            outcome
+                        }
+                        Err(e) => error(format!("`{}` failed: {e}", call.name)),
+                    },
+                }
+            }
+        }
+    }
+}
