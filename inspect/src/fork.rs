@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use xcsh_log::machine_at::settled_boundary;
+use xcsh_log::machine_at::{rebuild_machine, settled_boundary};
 use xcsh_log::{Body, Dag, Entry, Record, SessionWriter, TornTail, read_session};
 use xcsh_machine::EntryId;
 
@@ -60,7 +60,8 @@ pub fn fork(
     let bytes = std::fs::read(source).map_err(|e| InspectError::io(source, e))?;
     let log = read_session(source)?;
     let target = log.get(at).ok_or_else(|| log.no_entry(at))?;
-    settled_boundary(&log, at)?.map_err(InspectError::NotABoundary)?;
+    let (machine, boundary) = rebuild_machine(&log, at)?;
+    settled_boundary(&log, &machine, boundary, at).map_err(InspectError::NotABoundary)?;
     let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let path = Dag::from_log(&log).path_to_root(at)?;
     let mut text = Vec::with_capacity(bytes.len());

@@ -115,10 +115,16 @@ pub fn rebuild_machine(
 
 /// Checks that `at` is a settled boundary of its branch (no run in progress there and
 /// every decision made so far on the path); otherwise says where to go instead.
-pub fn settled_boundary(log: &SessionLog, at: EntryId) -> Result<Result<(), Unsettled>, LogError> {
-    let (machine, boundary) = rebuild_machine(log, at)?;
+/// `machine` and `boundary` are what [`rebuild_machine`] returned for `at`, so a caller
+/// that needs the machine anyway replays the branch once.
+pub fn settled_boundary(
+    log: &SessionLog,
+    machine: &Machine,
+    boundary: Option<EntryId>,
+    at: EntryId,
+) -> Result<(), Unsettled> {
     if boundary == Some(at) {
-        return Ok(Ok(()));
+        return Ok(());
     }
     let phase = if machine.is_running() {
         describe_phase(machine.phase())
@@ -133,11 +139,11 @@ pub fn settled_boundary(log: &SessionLog, at: EntryId) -> Result<Result<(), Unse
         Some(end) => format!("{before} or entry {end} (where this run finished)"),
         None => before,
     };
-    Ok(Err(Unsettled {
+    Err(Unsettled {
         entry: at,
         phase,
         suggestion,
-    }))
+    })
 }
 
 /// The first `run_finished` after `at` on a branch through it: the current leaf's
@@ -175,7 +181,8 @@ pub fn branch_at(path: &Path, at: EntryId) -> Result<EntryId, LogError> {
     if log.get(at).is_none() {
         return Err(log.no_entry(at));
     }
-    settled_boundary(&log, at)?.map_err(LogError::NotABoundary)?;
+    let (machine, boundary) = rebuild_machine(&log, at)?;
+    settled_boundary(&log, &machine, boundary, at).map_err(LogError::NotABoundary)?;
     let (id, _) = writer.append(
         at,
         Utc::now(),

@@ -70,10 +70,10 @@ fn open_existing(path: &Path, at: Option<EntryId>) -> Result<Opened, RuntimeErro
     if log.get(target).is_none() {
         return Err(log.no_entry(target).into());
     }
-    let (mut machine, _) = rebuild_machine(&log, target)?;
+    let (mut machine, boundary) = rebuild_machine(&log, target)?;
     let mut leaf = target;
     if target != last {
-        settled_boundary(&log, target)?.map_err(LogError::NotABoundary)?;
+        settled_boundary(&log, &machine, boundary, target).map_err(LogError::NotABoundary)?;
         let (id, _) = writer.append(
             target,
             Utc::now(),
