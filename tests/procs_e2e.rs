@@ -147,10 +147,12 @@ fn a_child_of_a_subshell_that_exited_dies_with_its_call() {
 
 #[test]
 fn a_detached_child_that_ignores_sigterm_and_sighup_dies_with_its_call() {
+    // The call ends once the detached shell's `sleep` runs (so both are there to
+    // be found, the trap set before the sleep started).
     let env = unsandboxed();
     let secs = seconds(5);
     let command = format!(
-        "setsid bash -c 'trap \"\" TERM HUP; touch trapped; sleep {secs}; echo never' > /dev/null 2>&1 < /dev/null & until [ -e trapped ]; do sleep 0.01; done"
+        "setsid bash -c 'trap \"\" TERM HUP; sleep {secs}; echo never' > /dev/null 2>&1 < /dev/null & until pgrep -fx 'sleep {secs}' > /dev/null; do sleep 0.01; done"
     );
     let (out, (status, content)) = run_call(&env, &command);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -311,16 +313,12 @@ fn sighup_mid_call_settles_the_call_kills_its_processes_and_exits_129() {
     signal_mid_call(libc::SIGHUP, 129, 8);
 }
 
-/// The parent and the process group of process `pid` (from `/proc/PID/stat`).
-fn parent_and_group(pid: u32) -> (u32, u32) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(") ")
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    (fields[1].parse().unwrap(), fields[2].parse().unwrap())
+/// The parent and the process group of process `pid` (from `/proc/PID/stat`), or
+/// none once it is gone.
+fn parent_and_group(pid: u32) -> Option<(u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+    Some((fields[1].parse().unwrap(), fields[2].parse().unwrap()))
 }
 
 /// Interactive xcsh (`--plain`, or the terminal UI) runs one long bash call; then
@@ -346,20 +344,23 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     };
     tmux.line("go");
     wait_for_process(&secs);
+    // The sleep still in the call's group is a child of the shell, which leads the
+    // group and is xcsh's child. (The shell's own command line holds `secs` too, so
+    // two holders can be the shell and the detached sleep, before the shell forked
+    // its foreground sleep: wait for that one.)
     let until = Instant::now() + Duration::from_secs(20);
-    while processes_holding(&secs).len() < 2 {
+    let shell = loop {
+        let found = processes_holding(&secs)
+            .into_iter()
+            .filter_map(|(pid, _)| parent_and_group(pid))
+            .find(|(parent, group)| parent == group);
+        if let Some((shell, _)) = found {
+            break shell;
+        }
         assert!(Instant::now() < until, "the call did not start its sleeps");
         std::thread::sleep(Duration::from_millis(20));
-    }
-    // The sleep still in the call's group is a child of the shell, which leads the
-    // group and is xcsh's child.
-    let shell = processes_holding(&secs)
-        .into_iter()
-        .map(|(pid, _)| parent_and_group(pid))
-        .find(|(parent, group)| parent == group)
-        .unwrap()
-        .0;
-    let xcsh = parent_and_group(shell).0;
+    };
+    let xcsh = parent_and_group(shell).expect("the shell runs").0;
     // SAFETY: kill sends a signal to the xcsh this test started (in tmux).
     unsafe {
         libc::kill(libc::pid_t::try_from(xcsh).unwrap(), signal);

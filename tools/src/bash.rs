@@ -72,31 +72,6 @@ pub(crate) struct Args {
     timeout_ms: Option<u64>,
 }
 
-/// Kills the process group with SIGKILL when dropped while armed, so the group dies
-/// even if the call's future is dropped mid-flight.
-struct GroupGuard {
-    pgid: libc::pid_t,
-    armed: bool,
-}
-
-impl GroupGuard {
-    fn kill(&self) {
-        // SAFETY: killpg only sends a signal; a group that is already gone yields
-        // ESRCH, which is fine to ignore.
-        unsafe {
-            libc::killpg(self.pgid, libc::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            self.kill();
-        }
-    }
-}
-
 /// What was read from one pipe: a prefix of at most the byte cap, and the totals.
 #[derive(Debug, Default)]
 struct Drained {
@@ -295,7 +270,6 @@ pub(crate) async fn run(
     let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
         return error("`bash -c` started without a process id".to_owned());
     };
-    let mut guard = GroupGuard { pgid, armed: true };
     let stdout = tokio::spawn(drain(
         child.stdout.take(),
         caps.max_bytes,
@@ -318,7 +292,8 @@ pub(crate) async fn run(
         Some(status) => status,
         None => {
             // Kill before reaping the leader, so the pgid cannot have been reused.
-            guard.kill();
+            // (A dropped call's group dies in `CallProcs`'s drop.)
+            procs.kill_group();
             child.wait().await
         }
     };
@@ -336,7 +311,7 @@ pub(crate) async fn run(
             // Background jobs of the command still hold its output: end them (found
             // and named first, then the group).
             procs.end();
-            guard.kill();
+            procs.kill_group();
             notes.push(format!(
                 "background processes still held the output {} ms after the shell exited; process group {pgid} was killed",
                 PIPE_CLOSE_BOUND.as_millis()
@@ -362,7 +337,6 @@ pub(crate) async fn run(
     };
     // Whatever the call left behind, in its group or detached, dies with it.
     notes.extend(procs.finish());
-    guard.armed = false;
     let duration = started.elapsed().as_millis();
 
     let mut lines = Vec::new();

@@ -126,6 +126,7 @@ pub(crate) fn spawn_marked(
             pgid: pid,
             shell: Some(pid),
             ended: BTreeMap::new(),
+            group_killed: false,
             finished: false,
         },
     ))
@@ -408,6 +409,10 @@ pub(crate) struct CallProcs {
     shell: Option<libc::pid_t>,
     /// What was ended, by pid (with its command name).
     ended: BTreeMap<libc::pid_t, String>,
+    /// Whether the call's process group was killed ([`CallProcs::kill_group`]):
+    /// its members then died with the call and are not counted as left behind,
+    /// even when a scan still sees one that has yet to act on its SIGKILL.
+    group_killed: bool,
     /// Whether [`CallProcs::finish`] ran.
     finished: bool,
 }
@@ -420,6 +425,18 @@ impl CallProcs {
         }
     }
 
+    /// Kills the call's process group (a timeout, a cancellation, or background
+    /// jobs holding the output). Call it before the shell is reaped, or after it
+    /// was, never in between: while the leader is unreaped, or a member lives, the
+    /// group's id names no one else's group.
+    pub(crate) fn kill_group(&mut self) {
+        self.group_killed = true;
+        // SAFETY: killpg only sends a signal; a group already gone yields ESRCH.
+        unsafe {
+            libc::killpg(self.pgid, libc::SIGKILL);
+        }
+    }
+
     /// Kills the call's process group and every descendant of this process that
     /// carries the call's marker or is in its group, and reaps them.
     pub(crate) fn end(&mut self) {
@@ -429,6 +446,11 @@ impl CallProcs {
             pgid: self.pgid,
         };
         for proc in end(&fs, &whose, Shells::Spare) {
+            // A member of a group killed before this scan died with the call, even
+            // if it had not acted on its SIGKILL when the scan read it.
+            if self.group_killed && proc.pgrp == self.pgid {
+                continue;
+            }
             self.ended.insert(proc.pid, proc.comm);
         }
         // After the leader was reaped only members keep the group's id in use, so
@@ -478,27 +500,19 @@ impl Drop for CallProcs {
         if self.finished {
             return;
         }
-        let fs = ProcFs::system();
         if let Some(pid) = self.shell.take() {
-            // The future was dropped mid-call: the group dies, tokio reaps the shell.
-            // SAFETY: killpg only sends a signal; the leader is not reaped yet.
-            unsafe {
-                libc::killpg(self.pgid, libc::SIGKILL);
-            }
+            // The future was dropped mid-call: the group dies (the leader is not
+            // reaped yet), tokio reaps the shell.
+            self.kill_group();
             let mut reg = registry();
             reg.shells.remove(&pid);
-            if let Some(start) = fs.start_of(pid) {
+            if let Some(start) = ProcFs::system().start_of(pid) {
                 reg.hands_off.insert(pid, start);
             }
         }
-        end(
-            &fs,
-            &Whose::Call {
-                marker: &self.marker,
-                pgid: self.pgid,
-            },
-            Shells::Spare,
-        );
+        // Then the rest, detached or not, as a settlement would (and the group
+        // again, now that the shell is out of the way).
+        self.end();
     }
 }
 

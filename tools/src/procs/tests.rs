@@ -158,6 +158,25 @@ fn exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Waits until `child` has finished its exec: `spawn` returns as soon as the new
+/// image replaced the parent's memory, a moment before the kernel set up the new
+/// environment, and a scan in that moment reads no marker. (A settlement that
+/// races an exec this way finds the process in its next round, or the end of the
+/// run does; the test wants one scan to see it.)
+fn wait_for_exec(child: &std::process::Child, marker: &str) {
+    let path = format!("/proc/{}/environ", child.id());
+    let want = format!("{MARKER_VAR}={marker}");
+    for _ in 0..1_000_000 {
+        if let Ok(env) = std::fs::read(&path) {
+            if env.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+                return;
+            }
+        }
+        std::thread::yield_now();
+    }
+    panic!("{path} never showed {want}");
+}
+
 #[test]
 fn a_marked_child_of_this_process_is_killed_and_reaped_and_another_calls_is_not() {
     let marker = format!("procs-unit-{}", std::process::id());
@@ -173,6 +192,8 @@ fn a_marked_child_of_this_process_is_killed_and_reaped_and_another_calls_is_not(
     #[allow(clippy::zombie_processes)]
     let mine = spawn(&marker);
     let mut theirs = spawn(&other);
+    wait_for_exec(&mine, &marker);
+    wait_for_exec(&theirs, &other);
     let whose = Whose::Call {
         marker: &marker,
         pgid: -1,
