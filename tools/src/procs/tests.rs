@@ -167,10 +167,10 @@ fn wait_for_exec(child: &std::process::Child, marker: &str) {
     let path = format!("/proc/{}/environ", child.id());
     let want = format!("{MARKER_VAR}={marker}");
     for _ in 0..1_000_000 {
-        if let Ok(env) = std::fs::read(&path) {
-            if env.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
-                return;
-            }
+        if let Ok(env) = std::fs::read(&path)
+            && env.split(|b| *b == 0).any(|v| v == want.as_bytes())
+        {
+            return;
         }
         std::thread::yield_now();
     }
