@@ -10,6 +10,7 @@ mod context;
 mod estimate;
 mod overflow;
 mod protocol;
+pub mod script;
 mod snapshot;
 mod tools;
 mod types;

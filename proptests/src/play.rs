@@ -11,7 +11,7 @@ use xcsh_log::{
     Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
 };
 use xcsh_machine::{
-    Assembled, CallId, EntryId, Machine, Phase, ProviderError, ProviderErrorKind, RunConfig,
+    Assembled, CallId, EntryId, Machine, Phase, RunConfig,
     StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
 };
 
@@ -20,29 +20,9 @@ use crate::actions::{Action, Args, End, Script};
 /// The tools every generated run may call; `write` is the mutating one.
 pub const TOOLS: [&str; 2] = ["echo", "write"];
 
-/// The provider error of a generated failed step (as the script's `end N failed`).
-pub fn disconnect() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: "connection reset after 12 bytes".into(),
-    }
-}
-
-/// The provider error of a generated refused step (as the script's `end N overflow`).
-pub fn too_long() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::ContextOverflow,
-        message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
-    }
-}
-
-/// The provider error of a generated failed summary (as the script's `summary-failed`).
-pub fn summary_error() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Http,
-        message: "503".into(),
-    }
-}
+/// The provider errors of a generated failed step, refused step and failed summary:
+/// those of the script's `end N failed`, `end N overflow` and `summary-failed`.
+pub use xcsh_machine::script::{disconnect, summary_error, too_long};
 
 /// A played script: the log file, the machine that wrote it, and what the live
 /// machine was after each applied action.
