@@ -50,15 +50,21 @@ pub fn summary_error() -> ProviderError {
     }
 }
 
-/// A line the reader does not understand.
+/// A line the reader does not understand, and the word in it that it does not know
+/// (none when a word is missing or a number does not parse).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptError {
     pub line: String,
+    pub unknown: Option<String>,
 }
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot read script line {:?}", self.line)
+        write!(f, "cannot read script line {:?}", self.line)?;
+        match &self.unknown {
+            Some(word) => write!(f, ": it has no `{word}`"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -107,7 +113,14 @@ impl ScriptReader {
     /// and `usage`; a `step` line's stream events, then its end.
     pub fn read(&mut self, line: &str) -> Result<Vec<Input>, ScriptError> {
         let line = line.trim();
-        let bad = || ScriptError { line: line.into() };
+        let bad = || ScriptError {
+            line: line.into(),
+            unknown: None,
+        };
+        let unknown = |word: &str| ScriptError {
+            line: line.into(),
+            unknown: Some(word.into()),
+        };
         if line.is_empty() || line.starts_with('#') {
             return Ok(Vec::new());
         }
@@ -132,7 +145,7 @@ impl ScriptReader {
                             self.config.permissions =
                                 serde_json::from_str(&format!("\"{v}\"")).map_err(|_| bad())?
                         }
-                        _ => return Err(bad()),
+                        other => return Err(unknown(other)),
                     }
                 }
                 return Ok(Vec::new());
@@ -143,7 +156,7 @@ impl ScriptReader {
                 self.usage.insert(n, usage_of(usage).ok_or_else(bad)?);
                 return Ok(Vec::new());
             }
-            "step" => return self.step(rest).ok_or_else(bad),
+            "step" => return self.step(rest, bad, unknown),
             "prompt" => Input::Prompt {
                 text: rest.into(),
                 config: self.config.clone(),
@@ -178,7 +191,7 @@ impl ScriptReader {
                         error: disconnect(),
                     },
                     "overflow" => StepOutcome::Failed { error: too_long() },
-                    _ => return Err(bad()),
+                    other => return Err(unknown(other)),
                 };
                 Input::StepEnded {
                     step: StepNo(n.parse().map_err(|_| bad())?),
@@ -193,7 +206,7 @@ impl ScriptReader {
                     Some("ok") => ToolStatus::Ok,
                     Some("error") => ToolStatus::Error,
                     Some("cancelled") => ToolStatus::Cancelled,
-                    _ => return Err(bad()),
+                    other => return Err(unknown(other.unwrap_or_default())),
                 };
                 Input::ToolSettled {
                     call_id: CallId(id.into()),
@@ -214,7 +227,7 @@ impl ScriptReader {
                     "a" => (Verdict::Allow, ApprovalScope::Tool),
                     "A" => (Verdict::Allow, ApprovalScope::Call),
                     "n" => (Verdict::Deny, ApprovalScope::Once),
-                    _ => return Err(bad()),
+                    other => return Err(unknown(other)),
                 };
                 Input::Approval {
                     call_id: CallId(id.into()),
@@ -243,23 +256,28 @@ impl ScriptReader {
             "summary-failed" => Input::CompactionDone {
                 result: Err(summary_error()),
             },
-            _ => return Err(bad()),
+            other => return Err(unknown(other)),
         };
         Ok(vec![input])
     }
 
     /// `step N ...`: the stream events of step N, then its completed end.
-    fn step(&mut self, rest: &str) -> Option<Vec<Input>> {
+    fn step(
+        &mut self,
+        rest: &str,
+        bad: impl Fn() -> ScriptError,
+        unknown: impl Fn(&str) -> ScriptError,
+    ) -> Result<Vec<Input>, ScriptError> {
         let mut words = rest.split_whitespace();
-        let step = StepNo(words.next()?.parse().ok()?);
+        let step = StepNo(parse(words.next()).ok_or_else(&bad)?);
         let mut events = Vec::new();
         let mut preset = self.usage.remove(&step.0);
         for word in words {
-            let (k, v) = word.split_once('=')?;
+            let (k, v) = word.split_once('=').ok_or_else(&bad)?;
             match k {
                 "text" => events.push(StreamEvent::TextDelta { text: v.into() }),
                 "dup" => {
-                    for i in 0..v.parse::<u32>().ok()? {
+                    for i in 0..parse::<u32>(Some(v)).ok_or_else(&bad)? {
                         events.push(StreamEvent::ToolCallStart {
                             index: i,
                             id: CallId("same".into()),
@@ -274,7 +292,7 @@ impl ScriptReader {
                 "calls" => {
                     for (i, call) in v.split(',').enumerate() {
                         let (name, args) = call.split_once(':').unwrap_or((call, "{}"));
-                        let index = u32::try_from(i).ok()?;
+                        let index = u32::try_from(i).map_err(|_| bad())?;
                         events.push(StreamEvent::ToolCallStart {
                             index,
                             id: CallId(format!("c{}{}", step.0, i + 1)),
@@ -288,15 +306,15 @@ impl ScriptReader {
                     }
                 }
                 "finish" => events.push(StreamEvent::Finish {
-                    reason: serde_json::from_str(&format!("\"{v}\"")).ok()?,
+                    reason: serde_json::from_str(&format!("\"{v}\"")).map_err(|_| bad())?,
                 }),
                 "usage" => {
                     preset = None;
                     events.push(StreamEvent::Usage {
-                        usage: usage_of(v)?,
+                        usage: usage_of(v).ok_or_else(&bad)?,
                     });
                 }
-                _ => return None,
+                other => return Err(unknown(other)),
             }
         }
         events.extend(preset.map(|usage| StreamEvent::Usage { usage }));
@@ -309,7 +327,7 @@ impl ScriptReader {
             entry: self.entry(),
             outcome: StepOutcome::Completed,
         });
-        Some(inputs)
+        Ok(inputs)
     }
 }
 
