@@ -88,6 +88,8 @@ impl Harness {
         }
     }
 
+    /// Given: a prompt under `permissions` started step 1. Checks its transcript, and
+    /// starts a new one.
     fn prompt(&mut self, permissions: Permissions) {
         self.on(
             "prompt",
@@ -96,6 +98,32 @@ impl Harness {
                 config: config(permissions),
             },
         );
+        expect![[r#"
+            > prompt
+              +1 user_message
+              +2 step_started
+              ! event step_started
+              ! sync
+              ! start_model 1
+        "#]]
+        .assert_eq(&std::mem::take(&mut self.out));
+    }
+
+    /// Given (`ask`): step 1 asked to write twice (`c1`, `c2`), and the user is asked
+    /// about `c1`.
+    fn asked_about_two_writes() -> Harness {
+        let mut h = Harness::new();
+        h.prompt(Permissions::Ask);
+        h.step(1, &[("c1", "write"), ("c2", "write")]);
+        expect![[r#"
+            > end 1 ok
+              +3 step 1 Completed
+              ! event step_finished
+              ! event approval_requested
+              ! ask c1
+        "#]]
+        .assert_eq(&std::mem::take(&mut h.out));
+        h
     }
 
     /// Step `n`'s whole stream: calls `(id, name)`, then its completed end.
@@ -128,11 +156,27 @@ impl Harness {
         }
         // The events themselves are not the point here.
         self.out.truncate(before);
+        self.end(&format!("end {n} ok"), n, Ok(()));
+    }
+
+    /// A text delta of step `n`.
+    fn text(&mut self, n: u32, text: &str) {
         self.on(
-            &format!("end {n} ok"),
+            "text",
+            Happening::Stream {
+                step: StepNo(n),
+                event: StreamEvent::TextDelta { text: text.into() },
+            },
+        );
+    }
+
+    /// The end of step `n`'s stream, shown as `line`.
+    fn end(&mut self, line: &str, n: u32, result: Result<(), ProviderError>) {
+        self.on(
+            line,
             Happening::StreamEnded {
-                step,
-                result: Ok(()),
+                step: StepNo(n),
+                result,
             },
         );
     }
@@ -170,6 +214,14 @@ impl Harness {
     }
 }
 
+/// Given [`Harness::asked_about_two_writes`], the transcript of the user's answer
+/// about `c1`.
+fn answer_c1_of_two_writes(verdict: Verdict, scope: ApprovalScope, expected: Expect) {
+    let mut h = Harness::asked_about_two_writes();
+    h.answer("c1", verdict, scope);
+    h.check(expected);
+}
+
 fn render(action: &Action) -> String {
     match action {
         Action::Emit(event) => {
@@ -199,12 +251,6 @@ fn a_call_that_ends_first_waits_for_the_calls_dispatched_before_it() {
     h.tool("c1", "echo");
     h.on("synced", Happening::Synced);
     h.check(expect![[r#"
-        > prompt
-          +1 user_message
-          +2 step_started
-          ! event step_started
-          ! sync
-          ! start_model 1
         > end 1 ok
           +3 step 1 Completed
           +4 tool_dispatched c1
@@ -233,22 +279,10 @@ fn a_call_that_ends_first_waits_for_the_calls_dispatched_before_it() {
 
 #[test]
 fn approval_questions_are_put_one_at_a_time_and_a_grant_covers_the_next() {
-    let mut h = Harness::new();
-    h.prompt(Permissions::Ask);
-    h.step(1, &[("c1", "write"), ("c2", "write")]);
-    h.answer("c1", Verdict::Allow, ApprovalScope::Tool);
-    h.check(expect![[r#"
-        > prompt
-          +1 user_message
-          +2 step_started
-          ! event step_started
-          ! sync
-          ! start_model 1
-        > end 1 ok
-          +3 step 1 Completed
-          ! event step_finished
-          ! event approval_requested
-          ! ask c1
+    answer_c1_of_two_writes(
+        Verdict::Allow,
+        ApprovalScope::Tool,
+        expect![[r#"
         > answer c1 Allow Tool
           +4 approval_answer
           +5 tool_dispatched c1
@@ -261,7 +295,8 @@ fn approval_questions_are_put_one_at_a_time_and_a_grant_covers_the_next() {
           ! event tool_call
           ! sync
           ! start_tool c2 (dispatched by 7)
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -269,38 +304,18 @@ fn the_error_end_of_a_cancelled_step_is_an_abort() {
     let mut h = Harness::new();
     h.prompt(Permissions::Yolo);
     h.now = Duration::from_millis(40);
-    h.on(
-        "text",
-        Happening::Stream {
-            step: StepNo(1),
-            event: StreamEvent::TextDelta { text: "hi".into() },
-        },
-    );
+    h.text(1, "hi");
     h.on("interrupt", Happening::Interrupt);
-    h.on(
+    h.end(
         "end 1 error",
-        Happening::StreamEnded {
-            step: StepNo(1),
-            result: Err(ProviderError {
-                kind: ProviderErrorKind::Disconnected,
-                message: "cancelled".into(),
-            }),
-        },
+        1,
+        Err(ProviderError {
+            kind: ProviderErrorKind::Disconnected,
+            message: "cancelled".into(),
+        }),
     );
-    h.on(
-        "late end 1",
-        Happening::StreamEnded {
-            step: StepNo(1),
-            result: Ok(()),
-        },
-    );
+    h.end("late end 1", 1, Ok(()));
     h.check(expect![[r#"
-        > prompt
-          +1 user_message
-          +2 step_started
-          ! event step_started
-          ! sync
-          ! start_model 1
         > text
           ! event text_delta
         > interrupt
@@ -321,20 +336,8 @@ fn a_stream_event_is_timed_from_the_start_of_its_step() {
     h.now = Duration::from_millis(1_000);
     h.prompt(Permissions::Yolo);
     h.now = Duration::from_millis(1_250);
-    h.on(
-        "text",
-        Happening::Stream {
-            step: StepNo(1),
-            event: StreamEvent::TextDelta { text: "hi".into() },
-        },
-    );
-    h.on(
-        "end",
-        Happening::StreamEnded {
-            step: StepNo(1),
-            result: Ok(()),
-        },
-    );
+    h.text(1, "hi");
+    h.end("end", 1, Ok(()));
     let step = h.port.log.entries.iter().find_map(|(_, b)| match b {
         Body::Record(Record::Step(s)) => Some(s.clone()),
         _ => None,
@@ -351,12 +354,6 @@ fn a_steer_after_the_finish_is_recorded_ignored_and_reported_undelivered() {
     let result = h.journal.result("s".into(), "p".into());
     assert_eq!(result.undelivered, vec!["late".to_string()]);
     h.check(expect![[r#"
-        > prompt
-          +1 user_message
-          +2 step_started
-          ! event step_started
-          ! sync
-          ! start_model 1
         > end 1 ok
           +3 step 1 Completed
           +4 run_finished Completed
@@ -371,17 +368,16 @@ fn a_steer_after_the_finish_is_recorded_ignored_and_reported_undelivered() {
 
 #[test]
 fn after_a_denial_the_next_question_is_put() {
-    let mut h = Harness::new();
-    h.prompt(Permissions::Ask);
-    h.step(1, &[("c1", "write"), ("c2", "write")]);
-    h.out.clear();
-    h.answer("c1", Verdict::Deny, ApprovalScope::Once);
-    h.check(expect![[r#"
+    answer_c1_of_two_writes(
+        Verdict::Deny,
+        ApprovalScope::Once,
+        expect![[r#"
         > answer c1 Deny Once
           +4 approval_answer
           +5 synthetic_result
           ! event tool_result
           ! event approval_requested
           ! ask c2
-    "#]]);
+    "#]],
+    );
 }

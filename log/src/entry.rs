@@ -348,6 +348,12 @@ impl Entry {
         Entry::encode_redacted(id, parent, parent_hash, ts, body, &Secrets::default())
     }
 
+    /// This entry encoded again (its id, parent, time and body) as the child of an
+    /// entry whose hash is `parent_hash`: the line and the hash it carries.
+    pub fn reencode(&self, parent_hash: Option<&EntryHash>) -> (Vec<u8>, EntryHash) {
+        Entry::encode(self.id, self.parent, parent_hash, self.ts, &self.body)
+    }
+
     /// [`Entry::encode`] with every known secret value in the line replaced by its
     /// placeholder before the line is hashed (the session writer's one choke point,
     /// §21.5).

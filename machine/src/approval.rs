@@ -183,6 +183,17 @@ mod tests {
         })]
     }
 
+    /// With no grants, `config` denies [`outside`] (an approval by `by`), and the
+    /// call's result is `text`.
+    #[track_caller]
+    fn denies_outside(config: &RunConfig, by: ApprovedBy, text: &str) {
+        assert_eq!(
+            routed(config, &Grants::default(), &outside()),
+            (Route::Deny, approval(&outside(), Verdict::Deny, by))
+        );
+        assert_eq!(policy_denial(config, &outside()), text);
+    }
+
     #[test]
     fn an_always_asked_tool_is_asked_under_yolo_while_bash_is_allowed() {
         let config = sandboxed(Permissions::Yolo, false);
@@ -216,33 +227,19 @@ mod tests {
                 approval(&outside(), Verdict::Allow, ApprovedBy::CallGrant)
             )
         );
-        let readonly = sandboxed(Permissions::Readonly, true);
-        assert_eq!(
-            routed(&readonly, &Grants::default(), &outside()),
-            (
-                Route::Deny,
-                approval(&outside(), Verdict::Deny, ApprovedBy::PolicyReadonly)
-            )
-        );
-        assert_eq!(
-            policy_denial(&readonly, &outside()),
-            "denied: this session is read-only (--permissions readonly), so `bash_outside_sandbox` was not run"
+        denies_outside(
+            &sandboxed(Permissions::Readonly, true),
+            ApprovedBy::PolicyReadonly,
+            "denied: this session is read-only (--permissions readonly), so `bash_outside_sandbox` was not run",
         );
     }
 
     #[test]
     fn with_no_one_to_ask_an_always_asked_tool_is_denied_saying_why() {
-        let config = sandboxed(Permissions::Yolo, true);
-        assert_eq!(
-            routed(&config, &Grants::default(), &outside()),
-            (
-                Route::Deny,
-                approval(&outside(), Verdict::Deny, ApprovedBy::NoOneToAsk)
-            )
-        );
-        assert_eq!(
-            policy_denial(&config, &outside()),
-            "denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run. Do without it, or tell the user to run this command themselves or to run xcsh on a terminal"
+        denies_outside(
+            &sandboxed(Permissions::Yolo, true),
+            ApprovedBy::NoOneToAsk,
+            "denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run. Do without it, or tell the user to run this command themselves or to run xcsh on a terminal",
         );
     }
 

@@ -10,6 +10,7 @@ mod context;
 mod estimate;
 mod overflow;
 mod protocol;
+pub mod script;
 mod snapshot;
 mod tools;
 mod types;
@@ -411,16 +412,8 @@ impl Machine {
         if let Some(reason) = error {
             // A step that did not complete keeps its prose, never its tool calls: they
             // may be partial and would have no results.
-            if !a.text.is_empty() || !a.reasoning.is_empty() || !a.reasoning_blocks.is_empty() {
-                self.push_assistant(
-                    entry,
-                    a.text,
-                    a.reasoning,
-                    a.reasoning_signature,
-                    a.reasoning_blocks,
-                    Vec::new(),
-                );
-            }
+            a.tool_calls.clear();
+            self.push_assistant(entry, a);
             let reason = if interrupted {
                 StopReason::Interrupted
             } else {
@@ -436,30 +429,18 @@ impl Machine {
         }
 
         let calls = a.tool_calls.clone();
-        if !a.text.is_empty()
-            || !a.reasoning.is_empty()
-            || !a.reasoning_blocks.is_empty()
-            || !calls.is_empty()
-        {
-            self.push_assistant(
-                entry,
-                a.text,
-                a.reasoning,
-                a.reasoning_signature,
-                a.reasoning_blocks,
-                a.tool_calls,
-            );
-        }
+        let finish = a.finish;
+        self.push_assistant(entry, a);
         if interrupted {
             self.synthesize_all(&calls, SyntheticReason::Interrupted, out);
             return self.finish(StopReason::Interrupted, out);
         }
-        if a.finish == Some(FinishReason::Length) {
+        if finish == Some(FinishReason::Length) {
             self.synthesize_all(&calls, SyntheticReason::OutputLimit, out);
             return self.finish(StopReason::OutputLimit, out);
         }
         if calls.is_empty() {
-            if a.finish == Some(FinishReason::ContentFilter) {
+            if finish == Some(FinishReason::ContentFilter) {
                 return self.finish(StopReason::ContentFilter, out);
             }
             return self.would_finish(out);
@@ -741,24 +722,24 @@ impl Machine {
         self.phase = Phase::Finished(reason);
     }
 
-    fn push_assistant(
-        &mut self,
-        entry: EntryId,
-        text: String,
-        reasoning: String,
-        reasoning_signature: String,
-        reasoning_blocks: Vec<ReasoningBlock>,
-        tool_calls: Vec<ToolCall>,
-    ) {
-        self.run.final_text.clone_from(&text);
+    /// Adds a step's assistant message to the context, unless it says nothing.
+    fn push_assistant(&mut self, entry: EntryId, a: Assembled) {
+        if a.text.is_empty()
+            && a.reasoning.is_empty()
+            && a.reasoning_blocks.is_empty()
+            && a.tool_calls.is_empty()
+        {
+            return;
+        }
+        self.run.final_text.clone_from(&a.text);
         self.context.push(
             Some(entry),
             Message::Assistant {
-                text,
-                reasoning,
-                reasoning_signature,
-                reasoning_blocks,
-                tool_calls,
+                text: a.text,
+                reasoning: a.reasoning,
+                reasoning_signature: a.reasoning_signature,
+                reasoning_blocks: a.reasoning_blocks,
+                tool_calls: a.tool_calls,
             },
         );
     }

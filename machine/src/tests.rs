@@ -1,306 +1,192 @@
-//! Data-driven given/when/then tests: a compact script of inputs in, the whole
-//! transcript of effects out, compared with `expect![[…]]`.
-//!
-//! Script lines (one input each, `#` starts a comment):
-//! - `config max_steps=N max_tokens=N compact_at=N tools=a,b` (applies to later prompts;
-//!   `estimate=N` sets the ratio of the usage estimate, 0 by default)
-//! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`,
-//!   `undo NOTE` (the note of an `/undo`)
-//! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [finish=F] [usage=IN/OUT]`:
-//!   the whole stream of step N (events, then a completed end)
-//! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
-//!   (`overflow`: the provider refused the request as too long for the context)
-//! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
-//! - `retry N ATTEMPT DELAY_MS REASON` (the provider retries step N's request)
-//! - `approve ID y|a|A|n [MESSAGE]` (a user's answer; a denial may carry a message
-//!   for the model); config also takes
-//!   `mutating=a,b permissions=ask|readonly|yolo`
+//! Data-driven given/when/then tests: a compact script of inputs in (the language of
+//! [`crate::script`]), the whole transcript of effects out, compared with
+//! `expect![[…]]`. A test that starts from a common state takes it from a named given
+//! (`prompted`, `echo_running`, …: each checks the transcript that reaches it), so
+//! that its own transcript shows only what it is about.
 
 use expect_test::{Expect, expect};
 
 use super::*;
+use crate::script::ScriptReader;
 
 struct Harness {
     machine: Machine,
-    config: RunConfig,
-    next_entry: u64,
+    reader: ScriptReader,
     out: String,
 }
+
+/// The configuration of the approval tests that write only.
+const ASK_TO_WRITE: &str = "config tools=write mutating=write permissions=ask";
 
 impl Harness {
     fn new() -> Harness {
         Harness {
             machine: Machine::new(),
-            config: RunConfig {
-                limits: Limits::default(),
-                tools: vec!["echo".into(), "read".into()],
-                mutating: Vec::new(),
-                permissions: Permissions::Yolo,
-                estimate_bytes_per_token: 0,
-                sandbox: None,
-            },
-            next_entry: 1,
+            reader: ScriptReader::new(),
             out: String::new(),
         }
     }
 
-    fn entry(&mut self) -> EntryId {
-        self.next_entry += 1;
-        EntryId(self.next_entry)
+    /// A harness that has read `setup`: lines that make no input (`config`, `usage`).
+    fn with(setup: &str) -> Harness {
+        let mut h = Harness::new();
+        h.run(setup);
+        assert_eq!(h.out, "", "a setup makes no input");
+        h
     }
 
-    fn feed(&mut self, line: &str, input: Input) {
-        self.out.push_str(&format!("> {line}\n"));
-        for effect in self.machine.handle(input) {
-            self.out.push_str("  ");
-            self.out.push_str(&render(&effect));
-            self.out.push('\n');
-        }
-    }
-
-    fn run_line(&mut self, line: &str) {
-        let (cmd, rest) = line.split_once(' ').unwrap_or((line, ""));
-        match cmd {
-            "config" => {
-                for kv in rest.split_whitespace() {
-                    let (k, v) = kv.split_once('=').unwrap();
-                    let l = &mut self.config.limits;
-                    match k {
-                        "max_steps" => l.max_steps = v.parse().unwrap(),
-                        "max_tokens" => l.max_tokens = v.parse().unwrap(),
-                        "compact_at" => l.compact_at_tokens = v.parse().unwrap(),
-                        "estimate" => self.config.estimate_bytes_per_token = v.parse().unwrap(),
-                        "tools" => self.config.tools = v.split(',').map(String::from).collect(),
-                        "mutating" => {
-                            self.config.mutating = v.split(',').map(String::from).collect()
-                        }
-                        "permissions" => {
-                            self.config.permissions =
-                                serde_json::from_str(&format!("\"{v}\"")).unwrap()
-                        }
-                        other => panic!("unknown config key {other}"),
-                    }
-                }
+    /// Feeds each line of `script` to the machine: the line, then its effects, go into
+    /// the transcript. A `step` line's stream events are fed silently before its end.
+    fn run(&mut self, script: &str) {
+        for line in script.lines() {
+            let mut inputs = self.reader.read(line).unwrap_or_else(|e| panic!("{e}"));
+            let Some(shown) = inputs.pop() else {
+                continue;
+            };
+            for input in inputs {
+                let silent = self.machine.handle(input);
+                // Only text notices come out of streaming; they are not decisions.
+                assert!(
+                    silent.iter().all(|e| matches!(e, Effect::Notify(_))),
+                    "{silent:?}"
+                );
             }
-            "prompt" => {
-                let input = Input::Prompt {
-                    text: rest.into(),
-                    config: self.config.clone(),
-                };
-                self.feed(line, input)
+            self.out.push_str(&format!("> {}\n", line.trim()));
+            for effect in self.machine.handle(shown) {
+                self.out.push_str("  ");
+                self.out.push_str(&render(&effect));
+                self.out.push('\n');
             }
-            "steer" => {
-                let entry = self.entry();
-                self.feed(
-                    line,
-                    Input::Steer {
-                        entry,
-                        text: rest.into(),
-                    },
-                )
-            }
-            "follow" => {
-                let entry = self.entry();
-                self.feed(
-                    line,
-                    Input::FollowUp {
-                        entry,
-                        text: rest.into(),
-                    },
-                )
-            }
-            "interrupt" => self.feed(line, Input::Interrupt),
-            "compact" => {
-                let input = Input::Compact {
-                    config: self.config.clone(),
-                };
-                self.feed(line, input)
-            }
-            "recover" => self.feed(line, Input::Recover),
-            "undo" => self.feed(line, Input::Undo { note: rest.into() }),
-            "delta" => {
-                let (n, text) = rest.split_once(' ').unwrap();
-                let input = Input::Stream {
-                    step: StepNo(n.parse().unwrap()),
-                    event: StreamEvent::TextDelta { text: text.into() },
-                };
-                self.feed(line, input)
-            }
-            "end" => {
-                let (n, how) = rest.split_once(' ').unwrap();
-                let outcome = match how {
-                    "completed" => StepOutcome::Completed,
-                    "aborted" => StepOutcome::Aborted,
-                    "failed" => StepOutcome::Failed {
-                        error: ProviderError {
-                            kind: ProviderErrorKind::Disconnected,
-                            message: "connection reset after 12 bytes".into(),
-                        },
-                    },
-                    "overflow" => StepOutcome::Failed {
-                        error: ProviderError {
-                            kind: ProviderErrorKind::ContextOverflow,
-                            message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
-                        },
-                    },
-                    other => panic!("unknown outcome {other}"),
-                };
-                let entry = self.entry();
-                let step = StepNo(n.parse().unwrap());
-                self.feed(
-                    line,
-                    Input::StepEnded {
-                        step,
-                        entry,
-                        outcome,
-                    },
-                )
-            }
-            "step" => self.step(line, rest),
-            "tool" => {
-                let mut parts = rest.splitn(3, ' ');
-                let id = parts.next().unwrap();
-                let status = match parts.next().unwrap() {
-                    "ok" => ToolStatus::Ok,
-                    "error" => ToolStatus::Error,
-                    "cancelled" => ToolStatus::Cancelled,
-                    other => panic!("unknown status {other}"),
-                };
-                let content = parts.next().unwrap_or("").to_string();
-                let input = Input::ToolSettled {
-                    call_id: CallId(id.into()),
-                    outcome: ToolOutcome { status, content },
-                };
-                self.feed(line, input)
-            }
-            "approve" => {
-                let (id, answer) = rest.split_once(' ').unwrap();
-                let (answer, message) = match answer.split_once(' ') {
-                    Some((answer, message)) => (answer, Some(message.to_owned())),
-                    None => (answer, None),
-                };
-                let (verdict, scope) = match answer {
-                    "y" => (Verdict::Allow, ApprovalScope::Once),
-                    "a" => (Verdict::Allow, ApprovalScope::Tool),
-                    "A" => (Verdict::Allow, ApprovalScope::Call),
-                    "n" => (Verdict::Deny, ApprovalScope::Once),
-                    other => panic!("unknown answer {other}"),
-                };
-                let input = Input::Approval {
-                    call_id: CallId(id.into()),
-                    verdict,
-                    scope,
-                    message,
-                };
-                self.feed(line, input)
-            }
-            "retry" => {
-                let mut parts = rest.splitn(4, ' ');
-                let step = StepNo(parts.next().unwrap().parse().unwrap());
-                let attempt = parts.next().unwrap().parse().unwrap();
-                let delay_ms = parts.next().unwrap().parse().unwrap();
-                let reason = parts.next().unwrap_or("").to_owned();
-                let input = Input::Stream {
-                    step,
-                    event: StreamEvent::Retrying {
-                        attempt,
-                        reason,
-                        delay_ms,
-                    },
-                };
-                self.feed(line, input)
-            }
-            "summary" => self.feed(
-                line,
-                Input::CompactionDone {
-                    result: Ok(rest.into()),
-                },
-            ),
-            "summary-failed" => {
-                let error = ProviderError {
-                    kind: ProviderErrorKind::Http,
-                    message: "503".into(),
-                };
-                self.feed(line, Input::CompactionDone { result: Err(error) })
-            }
-            other => panic!("unknown script command {other}"),
         }
     }
 
-    /// `step N ...`: feeds the stream events silently, then the end, shown as one line.
-    fn step(&mut self, line: &str, rest: &str) {
-        let mut words = rest.split_whitespace();
-        let step = StepNo(words.next().unwrap().parse().unwrap());
-        let mut events = Vec::new();
-        for word in words {
-            let (k, v) = word.split_once('=').unwrap();
-            match k {
-                "text" => events.push(StreamEvent::TextDelta { text: v.into() }),
-                "dup" => {
-                    // `dup=N`: N calls of `echo` that all carry the id `same`.
-                    for i in 0..v.parse::<u32>().unwrap() {
-                        events.push(StreamEvent::ToolCallStart {
-                            index: i,
-                            id: CallId("same".into()),
-                            name: "echo".into(),
-                        });
-                        events.push(StreamEvent::ToolCallDelta {
-                            index: i,
-                            arguments: format!("{{\"n\":{i}}}"),
-                        });
-                    }
-                }
-                "calls" => {
-                    for (i, call) in v.split(',').enumerate() {
-                        let (name, args) = call.split_once(':').unwrap_or((call, "{}"));
-                        let index = u32::try_from(i).unwrap();
-                        events.push(StreamEvent::ToolCallStart {
-                            index,
-                            id: CallId(format!("c{}{}", step.0, i + 1)),
-                            name: name.into(),
-                        });
-                        events.push(StreamEvent::ToolCallDelta {
-                            index,
-                            arguments: args.into(),
-                        });
-                        events.push(StreamEvent::ToolCallEnd { index });
-                    }
-                }
-                "finish" => {
-                    let reason = serde_json::from_str(&format!("\"{v}\"")).unwrap();
-                    events.push(StreamEvent::Finish { reason });
-                }
-                "usage" => {
-                    let (i, o) = v.split_once('/').unwrap();
-                    events.push(StreamEvent::Usage {
-                        usage: Usage {
-                            input_tokens: i.parse().unwrap(),
-                            output_tokens: o.parse().unwrap(),
-                            ..Usage::default()
-                        },
-                    });
-                }
-                other => panic!("unknown step key {other}"),
-            }
+    /// Feeds `script` and compares the transcript it made with `expect`; the next
+    /// check starts a new transcript.
+    fn check(&mut self, script: &str, expect: Expect) -> &mut Harness {
+        self.run(script);
+        // Context hashes make transcripts unreadable; shorten them to 8 hex digits.
+        expect.assert_eq(&shorten_hashes(&std::mem::take(&mut self.out)));
+        self
+    }
+
+    /// Feeds the stages of a given in order, each checked like [`Harness::check`].
+    fn given(mut self, stages: &[(&str, Expect)]) -> Harness {
+        for (script, expect) in stages {
+            self.run(script);
+            expect.assert_eq(&shorten_hashes(&std::mem::take(&mut self.out)));
         }
-        let mut silent = Vec::new();
-        for event in events {
-            silent.extend(self.machine.handle(Input::Stream { step, event }));
-        }
-        // Only text notices come out of streaming; they are not decisions.
-        assert!(
-            silent.iter().all(|e| matches!(e, Effect::Notify(_))),
-            "{silent:?}"
-        );
-        let entry = self.entry();
-        let input = Input::StepEnded {
-            step,
-            entry,
-            outcome: StepOutcome::Completed,
-        };
-        self.feed(line, input);
+        self
+    }
+
+    /// Given: `prompt go` has started step 1.
+    fn prompted(self) -> Harness {
+        self.given(&ECHO_RUN[..1])
+    }
+
+    /// Given: step 1 of `prompt go` asked for one `echo`, which is running (`c11`).
+    fn echo_running(self) -> Harness {
+        self.given(&ECHO_RUN[..2])
+    }
+
+    /// Given: step 1's `echo` settled (`one`) and step 2 is streaming.
+    fn echo_settled(self) -> Harness {
+        self.given(&ECHO_RUN[..3])
+    }
+
+    /// Given: step 2 asked for one `echo` too, which is running (`c21`).
+    fn second_echo_running(self) -> Harness {
+        self.given(&ECHO_RUN)
+    }
+
+    /// Given: step 2's `echo` settled (`two`), and the provider refused step 3 as too
+    /// long: the machine compacts.
+    fn step_3_refused(self) -> Harness {
+        self.second_echo_running().given(&STEP_3_REFUSED)
+    }
+
+    /// Given: step 1 of `prompt read the file` asked to read `a` (`c11`).
+    fn reading_a(self) -> Harness {
+        self.given(&READING_A)
+    }
+
+    /// Given ([`ASK_TO_WRITE`]): step 1 of `prompt go` asked to write `a` (`c11`),
+    /// and the user is asked.
+    fn asked_to_write_a() -> Harness {
+        Harness::with(ASK_TO_WRITE)
+            .prompted()
+            .given(&ASKED_TO_WRITE_A)
     }
 }
+
+/// `prompt go`, then one `echo` a step: each stage's lines and the transcript they make.
+static ECHO_RUN: [(&str, Expect); 4] = [
+    (
+        "prompt go",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+        "#]],
+    ),
+    (
+        "step 1 calls=echo finish=tool_calls",
+        expect![[r#"
+            > step 1 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+        "#]],
+    ),
+    (
+        "tool c11 ok one",
+        expect![[r#"
+            > tool c11 ok one
+              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
+              call_model step=2
+        "#]],
+    ),
+    (
+        "step 2 calls=echo finish=tool_calls",
+        expect![[r#"
+            > step 2 calls=echo finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
+              execute c21 echo
+        "#]],
+    ),
+];
+
+static STEP_3_REFUSED: [(&str, Expect); 1] = [(
+    "tool c21 ok two
+     end 3 overflow",
+    expect![[r#"
+        > tool c21 ok two
+          record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
+          call_model step=3
+        > end 3 overflow
+          record compaction_started {"first_kept":3,"tokens_before":5}
+          summarize upto=3
+    "#]],
+)];
+
+static READING_A: [(&str, Expect); 1] = [(
+    r#"prompt read the file
+       step 1 calls=read:{"path":"a"} finish=tool_calls"#,
+    expect![[r#"
+        > prompt read the file
+          record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
+          call_model step=1
+        > step 1 calls=read:{"path":"a"} finish=tool_calls
+          record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
+          execute c11 read
+    "#]],
+)];
+
+static ASKED_TO_WRITE_A: [(&str, Expect); 1] = [(
+    r#"step 1 calls=write:{"path":"a"} finish=tool_calls"#,
+    expect![[r#"
+        > step 1 calls=write:{"path":"a"} finish=tool_calls
+          ask_approval c11 write
+    "#]],
+)];
 
 fn render(effect: &Effect) -> String {
     match effect {
@@ -319,17 +205,9 @@ fn render(effect: &Effect) -> String {
     }
 }
 
+/// A test without a given: `script` from a new machine.
 fn check(script: &str, expect: Expect) {
-    let mut h = Harness::new();
-    for line in script.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        h.run_line(line);
-    }
-    // Context hashes make transcripts unreadable; shorten them to 8 hex digits.
-    let out = shorten_hashes(&h.out);
-    expect.assert_eq(&out);
+    Harness::new().check(script, expect);
 }
 
 fn shorten_hashes(s: &str) -> String {
@@ -391,15 +269,11 @@ fn tool_round_dispatches_every_call_then_starts_next_step() {
 
 #[test]
 fn invalid_arguments_and_unknown_tools_get_error_results_without_running() {
-    check(
-        r#"prompt go
-           step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
+    Harness::new().prompted().check(
+        r#"step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
            tool c13 ok fine
            step 2 text=ok finish=stop"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=echo:[1],nope:{},echo:{"x":1} finish=tool_calls
               record synthetic_result {"call":{"arguments":"[1]","id":"c11","name":"echo"},"content":"error: the arguments of `echo` are not a JSON object (they are an array); the call was not run","reason":"invalid_arguments"}
               record synthetic_result {"call":{"arguments":"{}","id":"c12","name":"nope"},"content":"error: there is no tool named `nope` (available: echo, read); the call was not run","reason":"unknown_tool"}
@@ -502,21 +376,16 @@ fn follow_up_is_delivered_only_when_the_run_would_finish_and_after_steers() {
 
 #[test]
 fn spend_budget_stops_between_steps_and_reports_undelivered_messages() {
-    check(
+    Harness::with(
         "config max_tokens=1000
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=900/50
-         follow later
+         usage 1 900/50",
+    )
+    .echo_running().check(
+        "follow later
          tool c11 ok done
          step 2 calls=echo finish=tool_calls usage=990/20
          tool c21 ok done",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=900/50
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
             > follow later
               notify Queued { origin: FollowUp, text: "later" }
             > tool c11 ok done
@@ -533,14 +402,9 @@ fn spend_budget_stops_between_steps_and_reports_undelivered_messages() {
 
 #[test]
 fn a_final_answer_that_crosses_the_budget_still_completes() {
-    check(
-        "config max_tokens=100
-         prompt go
-         step 1 text=answer finish=stop usage=200/50",
+    Harness::with("config max_tokens=100").prompted().check(
+        "step 1 text=answer finish=stop usage=200/50",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 text=answer finish=stop usage=200/50
               record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":200,"output_tokens":50}}
         "#]],
@@ -549,13 +413,9 @@ fn a_final_answer_that_crosses_the_budget_still_completes() {
 
 #[test]
 fn output_limit_fails_the_truncated_calls_and_stops() {
-    check(
-        r#"prompt go
-           step 1 calls=echo:{"a":"tru finish=length usage=10/8192"#,
+    Harness::new().prompted().check(
+        r#"step 1 calls=echo:{"a":"tru finish=length usage=10/8192"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=echo:{"a":"tru finish=length usage=10/8192
               record synthetic_result {"call":{"arguments":"{\"a\":\"tru","id":"c11","name":"echo"},"content":"error: the response hit its output limit, so the arguments of `echo` may be truncated; the call was not run","reason":"output_limit"}
               record run_finished {"reason":{"kind":"output_limit"},"steps":1,"usage":{"input_tokens":10,"output_tokens":8192}}
@@ -565,13 +425,9 @@ fn output_limit_fails_the_truncated_calls_and_stops() {
 
 #[test]
 fn content_filter_stops_with_its_own_reason() {
-    check(
-        "prompt go
-         step 1 text=sorry finish=content_filter",
+    Harness::new().prompted().check(
+        "step 1 text=sorry finish=content_filter",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 text=sorry finish=content_filter
               record run_finished {"reason":{"kind":"content_filter"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
         "#]],
@@ -580,15 +436,11 @@ fn content_filter_stops_with_its_own_reason() {
 
 #[test]
 fn provider_error_keeps_the_partial_prose_and_stops() {
-    check(
-        "prompt go
-         delta 1 half an ans
+    Harness::new().prompted().check(
+        "delta 1 half an ans
          end 1 failed
          steer too late",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > delta 1 half an ans
               notify TextDelta { step: StepNo(1), text: "half an ans" }
             > end 1 failed
@@ -601,9 +453,8 @@ fn provider_error_keeps_the_partial_prose_and_stops() {
 
 #[test]
 fn interrupt_during_streaming_cancels_the_call_and_settles_once() {
-    check(
-        "prompt go
-         delta 1 thinking
+    Harness::new().prompted().check(
+        "delta 1 thinking
          interrupt
          interrupt
          delta 1 more
@@ -611,9 +462,6 @@ fn interrupt_during_streaming_cancels_the_call_and_settles_once() {
          end 1 aborted
          tool c11 ok late",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > delta 1 thinking
               notify TextDelta { step: StepNo(1), text: "thinking" }
             > interrupt
@@ -634,14 +482,10 @@ fn interrupt_during_streaming_cancels_the_call_and_settles_once() {
 
 #[test]
 fn interrupt_after_the_stream_completed_does_not_run_its_tools() {
-    check(
-        "prompt go
-         interrupt
+    Harness::new().prompted().check(
+        "interrupt
          step 1 calls=echo finish=tool_calls",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > interrupt
               cancel_model step=1
             > step 1 calls=echo finish=tool_calls
@@ -653,18 +497,14 @@ fn interrupt_after_the_stream_completed_does_not_run_its_tools() {
 
 #[test]
 fn interrupt_during_tools_cancels_each_and_waits_for_their_settlement() {
-    check(
-        "prompt go
-         step 1 calls=echo,echo finish=tool_calls
+    Harness::new().prompted().check(
+        "step 1 calls=echo,echo finish=tool_calls
          steer pending
          interrupt
          tool c11 ok finished before the cancel
          tool c12 cancelled cancelled: side effects it already had were not undone
          tool c12 ok duplicate",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=echo,echo finish=tool_calls
               record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
               execute c11 echo
@@ -719,28 +559,16 @@ fn inputs_without_a_run_are_ignored_with_a_reason() {
 
 #[test]
 fn compaction_runs_after_a_tool_step_over_the_threshold_when_there_is_a_middle() {
-    check(
+    Harness::with(
         "config compact_at=1000
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=1500/10
-         tool c11 ok one
-         step 2 calls=echo finish=tool_calls usage=1600/10
-         tool c21 ok two
+         usage 1 1500/10
+         usage 2 1600/10",
+    )
+    .second_echo_running().check(
+        "tool c21 ok two
          summary the user asked to go; step 1 echoed one
          step 3 text=done finish=stop usage=300/5",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=1500/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
-            > step 2 calls=echo finish=tool_calls usage=1600/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
-              execute c21 echo
             > tool c21 ok two
               record compaction_started {"first_kept":3,"tokens_before":1600}
               summarize upto=3
@@ -756,22 +584,13 @@ fn compaction_runs_after_a_tool_step_over_the_threshold_when_there_is_a_middle()
 
 #[test]
 fn no_compaction_after_a_step_without_tools_or_without_a_middle() {
-    check(
+    Harness::with(
         "config compact_at=1000
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=1500/10
-         tool c11 ok one
-         step 2 text=done finish=stop usage=1600/10",
+         usage 1 1500/10",
+    )
+    .echo_settled().check(
+        "step 2 text=done finish=stop usage=1600/10",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=1500/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
             > step 2 text=done finish=stop usage=1600/10
               record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
         "#]],
@@ -780,28 +599,16 @@ fn no_compaction_after_a_step_without_tools_or_without_a_middle() {
 
 #[test]
 fn a_failed_compaction_lets_the_run_go_on() {
-    check(
+    Harness::with(
         "config compact_at=10
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=50/1
-         tool c11 ok one
-         step 2 calls=echo finish=tool_calls usage=60/1
-         tool c21 ok two
+         usage 1 50/1
+         usage 2 60/1",
+    )
+    .second_echo_running().check(
+        "tool c21 ok two
          summary-failed
          step 3 text=ok finish=stop",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=50/1
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
-            > step 2 calls=echo finish=tool_calls usage=60/1
-              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
-              execute c21 echo
             > tool c21 ok two
               record compaction_started {"first_kept":3,"tokens_before":60}
               summarize upto=3
@@ -819,22 +626,13 @@ fn a_failed_compaction_lets_the_run_go_on() {
 /// triggers compaction like a reported count would.
 #[test]
 fn a_step_without_usage_counts_an_estimate_that_can_trigger_compaction() {
-    check(
-        r#"config estimate=4 compact_at=30
-         prompt read the file
-         step 1 calls=read:{"path":"a"} finish=tool_calls
-         tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
-         step 2 calls=read:{"path":"b"} finish=tool_calls
-         tool c21 ok short
-         summary read a
-         step 3 text=done finish=stop usage=20/2"#,
+    Harness::with("config estimate=4 compact_at=30").reading_a().check(
+        r#"tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
+           step 2 calls=read:{"path":"b"} finish=tool_calls
+           tool c21 ok short
+           summary read a
+           step 3 text=done finish=stop usage=20/2"#,
         expect![[r#"
-            > prompt read the file
-              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=read:{"path":"a"} finish=tool_calls
-              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
-              execute c11 read
             > tool c11 ok 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789
               record step_started {"context_hash":"fc3377ff","messages":3,"step":2}
               call_model step=2
@@ -858,18 +656,10 @@ fn a_step_without_usage_counts_an_estimate_that_can_trigger_compaction() {
 /// what the provider reported, nothing: it replays as it ran.
 #[test]
 fn a_run_without_a_ratio_makes_no_estimate() {
-    check(
-        r#"prompt read the file
-         step 1 calls=read:{"path":"a"} finish=tool_calls
-         tool c11 ok 0123456789
-         step 2 text=done finish=stop"#,
+    Harness::new().reading_a().check(
+        "tool c11 ok 0123456789
+         step 2 text=done finish=stop",
         expect![[r#"
-            > prompt read the file
-              record step_started {"context_hash":"fc0ae1af","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=read:{"path":"a"} finish=tool_calls
-              record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"read"},"step":1}
-              execute c11 read
             > tool c11 ok 0123456789
               record step_started {"context_hash":"acb9298e","messages":3,"step":2}
               call_model step=2
@@ -884,35 +674,15 @@ fn a_run_without_a_ratio_makes_no_estimate() {
 /// the retry takes the refused step's place in the window.
 #[test]
 fn a_context_overflow_compacts_and_retries_the_step_once() {
-    check(
+    Harness::with(
         "config max_steps=3
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=100/10
-         tool c11 ok one
-         step 2 calls=echo finish=tool_calls usage=200/10
-         tool c21 ok two
-         end 3 overflow
-         summary the user said go; echo ran twice
+         usage 1 100/10
+         usage 2 200/10",
+    )
+    .step_3_refused().check(
+        "         summary the user said go; echo ran twice
          step 4 text=done finish=stop usage=50/5",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=100/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
-            > step 2 calls=echo finish=tool_calls usage=200/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
-              execute c21 echo
-            > tool c21 ok two
-              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
-              call_model step=3
-            > end 3 overflow
-              record compaction_started {"first_kept":3,"tokens_before":5}
-              summarize upto=3
             > summary the user said go; echo ran twice
               record compacted {"first_kept":3,"summary":"the user said go; echo ran twice","tokens_after":11,"tokens_before":5}
               record step_started {"context_hash":"33c3febb","messages":3,"step":4}
@@ -927,9 +697,8 @@ fn a_context_overflow_compacts_and_retries_the_step_once() {
 /// compact; each with its own reason.
 #[test]
 fn a_refused_retry_or_nothing_to_compact_stops_with_context_overflow() {
-    check(
-        "prompt go
-         end 1 overflow
+    Harness::new().prompted().check(
+        "end 1 overflow
          prompt again
          step 1 calls=echo finish=tool_calls usage=100/10
          tool c11 ok one
@@ -939,9 +708,6 @@ fn a_refused_retry_or_nothing_to_compact_stops_with_context_overflow() {
          summary they said go and again
          end 4 overflow",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > end 1 overflow
               record run_finished {"reason":{"compacted":false,"error":{"kind":"context_overflow","message":"prompt is too long: 9000 tokens > 8192 maximum"},"kind":"context_overflow"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
             > prompt again
@@ -977,33 +743,13 @@ fn a_refused_retry_or_nothing_to_compact_stops_with_context_overflow() {
 /// summary request was refused as too long too).
 #[test]
 fn a_failed_summary_after_an_overflow_stops_the_run() {
-    check(
-        "prompt go
-         step 1 calls=echo finish=tool_calls usage=100/10
-         tool c11 ok one
-         step 2 calls=echo finish=tool_calls usage=100/10
-         tool c21 ok two
-         end 3 overflow
-         summary-failed",
+    Harness::with(
+        "usage 1 100/10
+         usage 2 100/10",
+    )
+    .step_3_refused().check(
+        "         summary-failed",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=100/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
-            > step 2 calls=echo finish=tool_calls usage=100/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
-              execute c21 echo
-            > tool c21 ok two
-              record step_started {"context_hash":"2a3dab5c","messages":5,"step":3}
-              call_model step=3
-            > end 3 overflow
-              record compaction_started {"first_kept":3,"tokens_before":5}
-              summarize upto=3
             > summary-failed
               record run_finished {"reason":{"error":{"kind":"http","message":"503"},"kind":"provider_error"},"steps":3,"usage":{"input_tokens":200,"output_tokens":20}}
         "#]],
@@ -1012,17 +758,9 @@ fn a_failed_summary_after_an_overflow_stops_the_run() {
 
 #[test]
 fn recover_settles_in_flight_tools_as_lost_and_finishes_crashed() {
-    check(
-        "prompt go
-         step 1 calls=echo finish=tool_calls
-         recover",
+    Harness::new().echo_running().check(
+        "recover",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
             > recover
               record synthetic_result {"call":{"arguments":"{}","id":"c11","name":"echo"},"content":"error: the process ended while `echo` was running; whether it ran, and what it changed, is unknown","reason":"lost"}
               record run_finished {"reason":{"kind":"crashed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
@@ -1032,14 +770,9 @@ fn recover_settles_in_flight_tools_as_lost_and_finishes_crashed() {
 
 #[test]
 fn yolo_records_the_policy_approval_of_each_mutating_call() {
-    check(
-        r#"config tools=echo,write mutating=write permissions=yolo
-           prompt go
-           step 1 calls=echo,write:{"path":"a"} finish=tool_calls"#,
+    Harness::with("config tools=echo,write mutating=write permissions=yolo").prompted().check(
+        r#"step 1 calls=echo,write:{"path":"a"} finish=tool_calls"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=echo,write:{"path":"a"} finish=tool_calls
               record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
               execute c11 echo
@@ -1052,15 +785,10 @@ fn yolo_records_the_policy_approval_of_each_mutating_call() {
 
 #[test]
 fn readonly_denies_mutations_with_a_result_and_the_run_goes_on() {
-    check(
-        r#"config tools=echo,write mutating=write permissions=readonly
-           prompt go
-           step 1 calls=write:{"path":"a"} finish=tool_calls
+    Harness::with("config tools=echo,write mutating=write permissions=readonly").prompted().check(
+        r#"step 1 calls=write:{"path":"a"} finish=tool_calls
            step 2 text=ok finish=stop"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=write:{"path":"a"} finish=tool_calls
               record approval {"by":"policy_readonly","call_id":"c11","tool":"write","verdict":"deny"}
               record synthetic_result {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"content":"denied: this session is read-only (--permissions readonly), so `write` was not run","reason":"denied"}
@@ -1074,19 +802,14 @@ fn readonly_denies_mutations_with_a_result_and_the_run_goes_on() {
 
 #[test]
 fn ask_waits_for_the_user_and_a_tool_grant_covers_later_calls() {
-    check(
-        r#"config tools=echo,write mutating=write permissions=ask
-           prompt go
-           step 1 calls=write:{"path":"a"},echo,write:{"path":"b"} finish=tool_calls
+    Harness::with("config tools=echo,write mutating=write permissions=ask").prompted().check(
+        r#"step 1 calls=write:{"path":"a"},echo,write:{"path":"b"} finish=tool_calls
            tool c12 ok echoed
            approve c11 a
            tool c11 ok wrote a
            tool c13 ok wrote b
            step 2 calls=write:{"path":"c"} finish=tool_calls"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=write:{"path":"a"},echo,write:{"path":"b"} finish=tool_calls
               ask_approval c11 write
               record tool_dispatched {"call":{"arguments":"{}","id":"c12","name":"echo"},"step":1}
@@ -1113,21 +836,13 @@ fn ask_waits_for_the_user_and_a_tool_grant_covers_later_calls() {
 
 #[test]
 fn an_exact_call_grant_covers_only_that_call_and_a_denial_is_a_result() {
-    check(
-        r#"config tools=write mutating=write permissions=ask
-           prompt go
-           step 1 calls=write:{"path":"a"} finish=tool_calls
-           approve c11 A
+    Harness::asked_to_write_a().check(
+        r#"approve c11 A
            tool c11 ok wrote
            step 2 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
            approve c22 n
            approve c22 y"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=write:{"path":"a"} finish=tool_calls
-              ask_approval c11 write
             > approve c11 A
               record tool_dispatched {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"step":1}
               execute c11 write
@@ -1149,18 +864,10 @@ fn an_exact_call_grant_covers_only_that_call_and_a_denial_is_a_result() {
 
 #[test]
 fn interrupt_while_waiting_for_approval_settles_the_question_as_not_run() {
-    check(
-        r#"config tools=write mutating=write permissions=ask
-           prompt go
-           step 1 calls=write:{"path":"a"} finish=tool_calls
-           interrupt
-           approve c11 y"#,
+    Harness::asked_to_write_a().check(
+        "interrupt
+         approve c11 y",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=write:{"path":"a"} finish=tool_calls
-              ask_approval c11 write
             > interrupt
               record synthetic_result {"call":{"arguments":"{\"path\":\"a\"}","id":"c11","name":"write"},"content":"error: the run was interrupted before `write` could run; the call was not run","reason":"interrupted"}
               record run_finished {"reason":{"kind":"interrupted"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
@@ -1172,13 +879,9 @@ fn interrupt_while_waiting_for_approval_settles_the_question_as_not_run() {
 
 #[test]
 fn a_finish_reason_of_error_is_a_provider_error_and_its_calls_are_dropped() {
-    check(
-        "prompt go
-         step 1 text=partial calls=echo finish=error",
+    Harness::new().prompted().check(
+        "step 1 text=partial calls=echo finish=error",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 text=partial calls=echo finish=error
               record run_finished {"reason":{"error":{"kind":"api","message":"the provider ended the response with finish reason `error`"},"kind":"provider_error"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
         "#]],
@@ -1187,13 +890,9 @@ fn a_finish_reason_of_error_is_a_provider_error_and_its_calls_are_dropped() {
 
 #[test]
 fn a_duplicate_call_id_in_one_response_is_not_run() {
-    check(
-        "prompt go
-         step 1 dup=2 finish=tool_calls",
+    Harness::new().prompted().check(
+        "step 1 dup=2 finish=tool_calls",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 dup=2 finish=tool_calls
               record tool_dispatched {"call":{"arguments":"{\"n\":0}","id":"same","name":"echo"},"step":1}
               execute same echo
@@ -1204,26 +903,14 @@ fn a_duplicate_call_id_in_one_response_is_not_run() {
 
 #[test]
 fn no_compaction_when_the_run_is_about_to_stop_for_a_limit() {
-    check(
+    Harness::with(
         "config compact_at=1000 max_steps=2
-         prompt go
-         step 1 calls=echo finish=tool_calls usage=1500/10
-         tool c11 ok one
-         step 2 calls=echo finish=tool_calls usage=1600/10
-         tool c21 ok two",
+         usage 1 1500/10
+         usage 2 1600/10",
+    )
+    .second_echo_running().check(
+        "tool c21 ok two",
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls usage=1500/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
-            > step 2 calls=echo finish=tool_calls usage=1600/10
-              record tool_dispatched {"call":{"arguments":"{}","id":"c21","name":"echo"},"step":2}
-              execute c21 echo
             > tool c21 ok two
               record run_finished {"reason":{"kind":"max_steps","limit":2},"steps":2,"usage":{"input_tokens":3100,"output_tokens":20}}
         "#]],
@@ -1262,27 +949,20 @@ fn an_undo_between_runs_tells_the_model_with_the_next_request() {
 
 #[test]
 fn a_forced_compaction_between_runs_summarizes_and_finishes() {
-    check(
-        "compact
-         prompt go
-         step 1 calls=echo finish=tool_calls
-         tool c11 ok one
-         step 2 text=done finish=stop
+    let mut h = Harness::new();
+    h.check(
+        "compact",
+        expect![[r#"
+            > compact
+              record ignored {"reason":"nothing_to_compact"}
+        "#]],
+    );
+    h.echo_settled().check(
+        "step 2 text=done finish=stop
          compact
          summary the user said go; echo ran
          prompt again",
         expect![[r#"
-            > compact
-              record ignored {"reason":"nothing_to_compact"}
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
-            > step 1 calls=echo finish=tool_calls
-              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
-              execute c11 echo
-            > tool c11 ok one
-              record step_started {"context_hash":"1e73472d","messages":3,"step":2}
-              call_model step=2
             > step 2 text=done finish=stop
               record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
             > compact
@@ -1379,18 +1059,13 @@ fn every_stream_event_kind_is_its_serialized_tag_and_kinds_lists_them_all() {
 
 #[test]
 fn a_denial_with_a_message_tells_the_model_what_the_user_said_and_an_allow_ignores_it() {
-    check(
-        r#"config tools=write mutating=write permissions=ask
-           prompt go
-           step 1 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
+    Harness::with(ASK_TO_WRITE).prompted().check(
+        r#"step 1 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
            approve c11 n use a new file instead
            approve c12 y this message is ignored
            tool c12 ok wrote b
            step 2 text=done finish=stop"#,
         expect![[r#"
-            > prompt go
-              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
-              call_model step=1
             > step 1 calls=write:{"path":"a"},write:{"path":"b"} finish=tool_calls
               ask_approval c11 write
               ask_approval c12 write

@@ -149,13 +149,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             }
         }
         Record::Steer { .. } | Record::FollowUp { .. } => {
-            if ignored == run.running {
-                return Err(if ignored {
-                    "a message during a run was ignored".into()
-                } else {
-                    "a message with no run in progress was queued".into()
-                });
-            }
+            applied_iff(
+                run.running,
+                ignored,
+                || "a message during a run was ignored".into(),
+                || "a message with no run in progress was queued".into(),
+            )?;
             if !ignored {
                 match record {
                     Record::Steer { .. } => run.steers.push_back(id),
@@ -165,13 +164,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         }
         Record::Step(s) => {
             let settles = run.open_step == Some(s.step);
-            if ignored == settles {
-                return Err(if ignored {
-                    format!("the end of streaming step {} was ignored", s.step)
-                } else {
-                    format!("step {} settled but it was not streaming", s.step)
-                });
-            }
+            applied_iff(
+                settles,
+                ignored,
+                || format!("the end of streaming step {} was ignored", s.step),
+                || format!("step {} settled but it was not streaming", s.step),
+            )?;
             if settles {
                 run.open_step = None;
                 let refused = matches!(&s.outcome, StepOutcome::Failed { error }
@@ -195,13 +193,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         }
         Record::ToolResult(r) => {
             let pending = run.in_flight.contains(&r.call_id.0);
-            if ignored == pending {
-                return Err(if ignored {
-                    format!("the result of in-flight call {} was ignored", r.call_id)
-                } else {
-                    format!("a result for {}, which is not in flight", r.call_id)
-                });
-            }
+            applied_iff(
+                pending,
+                ignored,
+                || format!("the result of in-flight call {} was ignored", r.call_id),
+                || format!("a result for {}, which is not in flight", r.call_id),
+            )?;
             if pending {
                 run.in_flight.remove(&r.call_id.0);
                 *run.settled.entry(r.call_id.0.clone()).or_default() += 1;
@@ -220,13 +217,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             ..
         } if !ignored => run.allowed.push(call_id.0.clone()),
         Record::Undo { note: Some(_), .. } => {
-            if ignored != run.running {
-                return Err(if ignored {
-                    "an undo between runs was ignored".into()
-                } else {
-                    "an undo during a run was applied".into()
-                });
-            }
+            applied_iff(
+                !run.running,
+                ignored,
+                || "an undo between runs was ignored".into(),
+                || "an undo during a run was applied".into(),
+            )?;
         }
         Record::Session(_)
         | Record::Branch { .. }
@@ -239,6 +235,21 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         | Record::ApprovalAnswer { .. } => {}
     }
     Ok(())
+}
+
+/// An input that should apply exactly when `applies` was `ignored`, or not: the error
+/// says which way it went wrong.
+fn applied_iff(
+    applies: bool,
+    ignored: bool,
+    wrongly_ignored: impl FnOnce() -> String,
+    wrongly_applied: impl FnOnce() -> String,
+) -> Result<(), String> {
+    match (applies, ignored) {
+        (true, true) => Err(wrongly_ignored()),
+        (false, false) => Err(wrongly_applied()),
+        (true, false) | (false, true) => Ok(()),
+    }
 }
 
 fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {

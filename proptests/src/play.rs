@@ -11,8 +11,8 @@ use xcsh_log::{
     Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
 };
 use xcsh_machine::{
-    Assembled, CallId, EntryId, Machine, Phase, ProviderError, ProviderErrorKind, RunConfig,
-    StepNo, StepOutcome, StreamEvent, ToolOutcome, ToolStatus, Usage,
+    Assembled, CallId, EntryId, Machine, Phase, RunConfig, StepNo, StepOutcome, StreamEvent,
+    ToolOutcome, ToolStatus, Usage,
 };
 
 use crate::actions::{Action, Args, End, Script};
@@ -20,29 +20,9 @@ use crate::actions::{Action, Args, End, Script};
 /// The tools every generated run may call; `write` is the mutating one.
 pub const TOOLS: [&str; 2] = ["echo", "write"];
 
-/// The provider error of a generated failed step (as the script's `end N failed`).
-pub fn disconnect() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: "connection reset after 12 bytes".into(),
-    }
-}
-
-/// The provider error of a generated refused step (as the script's `end N overflow`).
-pub fn too_long() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::ContextOverflow,
-        message: "prompt is too long: 9000 tokens > 8192 maximum".into(),
-    }
-}
-
-/// The provider error of a generated failed summary (as the script's `summary-failed`).
-pub fn summary_error() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Http,
-        message: "503".into(),
-    }
-}
+/// The provider errors of a generated failed step, refused step and failed summary:
+/// those of the script's `end N failed`, `end N overflow` and `summary-failed`.
+pub use xcsh_machine::script::{disconnect, summary_error, too_long};
 
 /// A played script: the log file, the machine that wrote it, and what the live
 /// machine was after each applied action.
@@ -224,9 +204,15 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     End::Overflow => (false, &[][..], (0, 0)),
                     End::Completed(_) | End::Failed | End::Aborted => (*text, &calls[..], *usage),
                 };
-                let record = step_record(step, i, text, calls, end, usage);
-                let line = step_line(step, i, text, calls, end, usage, late);
-                (record, Some(line))
+                let played = PlayedStep {
+                    step,
+                    i,
+                    text,
+                    calls,
+                    end,
+                    usage,
+                };
+                (played.record(), Some(played.line(late)))
             }
             Action::Tool { n, status } => {
                 if running.is_empty() {
@@ -374,133 +360,141 @@ pub fn call_id(step: StepNo, k: usize) -> CallId {
     CallId(format!("c{}{}", step.0, k + 1))
 }
 
-fn step_line(
+/// A step as it is played: its number, the index `i` of its action (the text it
+/// streams is `t{i}`), and what it streams and how it ends.
+struct PlayedStep<'a> {
     step: StepNo,
     i: usize,
     text: bool,
-    calls: &[Args],
+    calls: &'a [Args],
     end: End,
     usage: (u64, u64),
-    late: bool,
-) -> String {
-    let outcome = match end {
-        End::Completed(_) => "completed",
-        End::Failed => "failed",
-        End::Overflow => "overflow",
-        End::Aborted => "aborted",
-    };
-    if late {
-        // The script's `step` would feed its events to a step that is not streaming:
-        // the end alone says the same (a late step, ignored).
-        return format!("end {step} {outcome}");
-    }
-    let calls_word = || {
-        calls
-            .iter()
-            .enumerate()
-            .map(|(k, a)| {
-                let (name, args) = a.call(k);
-                format!("{name}:{args}")
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    match end {
-        End::Completed(reason) => {
-            let mut words = vec![format!("step {step}")];
-            if text {
-                words.push(format!("text=t{i}"));
-            }
-            if !calls.is_empty() {
-                words.push(format!("calls={}", calls_word()));
-            }
-            if usage != (0, 0) {
-                words.push(format!("usage={}/{}", usage.0, usage.1));
-            }
-            words.push(format!("finish={}", finish_word(reason)));
-            words.join(" ")
+}
+
+impl PlayedStep<'_> {
+    /// The step's lines in the script syntax (`late`: no step is streaming).
+    fn line(&self, late: bool) -> String {
+        let PlayedStep {
+            step,
+            i,
+            text,
+            calls,
+            end,
+            usage,
+        } = *self;
+        let outcome = match end {
+            End::Completed(_) => "completed",
+            End::Failed => "failed",
+            End::Overflow => "overflow",
+            End::Aborted => "aborted",
+        };
+        if late {
+            // The script's `step` would feed its events to a step that is not streaming:
+            // the end alone says the same (a late step, ignored).
+            return format!("end {step} {outcome}");
         }
-        End::Failed | End::Overflow | End::Aborted => {
-            let mut lines = Vec::new();
-            if text {
-                lines.push(format!("delta {step} t{i}"));
+        let calls_word = || {
+            calls
+                .iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    let (name, args) = a.call(k);
+                    format!("{name}:{args}")
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match end {
+            End::Completed(reason) => {
+                let mut words = vec![format!("step {step}")];
+                if text {
+                    words.push(format!("text=t{i}"));
+                }
+                if !calls.is_empty() {
+                    words.push(format!("calls={}", calls_word()));
+                }
+                if usage != (0, 0) {
+                    words.push(format!("usage={}/{}", usage.0, usage.1));
+                }
+                words.push(format!("finish={}", finish_word(reason)));
+                words.join(" ")
             }
-            lines.push(format!("end {step} {outcome}"));
-            let mut lost = Vec::new();
-            if !calls.is_empty() {
-                lost.push(format!("calls={}", calls_word()));
-            }
-            if usage != (0, 0) {
-                lost.push(format!("usage={}/{}", usage.0, usage.1));
-            }
-            if !lost.is_empty() {
-                lines.push(format!(
+            End::Failed | End::Overflow | End::Aborted => {
+                let mut lines = Vec::new();
+                if text {
+                    lines.push(format!("delta {step} t{i}"));
+                }
+                lines.push(format!("end {step} {outcome}"));
+                let mut lost = Vec::new();
+                if !calls.is_empty() {
+                    lost.push(format!("calls={}", calls_word()));
+                }
+                if usage != (0, 0) {
+                    lost.push(format!("usage={}/{}", usage.0, usage.1));
+                }
+                if !lost.is_empty() {
+                    lines.push(format!(
                     "# lost: {} streamed before the {outcome} end (only the run_finished usage differs)",
                     lost.join(" ")
                 ));
+                }
+                lines.join("\n")
             }
-            lines.join("\n")
         }
     }
-}
 
-fn step_record(
-    step: StepNo,
-    i: usize,
-    text: bool,
-    calls: &[Args],
-    end: End,
-    usage: (u64, u64),
-) -> Record {
-    let mut events = Vec::new();
-    let mut ms = 0;
-    let mut push = |event| {
-        ms += 1;
-        events.push(TimedEvent { ms, event });
-    };
-    if text {
-        push(StreamEvent::TextDelta {
-            text: format!("t{i}"),
-        });
-    }
-    for (k, a) in calls.iter().enumerate() {
-        let index = u32::try_from(k).unwrap_or(u32::MAX);
-        let (name, arguments) = a.call(k);
-        push(StreamEvent::ToolCallStart {
-            index,
-            id: call_id(step, k),
-            name: name.into(),
-        });
-        push(StreamEvent::ToolCallDelta { index, arguments });
-        push(StreamEvent::ToolCallEnd { index });
-    }
-    // No usage at all, as some servers stream (the script's step has no `usage=`).
-    if usage != (0, 0) {
-        push(StreamEvent::Usage {
-            usage: Usage {
-                input_tokens: usage.0,
-                output_tokens: usage.1,
-                ..Usage::default()
-            },
-        });
-    }
-    let outcome = match end {
-        End::Completed(reason) => {
-            push(StreamEvent::Finish { reason });
-            StepOutcome::Completed
+    /// The step's record, as the runtime would write it.
+    fn record(&self) -> Record {
+        let mut events = Vec::new();
+        let mut ms = 0;
+        let mut push = |event| {
+            ms += 1;
+            events.push(TimedEvent { ms, event });
+        };
+        if self.text {
+            push(StreamEvent::TextDelta {
+                text: format!("t{}", self.i),
+            });
         }
-        End::Failed => StepOutcome::Failed {
-            error: disconnect(),
-        },
-        End::Overflow => StepOutcome::Failed { error: too_long() },
-        End::Aborted => StepOutcome::Aborted,
-    };
-    Record::Step(StepRecord {
-        step,
-        events,
-        outcome,
-        message: Assembled::default(),
-    })
+        for (k, a) in self.calls.iter().enumerate() {
+            let index = u32::try_from(k).unwrap_or(u32::MAX);
+            let (name, arguments) = a.call(k);
+            push(StreamEvent::ToolCallStart {
+                index,
+                id: call_id(self.step, k),
+                name: name.into(),
+            });
+            push(StreamEvent::ToolCallDelta { index, arguments });
+            push(StreamEvent::ToolCallEnd { index });
+        }
+        // No usage at all, as some servers stream (the script's step has no `usage=`).
+        if self.usage != (0, 0) {
+            push(StreamEvent::Usage {
+                usage: Usage {
+                    input_tokens: self.usage.0,
+                    output_tokens: self.usage.1,
+                    ..Usage::default()
+                },
+            });
+        }
+        let outcome = match self.end {
+            End::Completed(reason) => {
+                push(StreamEvent::Finish { reason });
+                StepOutcome::Completed
+            }
+            End::Failed => StepOutcome::Failed {
+                error: disconnect(),
+            },
+            End::Overflow => StepOutcome::Failed { error: too_long() },
+            End::Aborted => StepOutcome::Aborted,
+        };
+        Record::Step(StepRecord {
+            step: self.step,
+            events,
+            outcome,
+            message: Assembled::default(),
+        })
+    }
 }
 
 /// Plays `script` through the production journal into a fresh log.

@@ -13,7 +13,8 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use support::mock_server::{Fault, MockServer, Reply};
@@ -63,6 +64,82 @@ fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, Run
     })
     .expect("start the run");
     (Run { _dir: dir, path }, handle)
+}
+
+/// Waits for the run's end: its result, and its log, checked by [`valid_log`].
+async fn finish(run: Run, handle: RunHandle) -> (RunResult, SessionLog) {
+    let result = handle.result().await.expect("the run ends");
+    (result, valid_log(&run.path))
+}
+
+/// [`start`], then [`finish`].
+async fn run_to_end(
+    provider: Arc<dyn Provider>,
+    tools: Arc<dyn ToolExecutor>,
+) -> (RunResult, SessionLog) {
+    let (run, handle) = start(provider, tools);
+    finish(run, handle).await
+}
+
+/// The run stopped for a provider error of `kind` after one step, which failed with
+/// that error. Returns the error and the step.
+#[track_caller]
+fn one_failed_step(
+    result: &RunResult,
+    log: &SessionLog,
+    kind: ProviderErrorKind,
+    what: &str,
+) -> (ProviderError, StepRecord) {
+    let StopReason::ProviderError { error } = &result.stop_reason else {
+        panic!("{what}: {:?}", result.stop_reason);
+    };
+    assert_eq!(error.kind, kind, "{what}");
+    let steps = steps(log);
+    assert_eq!(
+        (result.steps, steps.len(), &steps[0].outcome),
+        (
+            1,
+            1,
+            &StepOutcome::Failed {
+                error: error.clone()
+            }
+        ),
+        "{what}"
+    );
+    (error.clone(), steps[0].clone())
+}
+
+/// The run completed in two steps, answering `done`.
+#[track_caller]
+fn completed_in_two_steps(result: RunResult) {
+    assert_eq!(
+        (result.stop_reason, result.final_text.as_str(), result.steps),
+        (StopReason::Completed, "done", 2)
+    );
+}
+
+/// The run was interrupted in its first step.
+#[track_caller]
+fn interrupted_in_step_one(result: RunResult) {
+    assert_eq!(
+        (result.stop_reason, result.steps),
+        (StopReason::Interrupted, 1)
+    );
+}
+
+/// A tool result as [`tool_results`] lists it.
+fn tool_result(
+    name: &str,
+    status: ToolStatus,
+    content: impl Into<String>,
+) -> (String, ToolOutcome) {
+    (
+        name.to_string(),
+        ToolOutcome {
+            status,
+            content: content.into(),
+        },
+    )
 }
 
 /// The log reads clean (no torn tail, nothing unknown), replays clean, keeps the
@@ -131,51 +208,50 @@ fn final_answer() -> Vec<StreamEvent> {
     ]
 }
 
-/// Streams `first` for the first request, failing with `error` after `cut` events
-/// when `cut` is less than its length, and a final answer for later requests.
-struct CutProvider {
-    first: Vec<StreamEvent>,
-    cut: usize,
-    error: ProviderError,
-    requests: Mutex<usize>,
+/// A provider whose `stream` is `f(n, sink)`, `n` counting its requests from 1.
+struct Scripted<F> {
+    name: &'static str,
+    requests: AtomicUsize,
+    f: F,
 }
 
-impl Provider for CutProvider {
+type Streamed = BoxFuture<Result<(), ProviderError>>;
+
+fn scripted(
+    name: &'static str,
+    f: impl Fn(usize, StreamSink) -> Streamed + Send + Sync + 'static,
+) -> Arc<dyn Provider> {
+    Arc::new(Scripted {
+        name,
+        requests: AtomicUsize::new(0),
+        f,
+    })
+}
+
+impl<F: Fn(usize, StreamSink) -> Streamed + Send + Sync + 'static> Provider for Scripted<F> {
     fn name(&self) -> &str {
-        "cut"
+        self.name
     }
     fn model(&self) -> &str {
-        "cut"
+        self.name
     }
-    fn stream(
-        &self,
-        _request: ModelRequest,
-        sink: StreamSink,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let n = {
-            let mut r = self.requests.lock().unwrap();
-            *r += 1;
-            *r
-        };
-        let (events, result) = if n == 1 {
-            let cut = self.cut.min(self.first.len());
-            let result = if cut < self.first.len() {
-                Err(self.error.clone())
-            } else {
-                Ok(())
-            };
-            (self.first[..cut].to_vec(), result)
-        } else {
-            (final_answer(), Ok(()))
-        };
-        Box::pin(async move {
-            for e in events {
-                sink.send(e);
-            }
-            result
-        })
+    fn stream(&self, _request: ModelRequest, sink: StreamSink, _: CancellationToken) -> Streamed {
+        (self.f)(self.requests.fetch_add(1, Ordering::SeqCst) + 1, sink)
     }
+}
+
+/// Sends `events`, then ends with `result`.
+fn sends(
+    sink: StreamSink,
+    events: Vec<StreamEvent>,
+    result: Result<(), ProviderError>,
+) -> Streamed {
+    Box::pin(async move {
+        for e in events {
+            sink.send(e);
+        }
+        result
+    })
 }
 
 /// `echo`, plus test tools that misbehave: `panics` (its future panics), `hangs`
@@ -291,37 +367,23 @@ async fn a_stream_cut_at_every_event_index_settles_the_step_once_as_a_provider_e
                 kind: ProviderErrorKind::Disconnected,
                 message: format!("cut after {cut} events"),
             };
-            let provider = CutProvider {
-                first: recorded.clone(),
-                cut,
-                error: error.clone(),
-                requests: Mutex::new(0),
-            };
-            let (run, handle) = start(Arc::new(provider), Arc::new(FaultyTools::default()));
-            let result = handle.result().await.expect("the run ends");
-            let log = valid_log(&run.path);
+            // The first request streams `cut` events of the recording, then fails
+            // with `error` if that is not all of it; the next answers.
+            let first = recorded[..cut].to_vec();
+            let failed = (cut < recorded.len()).then(|| error.clone());
+            let provider = scripted("cut", move |n, sink| match n {
+                1 => sends(sink, first.clone(), failed.clone().map_or(Ok(()), Err)),
+                _ => sends(sink, final_answer(), Ok(())),
+            });
+            let (result, log) = run_to_end(provider, Arc::new(FaultyTools::default())).await;
             let steps = steps(&log);
             let at = format!("{name} cut at {cut} of {}", recorded.len());
             assert_eq!(events(&steps[0]), recorded[..cut], "{at}");
             assert_eq!(steps[0].message, assembled(&recorded[..cut]), "{at}");
             if cut < recorded.len() {
-                assert_eq!(
-                    (
-                        result.stop_reason,
-                        result.steps,
-                        steps.len(),
-                        &steps[0].outcome
-                    ),
-                    (
-                        StopReason::ProviderError {
-                            error: error.clone()
-                        },
-                        1,
-                        1,
-                        &StepOutcome::Failed { error }
-                    ),
-                    "{at}"
-                );
+                let (failed, _) =
+                    one_failed_step(&result, &log, ProviderErrorKind::Disconnected, &at);
+                assert_eq!(failed, error, "{at}");
             } else {
                 assert_eq!(steps[0].outcome, StepOutcome::Completed, "{at}");
                 assert!(
@@ -367,19 +429,18 @@ fn parsed_before_a_break(protocol: Protocol, bytes: &[u8]) -> Vec<StreamEvent> {
 
 /// Runs the wire's tool step served with `fault` (then its text step) against a
 /// real HTTP provider with one attempt and a 100 ms idle timeout.
-async fn over_http(wire: Wire, fault: Option<Fault>) -> (Run, RunResult) {
+async fn over_http(wire: Wire, fault: Option<Fault>) -> (RunResult, SessionLog) {
     let mut reply = Reply::sse(wire.tool_step());
     reply.fault = fault;
     let server = MockServer::start(vec![reply, Reply::sse(wire.text_step("done"))]);
     let mut config = HttpConfig::new(&wire.base_url(&server.url()), None, "m");
     config.max_attempts = 1;
     config.idle_timeout = Duration::from_millis(100);
-    let (run, handle) = start(
+    run_to_end(
         http_provider(wire, config),
         Arc::new(FaultyTools::default()),
-    );
-    let result = handle.result().await.expect("the run ends");
-    (run, result)
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -395,30 +456,16 @@ async fn an_http_stream_cut_at_every_sse_frame_and_inside_each_fails_the_step_as
         }
         let body = frames.concat();
         for cut in cuts {
-            let (run, result) = over_http(wire, Some(Fault::DisconnectAfter(cut))).await;
-            let log = valid_log(&run.path);
-            let steps = steps(&log);
+            let (result, log) = over_http(wire, Some(Fault::DisconnectAfter(cut))).await;
             let what = format!("{wire:?} cut at byte {cut} of {}", body.len());
-            let StopReason::ProviderError { error } = &result.stop_reason else {
-                panic!("{what}: {:?}", result.stop_reason);
-            };
-            assert_eq!(error.kind, ProviderErrorKind::Disconnected, "{what}");
+            let (error, step) =
+                one_failed_step(&result, &log, ProviderErrorKind::Disconnected, &what);
             assert!(
                 error
                     .message
                     .starts_with(&format!("the stream broke off after {cut} bytes and ")),
                 "{what}: {}",
                 error.message
-            );
-            assert_eq!(
-                (steps.len(), &steps[0].outcome),
-                (
-                    1,
-                    &StepOutcome::Failed {
-                        error: error.clone()
-                    }
-                ),
-                "{what}"
             );
             // What arrived before the cut is in the step entry, as the driver parses
             // it: a connection that ended cleanly also flushes the parser and the
@@ -431,12 +478,11 @@ async fn an_http_stream_cut_at_every_sse_frame_and_inside_each_fails_the_step_as
             } else {
                 parsed_before_a_break(protocol(wire), bytes)
             };
-            assert_eq!(events(&steps[0]), arrived, "{what}: {}", error.message);
+            assert_eq!(events(&step), arrived, "{what}: {}", error.message);
         }
         // Uncut, the same exchange completes (the unknown `read` gets an error
         // result, then the text step answers).
-        let (run, result) = over_http(wire, None).await;
-        valid_log(&run.path);
+        let (result, _) = over_http(wire, None).await;
         assert_eq!(
             (result.stop_reason, result.final_text.as_str()),
             (StopReason::Completed, "done"),
@@ -449,123 +495,47 @@ async fn an_http_stream_cut_at_every_sse_frame_and_inside_each_fails_the_step_as
 async fn a_stream_that_stalls_past_the_idle_timeout_fails_the_step_as_idle_timeout() {
     for wire in Wire::ALL {
         for at in 0..wire.tool_step().len() {
-            let (run, result) = over_http(wire, Some(Fault::StallAt(at))).await;
-            let log = valid_log(&run.path);
-            let steps = steps(&log);
+            let (result, log) = over_http(wire, Some(Fault::StallAt(at))).await;
             let what = format!("{wire:?} stalled before frame {at}");
-            let StopReason::ProviderError { error } = &result.stop_reason else {
-                panic!("{what}: {:?}", result.stop_reason);
-            };
-            assert_eq!(error.kind, ProviderErrorKind::IdleTimeout, "{what}");
+            let (error, _) = one_failed_step(&result, &log, ProviderErrorKind::IdleTimeout, &what);
             assert!(
                 error.message.starts_with("no data for 0.1 s (after "),
                 "{what}: {}",
                 error.message
             );
-            assert_eq!(
-                (steps.len(), &steps[0].outcome),
-                (
-                    1,
-                    &StepOutcome::Failed {
-                        error: error.clone()
-                    }
-                ),
-                "{what}"
-            );
         }
     }
 }
 
-/// A provider whose stream task panics.
-struct PanickingProvider;
-
-impl Provider for PanickingProvider {
-    fn name(&self) -> &str {
-        "panics"
-    }
-    fn model(&self) -> &str {
-        "panics"
-    }
-    fn stream(
-        &self,
-        _request: ModelRequest,
-        sink: StreamSink,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
+#[tokio::test]
+async fn a_provider_task_that_panics_settles_the_step_as_a_provider_error() {
+    // Its stream task panics.
+    let provider = scripted("panics", |_, sink| {
         Box::pin(async move {
             sink.send(StreamEvent::TextDelta {
                 text: "partial".into(),
             });
             panic!("the provider broke");
         })
-    }
-}
-
-#[tokio::test]
-async fn a_provider_task_that_panics_settles_the_step_as_a_provider_error() {
-    let (run, handle) = start(
-        Arc::new(PanickingProvider),
-        Arc::new(FaultyTools::default()),
-    );
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    let steps = steps(&log);
-    let StopReason::ProviderError { error } = &result.stop_reason else {
-        panic!("{:?}", result.stop_reason);
-    };
-    assert_eq!(error.kind, ProviderErrorKind::Malformed);
+    });
+    let (result, log) = run_to_end(provider, Arc::new(FaultyTools::default())).await;
+    let (error, step) = one_failed_step(&result, &log, ProviderErrorKind::Malformed, "panics");
     assert!(
         error.message.starts_with("the provider task failed: task ")
             && error.message.contains("panicked"),
         "{}",
         error.message
     );
-    assert_eq!(
-        (
-            steps.len(),
-            &steps[0].outcome,
-            steps[0].message.text.as_str()
-        ),
-        (
-            1,
-            &StepOutcome::Failed {
-                error: error.clone()
-            },
-            "partial"
-        )
-    );
+    assert_eq!(step.message.text, "partial");
 }
 
-/// Step 1 ends at once but leaves a straggler that sends one more event of step 1
-/// when step 2 starts; step 2 answers after the straggler has sent.
-struct StragglingProvider {
-    requests: Mutex<usize>,
-    straggler_go: Arc<Notify>,
-    straggler_sent: Arc<Notify>,
-}
-
-impl Provider for StragglingProvider {
-    fn name(&self) -> &str {
-        "straggler"
-    }
-    fn model(&self) -> &str {
-        "straggler"
-    }
-    fn stream(
-        &self,
-        _request: ModelRequest,
-        sink: StreamSink,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let n = {
-            let mut r = self.requests.lock().unwrap();
-            *r += 1;
-            *r
-        };
-        let (go, sent) = (
-            Arc::clone(&self.straggler_go),
-            Arc::clone(&self.straggler_sent),
-        );
+#[tokio::test]
+async fn a_stream_event_after_its_step_settled_is_recorded_as_late_and_ignored() {
+    // Step 1 ends at once but leaves a straggler that sends one more event of step 1
+    // when step 2 starts; step 2 answers after the straggler has sent.
+    let (go, sent) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let provider = scripted("straggler", move |n, sink| {
+        let (go, sent) = (Arc::clone(&go), Arc::clone(&sent));
         Box::pin(async move {
             if n == 1 {
                 let late = sink.clone();
@@ -576,7 +546,7 @@ impl Provider for StragglingProvider {
                     });
                     sent.notify_one();
                 });
-                let call = [
+                let call = vec![
                     StreamEvent::ToolCallStart {
                         index: 0,
                         id: xcsh_machine::CallId("call_1".into()),
@@ -591,35 +561,15 @@ impl Provider for StragglingProvider {
                         reason: FinishReason::ToolCalls,
                     },
                 ];
-                for e in call {
-                    sink.send(e);
-                }
-                return Ok(());
+                return sends(sink, call, Ok(())).await;
             }
             go.notify_one();
             sent.notified().await;
-            for e in final_answer() {
-                sink.send(e);
-            }
-            Ok(())
+            sends(sink, final_answer(), Ok(())).await
         })
-    }
-}
-
-#[tokio::test]
-async fn a_stream_event_after_its_step_settled_is_recorded_as_late_and_ignored() {
-    let provider = StragglingProvider {
-        requests: Mutex::new(0),
-        straggler_go: Arc::new(Notify::new()),
-        straggler_sent: Arc::new(Notify::new()),
-    };
-    let (run, handle) = start(Arc::new(provider), Arc::new(FaultyTools::default()));
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    assert_eq!(
-        (result.stop_reason, result.final_text.as_str(), result.steps),
-        (StopReason::Completed, "done", 2)
-    );
+    });
+    let (result, log) = run_to_end(provider, Arc::new(FaultyTools::default())).await;
+    completed_in_two_steps(result);
     let late: Vec<(&Body, Option<&Body>)> = log
         .entries
         .iter()
@@ -657,16 +607,12 @@ fn calling(tools: &[&str]) -> Arc<dyn Provider> {
 
 #[tokio::test]
 async fn a_tool_that_panics_settles_once_as_an_error_and_the_run_goes_on() {
-    let (run, handle) = start(
+    let (result, log) = run_to_end(
         calling(&["panics", "echo"]),
         Arc::new(FaultyTools::default()),
-    );
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    assert_eq!(
-        (result.stop_reason, result.final_text.as_str(), result.steps),
-        (StopReason::Completed, "done", 2)
-    );
+    )
+    .await;
+    completed_in_two_steps(result);
     let results = tool_results(&log);
     assert_eq!(results.len(), 2, "{results:?}");
     let (name, outcome) = &results[0];
@@ -682,16 +628,7 @@ async fn a_tool_that_panics_settles_once_as_an_error_and_the_run_goes_on() {
         "{}",
         outcome.content
     );
-    assert_eq!(
-        results[1],
-        (
-            "echo".to_string(),
-            ToolOutcome {
-                status: ToolStatus::Ok,
-                content: "{}".into()
-            }
-        )
-    );
+    assert_eq!(results[1], tool_result("echo", ToolStatus::Ok, "{}"));
 }
 
 #[tokio::test]
@@ -700,29 +637,17 @@ async fn a_hung_tool_is_released_by_the_interrupt_and_settles_once_as_cancelled(
     let (run, handle) = start(calling(&["hangs", "echo"]), tools.clone());
     tools.started.notified().await;
     assert!(handle.interrupt());
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    assert_eq!(
-        (result.stop_reason, result.steps),
-        (StopReason::Interrupted, 1)
-    );
+    let (result, log) = finish(run, handle).await;
+    interrupted_in_step_one(result);
     assert_eq!(
         tool_results(&log),
         vec![
-            (
-                "hangs".to_string(),
-                ToolOutcome {
-                    status: ToolStatus::Cancelled,
-                    content: format!("hangs {CANCELLED_NOTE}")
-                }
+            tool_result(
+                "hangs",
+                ToolStatus::Cancelled,
+                format!("hangs {CANCELLED_NOTE}")
             ),
-            (
-                "echo".to_string(),
-                ToolOutcome {
-                    status: ToolStatus::Ok,
-                    content: "{}".into()
-                }
-            ),
+            tool_result("echo", ToolStatus::Ok, "{}"),
         ]
     );
 }
@@ -738,28 +663,16 @@ async fn a_tool_that_returns_after_the_interrupt_settles_once_with_what_it_retur
     // The interrupt reached `stubborn` (its cancel fired); it returns only now.
     tools.cancel_seen.notified().await;
     tools.gate.notify_one();
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    assert_eq!(
-        (result.stop_reason, result.steps),
-        (StopReason::Interrupted, 1)
-    );
+    let (result, log) = finish(run, handle).await;
+    interrupted_in_step_one(result);
     assert_eq!(
         tool_results(&log),
         vec![
-            (
-                "stubborn".to_string(),
-                ToolOutcome {
-                    status: ToolStatus::Ok,
-                    content: "finished anyway".into()
-                }
-            ),
-            (
-                "hangs".to_string(),
-                ToolOutcome {
-                    status: ToolStatus::Cancelled,
-                    content: format!("hangs {CANCELLED_NOTE}")
-                }
+            tool_result("stubborn", ToolStatus::Ok, "finished anyway"),
+            tool_result(
+                "hangs",
+                ToolStatus::Cancelled,
+                format!("hangs {CANCELLED_NOTE}")
             ),
         ]
     );
@@ -786,64 +699,32 @@ impl ToolExecutor for PanicsOnCall {
 
 #[tokio::test]
 async fn an_executor_that_panics_before_returning_its_future_settles_the_call_as_an_error() {
-    let (run, handle) = start(calling(&["echo"]), Arc::new(PanicsOnCall));
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    assert_eq!(
-        (result.stop_reason, result.final_text.as_str(), result.steps),
-        (StopReason::Completed, "done", 2)
-    );
+    let (result, log) = run_to_end(calling(&["echo"]), Arc::new(PanicsOnCall)).await;
+    completed_in_two_steps(result);
     assert_eq!(
         tool_results(&log),
-        vec![(
-            "echo".to_string(),
-            ToolOutcome {
-                status: ToolStatus::Error,
-                content: "error: the tool `echo` panicked starting".into()
-            }
+        vec![tool_result(
+            "echo",
+            ToolStatus::Error,
+            "error: the tool `echo` panicked starting"
         )]
     );
 }
 
-/// A provider whose `stream` panics before it returns its future (it used to kill
-/// the owner task, and the run never settled).
-struct PanicsOnStream;
-
-impl Provider for PanicsOnStream {
-    fn name(&self) -> &str {
-        "panics-on-stream"
-    }
-    fn model(&self) -> &str {
-        "panics-on-stream"
-    }
-    fn stream(
-        &self,
-        _request: ModelRequest,
-        _sink: StreamSink,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        panic!("the provider broke before returning its future");
-    }
-}
-
 #[tokio::test]
 async fn a_provider_that_panics_before_returning_its_future_settles_the_step_as_a_provider_error() {
-    let (run, handle) = start(Arc::new(PanicsOnStream), Arc::new(FaultyTools::default()));
-    let result = handle.result().await.expect("the run ends");
-    let log = valid_log(&run.path);
-    let error = ProviderError {
-        kind: ProviderErrorKind::Malformed,
-        message: "the provider panicked starting the request".into(),
-    };
-    let steps = steps(&log);
+    // Its `stream` panics before it returns its future (it used to kill the owner
+    // task, and the run never settled).
+    let provider = scripted("panics-on-stream", |_, _| {
+        panic!("the provider broke before returning its future")
+    });
+    let (result, log) = run_to_end(provider, Arc::new(FaultyTools::default())).await;
+    let (error, _) = one_failed_step(&result, &log, ProviderErrorKind::Malformed, "panics");
     assert_eq!(
-        (result.stop_reason, steps.len(), &steps[0].outcome),
-        (
-            StopReason::ProviderError {
-                error: error.clone()
-            },
-            1,
-            &StepOutcome::Failed { error }
-        )
+        error,
+        ProviderError {
+            kind: ProviderErrorKind::Malformed,
+            message: "the provider panicked starting the request".into(),
+        }
     );
 }

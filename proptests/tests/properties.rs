@@ -64,13 +64,7 @@ fn round_trip(s: &Script) -> Result<(), String> {
             Some(true),
             "the hash of each line verifies",
         )?;
-        let (again, hash) = Entry::encode(
-            entry.id,
-            entry.parent,
-            parent_hash.as_ref(),
-            entry.ts,
-            &entry.body,
-        );
+        let (again, hash) = entry.reencode(parent_hash.as_ref());
         same(
             String::from_utf8_lossy(&again).into_owned(),
             format!("{line}\n"),
@@ -223,44 +217,27 @@ fn printed_script_re_makes_the_decisions(s: &Script) -> Result<(), String> {
     )
 }
 
-#[test]
-fn runs_keep_the_invariants() {
-    check_property(script(), invariants);
+/// One test a property, over its generator: `name: strategy => property;`.
+macro_rules! properties {
+    ($($name:ident: $strategy:expr => $property:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_property($strategy, $property);
+            }
+        )*
+    };
 }
 
-#[test]
-fn branched_sessions_keep_the_invariants_on_every_path() {
-    check_property(branching_script(), invariants);
-}
-
-#[test]
-fn replay_of_every_branch_re_makes_every_decision() {
-    check_property(branching_script(), replay_of_every_branch);
-}
-
-#[test]
-fn every_entry_round_trips_byte_for_byte() {
-    check_property(branching_script(), round_trip);
-}
-
-#[test]
-fn the_dag_is_acyclic_with_every_parent_present_and_its_leaves_are_the_branch_tips() {
-    check_property(branching_script(), dag);
-}
-
-#[test]
-fn the_context_rebuilt_at_every_settled_entry_is_the_live_context() {
-    check_property(branching_script(), context_at_every_settled_entry);
-}
-
-#[test]
-fn every_step_started_names_the_context_rebuilt_at_its_entry() {
-    check_property(branching_script(), step_started_names_its_context);
-}
-
-#[test]
-fn the_printed_script_re_makes_the_logged_decisions() {
-    check_property(script(), printed_script_re_makes_the_decisions);
+properties! {
+    runs_keep_the_invariants: script() => invariants;
+    branched_sessions_keep_the_invariants_on_every_path: branching_script() => invariants;
+    replay_of_every_branch_re_makes_every_decision: branching_script() => replay_of_every_branch;
+    every_entry_round_trips_byte_for_byte: branching_script() => round_trip;
+    the_dag_is_acyclic_with_every_parent_present_and_its_leaves_are_the_branch_tips: branching_script() => dag;
+    the_context_rebuilt_at_every_settled_entry_is_the_live_context: branching_script() => context_at_every_settled_entry;
+    every_step_started_names_the_context_rebuilt_at_its_entry: branching_script() => step_started_names_its_context;
+    the_printed_script_re_makes_the_logged_decisions: script() => printed_script_re_makes_the_decisions;
 }
 
 /// The generator reaches every decision type and every stop reason, so that the
