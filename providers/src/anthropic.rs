@@ -27,15 +27,13 @@
 //! is discarded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::ModelRequest;
 use super::fields::Reader;
-use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
+use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -545,69 +543,38 @@ impl StreamMapper for AnthropicMapper {
 
 pub mod wire;
 
+/// The Messages wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Messages;
+
+impl http::Wire for Messages {
+    const NAME: &'static str = "anthropic";
+    const PATH: &'static str = "v1/messages";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = AnthropicMapper;
+
+    fn for_config(_: &HttpConfig) -> Messages {
+        Messages
+    }
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request)
+    }
+    fn mapper() -> AnthropicMapper {
+        AnthropicMapper::new()
+    }
+    fn headers() -> Vec<(String, String)> {
+        vec![(
+            "anthropic-version".to_string(),
+            ANTHROPIC_VERSION.to_string(),
+        )]
+    }
+    fn auth(key: &str) -> (String, String) {
+        ("x-api-key".to_string(), key.to_string())
+    }
+}
+
 /// The Messages provider.
-#[derive(Debug, Clone)]
-pub struct AnthropicProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
-}
-
-impl AnthropicProvider {
-    pub fn new(config: HttpConfig) -> Result<AnthropicProvider, ConfigError> {
-        Ok(AnthropicProvider {
-            client: http::client()?,
-            config: Arc::new(config),
-        })
-    }
-
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
-    }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request)
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "v1/messages",
-                headers: vec![(
-                    "anthropic-version".to_string(),
-                    ANTHROPIC_VERSION.to_string(),
-                )],
-                auth: |key| ("x-api-key".to_string(), key.to_string()),
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            AnthropicMapper::new(),
-            sink,
-            cancel,
-        )
-    }
-}
+pub type AnthropicProvider = http::HttpProvider<Messages>;
 
 #[cfg(test)]
 mod tests;

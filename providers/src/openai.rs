@@ -23,15 +23,12 @@
 //! or a `delta.role` after content that came without one: `restarted`, and the
 //! partial message is forgotten.
 
-use std::sync::Arc;
-
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::ModelRequest;
 use super::fields::Reader;
-use super::http::{self, ConfigError, HttpConfig, summary_text};
+use super::http::{self, HttpConfig, summary_text};
 use super::sse::{StreamMapper, malformed, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 /// What a chunk is called in errors.
@@ -522,73 +519,37 @@ impl StreamMapper for OpenAiMapper {
 
 pub mod wire;
 
-/// The Chat Completions provider.
-#[derive(Debug, Clone)]
-pub struct OpenAiProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
+/// The Chat Completions wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatCompletions {
     /// Send `max_tokens` instead of `max_completion_tokens`: the field every
     /// compatible server knows (OpenAI's reasoning models take only the newer one).
     /// On by default for any base URL but OpenAI's and Azure OpenAI's.
     pub legacy_max_tokens: bool,
 }
 
-impl OpenAiProvider {
-    pub fn new(config: HttpConfig) -> Result<OpenAiProvider, ConfigError> {
-        let legacy_max_tokens = !(config.base_url.contains("api.openai.com")
-            || config.base_url.contains("openai.azure.com"));
-        Ok(OpenAiProvider {
-            client: http::client()?,
-            config: Arc::new(config),
-            legacy_max_tokens,
-        })
-    }
+impl http::Wire for ChatCompletions {
+    const NAME: &'static str = "openai";
+    const PATH: &'static str = "chat/completions";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = OpenAiMapper;
 
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
+    fn for_config(config: &HttpConfig) -> ChatCompletions {
+        ChatCompletions {
+            legacy_max_tokens: !(config.base_url.contains("api.openai.com")
+                || config.base_url.contains("openai.azure.com")),
+        }
     }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request, self.legacy_max_tokens)
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request, self.legacy_max_tokens)
+    }
+    fn mapper() -> OpenAiMapper {
+        OpenAiMapper::new()
     }
 }
 
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "chat/completions",
-                headers: Vec::new(),
-                auth: http::bearer,
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            OpenAiMapper::new(),
-            sink,
-            cancel,
-        )
-    }
-}
+/// The Chat Completions provider.
+pub type OpenAiProvider = http::HttpProvider<ChatCompletions>;
 
 #[cfg(test)]
 pub(crate) mod tests;

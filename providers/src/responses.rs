@@ -30,15 +30,13 @@
 //! is discarded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::ModelRequest;
 use super::fields::Reader;
-use super::http::{self, ConfigError, HttpConfig, summary_text};
+use super::http::{self, HttpConfig, summary_text};
 use super::sse::{StreamMapper, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -604,16 +602,36 @@ fn reasoning_items(signature: &str) -> Vec<(String, String)> {
 
 pub mod wire;
 
-/// The Responses provider.
-#[derive(Debug, Clone)]
-pub struct ResponsesProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
+/// The Responses wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Responses {
     /// Ask for `reasoning.encrypted_content`. On by default for the reasoning models
     /// ([`reasoning_model`]); models without reasoning reject the request with it
     /// ("Encrypted content is not supported with this model").
     pub encrypted_reasoning: bool,
 }
+
+impl http::Wire for Responses {
+    const NAME: &'static str = "openai-responses";
+    const PATH: &'static str = "responses";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = ResponsesMapper;
+
+    fn for_config(config: &HttpConfig) -> Responses {
+        Responses {
+            encrypted_reasoning: reasoning_model(&config.model),
+        }
+    }
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request, self.encrypted_reasoning)
+    }
+    fn mapper() -> ResponsesMapper {
+        ResponsesMapper::new()
+    }
+}
+
+/// The Responses provider.
+pub type ResponsesProvider = http::HttpProvider<Responses>;
 
 /// OpenAI's reasoning models (o-series, gpt-5, codex), by name, with or without a
 /// routing prefix such as `openai/`.
@@ -627,61 +645,6 @@ pub fn reasoning_model(model: &str) -> bool {
         .iter()
         .any(|p| name.starts_with(p))
         || name.contains("codex")
-}
-
-impl ResponsesProvider {
-    pub fn new(config: HttpConfig) -> Result<ResponsesProvider, ConfigError> {
-        Ok(ResponsesProvider {
-            client: http::client()?,
-            encrypted_reasoning: reasoning_model(&config.model),
-            config: Arc::new(config),
-        })
-    }
-
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
-    }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request, self.encrypted_reasoning)
-    }
-}
-
-impl Provider for ResponsesProvider {
-    fn name(&self) -> &str {
-        "openai-responses"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "responses",
-                headers: Vec::new(),
-                auth: http::bearer,
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            ResponsesMapper::new(),
-            sink,
-            cancel,
-        )
-    }
 }
 
 #[cfg(test)]

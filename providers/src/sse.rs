@@ -232,39 +232,6 @@ pub fn parse_all(bytes: &[u8]) -> Vec<SseEvent> {
     events
 }
 
-/// What the protocols' tests share: a mapper fed whole events, and the events it
-/// gives as JSON lines.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::*;
-
-    /// Feeds each `(event type, data)` to `mapper`, then finishes it: the events,
-    /// and the error that ended the stream early.
-    pub(crate) fn run_mapper<'a>(
-        mut mapper: impl StreamMapper,
-        events: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
-    ) -> (Vec<StreamEvent>, Option<ProviderError>) {
-        let mut out = Vec::new();
-        for (kind, data) in events {
-            match mapper.on_event(kind, data) {
-                Ok(e) => out.extend(e),
-                Err(e) => return (out, Some(e)),
-            }
-        }
-        out.extend(mapper.finish());
-        (out, None)
-    }
-
-    /// One JSON line per event.
-    pub(crate) fn render(events: &[StreamEvent]) -> String {
-        events
-            .iter()
-            .map(|e| serde_json::to_string(e).unwrap())
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

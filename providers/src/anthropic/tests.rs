@@ -1,11 +1,14 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::testing::{
+    api_error, assemble, assert_malformed, assistant, call, render, restarts, run_mapper,
+    sample_request, sent_is_shown, usage,
+};
 use expect_test::expect;
 use serde_json::json;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
+use xcsh_machine::{ProviderErrorKind, ReasoningBlock, UserOrigin};
 use xcsh_ports::ToolSpec;
 
 /// The body of `request` as `--show-context` shows it.
@@ -74,35 +77,18 @@ fn thinking_with_signature_then_parallel_tool_uses() {
         r#"{"type":"message_stop"}"#,
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(a.reasoning, "Two files.");
     assert_eq!(a.reasoning_signature, "EqQBCgIYAh");
     assert_eq!(
         a.tool_calls,
         vec![
-            ToolCall {
-                id: CallId("toolu_a".into()),
-                name: "read".into(),
-                arguments: r#"{"path": "a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("toolu_b".into()),
-                name: "list".into(),
-                arguments: "{}".into()
-            },
+            call("toolu_a", "read", r#"{"path": "a"}"#),
+            call("toolu_b", "list", "{}"),
         ]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(
-        a.usage,
-        Usage {
-            input_tokens: 10,
-            output_tokens: 40,
-            ..Usage::default()
-        }
-    );
+    assert_eq!(a.usage, usage(10, 40));
 }
 
 #[test]
@@ -145,13 +131,7 @@ fn error_event_and_stop_reasons() {
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ]);
     assert_eq!(events.len(), 1);
-    assert_eq!(
-        err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "Overloaded (overloaded_error)".into()
-        })
-    );
+    assert_eq!(err, Some(api_error("Overloaded (overloaded_error)")));
     assert_eq!(stop_reason("max_tokens"), FinishReason::Length);
     assert_eq!(stop_reason("refusal"), FinishReason::ContentFilter);
     assert_eq!(stop_reason("stop_sequence"), FinishReason::Stop);
@@ -169,23 +149,7 @@ fn iterations_are_summed_and_messages_add_up() {
         r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":5,"output_tokens":7,"iterations":[{"type":"compaction","input_tokens":50,"output_tokens":4},{"type":"message","input_tokens":5,"output_tokens":7}]}}"#,
         r#"{"type":"message_stop"}"#,
     ]);
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    assert_eq!(
-        a.finish().usage,
-        Usage {
-            input_tokens: 155,
-            output_tokens: 31,
-            ..Usage::default()
-        }
-    );
-}
-
-/// Folds events into the assembled message, as the machine does.
-fn assemble(events: &[StreamEvent]) -> xcsh_machine::Assembled {
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    a.finish()
+    assert_eq!(assemble(&events).usage, usage(155, 31));
 }
 
 #[test]
@@ -217,26 +181,12 @@ fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
     );
     assert_eq!(
         a.tool_calls,
-        vec![ToolCall {
-            id: CallId("toolu_b".into()),
-            name: "read".into(),
-            arguments: r#"{"path": "b.txt"}"#.into()
-        }]
+        vec![call("toolu_b", "read", r#"{"path": "b.txt"}"#)]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_eq!(a.usage, usage(30, 12));
     assert_eq!(
-        a.usage,
-        Usage {
-            input_tokens: 30,
-            output_tokens: 12,
-            ..Usage::default()
-        }
-    );
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-            .collect::<Vec<_>>(),
+        restarts(&events),
         vec![&StreamEvent::Restarted {
             reason: "message_start (msg_2) before message_stop of msg_1".into()
         }]
@@ -283,7 +233,7 @@ fn several_thinking_blocks_keep_their_own_text_and_signature() {
         ("One.\n\nTwo.", "")
     );
     // Sent back unchanged and in order, before the text.
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     request.messages = vec![Message::Assistant {
         text: a.text,
         reasoning: a.reasoning,
@@ -386,13 +336,10 @@ fn every_wrong_type_in_an_anthropic_event_is_an_error_never_a_silent_drop() {
             "an Anthropic stream event: type is a number (7), expected a string",
         ),
     ];
-    for (lines, message) in cases {
-        assert_eq!(
-            run(&lines).1.map(|e| (e.kind, e.message)),
-            Some((ProviderErrorKind::Malformed, message.to_string())),
-            "{lines:?}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(lines, message)| (lines, message.to_string())),
+    );
 }
 
 #[test]
@@ -407,29 +354,24 @@ fn completeness_needs_message_stop() {
 
 #[test]
 fn request_renders_every_message_kind() {
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     request.messages.push(Message::User {
         origin: UserOrigin::FollowUp,
         text: "thanks".into(),
     });
-    request.messages.push(Message::Assistant {
-        text: String::new(),
-        reasoning: String::new(),
-        reasoning_signature: String::new(),
-        reasoning_blocks: vec![],
-        tool_calls: vec![ToolCall {
-            id: CallId("toolu_x".into()),
-            name: "read".into(),
-            arguments: "{not json".into(),
-        }],
-    });
+    request.messages.push(assistant(
+        "",
+        "",
+        "",
+        vec![call("toolu_x", "read", "{not json")],
+    ));
     request.tools.push(ToolSpec {
         name: "list".into(),
         description: "List a directory".into(),
         parameters: json!({"type":"object"}),
     });
     let body = http::shown_body(&wire::body("claude-test", &request));
-    crate::openai::tests::sent_is_shown(&wire::body("claude-test", &request));
+    sent_is_shown(&wire::body("claude-test", &request));
     expect![[r#"
         {
           "max_tokens": 1024,

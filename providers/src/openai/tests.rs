@@ -1,12 +1,14 @@
 //! Tests of `openai.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::Provider;
+use crate::testing::{
+    api_error, assemble, assert_malformed, call, render, restarts, run_mapper, sample_request,
+    sent_is_shown,
+};
 use expect_test::expect;
-use serde_json::json;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ToolCall, UserOrigin};
-use xcsh_ports::ToolSpec;
+use xcsh_machine::UserOrigin;
 
 fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
     run_mapper(OpenAiMapper::new(), lines.iter().map(|l| (None, *l)))
@@ -44,22 +46,12 @@ fn parallel_tool_calls_with_fragmented_arguments() {
         "[DONE]",
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(
         a.tool_calls,
         vec![
-            ToolCall {
-                id: CallId("call_a".into()),
-                name: "read".into(),
-                arguments: r#"{"path":"a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("call_b".into()),
-                name: "list".into(),
-                arguments: r#"{"dir":"."}"#.into()
-            },
+            call("call_a", "read", r#"{"path":"a"}"#),
+            call("call_b", "list", r#"{"dir":"."}"#),
         ]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
@@ -124,10 +116,7 @@ fn refusal_and_error_chunks_are_api_errors() {
     ]);
     assert_eq!(
         err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "the model refused: I can't help with that.".into()
-        })
+        Some(api_error("the model refused: I can't help with that."))
     );
     let (events, err) = run(&[
         r#"{"choices":[{"index":0,"delta":{"content":"par"}}]}"#,
@@ -164,19 +153,6 @@ fn unknown_things_are_skipped() {
     .assert_eq(&render(&events));
 }
 
-fn assemble(events: &[StreamEvent]) -> xcsh_machine::Assembled {
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    a.finish()
-}
-
-fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
-    events
-        .iter()
-        .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-        .collect()
-}
-
 #[test]
 fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
     let (events, err) = run(&[
@@ -195,11 +171,7 @@ fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
     assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
     assert_eq!(
         a.tool_calls,
-        vec![ToolCall {
-            id: CallId("call_b".into()),
-            name: "read".into(),
-            arguments: r#"{"path":"b.txt"}"#.into()
-        }]
+        vec![call("call_b", "read", r#"{"path":"b.txt"}"#)]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
     assert_eq!(
@@ -342,16 +314,10 @@ fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
             "choices[0].delta.content[0].text is a number (3), expected a string",
         ),
     ];
-    for (line, message) in cases {
-        assert_eq!(
-            malformed_message(&[line]),
-            Some((
-                ProviderErrorKind::Malformed,
-                format!("a Chat Completions chunk: {message}")
-            )),
-            "{line}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(line, message)| (vec![line], format!("a Chat Completions chunk: {message}"))),
+    );
 }
 
 #[test]
@@ -362,72 +328,6 @@ fn completeness() {
     assert!(!m.is_complete());
     m.on_event(None, "[DONE]").unwrap();
     assert!(m.is_complete());
-}
-
-pub(crate) fn sample_request() -> ModelRequest {
-    ModelRequest {
-        system: "You are terse.".into(),
-        messages: vec![
-            Message::Summary {
-                text: "Earlier we listed files.".into(),
-            },
-            Message::User {
-                origin: UserOrigin::Prompt,
-                text: "read a.txt".into(),
-            },
-            Message::Assistant {
-                text: "Reading.".into(),
-                reasoning: "The user wants a.txt.".into(),
-                reasoning_signature: "sig".into(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![ToolCall {
-                    id: CallId("call_1".into()),
-                    name: "read".into(),
-                    arguments: r#"{"path":"a.txt"}"#.into(),
-                }],
-            },
-            Message::ToolResult {
-                call_id: CallId("call_1".into()),
-                name: "read".into(),
-                is_error: false,
-                content: "hello".into(),
-            },
-            Message::User {
-                origin: UserOrigin::Steer,
-                text: "also b".into(),
-            },
-            Message::Assistant {
-                text: String::new(),
-                reasoning: String::new(),
-                reasoning_signature: String::new(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![ToolCall {
-                    id: CallId("call_2".into()),
-                    name: "read".into(),
-                    arguments: r#"{"path":"b.txt"}"#.into(),
-                }],
-            },
-            Message::ToolResult {
-                call_id: CallId("call_2".into()),
-                name: "read".into(),
-                is_error: true,
-                content: "error: no such file".into(),
-            },
-            Message::Assistant {
-                text: "Done.".into(),
-                reasoning: String::new(),
-                reasoning_signature: String::new(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![],
-            },
-        ],
-        tools: vec![ToolSpec {
-            name: "read".into(),
-            description: "Read a file".into(),
-            parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
-        }],
-        max_output_tokens: 1024,
-    }
 }
 
 #[test]
@@ -523,16 +423,6 @@ fn request_renders_every_message_kind() {
           ]
         }"#]]
     .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
-}
-
-/// The bytes a body is sent as are its shown value's, compact: its fields are
-/// declared in the value's (sorted) key order, as the bytes were when the body
-/// was built as a `Value`.
-pub(crate) fn sent_is_shown(body: &impl serde::Serialize) {
-    assert_eq!(
-        serde_json::to_string(body).unwrap(),
-        http::shown_body(body).to_string()
-    );
 }
 
 #[test]

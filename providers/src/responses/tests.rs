@@ -1,10 +1,12 @@
 //! Tests of `responses.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::testing::{
+    api_error, assemble, assert_malformed, call, render, restarts, run_mapper, sample_request,
+    sent_is_shown,
+};
 use expect_test::expect;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ToolCall};
 
 /// The body of `request` as `--show-context` shows it, with
 /// `reasoning.encrypted_content` asked for the reasoning models, as by default.
@@ -62,22 +64,12 @@ fn parallel_function_calls_with_fragmented_arguments() {
         r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(
         a.tool_calls,
         vec![
-            ToolCall {
-                id: CallId("call_A".into()),
-                name: "read".into(),
-                arguments: r#"{"path":"a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("call_B".into()),
-                name: "list".into(),
-                arguments: r#"{"dir":"."}"#.into()
-            },
+            call("call_A", "read", r#"{"path":"a"}"#),
+            call("call_B", "list", r#"{"dir":"."}"#),
         ]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
@@ -114,13 +106,7 @@ fn failures_refusals_and_incomplete() {
         r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
         r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed."}}}"#,
     ]);
-    assert_eq!(
-        err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "The model failed. (server_error)".into()
-        })
-    );
+    assert_eq!(err, Some(api_error("The model failed. (server_error)")));
     let (_, err) = run(&[
         r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down.","param":null,"sequence_number":1}"#,
     ]);
@@ -199,27 +185,18 @@ fn a_second_response_created_before_completion_restarts_the_response() {
         r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
     ]);
     assert!(err.is_none(), "{err:?}");
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
     );
     assert_eq!(
         a.tool_calls,
-        vec![ToolCall {
-            id: CallId("call_B".into()),
-            name: "read".into(),
-            arguments: r#"{"path":"b.txt"}"#.into()
-        }]
+        vec![call("call_B", "read", r#"{"path":"b.txt"}"#)]
     );
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
     assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-            .collect::<Vec<_>>(),
+        restarts(&events),
         vec![&StreamEvent::Restarted {
             reason: "response.created (resp_2) before resp_1 completed".into()
         }]
@@ -282,18 +259,15 @@ fn every_wrong_type_in_a_responses_event_is_an_error_never_a_silent_drop() {
             r#"a Responses response.output_item.added event: item is a string ("message"), expected an object"#,
         ),
     ];
-    for (lines, message) in cases {
-        assert_eq!(
-            run(&lines).1.map(|e| (e.kind, e.message)),
-            Some((ProviderErrorKind::Malformed, message.to_string())),
-            "{lines:?}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(lines, message)| (lines, message.to_string())),
+    );
 }
 
 #[test]
 fn request_renders_every_message_kind() {
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     if let Message::Assistant {
         reasoning_signature,
         ..
@@ -306,7 +280,7 @@ fn request_renders_every_message_kind() {
     assert!(shown("gpt-4.1", &request).get("include").is_none());
     assert!(reasoning_model("openai/o4-mini") && reasoning_model("gpt-5.1-codex-max"));
     let body = shown("gpt-5", &request);
-    crate::openai::tests::sent_is_shown(&wire::body("gpt-5", &request, true));
+    sent_is_shown(&wire::body("gpt-5", &request, true));
     expect![[r#"
         {
           "include": [
