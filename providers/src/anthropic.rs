@@ -33,7 +33,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::Reader;
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload};
+use super::sse::{StreamMapper, parse_payload, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -133,9 +133,11 @@ impl AnthropicMapper {
     pub fn new() -> AnthropicMapper {
         AnthropicMapper::default()
     }
+}
 
+impl StreamMapper for AnthropicMapper {
     /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
@@ -157,11 +159,7 @@ impl AnthropicMapper {
             "message_delta" => self.message_delta(&payload, r, &mut out)?,
             "message_stop" => self.message_stop(&mut out),
             "error" => {
-                return Err(ProviderError {
-                    kind: http::api_error_kind(&payload),
-                    message: http::error_message(&payload)
-                        .unwrap_or_else(|| "the stream reported an error".into()),
-                });
+                return Err(http::stream_error(&payload));
             }
             // `ping` and event types newer than this adapter.
             other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
@@ -169,16 +167,13 @@ impl AnthropicMapper {
         Ok(out)
     }
 
-    /// The stream ended. Nothing is held back: events go out as they arrive.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
-        Vec::new()
-    }
-
     /// `message_stop` closed the last message.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.stopped && !self.open
     }
+}
 
+impl AnthropicMapper {
     fn usage_now(&self) -> Usage {
         let mut total = self.done_usage;
         total.add(&self.message.to_usage());
@@ -507,12 +502,6 @@ fn input_text(input: Option<&Value>) -> String {
     }
 }
 
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
-}
-
 /// The documented `stop_reason` values.
 pub fn stop_reason(reason: &str) -> FinishReason {
     match reason {
@@ -522,22 +511,6 @@ pub fn stop_reason(reason: &str) -> FinishReason {
         // "end_turn", "stop_sequence", "pause_turn" (a server-tool loop paused; no
         // client call is pending) and anything newer: the model stopped.
         _ => FinishReason::Stop,
-    }
-}
-
-impl StreamMapper for AnthropicMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        AnthropicMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        AnthropicMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        AnthropicMapper::is_complete(self)
     }
 }
 

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::Reader;
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, malformed, parse_payload};
+use super::sse::{StreamMapper, malformed, parse_payload, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 /// What a chunk is called in errors.
@@ -72,9 +72,11 @@ impl OpenAiMapper {
     pub fn new() -> OpenAiMapper {
         OpenAiMapper::default()
     }
+}
 
+impl StreamMapper for OpenAiMapper {
     /// One SSE event: `data` is the payload (`[DONE]` included).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
@@ -199,7 +201,7 @@ impl OpenAiMapper {
     }
 
     /// The stream ended: a `finish` still waiting is sent.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
+    fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.saw_finish_reason {
             self.close_calls(&mut out);
@@ -211,10 +213,12 @@ impl OpenAiMapper {
     }
 
     /// The response is complete: `[DONE]` or a `finish_reason` arrived.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.done || self.saw_finish_reason
     }
+}
 
+impl OpenAiMapper {
     /// The provider started the message over: what the mapper holds of the partial
     /// one goes, and a `restarted` event tells the assembler to discard it too.
     fn restart(&mut self, reason: String, out: &mut Vec<StreamEvent>) {
@@ -432,12 +436,6 @@ fn content_part(
     Ok(())
 }
 
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
-}
-
 fn short(data: &str) -> String {
     let mut s: String = data.chars().take(200).collect();
     if s.len() < data.len() {
@@ -499,22 +497,6 @@ pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
         cache_write_tokens: 0,
         estimated: false,
     })
-}
-
-impl StreamMapper for OpenAiMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        OpenAiMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        OpenAiMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        OpenAiMapper::is_complete(self)
-    }
 }
 
 pub mod wire;

@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::Reader;
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload};
+use super::sse::{StreamMapper, parse_payload, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -91,9 +91,11 @@ impl ResponsesMapper {
     pub fn new() -> ResponsesMapper {
         ResponsesMapper::default()
     }
+}
 
+impl StreamMapper for ResponsesMapper {
     /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
@@ -264,11 +266,7 @@ impl ResponsesMapper {
                 });
             }
             "error" => {
-                return Err(ProviderError {
-                    kind: http::api_error_kind(&payload),
-                    message: http::error_message(&payload)
-                        .unwrap_or_else(|| "the stream reported an error".into()),
-                });
+                return Err(http::stream_error(&payload));
             }
             // Hosted tools' progress, annotations, and events newer than this adapter.
             other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
@@ -276,16 +274,13 @@ impl ResponsesMapper {
         Ok(out)
     }
 
-    /// The stream ended. Nothing is held back: events go out as they arrive.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
-        Vec::new()
-    }
-
     /// `response.completed` / `response.incomplete` closed the last response.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.terminal
     }
+}
 
+impl ResponsesMapper {
     fn is_call(&self, output_index: Option<u64>) -> bool {
         output_index
             .and_then(|i| self.items.get(&i))
@@ -530,12 +525,6 @@ fn refused(text: &str) -> ProviderError {
     }
 }
 
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
-}
-
 /// `usage` of a response. `input_tokens` includes the cached tokens
 /// (`input_tokens_details.cached_tokens`) and those written to the cache
 /// (`cache_write_tokens`, where reported); the normalized usage keeps them apart.
@@ -562,22 +551,6 @@ pub fn responses_usage(usage: &Value, r: Reader) -> Result<Usage, ProviderError>
         cache_write_tokens: written,
         estimated: false,
     })
-}
-
-impl StreamMapper for ResponsesMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        ResponsesMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        ResponsesMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        ResponsesMapper::is_complete(self)
-    }
 }
 
 /// The reasoning items held in a signature (see the module doc); anything that is

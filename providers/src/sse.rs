@@ -21,8 +21,11 @@ pub trait StreamMapper: Send {
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError>;
-    /// The byte stream ended: whatever the mapper still holds.
-    fn finish(&mut self) -> Vec<StreamEvent>;
+    /// The byte stream ended: whatever the mapper still holds (by default nothing:
+    /// events go out as they arrive).
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Vec::new()
+    }
     /// The protocol's end marker arrived: a stream that ends before this broke off.
     fn is_complete(&self) -> bool;
 }
@@ -36,6 +39,13 @@ pub fn parse_payload(data: &str, what: &str) -> Result<serde_json::Value, Provid
         }
         malformed(format!("{what} is not valid JSON ({e}): {head}"))
     })
+}
+
+/// An event the mapper passes over, named by its type.
+pub fn skipped(event_type: &str) -> StreamEvent {
+    StreamEvent::Skipped {
+        event_type: event_type.to_string(),
+    }
 }
 
 /// A `malformed` provider error.
