@@ -39,6 +39,15 @@ pub(crate) fn render(events: &[StreamEvent]) -> String {
         .join("\n")
 }
 
+/// A stream that ended without an error, its events rendered as `expect` says.
+pub(crate) fn expect_events(
+    (events, err): (Vec<StreamEvent>, Option<ProviderError>),
+    expect: expect_test::Expect,
+) {
+    assert!(err.is_none(), "{err:?}");
+    expect.assert_eq(&render(&events));
+}
+
 /// Folds events into the assembled message, as the machine does.
 pub(crate) fn assemble(events: &[StreamEvent]) -> Assembled {
     let mut a = Assembler::default();
@@ -46,11 +55,14 @@ pub(crate) fn assemble(events: &[StreamEvent]) -> Assembled {
     a.finish()
 }
 
-/// The `restarted` events among `events`.
-pub(crate) fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
+/// The reasons of the `restarted` events among `events`.
+pub(crate) fn restarts(events: &[StreamEvent]) -> Vec<&str> {
     events
         .iter()
-        .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
+        .filter_map(|e| match e {
+            StreamEvent::Restarted { reason } => Some(reason.as_str()),
+            _ => None,
+        })
         .collect()
 }
 
