@@ -158,29 +158,23 @@ impl StreamMapper for ResponsesMapper {
                     out.push(skipped(&format!("{kind}:{part}")));
                 }
             }
-            "response.output_text.delta" => {
-                let part = Part::Text(sub("content_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.output_text.done" => {
-                let part = Part::Text(sub("content_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
-            }
-            "response.reasoning_summary_text.delta" => {
-                let part = Part::Summary(sub("summary_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.reasoning_summary_text.done" => {
-                let part = Part::Summary(sub("summary_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
-            }
-            "response.reasoning_text.delta" => {
-                let part = Part::ReasoningText(sub("content_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.reasoning_text.done" => {
-                let part = Part::ReasoningText(sub("content_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
+            "response.output_text.delta"
+            | "response.output_text.done"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_summary_text.done"
+            | "response.reasoning_text.delta"
+            | "response.reasoning_text.done" => {
+                // `response.<part>.<delta|done>`: the part, by the index field it has.
+                let part = match kind.split('.').nth(1) {
+                    Some("output_text") => Part::Text(sub("content_index")?),
+                    Some("reasoning_summary_text") => Part::Summary(sub("summary_index")?),
+                    _ => Part::ReasoningText(sub("content_index")?),
+                };
+                if kind.ends_with(".done") {
+                    self.reconcile(output_index, part, text("text")?, &kind, &mut out);
+                } else {
+                    self.delta(output_index, part, text("delta")?, &mut out);
+                }
             }
             "response.function_call_arguments.delta" => {
                 if self.is_call(output_index) {

@@ -108,6 +108,16 @@ pub(crate) fn assistant(
     }
 }
 
+/// The result of `read` call `call_id`.
+pub(crate) fn read_result(call_id: &str, is_error: bool, content: &str) -> Message {
+    Message::ToolResult {
+        call_id: CallId(call_id.into()),
+        name: "read".into(),
+        is_error,
+        content: content.into(),
+    }
+}
+
 /// Each case's lines, fed through `run`, end the stream with a `malformed` error of
 /// exactly that message; a failing case names its lines.
 pub(crate) fn assert_malformed<'a>(
@@ -142,12 +152,7 @@ pub(crate) fn sample_request() -> ModelRequest {
                 "sig",
                 vec![call("call_1", "read", r#"{"path":"a.txt"}"#)],
             ),
-            Message::ToolResult {
-                call_id: CallId("call_1".into()),
-                name: "read".into(),
-                is_error: false,
-                content: "hello".into(),
-            },
+            read_result("call_1", false, "hello"),
             Message::User {
                 origin: UserOrigin::Steer,
                 text: "also b".into(),
@@ -158,12 +163,7 @@ pub(crate) fn sample_request() -> ModelRequest {
                 "",
                 vec![call("call_2", "read", r#"{"path":"b.txt"}"#)],
             ),
-            Message::ToolResult {
-                call_id: CallId("call_2".into()),
-                name: "read".into(),
-                is_error: true,
-                content: "error: no such file".into(),
-            },
+            read_result("call_2", true, "error: no such file"),
             assistant("Done.", "", "", vec![]),
         ],
         tools: vec![ToolSpec {

@@ -16,10 +16,11 @@ fn flags_win_over_environment() {
         ("OPENAI_API_KEY", "env-key"),
         ("OPENAI_BASE_URL", "https://x.test/v1"),
     ]);
-    let c = HttpConfig::openai_with_env("m", None, None, &e).unwrap();
+    let c = HttpConfig::for_service_with_env(OPENAI, "m", None, None, &e).unwrap();
     assert_eq!(c.base_url, "https://x.test/v1");
     assert_eq!(c.api_key.as_deref(), Some("env-key"));
-    let c = HttpConfig::openai_with_env(
+    let c = HttpConfig::for_service_with_env(
+        OPENAI,
         "m",
         Some("https://y.test/v1/".into()),
         Some("flag-key".into()),
@@ -37,7 +38,7 @@ fn flags_win_over_environment() {
 #[test]
 fn missing_key_names_the_variable_but_local_servers_need_none() {
     let e = env(&[]);
-    let err = HttpConfig::anthropic_with_env("m", None, None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(ANTHROPIC, "m", None, None, &e).unwrap_err();
     assert_eq!(
         err,
         ConfigError::MissingKey {
@@ -46,17 +47,19 @@ fn missing_key_names_the_variable_but_local_servers_need_none() {
         }
     );
     assert!(err.to_string().contains("set ANTHROPIC_API_KEY"));
-    let err = HttpConfig::openai_with_env("m", None, None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(OPENAI, "m", None, None, &e).unwrap_err();
     assert!(err.to_string().contains("OPENAI_API_KEY"));
     for local in [
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080/v1",
         "http://[::1]:8000",
     ] {
-        let c = HttpConfig::openai_with_env("m", Some(local.into()), None, &e).unwrap();
+        let c =
+            HttpConfig::for_service_with_env(OPENAI, "m", Some(local.into()), None, &e).unwrap();
         assert!(c.api_key.is_none() && c.is_local(), "{local}");
     }
-    let err = HttpConfig::openai_with_env("m", Some("ftp://x".into()), None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(OPENAI, "m", Some("ftp://x".into()), None, &e)
+        .unwrap_err();
     assert!(matches!(err, ConfigError::BadBaseUrl { .. }));
 }
 
@@ -277,12 +280,28 @@ fn fast(base: &str) -> HttpConfig {
 
 const CHAT_OK: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
+/// Runs `stream` with a sink of its own: its result, and the events it sent.
+async fn streamed<F>(
+    stream: impl FnOnce(StreamSink) -> F,
+) -> (Result<(), ProviderError>, Vec<StreamEvent>)
+where
+    F: std::future::Future<Output = Result<(), ProviderError>>,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let result = stream(StreamSink::new(StepNo(1), tx)).await;
+    let mut events = Vec::new();
+    while let Ok((_, item)) = rx.try_recv() {
+        if let StreamItem::Event(e) = item {
+            events.push(e);
+        }
+    }
+    (result, events)
+}
+
 async fn drive(
     config: &HttpConfig,
     cancel: CancellationToken,
 ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = StreamSink::new(StepNo(1), tx);
     let request = HttpRequest {
         url: config.endpoint("chat/completions"),
         headers: vec![("authorization".into(), "Bearer k".into())],
@@ -290,23 +309,18 @@ async fn drive(
         max_output_tokens: Some(64),
     };
     let mut mapper = OpenAiMapper::new();
-    let result = stream_sse(
-        &client().unwrap(),
-        config,
-        request,
-        &mut mapper,
-        &sink,
-        &cancel,
-    )
-    .await;
-    drop(sink);
-    let mut events = Vec::new();
-    while let Some((_, item)) = rx.recv().await {
-        if let StreamItem::Event(e) = item {
-            events.push(e);
-        }
-    }
-    (result, events)
+    streamed(|sink| async move {
+        stream_sse(
+            &client().unwrap(),
+            config,
+            request,
+            &mut mapper,
+            &sink,
+            &cancel,
+        )
+        .await
+    })
+    .await
 }
 
 #[tokio::test]
@@ -552,8 +566,6 @@ async fn a_stall_is_an_idle_timeout_and_cancel_stops_at_once() {
 async fn run_provider(
     provider: &dyn crate::Provider,
 ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = StreamSink::new(StepNo(1), tx);
     let request = crate::ModelRequest {
         system: "sys".into(),
         messages: vec![xcsh_machine::Message::User {
@@ -563,16 +575,7 @@ async fn run_provider(
         tools: vec![],
         max_output_tokens: 64,
     };
-    let result = provider
-        .stream(request, sink, CancellationToken::new())
-        .await;
-    let mut events = Vec::new();
-    while let Ok((_, item)) = rx.try_recv() {
-        if let StreamItem::Event(e) = item {
-            events.push(e);
-        }
-    }
-    (result, events)
+    streamed(|sink| provider.stream(request, sink, CancellationToken::new())).await
 }
 
 #[tokio::test]
