@@ -149,7 +149,9 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
         ProviderKind::Anthropic => {
             HttpConfig::for_service(ANTHROPIC, &model("claude-sonnet-4-5"), base_url, key)?
         }
-        ProviderKind::OpenaiResponses => HttpConfig::for_service(OPENAI, &model("gpt-5"), base_url, key)?,
+        ProviderKind::OpenaiResponses => {
+            HttpConfig::for_service(OPENAI, &model("gpt-5"), base_url, key)?
+        }
         ProviderKind::Openai | ProviderKind::Faux => {
             HttpConfig::for_service(OPENAI, &model("gpt-4.1"), base_url, key)?
         }
