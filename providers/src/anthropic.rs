@@ -33,7 +33,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::Reader;
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload, skipped};
+use super::sse::{StreamMapper, parse_payload, push_text, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -281,26 +281,16 @@ impl AnthropicMapper {
         let state = match kind {
             "text" => {
                 let text = text("text")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
                 Block::Text
             }
             "thinking" => {
                 let (thinking, signature) = (text("thinking")?, text("signature")?);
                 self.reasoning_block(out);
-                if !thinking.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: thinking.to_string(),
-                    });
-                }
-                if !signature.is_empty() {
-                    out.push(StreamEvent::ReasoningSignature {
-                        signature: signature.to_string(),
-                    });
-                }
+                push_text(out, thinking, |text| StreamEvent::ReasoningDelta { text });
+                push_text(out, signature, |signature| {
+                    StreamEvent::ReasoningSignature { signature }
+                });
                 Block::Thinking
             }
             "redacted_thinking" => {
@@ -359,27 +349,17 @@ impl AnthropicMapper {
             }
             (_, "text_delta") => {
                 let text = text("text")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
             }
             (_, "thinking_delta") => {
                 let text = text("thinking")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
             }
             (_, "signature_delta") => {
                 let signature = text("signature")?;
-                if !signature.is_empty() {
-                    out.push(StreamEvent::ReasoningSignature {
-                        signature: signature.to_string(),
-                    });
-                }
+                push_text(out, signature, |signature| {
+                    StreamEvent::ReasoningSignature { signature }
+                });
             }
             (
                 Some(Block::ToolUse {

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::Reader;
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, malformed, parse_payload, skipped};
+use super::sse::{StreamMapper, malformed, parse_payload, push_text, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 /// What a chunk is called in errors.
@@ -242,11 +242,7 @@ impl OpenAiMapper {
         let at = |key: &str| format!("choices[{pos}].delta.{key}");
         for key in ["reasoning_content", "reasoning"] {
             if let Some(text) = r.str(delta.get(key), || at(key))? {
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
                 break;
             }
         }

@@ -48,6 +48,13 @@ pub fn skipped(event_type: &str) -> StreamEvent {
     }
 }
 
+/// Pushes `make(text)` onto `out` unless `text` is empty: an empty delta says nothing.
+pub fn push_text(out: &mut Vec<StreamEvent>, text: &str, make: fn(String) -> StreamEvent) {
+    if !text.is_empty() {
+        out.push(make(text.to_string()));
+    }
+}
+
 /// A `malformed` provider error.
 pub fn malformed(message: String) -> ProviderError {
     ProviderError {

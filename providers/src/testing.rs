@@ -8,8 +8,8 @@ use crate::ModelRequest;
 use crate::http;
 use crate::sse::StreamMapper;
 use xcsh_machine::{
-    Assembled, Assembler, CallId, Message, ProviderError, ProviderErrorKind, StreamEvent, ToolCall,
-    Usage, UserOrigin,
+    Assembled, Assembler, CallId, FinishReason, Message, ProviderError, ProviderErrorKind,
+    StreamEvent, ToolCall, Usage, UserOrigin,
 };
 use xcsh_ports::ToolSpec;
 
@@ -64,6 +64,12 @@ pub(crate) fn restarts(events: &[StreamEvent]) -> Vec<&str> {
             _ => None,
         })
         .collect()
+}
+
+/// The step asked for exactly `calls`, and finished for them.
+pub(crate) fn assert_tool_calls(a: &Assembled, calls: &[ToolCall]) {
+    assert_eq!(a.tool_calls, calls);
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
 }
 
 /// A tool call.

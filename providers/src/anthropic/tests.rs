@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assistant, call, expect_events, restarts, run_mapper,
-    sample_request, sent_is_shown, usage,
+    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, expect_events,
+    restarts, run_mapper, sample_request, sent_is_shown, usage,
 };
 use expect_test::expect;
 use serde_json::json;
@@ -80,14 +80,13 @@ fn thinking_with_signature_then_parallel_tool_uses() {
     let a = assemble(&events);
     assert_eq!(a.reasoning, "Two files.");
     assert_eq!(a.reasoning_signature, "EqQBCgIYAh");
-    assert_eq!(
-        a.tool_calls,
-        vec![
+    assert_tool_calls(
+        &a,
+        &[
             call("toolu_a", "read", r#"{"path": "a"}"#),
             call("toolu_b", "list", "{}"),
-        ]
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
     assert_eq!(a.usage, usage(10, 40));
 }
 
@@ -179,11 +178,7 @@ fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Second try.", "SIG_B")
     );
-    assert_eq!(
-        a.tool_calls,
-        vec![call("toolu_b", "read", r#"{"path": "b.txt"}"#)]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_tool_calls(&a, &[call("toolu_b", "read", r#"{"path": "b.txt"}"#)]);
     assert_eq!(a.usage, usage(30, 12));
     assert_eq!(
         restarts(&events),

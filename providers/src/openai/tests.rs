@@ -3,8 +3,8 @@
 use super::*;
 use crate::Provider;
 use crate::testing::{
-    api_error, assemble, assert_malformed, call, expect_events, render, restarts, run_mapper,
-    sample_request, sent_is_shown,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, render,
+    restarts, run_mapper, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
@@ -47,14 +47,13 @@ fn parallel_tool_calls_with_fragmented_arguments() {
     ]);
     assert!(err.is_none());
     let a = assemble(&events);
-    assert_eq!(
-        a.tool_calls,
-        vec![
+    assert_tool_calls(
+        &a,
+        &[
             call("call_a", "read", r#"{"path":"a"}"#),
             call("call_b", "list", r#"{"dir":"."}"#),
-        ]
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
     expect![[r#"
         {"kind":"tool_call_start","index":0,"id":"call_a","name":"read"}
         {"kind":"tool_call_delta","index":0,"arguments":"{\"pa"}
@@ -171,11 +170,7 @@ fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
     assert!(err.is_none(), "{err:?}");
     let a = assemble(&events);
     assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
-    assert_eq!(
-        a.tool_calls,
-        vec![call("call_b", "read", r#"{"path":"b.txt"}"#)]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_tool_calls(&a, &[call("call_b", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
         restarts(&events),
         ["a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)"]

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assemble, assert_malformed, call, expect_events, restarts, run_mapper,
-    sample_request, sent_is_shown,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, restarts,
+    run_mapper, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
@@ -65,14 +65,13 @@ fn parallel_function_calls_with_fragmented_arguments() {
     ]);
     assert!(err.is_none());
     let a = assemble(&events);
-    assert_eq!(
-        a.tool_calls,
-        vec![
+    assert_tool_calls(
+        &a,
+        &[
             call("call_A", "read", r#"{"path":"a"}"#),
             call("call_B", "list", r#"{"dir":"."}"#),
-        ]
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
 }
 
 #[test]
@@ -190,11 +189,7 @@ fn a_second_response_created_before_completion_restarts_the_response() {
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
     );
-    assert_eq!(
-        a.tool_calls,
-        vec![call("call_B", "read", r#"{"path":"b.txt"}"#)]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_tool_calls(&a, &[call("call_B", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
         restarts(&events),
         ["response.created (resp_2) before resp_1 completed"]
