@@ -31,9 +31,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ModelRequest;
-use super::fields::Reader;
+use super::fields::{Reader, typed_event};
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload, push_text, skipped};
+use super::sse::{StreamMapper, push_text, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -142,12 +142,7 @@ impl StreamMapper for AnthropicMapper {
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let payload = parse_payload(data, "an Anthropic stream event")?;
-        let kind = Reader::new("an Anthropic stream event")
-            .str(payload.get("type"), || "type".into())?
-            .or(event_type)
-            .unwrap_or("")
-            .to_string();
+        let (payload, kind) = typed_event(data, event_type, "an Anthropic stream event")?;
         let what = format!("an Anthropic {kind} event");
         let r = Reader::new(&what);
         let mut out = Vec::new();
@@ -226,12 +221,8 @@ impl AnthropicMapper {
             let kind = r.str(block.get("type"), || at("type"))?.unwrap_or("");
             match kind {
                 "text" => {
-                    if let Some(text) = r.str(block.get("text"), || at("text"))?
-                        && !text.is_empty()
-                    {
-                        out.push(StreamEvent::TextDelta {
-                            text: text.to_string(),
-                        });
+                    if let Some(text) = r.str(block.get("text"), || at("text"))? {
+                        push_text(out, text, |text| StreamEvent::TextDelta { text });
                     }
                 }
                 "tool_use" => {

@@ -396,12 +396,8 @@ fn content_part(
     let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
-            if let Some(text) = r.str(part.get("text"), || at("text"))?
-                && !text.is_empty()
-            {
-                out.push(StreamEvent::TextDelta {
-                    text: text.to_string(),
-                });
+            if let Some(text) = r.str(part.get("text"), || at("text"))? {
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
             }
         }
         "thinking" => match part.get("thinking") {

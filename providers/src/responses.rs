@@ -34,9 +34,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ModelRequest;
-use super::fields::Reader;
+use super::fields::{Reader, typed_event};
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload, skipped};
+use super::sse::{StreamMapper, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -100,12 +100,7 @@ impl StreamMapper for ResponsesMapper {
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let payload = parse_payload(data, "a Responses stream event")?;
-        let kind = Reader::new("a Responses stream event")
-            .str(payload.get("type"), || "type".into())?
-            .or(event_type)
-            .unwrap_or("")
-            .to_string();
+        let (payload, kind) = typed_event(data, event_type, "a Responses stream event")?;
         let what = format!("a Responses {kind} event");
         let r = Reader::new(&what);
         let mut out = Vec::new();

@@ -98,17 +98,12 @@ pub(crate) fn api_error(message: &str) -> ProviderError {
     }
 }
 
-/// An assistant message with one reasoning text (no reasoning blocks).
-pub(crate) fn assistant(
-    text: &str,
-    reasoning: &str,
-    reasoning_signature: &str,
-    tool_calls: Vec<ToolCall>,
-) -> Message {
+/// An assistant message without reasoning.
+pub(crate) fn assistant(text: &str, tool_calls: Vec<ToolCall>) -> Message {
     Message::Assistant {
         text: text.into(),
-        reasoning: reasoning.into(),
-        reasoning_signature: reasoning_signature.into(),
+        reasoning: String::new(),
+        reasoning_signature: String::new(),
         reasoning_blocks: vec![],
         tool_calls,
     }
@@ -152,25 +147,21 @@ pub(crate) fn sample_request() -> ModelRequest {
                 origin: UserOrigin::Prompt,
                 text: "read a.txt".into(),
             },
-            assistant(
-                "Reading.",
-                "The user wants a.txt.",
-                "sig",
-                vec![call("call_1", "read", r#"{"path":"a.txt"}"#)],
-            ),
+            Message::Assistant {
+                text: "Reading.".into(),
+                reasoning: "The user wants a.txt.".into(),
+                reasoning_signature: "sig".into(),
+                reasoning_blocks: vec![],
+                tool_calls: vec![call("call_1", "read", r#"{"path":"a.txt"}"#)],
+            },
             read_result("call_1", false, "hello"),
             Message::User {
                 origin: UserOrigin::Steer,
                 text: "also b".into(),
             },
-            assistant(
-                "",
-                "",
-                "",
-                vec![call("call_2", "read", r#"{"path":"b.txt"}"#)],
-            ),
+            assistant("", vec![call("call_2", "read", r#"{"path":"b.txt"}"#)]),
             read_result("call_2", true, "error: no such file"),
-            assistant("Done.", "", "", vec![]),
+            assistant("Done.", vec![]),
         ],
         tools: vec![ToolSpec {
             name: "read".into(),

@@ -352,12 +352,9 @@ fn request_renders_every_message_kind() {
         origin: UserOrigin::FollowUp,
         text: "thanks".into(),
     });
-    request.messages.push(assistant(
-        "",
-        "",
-        "",
-        vec![call("toolu_x", "read", "{not json")],
-    ));
+    request
+        .messages
+        .push(assistant("", vec![call("toolu_x", "read", "{not json")]));
     request.tools.push(ToolSpec {
         name: "list".into(),
         description: "List a directory".into(),
