@@ -503,9 +503,6 @@ impl http::Wire for Messages {
     fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
         wire::body(model, request)
     }
-    fn mapper() -> AnthropicMapper {
-        AnthropicMapper::new()
-    }
     fn headers() -> Vec<(String, String)> {
         vec![(
             "anthropic-version".to_string(),

@@ -249,9 +249,7 @@ impl OpenAiMapper {
         match delta.get("content") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => {
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta { text: text.clone() })
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text })
             }
             Some(Value::Array(parts)) => {
                 for (n, part) in parts.iter().enumerate() {
@@ -403,19 +401,14 @@ fn content_part(
         "thinking" => match part.get("thinking") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => {
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta { text: text.clone() })
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text })
             }
             Some(Value::Array(inner)) => {
                 for (n, p) in inner.iter().enumerate() {
                     if let Some(text) =
                         r.str(p.get("text"), || at(&format!("thinking[{n}].text")))?
-                        && !text.is_empty()
                     {
-                        out.push(StreamEvent::ReasoningDelta {
-                            text: text.to_string(),
-                        });
+                        push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
                     }
                 }
             }
@@ -516,9 +509,6 @@ impl http::Wire for ChatCompletions {
     }
     fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
         wire::body(model, request, self.legacy_max_tokens)
-    }
-    fn mapper() -> OpenAiMapper {
-        OpenAiMapper::new()
     }
 }
 

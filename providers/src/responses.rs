@@ -587,9 +587,6 @@ impl http::Wire for Responses {
     fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
         wire::body(model, request, self.encrypted_reasoning)
     }
-    fn mapper() -> ResponsesMapper {
-        ResponsesMapper::new()
-    }
 }
 
 /// The Responses provider.

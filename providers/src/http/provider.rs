@@ -21,15 +21,13 @@ pub trait Wire: std::fmt::Debug + Clone + Send + Sync + 'static {
     const PATH: &'static str;
     /// The borrowed request body, its fields declared in key order.
     type Body<'a>: Serialize;
-    /// Reads the protocol's SSE events.
-    type Mapper: StreamMapper + Send + 'static;
+    /// Reads the protocol's SSE events (a new one for each stream).
+    type Mapper: StreamMapper + Default + Send + 'static;
 
     /// The protocol's settings for `config` (chosen once, when the provider is made).
     fn for_config(config: &HttpConfig) -> Self;
     /// The body sent to `model` for `request`.
     fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> Self::Body<'a>;
-    /// A mapper for one stream.
-    fn mapper() -> Self::Mapper;
     /// The protocol's fixed headers.
     fn headers() -> Vec<(String, String)> {
         Vec::new()
@@ -107,7 +105,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 body: body?,
                 max_output_tokens: Some(request.max_output_tokens),
             };
-            let mut mapper = W::mapper();
+            let mut mapper = W::Mapper::default();
             stream_sse(&client, &config, request, &mut mapper, &sink, &cancel).await
         })
     }
