@@ -1,6 +1,7 @@
 //! Tests of `http.rs`.
 
 use super::*;
+use crate::testing::api_error;
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let vars: Vec<(String, String)> = vars
@@ -418,10 +419,9 @@ async fn a_4xx_json_error_is_an_api_error_without_retry() {
     let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
     assert_eq!(
         result,
-        Err(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "HTTP 401 Unauthorized: invalid x-api-key (authentication_error)".into()
-        })
+        Err(api_error(
+            "HTTP 401 Unauthorized: invalid x-api-key (authentication_error)"
+        ))
     );
     assert!(events.is_empty());
 }
@@ -497,10 +497,9 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
     let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
     assert_eq!(
         result,
-        Err(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)".into(),
-        })
+        Err(api_error(
+            "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)"
+        ))
     );
     // No content type, but the body is JSON all the same.
     let (base, _r) = serve(vec![reply("200 OK", &[], r#"[{"a":1}]"#)]);
