@@ -122,6 +122,22 @@ pub fn describe(value: &Value) -> String {
     format!("{kind} ({excerpt})")
 }
 
+/// A stream event whose payload names its type: the payload, and its `type` (else
+/// the SSE `event:` type, else empty). `what` names the events in errors.
+pub fn typed_event(
+    data: &str,
+    event_type: Option<&str>,
+    what: &str,
+) -> Result<(Value, String), ProviderError> {
+    let payload = parse_payload(data, what)?;
+    let kind = Reader::new(what)
+        .str(payload.get("type"), || "type".into())?
+        .or(event_type)
+        .unwrap_or("")
+        .to_string();
+    Ok((payload, kind))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,20 +174,4 @@ mod tests {
             format!("a string (\"{}…)", "y".repeat(59))
         );
     }
-}
-
-/// A stream event whose payload names its type: the payload, and its `type` (else
-/// the SSE `event:` type, else empty). `what` names the events in errors.
-pub fn typed_event(
-    data: &str,
-    event_type: Option<&str>,
-    what: &str,
-) -> Result<(Value, String), ProviderError> {
-    let payload = parse_payload(data, what)?;
-    let kind = Reader::new(what)
-        .str(payload.get("type"), || "type".into())?
-        .or(event_type)
-        .unwrap_or("")
-        .to_string();
-    Ok((payload, kind))
 }
