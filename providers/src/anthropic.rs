@@ -33,7 +33,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::{Reader, typed_event};
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{StreamMapper, push_text, skipped};
+use super::sse::{StreamMapper, push_text, restarted, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -192,11 +192,10 @@ impl AnthropicMapper {
             // A message started over before the last one stopped (a provider or a
             // proxy retried upstream): the partial message is discarded, and so are
             // its tool-call indices.
-            let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
             let old = self.message_id.as_deref().unwrap_or("the open message");
-            out.push(StreamEvent::Restarted {
-                reason: format!("message_start{new} before message_stop of {old}"),
-            });
+            out.push(restarted(id.as_deref(), |new| {
+                format!("message_start{new} before message_stop of {old}")
+            }));
             self.next_call = 0;
         }
         self.message_id = id;

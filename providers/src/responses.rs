@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::{Reader, typed_event};
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, skipped};
+use super::sse::{StreamMapper, restarted, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -125,11 +125,10 @@ impl StreamMapper for ResponsesMapper {
                     // A response started over before the last one finished (a
                     // provider or a proxy retried upstream): the partial one is
                     // discarded, and so are its tool-call indices.
-                    let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
                     let old = self.response_id.as_deref().unwrap_or("the open response");
-                    out.push(StreamEvent::Restarted {
-                        reason: format!("response.created{new} before {old} completed"),
-                    });
+                    out.push(restarted(id.as_deref(), |new| {
+                        format!("response.created{new} before {old} completed")
+                    }));
                     self.next_call = 0;
                 }
                 self.open = true;

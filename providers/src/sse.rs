@@ -48,6 +48,15 @@ pub fn skipped(event_type: &str) -> StreamEvent {
     }
 }
 
+/// A `restarted` event: the stream opened a new message (whose id is `new_id`, when
+/// it has one) before the open one ended; `reason` is given the new id as ` (ID)`.
+pub fn restarted(new_id: Option<&str>, reason: impl FnOnce(String) -> String) -> StreamEvent {
+    let new = new_id.map(|n| format!(" ({n})")).unwrap_or_default();
+    StreamEvent::Restarted {
+        reason: reason(new),
+    }
+}
+
 /// Pushes `make(text)` onto `out` unless `text` is empty: an empty delta says nothing.
 pub fn push_text(out: &mut Vec<StreamEvent>, text: &str, make: fn(String) -> StreamEvent) {
     if !text.is_empty() {
