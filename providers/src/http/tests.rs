@@ -299,6 +299,16 @@ where
     (result, events)
 }
 
+/// The result and events of a stream the server answers with one reply.
+async fn one_reply(
+    status: &str,
+    headers: &[&str],
+    body: &str,
+) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
+    let (base, _requests) = serve(vec![reply(status, headers, body)]);
+    drive(&fast(&base), CancellationToken::new()).await
+}
+
 async fn drive(
     config: &HttpConfig,
     cancel: CancellationToken,
@@ -398,12 +408,7 @@ async fn gives_up_after_max_attempts() {
 
 #[tokio::test]
 async fn a_long_retry_after_is_not_waited_for() {
-    let (base, _r) = serve(vec![reply(
-        "429 Too Many Requests",
-        &["retry-after: 3600"],
-        "",
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, events) = one_reply("429 Too Many Requests", &["retry-after: 3600"], "").await;
     let err = result.unwrap_err();
     assert!(err.message.contains("retry after 3600 s"), "{err}");
     assert!(events.is_empty());
@@ -411,12 +416,12 @@ async fn a_long_retry_after_is_not_waited_for() {
 
 #[tokio::test]
 async fn a_4xx_json_error_is_an_api_error_without_retry() {
-    let (base, _r) = serve(vec![reply(
+    let (result, events) = one_reply(
         "401 Unauthorized",
         &["content-type: application/json"],
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    )
+    .await;
     assert_eq!(
         result,
         Err(api_error(
@@ -470,12 +475,7 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
         r#"{{"id":"chatcmpl-1","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}"}}}}]}}"#,
         "x".repeat(300)
     );
-    let (base, _r) = serve(vec![reply(
-        "200 OK",
-        &["content-type: application/json"],
-        &body,
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, events) = one_reply("200 OK", &["content-type: application/json"], &body).await;
     assert_eq!(
         result,
         Err(ProviderError {
@@ -489,12 +489,12 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
     );
     assert!(events.is_empty());
     // A JSON error object in a 200 is the provider's error.
-    let (base, _r) = serve(vec![reply(
+    let (result, _) = one_reply(
         "200 OK",
         &["content-type: application/json; charset=utf-8"],
         r#"{"error":{"message":"model overloaded","code":"overloaded"}}"#,
-    )]);
-    let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+    )
+    .await;
     assert_eq!(
         result,
         Err(api_error(
@@ -502,8 +502,7 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
         ))
     );
     // No content type, but the body is JSON all the same.
-    let (base, _r) = serve(vec![reply("200 OK", &[], r#"[{"a":1}]"#)]);
-    let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, _) = one_reply("200 OK", &[], r#"[{"a":1}]"#).await;
     assert_eq!(
         result.map_err(|e| (e.kind, e.message)),
         Err((
