@@ -14,7 +14,7 @@ use xcsh_providers::Provider;
 use xcsh_providers::anthropic::AnthropicProvider;
 use xcsh_providers::cassette::{Cassette, CassetteWriter, Pace, Redactor, Tape};
 use xcsh_providers::faux::FauxProvider;
-use xcsh_providers::http::HttpConfig;
+use xcsh_providers::http::{ANTHROPIC, HttpConfig, OPENAI};
 use xcsh_providers::openai::OpenAiProvider;
 use xcsh_providers::responses::ResponsesProvider;
 
@@ -147,11 +147,13 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
     let key = args.cassette.as_ref().map(|_| "cassette".to_string());
     let mut config = match kind {
         ProviderKind::Anthropic => {
-            HttpConfig::anthropic(&model("claude-sonnet-4-5"), base_url, key)?
+            HttpConfig::for_service(ANTHROPIC, &model("claude-sonnet-4-5"), base_url, key)?
         }
-        ProviderKind::OpenaiResponses => HttpConfig::openai(&model("gpt-5"), base_url, key)?,
+        ProviderKind::OpenaiResponses => {
+            HttpConfig::for_service(OPENAI, &model("gpt-5"), base_url, key)?
+        }
         ProviderKind::Openai | ProviderKind::Faux => {
-            HttpConfig::openai(&model("gpt-4.1"), base_url, key)?
+            HttpConfig::for_service(OPENAI, &model("gpt-4.1"), base_url, key)?
         }
     };
     if !(args.idle_timeout.is_finite() && args.idle_timeout > 0.0) {

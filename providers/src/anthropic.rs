@@ -27,15 +27,13 @@
 //! is discarded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::fields::Reader;
-use super::http::{self, ANTHROPIC_VERSION, ConfigError, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use super::ModelRequest;
+use super::fields::{Reader, typed_event};
+use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
+use super::sse::{StreamMapper, push_text, restarted, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -135,19 +133,16 @@ impl AnthropicMapper {
     pub fn new() -> AnthropicMapper {
         AnthropicMapper::default()
     }
+}
 
+impl StreamMapper for AnthropicMapper {
     /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let payload = parse_payload(data, "an Anthropic stream event")?;
-        let kind = Reader::new("an Anthropic stream event")
-            .str(payload.get("type"), || "type".into())?
-            .or(event_type)
-            .unwrap_or("")
-            .to_string();
+        let (payload, kind) = typed_event(data, event_type, "an Anthropic stream event")?;
         let what = format!("an Anthropic {kind} event");
         let r = Reader::new(&what);
         let mut out = Vec::new();
@@ -159,11 +154,7 @@ impl AnthropicMapper {
             "message_delta" => self.message_delta(&payload, r, &mut out)?,
             "message_stop" => self.message_stop(&mut out),
             "error" => {
-                return Err(ProviderError {
-                    kind: http::api_error_kind(&payload),
-                    message: http::error_message(&payload)
-                        .unwrap_or_else(|| "the stream reported an error".into()),
-                });
+                return Err(http::stream_error(&payload));
             }
             // `ping` and event types newer than this adapter.
             other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
@@ -171,16 +162,13 @@ impl AnthropicMapper {
         Ok(out)
     }
 
-    /// The stream ended. Nothing is held back: events go out as they arrive.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
-        Vec::new()
-    }
-
     /// `message_stop` closed the last message.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.stopped && !self.open
     }
+}
 
+impl AnthropicMapper {
     fn usage_now(&self) -> Usage {
         let mut total = self.done_usage;
         total.add(&self.message.to_usage());
@@ -204,11 +192,10 @@ impl AnthropicMapper {
             // A message started over before the last one stopped (a provider or a
             // proxy retried upstream): the partial message is discarded, and so are
             // its tool-call indices.
-            let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
             let old = self.message_id.as_deref().unwrap_or("the open message");
-            out.push(StreamEvent::Restarted {
-                reason: format!("message_start{new} before message_stop of {old}"),
-            });
+            out.push(restarted(id.as_deref(), |new| {
+                format!("message_start{new} before message_stop of {old}")
+            }));
             self.next_call = 0;
         }
         self.message_id = id;
@@ -233,12 +220,8 @@ impl AnthropicMapper {
             let kind = r.str(block.get("type"), || at("type"))?.unwrap_or("");
             match kind {
                 "text" => {
-                    if let Some(text) = r.str(block.get("text"), || at("text"))?
-                        && !text.is_empty()
-                    {
-                        out.push(StreamEvent::TextDelta {
-                            text: text.to_string(),
-                        });
+                    if let Some(text) = r.str(block.get("text"), || at("text"))? {
+                        push_text(out, text, |text| StreamEvent::TextDelta { text });
                     }
                 }
                 "tool_use" => {
@@ -288,26 +271,16 @@ impl AnthropicMapper {
         let state = match kind {
             "text" => {
                 let text = text("text")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
                 Block::Text
             }
             "thinking" => {
                 let (thinking, signature) = (text("thinking")?, text("signature")?);
                 self.reasoning_block(out);
-                if !thinking.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: thinking.to_string(),
-                    });
-                }
-                if !signature.is_empty() {
-                    out.push(StreamEvent::ReasoningSignature {
-                        signature: signature.to_string(),
-                    });
-                }
+                push_text(out, thinking, |text| StreamEvent::ReasoningDelta { text });
+                push_text(out, signature, |signature| {
+                    StreamEvent::ReasoningSignature { signature }
+                });
                 Block::Thinking
             }
             "redacted_thinking" => {
@@ -366,27 +339,17 @@ impl AnthropicMapper {
             }
             (_, "text_delta") => {
                 let text = text("text")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
             }
             (_, "thinking_delta") => {
                 let text = text("thinking")?;
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
             }
             (_, "signature_delta") => {
                 let signature = text("signature")?;
-                if !signature.is_empty() {
-                    out.push(StreamEvent::ReasoningSignature {
-                        signature: signature.to_string(),
-                    });
-                }
+                push_text(out, signature, |signature| {
+                    StreamEvent::ReasoningSignature { signature }
+                });
             }
             (
                 Some(Block::ToolUse {
@@ -509,12 +472,6 @@ fn input_text(input: Option<&Value>) -> String {
     }
 }
 
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
-}
-
 /// The documented `stop_reason` values.
 pub fn stop_reason(reason: &str) -> FinishReason {
     match reason {
@@ -527,87 +484,37 @@ pub fn stop_reason(reason: &str) -> FinishReason {
     }
 }
 
-impl StreamMapper for AnthropicMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        AnthropicMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        AnthropicMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        AnthropicMapper::is_complete(self)
-    }
-}
-
 pub mod wire;
 
+/// The Messages wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Messages;
+
+impl http::Wire for Messages {
+    const NAME: &'static str = "anthropic";
+    const PATH: &'static str = "v1/messages";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = AnthropicMapper;
+
+    fn for_config(_: &HttpConfig) -> Messages {
+        Messages
+    }
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request)
+    }
+    fn headers() -> Vec<(String, String)> {
+        vec![(
+            "anthropic-version".to_string(),
+            ANTHROPIC_VERSION.to_string(),
+        )]
+    }
+    fn auth(key: &str) -> (String, String) {
+        ("x-api-key".to_string(), key.to_string())
+    }
+}
+
 /// The Messages provider.
-#[derive(Debug, Clone)]
-pub struct AnthropicProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
-}
-
-impl AnthropicProvider {
-    pub fn new(config: HttpConfig) -> Result<AnthropicProvider, ConfigError> {
-        Ok(AnthropicProvider {
-            client: http::client()?,
-            config: Arc::new(config),
-        })
-    }
-
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
-    }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request)
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "v1/messages",
-                headers: vec![(
-                    "anthropic-version".to_string(),
-                    ANTHROPIC_VERSION.to_string(),
-                )],
-                auth: |key| ("x-api-key".to_string(), key.to_string()),
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            AnthropicMapper::new(),
-            sink,
-            cancel,
-        )
-    }
-}
+pub type AnthropicProvider = http::HttpProvider<Messages>;
 
 #[cfg(test)]
 mod tests;

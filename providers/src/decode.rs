@@ -368,20 +368,11 @@ mod tests {
     use super::*;
     use crate::anthropic::AnthropicMapper;
     use crate::openai::OpenAiMapper;
+    use crate::testing::assemble;
 
     fn chat_text(text: &str) -> Vec<u8> {
         let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
         format!("data: {chunk}\n\n").into_bytes()
-    }
-
-    fn text_of(events: &[StreamEvent]) -> String {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::TextDelta { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
     }
 
     #[test]
@@ -400,7 +391,7 @@ mod tests {
             assert!(chunks < 100, "never cut");
         }
         assert_eq!(chunks, 5);
-        let text = text_of(&out);
+        let text = assemble(&out).text;
         assert_eq!(text.len(), 4895);
         assert_eq!(
             out[out.len() - 2..],
@@ -427,7 +418,7 @@ mod tests {
                 Ok(Flow::More)
             );
         }
-        assert_eq!(text_of(&out).len(), 100_000);
+        assert_eq!(assemble(&out).text.len(), 100_000);
     }
 
     #[test]

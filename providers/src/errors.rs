@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use xcsh_machine::ProviderErrorKind;
+use xcsh_machine::{ProviderError, ProviderErrorKind};
 
 /// How a compaction summary reads as a user message.
 pub fn summary_text(text: &str) -> String {
@@ -72,5 +72,14 @@ pub fn api_error_kind(error: &Value) -> ProviderErrorKind {
         ProviderErrorKind::ContextOverflow
     } else {
         ProviderErrorKind::Api
+    }
+}
+
+/// A stream's in-band `error` event: its provider's message (or a plain one when it
+/// has none), of the kind [`api_error_kind`] says.
+pub fn stream_error(payload: &Value) -> ProviderError {
+    ProviderError {
+        kind: api_error_kind(payload),
+        message: error_message(payload).unwrap_or_else(|| "the stream reported an error".into()),
     }
 }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::sse::malformed;
+use super::sse::{malformed, parse_payload};
 use xcsh_machine::ProviderError;
 
 /// Reads fields of one payload; `what` names the payload in errors (`a Chat
@@ -120,6 +120,22 @@ pub fn describe(value: &Value) -> String {
         excerpt.push('…');
     }
     format!("{kind} ({excerpt})")
+}
+
+/// A stream event whose payload names its type: the payload, and its `type` (else
+/// the SSE `event:` type, else empty). `what` names the events in errors.
+pub fn typed_event(
+    data: &str,
+    event_type: Option<&str>,
+    what: &str,
+) -> Result<(Value, String), ProviderError> {
+    let payload = parse_payload(data, what)?;
+    let kind = Reader::new(what)
+        .str(payload.get("type"), || "type".into())?
+        .or(event_type)
+        .unwrap_or("")
+        .to_string();
+    Ok((payload, kind))
 }
 
 #[cfg(test)]

@@ -35,9 +35,11 @@ use super::sse::StreamMapper;
 use xcsh_machine::{ProviderError, ProviderErrorKind, StreamEvent};
 
 mod config;
+mod provider;
 
 pub use super::errors::*;
 pub use config::*;
+pub use provider::{HttpProvider, Wire};
 
 /// Longest exponential backoff step.
 const BACKOFF_CAP: Duration = Duration::from_secs(30);
@@ -290,49 +292,8 @@ async fn exchange(
     }
 }
 
-/// Where and how a wire protocol posts: the endpoint path under the base URL, its
-/// fixed headers, and the header that carries the API key.
-pub struct Endpoint {
-    pub path: &'static str,
-    pub headers: Vec<(String, String)>,
-    pub auth: fn(&str) -> (String, String),
-}
-
-/// Streams one POST of `body` to the endpoint through `mapper` into `sink`: the
-/// whole of a wire-protocol provider's `stream` once its body is built. `body` is
-/// the protocol's borrowed request body, serialized here, straight to the bytes
-/// sent (its fields are declared in key order, so these are the bytes of
-/// [`shown_body`]'s value). `max_output_tokens` is the request's limit, which the
-/// client enforces too.
-#[allow(clippy::too_many_arguments)]
-pub fn post_stream<M: StreamMapper + Send + 'static>(
-    client: reqwest::Client,
-    config: std::sync::Arc<HttpConfig>,
-    endpoint: Endpoint,
-    body: &impl Serialize,
-    max_output_tokens: u32,
-    mut mapper: M,
-    sink: StreamSink,
-    cancel: CancellationToken,
-) -> super::BoxFuture<Result<(), ProviderError>> {
-    let body = serde_json::to_string(body).map_err(unserializable);
-    Box::pin(async move {
-        let mut headers = endpoint.headers;
-        if let Some(key) = &config.api_key {
-            headers.push((endpoint.auth)(key));
-        }
-        let request = HttpRequest {
-            url: config.endpoint(endpoint.path),
-            headers,
-            body: body?,
-            max_output_tokens: Some(max_output_tokens),
-        };
-        stream_sse(&client, &config, request, &mut mapper, &sink, &cancel).await
-    })
-}
-
 /// A request body as `--show-context` shows it ([`super::Provider::render_request`]):
-/// the value of the very body [`post_stream`] sends.
+/// the value of the very body [`HttpProvider`] sends.
 pub fn shown_body(body: &impl Serialize) -> Value {
     serde_json::to_value(body).unwrap_or_else(|e| Value::String(unserializable(e).message))
 }
@@ -344,11 +305,6 @@ fn unserializable(e: serde_json::Error) -> ProviderError {
         kind: ProviderErrorKind::Http,
         message: format!("the request body could not be serialized: {e}"),
     }
-}
-
-/// `Authorization: Bearer KEY` (OpenAI and the servers that speak its protocols).
-pub fn bearer(key: &str) -> (String, String) {
-    ("authorization".to_string(), format!("Bearer {key}"))
 }
 
 /// The path of a URL (`/v1/chat/completions`), which cassettes match on.

@@ -13,5 +13,7 @@ pub mod openai;
 pub mod regress;
 pub mod responses;
 pub mod sse;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use xcsh_ports::{BoxFuture, ModelRequest, Provider, StreamItem, StreamSink};

@@ -23,15 +23,12 @@
 //! or a `delta.role` after content that came without one: `restarted`, and the
 //! partial message is forgotten.
 
-use std::sync::Arc;
-
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::ModelRequest;
 use super::fields::Reader;
-use super::http::{self, ConfigError, HttpConfig, summary_text};
-use super::sse::{StreamMapper, malformed, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use super::http::{self, HttpConfig, summary_text};
+use super::sse::{StreamMapper, malformed, parse_payload, push_text, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 /// What a chunk is called in errors.
@@ -75,9 +72,11 @@ impl OpenAiMapper {
     pub fn new() -> OpenAiMapper {
         OpenAiMapper::default()
     }
+}
 
+impl StreamMapper for OpenAiMapper {
     /// One SSE event: `data` is the payload (`[DONE]` included).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
@@ -202,7 +201,7 @@ impl OpenAiMapper {
     }
 
     /// The stream ended: a `finish` still waiting is sent.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
+    fn finish(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.saw_finish_reason {
             self.close_calls(&mut out);
@@ -214,10 +213,12 @@ impl OpenAiMapper {
     }
 
     /// The response is complete: `[DONE]` or a `finish_reason` arrived.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.done || self.saw_finish_reason
     }
+}
 
+impl OpenAiMapper {
     /// The provider started the message over: what the mapper holds of the partial
     /// one goes, and a `restarted` event tells the assembler to discard it too.
     fn restart(&mut self, reason: String, out: &mut Vec<StreamEvent>) {
@@ -241,20 +242,14 @@ impl OpenAiMapper {
         let at = |key: &str| format!("choices[{pos}].delta.{key}");
         for key in ["reasoning_content", "reasoning"] {
             if let Some(text) = r.str(delta.get(key), || at(key))? {
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta {
-                        text: text.to_string(),
-                    });
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
                 break;
             }
         }
         match delta.get("content") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => {
-                if !text.is_empty() {
-                    out.push(StreamEvent::TextDelta { text: text.clone() })
-                }
+                push_text(out, text, |text| StreamEvent::TextDelta { text })
             }
             Some(Value::Array(parts)) => {
                 for (n, part) in parts.iter().enumerate() {
@@ -399,30 +394,21 @@ fn content_part(
     let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
-            if let Some(text) = r.str(part.get("text"), || at("text"))?
-                && !text.is_empty()
-            {
-                out.push(StreamEvent::TextDelta {
-                    text: text.to_string(),
-                });
+            if let Some(text) = r.str(part.get("text"), || at("text"))? {
+                push_text(out, text, |text| StreamEvent::TextDelta { text });
             }
         }
         "thinking" => match part.get("thinking") {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => {
-                if !text.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta { text: text.clone() })
-                }
+                push_text(out, text, |text| StreamEvent::ReasoningDelta { text })
             }
             Some(Value::Array(inner)) => {
                 for (n, p) in inner.iter().enumerate() {
                     if let Some(text) =
                         r.str(p.get("text"), || at(&format!("thinking[{n}].text")))?
-                        && !text.is_empty()
                     {
-                        out.push(StreamEvent::ReasoningDelta {
-                            text: text.to_string(),
-                        });
+                        push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
                     }
                 }
             }
@@ -433,12 +419,6 @@ fn content_part(
         other => out.push(skipped(&format!("content part {other}"))),
     }
     Ok(())
-}
-
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
 }
 
 fn short(data: &str) -> String {
@@ -504,91 +484,36 @@ pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
     })
 }
 
-impl StreamMapper for OpenAiMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        OpenAiMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        OpenAiMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        OpenAiMapper::is_complete(self)
-    }
-}
-
 pub mod wire;
 
-/// The Chat Completions provider.
-#[derive(Debug, Clone)]
-pub struct OpenAiProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
+/// The Chat Completions wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatCompletions {
     /// Send `max_tokens` instead of `max_completion_tokens`: the field every
     /// compatible server knows (OpenAI's reasoning models take only the newer one).
     /// On by default for any base URL but OpenAI's and Azure OpenAI's.
     pub legacy_max_tokens: bool,
 }
 
-impl OpenAiProvider {
-    pub fn new(config: HttpConfig) -> Result<OpenAiProvider, ConfigError> {
-        let legacy_max_tokens = !(config.base_url.contains("api.openai.com")
-            || config.base_url.contains("openai.azure.com"));
-        Ok(OpenAiProvider {
-            client: http::client()?,
-            config: Arc::new(config),
-            legacy_max_tokens,
-        })
-    }
+impl http::Wire for ChatCompletions {
+    const NAME: &'static str = "openai";
+    const PATH: &'static str = "chat/completions";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = OpenAiMapper;
 
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
+    fn for_config(config: &HttpConfig) -> ChatCompletions {
+        ChatCompletions {
+            legacy_max_tokens: !(config.base_url.contains("api.openai.com")
+                || config.base_url.contains("openai.azure.com")),
+        }
     }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request, self.legacy_max_tokens)
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request, self.legacy_max_tokens)
     }
 }
 
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "chat/completions",
-                headers: Vec::new(),
-                auth: http::bearer,
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            OpenAiMapper::new(),
-            sink,
-            cancel,
-        )
-    }
-}
+/// The Chat Completions provider.
+pub type OpenAiProvider = http::HttpProvider<ChatCompletions>;
 
 #[cfg(test)]
 pub(crate) mod tests;

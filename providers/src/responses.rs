@@ -30,15 +30,13 @@
 //! is discarded.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::fields::Reader;
-use super::http::{self, ConfigError, HttpConfig, summary_text};
-use super::sse::{StreamMapper, parse_payload};
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use super::ModelRequest;
+use super::fields::{Reader, typed_event};
+use super::http::{self, HttpConfig, summary_text};
+use super::sse::{StreamMapper, restarted, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -93,19 +91,16 @@ impl ResponsesMapper {
     pub fn new() -> ResponsesMapper {
         ResponsesMapper::default()
     }
+}
 
+impl StreamMapper for ResponsesMapper {
     /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    pub fn on_event(
+    fn on_event(
         &mut self,
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let payload = parse_payload(data, "a Responses stream event")?;
-        let kind = Reader::new("a Responses stream event")
-            .str(payload.get("type"), || "type".into())?
-            .or(event_type)
-            .unwrap_or("")
-            .to_string();
+        let (payload, kind) = typed_event(data, event_type, "a Responses stream event")?;
         let what = format!("a Responses {kind} event");
         let r = Reader::new(&what);
         let mut out = Vec::new();
@@ -130,11 +125,10 @@ impl ResponsesMapper {
                     // A response started over before the last one finished (a
                     // provider or a proxy retried upstream): the partial one is
                     // discarded, and so are its tool-call indices.
-                    let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
                     let old = self.response_id.as_deref().unwrap_or("the open response");
-                    out.push(StreamEvent::Restarted {
-                        reason: format!("response.created{new} before {old} completed"),
-                    });
+                    out.push(restarted(id.as_deref(), |new| {
+                        format!("response.created{new} before {old} completed")
+                    }));
                     self.next_call = 0;
                 }
                 self.open = true;
@@ -158,29 +152,23 @@ impl ResponsesMapper {
                     out.push(skipped(&format!("{kind}:{part}")));
                 }
             }
-            "response.output_text.delta" => {
-                let part = Part::Text(sub("content_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.output_text.done" => {
-                let part = Part::Text(sub("content_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
-            }
-            "response.reasoning_summary_text.delta" => {
-                let part = Part::Summary(sub("summary_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.reasoning_summary_text.done" => {
-                let part = Part::Summary(sub("summary_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
-            }
-            "response.reasoning_text.delta" => {
-                let part = Part::ReasoningText(sub("content_index")?);
-                self.delta(output_index, part, text("delta")?, &mut out);
-            }
-            "response.reasoning_text.done" => {
-                let part = Part::ReasoningText(sub("content_index")?);
-                self.reconcile(output_index, part, text("text")?, &kind, &mut out);
+            "response.output_text.delta"
+            | "response.output_text.done"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_summary_text.done"
+            | "response.reasoning_text.delta"
+            | "response.reasoning_text.done" => {
+                // `response.<part>.<delta|done>`: the part, by the index field it has.
+                let part = match kind.split('.').nth(1) {
+                    Some("output_text") => Part::Text(sub("content_index")?),
+                    Some("reasoning_summary_text") => Part::Summary(sub("summary_index")?),
+                    _ => Part::ReasoningText(sub("content_index")?),
+                };
+                if kind.ends_with(".done") {
+                    self.reconcile(output_index, part, text("text")?, &kind, &mut out);
+                } else {
+                    self.delta(output_index, part, text("delta")?, &mut out);
+                }
             }
             "response.function_call_arguments.delta" => {
                 if self.is_call(output_index) {
@@ -266,11 +254,7 @@ impl ResponsesMapper {
                 });
             }
             "error" => {
-                return Err(ProviderError {
-                    kind: http::api_error_kind(&payload),
-                    message: http::error_message(&payload)
-                        .unwrap_or_else(|| "the stream reported an error".into()),
-                });
+                return Err(http::stream_error(&payload));
             }
             // Hosted tools' progress, annotations, and events newer than this adapter.
             other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
@@ -278,16 +262,13 @@ impl ResponsesMapper {
         Ok(out)
     }
 
-    /// The stream ended. Nothing is held back: events go out as they arrive.
-    pub fn finish(&mut self) -> Vec<StreamEvent> {
-        Vec::new()
-    }
-
     /// `response.completed` / `response.incomplete` closed the last response.
-    pub fn is_complete(&self) -> bool {
+    fn is_complete(&self) -> bool {
         self.terminal
     }
+}
 
+impl ResponsesMapper {
     fn is_call(&self, output_index: Option<u64>) -> bool {
         output_index
             .and_then(|i| self.items.get(&i))
@@ -532,12 +513,6 @@ fn refused(text: &str) -> ProviderError {
     }
 }
 
-fn skipped(event_type: &str) -> StreamEvent {
-    StreamEvent::Skipped {
-        event_type: event_type.to_string(),
-    }
-}
-
 /// `usage` of a response. `input_tokens` includes the cached tokens
 /// (`input_tokens_details.cached_tokens`) and those written to the cache
 /// (`cache_write_tokens`, where reported); the normalized usage keeps them apart.
@@ -566,22 +541,6 @@ pub fn responses_usage(usage: &Value, r: Reader) -> Result<Usage, ProviderError>
     })
 }
 
-impl StreamMapper for ResponsesMapper {
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        ResponsesMapper::on_event(self, event_type, data)
-    }
-    fn finish(&mut self) -> Vec<StreamEvent> {
-        ResponsesMapper::finish(self)
-    }
-    fn is_complete(&self) -> bool {
-        ResponsesMapper::is_complete(self)
-    }
-}
-
 /// The reasoning items held in a signature (see the module doc); anything that is
 /// not such a sequence (e.g. another provider's signature) yields none.
 fn reasoning_items(signature: &str) -> Vec<(String, String)> {
@@ -604,16 +563,33 @@ fn reasoning_items(signature: &str) -> Vec<(String, String)> {
 
 pub mod wire;
 
-/// The Responses provider.
-#[derive(Debug, Clone)]
-pub struct ResponsesProvider {
-    config: Arc<HttpConfig>,
-    client: reqwest::Client,
+/// The Responses wire protocol.
+#[derive(Debug, Clone, Copy)]
+pub struct Responses {
     /// Ask for `reasoning.encrypted_content`. On by default for the reasoning models
     /// ([`reasoning_model`]); models without reasoning reject the request with it
     /// ("Encrypted content is not supported with this model").
     pub encrypted_reasoning: bool,
 }
+
+impl http::Wire for Responses {
+    const NAME: &'static str = "openai-responses";
+    const PATH: &'static str = "responses";
+    type Body<'a> = wire::Body<'a>;
+    type Mapper = ResponsesMapper;
+
+    fn for_config(config: &HttpConfig) -> Responses {
+        Responses {
+            encrypted_reasoning: reasoning_model(&config.model),
+        }
+    }
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+        wire::body(model, request, self.encrypted_reasoning)
+    }
+}
+
+/// The Responses provider.
+pub type ResponsesProvider = http::HttpProvider<Responses>;
 
 /// OpenAI's reasoning models (o-series, gpt-5, codex), by name, with or without a
 /// routing prefix such as `openai/`.
@@ -627,61 +603,6 @@ pub fn reasoning_model(model: &str) -> bool {
         .iter()
         .any(|p| name.starts_with(p))
         || name.contains("codex")
-}
-
-impl ResponsesProvider {
-    pub fn new(config: HttpConfig) -> Result<ResponsesProvider, ConfigError> {
-        Ok(ResponsesProvider {
-            client: http::client()?,
-            encrypted_reasoning: reasoning_model(&config.model),
-            config: Arc::new(config),
-        })
-    }
-
-    pub fn config(&self) -> &HttpConfig {
-        &self.config
-    }
-
-    /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> wire::Body<'a> {
-        wire::body(&self.config.model, request, self.encrypted_reasoning)
-    }
-}
-
-impl Provider for ResponsesProvider {
-    fn name(&self) -> &str {
-        "openai-responses"
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> Value {
-        http::shown_body(&self.body(request))
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        http::post_stream(
-            self.client.clone(),
-            Arc::clone(&self.config),
-            http::Endpoint {
-                path: "responses",
-                headers: Vec::new(),
-                auth: http::bearer,
-            },
-            &self.body(&request),
-            request.max_output_tokens,
-            ResponsesMapper::new(),
-            sink,
-            cancel,
-        )
-    }
 }
 
 #[cfg(test)]

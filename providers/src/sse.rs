@@ -21,8 +21,11 @@ pub trait StreamMapper: Send {
         event_type: Option<&str>,
         data: &str,
     ) -> Result<Vec<StreamEvent>, ProviderError>;
-    /// The byte stream ended: whatever the mapper still holds.
-    fn finish(&mut self) -> Vec<StreamEvent>;
+    /// The byte stream ended: whatever the mapper still holds (by default nothing:
+    /// events go out as they arrive).
+    fn finish(&mut self) -> Vec<StreamEvent> {
+        Vec::new()
+    }
     /// The protocol's end marker arrived: a stream that ends before this broke off.
     fn is_complete(&self) -> bool;
 }
@@ -36,6 +39,29 @@ pub fn parse_payload(data: &str, what: &str) -> Result<serde_json::Value, Provid
         }
         malformed(format!("{what} is not valid JSON ({e}): {head}"))
     })
+}
+
+/// An event the mapper passes over, named by its type.
+pub fn skipped(event_type: &str) -> StreamEvent {
+    StreamEvent::Skipped {
+        event_type: event_type.to_string(),
+    }
+}
+
+/// A `restarted` event: the stream opened a new message (whose id is `new_id`, when
+/// it has one) before the open one ended; `reason` is given the new id as ` (ID)`.
+pub fn restarted(new_id: Option<&str>, reason: impl FnOnce(String) -> String) -> StreamEvent {
+    let new = new_id.map(|n| format!(" ({n})")).unwrap_or_default();
+    StreamEvent::Restarted {
+        reason: reason(new),
+    }
+}
+
+/// Pushes `make(text)` onto `out` unless `text` is empty: an empty delta says nothing.
+pub fn push_text(out: &mut Vec<StreamEvent>, text: &str, make: fn(String) -> StreamEvent) {
+    if !text.is_empty() {
+        out.push(make(text.to_string()));
+    }
 }
 
 /// A `malformed` provider error.
@@ -230,39 +256,6 @@ pub fn parse_all(bytes: &[u8]) -> Vec<SseEvent> {
     let mut events = parser.push(bytes);
     events.extend(parser.finish());
     events
-}
-
-/// What the protocols' tests share: a mapper fed whole events, and the events it
-/// gives as JSON lines.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::*;
-
-    /// Feeds each `(event type, data)` to `mapper`, then finishes it: the events,
-    /// and the error that ended the stream early.
-    pub(crate) fn run_mapper<'a>(
-        mut mapper: impl StreamMapper,
-        events: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
-    ) -> (Vec<StreamEvent>, Option<ProviderError>) {
-        let mut out = Vec::new();
-        for (kind, data) in events {
-            match mapper.on_event(kind, data) {
-                Ok(e) => out.extend(e),
-                Err(e) => return (out, Some(e)),
-            }
-        }
-        out.extend(mapper.finish());
-        (out, None)
-    }
-
-    /// One JSON line per event.
-    pub(crate) fn render(events: &[StreamEvent]) -> String {
-        events
-            .iter()
-            .map(|e| serde_json::to_string(e).unwrap())
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 }
 
 #[cfg(test)]

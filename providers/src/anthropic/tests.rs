@@ -1,11 +1,14 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::testing::{
+    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, expect_events,
+    restarts, run_mapper, sample_request, sent_is_shown, usage,
+};
 use expect_test::expect;
 use serde_json::json;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ProviderErrorKind, ReasoningBlock, ToolCall, UserOrigin};
+use xcsh_machine::{ProviderErrorKind, ReasoningBlock, UserOrigin};
 use xcsh_ports::ToolSpec;
 
 /// The body of `request` as `--show-context` shows it.
@@ -34,25 +37,25 @@ fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
 
 #[test]
 fn text_with_merged_usage() {
-    let (events, err) = run(&[
-        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_read_input_tokens":100,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-        r#"{"type":"ping"}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"!"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}"#,
-        r#"{"type":"message_stop"}"#,
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_read_input_tokens":100,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"!"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]),
+        expect![[r#"
         {"kind":"usage","usage":{"input_tokens":25,"output_tokens":1,"cache_read_tokens":100,"cache_write_tokens":7}}
         {"kind":"skipped","event_type":"ping"}
         {"kind":"text_delta","text":"Hello"}
         {"kind":"text_delta","text":"!"}
         {"kind":"usage","usage":{"input_tokens":25,"output_tokens":15,"cache_read_tokens":100,"cache_write_tokens":7}}
-        {"kind":"finish","reason":"stop"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"stop"}"#]],
+    );
 }
 
 #[test]
@@ -74,56 +77,38 @@ fn thinking_with_signature_then_parallel_tool_uses() {
         r#"{"type":"message_stop"}"#,
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(a.reasoning, "Two files.");
     assert_eq!(a.reasoning_signature, "EqQBCgIYAh");
-    assert_eq!(
-        a.tool_calls,
-        vec![
-            ToolCall {
-                id: CallId("toolu_a".into()),
-                name: "read".into(),
-                arguments: r#"{"path": "a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("toolu_b".into()),
-                name: "list".into(),
-                arguments: "{}".into()
-            },
-        ]
+    assert_tool_calls(
+        &a,
+        &[
+            call("toolu_a", "read", r#"{"path": "a"}"#),
+            call("toolu_b", "list", "{}"),
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(
-        a.usage,
-        Usage {
-            input_tokens: 10,
-            output_tokens: 40,
-            ..Usage::default()
-        }
-    );
+    assert_eq!(a.usage, usage(10, 40));
 }
 
 #[test]
 fn server_tools_are_skipped_not_called() {
-    let (events, err) = run(&[
-        r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}}"#,
-        r#"{"type":"content_block_stop","index":1}"#,
-        r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
-        r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location"}}}"#,
-        r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Found."}}"#,
-        r#"{"type":"content_block_stop","index":2}"#,
-        r#"{"type":"brand_new_event"}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
-        r#"{"type":"message_stop"}"#,
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location"}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Found."}}"#,
+            r#"{"type":"content_block_stop","index":2}"#,
+            r#"{"type":"brand_new_event"}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"message_stop"}"#,
+        ]),
+        expect![[r#"
         {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
         {"kind":"skipped","event_type":"content_block_start:server_tool_use"}
         {"kind":"skipped","event_type":"content_block_delta:server_tool_use"}
@@ -134,8 +119,8 @@ fn server_tools_are_skipped_not_called() {
         {"kind":"text_delta","text":"Found."}
         {"kind":"skipped","event_type":"brand_new_event"}
         {"kind":"usage","usage":{"input_tokens":1,"output_tokens":3}}
-        {"kind":"finish","reason":"stop"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"stop"}"#]],
+    );
 }
 
 #[test]
@@ -145,13 +130,7 @@ fn error_event_and_stop_reasons() {
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ]);
     assert_eq!(events.len(), 1);
-    assert_eq!(
-        err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "Overloaded (overloaded_error)".into()
-        })
-    );
+    assert_eq!(err, Some(api_error("Overloaded (overloaded_error)")));
     assert_eq!(stop_reason("max_tokens"), FinishReason::Length);
     assert_eq!(stop_reason("refusal"), FinishReason::ContentFilter);
     assert_eq!(stop_reason("stop_sequence"), FinishReason::Stop);
@@ -169,23 +148,7 @@ fn iterations_are_summed_and_messages_add_up() {
         r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":5,"output_tokens":7,"iterations":[{"type":"compaction","input_tokens":50,"output_tokens":4},{"type":"message","input_tokens":5,"output_tokens":7}]}}"#,
         r#"{"type":"message_stop"}"#,
     ]);
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    assert_eq!(
-        a.finish().usage,
-        Usage {
-            input_tokens: 155,
-            output_tokens: 31,
-            ..Usage::default()
-        }
-    );
-}
-
-/// Folds events into the assembled message, as the machine does.
-fn assemble(events: &[StreamEvent]) -> xcsh_machine::Assembled {
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    a.finish()
+    assert_eq!(assemble(&events).usage, usage(155, 31));
 }
 
 #[test]
@@ -215,31 +178,11 @@ fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Second try.", "SIG_B")
     );
+    assert_tool_calls(&a, &[call("toolu_b", "read", r#"{"path": "b.txt"}"#)]);
+    assert_eq!(a.usage, usage(30, 12));
     assert_eq!(
-        a.tool_calls,
-        vec![ToolCall {
-            id: CallId("toolu_b".into()),
-            name: "read".into(),
-            arguments: r#"{"path": "b.txt"}"#.into()
-        }]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(
-        a.usage,
-        Usage {
-            input_tokens: 30,
-            output_tokens: 12,
-            ..Usage::default()
-        }
-    );
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-            .collect::<Vec<_>>(),
-        vec![&StreamEvent::Restarted {
-            reason: "message_start (msg_2) before message_stop of msg_1".into()
-        }]
+        restarts(&events),
+        ["message_start (msg_2) before message_stop of msg_1"]
     );
 }
 
@@ -283,7 +226,7 @@ fn several_thinking_blocks_keep_their_own_text_and_signature() {
         ("One.\n\nTwo.", "")
     );
     // Sent back unchanged and in order, before the text.
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     request.messages = vec![Message::Assistant {
         text: a.text,
         reasoning: a.reasoning,
@@ -386,13 +329,10 @@ fn every_wrong_type_in_an_anthropic_event_is_an_error_never_a_silent_drop() {
             "an Anthropic stream event: type is a number (7), expected a string",
         ),
     ];
-    for (lines, message) in cases {
-        assert_eq!(
-            run(&lines).1.map(|e| (e.kind, e.message)),
-            Some((ProviderErrorKind::Malformed, message.to_string())),
-            "{lines:?}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(lines, message)| (lines, message.to_string())),
+    );
 }
 
 #[test]
@@ -407,29 +347,21 @@ fn completeness_needs_message_stop() {
 
 #[test]
 fn request_renders_every_message_kind() {
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     request.messages.push(Message::User {
         origin: UserOrigin::FollowUp,
         text: "thanks".into(),
     });
-    request.messages.push(Message::Assistant {
-        text: String::new(),
-        reasoning: String::new(),
-        reasoning_signature: String::new(),
-        reasoning_blocks: vec![],
-        tool_calls: vec![ToolCall {
-            id: CallId("toolu_x".into()),
-            name: "read".into(),
-            arguments: "{not json".into(),
-        }],
-    });
+    request
+        .messages
+        .push(assistant("", vec![call("toolu_x", "read", "{not json")]));
     request.tools.push(ToolSpec {
         name: "list".into(),
         description: "List a directory".into(),
         parameters: json!({"type":"object"}),
     });
     let body = http::shown_body(&wire::body("claude-test", &request));
-    crate::openai::tests::sent_is_shown(&wire::body("claude-test", &request));
+    sent_is_shown(&wire::body("claude-test", &request));
     expect![[r#"
         {
           "max_tokens": 1024,

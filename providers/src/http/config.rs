@@ -17,6 +17,32 @@ pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 /// The `anthropic-version` header every Messages request carries.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// A service whose base URL and key come from flags, else from its variables.
+#[derive(Debug, Clone, Copy)]
+pub struct Service {
+    /// The name a missing key's error gives.
+    pub name: &'static str,
+    pub base_var: &'static str,
+    pub key_var: &'static str,
+    pub default_base_url: &'static str,
+}
+
+/// OpenAI (Chat Completions and Responses) and compatible servers.
+pub const OPENAI: Service = Service {
+    name: "openai",
+    base_var: "OPENAI_BASE_URL",
+    key_var: "OPENAI_API_KEY",
+    default_base_url: DEFAULT_OPENAI_BASE_URL,
+};
+
+/// Anthropic Messages.
+pub const ANTHROPIC: Service = Service {
+    name: "anthropic",
+    base_var: "ANTHROPIC_BASE_URL",
+    key_var: "ANTHROPIC_API_KEY",
+    default_base_url: DEFAULT_ANTHROPIC_BASE_URL,
+};
+
 /// Where and how a provider talks HTTP. `Debug` never shows the key.
 #[derive(Clone)]
 pub struct HttpConfig {
@@ -89,60 +115,40 @@ impl HttpConfig {
         }
     }
 
-    /// OpenAI (Chat Completions and Responses) and compatible servers: flags first,
-    /// then `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
-    pub fn openai(
+    /// `service`'s configuration: flags first, then its variables (`OPENAI_BASE_URL`
+    /// / `OPENAI_API_KEY`, `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`).
+    pub fn for_service(
+        service: Service,
         model: &str,
         base_url: Option<String>,
         api_key: Option<String>,
     ) -> Result<HttpConfig, ConfigError> {
-        HttpConfig::openai_with_env(model, base_url, api_key, &|name| std::env::var(name).ok())
+        HttpConfig::for_service_with_env(service, model, base_url, api_key, &|name| {
+            std::env::var(name).ok()
+        })
     }
 
-    /// [`HttpConfig::openai`] with the environment given as a lookup.
-    pub fn openai_with_env(
+    /// [`HttpConfig::for_service`] with the environment given as a lookup.
+    pub fn for_service_with_env(
+        service: Service,
         model: &str,
         base_url: Option<String>,
         api_key: Option<String>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<HttpConfig, ConfigError> {
-        from_env(
-            "openai",
-            model,
-            base_url,
-            api_key,
-            ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-            DEFAULT_OPENAI_BASE_URL,
-            env,
-        )
-    }
-
-    /// Anthropic Messages: flags first, then `ANTHROPIC_BASE_URL` /
-    /// `ANTHROPIC_API_KEY`.
-    pub fn anthropic(
-        model: &str,
-        base_url: Option<String>,
-        api_key: Option<String>,
-    ) -> Result<HttpConfig, ConfigError> {
-        HttpConfig::anthropic_with_env(model, base_url, api_key, &|name| std::env::var(name).ok())
-    }
-
-    /// [`HttpConfig::anthropic`] with the environment given as a lookup.
-    pub fn anthropic_with_env(
-        model: &str,
-        base_url: Option<String>,
-        api_key: Option<String>,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<HttpConfig, ConfigError> {
-        from_env(
-            "anthropic",
-            model,
-            base_url,
-            api_key,
-            ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
-            DEFAULT_ANTHROPIC_BASE_URL,
-            env,
-        )
+        let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        let base_url = non_empty(base_url)
+            .or_else(|| non_empty(env(service.base_var)))
+            .unwrap_or_else(|| service.default_base_url.to_string());
+        check_base_url(&base_url)?;
+        let api_key = non_empty(api_key).or_else(|| non_empty(env(service.key_var)));
+        if api_key.is_none() && !is_local_url(&base_url) {
+            return Err(ConfigError::MissingKey {
+                provider: service.name,
+                var: service.key_var,
+            });
+        }
+        Ok(HttpConfig::new(&base_url, api_key, model))
     }
 
     /// `{base_url}/{path}`.
@@ -158,30 +164,6 @@ impl HttpConfig {
     pub fn is_local(&self) -> bool {
         is_local_url(&self.base_url)
     }
-}
-
-fn from_env(
-    provider: &'static str,
-    model: &str,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    (base_var, key_var): (&'static str, &'static str),
-    default_base: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<HttpConfig, ConfigError> {
-    let non_empty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-    let base_url = non_empty(base_url)
-        .or_else(|| non_empty(env(base_var)))
-        .unwrap_or_else(|| default_base.to_string());
-    check_base_url(&base_url)?;
-    let api_key = non_empty(api_key).or_else(|| non_empty(env(key_var)));
-    if api_key.is_none() && !is_local_url(&base_url) {
-        return Err(ConfigError::MissingKey {
-            provider,
-            var: key_var,
-        });
-    }
-    Ok(HttpConfig::new(&base_url, api_key, model))
 }
 
 fn check_base_url(url: &str) -> Result<(), ConfigError> {

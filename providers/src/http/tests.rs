@@ -1,6 +1,7 @@
 //! Tests of `http.rs`.
 
 use super::*;
+use crate::testing::api_error;
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let vars: Vec<(String, String)> = vars
@@ -16,10 +17,11 @@ fn flags_win_over_environment() {
         ("OPENAI_API_KEY", "env-key"),
         ("OPENAI_BASE_URL", "https://x.test/v1"),
     ]);
-    let c = HttpConfig::openai_with_env("m", None, None, &e).unwrap();
+    let c = HttpConfig::for_service_with_env(OPENAI, "m", None, None, &e).unwrap();
     assert_eq!(c.base_url, "https://x.test/v1");
     assert_eq!(c.api_key.as_deref(), Some("env-key"));
-    let c = HttpConfig::openai_with_env(
+    let c = HttpConfig::for_service_with_env(
+        OPENAI,
         "m",
         Some("https://y.test/v1/".into()),
         Some("flag-key".into()),
@@ -37,7 +39,7 @@ fn flags_win_over_environment() {
 #[test]
 fn missing_key_names_the_variable_but_local_servers_need_none() {
     let e = env(&[]);
-    let err = HttpConfig::anthropic_with_env("m", None, None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(ANTHROPIC, "m", None, None, &e).unwrap_err();
     assert_eq!(
         err,
         ConfigError::MissingKey {
@@ -46,17 +48,19 @@ fn missing_key_names_the_variable_but_local_servers_need_none() {
         }
     );
     assert!(err.to_string().contains("set ANTHROPIC_API_KEY"));
-    let err = HttpConfig::openai_with_env("m", None, None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(OPENAI, "m", None, None, &e).unwrap_err();
     assert!(err.to_string().contains("OPENAI_API_KEY"));
     for local in [
         "http://127.0.0.1:11434/v1",
         "http://localhost:8080/v1",
         "http://[::1]:8000",
     ] {
-        let c = HttpConfig::openai_with_env("m", Some(local.into()), None, &e).unwrap();
+        let c =
+            HttpConfig::for_service_with_env(OPENAI, "m", Some(local.into()), None, &e).unwrap();
         assert!(c.api_key.is_none() && c.is_local(), "{local}");
     }
-    let err = HttpConfig::openai_with_env("m", Some("ftp://x".into()), None, &e).unwrap_err();
+    let err = HttpConfig::for_service_with_env(OPENAI, "m", Some("ftp://x".into()), None, &e)
+        .unwrap_err();
     assert!(matches!(err, ConfigError::BadBaseUrl { .. }));
 }
 
@@ -277,12 +281,38 @@ fn fast(base: &str) -> HttpConfig {
 
 const CHAT_OK: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
+/// Runs `stream` with a sink of its own: its result, and the events it sent.
+async fn streamed<F>(
+    stream: impl FnOnce(StreamSink) -> F,
+) -> (Result<(), ProviderError>, Vec<StreamEvent>)
+where
+    F: std::future::Future<Output = Result<(), ProviderError>>,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let result = stream(StreamSink::new(StepNo(1), tx)).await;
+    let mut events = Vec::new();
+    while let Ok((_, item)) = rx.try_recv() {
+        if let StreamItem::Event(e) = item {
+            events.push(e);
+        }
+    }
+    (result, events)
+}
+
+/// The result and events of a stream the server answers with one reply.
+async fn one_reply(
+    status: &str,
+    headers: &[&str],
+    body: &str,
+) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
+    let (base, _requests) = serve(vec![reply(status, headers, body)]);
+    drive(&fast(&base), CancellationToken::new()).await
+}
+
 async fn drive(
     config: &HttpConfig,
     cancel: CancellationToken,
 ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = StreamSink::new(StepNo(1), tx);
     let request = HttpRequest {
         url: config.endpoint("chat/completions"),
         headers: vec![("authorization".into(), "Bearer k".into())],
@@ -290,23 +320,18 @@ async fn drive(
         max_output_tokens: Some(64),
     };
     let mut mapper = OpenAiMapper::new();
-    let result = stream_sse(
-        &client().unwrap(),
-        config,
-        request,
-        &mut mapper,
-        &sink,
-        &cancel,
-    )
-    .await;
-    drop(sink);
-    let mut events = Vec::new();
-    while let Some((_, item)) = rx.recv().await {
-        if let StreamItem::Event(e) = item {
-            events.push(e);
-        }
-    }
-    (result, events)
+    streamed(|sink| async move {
+        stream_sse(
+            &client().unwrap(),
+            config,
+            request,
+            &mut mapper,
+            &sink,
+            &cancel,
+        )
+        .await
+    })
+    .await
 }
 
 #[tokio::test]
@@ -383,12 +408,7 @@ async fn gives_up_after_max_attempts() {
 
 #[tokio::test]
 async fn a_long_retry_after_is_not_waited_for() {
-    let (base, _r) = serve(vec![reply(
-        "429 Too Many Requests",
-        &["retry-after: 3600"],
-        "",
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, events) = one_reply("429 Too Many Requests", &["retry-after: 3600"], "").await;
     let err = result.unwrap_err();
     assert!(err.message.contains("retry after 3600 s"), "{err}");
     assert!(events.is_empty());
@@ -396,18 +416,17 @@ async fn a_long_retry_after_is_not_waited_for() {
 
 #[tokio::test]
 async fn a_4xx_json_error_is_an_api_error_without_retry() {
-    let (base, _r) = serve(vec![reply(
+    let (result, events) = one_reply(
         "401 Unauthorized",
         &["content-type: application/json"],
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    )
+    .await;
     assert_eq!(
         result,
-        Err(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "HTTP 401 Unauthorized: invalid x-api-key (authentication_error)".into()
-        })
+        Err(api_error(
+            "HTTP 401 Unauthorized: invalid x-api-key (authentication_error)"
+        ))
     );
     assert!(events.is_empty());
 }
@@ -456,12 +475,7 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
         r#"{{"id":"chatcmpl-1","object":"chat.completion","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}"}}}}]}}"#,
         "x".repeat(300)
     );
-    let (base, _r) = serve(vec![reply(
-        "200 OK",
-        &["content-type: application/json"],
-        &body,
-    )]);
-    let (result, events) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, events) = one_reply("200 OK", &["content-type: application/json"], &body).await;
     assert_eq!(
         result,
         Err(ProviderError {
@@ -475,22 +489,20 @@ async fn a_json_200_where_a_stream_was_asked_for_is_an_error_that_shows_the_body
     );
     assert!(events.is_empty());
     // A JSON error object in a 200 is the provider's error.
-    let (base, _r) = serve(vec![reply(
+    let (result, _) = one_reply(
         "200 OK",
         &["content-type: application/json; charset=utf-8"],
         r#"{"error":{"message":"model overloaded","code":"overloaded"}}"#,
-    )]);
-    let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+    )
+    .await;
     assert_eq!(
         result,
-        Err(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)".into(),
-        })
+        Err(api_error(
+            "HTTP 200 with a JSON error body instead of an SSE stream: model overloaded (overloaded)"
+        ))
     );
     // No content type, but the body is JSON all the same.
-    let (base, _r) = serve(vec![reply("200 OK", &[], r#"[{"a":1}]"#)]);
-    let (result, _) = drive(&fast(&base), CancellationToken::new()).await;
+    let (result, _) = one_reply("200 OK", &[], r#"[{"a":1}]"#).await;
     assert_eq!(
         result.map_err(|e| (e.kind, e.message)),
         Err((
@@ -552,8 +564,6 @@ async fn a_stall_is_an_idle_timeout_and_cancel_stops_at_once() {
 async fn run_provider(
     provider: &dyn crate::Provider,
 ) -> (Result<(), ProviderError>, Vec<StreamEvent>) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = StreamSink::new(StepNo(1), tx);
     let request = crate::ModelRequest {
         system: "sys".into(),
         messages: vec![xcsh_machine::Message::User {
@@ -563,16 +573,7 @@ async fn run_provider(
         tools: vec![],
         max_output_tokens: 64,
     };
-    let result = provider
-        .stream(request, sink, CancellationToken::new())
-        .await;
-    let mut events = Vec::new();
-    while let Ok((_, item)) = rx.try_recv() {
-        if let StreamItem::Event(e) = item {
-            events.push(e);
-        }
-    }
-    (result, events)
+    streamed(|sink| provider.stream(request, sink, CancellationToken::new())).await
 }
 
 #[tokio::test]

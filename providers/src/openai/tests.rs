@@ -1,12 +1,14 @@
 //! Tests of `openai.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::Provider;
+use crate::testing::{
+    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, render,
+    restarts, run_mapper, sample_request, sent_is_shown,
+};
 use expect_test::expect;
-use serde_json::json;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ToolCall, UserOrigin};
-use xcsh_ports::ToolSpec;
+use xcsh_machine::UserOrigin;
 
 fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
     run_mapper(OpenAiMapper::new(), lines.iter().map(|l| (None, *l)))
@@ -14,21 +16,21 @@ fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
 
 #[test]
 fn text_then_usage_then_finish() {
-    let (events, err) = run(&[
-        r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
-        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
-        r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-        r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-        r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
-        "[DONE]",
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+            "[DONE]",
+        ]),
+        expect![[r#"
         {"kind":"text_delta","text":"Hel"}
         {"kind":"text_delta","text":"lo"}
         {"kind":"usage","usage":{"input_tokens":12,"output_tokens":2,"cache_read_tokens":8}}
-        {"kind":"finish","reason":"stop"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"stop"}"#]],
+    );
 }
 
 #[test]
@@ -44,25 +46,14 @@ fn parallel_tool_calls_with_fragmented_arguments() {
         "[DONE]",
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
-    assert_eq!(
-        a.tool_calls,
-        vec![
-            ToolCall {
-                id: CallId("call_a".into()),
-                name: "read".into(),
-                arguments: r#"{"path":"a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("call_b".into()),
-                name: "list".into(),
-                arguments: r#"{"dir":"."}"#.into()
-            },
-        ]
+    let a = assemble(&events);
+    assert_tool_calls(
+        &a,
+        &[
+            call("call_a", "read", r#"{"path":"a"}"#),
+            call("call_b", "list", r#"{"dir":"."}"#),
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
     expect![[r#"
         {"kind":"tool_call_start","index":0,"id":"call_a","name":"read"}
         {"kind":"tool_call_delta","index":0,"arguments":"{\"pa"}
@@ -79,12 +70,13 @@ fn parallel_tool_calls_with_fragmented_arguments() {
 
 #[test]
 fn mistral_calls_without_index_and_array_content() {
-    let (events, _) = run(&[
-        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
-    ]);
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
+        ]),
+        expect![[r#"
         {"kind":"reasoning_delta","text":"hmm"}
         {"kind":"text_delta","text":"ok"}
         {"kind":"tool_call_start","index":0,"id":"A","name":"f"}
@@ -94,25 +86,26 @@ fn mistral_calls_without_index_and_array_content() {
         {"kind":"tool_call_end","index":0}
         {"kind":"tool_call_end","index":1}
         {"kind":"usage","usage":{"input_tokens":3,"output_tokens":4}}
-        {"kind":"finish","reason":"tool_calls"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"tool_calls"}"#]],
+    );
 }
 
 #[test]
 fn reasoning_content_and_xai_usage() {
-    let (events, _) = run(&[
-        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
-        r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
-        "[DONE]",
-    ]);
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
+            "[DONE]",
+        ]),
+        expect![[r#"
         {"kind":"reasoning_delta","text":"think"}
         {"kind":"text_delta","text":"Hi"}
         {"kind":"usage","usage":{"input_tokens":1,"output_tokens":291,"cache_read_tokens":11}}
-        {"kind":"finish","reason":"length"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"length"}"#]],
+    );
 }
 
 #[test]
@@ -124,10 +117,7 @@ fn refusal_and_error_chunks_are_api_errors() {
     ]);
     assert_eq!(
         err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "the model refused: I can't help with that.".into()
-        })
+        Some(api_error("the model refused: I can't help with that."))
     );
     let (events, err) = run(&[
         r#"{"choices":[{"index":0,"delta":{"content":"par"}}]}"#,
@@ -147,34 +137,21 @@ fn refusal_and_error_chunks_are_api_errors() {
 
 #[test]
 fn unknown_things_are_skipped() {
-    let (events, err) = run(&[
-        r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
-        r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
-        "[DONE]",
-        "[DONE]",
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
+            r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+            "[DONE]",
+        ]),
+        expect![[r#"
         {"kind":"skipped","event_type":"prompt_filter_results"}
         {"kind":"skipped","event_type":"choices[1]"}
         {"kind":"skipped","event_type":"content part image_url"}
         {"kind":"finish","reason":"stop"}
-        {"kind":"skipped","event_type":"[DONE]"}"#]]
-    .assert_eq(&render(&events));
-}
-
-fn assemble(events: &[StreamEvent]) -> xcsh_machine::Assembled {
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    a.finish()
-}
-
-fn restarts(events: &[StreamEvent]) -> Vec<&StreamEvent> {
-    events
-        .iter()
-        .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-        .collect()
+        {"kind":"skipped","event_type":"[DONE]"}"#]],
+    );
 }
 
 #[test]
@@ -193,20 +170,10 @@ fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
     assert!(err.is_none(), "{err:?}");
     let a = assemble(&events);
     assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
-    assert_eq!(
-        a.tool_calls,
-        vec![ToolCall {
-            id: CallId("call_b".into()),
-            name: "read".into(),
-            arguments: r#"{"path":"b.txt"}"#.into()
-        }]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+    assert_tool_calls(&a, &[call("call_b", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
         restarts(&events),
-        vec![&StreamEvent::Restarted {
-            reason: "a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)".into()
-        }]
+        ["a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)"]
     );
 }
 
@@ -221,7 +188,7 @@ fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
     ]);
     assert!(err.is_none(), "{err:?}");
     assert_eq!(assemble(&events).text, "Kept whole.");
-    assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    assert_eq!(restarts(&events), Vec::<&str>::new());
 }
 
 #[test]
@@ -238,9 +205,7 @@ fn a_repeated_role_after_content_restarts_the_chat_message() {
     assert_eq!(assemble(&events).text, "A whole sentence.");
     assert_eq!(
         restarts(&events),
-        vec![&StreamEvent::Restarted {
-            reason: "a chunk with delta.role after the message's content".into()
-        }]
+        ["a chunk with delta.role after the message's content"]
     );
 }
 
@@ -255,7 +220,7 @@ fn a_role_on_every_chunk_is_not_a_restart() {
     ]);
     assert!(err.is_none(), "{err:?}");
     assert_eq!(assemble(&events).text, "One two");
-    assert_eq!(restarts(&events), Vec::<&StreamEvent>::new());
+    assert_eq!(restarts(&events), Vec::<&str>::new());
 }
 
 fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
@@ -342,16 +307,10 @@ fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
             "choices[0].delta.content[0].text is a number (3), expected a string",
         ),
     ];
-    for (line, message) in cases {
-        assert_eq!(
-            malformed_message(&[line]),
-            Some((
-                ProviderErrorKind::Malformed,
-                format!("a Chat Completions chunk: {message}")
-            )),
-            "{line}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(line, message)| (vec![line], format!("a Chat Completions chunk: {message}"))),
+    );
 }
 
 #[test]
@@ -362,72 +321,6 @@ fn completeness() {
     assert!(!m.is_complete());
     m.on_event(None, "[DONE]").unwrap();
     assert!(m.is_complete());
-}
-
-pub(crate) fn sample_request() -> ModelRequest {
-    ModelRequest {
-        system: "You are terse.".into(),
-        messages: vec![
-            Message::Summary {
-                text: "Earlier we listed files.".into(),
-            },
-            Message::User {
-                origin: UserOrigin::Prompt,
-                text: "read a.txt".into(),
-            },
-            Message::Assistant {
-                text: "Reading.".into(),
-                reasoning: "The user wants a.txt.".into(),
-                reasoning_signature: "sig".into(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![ToolCall {
-                    id: CallId("call_1".into()),
-                    name: "read".into(),
-                    arguments: r#"{"path":"a.txt"}"#.into(),
-                }],
-            },
-            Message::ToolResult {
-                call_id: CallId("call_1".into()),
-                name: "read".into(),
-                is_error: false,
-                content: "hello".into(),
-            },
-            Message::User {
-                origin: UserOrigin::Steer,
-                text: "also b".into(),
-            },
-            Message::Assistant {
-                text: String::new(),
-                reasoning: String::new(),
-                reasoning_signature: String::new(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![ToolCall {
-                    id: CallId("call_2".into()),
-                    name: "read".into(),
-                    arguments: r#"{"path":"b.txt"}"#.into(),
-                }],
-            },
-            Message::ToolResult {
-                call_id: CallId("call_2".into()),
-                name: "read".into(),
-                is_error: true,
-                content: "error: no such file".into(),
-            },
-            Message::Assistant {
-                text: "Done.".into(),
-                reasoning: String::new(),
-                reasoning_signature: String::new(),
-                reasoning_blocks: vec![],
-                tool_calls: vec![],
-            },
-        ],
-        tools: vec![ToolSpec {
-            name: "read".into(),
-            description: "Read a file".into(),
-            parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
-        }],
-        max_output_tokens: 1024,
-    }
 }
 
 #[test]
@@ -523,16 +416,6 @@ fn request_renders_every_message_kind() {
           ]
         }"#]]
     .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
-}
-
-/// The bytes a body is sent as are its shown value's, compact: its fields are
-/// declared in the value's (sorted) key order, as the bytes were when the body
-/// was built as a `Value`.
-pub(crate) fn sent_is_shown(body: &impl serde::Serialize) {
-    assert_eq!(
-        serde_json::to_string(body).unwrap(),
-        http::shown_body(body).to_string()
-    );
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! Tests of `responses.rs`.
 
 use super::*;
-use crate::sse::testing::{render, run_mapper};
+use crate::testing::{
+    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, restarts,
+    run_mapper, sample_request, sent_is_shown,
+};
 use expect_test::expect;
 use xcsh_machine::Message;
-use xcsh_machine::{Assembler, ToolCall};
 
 /// The body of `request` as `--show-context` shows it, with
 /// `reasoning.encrypted_content` asked for the reasoning models, as by default.
@@ -18,32 +20,32 @@ fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
 
 #[test]
 fn reasoning_text_and_usage() {
-    let (events, err) = run(&[
-        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
-        r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
-        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Plan**"}"#,
-        r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Plan**"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Plan**"}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
-        r#"{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}}"#,
-        r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}"#,
-        r#"{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":1,"content_index":0,"annotation":{"type":"url_citation"}}"#,
-        r#"{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi"}"#,
-        r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
-        r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
+            r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Plan**"}"#,
+            r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Plan**"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Plan**"}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+            r#"{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}"#,
+            r#"{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":1,"content_index":0,"annotation":{"type":"url_citation"}}"#,
+            r#"{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi"}"#,
+            r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
+        ]),
+        expect![[r#"
         {"kind":"reasoning_delta","text":"**Plan**"}
         {"kind":"reasoning_signature","signature":"{\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}"}
         {"kind":"text_delta","text":"Hi"}
         {"kind":"skipped","event_type":"response.output_text.annotation.added"}
         {"kind":"usage","usage":{"input_tokens":40,"output_tokens":30,"cache_read_tokens":60}}
-        {"kind":"finish","reason":"stop"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"stop"}"#]],
+    );
 }
 
 #[test]
@@ -62,41 +64,30 @@ fn parallel_function_calls_with_fragmented_arguments() {
         r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
     ]);
     assert!(err.is_none());
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
-    assert_eq!(
-        a.tool_calls,
-        vec![
-            ToolCall {
-                id: CallId("call_A".into()),
-                name: "read".into(),
-                arguments: r#"{"path":"a"}"#.into()
-            },
-            ToolCall {
-                id: CallId("call_B".into()),
-                name: "list".into(),
-                arguments: r#"{"dir":"."}"#.into()
-            },
-        ]
+    let a = assemble(&events);
+    assert_tool_calls(
+        &a,
+        &[
+            call("call_A", "read", r#"{"path":"a"}"#),
+            call("call_B", "list", r#"{"dir":"."}"#),
+        ],
     );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
 }
 
 #[test]
 fn hosted_tools_are_skipped() {
-    let (events, err) = run(&[
-        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
-        r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":""}}"#,
-        r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
-        r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
+            r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":""}}"#,
+            r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
+        ]),
+        expect![[r#"
         {"kind":"skipped","event_type":"response.output_item.added:web_search_call"}
         {"kind":"skipped","event_type":"response.web_search_call.in_progress"}
         {"kind":"skipped","event_type":"response.output_item.done:web_search_call"}
@@ -104,8 +95,8 @@ fn hosted_tools_are_skipped() {
         {"kind":"skipped","event_type":"response.custom_tool_call_input.delta"}
         {"kind":"skipped","event_type":"response.output_item.done:custom_tool_call"}
         {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
-        {"kind":"finish","reason":"stop"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"stop"}"#]],
+    );
 }
 
 #[test]
@@ -114,13 +105,7 @@ fn failures_refusals_and_incomplete() {
         r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
         r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed."}}}"#,
     ]);
-    assert_eq!(
-        err,
-        Some(ProviderError {
-            kind: ProviderErrorKind::Api,
-            message: "The model failed. (server_error)".into()
-        })
-    );
+    assert_eq!(err, Some(api_error("The model failed. (server_error)")));
     let (_, err) = run(&[
         r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down.","param":null,"sequence_number":1}"#,
     ]);
@@ -154,21 +139,21 @@ fn failures_refusals_and_incomplete() {
 
 #[test]
 fn done_events_complete_or_flag_the_deltas() {
-    let (events, err) = run(&[
-        r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
-        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
-        r#"{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"Got it."}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"Got it."}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","content":[]}}"#,
-        r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Yes."}"#,
-        r#"{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"No!"}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
-        r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
-        r#"{"type":"response.completed","response":{"status":"completed"}}"#,
-    ]);
-    assert!(err.is_none());
-    expect![[r#"
+    expect_events(
+        run(&[
+            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
+            r#"{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"Got it."}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"Got it."}]}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Yes."}"#,
+            r#"{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"No!"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
+            r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+        ]),
+        expect![[r#"
         {"kind":"text_delta","text":"Got"}
         {"kind":"text_delta","text":" it."}
         {"kind":"text_delta","text":"Yes."}
@@ -176,8 +161,8 @@ fn done_events_complete_or_flag_the_deltas() {
         {"kind":"tool_call_start","index":0,"id":"call_9","name":"f"}
         {"kind":"tool_call_delta","index":0,"arguments":"{}"}
         {"kind":"tool_call_end","index":0}
-        {"kind":"finish","reason":"tool_calls"}"#]]
-    .assert_eq(&render(&events));
+        {"kind":"finish","reason":"tool_calls"}"#]],
+    );
 }
 
 #[test]
@@ -199,30 +184,15 @@ fn a_second_response_created_before_completion_restarts_the_response() {
         r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
     ]);
     assert!(err.is_none(), "{err:?}");
-    let mut a = Assembler::default();
-    events.iter().for_each(|e| a.push(e));
-    let a = a.finish();
+    let a = assemble(&events);
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
     );
+    assert_tool_calls(&a, &[call("call_B", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
-        a.tool_calls,
-        vec![ToolCall {
-            id: CallId("call_B".into()),
-            name: "read".into(),
-            arguments: r#"{"path":"b.txt"}"#.into()
-        }]
-    );
-    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Restarted { .. }))
-            .collect::<Vec<_>>(),
-        vec![&StreamEvent::Restarted {
-            reason: "response.created (resp_2) before resp_1 completed".into()
-        }]
+        restarts(&events),
+        ["response.created (resp_2) before resp_1 completed"]
     );
 }
 
@@ -282,18 +252,15 @@ fn every_wrong_type_in_a_responses_event_is_an_error_never_a_silent_drop() {
             r#"a Responses response.output_item.added event: item is a string ("message"), expected an object"#,
         ),
     ];
-    for (lines, message) in cases {
-        assert_eq!(
-            run(&lines).1.map(|e| (e.kind, e.message)),
-            Some((ProviderErrorKind::Malformed, message.to_string())),
-            "{lines:?}"
-        );
-    }
+    assert_malformed(
+        run,
+        cases.map(|(lines, message)| (lines, message.to_string())),
+    );
 }
 
 #[test]
 fn request_renders_every_message_kind() {
-    let mut request = crate::openai::tests::sample_request();
+    let mut request = sample_request();
     if let Message::Assistant {
         reasoning_signature,
         ..
@@ -306,7 +273,7 @@ fn request_renders_every_message_kind() {
     assert!(shown("gpt-4.1", &request).get("include").is_none());
     assert!(reasoning_model("openai/o4-mini") && reasoning_model("gpt-5.1-codex-max"));
     let body = shown("gpt-5", &request);
-    crate::openai::tests::sent_is_shown(&wire::body("gpt-5", &request, true));
+    sent_is_shown(&wire::body("gpt-5", &request, true));
     expect![[r#"
         {
           "include": [

@@ -1,0 +1,183 @@
+//! What the protocols' tests share: a mapper fed whole events, the events it gives
+//! as JSON lines, the message they assemble to, and the values the tests compare
+//! with (tool calls, usage, errors, a request with every kind of message).
+
+use serde_json::json;
+
+use crate::ModelRequest;
+use crate::http;
+use crate::sse::StreamMapper;
+use xcsh_machine::{
+    Assembled, Assembler, CallId, FinishReason, Message, ProviderError, ProviderErrorKind,
+    StreamEvent, ToolCall, Usage, UserOrigin,
+};
+use xcsh_ports::ToolSpec;
+
+/// Feeds each `(event type, data)` to `mapper`, then finishes it: the events,
+/// and the error that ended the stream early.
+pub(crate) fn run_mapper<'a>(
+    mut mapper: impl StreamMapper,
+    events: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    let mut out = Vec::new();
+    for (kind, data) in events {
+        match mapper.on_event(kind, data) {
+            Ok(e) => out.extend(e),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+    out.extend(mapper.finish());
+    (out, None)
+}
+
+/// One JSON line per event.
+pub(crate) fn render(events: &[StreamEvent]) -> String {
+    events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A stream that ended without an error, its events rendered as `expect` says.
+pub(crate) fn expect_events(
+    (events, err): (Vec<StreamEvent>, Option<ProviderError>),
+    expect: expect_test::Expect,
+) {
+    assert!(err.is_none(), "{err:?}");
+    expect.assert_eq(&render(&events));
+}
+
+/// Folds events into the assembled message, as the machine does.
+pub(crate) fn assemble(events: &[StreamEvent]) -> Assembled {
+    let mut a = Assembler::default();
+    events.iter().for_each(|e| a.push(e));
+    a.finish()
+}
+
+/// The reasons of the `restarted` events among `events`.
+pub(crate) fn restarts(events: &[StreamEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Restarted { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The step asked for exactly `calls`, and finished for them.
+pub(crate) fn assert_tool_calls(a: &Assembled, calls: &[ToolCall]) {
+    assert_eq!(a.tool_calls, calls);
+    assert_eq!(a.finish, Some(FinishReason::ToolCalls));
+}
+
+/// A tool call.
+pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: CallId(id.into()),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+/// Usage with only input and output tokens.
+pub(crate) fn usage(input_tokens: u64, output_tokens: u64) -> Usage {
+    Usage {
+        input_tokens,
+        output_tokens,
+        ..Usage::default()
+    }
+}
+
+/// An `api` error with `message`.
+pub(crate) fn api_error(message: &str) -> ProviderError {
+    ProviderError {
+        kind: ProviderErrorKind::Api,
+        message: message.into(),
+    }
+}
+
+/// An assistant message without reasoning.
+pub(crate) fn assistant(text: &str, tool_calls: Vec<ToolCall>) -> Message {
+    Message::Assistant {
+        text: text.into(),
+        reasoning: String::new(),
+        reasoning_signature: String::new(),
+        reasoning_blocks: vec![],
+        tool_calls,
+    }
+}
+
+/// The result of `read` call `call_id`.
+pub(crate) fn read_result(call_id: &str, is_error: bool, content: &str) -> Message {
+    Message::ToolResult {
+        call_id: CallId(call_id.into()),
+        name: "read".into(),
+        is_error,
+        content: content.into(),
+    }
+}
+
+/// Each case's lines, fed through `run`, end the stream with a `malformed` error of
+/// exactly that message; a failing case names its lines.
+pub(crate) fn assert_malformed<'a>(
+    run: impl Fn(&[&'a str]) -> (Vec<StreamEvent>, Option<ProviderError>),
+    cases: impl IntoIterator<Item = (Vec<&'a str>, String)>,
+) {
+    for (lines, message) in cases {
+        assert_eq!(
+            run(&lines).1.map(|e| (e.kind, e.message)),
+            Some((ProviderErrorKind::Malformed, message)),
+            "{lines:?}"
+        );
+    }
+}
+
+/// A request with every kind of message: a summary, a prompt, an assistant message
+/// with reasoning and a call, its result, a steer, a call that failed, a final text.
+pub(crate) fn sample_request() -> ModelRequest {
+    ModelRequest {
+        system: "You are terse.".into(),
+        messages: vec![
+            Message::Summary {
+                text: "Earlier we listed files.".into(),
+            },
+            Message::User {
+                origin: UserOrigin::Prompt,
+                text: "read a.txt".into(),
+            },
+            Message::Assistant {
+                text: "Reading.".into(),
+                reasoning: "The user wants a.txt.".into(),
+                reasoning_signature: "sig".into(),
+                reasoning_blocks: vec![],
+                tool_calls: vec![call("call_1", "read", r#"{"path":"a.txt"}"#)],
+            },
+            read_result("call_1", false, "hello"),
+            Message::User {
+                origin: UserOrigin::Steer,
+                text: "also b".into(),
+            },
+            assistant("", vec![call("call_2", "read", r#"{"path":"b.txt"}"#)]),
+            read_result("call_2", true, "error: no such file"),
+            assistant("Done.", vec![]),
+        ],
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+        }],
+        max_output_tokens: 1024,
+    }
+}
+
+/// The bytes a body is sent as are its shown value's, compact: its fields are
+/// declared in the value's (sorted) key order, as the bytes were when the body
+/// was built as a `Value`.
+pub(crate) fn sent_is_shown(body: &impl serde::Serialize) {
+    assert_eq!(
+        serde_json::to_string(body).unwrap(),
+        http::shown_body(body).to_string()
+    );
+}
