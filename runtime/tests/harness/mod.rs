@@ -27,7 +27,7 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    Decision, Limits, Permissions, ProviderError, ToolCall, ToolOutcome, ToolStatus,
+    Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
 use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
@@ -46,6 +46,8 @@ pub struct Setup {
     pub work: PathBuf,
     /// Hold this model call (1-based) before it streams, until `Pair::release`.
     pub hold: Option<usize>,
+    /// Instead of the provider's, every model call streams these events.
+    pub events: Option<Vec<StreamEvent>>,
     /// Note the log's last entry as each model call and scripted tool starts, and
     /// show the notes as the transcript's `starts` section.
     pub witness: bool,
@@ -128,6 +130,7 @@ impl Pair {
             },
             work: work.clone(),
             hold: None,
+            events: None,
             witness: false,
             mutating: Vec::new(),
             answers: Vec::new(),
@@ -137,6 +140,7 @@ impl Pair {
         let Setup {
             mut run,
             hold,
+            events,
             witness: witnessed,
             mutating,
             answers,
@@ -150,6 +154,7 @@ impl Pair {
         }
         let provider = Arc::new(Recording {
             inner: Arc::clone(&run.provider),
+            events,
             requests: Mutex::new(Vec::new()),
             hold,
             reached: Notify::new(),
@@ -288,10 +293,12 @@ impl Witness {
     }
 }
 
-/// The provider of a run, recording every request, holding one step if asked, and
-/// telling the witness when a call starts (its future is first polled).
+/// The provider of a run, recording every request, holding one step if asked,
+/// telling the witness when a call starts (its future is first polled), and
+/// streaming `Setup::events` instead of the provider's when they are set.
 struct Recording {
     inner: Arc<dyn Provider>,
+    events: Option<Vec<StreamEvent>>,
     requests: Mutex<Vec<ModelRequest>>,
     hold: Option<usize>,
     reached: Notify,
@@ -323,7 +330,18 @@ impl Provider for Shared {
             requests.push(request.clone());
             requests.len()
         };
-        let inner = recording.inner.stream(request, sink, cancel);
+        let inner = match &recording.events {
+            None => recording.inner.stream(request, sink, cancel),
+            Some(events) => {
+                let events = events.clone();
+                Box::pin(async move {
+                    for event in events {
+                        sink.send(event);
+                    }
+                    Ok(())
+                })
+            }
+        };
         Box::pin(async move {
             recording.witness.note("model");
             if recording.hold == Some(n) {
@@ -529,12 +547,6 @@ pub fn entry_lines(path: &Path) -> Vec<String> {
                 }) => format!(" {call_id} {verdict:?} {scope:?} {message:?}"),
                 Body::Decision(Decision::StepStarted { step, .. }) => format!(" {step}"),
                 Body::Decision(Decision::ToolDispatched { call, .. }) => format!(" {}", call.id),
-                Body::Decision(Decision::Approval {
-                    call_id,
-                    verdict,
-                    by,
-                    ..
-                }) => format!(" {call_id} {verdict:?} {by:?}"),
                 Body::Decision(Decision::SyntheticResult {
                     call,
                     reason,
