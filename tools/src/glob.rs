@@ -6,12 +6,12 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
 use super::list::walk;
+use super::params::Param;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "glob";
@@ -23,17 +23,13 @@ without `/` matches file names at any depth (`*.rs` finds every Rust file). File
 .gitignore and the .git directory are skipped. Prints matching file paths relative to the \
 workspace root, one per line, sorted; capped at 2000 paths.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1, "description": "Glob, e.g. `**/*.rs`, `src/*.toml` or `*.md`."},
-            "path": {"type": "string", "minLength": 1, "description": "Directory to search, relative to the workspace root (default `.`)."}
-        },
-        "required": ["pattern"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text("pattern", "Glob, e.g. `**/*.rs`, `src/*.toml` or `*.md`.").required(),
+    Param::text(
+        "path",
+        "Directory to search, relative to the workspace root (default `.`).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {
