@@ -68,6 +68,23 @@ impl PathGlob {
     }
 }
 
+/// The files below `dir` as `walk` visits them, those whose path relative to `dir`
+/// matches `glob` when there is one; the walk stops when `cancel` fires.
+pub(crate) fn files<'a>(
+    dir: &'a Path,
+    glob: Option<&'a PathGlob>,
+    cancel: &'a CancellationToken,
+) -> impl Iterator<Item = ignore::DirEntry> + 'a {
+    walk(dir)
+        .flatten()
+        .take_while(|_| !cancel.is_cancelled())
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(move |entry| {
+            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            glob.is_none_or(|g| g.is_match(rel))
+        })
+}
+
 pub(crate) fn run(
     ws: &Workspace,
     caps: Caps,
@@ -83,15 +100,8 @@ pub(crate) fn run(
         Err(e) => return Err(e.message(given, "search")),
     }
     let mut out = CappedLines::new(caps);
-    for entry in walk(&dir).flatten() {
-        if cancel.is_cancelled() {
-            break;
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-        if glob.is_match(rel) && ws.still_there(entry.path(), entry.file_type()) {
+    for entry in files(&dir, Some(&glob), cancel) {
+        if ws.still_there(entry.path(), entry.file_type()) {
             out.push(&ws.display_path(entry.path()));
         }
     }

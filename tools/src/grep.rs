@@ -14,8 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
-use super::glob::PathGlob;
-use super::list::walk;
+use super::glob::{PathGlob, files};
 use super::params::Param;
 use super::workspace::Workspace;
 
@@ -106,17 +105,7 @@ pub(crate) fn run(
     };
     match node {
         Node::Dir(_) => {
-            for entry in walk(&target).flatten() {
-                if cancel.is_cancelled() {
-                    break;
-                }
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
-                }
-                let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
-                if glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
-                    continue;
-                }
+            for entry in files(&target, glob.as_ref(), cancel) {
                 // Re-opened beneath the workspace: the walk goes by name.
                 let file = ws.open_walked(entry.path());
                 search(entry.path(), file, &mut out);
