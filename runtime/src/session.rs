@@ -268,6 +268,13 @@ mod tests {
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     }
 
+    /// The machine a resume at the leaf rebuilds (its writer closed again).
+    fn resumed(path: &Path) -> Machine {
+        let (w, machine, ..) = open_at_leaf(path).unwrap();
+        drop(w);
+        machine
+    }
+
     fn same_machine(a: &Machine, b: &Machine) -> bool {
         a.phase() == b.phase()
             && a.context() == b.context()
@@ -319,13 +326,11 @@ mod tests {
         let (path, boundary, at_boundary, full) = indexed_session(dir.path());
 
         assert!(save_snapshot(&path, boundary, &Machine::new()));
-        let (w, wrong, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let wrong = resumed(&path);
         assert!(!same_machine(&wrong, &full));
 
         assert!(save_snapshot(&path, boundary, &at_boundary));
-        let (w, right, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let right = resumed(&path);
         assert!(same_machine(&right, &full));
     }
 
@@ -342,8 +347,7 @@ mod tests {
         drop(index);
         data.snapshot.as_mut().unwrap().machine[0] ^= 1;
         assert!(xcsh_log::index::write_index(&path, &data));
-        let (w, resumed, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let resumed = resumed(&path);
         assert!(same_machine(&resumed, &full));
     }
 
@@ -365,15 +369,13 @@ mod tests {
         let log = xcsh_log::read_session(&path).unwrap();
         let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
         assert!(!full.is_running(), "the generated session ends settled");
-        let (w, first, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let first = resumed(&path);
         let index = xcsh_log::index::open_index(&path).unwrap();
         let d = index.data();
         let row = d.snapshot.as_ref().expect("a snapshot was saved");
         assert_eq!(d.id(row.pos.to_native() as usize), log.leaf());
         drop(index);
-        let (w, second, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let second = resumed(&path);
         assert!(same_machine(&first, &full));
         assert!(same_machine(&second, &full));
     }
