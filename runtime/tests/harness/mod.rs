@@ -78,7 +78,7 @@ pub struct Pair {
     pub handle: RunHandle,
     /// The scripted executor (whether or not the run uses it).
     pub tools: Scripted,
-    /// The ends of `block` calls: each call's `i` as it starts.
+    /// Each `block` call's `i`, sent as the call starts.
     pub started: mpsc::UnboundedReceiver<usize>,
     provider: Arc<Recording>,
     witness: Arc<Witness>,
