@@ -232,14 +232,7 @@ mod tests {
     fn opening_at_the_leaf_through_the_index_rebuilds_the_same_machine() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.jsonl");
-        generate(
-            &a,
-            SynthOptions {
-                entries: 5_000,
-                seed: 8,
-            },
-        )
-        .unwrap();
+        synth(&a, 5_000, 8);
         let mut bytes = std::fs::read(&a).unwrap();
         bytes.extend_from_slice(b"{\"v\":1,\"id\":77");
         std::fs::write(&a, &bytes).unwrap();
@@ -268,6 +261,18 @@ mod tests {
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     }
 
+    /// A generated session of `entries` entries at `path`.
+    fn synth(path: &Path, entries: u64, seed: u64) {
+        generate(path, SynthOptions { entries, seed }).unwrap();
+    }
+
+    /// The machine a resume at the leaf rebuilds (its writer closed again).
+    fn resumed(path: &Path) -> Machine {
+        let (w, machine, ..) = open_at_leaf(path).unwrap();
+        drop(w);
+        machine
+    }
+
     fn same_machine(a: &Machine, b: &Machine) -> bool {
         a.phase() == b.phase()
             && a.context() == b.context()
@@ -281,14 +286,7 @@ mod tests {
     /// replayed up to there, and the machine replayed to the leaf.
     fn indexed_session(dir: &Path) -> (std::path::PathBuf, EntryId, Machine, Machine) {
         let path = dir.join("s.jsonl");
-        generate(
-            &path,
-            SynthOptions {
-                entries: 5_000,
-                seed: 4,
-            },
-        )
-        .unwrap();
+        synth(&path, 5_000, 4);
         xcsh_log::index::open_index(&path).unwrap();
         let log = xcsh_log::read_session(&path).unwrap();
         let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
@@ -319,13 +317,11 @@ mod tests {
         let (path, boundary, at_boundary, full) = indexed_session(dir.path());
 
         assert!(save_snapshot(&path, boundary, &Machine::new()));
-        let (w, wrong, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let wrong = resumed(&path);
         assert!(!same_machine(&wrong, &full));
 
         assert!(save_snapshot(&path, boundary, &at_boundary));
-        let (w, right, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let right = resumed(&path);
         assert!(same_machine(&right, &full));
     }
 
@@ -342,8 +338,7 @@ mod tests {
         drop(index);
         data.snapshot.as_mut().unwrap().machine[0] ^= 1;
         assert!(xcsh_log::index::write_index(&path, &data));
-        let (w, resumed, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let resumed = resumed(&path);
         assert!(same_machine(&resumed, &full));
     }
 
@@ -354,26 +349,17 @@ mod tests {
     fn a_long_resume_saves_a_snapshot_that_the_next_resume_starts_from() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        generate(
-            &path,
-            SynthOptions {
-                entries: SNAPSHOT_AFTER_ENTRIES as u64 + 2_000,
-                seed: 6,
-            },
-        )
-        .unwrap();
+        synth(&path, SNAPSHOT_AFTER_ENTRIES as u64 + 2_000, 6);
         let log = xcsh_log::read_session(&path).unwrap();
         let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
         assert!(!full.is_running(), "the generated session ends settled");
-        let (w, first, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let first = resumed(&path);
         let index = xcsh_log::index::open_index(&path).unwrap();
         let d = index.data();
         let row = d.snapshot.as_ref().expect("a snapshot was saved");
         assert_eq!(d.id(row.pos.to_native() as usize), log.leaf());
         drop(index);
-        let (w, second, ..) = open_at_leaf(&path).unwrap();
-        drop(w);
+        let second = resumed(&path);
         assert!(same_machine(&first, &full));
         assert!(same_machine(&second, &full));
     }

@@ -12,12 +12,12 @@ use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::caps::{CappedLines, Caps};
+use super::params::Param;
 use super::procs;
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::sandbox::Sandbox;
@@ -54,17 +54,11 @@ the sandbox (writes anywhere the user may write, and the network). Every call as
 for approval, so use it only for a command that failed in `bash` because the sandbox refused \
 it, and say why.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "The command line, run as `bash -c <command>`."},
-            "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS, "description": "Kill the command (and everything it started) after this many milliseconds (default 120000)."}
-        },
-        "required": ["command"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text("command", "The command line, run as `bash -c <command>`.").required(),
+    Param::integer("timeout_ms", 1, "Kill the command (and everything it started) after this many milliseconds (default 120000).")
+        .at_most(MAX_TIMEOUT_MS),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {

@@ -2,12 +2,12 @@
 //! file read earlier in the run; the result shows a unified diff made with `similar`.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use similar::TextDiff;
 
 use super::beneath::{Node, OpenError};
 use super::blobs::BeforeImage;
 use super::caps::{CappedLines, Caps};
+use super::params::Param;
 use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
 
@@ -20,19 +20,15 @@ and indentation included; do not include the line-number prefix that `read` show
 must have been read with `read` in this run and not changed since. The result is a unified \
 diff of the change. To create a file, use `write`.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "File to edit, relative to the workspace root."},
-            "old_string": {"type": "string", "minLength": 1, "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text (may be empty to delete)."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."}
-        },
-        "required": ["path", "old_string", "new_string"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text("path", "File to edit, relative to the workspace root.").required(),
+    Param::text("old_string", "Exact text to replace.").required(),
+    Param::string("new_string", "Replacement text (may be empty to delete).").required(),
+    Param::boolean(
+        "replace_all",
+        "Replace every occurrence instead of exactly one (default false).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {

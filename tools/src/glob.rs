@@ -6,12 +6,12 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
 use super::list::walk;
+use super::params::Param;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "glob";
@@ -23,17 +23,13 @@ without `/` matches file names at any depth (`*.rs` finds every Rust file). File
 .gitignore and the .git directory are skipped. Prints matching file paths relative to the \
 workspace root, one per line, sorted; capped at 2000 paths.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1, "description": "Glob, e.g. `**/*.rs`, `src/*.toml` or `*.md`."},
-            "path": {"type": "string", "minLength": 1, "description": "Directory to search, relative to the workspace root (default `.`)."}
-        },
-        "required": ["pattern"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text("pattern", "Glob, e.g. `**/*.rs`, `src/*.toml` or `*.md`.").required(),
+    Param::text(
+        "path",
+        "Directory to search, relative to the workspace root (default `.`).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {
@@ -72,6 +68,23 @@ impl PathGlob {
     }
 }
 
+/// The files below `dir` as `walk` visits them, those whose path relative to `dir`
+/// matches `glob` when there is one; the walk stops when `cancel` fires.
+pub(crate) fn files<'a>(
+    dir: &'a Path,
+    glob: Option<&'a PathGlob>,
+    cancel: &'a CancellationToken,
+) -> impl Iterator<Item = ignore::DirEntry> + 'a {
+    walk(dir)
+        .flatten()
+        .take_while(|_| !cancel.is_cancelled())
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(move |entry| {
+            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            glob.is_none_or(|g| g.is_match(rel))
+        })
+}
+
 pub(crate) fn run(
     ws: &Workspace,
     caps: Caps,
@@ -87,15 +100,8 @@ pub(crate) fn run(
         Err(e) => return Err(e.message(given, "search")),
     }
     let mut out = CappedLines::new(caps);
-    for entry in walk(&dir).flatten() {
-        if cancel.is_cancelled() {
-            break;
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-        if glob.is_match(rel) && ws.still_there(entry.path(), entry.file_type()) {
+    for entry in files(&dir, Some(&glob), cancel) {
+        if ws.still_there(entry.path(), entry.file_type()) {
             out.push(&ws.display_path(entry.path()));
         }
     }

@@ -10,13 +10,12 @@ use grep_regex::RegexMatcher;
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
-use super::glob::PathGlob;
-use super::list::walk;
+use super::glob::{PathGlob, files};
+use super::params::Param;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "grep";
@@ -32,18 +31,21 @@ directory and binary files. `glob` restricts the files searched (e.g. `*.rs`, or
 `src/**/*.ts` relative to `path`). Prints one `path:line:text` per matching line, paths \
 relative to the workspace root, sorted by path; capped at 2000 lines.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression, e.g. `fn\\s+main` or `(?i)todo`."},
-            "path": {"type": "string", "minLength": 1, "description": "File or directory to search, relative to the workspace root (default `.`)."},
-            "glob": {"type": "string", "minLength": 1, "description": "Only search files matching this glob (a glob without `/` matches file names)."}
-        },
-        "required": ["pattern"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text(
+        "pattern",
+        "Regular expression, e.g. `fn\\s+main` or `(?i)todo`.",
+    )
+    .required(),
+    Param::text(
+        "path",
+        "File or directory to search, relative to the workspace root (default `.`).",
+    ),
+    Param::text(
+        "glob",
+        "Only search files matching this glob (a glob without `/` matches file names).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {
@@ -103,17 +105,7 @@ pub(crate) fn run(
     };
     match node {
         Node::Dir(_) => {
-            for entry in walk(&target).flatten() {
-                if cancel.is_cancelled() {
-                    break;
-                }
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
-                }
-                let rel = entry.path().strip_prefix(&target).unwrap_or(entry.path());
-                if glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
-                    continue;
-                }
+            for entry in files(&target, glob.as_ref(), cancel) {
                 // Re-opened beneath the workspace: the walk goes by name.
                 let file = ws.open_walked(entry.path());
                 search(entry.path(), file, &mut out);

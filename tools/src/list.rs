@@ -6,13 +6,13 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use rustix::fs::{AtFlags, FileType};
 
 use super::beneath::Node;
 use super::caps::{CappedLines, Caps};
+use super::params::Param;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "list";
@@ -23,16 +23,16 @@ One entry per line, sorted by name; directories end with `/`, symlinks with `@`.
 skipping what .gitignore ignores and the .git directory; the listing stops at the entry cap \
 (2000) and says how many entries were left out.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "Directory, relative to the workspace root (default `.`)."},
-            "recursive": {"type": "boolean", "description": "List every entry below the directory (default false)."}
-        },
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text(
+        "path",
+        "Directory, relative to the workspace root (default `.`).",
+    ),
+    Param::boolean(
+        "recursive",
+        "List every entry below the directory (default false).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use rustix::fs::Stat;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::beneath::{Node, OpenError};
 use super::caps::{CappedLines, Caps, floor_char_boundary};
+use super::params::Param;
 use super::workspace::Workspace;
 
 pub(crate) const NAME: &str = "read";
@@ -24,18 +24,19 @@ the file). `offset` is the first line to show (1-based, default 1) and `limit` t
 lines (default and cap 2000); long output is truncated and the result says how to continue. \
 Binary files and files over 256 MiB are refused. A file must be read before `edit` or `write` may change it.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "File path, relative to the workspace root (or absolute inside it)."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line to show, 1-based (default 1)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to show (default: up to the output cap)."}
-        },
-        "required": ["path"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text(
+        "path",
+        "File path, relative to the workspace root (or absolute inside it).",
+    )
+    .required(),
+    Param::integer("offset", 1, "First line to show, 1-based (default 1)."),
+    Param::integer(
+        "limit",
+        1,
+        "Number of lines to show (default: up to the output cap).",
+    ),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {

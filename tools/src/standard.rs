@@ -17,7 +17,7 @@ use super::caps::Caps;
 use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
-use super::{bash, edit, glob, grep, list, read, write};
+use super::{bash, edit, glob, grep, list, params, read, write};
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use xcsh_ports::BoxFuture;
@@ -140,16 +140,16 @@ impl StandardTools {
     /// `sandboxed` (§21.7).
     pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
         let mut defs = vec![
-            (read::NAME, read::DESCRIPTION, read::schema()),
-            (list::NAME, list::DESCRIPTION, list::schema()),
-            (grep::NAME, grep::DESCRIPTION, grep::schema()),
-            (glob::NAME, glob::DESCRIPTION, glob::schema()),
-            (edit::NAME, edit::DESCRIPTION, edit::schema()),
-            (write::NAME, write::DESCRIPTION, write::schema()),
-            (bash::NAME, bash::DESCRIPTION, bash::schema()),
+            (read::NAME, read::DESCRIPTION, read::PARAMS),
+            (list::NAME, list::DESCRIPTION, list::PARAMS),
+            (grep::NAME, grep::DESCRIPTION, grep::PARAMS),
+            (glob::NAME, glob::DESCRIPTION, glob::PARAMS),
+            (edit::NAME, edit::DESCRIPTION, edit::PARAMS),
+            (write::NAME, write::DESCRIPTION, write::PARAMS),
+            (bash::NAME, bash::DESCRIPTION, bash::PARAMS),
         ];
         if sandboxed {
-            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::schema()));
+            defs.push((OUTSIDE_TOOL, bash::OUTSIDE_DESCRIPTION, bash::PARAMS));
         }
         defs.into_iter()
             .map(|(name, description, parameters)| ToolSpec {
@@ -160,7 +160,7 @@ impl StandardTools {
                     }
                     _ => description.to_owned(),
                 },
-                parameters,
+                parameters: params::schema(parameters),
             })
             .collect()
     }

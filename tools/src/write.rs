@@ -3,10 +3,10 @@
 //! file renamed over the old one).
 
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::beneath::{Node, OpenError};
 use super::blobs::BeforeImage;
+use super::params::Param;
 use super::read::read_whole;
 use super::workspace::{FileChange, Workspace};
 
@@ -16,17 +16,10 @@ pub(crate) const DESCRIPTION: &str = "Write `content` to a file, creating it (an
 parent directories) or replacing it entirely. An existing file must have been read with \
 `read` in this run and not changed since; prefer `edit` for changing part of a file.";
 
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "File to write, relative to the workspace root."},
-            "content": {"type": "string", "description": "The whole new content of the file."}
-        },
-        "required": ["path", "content"],
-        "additionalProperties": false
-    })
-}
+pub(crate) const PARAMS: &[Param] = &[
+    Param::text("path", "File to write, relative to the workspace root.").required(),
+    Param::string("content", "The whole new content of the file.").required(),
+];
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Args {

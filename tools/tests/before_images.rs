@@ -75,6 +75,12 @@ impl Fixture {
             .await
     }
 
+    /// `write {path, content}` as call `w`, dispatched by `entry`.
+    async fn write(&self, path: &str, content: &str, entry: u64) -> ToolOutcome {
+        let args = serde_json::json!({"path": path, "content": content});
+        self.run(call("w", "write", args), entry).await
+    }
+
     async fn read_f(&self) {
         let out = self
             .run(call("r", "read", serde_json::json!({"path": "f.txt"})), 1)
@@ -140,16 +146,7 @@ async fn an_edit_saves_the_content_it_replaces_and_releases_it_once_its_result_i
 #[tokio::test]
 async fn a_write_that_creates_a_file_records_that_it_did_not_exist() {
     let fx = fixture();
-    let out = fx
-        .run(
-            call(
-                "w",
-                "write",
-                serde_json::json!({"path": "new/g.txt", "content": "hi\n"}),
-            ),
-            2,
-        )
-        .await;
+    let out = fx.write("new/g.txt", "hi\n", 2).await;
     assert_eq!(out.status, ToolStatus::Ok, "{}", out.content);
     let manifest = fx
         .store
@@ -174,16 +171,7 @@ async fn a_store_that_cannot_be_written_stops_the_write_and_keeps_the_file() {
     // The store's directory would be below a regular file: it cannot be made.
     let fx = fixture_with_store(|outer| outer.join("s.jsonl").join("blobs"));
     fx.read_f().await;
-    let out = fx
-        .run(
-            call(
-                "w",
-                "write",
-                serde_json::json!({"path": "f.txt", "content": "new\n"}),
-            ),
-            3,
-        )
-        .await;
+    let out = fx.write("f.txt", "new\n", 3).await;
     assert_eq!(out.status, ToolStatus::Error);
     let expected = format!(
         "`write` did not change `f.txt`: its content could not be saved first for undo ({}: Not a directory (os error 20))",

@@ -152,6 +152,17 @@ async fn a_directory_swapped_with_a_symlink_out_never_leaks_a_write_or_a_read() 
     );
 }
 
+/// The call succeeded, the hard link in the workspace holds `content` and the file
+/// outside it is unchanged.
+fn only_the_link_changed(outcome: &ToolOutcome, outside: &Path, link: &Path, content: &str) {
+    assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.content);
+    assert_eq!(
+        std::fs::read_to_string(outside).expect("read"),
+        "outside line\n"
+    );
+    assert_eq!(std::fs::read_to_string(link).expect("read"), content);
+}
+
 #[tokio::test]
 async fn edit_and_write_through_a_hard_link_leave_the_outside_file_unchanged() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -172,15 +183,7 @@ async fn edit_and_write_through_a_hard_link_leave_the_outside_file_unchanged() {
         &json!({"path": "link.txt", "old_string": "outside", "new_string": "edited"}),
     )
     .await;
-    assert_eq!(edit.status, ToolStatus::Ok, "{}", edit.content);
-    assert_eq!(
-        std::fs::read_to_string(&outside).expect("read"),
-        "outside line\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("link.txt")).expect("read"),
-        "edited line\n"
-    );
+    only_the_link_changed(&edit, &outside, &root.join("link.txt"), "edited line\n");
 
     // A second link, written without an edit first.
     std::fs::hard_link(&outside, root.join("link2.txt")).expect("hard link");
@@ -192,15 +195,7 @@ async fn edit_and_write_through_a_hard_link_leave_the_outside_file_unchanged() {
         &json!({"path": "link2.txt", "content": "written\n"}),
     )
     .await;
-    assert_eq!(write.status, ToolStatus::Ok, "{}", write.content);
-    assert_eq!(
-        std::fs::read_to_string(&outside).expect("read"),
-        "outside line\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(root.join("link2.txt")).expect("read"),
-        "written\n"
-    );
+    only_the_link_changed(&write, &outside, &root.join("link2.txt"), "written\n");
 }
 
 #[tokio::test]

@@ -1,105 +1,191 @@
 //! The runtime test harness, in the style of quinn-proto's `Pair`: the real owner
-//! task (`run_agent`) with a scripted provider (the faux provider) and a scripted
-//! executor, on tokio's paused clock (`#[tokio::test(start_paused = true)]`), so that
-//! a tool that "takes 30 ms" ends after one that takes 10 ms without any test
-//! waiting. The whole transcript, the run's events as they came and then the entries
-//! of its log, is rendered as compact lines and compared with `expect![[…]]`, as
+//! task (`run_agent`) with a scripted provider (the faux provider, wrapped so that
+//! it records every request and can hold a step) and a scripted executor, on
+//! tokio's paused clock (`#[tokio::test(start_paused = true)]`), so that a tool that
+//! "takes 30 ms" ends after one that takes 10 ms without any test waiting. The whole
+//! transcript, the run's events as they came, its result and then the entries of its
+//! log, is rendered as compact lines and compared with `expect![[…]]`, as
 //! `machine/src/tests.rs` does for the machine (`UPDATE_EXPECT=1` accepts a
 //! change).
 //!
-//! The scripted executor has one tool, `wait {"ms": N, "out": TEXT}`: it sleeps N
-//! virtual milliseconds and returns TEXT (`cancelled` when its token fires first).
+//! The scripted executor has the test tools (`echo`, `sleep`) and two of its own:
+//! `wait {"ms": N, "out": TEXT}` sleeps N virtual milliseconds and returns TEXT
+//! (`cancelled` when its token fires first); `block {"i": N}` reports its start, then
+//! waits until the test hands it a permit (`Scripted::permit`), counting the calls
+//! running at once. Approvals are scripted answers, given in order.
 
 #![allow(dead_code)]
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
-use xcsh_machine::{Decision, Limits, Permissions, ToolCall, ToolOutcome, ToolStatus};
-use xcsh_providers::BoxFuture;
+use xcsh_machine::{
+    Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
+};
 use xcsh_providers::faux::FauxProvider;
-use xcsh_runtime::{RunEvent, RunHandle, RunOptions, SessionTarget, Task, run_agent};
-use xcsh_tools::{ToolExecutor, ToolSpec};
+use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_runtime::{
+    ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, RunResult,
+    SessionTarget, Task, run_agent,
+};
+use xcsh_tools::testing::TestTools;
+use xcsh_tools::{CANCELLED_NOTE, StandardTools, ToolExecutor, ToolSpec};
 
-/// The scripted executor (see the module documentation).
-pub struct Scripted;
-
-impl ToolExecutor for Scripted {
-    fn specs(&self) -> Vec<ToolSpec> {
-        vec![ToolSpec {
-            name: "wait".into(),
-            description: "Waits `ms` milliseconds, then returns `out`.".into(),
-            parameters: serde_json::json!({"type": "object"}),
-        }]
-    }
-
-    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
-        Box::pin(async move {
-            let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-            let ms = args["ms"].as_u64().unwrap_or(0);
-            let out = args["out"].as_str().unwrap_or("").to_string();
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_millis(ms)) => ToolOutcome {
-                    status: ToolStatus::Ok,
-                    content: out,
-                },
-                () = cancel.cancelled() => ToolOutcome {
-                    status: ToolStatus::Cancelled,
-                    content: "cancelled".into(),
-                },
-            }
-        })
-    }
+/// What a run is started with; `Pair::start` hands it to the test to change.
+pub struct Setup {
+    /// The run's options: the faux script, the scripted tools, `yolo`, default limits.
+    pub run: RunOptions,
+    /// An empty workspace directory (canonical) beside the session file.
+    pub work: PathBuf,
+    /// Hold this model call (1-based) before it streams, until `Pair::release`.
+    pub hold: Option<usize>,
+    /// Instead of the provider's, every model call streams these events.
+    pub events: Option<Vec<StreamEvent>>,
+    /// Note the log's last entry as each model call and scripted tool starts, and
+    /// show the notes as the transcript's `starts` section.
+    pub witness: bool,
+    /// The scripted tools that go through the permission policy.
+    pub mutating: Vec<String>,
+    /// Approval questions are answered with these, in order (a question beyond them
+    /// is denied, with a message saying so).
+    pub answers: Vec<ApprovalAnswer>,
+    /// Stamp each event with the virtual time it was read at (off on the real clock).
+    pub timed: bool,
 }
 
-/// A `wait` call of the faux script: `{"name":"wait","arguments":{"ms":MS,"out":OUT}}`.
-pub fn wait(ms: u64, out: &str) -> String {
-    format!(r#"{{"name":"wait","arguments":{{"ms":{ms},"out":"{out}"}}}}"#)
+impl Setup {
+    /// The standard tools in `work`, which becomes the session's working directory.
+    pub fn standard_tools(&mut self) {
+        self.run.tools = Arc::new(StandardTools::new(&self.work).unwrap());
+        if let SessionTarget::New { cwd, .. } = &mut self.run.session {
+            *cwd = self.work.display().to_string();
+        }
+    }
 }
 
 /// One run of the real owner: its handle, its log, the time it started.
 pub struct Pair {
     _dir: tempfile::TempDir,
-    pub path: std::path::PathBuf,
+    pub path: PathBuf,
+    pub work: PathBuf,
     pub handle: RunHandle,
+    /// The scripted executor (whether or not the run uses it).
+    pub tools: Scripted,
+    /// Each `block` call's `i`, sent as the call starts.
+    pub started: mpsc::UnboundedReceiver<usize>,
+    provider: Arc<Recording>,
+    witness: Arc<Witness>,
+    timed: bool,
     start: tokio::time::Instant,
     out: String,
 }
 
 impl Pair {
     /// Starts a run of `prompt` against the faux `script` with the scripted tools
-    /// (`yolo`, default limits); `edit` changes the options before the start.
-    pub fn start(script: &str, prompt: &str, edit: impl FnOnce(&mut RunOptions)) -> Pair {
+    /// (`yolo`, default limits); `edit` changes the setup before the start.
+    pub fn start(script: &str, prompt: &str, edit: impl FnOnce(&mut Setup)) -> Pair {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let mut opts = RunOptions {
-            session: SessionTarget::New {
-                path: path.clone(),
-                session_id: "test".into(),
-                cwd: "/w".into(),
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let work = work.canonicalize().unwrap();
+        let witness = Arc::new(Witness {
+            on: AtomicBool::new(false),
+            path: path.clone(),
+            notes: Mutex::new(Vec::new()),
+        });
+        let (started_tx, started) = mpsc::unbounded_channel();
+        let tools = Scripted(Arc::new(ScriptedState {
+            mutating: Mutex::new(Vec::new()),
+            witness: Arc::clone(&witness),
+            running: AtomicUsize::new(0),
+            max_running: AtomicUsize::new(0),
+            seen: Mutex::new(Vec::new()),
+            permits: Semaphore::new(0),
+            started: started_tx,
+        }));
+        let mut setup = Setup {
+            run: RunOptions {
+                session: SessionTarget::New {
+                    path: path.clone(),
+                    session_id: "test".into(),
+                    cwd: "/w".into(),
+                },
+                task: Task::Prompt(prompt.into()),
+                limits: Limits::default(),
+                system_prompt: "sys".into(),
+                provider: Arc::new(FauxProvider::from_script("test", script).unwrap()),
+                tools: Arc::new(tools.clone()),
+                permissions: Permissions::Yolo,
+                approver: None,
+                max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+                secrets: Default::default(),
             },
-            task: Task::Prompt(prompt.into()),
-            limits: Limits::default(),
-            system_prompt: "sys".into(),
-            provider: Arc::new(FauxProvider::from_script("test", script).unwrap()),
-            tools: Arc::new(Scripted),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
+            work: work.clone(),
+            hold: None,
+            events: None,
+            witness: false,
+            mutating: Vec::new(),
+            answers: Vec::new(),
+            timed: true,
         };
-        edit(&mut opts);
-        let handle = run_agent(opts).unwrap();
+        edit(&mut setup);
+        let Setup {
+            mut run,
+            hold,
+            events,
+            witness: witnessed,
+            mutating,
+            answers,
+            timed,
+            ..
+        } = setup;
+        witness.on.store(witnessed, Ordering::SeqCst);
+        *tools.0.mutating.lock().unwrap() = mutating;
+        if !answers.is_empty() {
+            run.approver = Some(Arc::new(Answers(Mutex::new(answers.into()))));
+        }
+        let provider = Arc::new(Recording {
+            inner: Arc::clone(&run.provider),
+            events,
+            requests: Mutex::new(Vec::new()),
+            hold,
+            reached: Notify::new(),
+            open: Notify::new(),
+            witness: Arc::clone(&witness),
+        });
+        run.provider = Arc::new(Shared(Arc::clone(&provider)));
+        let handle = run_agent(run).unwrap();
         Pair {
             _dir: dir,
             path,
+            work,
             handle,
+            tools,
+            started,
+            provider,
+            witness,
+            timed,
             start: tokio::time::Instant::now(),
             out: String::new(),
         }
+    }
+
+    /// Waits until the held model call (`Setup::hold`) is made.
+    pub async fn held(&self) {
+        self.provider.reached.notified().await;
+    }
+
+    /// Lets the held model call stream.
+    pub fn release(&self) {
+        self.provider.open.notify_one();
     }
 
     /// Takes events (each stamped with the virtual time it was read at) until
@@ -107,8 +193,11 @@ impl Pair {
     /// met before the stream ended.
     pub async fn events_until(&mut self, mut until: impl FnMut(&RunEvent) -> bool) -> bool {
         while let Some(event) = self.handle.events.recv().await {
-            let ms = self.start.elapsed().as_millis();
-            let _ = writeln!(self.out, "{ms:>5}ms {}", event_line(&event));
+            if self.timed {
+                let ms = self.start.elapsed().as_millis();
+                let _ = write!(self.out, "{ms:>5}ms ");
+            }
+            let _ = writeln!(self.out, "{}", scrub(&event_line(&event)));
             if until(&event) {
                 return true;
             }
@@ -116,17 +205,280 @@ impl Pair {
         false
     }
 
-    /// Takes every event to the end of the run, waits for its result, and returns
-    /// the transcript: the events, the result's stop reason, then the log.
-    pub async fn finish(mut self) -> String {
+    /// Takes every event to the end of the run and waits for its result; the
+    /// transcript: the events, the result, the log, and the witness's notes when it
+    /// was on.
+    pub async fn finish(mut self) -> Finished {
         self.events_until(|_| false).await;
         let result = self.handle.result().await.unwrap();
-        let _ = writeln!(self.out, "result {:?}", result.stop_reason);
-        for line in entry_lines(&self.path) {
-            let _ = writeln!(self.out, "{line}");
+        let mut out = self.out;
+        let _ = writeln!(
+            out,
+            "result {:?} steps {} final {:?}",
+            result.stop_reason, result.steps, result.final_text
+        );
+        if !result.undelivered.is_empty() {
+            let _ = writeln!(out, "undelivered {:?}", result.undelivered);
         }
-        self.out
+        for line in entry_lines(&self.path) {
+            let _ = writeln!(out, "{}", scrub(&line));
+        }
+        if self.witness.on.load(Ordering::SeqCst) {
+            let _ = writeln!(out, "starts");
+            for note in self.witness.notes.lock().unwrap().iter() {
+                let _ = writeln!(out, "{note}");
+            }
+        }
+        Finished {
+            requests: self.provider.requests.lock().unwrap().clone(),
+            _dir: self._dir,
+            path: self.path,
+            work: self.work,
+            tools: self.tools,
+            result,
+            transcript: out,
+        }
     }
+}
+
+/// A run that ended: its transcript, its result, and what else a test checks.
+pub struct Finished {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub work: PathBuf,
+    pub tools: Scripted,
+    pub result: RunResult,
+    /// Every request the provider was sent, in order.
+    pub requests: Vec<ModelRequest>,
+    pub transcript: String,
+}
+
+/// A text with the numbers that change from run to run (a bash call's `duration: N
+/// ms` and `process group N`) made constant.
+pub fn scrub(text: &str) -> String {
+    let mut out = text.to_string();
+    for label in ["duration: ", "process group "] {
+        let mut done = String::new();
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(label) {
+            let (head, tail) = rest.split_at(at + label.len());
+            let digits = tail.chars().take_while(char::is_ascii_digit).count();
+            done.push_str(head);
+            done.push_str(if digits > 0 { "_" } else { "" });
+            rest = &tail[digits..];
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
+/// The notes of the witness: the log's last entry as each call starts.
+struct Witness {
+    on: AtomicBool,
+    path: PathBuf,
+    notes: Mutex<Vec<String>>,
+}
+
+impl Witness {
+    fn note(&self, what: &str) {
+        if self.on.load(Ordering::SeqCst) {
+            let log = read_session(&self.path).expect("the session reads");
+            let last = log.entries.last().map_or("", |e| e.type_name());
+            self.notes
+                .lock()
+                .unwrap()
+                .push(format!("{what} after {last}"));
+        }
+    }
+}
+
+/// The provider of a run, recording every request, holding one step if asked,
+/// telling the witness when a call starts (its future is first polled), and
+/// streaming `Setup::events` instead of the provider's when they are set.
+struct Recording {
+    inner: Arc<dyn Provider>,
+    events: Option<Vec<StreamEvent>>,
+    requests: Mutex<Vec<ModelRequest>>,
+    hold: Option<usize>,
+    reached: Notify,
+    open: Notify,
+    witness: Arc<Witness>,
+}
+
+/// The recording provider as the run's `Arc<dyn Provider>`, the pair keeping it too.
+struct Shared(Arc<Recording>);
+
+impl Provider for Shared {
+    fn name(&self) -> &str {
+        self.0.inner.name()
+    }
+
+    fn model(&self) -> &str {
+        self.0.inner.model()
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let recording = Arc::clone(&self.0);
+        let n = {
+            let mut requests = recording.requests.lock().unwrap();
+            requests.push(request.clone());
+            requests.len()
+        };
+        let inner = match &recording.events {
+            None => recording.inner.stream(request, sink, cancel),
+            Some(events) => {
+                let events = events.clone();
+                Box::pin(async move {
+                    for event in events {
+                        sink.send(event);
+                    }
+                    Ok(())
+                })
+            }
+        };
+        Box::pin(async move {
+            recording.witness.note("model");
+            if recording.hold == Some(n) {
+                recording.reached.notify_one();
+                recording.open.notified().await;
+            }
+            inner.await
+        })
+    }
+}
+
+/// Answers approval questions in order (see `Setup::answers`).
+struct Answers(Mutex<VecDeque<ApprovalAnswer>>);
+
+impl Approver for Answers {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        let answer = self.0.lock().unwrap().pop_front().unwrap_or_else(|| {
+            ApprovalAnswer::deny_with(format!("no answer scripted for {}", request.call.id))
+        });
+        Box::pin(async move { answer })
+    }
+}
+
+/// The scripted executor (see the module documentation); clones share one state.
+#[derive(Clone)]
+pub struct Scripted(Arc<ScriptedState>);
+
+pub struct ScriptedState {
+    mutating: Mutex<Vec<String>>,
+    witness: Arc<Witness>,
+    running: AtomicUsize,
+    max_running: AtomicUsize,
+    /// `start N` and `end N` of the `block` calls, in order.
+    seen: Mutex<Vec<String>>,
+    permits: Semaphore,
+    started: mpsc::UnboundedSender<usize>,
+}
+
+impl Scripted {
+    /// Lets `n` more `block` calls end.
+    pub fn permit(&self, n: usize) {
+        self.0.permits.add_permits(n);
+    }
+
+    /// The most `block` calls that ran at once.
+    pub fn max_running(&self) -> usize {
+        self.0.max_running.load(Ordering::SeqCst)
+    }
+
+    /// The starts and ends of the `block` calls, in order.
+    pub fn seen(&self) -> Vec<String> {
+        self.0.seen.lock().unwrap().clone()
+    }
+}
+
+impl ToolExecutor for Scripted {
+    fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs = TestTools.specs();
+        for (name, description) in [
+            ("wait", "Waits `ms` milliseconds, then returns `out`."),
+            ("block", "Waits until the test lets it end."),
+        ] {
+            specs.push(ToolSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters: serde_json::json!({"type": "object"}),
+            });
+        }
+        specs
+    }
+
+    fn mutating(&self) -> Vec<String> {
+        self.0.mutating.lock().unwrap().clone()
+    }
+
+    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
+        let state = Arc::clone(&self.0);
+        Box::pin(async move {
+            state.witness.note("tool");
+            let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            match call.name.as_str() {
+                "wait" => {
+                    let ms = args["ms"].as_u64().unwrap_or(0);
+                    let out = args["out"].as_str().unwrap_or("").to_string();
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(ms)) => outcome(ToolStatus::Ok, out),
+                        () = cancel.cancelled() => outcome(ToolStatus::Cancelled, "cancelled".into()),
+                    }
+                }
+                "block" => state.block(index(&call), cancel).await,
+                _ => TestTools.execute(call, cancel).await,
+            }
+        })
+    }
+}
+
+impl ScriptedState {
+    async fn block(&self, i: usize, cancel: CancellationToken) -> ToolOutcome {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_running.fetch_max(now, Ordering::SeqCst);
+        self.seen.lock().unwrap().push(format!("start {i}"));
+        self.started.send(i).unwrap();
+        let outcome = tokio::select! {
+            permit = self.permits.acquire() => {
+                permit.unwrap().forget();
+                outcome(ToolStatus::Ok, format!("done {i}"))
+            }
+            () = cancel.cancelled() => outcome(ToolStatus::Cancelled, format!("block {CANCELLED_NOTE}")),
+        };
+        self.seen.lock().unwrap().push(format!("end {i}"));
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        outcome
+    }
+}
+
+fn outcome(status: ToolStatus, content: String) -> ToolOutcome {
+    ToolOutcome { status, content }
+}
+
+/// The `i` argument of a scripted call.
+pub fn index(call: &ToolCall) -> usize {
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+    usize::try_from(args["i"].as_u64().unwrap()).unwrap()
+}
+
+/// A `wait` call of the faux script: `{"name":"wait","arguments":{"ms":MS,"out":OUT}}`.
+pub fn wait(ms: u64, out: &str) -> String {
+    format!(r#"{{"name":"wait","arguments":{{"ms":{ms},"out":"{out}"}}}}"#)
+}
+
+/// `n` calls of `tool` (`echo` or `block`) with the arguments `{"i": 0}` to
+/// `{"i": n-1}`, for a script's `tool_calls`.
+pub fn calls(tool: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| format!(r#"{{"name":"{tool}","arguments":{{"i":{i}}}}}"#))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// An event as one compact line: its type and what tells it apart.
@@ -134,12 +486,22 @@ pub fn event_line(event: &RunEvent) -> String {
     match event {
         RunEvent::RunStarted { .. } => "run_started".into(),
         RunEvent::Notice { message } => format!("notice {message}"),
-        RunEvent::Retrying { step, attempt, .. } => format!("retrying {step} #{attempt}"),
+        RunEvent::Retrying {
+            step,
+            attempt,
+            delay_ms,
+            reason,
+        } => format!("retrying {step} #{attempt} in {delay_ms}ms: {reason}"),
         RunEvent::StepStarted { step } => format!("step_started {step}"),
         RunEvent::TextDelta { step, text } => format!("text {step} {text:?}"),
         RunEvent::ReasoningDelta { step, text } => format!("reasoning {step} {text:?}"),
         RunEvent::StepFinished { step, outcome, .. } => format!("step_finished {step} {outcome}"),
-        RunEvent::ToolCall { call_id, name, .. } => format!("tool_call {call_id} {name}"),
+        RunEvent::ToolCall {
+            call_id,
+            name,
+            arguments,
+            ..
+        } => format!("tool_call {call_id} {name} {arguments}"),
         RunEvent::ToolOutput { call_id, text, .. } => format!("tool_output {call_id} {text:?}"),
         RunEvent::ToolResult {
             call_id,
@@ -161,7 +523,7 @@ pub fn event_line(event: &RunEvent) -> String {
 }
 
 /// The log's entries as compact lines: `#id type`, and what tells it apart.
-pub fn entry_lines(path: &std::path::Path) -> Vec<String> {
+pub fn entry_lines(path: &Path) -> Vec<String> {
     let log = read_session(path).unwrap();
     log.entries
         .iter()
@@ -177,8 +539,22 @@ pub fn entry_lines(path: &std::path::Path) -> Vec<String> {
                 Body::Record(Record::Steer { text } | Record::FollowUp { text }) => {
                     format!(" {text:?}")
                 }
+                Body::Record(Record::ApprovalAnswer {
+                    call_id,
+                    verdict,
+                    scope,
+                    message,
+                }) => format!(" {call_id} {verdict:?} {scope:?} {message:?}"),
+                Body::Decision(Decision::StepStarted { step, .. }) => format!(" {step}"),
                 Body::Decision(Decision::ToolDispatched { call, .. }) => format!(" {}", call.id),
-                Body::Decision(Decision::Delivered { text, .. }) => format!(" {text:?}"),
+                Body::Decision(Decision::SyntheticResult {
+                    call,
+                    reason,
+                    content,
+                }) => format!(" {} {reason:?} {content:?}", call.id),
+                Body::Decision(Decision::Delivered { origin, text, .. }) => {
+                    format!(" {origin:?} {text:?}")
+                }
                 Body::Decision(Decision::RunFinished { reason, .. }) => format!(" {reason:?}"),
                 Body::Decision(Decision::Ignored { reason }) => format!(" {reason:?}"),
                 _ => String::new(),

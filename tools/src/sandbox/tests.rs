@@ -6,15 +6,22 @@ use crate::{StandardTools, ToolExecutor, ToolOptions};
 use tokio_util::sync::CancellationToken;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 
-fn tools(root: &Path, mode: SandboxMode, network: bool) -> StandardTools {
-    StandardTools::with_options(
-        root,
-        ToolOptions {
-            sandbox: SandboxPolicy { mode, network },
-            ..ToolOptions::default()
+/// A workspace and the standard tools sandboxed in `mode` (no network), or nothing
+/// where this kernel cannot sandbox (the test is then skipped).
+fn sandboxed(mode: SandboxMode) -> Option<(tempfile::TempDir, StandardTools)> {
+    if !supported() {
+        return None;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let options = ToolOptions {
+        sandbox: SandboxPolicy {
+            mode,
+            network: false,
         },
-    )
-    .unwrap()
+        ..ToolOptions::default()
+    };
+    let tools = StandardTools::with_options(ws.path(), options).unwrap();
+    Some((ws, tools))
 }
 
 async fn call(tools: &StandardTools, name: &str, arguments: serde_json::Value) -> ToolOutcome {
@@ -36,12 +43,10 @@ async fn bash(tools: &StandardTools, command: &str) -> ToolOutcome {
 
 #[tokio::test]
 async fn workspace_write_lets_bash_write_inside_and_in_tmpdir_but_not_outside() {
-    if !supported() {
+    let Some((ws, tools)) = sandboxed(SandboxMode::WorkspaceWrite) else {
         return;
-    }
-    let ws = tempfile::tempdir().unwrap();
+    };
     let outside = tempfile::tempdir().unwrap();
-    let tools = tools(ws.path(), SandboxMode::WorkspaceWrite, false);
     let inside = bash(
         &tools,
         "echo a > inside.txt && echo b > \"$TMPDIR/t\" && echo c > /dev/null && cat \"$TMPDIR/t\"",
@@ -69,12 +74,10 @@ async fn workspace_write_lets_bash_write_inside_and_in_tmpdir_but_not_outside() 
 
 #[tokio::test]
 async fn bash_outside_sandbox_writes_where_bash_may_not() {
-    if !supported() {
+    let Some((_ws, tools)) = sandboxed(SandboxMode::WorkspaceWrite) else {
         return;
-    }
-    let ws = tempfile::tempdir().unwrap();
+    };
     let outside = tempfile::tempdir().unwrap();
-    let tools = tools(ws.path(), SandboxMode::WorkspaceWrite, false);
     let target = outside.path().join("x");
     let done = call(
         &tools,
@@ -88,11 +91,9 @@ async fn bash_outside_sandbox_writes_where_bash_may_not() {
 
 #[tokio::test]
 async fn read_only_refuses_writes_in_the_workspace_and_the_file_tools() {
-    if !supported() {
+    let Some((ws, tools)) = sandboxed(SandboxMode::ReadOnly) else {
         return;
-    }
-    let ws = tempfile::tempdir().unwrap();
-    let tools = tools(ws.path(), SandboxMode::ReadOnly, false);
+    };
     let refused = bash(&tools, "touch inside.txt").await;
     assert_eq!(refused.status, ToolStatus::Error, "{}", refused.content);
     assert!(!ws.path().join("inside.txt").exists());
@@ -119,11 +120,9 @@ async fn read_only_refuses_writes_in_the_workspace_and_the_file_tools() {
 #[tokio::test]
 async fn a_sandboxed_call_runs_as_the_init_of_its_own_pid_namespace_and_its_background_dies_with_it()
  {
-    if !supported() {
+    let Some((_ws, tools)) = sandboxed(SandboxMode::WorkspaceWrite) else {
         return;
-    }
-    let ws = tempfile::tempdir().unwrap();
-    let tools = tools(ws.path(), SandboxMode::WorkspaceWrite, false);
+    };
     let marker = format!("xcsh-pidns-marker-{}", std::process::id());
     // `$$` is the shell's pid in its namespace; the detached child holds no pipe.
     let done = bash(
@@ -150,23 +149,13 @@ fn the_tcp_and_socket_rules_are_lifted_with_network() {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
-    let with = Sandbox::new(
-        ws.path(),
-        SandboxPolicy {
-            mode: SandboxMode::WorkspaceWrite,
-            network: true,
-        },
-    )
-    .unwrap();
+    let sandbox = |network| {
+        let mode = SandboxMode::WorkspaceWrite;
+        Sandbox::new(ws.path(), SandboxPolicy { mode, network }).unwrap()
+    };
+    let with = sandbox(true);
     assert!(with.filter.is_empty());
-    let without = Sandbox::new(
-        ws.path(),
-        SandboxPolicy {
-            mode: SandboxMode::WorkspaceWrite,
-            network: false,
-        },
-    )
-    .unwrap();
+    let without = sandbox(false);
     assert_eq!(without.filter.len(), 12);
     let tmp = without.tmp().to_owned();
     assert!(tmp.is_dir());
@@ -203,11 +192,9 @@ fn denial_marks_are_found_in_the_output() {
 
 #[test]
 fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxed() {
-    if !supported() {
+    let Some((_ws, on)) = sandboxed(SandboxMode::WorkspaceWrite) else {
         return;
-    }
-    let ws = tempfile::tempdir().unwrap();
-    let on = tools(ws.path(), SandboxMode::WorkspaceWrite, false);
+    };
     let names: Vec<String> = on.specs().into_iter().map(|s| s.name).collect();
     assert_eq!(
         names,
@@ -231,7 +218,7 @@ fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxe
         bash.description
             .ends_with("a command the sandbox refused says so in its result.")
     );
-    let off = tools(ws.path(), SandboxMode::Off, false);
+    let (_other, off) = sandboxed(SandboxMode::Off).expect("the sandbox runs here");
     assert_eq!(off.specs().len(), 7);
     assert_eq!(
         off.sandbox(),
