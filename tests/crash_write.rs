@@ -268,15 +268,9 @@ fn kill_at(env: &Env, server: &MockServer, moment: Moment) -> Moment {
 /// debug build longer than the terminal helper's 30 s on a busy machine: this bound
 /// is wider.
 fn shown_until(term: &pty::Pty, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let seen = String::from_utf8_lossy(&term.seen()).into_owned();
-        if done(&seen) {
-            return seen;
-        }
-        assert!(Instant::now() < deadline, "the terminal showed:\n{seen}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    term.shown_until(Duration::from_secs(600), done, |seen| {
+        format!("the terminal showed:\n{seen}")
+    })
 }
 
 /// The dispatch entry `--continue` names in its `xcsh undo S@E` hint, if any.

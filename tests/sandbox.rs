@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pty::Pty;
 use serde_json::{Value, json};
@@ -293,15 +293,13 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
 
 /// Waits (30 s at most) until `done` holds for the processes holding `marker`.
 fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let found = xcsh_tools::testing::processes_holding(marker);
-        if done(&found) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "waited for {what}: {found:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    support::poll(
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        || xcsh_tools::testing::processes_holding(marker),
+        |found| done(found),
+        |found| format!("waited for {what}: {found:?}"),
+    );
 }
 
 #[test]

@@ -247,27 +247,26 @@ fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
         if let Some(pace) = reply.pace.filter(|_| i > 0) {
             thread::sleep(pace);
         }
-        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
-        if stream
-            .write_all(&framed)
-            .and_then(|()| stream.flush())
-            .is_err()
-        {
+        if !write_chunk(stream, chunk) {
             return false;
         }
         sent += chunk.len();
     }
     if let Some(chunk) = &reply.endless {
-        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
-        while stream
-            .write_all(&framed)
-            .and_then(|()| stream.flush())
-            .is_ok()
-        {}
+        while write_chunk(stream, chunk) {}
         return false;
     }
     stream
         .write_all(b"0\r\n\r\n")
+        .and_then(|()| stream.flush())
+        .is_ok()
+}
+
+/// Writes `chunk` as one HTTP chunk and flushes it; false when the connection failed.
+fn write_chunk(mut stream: &TcpStream, chunk: &[u8]) -> bool {
+    let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+    stream
+        .write_all(&framed)
         .and_then(|()| stream.flush())
         .is_ok()
 }
