@@ -33,6 +33,24 @@ fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
     env.script("s.jsonl", &[first.as_str(), r#"{"text":"done"}"#])
 }
 
+/// A fresh environment where the sandbox is supported; None elsewhere (the test then
+/// passes without running).
+fn sandboxed_env() -> Option<Env> {
+    supported().then(Env::new)
+}
+
+/// A script whose one call, `bash_outside_sandbox`, touches `name` outside the
+/// workspace; the path it touches and the script.
+fn touching_outside(env: &Env, name: &str) -> (PathBuf, PathBuf) {
+    let target = env.dir.path().join(name);
+    let s = script(
+        env,
+        "bash_outside_sandbox",
+        &[format!("touch {}", target.display())],
+    );
+    (target, s)
+}
+
 fn run(env: &Env, script: &Path, flags: &[&str]) -> Output {
     env.run_standard(script, &[flags, &["-p", "go"]].concat())
 }
@@ -71,6 +89,22 @@ fn local_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
 }
 
 /// `touch OUTSIDE/x`, curl and Python to the local server, a write inside.
+/// A successful run of [`three_commands`] under `--sandbox MODE`: its session, the
+/// outcomes of its calls, and how many connections the local server served.
+fn three_commands_under(env: &Env, mode: &str) -> (PathBuf, Vec<ToolOutcome>, usize) {
+    let (port, served) = local_server();
+    let s = script(env, "bash", &three_commands(env, port));
+    let out = run(env, &s, &["--sandbox", mode]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = env.only_session();
+    let results = tool_outcomes(&session);
+    (
+        session,
+        results,
+        served.load(std::sync::atomic::Ordering::SeqCst),
+    )
+}
+
 fn three_commands(env: &Env, port: u16) -> Vec<String> {
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -88,16 +122,10 @@ const SANDBOX_NOTE: &str = "sandbox: the command ran in the sandbox (workspace-w
 
 #[test]
 fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_writes_inside() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let (port, served) = local_server();
-    let s = script(&env, "bash", &three_commands(&env, port));
-    let out = run(&env, &s, &["--sandbox", "workspace-write"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let session = env.only_session();
-    let results = tool_outcomes(&session);
+    };
+    let (session, results, served) = three_commands_under(&env, "workspace-write");
     assert_eq!(results.len(), 4, "{results:#?}");
     for (i, denied) in results[..3].iter().enumerate() {
         assert_eq!(
@@ -116,7 +144,7 @@ fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_w
         );
     }
     assert!(!env.dir.path().join("outside/x").exists());
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(served, 0);
     assert_eq!(results[3].status, ToolStatus::Ok, "{}", results[3].content);
     assert!(results[3].content.contains("stdout:\ninside\n"));
     assert_eq!(
@@ -134,12 +162,7 @@ fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_w
 #[test]
 fn with_sandbox_off_the_same_commands_all_succeed() {
     let env = Env::new();
-    let (port, served) = local_server();
-    let s = script(&env, "bash", &three_commands(&env, port));
-    let out = run(&env, &s, &["--sandbox", "off"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let session = env.only_session();
-    let results = tool_outcomes(&session);
+    let (session, results, served) = three_commands_under(&env, "off");
     assert_eq!(results.len(), 4);
     for (i, r) in results.iter().enumerate() {
         assert_eq!(r.status, ToolStatus::Ok, "call {i}: {}", r.content);
@@ -148,7 +171,7 @@ fn with_sandbox_off_the_same_commands_all_succeed() {
     assert!(results[1].content.contains("stdout:\nhello"));
     assert!(results[2].content.contains("stdout:\nconnected"));
     assert!(env.dir.path().join("outside/x").exists());
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(served, 2);
     assert_eq!(
         recorded_sandbox(&session),
         Some(SandboxConfig {
@@ -231,10 +254,9 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
 
 #[test]
 fn sandbox_network_lets_a_sandboxed_command_reach_the_local_server() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let (port, served) = local_server();
     let s = script(
         &env,
@@ -250,10 +272,9 @@ fn sandbox_network_lets_a_sandboxed_command_reach_the_local_server() {
 
 #[test]
 fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let first = json!({"tool_calls": [
         {"name": "bash", "arguments": {"command": "touch inside.txt"}},
         {"name": "bash", "arguments": {"command": "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\""}},
@@ -304,10 +325,9 @@ fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) 
 
 #[test]
 fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let marker = format!("xcsh-sandbox-kill-{}", std::process::id());
     // A detached child (setsid, its own output) and the shell's own wait.
     let command = format!(
@@ -332,16 +352,10 @@ fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
 
 #[test]
 fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let target = env.dir.path().join("outside-approved");
-    let s = script(
-        &env,
-        "bash_outside_sandbox",
-        &[format!("touch {}", target.display())],
-    );
+    };
+    let (target, s) = touching_outside(&env, "outside-approved");
     let mut term = Pty::spawn(env.standard(&s, &["go"]));
     term.wait_for("allow `bash_outside_sandbox`", 1);
     term.send("y\r");
@@ -365,16 +379,10 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
 
 #[test]
 fn without_a_terminal_a_call_outside_the_sandbox_is_denied_saying_why() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let target = env.dir.path().join("outside-denied");
-    let s = script(
-        &env,
-        "bash_outside_sandbox",
-        &[format!("touch {}", target.display())],
-    );
+    };
+    let (target, s) = touching_outside(&env, "outside-denied");
     let out = run(&env, &s, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!target.exists());

@@ -12,11 +12,11 @@ mod support;
 
 use std::path::Path;
 
-use support::env::Env;
+use support::env::{Env, entry_where};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
 use support::tmux::tmux_available;
-use xcsh_log::{Body, Dag, Entry, Record, read_session};
+use xcsh_log::{Body, Dag, Record, read_session};
 
 /// The entry types of a session, in order.
 fn entry_types(path: &Path) -> Vec<String> {
@@ -104,16 +104,6 @@ fn line_with<'a>(screen: &'a str, text: &str) -> &'a str {
         .find(|l| l.contains(text))
         .map(str::trim)
         .unwrap_or_else(|| panic!("no line with {text:?} on the screen:\n{screen}"))
-}
-
-/// The entry of `path` whose body is `wanted`.
-fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .find(|e| wanted(&e.body))
-        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
 }
 
 const WORDS: [&str; 10] = [

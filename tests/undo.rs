@@ -36,23 +36,19 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
         .with_file("f.txt", "old\n")
         .with_var("NO_COLOR", "1");
     let work = env.workspace();
-    let server = MockServer::start(vec![
-        // Turn 1: an answer without tools.
-        Reply::openai_text("Hello.", 50),
-        // Turn 2: read f.txt, write it, answer.
-        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 60),
-        Reply::openai_call(
-            "call_2",
-            "write",
-            r#"{"path":"f.txt","content":"new\n"}"#,
-            70,
-        ),
-        Reply::openai_text("Rewrote f.txt.", 80),
-        // Turn 3, on a branch from the end of turn 1.
-        Reply::openai_text("On the branch.", 90),
-        // Turn 4, on the branch where the undo happened.
-        Reply::openai_text("Noted.", 100),
-    ]);
+    let server = MockServer::start(
+        [
+            // Turn 1: an answer without tools.
+            vec![Reply::openai_text("Hello.", 50)],
+            // Turn 2: read f.txt, write it, answer.
+            Reply::openai_rewrite_of_f_txt(60).into(),
+            // Turn 3, on a branch from the end of turn 1.
+            vec![Reply::openai_text("On the branch.", 90)],
+            // Turn 4, on the branch where the undo happened.
+            vec![Reply::openai_text("Noted.", 100)],
+        ]
+        .concat(),
+    );
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
 
     tmux.line("say hello");

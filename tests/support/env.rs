@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use xcsh_log::{Body, Record, StepRecord, read_session};
+use xcsh_log::{Body, Entry, Record, StepRecord, read_session};
 use xcsh_machine::{EntryId, ToolOutcome};
 
 use super::sse::Wire;
@@ -339,13 +339,17 @@ pub fn types(path: &Path) -> Vec<String> {
 
 /// The id of the first entry of a session whose body is `wanted`.
 pub fn first_entry(path: &Path, wanted: impl Fn(&Body) -> bool) -> EntryId {
+    entry_where(path, wanted).id
+}
+
+/// The first entry of a session whose body is `wanted`.
+pub fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
     read_session(path)
         .unwrap()
         .entries
-        .iter()
+        .into_iter()
         .find(|e| wanted(&e.body))
         .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
-        .id
 }
 
 /// The step entries of a session.

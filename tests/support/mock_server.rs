@@ -58,6 +58,21 @@ impl Reply {
         Reply::sse(super::sse::openai_text(&[text], prompt_tokens))
     }
 
+    /// The OpenAI steps of a turn that reads `f.txt`, writes `new\n` into it and
+    /// answers `Rewrote f.txt.`, reporting `prompt_tokens`, then 10 and 20 more.
+    pub fn openai_rewrite_of_f_txt(prompt_tokens: u64) -> [Reply; 3] {
+        [
+            Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, prompt_tokens),
+            Reply::openai_call(
+                "call_2",
+                "write",
+                r#"{"path":"f.txt","content":"new\n"}"#,
+                prompt_tokens + 10,
+            ),
+            Reply::openai_text("Rewrote f.txt.", prompt_tokens + 20),
+        ]
+    }
+
     /// A JSON error body with `status` (and optional headers such as retry-after).
     pub fn error(status: u16, body: &str, headers: &[(&str, &str)]) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
