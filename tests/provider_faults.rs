@@ -7,6 +7,7 @@
 mod support;
 
 use serde_json::{Value, json};
+use support::assert_contains;
 use support::env::{Env, stderr, steps};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{
@@ -71,9 +72,9 @@ fn anthropic_run_reading_a_txt(tool_step: Vec<String>) -> (Env, MockServer, Stri
 #[test]
 fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
     let (env, server, err) = anthropic_run_reading_a_txt(restarted_anthropic_tool_step());
-    assert!(
-        err.contains("the provider restarted its response in step 1 (message_start (msg_2) before message_stop of msg_1)"),
-        "{err}"
+    assert_contains(
+        &err,
+        "the provider restarted its response in step 1 (message_start (msg_2) before message_stop of msg_1)",
     );
     let received = server.received();
     assert_eq!(
@@ -319,10 +320,8 @@ fn provider_test_checks_the_synthetic_streams_with_the_recorded_ones() {
             .unwrap_or_default();
         assert!(row.contains("pass"), "{name}: {row:?}\n{stdout}");
     }
-    assert!(
-        stdout.contains(
-            "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file"
-        ),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file",
     );
 }

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use pty::Pty;
 use serde_json::{Value, json};
-use support::env::{Env, stderr, stdout, tool_outcomes};
-use xcsh_log::{Body, Record, read_session};
+use support::assert_contains;
+use support::env::{Env, bodies, stderr, stdout, tool_outcomes};
+use xcsh_log::{Body, Record};
 use xcsh_machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
 use xcsh_tools::testing::sandbox_supported as supported;
 
@@ -57,11 +58,8 @@ fn run(env: &Env, script: &Path, flags: &[&str]) -> Output {
 
 /// The sandbox recorded in the session's (first) prompt.
 fn recorded_sandbox(session: &Path) -> Option<SandboxConfig> {
-    read_session(session)
-        .unwrap()
-        .entries
-        .into_iter()
-        .find_map(|e| match e.body {
+    bodies(session)
+        .find_map(|b| match b {
             Body::Record(Record::UserMessage { config, .. }) => Some(config.sandbox),
             _ => None,
         })
@@ -239,7 +237,7 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
         .filter(|l| l.starts_with("xcsh: the sandbox is off: workspace-write was asked (default)"))
         .collect();
     assert_eq!(said.len(), 1, "{}", stderr(&out));
-    assert!(said[0].contains("Landlock"), "{}", said[0]);
+    assert_contains(&said[0], "Landlock");
     let session = env.only_session();
     assert_eq!(tool_outcomes(&session)[0].status, ToolStatus::Ok);
     assert!(
@@ -363,11 +361,8 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
     assert!(status.success(), "{}", String::from_utf8_lossy(&seen));
     assert!(target.exists());
     let session = env.only_session();
-    let answers: Vec<String> = read_session(&session)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
+    let answers: Vec<String> = bodies(&session)
+        .filter_map(|b| match b {
             Body::Record(Record::ApprovalAnswer { call_id, .. }) => Some(call_id.0),
             _ => None,
         })
@@ -388,10 +383,10 @@ fn without_a_terminal_a_call_outside_the_sandbox_is_denied_saying_why() {
     assert!(!target.exists());
     let session = env.only_session();
     let text = std::fs::read_to_string(&session).unwrap();
-    assert!(text.contains(r#""by":"no_one_to_ask""#), "{text}");
-    assert!(
-        text.contains("denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run"),
-        "{text}"
+    assert_contains(&text, r#""by":"no_one_to_ask""#);
+    assert_contains(
+        &text,
+        "denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run",
     );
     env.assert_clean(&session);
 }

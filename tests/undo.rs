@@ -8,6 +8,7 @@
 
 mod support;
 
+use support::assert_contains;
 use support::env::{Env, first_entry};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
@@ -53,9 +54,7 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
 
     tmux.line("say hello");
     let session = session_on(&tmux.wait_for("[done]", 1));
-    tmux.line("rewrite f.txt");
-    tmux.wait_for("Rewrote f.txt.", 1);
-    tmux.wait_for("[done]", 2);
+    tmux.turn("rewrite f.txt", "Rewrote f.txt.", "[done]", 2);
     assert_eq!(
         std::fs::read_to_string(work.join("f.txt")).unwrap(),
         "new\n"
@@ -63,9 +62,9 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
 
     tmux.line("/undo");
     let screen = tmux.wait_for("[undo] reverted", 1);
-    assert!(
-        screen.contains("the model is told with the next prompt on this branch"),
-        "{screen}"
+    assert_contains(
+        &screen,
+        "the model is told with the next prompt on this branch",
     );
     assert_eq!(
         std::fs::read_to_string(work.join("f.txt")).unwrap(),
@@ -82,15 +81,11 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     let undo = first_entry(&session, |b| matches!(b, Body::Record(Record::Undo { .. })));
     tmux.line(&format!("/at {turn1_end}"));
     tmux.wait_for("[branch] continuing from entry", 1);
-    tmux.line("a new direction");
-    tmux.wait_for("On the branch.", 1);
-    tmux.wait_for("[done]", 3);
+    tmux.turn("a new direction", "On the branch.", "[done]", 3);
     // Back to the undo: the model is told, in a message of its own.
     tmux.line(&format!("/at {undo}"));
     tmux.wait_for("[branch] continuing from entry", 2);
-    tmux.line("what now?");
-    tmux.wait_for("Noted.", 1);
-    tmux.wait_for("[done]", 4);
+    tmux.turn("what now?", "Noted.", "[done]", 4);
     tmux.ctrl_d();
 
     let received = server.received();
@@ -117,12 +112,12 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     env.assert_clean(&session);
     let s = session.to_str().unwrap();
     let tree = env.ok(&["tree", s]);
-    assert!(tree.contains("user \"what now?\""), "{tree}");
+    assert_contains(&tree, "user \"what now?\"");
     assert!(!tree.contains("[Note"), "{tree}");
     let text = env.ok(&["log", s]);
-    assert!(text.contains("↶ undo #"), "{text}");
-    assert!(text.contains("the model is told"), "{text}");
+    assert_contains(&text, "↶ undo #");
+    assert_contains(&text, "the model is told");
     let diff = env.ok(&["diff", "--workspace", s]);
-    assert!(diff.contains("reverted by /undo"), "{diff}");
+    assert_contains(&diff, "reverted by /undo");
     assert!(!diff.contains("no textual difference"), "{diff}");
 }

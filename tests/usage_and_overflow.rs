@@ -7,6 +7,7 @@ mod support;
 
 use std::path::PathBuf;
 
+use support::assert_contains;
 use support::env::{Env, session_of, stderr, stdout, types};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call_without_usage, openai_text_without_usage};
@@ -81,7 +82,7 @@ fn a_server_that_reports_no_usage_gets_estimated_tokens_in_stats_and_the_result(
     let stats = env.run(&["stats", session.to_str().unwrap()]);
     assert!(stats.status.success(), "{}", stderr(&stats));
     let text = stdout(&stats);
-    assert!(text.contains(&format!("~{input}")), "{text}");
+    assert_contains(&text, &format!("~{input}"));
     let stats = env.run(&["stats", "--json", session.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(v["total"]["input_tokens"], input, "{v}");
@@ -112,7 +113,7 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
             .contains("Summarize the conversation so far")
     );
     let next = &received[3].body;
-    assert!(next.contains("SUMMARY: a.txt was read."), "{next}");
+    assert_contains(&next, "SUMMARY: a.txt was read.");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");
     let session = session_of(&out);
     let t = types(&session);
@@ -141,9 +142,9 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done after all.\n");
     let err = stderr(&out);
-    assert!(
-        err.contains("xcsh: the provider refused the request as too long for the model's context: HTTP 400 Bad Request: This model's maximum context length is 128000 tokens."),
-        "{err}"
+    assert_contains(
+        &err,
+        "xcsh: the provider refused the request as too long for the model's context: HTTP 400 Bad Request: This model's maximum context length is 128000 tokens.",
     );
     assert!(err.contains("xcsh: compacting the conversation ("), "{err}");
     assert!(!err.contains("run stopped"), "{err}");
@@ -208,11 +209,8 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     let server = MockServer::start(vec![Reply::error(400, LLAMA_TOO_LONG, &[])]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "hello"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(
-            "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted"
-        ),
-        "{}",
-        stderr(&out)
+    assert_contains(
+        &stderr(&out),
+        "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted",
     );
 }

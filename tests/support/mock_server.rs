@@ -73,6 +73,23 @@ impl Reply {
         ]
     }
 
+    /// A turn the user steers while it streams: a step streaming `words` a chunk
+    /// every `pace_ms` that calls bash to write `one.txt`, then the answer `Checked b
+    /// too.`.
+    pub fn openai_steered_bash(words: &[&str], pace_ms: u64) -> [Reply; 2] {
+        [
+            Reply::sse(super::sse::openai_call(
+                words,
+                "call_1",
+                "bash",
+                r#"{"command":"echo one > one.txt"}"#,
+                100,
+            ))
+            .paced(pace_ms),
+            Reply::openai_text("Checked b too.", 200),
+        ]
+    }
+
     /// A JSON error body with `status` (and optional headers such as retry-after).
     pub fn error(status: u16, body: &str, headers: &[(&str, &str)]) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];

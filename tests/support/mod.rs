@@ -9,6 +9,15 @@ pub mod tmux;
 
 use std::time::{Duration, Instant};
 
+/// Asserts that `haystack` contains `needle`, showing both when it does not.
+#[track_caller]
+pub fn assert_contains(haystack: &str, needle: &str) {
+    assert!(
+        haystack.contains(needle),
+        "{haystack}\n(expected it to contain {needle:?})"
+    );
+}
+
 /// Calls `read` every `every` until `done` holds for what it returned, and returns
 /// that (a bound, not a pace: it returns as soon as `done` holds); once `limit` has
 /// passed, fails with `failure(last read)`.

@@ -94,6 +94,14 @@ impl Tmux {
         })
     }
 
+    /// A turn: types `prompt` and Enter, waits for `answer`, then for the turn's end
+    /// (`done` shown `times` times); returns the screen then.
+    pub fn turn(&self, prompt: &str, answer: &str, done: &str, times: usize) -> String {
+        self.line(prompt);
+        self.wait_for(answer, 1);
+        self.wait_for(done, times)
+    }
+
     /// The whole pane with its colours and attributes (`capture-pane -e`: SGR
     /// escape sequences as the program drew them).
     pub fn styled_screen(&self) -> String {
