@@ -56,7 +56,7 @@ tui_section() {
     python3 - "$out" "$(cut -d' ' -f1-3 /proc/loadavg)" << 'PY'
 import subprocess, sys
 sys.path.insert(0, "scripts")
-from divan import medians
+from bench_tables import medians, print_table
 out, load = sys.argv[1:]
 lines = open(out).read().splitlines()
 facts = {}
@@ -84,12 +84,7 @@ if "highlight_rust_block" in bench:
 if render:
     rows.append(("tui: the whole answer rendered at once", f"{render * 1e3:.1f} ms", f"stream total {whole * 1e3:.0f} ms", f"{whole / render:.1f}× render", "", ""))
 head = ("figure", "value", "reference (same run)", "ratio", "target", "")
-w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
-print(line(head))
-print("|" + "|".join("-" * (x + 2) for x in w) + "|")
-for r in rows:
-    print(line(r))
+print_table(head, rows)
 date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
 print()
 print(f"{date}; load average {load} at the end; divan medians of 5 runs (release).")
@@ -251,7 +246,7 @@ for line in open(results):
 def t(name): return statistics.median(s for s, _ in runs[name])
 def rss(name): return max(r for _, r in runs[name]) * 1024
 sys.path.insert(0, "scripts")
-from divan import medians
+from bench_tables import medians, print_table
 bench = medians(open(divan).read().splitlines(), 4)
 def mb(x): return f"{x / 1e6:.0f} MB"
 def secs(x): return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
@@ -347,12 +342,7 @@ if bench:
         if name in bench:
             rows.append((f"divan: {what}", secs(bench[name]) if bench[name] >= 1e-3 else f"{bench[name] * 1e6:.0f} µs", "", "", "", "", ""))
 head = ("figure", "value", "reference (same run)", "ratio", "target", "", "peak RSS")
-w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
-print(line(head))
-print("|" + "|".join("-" * (x + 2) for x in w) + "|")
-for r in rows:
-    print(line(r))
+print_table(head, rows)
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 mem = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.splitlines()[1].split()[1]

@@ -1,4 +1,4 @@
-"""The median time of each benchmark in divan's table output, for scripts/bench.sh."""
+"""The tables of scripts/bench.sh: divan's, read; the figures', printed."""
 import re
 
 UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -20,3 +20,13 @@ def medians(lines, min_head):
         if m and m.group(2) in UNITS:
             bench[head[1]] = float(m.group(1)) * UNITS[m.group(2)]
     return bench
+
+
+def print_table(head, rows):
+    """`rows` under `head` as a Markdown table, each column as wide as its widest cell."""
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
+    print(line(head))
+    print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+    for r in rows:
+        print(line(r))
