@@ -127,16 +127,26 @@ const OPENAI_TOO_LONG: &str = r#"{"error":{"message":"This model's maximum conte
 /// llama.cpp server's refusal (`exceed_context_size_error`).
 const LLAMA_TOO_LONG: &str = r#"{"error":{"code":400,"message":"request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9412,"n_ctx":8192}}"#;
 
+/// The replies of a run that reads a.txt and b.txt, is refused as too long for the
+/// context (`refusal`, HTTP 400), compacts (the summary request's answer) and gets
+/// `retry` for the step it retries.
+fn refused_then_compacted(refusal: &str, retry: Reply) -> Vec<Reply> {
+    reading_a_then_b(vec![
+        Reply::error(400, refusal, &[]),
+        // The summary request.
+        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
+        retry,
+    ])
+}
+
 #[test]
 fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean() {
     let env = env();
-    let server = MockServer::start(reading_a_then_b(vec![
-        Reply::error(400, OPENAI_TOO_LONG, &[]),
-        // The summary request.
-        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
+    let server = MockServer::start(refused_then_compacted(
+        OPENAI_TOO_LONG,
         // The retry, over the compacted context.
         Reply::sse(openai_text_without_usage("Done after all.")),
-    ]));
+    ));
     // The default mode, which streams and announces what happens on stderr.
     let out = env.run_on(Wire::OpenAi, &server.url(), &["read a.txt then b.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -181,11 +191,10 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
 #[test]
 fn a_second_refusal_stops_the_run_with_context_overflow() {
     let env = env();
-    let server = MockServer::start(reading_a_then_b(vec![
+    let server = MockServer::start(refused_then_compacted(
+        LLAMA_TOO_LONG,
         Reply::error(400, LLAMA_TOO_LONG, &[]),
-        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
-        Reply::error(400, LLAMA_TOO_LONG, &[]),
-    ]));
+    ));
     let out = env.run_on(
         Wire::OpenAi,
         &server.url(),
