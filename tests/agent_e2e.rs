@@ -42,8 +42,8 @@ fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_
     assert!(!received[2].body.contains("\"tools\""));
     // The next step's request: the summary, the kept tail, not the middle.
     let next = &received[3].body;
-    assert_contains(&next, "SUMMARY: the user asked to read a.txt and b.txt.");
-    assert_contains(&next, "tail content of b.txt");
+    assert_contains(next, "SUMMARY: the user asked to read a.txt and b.txt.");
+    assert_contains(next, "tail content of b.txt");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");
     assert!(
         !next.contains("read a.txt then b.txt"),
@@ -134,8 +134,8 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
         system.starts_with("You are xcsh, a coding agent."),
         "{system}"
     );
-    assert_contains(&system, "# Project instructions");
-    assert_contains(&system, "AGENTS.md\n\nAlways run the tests.");
+    assert_contains(system, "# Project instructions");
+    assert_contains(system, "AGENTS.md\n\nAlways run the tests.");
     assert_eq!(messages.last().unwrap()["content"], "fix the bug");
     let tools: Vec<&str> = body["tools"]
         .as_array()

@@ -485,7 +485,7 @@ fn assert_no_model_sequences(run: &str) {
             "{sequence:?} reached the terminal: {run:?}"
         );
     }
-    assert_contains(&run, "␛]52;c;cm0gLXJmIH4=␇");
+    assert_contains(run, "␛]52;c;cm0gLXJmIH4=␇");
 }
 
 #[test]

@@ -237,7 +237,7 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
         .filter(|l| l.starts_with("xcsh: the sandbox is off: workspace-write was asked (default)"))
         .collect();
     assert_eq!(said.len(), 1, "{}", stderr(&out));
-    assert_contains(&said[0], "Landlock");
+    assert_contains(said[0], "Landlock");
     let session = env.only_session();
     assert_eq!(tool_outcomes(&session)[0].status, ToolStatus::Ok);
     assert!(

@@ -126,8 +126,8 @@ fn the_key_reaches_neither_bash_nor_any_file_under_xcsh_home() {
     let outcomes = tool_outcomes(&session);
     assert_eq!(outcomes.len(), 1);
     let bash = &outcomes[0].content;
-    assert_contains(&bash, "stdout:\nkey=\n");
-    assert_contains(&bash, "XCSH_TEST_PLAIN=kept-as-is");
+    assert_contains(bash, "stdout:\nkey=\n");
+    assert_contains(bash, "XCSH_TEST_PLAIN=kept-as-is");
     assert!(!bash.contains("OPENAI_API_KEY"), "{bash}");
     assert_eq!(
         step_error(&session),

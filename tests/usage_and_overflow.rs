@@ -113,7 +113,7 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
             .contains("Summarize the conversation so far")
     );
     let next = &received[3].body;
-    assert_contains(&next, "SUMMARY: a.txt was read.");
+    assert_contains(next, "SUMMARY: a.txt was read.");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");
     let session = session_of(&out);
     let t = types(&session);
