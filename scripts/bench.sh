@@ -54,23 +54,17 @@ tui_section() {
     local out=$WORK/tui.txt
     cargo bench -q -p xcsh-tui --bench stream 2> /dev/null > "$out"
     python3 - "$out" "$(cut -d' ' -f1-3 /proc/loadavg)" << 'PY'
-import re, subprocess, sys
+import subprocess, sys
+sys.path.insert(0, "scripts")
+from bench_tables import medians, print_table
 out, load = sys.argv[1:]
-units = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-bench, facts = {}, {}
-for line in open(out):
+lines = open(out).read().splitlines()
+facts = {}
+for line in lines:
     parts = line.split()
     if len(parts) == 2 and parts[1].isdigit():
         facts[parts[0]] = int(parts[1])
-    if "│" not in line:
-        continue
-    cols = [c.strip() for c in line.split("│")]
-    head = cols[0].split()
-    if len(head) < 2 or head[0] not in ("├─", "╰─"):
-        continue
-    m = re.match(r"([\d.]+)\s*(\S+)", cols[2])
-    if m and m.group(2) in units:
-        bench[head[1]] = float(m.group(1)) * units[m.group(2)]
+bench = medians(lines, 2)
 n = facts.get("deltas", 100000)
 whole, push, render = bench.get("stream_100k_deltas_with_frames"), bench.get("push_100k_deltas"), bench.get("render_whole_answer")
 if whole is None:
@@ -90,12 +84,7 @@ if "highlight_rust_block" in bench:
 if render:
     rows.append(("tui: the whole answer rendered at once", f"{render * 1e3:.1f} ms", f"stream total {whole * 1e3:.0f} ms", f"{whole / render:.1f}× render", "", ""))
 head = ("figure", "value", "reference (same run)", "ratio", "target", "")
-w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
-print(line(head))
-print("|" + "|".join("-" * (x + 2) for x in w) + "|")
-for r in rows:
-    print(line(r))
+print_table(head, rows)
 date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
 print()
 print(f"{date}; load average {load} at the end; divan medians of 5 runs (release).")
@@ -256,19 +245,9 @@ for line in open(results):
     runs.setdefault(name, []).append((int(us) / 1e6, int(rss)))
 def t(name): return statistics.median(s for s, _ in runs[name])
 def rss(name): return max(r for _, r in runs[name]) * 1024
-units = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-bench = {}
-for line in open(divan):
-    if "│" not in line:
-        continue
-    cols = [c.strip() for c in line.split("│")]
-    head = cols[0].split()
-    if len(head) < 4 or head[0] not in ("├─", "╰─"):
-        continue
-    name = head[1]
-    m = re.match(r"([\d.]+)\s*(\S+)", cols[2])
-    if m and m.group(2) in units:
-        bench[name] = float(m.group(1)) * units[m.group(2)]
+sys.path.insert(0, "scripts")
+from bench_tables import medians, print_table
+bench = medians(open(divan).read().splitlines(), 4)
 def mb(x): return f"{x / 1e6:.0f} MB"
 def secs(x): return f"{x * 1000:.0f} ms" if x < 10 else f"{x:.1f} s"
 def mbs(n, x): return f"{n / x / 1e6:.0f} MB/s"
@@ -363,12 +342,7 @@ if bench:
         if name in bench:
             rows.append((f"divan: {what}", secs(bench[name]) if bench[name] >= 1e-3 else f"{bench[name] * 1e6:.0f} µs", "", "", "", "", ""))
 head = ("figure", "value", "reference (same run)", "ratio", "target", "", "peak RSS")
-w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-line = lambda r: "| " + " | ".join(c.ljust(w[i]) for i, c in enumerate(r)) + " |"
-print(line(head))
-print("|" + "|".join("-" * (x + 2) for x in w) + "|")
-for r in rows:
-    print(line(r))
+print_table(head, rows)
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 mem = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.splitlines()[1].split()[1]

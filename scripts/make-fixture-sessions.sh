@@ -59,11 +59,23 @@ finish() {
 
 script() { printf '%s\n' "$scripts/$1"; }
 
-make_plain() {
-    begin plain
-    xcsh_run 0 --tools test --script "$(script plain.jsonl)" -p "What is the capital of France?"
+# scripted NAME EXPECTED_EXIT PROMPT [FLAGS...]: the fixture NAME of one run of the
+# test tools over NAME's script (and its user script NAME.user.jsonl, if there is
+# one), with FLAGS, that exits EXPECTED_EXIT.
+scripted() {
+    local fixture=$1 expected=$2 prompt=$3
+    shift 3
+    local user=()
+    if [ -f "$scripts/$fixture.user.jsonl" ]; then
+        user=(--user-script "$(script "$fixture.user.jsonl")")
+    fi
+    begin "$fixture"
+    xcsh_run "$expected" --tools test "$@" --script "$(script "$fixture.jsonl")" "${user[@]}" \
+        -p "$prompt"
     finish
 }
+
+make_plain() { scripted plain 0 "What is the capital of France?"; }
 
 make_tool_rounds() {
     begin tool-rounds
@@ -75,52 +87,19 @@ make_tool_rounds() {
     finish
 }
 
-make_parallel_tools() {
-    begin parallel-tools
-    xcsh_run 0 --tools test --script "$(script parallel-tools.jsonl)" -p "Do three things at once."
-    finish
-}
+make_parallel_tools() { scripted parallel-tools 0 "Do three things at once."; }
 
-make_steer() {
-    begin steer
-    xcsh_run 0 --tools test --script "$(script steer.jsonl)" \
-        --user-script "$(script steer.user.jsonl)" -p "Run the slow check."
-    finish
-}
+make_steer() { scripted steer 0 "Run the slow check."; }
 
-make_follow_up() {
-    begin follow-up
-    xcsh_run 0 --tools test --script "$(script follow-up.jsonl)" \
-        --user-script "$(script follow-up.user.jsonl)" -p "Run the slow check."
-    finish
-}
+make_follow_up() { scripted follow-up 0 "Run the slow check."; }
 
-make_interrupt() {
-    begin interrupt
-    xcsh_run 130 --tools test --script "$(script interrupt.jsonl)" \
-        --user-script "$(script interrupt.user.jsonl)" -p "Wait a minute."
-    finish
-}
+make_interrupt() { scripted interrupt 130 "Wait a minute."; }
 
-make_length_stop() {
-    begin length-stop
-    xcsh_run 4 --tools test --script "$(script length-stop.jsonl)" -p "Print the whole file."
-    finish
-}
+make_length_stop() { scripted length-stop 4 "Print the whole file."; }
 
-make_budget_stop() {
-    begin budget-stop
-    xcsh_run 4 --tools test --max-tokens 1000 --script "$(script budget-stop.jsonl)" \
-        -p "Keep going until done."
-    finish
-}
+make_budget_stop() { scripted budget-stop 4 "Keep going until done." --max-tokens 1000; }
 
-make_compaction() {
-    begin compaction
-    xcsh_run 0 --tools test --compact-at 1000 --script "$(script compaction.jsonl)" \
-        -p "Echo two things."
-    finish
-}
+make_compaction() { scripted compaction 0 "Echo two things." --compact-at 1000; }
 
 make_branch_at() {
     begin branch-at
@@ -134,17 +113,9 @@ make_branch_at() {
     finish
 }
 
-make_provider_error() {
-    begin provider-error
-    xcsh_run 3 --tools test --script "$(script provider-error.jsonl)" -p "What is the status?"
-    finish
-}
+make_provider_error() { scripted provider-error 3 "What is the status?"; }
 
-make_ten_steps() {
-    begin ten-steps
-    xcsh_run 0 --tools test --script "$(script ten-steps.jsonl)" -p "Take ten steps."
-    finish
-}
+make_ten_steps() { scripted ten-steps 0 "Take ten steps."; }
 
 # A fork needs `xcsh fork SESSION ENTRY -o PATH`: the original session stays in the
 # temporary home; the fixture is the forked file, continued with one more run.

@@ -74,12 +74,17 @@ enum Expect {
     Interrupted(ManifestFile),
 }
 
-/// A session opened for an undo, with its whole log.
+/// A session opened for an undo: its whole log, and its leaf, where the undo goes.
 struct Opened {
+    log: xcsh_log::SessionLog,
+    tip: Tip,
+}
+
+/// The writer of a session and its machine rebuilt at the leaf `leaf`.
+struct Tip {
     writer: SessionWriter,
     machine: xcsh_machine::Machine,
     leaf: EntryId,
-    log: xcsh_log::SessionLog,
 }
 
 /// Opens the session at `path` as a run opens it: a run the previous process left
@@ -95,10 +100,12 @@ fn open_settled(path: &Path) -> Result<Opened> {
     writer.sync()?;
     let log = xcsh_log::read_session(path)?;
     Ok(Opened {
-        writer,
-        machine,
-        leaf,
         log,
+        tip: Tip {
+            writer,
+            machine,
+            leaf,
+        },
     })
 }
 
@@ -107,13 +114,8 @@ fn open_settled(path: &Path) -> Result<Opened> {
 /// previous process left unfinished is settled first, as the next run would
 /// (§12.8); the calls it interrupted are put back from their before-images.
 pub fn undo_last_run(path: &Path) -> Result<Undone> {
-    let Opened {
-        mut writer,
-        mut machine,
-        leaf,
-        log,
-    } = open_settled(path)?;
-    let branch = Dag::from_log(&log).path_to_root(leaf)?;
+    let Opened { log, tip } = open_settled(path)?;
+    let branch = Dag::from_log(&log).path_to_root(tip.leaf)?;
     let entries: Vec<_> = branch.iter().filter_map(|id| log.get(*id)).collect();
     let Some(start) = entries
         .iter()
@@ -217,7 +219,7 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
     }
     let reverted: Vec<PathBuf> = files.into_keys().collect();
     let note = note(Path::new(&log.header().cwd), &reverted);
-    record_undo(&mut writer, &mut machine, leaf, run, &reverted, &note)?;
+    tip.record_undo(run, &reverted, &note)?;
     // The files are back and the undo is durable: the before-images are done with.
     if !images.is_empty() {
         let _ = store.release(&images);
@@ -230,36 +232,36 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
     })
 }
 
-/// Appends `undo {run, files, note}` after `leaf`, applies it to `machine` (rebuilt
-/// at the leaf), records what it decides (nothing, between runs) and syncs.
-fn record_undo(
-    writer: &mut SessionWriter,
-    machine: &mut xcsh_machine::Machine,
-    leaf: EntryId,
-    run: EntryId,
-    files: &[PathBuf],
-    note: &str,
-) -> Result<()> {
-    // Recorded, then applied; the machine makes no decision between runs, but what it
-    // makes is recorded after it, as the runtime does.
-    let (mut at, _) = writer.append(
-        leaf,
-        Utc::now(),
-        &Body::Record(Record::Undo {
-            run,
-            files: files.to_vec(),
-            note: Some(note.to_owned()),
-        }),
-    )?;
-    for effect in machine.handle(Input::Undo {
-        note: note.to_owned(),
-    }) {
-        if let Effect::Record(d) = effect {
-            (at, _) = writer.append(at, Utc::now(), &Body::Decision(d))?;
+impl Tip {
+    /// Appends `undo {run, files, note}` after the leaf, applies it to the machine,
+    /// records what it decides (nothing, between runs) and syncs.
+    fn record_undo(self, run: EntryId, files: &[PathBuf], note: &str) -> Result<()> {
+        let Tip {
+            mut writer,
+            mut machine,
+            leaf,
+        } = self;
+        // Recorded, then applied; the machine makes no decision between runs, but
+        // what it makes is recorded after it, as the runtime does.
+        let (mut at, _) = writer.append(
+            leaf,
+            Utc::now(),
+            &Body::Record(Record::Undo {
+                run,
+                files: files.to_vec(),
+                note: Some(note.to_owned()),
+            }),
+        )?;
+        for effect in machine.handle(Input::Undo {
+            note: note.to_owned(),
+        }) {
+            if let Effect::Record(d) = effect {
+                (at, _) = writer.append(at, Utc::now(), &Body::Decision(d))?;
+            }
         }
+        writer.sync()?;
+        Ok(())
     }
-    writer.sync()?;
-    Ok(())
 }
 
 /// `xcsh undo SESSION@ENTRY`: puts back the files of the interrupted call whose
@@ -267,12 +269,8 @@ fn record_undo(
 /// when each is still its saved original or the call's content, and records `undo`
 /// (its `run`: the run of the call). A run left open is settled first (§12.8).
 pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
-    let Opened {
-        mut writer,
-        mut machine,
-        leaf,
-        log,
-    } = open_settled(path)?;
+    let Opened { log, tip } = open_settled(path)?;
+    let leaf = tip.leaf;
     let Some(dispatched) = log.get(entry) else {
         return Err(log.no_entry(entry).into());
     };
@@ -325,7 +323,7 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
         call.id,
         names.join(", ")
     );
-    record_undo(&mut writer, &mut machine, leaf, run, &reverted, &note)?;
+    tip.record_undo(run, &reverted, &note)?;
     let _ = store.release(&[(session_id, entry)]);
     Ok(Undone {
         run,

@@ -3,6 +3,7 @@
 
 mod support;
 
+use support::assert_contains;
 use support::env::{Env, session_of, stderr};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
@@ -41,11 +42,8 @@ fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_
     assert!(!received[2].body.contains("\"tools\""));
     // The next step's request: the summary, the kept tail, not the middle.
     let next = &received[3].body;
-    assert!(
-        next.contains("SUMMARY: the user asked to read a.txt and b.txt."),
-        "{next}"
-    );
-    assert!(next.contains("tail content of b.txt"), "{next}");
+    assert_contains(next, "SUMMARY: the user asked to read a.txt and b.txt.");
+    assert_contains(next, "tail content of b.txt");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");
     assert!(
         !next.contains("read a.txt then b.txt"),
@@ -136,11 +134,8 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
         system.starts_with("You are xcsh, a coding agent."),
         "{system}"
     );
-    assert!(system.contains("# Project instructions"), "{system}");
-    assert!(
-        system.contains("AGENTS.md\n\nAlways run the tests."),
-        "{system}"
-    );
+    assert_contains(system, "# Project instructions");
+    assert_contains(system, "AGENTS.md\n\nAlways run the tests.");
     assert_eq!(messages.last().unwrap()["content"], "fix the bug");
     let tools: Vec<&str> = body["tools"]
         .as_array()
@@ -198,9 +193,8 @@ fn config_file_profiles_and_flags_resolve_with_their_sources() {
     // Missing credentials name the variable to set.
     let out = env.run(&["run", "--provider", "anthropic", "-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no API key for anthropic: set ANTHROPIC_API_KEY"),
-        "{}",
-        stderr(&out)
+    assert_contains(
+        &stderr(&out),
+        "no API key for anthropic: set ANTHROPIC_API_KEY",
     );
 }

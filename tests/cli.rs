@@ -6,6 +6,7 @@ mod support;
 use std::io::Write;
 use std::path::Path;
 
+use support::assert_contains;
 use support::env::{Env, stderr, streaming};
 
 /// Drops what legitimately differs between two runs of one script: timestamps, the
@@ -77,13 +78,10 @@ fn sigkill_while_streaming_then_continue_repairs_and_goes_on() {
     let out = env.run_script(&next, &["--continue", "-p", "again"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("repaired a torn last line: 37 byte(s)"),
-        "{err}"
-    );
-    assert!(
-        err.contains("the previous run ended without finishing (step 2 streaming)"),
-        "{err}"
+    assert_contains(&err, "repaired a torn last line: 37 byte(s)");
+    assert_contains(
+        &err,
+        "the previous run ended without finishing (step 2 streaming)",
     );
     let after = std::fs::read_to_string(&path).unwrap();
     assert!(after.starts_with(&before), "every complete line is kept");
@@ -115,8 +113,8 @@ fn a_second_writer_fails_at_once_naming_the_lock_holder() {
     child.wait().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("is already being written by pid "), "{err}");
-    assert!(err.contains(&format!("pid {pid} ")), "{err}");
+    assert_contains(&err, "is already being written by pid ");
+    assert_contains(&err, &format!("pid {pid} "));
 }
 
 #[test]
@@ -181,9 +179,9 @@ fn a_bad_script_line_is_named_with_its_file_and_line() {
     let out = env.run_script(&script, &["-p", "x"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(
-        err.contains("bad.jsonl:2: not a faux script step: invalid type: integer `5`"),
-        "{err}"
+    assert_contains(
+        &err,
+        "bad.jsonl:2: not a faux script step: invalid type: integer `5`",
     );
 }
 

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use support::assert_contains;
 use support::env::{Env, stderr, stdout};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::{Wire, chat, chat_usage};
@@ -268,15 +269,9 @@ fn kill_at(env: &Env, server: &MockServer, moment: Moment) -> Moment {
 /// debug build longer than the terminal helper's 30 s on a busy machine: this bound
 /// is wider.
 fn shown_until(term: &pty::Pty, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let seen = String::from_utf8_lossy(&term.seen()).into_owned();
-        if done(&seen) {
-            return seen;
-        }
-        assert!(Instant::now() < deadline, "the terminal showed:\n{seen}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    term.shown_until(Duration::from_secs(600), done, |seen| {
+        format!("the terminal showed:\n{seen}")
+    })
 }
 
 /// The dispatch entry `--continue` names in its `xcsh undo S@E` hint, if any.
@@ -328,10 +323,10 @@ fn crash_and_undo(moment: Moment, plain: bool) {
         check_listing(killed, &shown, is_original);
         if killed < Moment::Manifest && !shown.contains("[undo] reverted") {
             // No before-image: the call changed nothing, so there is nothing to undo.
-            assert!(shown.contains("changed no file"), "{shown}");
+            assert_contains(&shown, "changed no file");
         } else {
             assert!(shown.contains("[undo] reverted"), "{killed:?}: {shown}");
-            assert!(shown.contains("big.txt"), "{shown}");
+            assert_contains(&shown, "big.txt");
         }
         term.send("\x04");
         let (status, _) = term.finish();
@@ -354,10 +349,9 @@ fn crash_and_undo(moment: Moment, plain: bool) {
             Some(spec) => {
                 let out = env.run(&["undo", &spec]);
                 assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-                assert!(
-                    stdout(&out).contains("[undo] reverted the changes of the interrupted call"),
-                    "{}",
-                    stdout(&out)
+                assert_contains(
+                    &stdout(&out),
+                    "[undo] reverted the changes of the interrupted call",
                 );
             }
             // No before-image: the call changed nothing.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::assert_contains;
 use support::env::{Env, fixture, stderr, stdout};
 use xcsh_log::{Body, Entry, EntryHash, Record, read_session};
 
@@ -178,10 +179,7 @@ fn events_rejects_an_unknown_type_and_lists_the_valid_ones() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
-    assert!(
-        err.contains("invalid value 'bogus' for '--type <TYPE>'"),
-        "{err}"
-    );
+    assert_contains(&err, "invalid value 'bogus' for '--type <TYPE>'");
     for valid in [
         "session",
         "tool_result",
@@ -398,13 +396,13 @@ fn model_text_and_tool_output_on_a_terminal_are_neutralized_and_the_log_keeps_th
         String::from_utf8_lossy(&seen)
     );
     let shown = String::from_utf8_lossy(&seen);
-    assert!(
-        shown.contains("Done.␛[2J␛]0;pwned␇␛]52;c;cm0gLXJmIH4=␇␍all good\\u{9b}1A"),
-        "{shown}"
+    assert_contains(
+        &shown,
+        "Done.␛[2J␛]0;pwned␇␛]52;c;cm0gLXJmIH4=␇␍all good\\u{9b}1A",
     );
-    assert!(
-        shown.contains("[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)"),
-        "{shown}"
+    assert_contains(
+        &shown,
+        "[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)",
     );
 
     let log = read_session(&env.only_session()).unwrap();
@@ -429,10 +427,9 @@ fn piped_print_output_keeps_the_bytes_and_stderr_is_neutralized() {
         "{}",
         stderr(&streamed)
     );
-    assert!(
-        stderr(&streamed).contains("[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)"),
-        "{}",
-        stderr(&streamed)
+    assert_contains(
+        &stderr(&streamed),
+        "[read] Ok:      1\t␛]52;c;cm0gLXJmIH4=␇ copied (+1 lines)",
     );
 }
 
@@ -488,7 +485,7 @@ fn assert_no_model_sequences(run: &str) {
             "{sequence:?} reached the terminal: {run:?}"
         );
     }
-    assert!(run.contains("␛]52;c;cm0gLXJmIH4=␇"), "{run}");
+    assert_contains(run, "␛]52;c;cm0gLXJmIH4=␇");
 }
 
 #[test]
@@ -524,10 +521,10 @@ fn the_inspect_views_neutralize_what_the_model_wrote() {
     }
     // A view with --json is JSON: every control character is escaped there.
     let json = env.run(&["log", s, "--json"]);
-    assert!(stdout(&json).contains(r"\u001b]52;c;"), "{}", stdout(&json));
+    assert_contains(&stdout(&json), r"\u001b]52;c;");
     // An export to a pipe is data: the bytes as they came.
     let md = env.run(&["export", s, "--format", "md"]);
-    assert!(stdout(&md).contains(HOSTILE_TEXT), "{}", stdout(&md));
+    assert_contains(&stdout(&md), HOSTILE_TEXT);
 }
 
 // Item 14: no input panics the binary.
@@ -738,7 +735,7 @@ fn on_a_dumb_terminal_the_plain_line_mode_runs_a_turn() {
     let (status, seen) = term.finish();
     assert!(status.success());
     let seen = String::from_utf8_lossy(&seen);
-    assert!(seen.contains("a plain answer"), "{seen}");
+    assert_contains(&seen, "a plain answer");
     // No terminal UI: no synchronized updates, no cursor moves of its own.
     assert!(!seen.contains("\u{1b}[?2026h"), "{seen:?}");
 }

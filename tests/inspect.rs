@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use support::assert_contains;
 use support::env::{Env, fixture, session_id, stderr, succeeded};
 
 const TOOL_STEP: &str = r#"{"text":"looking","tool_calls":[{"name":"echo","arguments":{"a":1}},{"name":"echo","arguments":{"b":2}}]}"#;
@@ -42,16 +43,8 @@ fn every_view_runs_on_a_recorded_session_without_colors_off_a_terminal() {
     for o in &outputs {
         assert!(!o.contains('\x1b'), "no color off a terminal: {o}");
     }
-    assert!(
-        outputs[0].contains("user \"do it\" · 2 steps · 2 tool calls"),
-        "{}",
-        outputs[0]
-    );
-    assert!(
-        outputs[3].contains("→ echo call_1_2 {\"b\":2}"),
-        "{}",
-        outputs[3]
-    );
+    assert_contains(&outputs[0], "user \"do it\" · 2 steps · 2 tool calls");
+    assert_contains(&outputs[3], "→ echo call_1_2 {\"b\":2}");
     assert!(
         !outputs[3].contains("all done"),
         "the branch ends at 5: {}",
@@ -63,7 +56,7 @@ fn every_view_runs_on_a_recorded_session_without_colors_off_a_terminal() {
         "header and two results: {}",
         outputs[4]
     );
-    assert!(outputs[6].contains("ok: 11 entries"), "{}", outputs[6]);
+    assert_contains(&outputs[6], "ok: 11 entries");
     for args in [
         vec!["tree", s, "--json"],
         vec!["stats", s, "--json"],
@@ -79,10 +72,9 @@ fn every_view_runs_on_a_recorded_session_without_colors_off_a_terminal() {
     }
     let bad = env.run(&["tree", "nope"]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(
-        stderr(&bad).contains("session nope: no session file or session id matches"),
-        "{}",
-        stderr(&bad)
+    assert_contains(
+        &stderr(&bad),
+        "session nope: no session file or session id matches",
     );
 }
 
@@ -114,10 +106,7 @@ fn check_fails_on_an_edited_line_naming_it() {
     let out = env.run(&["check", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.contains("hash_mismatch          entry #3 (line 4)"),
-        "{text}"
-    );
+    assert_contains(&text, "hash_mismatch          entry #3 (line 4)");
 }
 
 /// Runs a `read` of notes.txt, then answers; the file's content is `content`.
@@ -152,7 +141,7 @@ fn diff_of_two_runs_whose_tool_result_differs_names_that_result_first() {
         "{text}"
     );
     assert!(first.ends_with("content differs"), "{text}");
-    assert!(text.contains("common history: none"), "{text}");
+    assert_contains(&text, "common history: none");
     let same = env.run(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
     assert_eq!(same.status.code(), Some(0));
     let json = env.run(&[
@@ -180,7 +169,7 @@ fn fork_copies_a_branch_that_a_run_can_continue_and_label_names_an_entry() {
     );
     let forked = env.dir.path().join("forked.jsonl");
     let msg = env.ok(&["fork", s, "#10", "-o", forked.to_str().unwrap()]);
-    assert!(msg.contains("11 entries copied"), "{msg}");
+    assert_contains(&msg, "11 entries copied");
     let original = std::fs::read_to_string(&path).unwrap();
     let copy = std::fs::read_to_string(&forked).unwrap();
     assert!(copy.starts_with(&original), "byte for byte, then the label");
@@ -204,24 +193,18 @@ fn fork_copies_a_branch_that_a_run_can_continue_and_label_names_an_entry() {
         tree.starts_with(&format!("forked from {origin} @ 10\n")),
         "{tree}"
     );
-    assert!(
-        tree.contains(&format!("[#10: forked from {origin} @ 10]")),
-        "{tree}"
-    );
-    assert!(tree.contains("user \"more, in the fork\""), "{tree}");
+    assert_contains(&tree, &format!("[#10: forked from {origin} @ 10]"));
+    assert_contains(&tree, "user \"more, in the fork\"");
     // The fork shares the original's history by hash.
     let diff = env.ok(&["diff", s, &format!("{}@10", forked.display())]);
-    assert!(
-        diff.contains("common history: 11 entries up to #10"),
-        "{diff}"
-    );
+    assert_contains(&diff, "common history: 11 entries up to #10");
     // A fork without -o goes to this workspace's sessions.
     let before = env.sessions().len();
     env.ok(&["fork", s, "10"]);
     assert_eq!(env.sessions().len(), before + 1);
 
     let msg = env.ok(&["label", s, "3", "the tool step"]);
-    assert!(msg.contains("labelled entry 3"), "{msg}");
+    assert_contains(&msg, "labelled entry 3");
     let tree = env.ok(&["tree", s]);
     assert!(
         tree.contains("[#3: the tool step]") && tree.contains("◀ leaf"),

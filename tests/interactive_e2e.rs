@@ -9,19 +9,13 @@
 
 mod support;
 
-use support::env::{Env, first_entry, stderr, stdout};
+use support::assert_contains;
+use support::env::{Env, assert_steer_delivered_after_the_tools, first_entry, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
-use support::sse::{Wire, openai_call};
+use support::sse::Wire;
 use support::tmux::{session_on, tmux_available};
 use xcsh_log::{Body, Dag, Record, read_session};
 use xcsh_machine::Decision;
-
-fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
-    from + types[from..]
-        .iter()
-        .position(|t| t == wanted)
-        .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
-}
 
 #[test]
 fn a_user_session_in_a_real_terminal() {
@@ -30,24 +24,22 @@ fn a_user_session_in_a_real_terminal() {
     }
     let env = Env::new();
     let work = env.workspace();
-    let server = MockServer::start(vec![
-        // Turn 1: streams slowly (the user steers meanwhile), then asks for bash.
-        Reply::sse(openai_call(
-            &["Working ", "on it ", "step ", "by ", "step.\n"],
-            "call_1",
-            "bash",
-            r#"{"command":"echo one > one.txt"}"#,
-            100,
-        ))
-        .paced(400),
-        Reply::openai_text("Checked b too.", 200),
-        // Turn 2: a long bash call, stopped with Ctrl-C (bash is allowed by the `a`).
-        Reply::openai_call("call_2", "bash", r#"{"command":"sleep 30"}"#, 300),
-        // Turn 3, on the new branch.
-        Reply::openai_text("A fresh answer on the new branch.", 120),
-        // After --continue.
-        Reply::openai_text("Continued where you were.", 130),
-    ]);
+    let server = MockServer::start(
+        [
+            // Turn 1: streams slowly (the user steers meanwhile), then asks for bash.
+            Reply::openai_steered_bash(&["Working ", "on it ", "step ", "by ", "step.\n"], 400)
+                .to_vec(),
+            vec![
+                // Turn 2: a long bash call, stopped with Ctrl-C (bash is allowed by the `a`).
+                Reply::openai_call("call_2", "bash", r#"{"command":"sleep 30"}"#, 300),
+                // Turn 3, on the new branch.
+                Reply::openai_text("A fresh answer on the new branch.", 120),
+                // After --continue.
+                Reply::openai_text("Continued where you were.", 130),
+            ],
+        ]
+        .concat(),
+    );
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "");
 
     tmux.line("start the work");
@@ -73,14 +65,17 @@ fn a_user_session_in_a_real_terminal() {
     });
     tmux.line(&format!("/at {turn1_end}"));
     tmux.wait_for("[branch] continuing from entry", 1);
-    tmux.line("a new direction");
-    tmux.wait_for("A fresh answer on the new branch.", 1);
-    tmux.wait_for("[done]", 2);
+    tmux.turn(
+        "a new direction",
+        "A fresh answer on the new branch.",
+        "[done]",
+        2,
+    );
     tmux.line("/tree");
     let screen = tmux.wait_for("◀ leaf", 1);
-    assert!(screen.contains("┬ 2 branches at #"), "{screen}");
-    assert!(screen.contains("user \"run the long job\""), "{screen}");
-    assert!(screen.contains("user \"a new direction\""), "{screen}");
+    assert_contains(&screen, "┬ 2 branches at #");
+    assert_contains(&screen, "user \"run the long job\"");
+    assert_contains(&screen, "user \"a new direction\"");
     tmux.ctrl_d();
 
     // The log: the steer arrived during step 1 and was delivered after its tool
@@ -92,14 +87,7 @@ fn a_user_session_in_a_real_terminal() {
         .iter()
         .map(|e| e.type_name().to_string())
         .collect();
-    let steer = index_of(&types, "steer", 0);
-    let step1 = index_of(&types, "step", 0);
-    let result1 = index_of(&types, "tool_result", step1);
-    let delivered = index_of(&types, "delivered", 0);
-    assert!(
-        steer < step1 && step1 < result1 && result1 < delivered,
-        "{types:?}"
-    );
+    assert_steer_delivered_after_the_tools(&types);
     let cancelled = log.entries.iter().any(|e| {
         matches!(&e.body, Body::Record(Record::ToolResult(r)) if r.outcome.content.contains("not undone"))
     });

@@ -7,6 +7,7 @@
 mod support;
 
 use serde_json::{Value, json};
+use support::assert_contains;
 use support::env::{Env, stderr, steps};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{
@@ -55,20 +56,25 @@ fn assistant_turn(body: &str) -> Value {
         .unwrap()
 }
 
-#[test]
-fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
-    let wire = Wire::Anthropic;
+/// A run of the Anthropic wire whose first step is `tool_step` (it reads a.txt) and
+/// whose second answers; the run succeeded. The env, the server and the run's stderr.
+fn anthropic_run_reading_a_txt(tool_step: Vec<String>) -> (Env, MockServer, String) {
     let env = Env::for_wires();
     let server = MockServer::start(vec![
-        Reply::sse(restarted_anthropic_tool_step()),
-        Reply::sse(wire.text_step("a.txt says hello")),
+        Reply::sse(tool_step),
+        Reply::sse(Wire::Anthropic.text_step("a.txt says hello")),
     ]);
-    let out = env.run_against(wire, &server.url(), &[]);
+    let out = env.run_against(Wire::Anthropic, &server.url(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("the provider restarted its response in step 1 (message_start (msg_2) before message_stop of msg_1)"),
-        "{}",
-        stderr(&out)
+    (env, server, stderr(&out))
+}
+
+#[test]
+fn a_restarted_anthropic_stream_runs_and_sends_back_only_the_second_message() {
+    let (env, server, err) = anthropic_run_reading_a_txt(restarted_anthropic_tool_step());
+    assert_contains(
+        &err,
+        "the provider restarted its response in step 1 (message_start (msg_2) before message_stop of msg_1)",
     );
     let received = server.received();
     assert_eq!(
@@ -107,13 +113,7 @@ fn two_thinking_blocks_tool_step() -> Vec<String> {
 #[test]
 fn two_anthropic_thinking_blocks_are_sent_back_unchanged_and_in_order() {
     let wire = Wire::Anthropic;
-    let env = Env::for_wires();
-    let server = MockServer::start(vec![
-        Reply::sse(two_thinking_blocks_tool_step()),
-        Reply::sse(wire.text_step("a.txt says hello")),
-    ]);
-    let out = env.run_against(wire, &server.url(), &[]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (env, server, _) = anthropic_run_reading_a_txt(two_thinking_blocks_tool_step());
     let sent_back = json!([
         {"type": "thinking", "thinking": "The file is a.txt.", "signature": "SIG_ONE"},
         {"type": "thinking", "thinking": "Read it whole.", "signature": "SIG_TWO"},
@@ -170,9 +170,18 @@ fn kib_of_text() -> String {
     ))
 }
 
-/// Asserts that the session's step ended `length` with the client's cut recorded,
-/// its text within the output budget, and every line of the log short.
-fn assert_cut_at_the_output_limit(env: &Env, max_output_tokens: u64) {
+/// Runs against `server` with `--max-output-tokens MAX_OUTPUT_TOKENS` and asserts
+/// that xcsh did not panic, that the session's step ended `length` with the client's
+/// cut recorded, its text within the output budget, and every line of the log short.
+fn assert_cut_at_the_output_limit(
+    env: &Env,
+    wire: Wire,
+    server: &MockServer,
+    max_output_tokens: u64,
+) {
+    let limit = max_output_tokens.to_string();
+    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", &limit]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     let steps = steps(&env.session());
     assert_eq!(steps.len(), 1);
     let step = &steps[0];
@@ -217,9 +226,7 @@ fn a_stream_far_beyond_the_output_limit_is_cut_and_its_entry_stays_bounded() {
     frames.push(chat(r#"{"index":0,"delta":{},"finish_reason":"stop"}"#));
     frames.push("data: [DONE]\n\n".into());
     let server = MockServer::start(vec![Reply::sse(frames)]);
-    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "1000"]);
-    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    assert_cut_at_the_output_limit(&env, 1000);
+    assert_cut_at_the_output_limit(&env, wire, &server, 1000);
 }
 
 #[test]
@@ -237,9 +244,7 @@ fn a_stream_without_end_is_cut_at_the_output_limit() {
             &format!(r#"{{"type":"text_delta","text":{text}}}"#),
         )),
     ]);
-    let out = env.run_against(wire, &server.url(), &["--max-output-tokens", "2000"]);
-    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    assert_cut_at_the_output_limit(&env, 2000);
+    assert_cut_at_the_output_limit(&env, wire, &server, 2000);
 }
 
 #[test]
@@ -315,10 +320,8 @@ fn provider_test_checks_the_synthetic_streams_with_the_recorded_ones() {
             .unwrap_or_default();
         assert!(row.contains("pass"), "{name}: {row:?}\n{stdout}");
     }
-    assert!(
-        stdout.contains(
-            "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file"
-        ),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        "8 streams (1 recorded, 7 synthetic): 7 passed, 0 failed, 1 without a golden file",
     );
 }

@@ -7,6 +7,7 @@ mod support;
 
 use std::path::Path;
 
+use support::assert_contains;
 use support::env::{Env, SECRET, stderr, steps, types};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
@@ -71,11 +72,7 @@ fn a_disconnect_mid_stream_fails_the_step_with_what_arrived() {
     ]);
     let out = env.run_against(wire, &server.url(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("provider error: the stream broke off after"),
-        "{}",
-        stderr(&out)
-    );
+    assert_contains(&stderr(&out), "provider error: the stream broke off after");
     let steps = steps(&env.session());
     let StepOutcome::Failed { error } = &steps[0].outcome else {
         panic!("{:?}", steps[0].outcome)
@@ -196,12 +193,9 @@ fn a_4xx_json_error_is_not_retried_and_names_the_providers_message() {
     let out = env.run_against(wire, &server.url(), &[]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(server.received().len(), 1);
-    assert!(
-        stderr(&out).contains(
-            "provider error: HTTP 401 Unauthorized: Incorrect API key provided (invalid_api_key)"
-        ),
-        "{}",
-        stderr(&out)
+    assert_contains(
+        &stderr(&out),
+        "provider error: HTTP 401 Unauthorized: Incorrect API key provided (invalid_api_key)",
     );
 }
 
@@ -282,18 +276,12 @@ fn a_cassette_miss_names_the_closest_recorded_request() {
     );
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
-    assert!(
-        err.contains("no recorded request matches this one; the closest is exchange 1 (line 2):"),
-        "{err}"
+    assert_contains(
+        &err,
+        "no recorded request matches this one; the closest is exchange 1 (line 2):",
     );
-    assert!(
-        err.contains("\n-      \"content\": \"read a.txt\",\n"),
-        "{err}"
-    );
-    assert!(
-        err.contains("\n+      \"content\": \"a different prompt\",\n"),
-        "{err}"
-    );
+    assert_contains(&err, "\n-      \"content\": \"read a.txt\",\n");
+    assert_contains(&err, "\n+      \"content\": \"a different prompt\",\n");
 }
 
 #[test]
@@ -307,7 +295,7 @@ fn redrive_reruns_the_agent_from_a_cassette_and_the_log_and_matches() {
     std::fs::remove_file(env.workspace().join("a.txt")).unwrap();
     let (out, stdout) = redrive(&env, &original, &cassette);
     assert!(out.status.success(), "{stdout}{}", stderr(&out));
-    assert!(stdout.contains("redriven (1 run(s)) to "), "{stdout}");
+    assert_contains(&stdout, "redriven (1 run(s)) to ");
     assert!(
         stdout.ends_with(": decisions and conversation match\n"),
         "{stdout}"
@@ -328,10 +316,7 @@ fn redrive_reports_a_difference_when_the_cassette_cannot_answer_the_same_way() {
     let original = env.session();
     let (out, stdout) = redrive(&env, &original, &cassette);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", stderr(&out));
-    assert!(stdout.contains("redriven (2 run(s)) to "), "{stdout}");
-    assert!(stdout.contains(": DIFFERS: decision "), "{stdout}");
-    assert!(
-        stdout.contains("no recorded request matches this one"),
-        "{stdout}"
-    );
+    assert_contains(&stdout, "redriven (2 run(s)) to ");
+    assert_contains(&stdout, ": DIFFERS: decision ");
+    assert_contains(&stdout, "no recorded request matches this one");
 }

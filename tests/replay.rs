@@ -8,6 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use support::assert_contains;
 use support::env::{Env, fixture, fixtures, stderr, stdout};
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{Decision, EntryId};
@@ -357,10 +358,7 @@ fn until_an_entry_of_another_branch_is_refused() {
     let out = replay(&[path.to_str().unwrap(), "--until", "6"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(
-        err.contains("entry 6 is not on the branch that ends at entry 13"),
-        "{err}"
-    );
+    assert_contains(&err, "entry 6 is not on the branch that ends at entry 13");
     // The old branch itself replays clean from its own leaf.
     let out = replay(&[path.to_str().unwrap(), "--leaf", "8"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));

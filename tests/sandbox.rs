@@ -14,12 +14,13 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pty::Pty;
 use serde_json::{Value, json};
-use support::env::{Env, stderr, stdout, tool_outcomes};
-use xcsh_log::{Body, Record, read_session};
+use support::assert_contains;
+use support::env::{Env, bodies, stderr, stdout, tool_outcomes};
+use xcsh_log::{Body, Record};
 use xcsh_machine::{SandboxConfig, SandboxMode, ToolOutcome, ToolStatus};
 use xcsh_tools::testing::sandbox_supported as supported;
 
@@ -33,17 +34,32 @@ fn script(env: &Env, tool: &str, commands: &[String]) -> PathBuf {
     env.script("s.jsonl", &[first.as_str(), r#"{"text":"done"}"#])
 }
 
+/// A fresh environment where the sandbox is supported; None elsewhere (the test then
+/// passes without running).
+fn sandboxed_env() -> Option<Env> {
+    supported().then(Env::new)
+}
+
+/// A script whose one call, `bash_outside_sandbox`, touches `name` outside the
+/// workspace; the path it touches and the script.
+fn touching_outside(env: &Env, name: &str) -> (PathBuf, PathBuf) {
+    let target = env.dir.path().join(name);
+    let s = script(
+        env,
+        "bash_outside_sandbox",
+        &[format!("touch {}", target.display())],
+    );
+    (target, s)
+}
+
 fn run(env: &Env, script: &Path, flags: &[&str]) -> Output {
     env.run_standard(script, &[flags, &["-p", "go"]].concat())
 }
 
 /// The sandbox recorded in the session's (first) prompt.
 fn recorded_sandbox(session: &Path) -> Option<SandboxConfig> {
-    read_session(session)
-        .unwrap()
-        .entries
-        .into_iter()
-        .find_map(|e| match e.body {
+    bodies(session)
+        .find_map(|b| match b {
             Body::Record(Record::UserMessage { config, .. }) => Some(config.sandbox),
             _ => None,
         })
@@ -71,6 +87,22 @@ fn local_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
 }
 
 /// `touch OUTSIDE/x`, curl and Python to the local server, a write inside.
+/// A successful run of [`three_commands`] under `--sandbox MODE`: its session, the
+/// outcomes of its calls, and how many connections the local server served.
+fn three_commands_under(env: &Env, mode: &str) -> (PathBuf, Vec<ToolOutcome>, usize) {
+    let (port, served) = local_server();
+    let s = script(env, "bash", &three_commands(env, port));
+    let out = run(env, &s, &["--sandbox", mode]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = env.only_session();
+    let results = tool_outcomes(&session);
+    (
+        session,
+        results,
+        served.load(std::sync::atomic::Ordering::SeqCst),
+    )
+}
+
 fn three_commands(env: &Env, port: u16) -> Vec<String> {
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -88,16 +120,10 @@ const SANDBOX_NOTE: &str = "sandbox: the command ran in the sandbox (workspace-w
 
 #[test]
 fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_writes_inside() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let (port, served) = local_server();
-    let s = script(&env, "bash", &three_commands(&env, port));
-    let out = run(&env, &s, &["--sandbox", "workspace-write"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let session = env.only_session();
-    let results = tool_outcomes(&session);
+    };
+    let (session, results, served) = three_commands_under(&env, "workspace-write");
     assert_eq!(results.len(), 4, "{results:#?}");
     for (i, denied) in results[..3].iter().enumerate() {
         assert_eq!(
@@ -116,7 +142,7 @@ fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_w
         );
     }
     assert!(!env.dir.path().join("outside/x").exists());
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(served, 0);
     assert_eq!(results[3].status, ToolStatus::Ok, "{}", results[3].content);
     assert!(results[3].content.contains("stdout:\ninside\n"));
     assert_eq!(
@@ -134,12 +160,7 @@ fn under_workspace_write_bash_cannot_write_outside_or_reach_a_local_server_but_w
 #[test]
 fn with_sandbox_off_the_same_commands_all_succeed() {
     let env = Env::new();
-    let (port, served) = local_server();
-    let s = script(&env, "bash", &three_commands(&env, port));
-    let out = run(&env, &s, &["--sandbox", "off"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let session = env.only_session();
-    let results = tool_outcomes(&session);
+    let (session, results, served) = three_commands_under(&env, "off");
     assert_eq!(results.len(), 4);
     for (i, r) in results.iter().enumerate() {
         assert_eq!(r.status, ToolStatus::Ok, "call {i}: {}", r.content);
@@ -148,7 +169,7 @@ fn with_sandbox_off_the_same_commands_all_succeed() {
     assert!(results[1].content.contains("stdout:\nhello"));
     assert!(results[2].content.contains("stdout:\nconnected"));
     assert!(env.dir.path().join("outside/x").exists());
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(served, 2);
     assert_eq!(
         recorded_sandbox(&session),
         Some(SandboxConfig {
@@ -216,7 +237,7 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
         .filter(|l| l.starts_with("xcsh: the sandbox is off: workspace-write was asked (default)"))
         .collect();
     assert_eq!(said.len(), 1, "{}", stderr(&out));
-    assert!(said[0].contains("Landlock"), "{}", said[0]);
+    assert_contains(said[0], "Landlock");
     let session = env.only_session();
     assert_eq!(tool_outcomes(&session)[0].status, ToolStatus::Ok);
     assert!(
@@ -231,10 +252,9 @@ fn on_a_kernel_without_landlock_xcsh_says_so_once_and_runs_with_the_sandbox_off(
 
 #[test]
 fn sandbox_network_lets_a_sandboxed_command_reach_the_local_server() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let (port, served) = local_server();
     let s = script(
         &env,
@@ -250,10 +270,9 @@ fn sandbox_network_lets_a_sandboxed_command_reach_the_local_server() {
 
 #[test]
 fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let first = json!({"tool_calls": [
         {"name": "bash", "arguments": {"command": "touch inside.txt"}},
         {"name": "bash", "arguments": {"command": "echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\""}},
@@ -293,23 +312,20 @@ fn read_only_lets_bash_write_only_its_tmpdir_and_refuses_the_write_tool() {
 
 /// Waits (30 s at most) until `done` holds for the processes holding `marker`.
 fn wait_for_processes(marker: &str, what: &str, done: impl Fn(&[(u32, String)]) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let found = xcsh_tools::testing::processes_holding(marker);
-        if done(&found) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "waited for {what}: {found:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    support::poll(
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        || xcsh_tools::testing::processes_holding(marker),
+        |found| done(found),
+        |found| format!("waited for {what}: {found:?}"),
+    );
 }
 
 #[test]
 fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
+    };
     let marker = format!("xcsh-sandbox-kill-{}", std::process::id());
     // A detached child (setsid, its own output) and the shell's own wait.
     let command = format!(
@@ -334,16 +350,10 @@ fn sigkill_of_xcsh_mid_call_leaves_no_process_of_the_call() {
 
 #[test]
 fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let target = env.dir.path().join("outside-approved");
-    let s = script(
-        &env,
-        "bash_outside_sandbox",
-        &[format!("touch {}", target.display())],
-    );
+    };
+    let (target, s) = touching_outside(&env, "outside-approved");
     let mut term = Pty::spawn(env.standard(&s, &["go"]));
     term.wait_for("allow `bash_outside_sandbox`", 1);
     term.send("y\r");
@@ -351,11 +361,8 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
     assert!(status.success(), "{}", String::from_utf8_lossy(&seen));
     assert!(target.exists());
     let session = env.only_session();
-    let answers: Vec<String> = read_session(&session)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
+    let answers: Vec<String> = bodies(&session)
+        .filter_map(|b| match b {
             Body::Record(Record::ApprovalAnswer { call_id, .. }) => Some(call_id.0),
             _ => None,
         })
@@ -367,25 +374,19 @@ fn a_call_outside_the_sandbox_is_asked_on_the_terminal_recorded_and_replayed() {
 
 #[test]
 fn without_a_terminal_a_call_outside_the_sandbox_is_denied_saying_why() {
-    if !supported() {
+    let Some(env) = sandboxed_env() else {
         return;
-    }
-    let env = Env::new();
-    let target = env.dir.path().join("outside-denied");
-    let s = script(
-        &env,
-        "bash_outside_sandbox",
-        &[format!("touch {}", target.display())],
-    );
+    };
+    let (target, s) = touching_outside(&env, "outside-denied");
     let out = run(&env, &s, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!target.exists());
     let session = env.only_session();
     let text = std::fs::read_to_string(&session).unwrap();
-    assert!(text.contains(r#""by":"no_one_to_ask""#), "{text}");
-    assert!(
-        text.contains("denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run"),
-        "{text}"
+    assert_contains(&text, r#""by":"no_one_to_ask""#);
+    assert_contains(
+        &text,
+        "denied: `bash_outside_sandbox` needs the user's approval every time (it runs a command outside the sandbox), and no one can give it in this run (a one-shot run without a terminal); the call was not run",
     );
     env.assert_clean(&session);
 }

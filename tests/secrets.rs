@@ -7,10 +7,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::env::{Env, stderr, tool_outcomes};
+use support::assert_contains;
+use support::env::{Env, bodies, stderr, tool_outcomes};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
-use xcsh_log::{Body, Record, read_session};
+use xcsh_log::{Body, Record};
 use xcsh_machine::{StepOutcome, StreamEvent};
 
 const KEY: &str = "sk-test-a1b2c3d4e5f6g7h8";
@@ -47,11 +48,8 @@ fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
 
 /// The error of the session's failed step.
 fn step_error(path: &Path) -> String {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .find_map(|e| match e.body {
+    bodies(path)
+        .find_map(|b| match b {
             Body::Record(Record::Step(s)) => match s.outcome {
                 StepOutcome::Failed { error } => Some(error.message),
                 StepOutcome::Completed | StepOutcome::Aborted => None,
@@ -63,11 +61,8 @@ fn step_error(path: &Path) -> String {
 
 /// The reasons of the session's recorded retries.
 fn retry_reasons(path: &Path) -> Vec<String> {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
+    bodies(path)
+        .filter_map(|b| match b {
             Body::Record(Record::Step(s)) => Some(s.events),
             _ => None,
         })
@@ -120,20 +115,19 @@ fn the_key_reaches_neither_bash_nor_any_file_under_xcsh_home() {
         ],
     );
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(&format!(
+    assert_contains(
+        &stderr(&out),
+        &format!(
             "HTTP 401 Unauthorized: Incorrect API key provided: {PLACEHOLDER} (invalid_api_key)"
-        )),
-        "{}",
-        stderr(&out)
+        ),
     );
 
     let session = env.only_session();
     let outcomes = tool_outcomes(&session);
     assert_eq!(outcomes.len(), 1);
     let bash = &outcomes[0].content;
-    assert!(bash.contains("stdout:\nkey=\n"), "{bash}");
-    assert!(bash.contains("XCSH_TEST_PLAIN=kept-as-is"), "{bash}");
+    assert_contains(bash, "stdout:\nkey=\n");
+    assert_contains(bash, "XCSH_TEST_PLAIN=kept-as-is");
     assert!(!bash.contains("OPENAI_API_KEY"), "{bash}");
     assert_eq!(
         step_error(&session),

@@ -12,29 +12,12 @@ mod support;
 
 use std::path::Path;
 
-use support::env::Env;
+use support::assert_contains;
+use support::env::{Env, assert_steer_delivered_after_the_tools, entry_where, types};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
 use support::tmux::tmux_available;
-use xcsh_log::{Body, Dag, Entry, Record, read_session};
-
-/// The entry types of a session, in order.
-fn entry_types(path: &Path) -> Vec<String> {
-    read_session(path)
-        .unwrap()
-        .entries
-        .iter()
-        .map(|e| e.type_name().to_string())
-        .collect()
-}
-
-/// The index of the first `wanted` entry type at or after `from`.
-fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
-    from + types[from..]
-        .iter()
-        .position(|t| t == wanted)
-        .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
-}
+use xcsh_log::{Body, Dag, Record, read_session};
 
 /// Whether the session file holds a `step` entry yet (read as text: the file is
 /// being written while this looks, and its last line may be incomplete).
@@ -104,16 +87,6 @@ fn line_with<'a>(screen: &'a str, text: &str) -> &'a str {
         .find(|l| l.contains(text))
         .map(str::trim)
         .unwrap_or_else(|| panic!("no line with {text:?} on the screen:\n{screen}"))
-}
-
-/// The entry of `path` whose body is `wanted`.
-fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .find(|e| wanted(&e.body))
-        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
 }
 
 const WORDS: [&str; 10] = [
@@ -227,7 +200,7 @@ fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
         std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
         "HELLO\nWORLD\n"
     );
-    let types = entry_types(&env.only_session());
+    let types = types(&env.only_session());
     let answers = types.iter().filter(|t| *t == "approval_answer").count();
     assert_eq!(answers, 1, "{types:?}");
     let results = types.iter().filter(|t| *t == "tool_result").count();
@@ -240,17 +213,7 @@ fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools(
         return;
     }
     let env = Env::new();
-    let server = MockServer::start(vec![
-        Reply::sse(openai_call(
-            &WORDS,
-            "call_1",
-            "bash",
-            r#"{"command":"echo one > one.txt"}"#,
-            100,
-        ))
-        .paced(300),
-        Reply::openai_text("Checked b too.", 200),
-    ]);
+    let server = MockServer::start(Reply::openai_steered_bash(&WORDS, 300).into());
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("start the work");
     tmux.wait_for("Alpha", 1);
@@ -272,15 +235,8 @@ fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools(
     assert!(card < steer_at, "{screen}");
     assert!(env.workspace().join("one.txt").exists());
 
-    let types = entry_types(&env.only_session());
-    let steer = index_of(&types, "steer", 0);
-    let step1 = index_of(&types, "step", 0);
-    let result1 = index_of(&types, "tool_result", step1);
-    let delivered = index_of(&types, "delivered", 0);
-    assert!(
-        steer < step1 && step1 < result1 && result1 < delivered,
-        "{types:?}"
-    );
+    let types = types(&env.only_session());
+    assert_steer_delivered_after_the_tools(&types);
 }
 
 #[test]
@@ -301,7 +257,7 @@ fn ctrl_c_stops_a_long_bash_call_within_a_second_and_says_so() {
     // Running: its dispatch is in the log.
     let session = env.only_session();
     tmux.wait_until("the bash call dispatched", |_| {
-        entry_types(&session).iter().any(|t| t == "tool_dispatched")
+        types(&session).iter().any(|t| t == "tool_dispatched")
     });
     tmux.keys(&["C-c"]);
     tmux.wait_for("stopping the turn", 1);
@@ -380,15 +336,13 @@ fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
         100,
     ))]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
-    tmux.line("what is the answer");
-    tmux.wait_for("forty-two.", 1);
-    tmux.wait_for("─ done", 1);
+    tmux.turn("what is the answer", "forty-two.", "─ done", 1);
     tmux.keys(&["C-d"]);
     assert_eq!(tmux.wait_exit(), 0);
 
     let history = tmux.history();
-    assert!(history.contains("what is the answer"), "{history}");
-    assert!(history.contains("The answer is forty-two."), "{history}");
+    assert_contains(&history, "what is the answer");
+    assert_contains(&history, "The answer is forty-two.");
     assert!(
         history.find("what is the answer") < history.find("The answer is forty-two."),
         "{history}"
@@ -406,7 +360,7 @@ fn colourful_run(vars: &str) -> (Env, String) {
     tmux.line("show colours");
     tmux.wait_for("─ done", 1);
     let styled = tmux.styled_screen();
-    assert!(styled.contains("bold"), "{styled}");
+    assert_contains(&styled, "bold");
     (env, styled)
 }
 
@@ -450,12 +404,8 @@ fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
         Reply::openai_text("A fresh answer on the new branch.", 120),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
-    tmux.line("first question");
-    tmux.wait_for("First answer.", 1);
-    tmux.wait_for("─ done", 1);
-    tmux.line("second question");
-    tmux.wait_for("Second answer.", 1);
-    tmux.wait_for("─ done", 2);
+    tmux.turn("first question", "First answer.", "─ done", 1);
+    tmux.turn("second question", "Second answer.", "─ done", 2);
 
     tmux.line("/tree");
     let screen = tmux.wait_for("◀ leaf", 1);
@@ -463,17 +413,20 @@ fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
         line_with(&screen, "◀ leaf").contains("second question"),
         "{screen}"
     );
-    assert!(screen.contains("user \"first question\""), "{screen}");
+    assert_contains(&screen, "user \"first question\"");
     tmux.keys(&["Up"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("continuing from entry", 1);
-    tmux.line("a new direction");
-    tmux.wait_for("A fresh answer on the new branch.", 1);
-    tmux.wait_for("─ done", 3);
+    tmux.turn(
+        "a new direction",
+        "A fresh answer on the new branch.",
+        "─ done",
+        3,
+    );
     tmux.ctrl_d();
 
     let session = env.only_session();
-    assert!(entry_types(&session).iter().any(|t| t == "branch"));
+    assert!(types(&session).iter().any(|t| t == "branch"));
     assert_eq!(
         prompts_to_leaf(&session),
         ["first question", "a new direction"]
@@ -501,12 +454,10 @@ fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
     tmux.line("/resume");
     let screen = tmux.wait_for("the very first prompt", 1);
-    assert!(screen.contains("resume a session"), "{screen}");
+    assert_contains(&screen, "resume a session");
     tmux.keys(&["Enter"]);
     tmux.wait_for("commands", 1);
-    tmux.line("and now?");
-    tmux.wait_for("Back in the old session.", 1);
-    tmux.wait_for("─ done", 1);
+    tmux.turn("and now?", "Back in the old session.", "─ done", 1);
     tmux.ctrl_d();
     assert_eq!(
         prompts_to_leaf(&older),
@@ -535,9 +486,7 @@ fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
         Reply::openai_text("Counted.", 120),
     ]);
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
-    tmux.line("count");
-    tmux.wait_for("Counted.", 1);
-    let screen = tmux.wait_for("─ done", 1);
+    let screen = tmux.turn("count", "Counted.", "─ done", 1);
     // The card shows the last lines only.
     assert!(has_line_ending(&screen, "row-30"), "{screen}");
     assert!(!has_line_ending(&screen, "row-1"), "{screen}");
@@ -552,6 +501,6 @@ fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
     }
     tmux.keys(&["q"]);
     let screen = tmux.wait_until("the transcript closed", |s| !has_line_ending(s, "row-1"));
-    assert!(screen.contains("Ask xcsh to do something"), "{screen}");
-    assert!(screen.contains("Counted."), "{screen}");
+    assert_contains(&screen, "Ask xcsh to do something");
+    assert_contains(&screen, "Counted.");
 }

@@ -8,6 +8,7 @@
 
 mod support;
 
+use support::assert_contains;
 use support::env::{Env, first_entry};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
@@ -36,30 +37,24 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
         .with_file("f.txt", "old\n")
         .with_var("NO_COLOR", "1");
     let work = env.workspace();
-    let server = MockServer::start(vec![
-        // Turn 1: an answer without tools.
-        Reply::openai_text("Hello.", 50),
-        // Turn 2: read f.txt, write it, answer.
-        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 60),
-        Reply::openai_call(
-            "call_2",
-            "write",
-            r#"{"path":"f.txt","content":"new\n"}"#,
-            70,
-        ),
-        Reply::openai_text("Rewrote f.txt.", 80),
-        // Turn 3, on a branch from the end of turn 1.
-        Reply::openai_text("On the branch.", 90),
-        // Turn 4, on the branch where the undo happened.
-        Reply::openai_text("Noted.", 100),
-    ]);
+    let server = MockServer::start(
+        [
+            // Turn 1: an answer without tools.
+            vec![Reply::openai_text("Hello.", 50)],
+            // Turn 2: read f.txt, write it, answer.
+            Reply::openai_rewrite_of_f_txt(60).into(),
+            // Turn 3, on a branch from the end of turn 1.
+            vec![Reply::openai_text("On the branch.", 90)],
+            // Turn 4, on the branch where the undo happened.
+            vec![Reply::openai_text("Noted.", 100)],
+        ]
+        .concat(),
+    );
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
 
     tmux.line("say hello");
     let session = session_on(&tmux.wait_for("[done]", 1));
-    tmux.line("rewrite f.txt");
-    tmux.wait_for("Rewrote f.txt.", 1);
-    tmux.wait_for("[done]", 2);
+    tmux.turn("rewrite f.txt", "Rewrote f.txt.", "[done]", 2);
     assert_eq!(
         std::fs::read_to_string(work.join("f.txt")).unwrap(),
         "new\n"
@@ -67,9 +62,9 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
 
     tmux.line("/undo");
     let screen = tmux.wait_for("[undo] reverted", 1);
-    assert!(
-        screen.contains("the model is told with the next prompt on this branch"),
-        "{screen}"
+    assert_contains(
+        &screen,
+        "the model is told with the next prompt on this branch",
     );
     assert_eq!(
         std::fs::read_to_string(work.join("f.txt")).unwrap(),
@@ -86,15 +81,11 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     let undo = first_entry(&session, |b| matches!(b, Body::Record(Record::Undo { .. })));
     tmux.line(&format!("/at {turn1_end}"));
     tmux.wait_for("[branch] continuing from entry", 1);
-    tmux.line("a new direction");
-    tmux.wait_for("On the branch.", 1);
-    tmux.wait_for("[done]", 3);
+    tmux.turn("a new direction", "On the branch.", "[done]", 3);
     // Back to the undo: the model is told, in a message of its own.
     tmux.line(&format!("/at {undo}"));
     tmux.wait_for("[branch] continuing from entry", 2);
-    tmux.line("what now?");
-    tmux.wait_for("Noted.", 1);
-    tmux.wait_for("[done]", 4);
+    tmux.turn("what now?", "Noted.", "[done]", 4);
     tmux.ctrl_d();
 
     let received = server.received();
@@ -121,12 +112,12 @@ fn an_undo_is_told_on_its_own_branch_only_and_shown_everywhere() {
     env.assert_clean(&session);
     let s = session.to_str().unwrap();
     let tree = env.ok(&["tree", s]);
-    assert!(tree.contains("user \"what now?\""), "{tree}");
+    assert_contains(&tree, "user \"what now?\"");
     assert!(!tree.contains("[Note"), "{tree}");
     let text = env.ok(&["log", s]);
-    assert!(text.contains("↶ undo #"), "{text}");
-    assert!(text.contains("the model is told"), "{text}");
+    assert_contains(&text, "↶ undo #");
+    assert_contains(&text, "the model is told");
     let diff = env.ok(&["diff", "--workspace", s]);
-    assert!(diff.contains("reverted by /undo"), "{diff}");
+    assert_contains(&diff, "reverted by /undo");
     assert!(!diff.contains("no textual difference"), "{diff}");
 }

@@ -15,16 +15,7 @@ fn session_with_a_write() -> (Env, std::path::PathBuf) {
     let env = Env::new()
         .with_file("f.txt", "old\n")
         .with_var("OPENAI_API_KEY", "k");
-    let server = MockServer::start(vec![
-        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 10),
-        Reply::openai_call(
-            "call_2",
-            "write",
-            r#"{"path":"f.txt","content":"new\n"}"#,
-            20,
-        ),
-        Reply::openai_text("Rewrote f.txt.", 30),
-    ]);
+    let server = MockServer::start(Reply::openai_rewrite_of_f_txt(10).into());
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "rewrite f.txt"]);
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let session = env.only_session();

@@ -7,6 +7,7 @@ mod support;
 
 use std::path::PathBuf;
 
+use support::assert_contains;
 use support::env::{Env, session_of, stderr, stdout, types};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call_without_usage, openai_text_without_usage};
@@ -81,7 +82,7 @@ fn a_server_that_reports_no_usage_gets_estimated_tokens_in_stats_and_the_result(
     let stats = env.run(&["stats", session.to_str().unwrap()]);
     assert!(stats.status.success(), "{}", stderr(&stats));
     let text = stdout(&stats);
-    assert!(text.contains(&format!("~{input}")), "{text}");
+    assert_contains(&text, &format!("~{input}"));
     let stats = env.run(&["stats", "--json", session.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     assert_eq!(v["total"]["input_tokens"], input, "{v}");
@@ -112,7 +113,7 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
             .contains("Summarize the conversation so far")
     );
     let next = &received[3].body;
-    assert!(next.contains("SUMMARY: a.txt was read."), "{next}");
+    assert_contains(next, "SUMMARY: a.txt was read.");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");
     let session = session_of(&out);
     let t = types(&session);
@@ -126,24 +127,34 @@ const OPENAI_TOO_LONG: &str = r#"{"error":{"message":"This model's maximum conte
 /// llama.cpp server's refusal (`exceed_context_size_error`).
 const LLAMA_TOO_LONG: &str = r#"{"error":{"code":400,"message":"request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9412,"n_ctx":8192}}"#;
 
+/// The replies of a run that reads a.txt and b.txt, is refused as too long for the
+/// context (`refusal`, HTTP 400), compacts (the summary request's answer) and gets
+/// `retry` for the step it retries.
+fn refused_then_compacted(refusal: &str, retry: Reply) -> Vec<Reply> {
+    reading_a_then_b(vec![
+        Reply::error(400, refusal, &[]),
+        // The summary request.
+        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
+        retry,
+    ])
+}
+
 #[test]
 fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean() {
     let env = env();
-    let server = MockServer::start(reading_a_then_b(vec![
-        Reply::error(400, OPENAI_TOO_LONG, &[]),
-        // The summary request.
-        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
+    let server = MockServer::start(refused_then_compacted(
+        OPENAI_TOO_LONG,
         // The retry, over the compacted context.
         Reply::sse(openai_text_without_usage("Done after all.")),
-    ]));
+    ));
     // The default mode, which streams and announces what happens on stderr.
     let out = env.run_on(Wire::OpenAi, &server.url(), &["read a.txt then b.txt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done after all.\n");
     let err = stderr(&out);
-    assert!(
-        err.contains("xcsh: the provider refused the request as too long for the model's context: HTTP 400 Bad Request: This model's maximum context length is 128000 tokens."),
-        "{err}"
+    assert_contains(
+        &err,
+        "xcsh: the provider refused the request as too long for the model's context: HTTP 400 Bad Request: This model's maximum context length is 128000 tokens.",
     );
     assert!(err.contains("xcsh: compacting the conversation ("), "{err}");
     assert!(!err.contains("run stopped"), "{err}");
@@ -180,11 +191,10 @@ fn a_context_length_refusal_compacts_retries_once_and_the_session_replays_clean(
 #[test]
 fn a_second_refusal_stops_the_run_with_context_overflow() {
     let env = env();
-    let server = MockServer::start(reading_a_then_b(vec![
+    let server = MockServer::start(refused_then_compacted(
+        LLAMA_TOO_LONG,
         Reply::error(400, LLAMA_TOO_LONG, &[]),
-        Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
-        Reply::error(400, LLAMA_TOO_LONG, &[]),
-    ]));
+    ));
     let out = env.run_on(
         Wire::OpenAi,
         &server.url(),
@@ -208,11 +218,8 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     let server = MockServer::start(vec![Reply::error(400, LLAMA_TOO_LONG, &[])]);
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "hello"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(
-            "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted"
-        ),
-        "{}",
-        stderr(&out)
+    assert_contains(
+        &stderr(&out),
+        "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted",
     );
 }

@@ -8,6 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use support::assert_contains;
 use support::env::{Env, lines, session_id, session_of, stderr, streaming, succeeded};
 
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
@@ -168,13 +169,13 @@ fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_sa
         ],
     );
     let err = stderr(&out);
-    assert!(
-        err.contains(&format!(
+    assert_contains(
+        &err,
+        &format!(
             "xcsh: session {name} belongs to the workspace {}, not {}: continuing it there (its tools run there); add --workspace DIR to move it\n",
             home_ws.display(),
             elsewhere.display()
-        )),
-        "{err}"
+        ),
     );
     assert_eq!(
         std::fs::read_to_string(home_ws.join("marker.txt")).unwrap(),
@@ -213,14 +214,14 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         "the file went to the new workspace's folder"
     );
     assert!(!session.exists());
-    assert!(
-        err.contains(&format!(
+    assert_contains(
+        &err,
+        &format!(
             "xcsh: moved session {id} from the workspace {} to {} (entry 5); its file is now {}\n",
             from.display(),
             to.display(),
             moved.display()
-        )),
-        "{err}"
+        ),
     );
     assert_eq!(
         std::fs::read_to_string(to.join("marker.txt")).unwrap(),
@@ -243,22 +244,17 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no session to continue in this workspace"),
-        "{}",
-        stderr(&out)
-    );
+    assert_contains(&stderr(&out), "no session to continue in this workspace");
     // The toolkit knows the entry: the log shows it, check and replay pass.
     let moved = moved.to_str().unwrap();
     let log = env.ok_in(&to, &["log", moved]);
-    assert!(
-        String::from_utf8_lossy(&log.stdout).contains(&format!(
+    assert_contains(
+        &String::from_utf8_lossy(&log.stdout),
+        &format!(
             "⇢ workspace #5: the session moved from {} to {}",
             from.display(),
             to.display()
-        )),
-        "{}",
-        String::from_utf8_lossy(&log.stdout)
+        ),
     );
     env.ok_in(&to, &["check", moved]);
     env.ok_in(&to, &["replay", moved]);
@@ -286,11 +282,11 @@ fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
         ],
         "instead",
     );
-    assert!(
-        err.contains("xcsh: continuing from entry 4 on a new branch (branch record 9)\n"),
-        "{err}"
+    assert_contains(
+        &err,
+        "xcsh: continuing from entry 4 on a new branch (branch record 9)\n",
     );
-    assert!(err.contains("(entry 10); its file is now "), "{err}");
+    assert_contains(&err, "(entry 10); its file is now ");
     let entries = lines(&moved);
     let shape: Vec<serde_json::Value> = (9..12)
         .map(|i| serde_json::json!([entries[i]["type"], entries[i]["parent"]]))

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use xcsh_log::{Body, Record, StepRecord, read_session};
+use xcsh_log::{Body, Entry, Record, StepRecord, read_session};
 use xcsh_machine::{EntryId, ToolOutcome};
 
 use super::sse::Wire;
@@ -337,24 +337,55 @@ pub fn types(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The id of the first entry of a session whose body is `wanted`.
-pub fn first_entry(path: &Path, wanted: impl Fn(&Body) -> bool) -> EntryId {
-    read_session(path)
-        .unwrap()
-        .entries
-        .iter()
-        .find(|e| wanted(&e.body))
-        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
-        .id
+/// Asserts, of a session's entry `types`, that a steer was recorded while the first
+/// step streamed and delivered after that step's tool result.
+pub fn assert_steer_delivered_after_the_tools(types: &[String]) {
+    let steer = index_of(types, "steer", 0);
+    let step1 = index_of(types, "step", 0);
+    let result1 = index_of(types, "tool_result", step1);
+    let delivered = index_of(types, "delivered", 0);
+    assert!(
+        steer < step1 && step1 < result1 && result1 < delivered,
+        "{types:?}"
+    );
 }
 
-/// The step entries of a session.
-pub fn steps(path: &Path) -> Vec<StepRecord> {
+/// The index of the first `wanted` entry type at or after `from` in `types`.
+fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
+    from + types[from..]
+        .iter()
+        .position(|t| t == wanted)
+        .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
+}
+
+/// The bodies of a session's entries, in file order.
+pub fn bodies(path: &Path) -> impl Iterator<Item = Body> {
     read_session(path)
         .unwrap()
         .entries
         .into_iter()
-        .filter_map(|e| match e.body {
+        .map(|e| e.body)
+}
+
+/// The id of the first entry of a session whose body is `wanted`.
+pub fn first_entry(path: &Path, wanted: impl Fn(&Body) -> bool) -> EntryId {
+    entry_where(path, wanted).id
+}
+
+/// The first entry of a session whose body is `wanted`.
+pub fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
+    read_session(path)
+        .unwrap()
+        .entries
+        .into_iter()
+        .find(|e| wanted(&e.body))
+        .unwrap_or_else(|| panic!("no such entry in {}", path.display()))
+}
+
+/// The step entries of a session.
+pub fn steps(path: &Path) -> Vec<StepRecord> {
+    bodies(path)
+        .filter_map(|b| match b {
             Body::Record(Record::Step(s)) => Some(s),
             _ => None,
         })
@@ -363,11 +394,8 @@ pub fn steps(path: &Path) -> Vec<StepRecord> {
 
 /// The outcomes of a session's tool calls, in order.
 pub fn tool_outcomes(path: &Path) -> Vec<ToolOutcome> {
-    read_session(path)
-        .unwrap()
-        .entries
-        .into_iter()
-        .filter_map(|e| match e.body {
+    bodies(path)
+        .filter_map(|b| match b {
             Body::Record(Record::ToolResult(r)) => Some(r.outcome),
             _ => None,
         })

@@ -58,6 +58,38 @@ impl Reply {
         Reply::sse(super::sse::openai_text(&[text], prompt_tokens))
     }
 
+    /// The OpenAI steps of a turn that reads `f.txt`, writes `new\n` into it and
+    /// answers `Rewrote f.txt.`, reporting `prompt_tokens`, then 10 and 20 more.
+    pub fn openai_rewrite_of_f_txt(prompt_tokens: u64) -> [Reply; 3] {
+        [
+            Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, prompt_tokens),
+            Reply::openai_call(
+                "call_2",
+                "write",
+                r#"{"path":"f.txt","content":"new\n"}"#,
+                prompt_tokens + 10,
+            ),
+            Reply::openai_text("Rewrote f.txt.", prompt_tokens + 20),
+        ]
+    }
+
+    /// A turn the user steers while it streams: a step streaming `words` a chunk
+    /// every `pace_ms` that calls bash to write `one.txt`, then the answer `Checked b
+    /// too.`.
+    pub fn openai_steered_bash(words: &[&str], pace_ms: u64) -> [Reply; 2] {
+        [
+            Reply::sse(super::sse::openai_call(
+                words,
+                "call_1",
+                "bash",
+                r#"{"command":"echo one > one.txt"}"#,
+                100,
+            ))
+            .paced(pace_ms),
+            Reply::openai_text("Checked b too.", 200),
+        ]
+    }
+
     /// A JSON error body with `status` (and optional headers such as retry-after).
     pub fn error(status: u16, body: &str, headers: &[(&str, &str)]) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
@@ -247,27 +279,26 @@ fn write_reply(mut stream: &TcpStream, reply: &Reply) -> bool {
         if let Some(pace) = reply.pace.filter(|_| i > 0) {
             thread::sleep(pace);
         }
-        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
-        if stream
-            .write_all(&framed)
-            .and_then(|()| stream.flush())
-            .is_err()
-        {
+        if !write_chunk(stream, chunk) {
             return false;
         }
         sent += chunk.len();
     }
     if let Some(chunk) = &reply.endless {
-        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
-        while stream
-            .write_all(&framed)
-            .and_then(|()| stream.flush())
-            .is_ok()
-        {}
+        while write_chunk(stream, chunk) {}
         return false;
     }
     stream
         .write_all(b"0\r\n\r\n")
+        .and_then(|()| stream.flush())
+        .is_ok()
+}
+
+/// Writes `chunk` as one HTTP chunk and flushes it; false when the connection failed.
+fn write_chunk(mut stream: &TcpStream, chunk: &[u8]) -> bool {
+    let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+    stream
+        .write_all(&framed)
         .and_then(|()| stream.flush())
         .is_ok()
 }

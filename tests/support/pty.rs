@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct Pty {
     master: File,
@@ -87,18 +87,26 @@ impl Pty {
     /// Waits until what the terminal has shown satisfies `done` (30 s at most: CI
     /// machines can be busy); returns everything shown.
     pub fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let seen = String::from_utf8_lossy(&self.seen()).into_owned();
-            if done(&seen) {
-                return seen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {what}; the terminal showed:\n{seen}\n(as bytes: {seen:?})"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.shown_until(Duration::from_secs(30), done, |seen| {
+            format!("waited for {what}; the terminal showed:\n{seen}\n(as bytes: {seen:?})")
+        })
+    }
+
+    /// Waits until what the terminal has shown satisfies `done`, `limit` at most
+    /// (failing with `failure(shown)`); returns everything shown.
+    pub fn shown_until(
+        &self,
+        limit: Duration,
+        done: impl Fn(&str) -> bool,
+        failure: impl Fn(&str) -> String,
+    ) -> String {
+        crate::support::poll(
+            limit,
+            Duration::from_millis(20),
+            || String::from_utf8_lossy(&self.seen()).into_owned(),
+            |seen| done(seen),
+            |seen| failure(seen),
+        )
     }
 
     /// Waits for the child to exit; returns its status and every byte it wrote.

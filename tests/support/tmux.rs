@@ -89,18 +89,17 @@ impl Tmux {
     /// Waits until the screen shows `text` `times` times (30 s at most: CI machines
     /// can be busy).
     pub fn wait_for(&self, text: &str, times: usize) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if screen.matches(text).count() >= times {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {text:?} ×{times}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_until(&format!("{text:?} ×{times}"), |screen| {
+            screen.matches(text).count() >= times
+        })
+    }
+
+    /// A turn: types `prompt` and Enter, waits for `answer`, then for the turn's end
+    /// (`done` shown `times` times); returns the screen then.
+    pub fn turn(&self, prompt: &str, answer: &str, done: &str, times: usize) -> String {
+        self.line(prompt);
+        self.wait_for(answer, 1);
+        self.wait_for(done, times)
     }
 
     /// The whole pane with its colours and attributes (`capture-pane -e`: SGR
@@ -137,18 +136,13 @@ impl Tmux {
     /// Polls the screen until `done(screen)` holds (30 s at most); `what` names it
     /// for the failure message.
     pub fn wait_until(&self, what: &str, mut done: impl FnMut(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {what}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::poll(
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            || self.screen(),
+            |screen| done(screen),
+            |screen| format!("waited for {what}; the screen:\n{screen}"),
+        )
     }
 
     /// A tmux format of the pane, e.g. `#{pane_dead}`; None once the session is gone.

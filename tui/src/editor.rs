@@ -427,18 +427,20 @@ impl Editor {
         }
     }
 
+    /// A cursor move.
     fn go(&mut self, step: fn(&mut TextBuffer) -> bool) -> EditorOutcome {
-        if step(&mut self.buffer) {
-            self.moved();
-            EditorOutcome::Changed
-        } else {
-            EditorOutcome::Nothing
-        }
+        self.apply(step, Self::moved)
     }
 
+    /// An edit of the text.
     fn edit(&mut self, step: fn(&mut TextBuffer) -> bool) -> EditorOutcome {
+        self.apply(step, Self::edited)
+    }
+
+    /// `step` on the buffer, then `after` if it changed something.
+    fn apply(&mut self, step: fn(&mut TextBuffer) -> bool, after: fn(&mut Self)) -> EditorOutcome {
         if step(&mut self.buffer) {
-            self.edited();
+            after(self);
             EditorOutcome::Changed
         } else {
             EditorOutcome::Nothing

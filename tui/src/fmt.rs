@@ -46,37 +46,36 @@ pub fn width(s: &str) -> usize {
 
 /// `s` cut to at most `max` columns, ending in `…` when something was cut.
 pub fn clip(s: &str, max: usize) -> String {
-    if s.width() <= max {
-        return s.to_owned();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for ch in s.chars() {
-        let w = ch.width().unwrap_or(0);
-        if used + w > max - 1 {
-            break;
-        }
-        out.push(ch);
-        used += w;
-    }
-    out.push('…');
-    out
+    clipped(s, max, Keep::Start)
 }
 
 /// `s` cut from the left to at most `max` columns, starting with `…`.
 fn clip_left(s: &str, max: usize) -> String {
+    clipped(s, max, Keep::End)
+}
+
+/// Which end of a clipped text stays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Start,
+    End,
+}
+
+/// `s` cut to at most `max` columns, keeping `keep` and putting `…` where it was cut.
+fn clipped(s: &str, max: usize, keep: Keep) -> String {
     if s.width() <= max {
         return s.to_owned();
     }
     if max == 0 {
         return String::new();
     }
+    let chars: Vec<char> = match keep {
+        Keep::Start => s.chars().collect(),
+        Keep::End => s.chars().rev().collect(),
+    };
     let mut kept = Vec::new();
     let mut used = 0;
-    for ch in s.chars().rev() {
+    for ch in chars {
         let w = ch.width().unwrap_or(0);
         if used + w > max - 1 {
             break;
@@ -84,9 +83,10 @@ fn clip_left(s: &str, max: usize) -> String {
         kept.push(ch);
         used += w;
     }
-    let mut out = String::from("…");
-    out.extend(kept.into_iter().rev());
-    out
+    match keep {
+        Keep::Start => kept.into_iter().chain(['…']).collect(),
+        Keep::End => ['…'].into_iter().chain(kept.into_iter().rev()).collect(),
+    }
 }
 
 /// A path shortened from the left to `max` columns: whole leading components go

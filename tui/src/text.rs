@@ -5,7 +5,7 @@
 //! Widths are display columns (`unicode-width`: CJK and most emoji take 2, combining
 //! marks 0). A width of 0 behaves as 1; nothing here panics or loops for any width.
 //! [`wrap`] breaks at spaces and keeps every span's style; a word longer than the
-//! width starts a line of its own and is broken at the width. [`wrap_with_indent`]
+//! width starts a line of its own and is broken at the width. [`indented`]
 //! adds a hanging indent (list items, quotes, table cells). [`break_at_width`] cuts at
 //! the width without looking for spaces (code, where a space is not a break point).
 
@@ -28,22 +28,40 @@ pub fn wrap(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// `line` wrapped to `width` columns with `first_prefix` before its first row and
-/// `rest_prefix` before every other (a hanging indent: `- ` then `  `). The text gets
-/// what the prefix leaves, at least 1 column.
-pub fn wrap_with_indent(
+/// Where [`indented`] cuts a line into rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// At word boundaries, as [`wrap`] does (prose).
+    Words,
+    /// Wherever the width is reached, spaces included, as [`break_at_width`] does
+    /// (code: nothing is dropped, nothing reflowed).
+    Width,
+}
+
+/// `line` cut into rows of `width` columns as `flow` says, with `first_prefix` before
+/// its first row and `rest_prefix` before every other (a hanging indent: `- ` then
+/// `  `). The text gets what the prefix leaves, at least 1 column.
+pub fn indented(
     line: &Line<'static>,
     width: u16,
     first_prefix: Vec<Span<'static>>,
     rest_prefix: Vec<Span<'static>>,
+    flow: Flow,
 ) -> Vec<Line<'static>> {
     let i = Indent::fit(width, first_prefix, rest_prefix);
-    prefixed(
-        line,
-        wrap_lines(line, i.first, i.rest),
-        i.first_prefix,
-        i.rest_prefix,
-    )
+    let rows = match flow {
+        Flow::Words => wrap_lines(line, i.first, i.rest),
+        Flow::Width => {
+            let mut rows = Rows::new(i.first, i.rest);
+            for span in &line.spans {
+                for c in span.content.chars() {
+                    rows.push_char(c, span.style, true);
+                }
+            }
+            rows.finish()
+        }
+    };
+    prefixed(line, rows, i.first_prefix, i.rest_prefix)
 }
 
 /// Two prefixes fitted to a width, and the columns each leaves for text.
@@ -74,24 +92,7 @@ impl Indent {
 /// `line` cut into rows of `width` columns (at least 1) wherever the width is reached,
 /// spaces included (for code: nothing is dropped, nothing reflowed).
 pub fn break_at_width(line: &Line<'static>, width: u16) -> Vec<Line<'static>> {
-    break_with_indent(line, width, Vec::new(), Vec::new())
-}
-
-/// [`break_at_width`] with a prefix before the first row and another before the rest.
-pub fn break_with_indent(
-    line: &Line<'static>,
-    width: u16,
-    first_prefix: Vec<Span<'static>>,
-    rest_prefix: Vec<Span<'static>>,
-) -> Vec<Line<'static>> {
-    let i = Indent::fit(width, first_prefix, rest_prefix);
-    let mut rows = Rows::new(i.first, i.rest);
-    for span in &line.spans {
-        for c in span.content.chars() {
-            rows.push_char(c, span.style, true);
-        }
-    }
-    prefixed(line, rows.finish(), i.first_prefix, i.rest_prefix)
+    indented(line, width, Vec::new(), Vec::new(), Flow::Width)
 }
 
 /// `prefix` cut to at most `max` columns: a prefix as wide as the width would leave
@@ -371,7 +372,13 @@ mod tests {
     #[test]
     fn a_hanging_indent_prefixes_every_row() {
         let line = Line::from("an item that wraps onto more rows");
-        let lines = wrap_with_indent(&line, 14, vec![Span::raw("- ")], vec![Span::raw("  ")]);
+        let lines = indented(
+            &line,
+            14,
+            vec![Span::raw("- ")],
+            vec![Span::raw("  ")],
+            Flow::Words,
+        );
         assert_eq!(
             texts(&lines),
             ["- an item that", "  wraps onto", "  more rows"]
@@ -396,11 +403,12 @@ mod tests {
         for width in [0, 1, 2, 3, 5, 40, u16::MAX] {
             for lines in [
                 wrap(&line, width),
-                wrap_with_indent(
+                indented(
                     &line,
                     width,
                     vec![Span::raw("│ - ")],
                     vec![Span::raw("│   ")],
+                    Flow::Words,
                 ),
                 break_at_width(&line, width),
             ] {

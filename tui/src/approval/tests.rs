@@ -20,6 +20,14 @@ fn at(a: &Approval, width: u16, rows: usize, mode: Mode<'_>) -> String {
     lines_text(&a.lines(width, rows, mode, &Theme::COLOR), width)
 }
 
+/// The question as the user chooses, at 40 columns and at 120.
+fn choosing_at_40_and_120(a: &Approval) -> String {
+    crate::testkit::narrow_and_wide(
+        at(a, 40, 20, Mode::Choosing),
+        at(a, 120, 20, Mode::Choosing),
+    )
+}
+
 #[test]
 fn an_edit_approval_shows_the_diff_of_the_file_as_it_is_now() {
     let a = edit();
@@ -42,10 +50,7 @@ fn an_edit_approval_shows_the_diff_of_the_file_as_it_is_now() {
           3 3  }
           y once · a always edit · A this exact call · n deny · m deny with a message
     "#]]
-    .assert_eq(&crate::testkit::narrow_and_wide(
-        at(&a, 40, 20, Mode::Choosing),
-        at(&a, 120, 20, Mode::Choosing),
-    ));
+    .assert_eq(&choosing_at_40_and_120(&a));
 }
 
 #[test]
@@ -105,10 +110,7 @@ fn a_bash_approval_shows_the_whole_command_and_where_it_runs() {
           in /home/user/projects/xcsh · timeout 1m 00s
           y once · a always bash · A this exact call · n deny · m deny with a message
     "#]]
-    .assert_eq(&crate::testkit::narrow_and_wide(
-        at(&a, 40, 20, Mode::Choosing),
-        at(&a, 120, 20, Mode::Choosing),
-    ));
+    .assert_eq(&choosing_at_40_and_120(&a));
 }
 
 #[test]

@@ -14,44 +14,55 @@ fn ranked(query: &str, list: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that `query` ranks `candidates` as `want`.
+#[track_caller]
+fn check(query: &str, candidates: &[&str], want: &[&str]) {
+    assert_eq!(
+        ranked(query, candidates),
+        paths(want),
+        "{query:?} among {candidates:?}"
+    );
+}
+
 #[test]
 fn a_match_at_a_path_segment_beats_one_inside_a_word() {
-    assert_eq!(
-        ranked("main", &["src/domain/mod.rs", "src/main.rs"]),
-        paths(&["src/main.rs", "src/domain/mod.rs"])
+    check(
+        "main",
+        &["src/domain/mod.rs", "src/main.rs"],
+        &["src/main.rs", "src/domain/mod.rs"],
     );
 }
 
 #[test]
 fn a_contiguous_run_beats_scattered_letters() {
-    assert_eq!(
-        ranked("abc", &["a_b_c.rs", "xabcx.rs", "abc.rs"]),
-        paths(&["abc.rs", "a_b_c.rs", "xabcx.rs"])
+    check(
+        "abc",
+        &["a_b_c.rs", "xabcx.rs", "abc.rs"],
+        &["abc.rs", "a_b_c.rs", "xabcx.rs"],
     );
 }
 
 #[test]
 fn matches_after_an_underscore_beat_matches_mid_word() {
-    assert_eq!(
-        ranked("tc", &["src/latch.rs", "src/tool_card.rs"]),
-        paths(&["src/tool_card.rs", "src/latch.rs"])
+    check(
+        "tc",
+        &["src/latch.rs", "src/tool_card.rs"],
+        &["src/tool_card.rs", "src/latch.rs"],
     );
 }
 
 #[test]
 fn equal_scores_go_to_the_shorter_path() {
-    assert_eq!(
-        ranked("lib", &["core/src/lib.rs", "src/lib.rs", "tui/src/lib.rs"]),
-        paths(&["src/lib.rs", "tui/src/lib.rs", "core/src/lib.rs"])
+    check(
+        "lib",
+        &["core/src/lib.rs", "src/lib.rs", "tui/src/lib.rs"],
+        &["src/lib.rs", "tui/src/lib.rs", "core/src/lib.rs"],
     );
 }
 
 #[test]
 fn the_query_must_be_a_case_insensitive_subsequence() {
-    assert_eq!(
-        ranked("RME", &["README.md", "src/x.rs"]),
-        paths(&["README.md"])
-    );
+    check("RME", &["README.md", "src/x.rs"], &["README.md"]);
     assert_eq!(ranked("zz", &["README.md"]), Vec::<String>::new());
 }
 
@@ -83,9 +94,10 @@ fn fifty_thousand_paths_rank_without_trouble() {
 
 #[test]
 fn an_empty_query_lists_the_shortest_paths_first() {
-    assert_eq!(
-        ranked("", &["b/long.rs", "a.rs", "c.rs"]),
-        paths(&["a.rs", "c.rs", "b/long.rs"])
+    check(
+        "",
+        &["b/long.rs", "a.rs", "c.rs"],
+        &["a.rs", "c.rs", "b/long.rs"],
     );
 }
 

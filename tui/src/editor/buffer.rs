@@ -168,14 +168,17 @@ impl TextBuffer {
             .map_or(self.text.len(), |i| self.cursor + i)
     }
 
-    pub(crate) fn home(&mut self) -> bool {
-        let to = self.line_start();
+    /// Puts the cursor at `to`; whether it moved.
+    fn move_to(&mut self, to: usize) -> bool {
         std::mem::replace(&mut self.cursor, to) != to
     }
 
+    pub(crate) fn home(&mut self) -> bool {
+        self.move_to(self.line_start())
+    }
+
     pub(crate) fn end(&mut self) -> bool {
-        let to = self.line_end();
-        std::mem::replace(&mut self.cursor, to) != to
+        self.move_to(self.line_end())
     }
 
     fn word_left_target(&self) -> usize {
@@ -208,13 +211,11 @@ impl TextBuffer {
     }
 
     pub(crate) fn word_left(&mut self) -> bool {
-        let to = self.word_left_target();
-        std::mem::replace(&mut self.cursor, to) != to
+        self.move_to(self.word_left_target())
     }
 
     pub(crate) fn word_right(&mut self) -> bool {
-        let to = self.word_right_target();
-        std::mem::replace(&mut self.cursor, to) != to
+        self.move_to(self.word_right_target())
     }
 
     /// Backspace: the cluster before the cursor.

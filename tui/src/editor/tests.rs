@@ -15,10 +15,6 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn alt(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::ALT)
-}
-
 fn typed(editor: &mut Editor, s: &str) {
     for c in s.chars() {
         editor.on_key(key(KeyCode::Char(c)));
@@ -30,6 +26,56 @@ fn shown(editor: &Editor) -> String {
     let mut s = editor.text().to_string();
     s.insert(editor.cursor(), '|');
     s
+}
+
+/// The key `name` names (`Up`, `Enter`, `x` for a character), after `C-` (Ctrl),
+/// `M-` (Alt) and `S-` (Shift) prefixes.
+fn named(name: &str) -> KeyEvent {
+    let mut mods = KeyModifiers::NONE;
+    let mut rest = name;
+    while let Some((m, r)) = [
+        ("C-", KeyModifiers::CONTROL),
+        ("M-", KeyModifiers::ALT),
+        ("S-", KeyModifiers::SHIFT),
+    ]
+    .into_iter()
+    .find_map(|(p, m)| Some((m, rest.strip_prefix(p)?)))
+    {
+        mods |= m;
+        rest = r;
+    }
+    let code = match rest {
+        "Up" => KeyCode::Up,
+        "Down" => KeyCode::Down,
+        "Left" => KeyCode::Left,
+        "Right" => KeyCode::Right,
+        "Home" => KeyCode::Home,
+        "End" => KeyCode::End,
+        "Enter" => KeyCode::Enter,
+        "Tab" => KeyCode::Tab,
+        "Esc" => KeyCode::Esc,
+        "Backspace" => KeyCode::Backspace,
+        "Delete" => KeyCode::Delete,
+        c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().unwrap()),
+        other => panic!("no key is named {other:?}"),
+    };
+    KeyEvent::new(code, mods)
+}
+
+/// Presses the keys `names` names (space-separated, see [`named`]) one by one; a
+/// line per key: its name, what the editor answered, and the text after it with `|`
+/// at the cursor (a newline as `⏎`).
+fn pressed(editor: &mut Editor, names: &str) -> String {
+    names
+        .split(' ')
+        .map(|name| {
+            let outcome = editor.on_key(named(name));
+            format!(
+                "{name}: {outcome:?} → {}\n",
+                shown(editor).replace('\n', "⏎")
+            )
+        })
+        .collect()
 }
 
 fn history(entries: &[&str]) -> History {
@@ -57,11 +103,10 @@ fn screen(editor: &Editor, width: u16) -> String {
 fn enter_submits_the_text_and_empties_the_editor() {
     let mut e = Editor::default();
     typed(&mut e, "hello");
-    assert_eq!(
-        e.on_key(key(KeyCode::Enter)),
-        EditorOutcome::Submit("hello".into())
-    );
-    assert_eq!(shown(&e), "|");
+    expect![[r#"
+        Enter: Submit("hello") → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Enter"));
     assert_eq!(e.history().entries(), ["hello".to_string()]);
 }
 
@@ -69,60 +114,62 @@ fn enter_submits_the_text_and_empties_the_editor() {
 fn enter_on_blank_text_does_nothing() {
     let mut e = Editor::default();
     typed(&mut e, "  ");
-    assert_eq!(e.on_key(key(KeyCode::Enter)), EditorOutcome::Nothing);
-    assert_eq!(shown(&e), "  |");
+    expect![[r#"
+        Enter: Nothing →   |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Enter"));
 }
 
 #[test]
 fn shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
     let mut e = Editor::default();
-    typed(&mut e, "a");
-    e.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
-    typed(&mut e, "b");
-    assert_eq!(e.on_key(ctrl('j')), EditorOutcome::Changed);
-    typed(&mut e, "c");
-    e.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::CONTROL));
-    assert_eq!(shown(&e), "a\nb\nc\n|");
+    expect![[r#"
+        a: Changed → a|
+        S-Enter: Changed → a⏎|
+        b: Changed → a⏎b|
+        C-j: Changed → a⏎b⏎|
+        c: Changed → a⏎b⏎c|
+        C-Enter: Changed → a⏎b⏎c⏎|
+    "#]]
+    .assert_eq(&pressed(&mut e, "a S-Enter b C-j c C-Enter"));
 }
 
 #[test]
 fn tab_and_alt_enter_queue_a_follow_up() {
     let mut e = Editor::default();
     typed(&mut e, "next");
-    assert_eq!(
-        e.on_key(key(KeyCode::Tab)),
-        EditorOutcome::Queue("next".into())
-    );
+    expect![[r#"
+        Tab: Queue("next") → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Tab"));
     typed(&mut e, "then");
-    assert_eq!(
-        e.on_key(alt(KeyCode::Enter)),
-        EditorOutcome::Queue("then".into())
-    );
-    assert_eq!(e.on_key(key(KeyCode::Tab)), EditorOutcome::Nothing);
-    assert_eq!(shown(&e), "|");
+    expect![[r#"
+        M-Enter: Queue("then") → |
+        Tab: Nothing → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "M-Enter Tab"));
 }
 
 #[test]
 fn esc_clears_the_text_then_reports_cancel_on_the_empty_editor() {
     let mut e = Editor::default();
     typed(&mut e, "draft");
-    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cleared);
-    assert_eq!(shown(&e), "|");
-    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cancel);
+    expect![[r#"
+        Esc: Cleared → |
+        Esc: Cancel → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Esc Esc"));
 }
 
 #[test]
 fn ctrl_c_clears_the_text_and_says_whether_it_did() {
     let mut e = Editor::default();
     typed(&mut e, "oops");
-    assert_eq!(
-        e.on_key(ctrl('c')),
-        EditorOutcome::Interrupt { cleared: true }
-    );
-    assert_eq!(
-        e.on_key(ctrl('c')),
-        EditorOutcome::Interrupt { cleared: false }
-    );
+    expect![[r#"
+        C-c: Interrupt { cleared: true } → |
+        C-c: Interrupt { cleared: false } → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "C-c C-c"));
     assert!(e.history().is_empty());
 }
 
@@ -130,11 +177,13 @@ fn ctrl_c_clears_the_text_and_says_whether_it_did() {
 fn ctrl_d_is_eof_only_on_an_empty_editor() {
     let mut e = Editor::default();
     typed(&mut e, "ab");
-    e.on_key(key(KeyCode::Home));
-    assert_eq!(e.on_key(ctrl('d')), EditorOutcome::Changed);
-    assert_eq!(shown(&e), "|b");
-    e.on_key(ctrl('d'));
-    assert_eq!(e.on_key(ctrl('d')), EditorOutcome::Eof);
+    expect![[r#"
+        Home: Changed → |ab
+        C-d: Changed → |b
+        C-d: Changed → |
+        C-d: Eof → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Home C-d C-d C-d"));
 }
 
 #[test]
@@ -149,13 +198,13 @@ fn a_pasted_crlf_text_keeps_its_newlines_as_lf() {
 fn ctrl_w_deletes_back_to_whitespace_and_ctrl_y_yanks_it() {
     let mut e = Editor::default();
     typed(&mut e, "git commit -m  ");
-    e.on_key(ctrl('w'));
-    assert_eq!(shown(&e), "git commit |");
-    e.on_key(ctrl('w'));
-    assert_eq!(shown(&e), "git |");
-    e.on_key(key(KeyCode::Home));
-    e.on_key(ctrl('y'));
-    assert_eq!(shown(&e), "commit |git ");
+    expect![[r#"
+        C-w: Changed → git commit |
+        C-w: Changed → git |
+        Home: Changed → |git 
+        C-y: Changed → commit |git 
+    "#]]
+    .assert_eq(&pressed(&mut e, "C-w C-w Home C-y"));
 }
 
 #[test]
@@ -165,32 +214,29 @@ fn ctrl_u_and_ctrl_k_delete_to_the_line_start_and_end() {
     for _ in 0..5 {
         e.on_key(key(KeyCode::Left));
     }
-    e.on_key(ctrl('k'));
-    assert_eq!(shown(&e), "first line\nsecond|");
-    e.on_key(ctrl('u'));
-    assert_eq!(shown(&e), "first line\n|");
-    e.on_key(ctrl('u'));
-    assert_eq!(shown(&e), "first line|");
-    e.on_key(ctrl('a'));
-    e.on_key(ctrl('k'));
-    assert_eq!(shown(&e), "|");
+    expect![[r#"
+        C-k: Changed → first line⏎second|
+        C-u: Changed → first line⏎|
+        C-u: Changed → first line|
+        C-a: Changed → |first line
+        C-k: Changed → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "C-k C-u C-u C-a C-k"));
 }
 
 #[test]
 fn words_move_with_alt_and_ctrl_arrows() {
     let mut e = Editor::default();
     typed(&mut e, "cargo nextest-run  x");
-    e.on_key(alt(KeyCode::Left));
-    assert_eq!(shown(&e), "cargo nextest-run  |x");
-    e.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
-    assert_eq!(shown(&e), "cargo nextest-|run  x");
-    e.on_key(alt(KeyCode::Char('b')));
-    e.on_key(alt(KeyCode::Char('b')));
-    assert_eq!(shown(&e), "|cargo nextest-run  x");
-    e.on_key(alt(KeyCode::Right));
-    assert_eq!(shown(&e), "cargo| nextest-run  x");
-    e.on_key(alt(KeyCode::Char('d')));
-    assert_eq!(shown(&e), "cargo|-run  x");
+    expect![[r#"
+        M-Left: Changed → cargo nextest-run  |x
+        C-Left: Changed → cargo nextest-|run  x
+        M-b: Changed → cargo |nextest-run  x
+        M-b: Changed → |cargo nextest-run  x
+        M-Right: Changed → cargo| nextest-run  x
+        M-d: Changed → cargo|-run  x
+    "#]]
+    .assert_eq(&pressed(&mut e, "M-Left C-Left M-b M-b M-Right M-d"));
 }
 
 #[test]
@@ -198,60 +244,56 @@ fn multi_byte_text_moves_and_deletes_by_cluster() {
     let mut e = Editor::default();
     // An e with a combining acute accent, a CJK character, a family emoji (ZWJ).
     e.on_paste("e\u{301}漢👨\u{200d}👩\u{200d}👧!");
-    e.on_key(key(KeyCode::Left));
-    e.on_key(key(KeyCode::Left));
-    assert_eq!(shown(&e), "e\u{301}漢|👨\u{200d}👩\u{200d}👧!");
-    e.on_key(key(KeyCode::Backspace));
-    assert_eq!(shown(&e), "e\u{301}|👨\u{200d}👩\u{200d}👧!");
-    e.on_key(key(KeyCode::Delete));
-    assert_eq!(shown(&e), "e\u{301}|!");
-    e.on_key(key(KeyCode::Left));
-    assert_eq!(shown(&e), "|e\u{301}!");
-    e.on_key(alt(KeyCode::Right));
-    assert_eq!(shown(&e), "e\u{301}|!");
+    expect![[r#"
+        Left: Changed → é漢👨‍👩‍👧|!
+        Left: Changed → é漢|👨‍👩‍👧!
+        Backspace: Changed → é|👨‍👩‍👧!
+        Delete: Changed → é|!
+        Left: Changed → |é!
+        M-Right: Changed → é|!
+    "#]]
+    .assert_eq(&pressed(&mut e, "Left Left Backspace Delete Left M-Right"));
 }
 
 #[test]
 fn up_and_down_move_between_lines_at_the_same_column() {
     let mut e = editor_with(&["older"]);
     e.on_paste("abcdef\nab\nabcdef");
-    e.on_key(key(KeyCode::Left));
-    e.on_key(key(KeyCode::Left));
-    assert_eq!(shown(&e), "abcdef\nab\nabcd|ef");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "abcdef\nab|\nabcdef");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "abcd|ef\nab\nabcdef");
-    e.on_key(key(KeyCode::Down));
-    e.on_key(key(KeyCode::Down));
-    assert_eq!(shown(&e), "abcdef\nab\nabcd|ef");
+    expect![[r#"
+        Left: Changed → abcdef⏎ab⏎abcde|f
+        Left: Changed → abcdef⏎ab⏎abcd|ef
+        Up: Changed → abcdef⏎ab|⏎abcdef
+        Up: Changed → abcd|ef⏎ab⏎abcdef
+        Down: Changed → abcdef⏎ab|⏎abcdef
+        Down: Changed → abcdef⏎ab⏎abcd|ef
+    "#]]
+    .assert_eq(&pressed(&mut e, "Left Left Up Up Down Down"));
 }
 
 #[test]
 fn the_history_walk_keeps_the_draft() {
     let mut e = editor_with(&["first", "second"]);
     typed(&mut e, "draft");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "second|");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "first|");
-    assert_eq!(e.on_key(key(KeyCode::Up)), EditorOutcome::Nothing);
-    e.on_key(key(KeyCode::Down));
-    assert_eq!(shown(&e), "second|");
-    e.on_key(key(KeyCode::Down));
-    assert_eq!(shown(&e), "draft|");
-    assert_eq!(e.on_key(key(KeyCode::Down)), EditorOutcome::Nothing);
+    expect![[r#"
+        Up: Changed → second|
+        Up: Changed → first|
+        Up: Nothing → first|
+        Down: Changed → second|
+        Down: Changed → draft|
+        Down: Nothing → draft|
+    "#]]
+    .assert_eq(&pressed(&mut e, "Up Up Up Down Down Down"));
 }
 
 #[test]
 fn up_walks_into_a_multi_line_entry_line_by_line() {
     let mut e = editor_with(&["old", "line one\nline two"]);
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "line one\nline two|");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "line one|\nline two");
-    e.on_key(key(KeyCode::Up));
-    assert_eq!(shown(&e), "old|");
+    expect![[r#"
+        Up: Changed → line one⏎line two|
+        Up: Changed → line one|⏎line two
+        Up: Changed → old|
+    "#]]
+    .assert_eq(&pressed(&mut e, "Up Up Up"));
 }
 
 #[test]
@@ -325,8 +367,10 @@ fn a_moving_key_in_the_search_accepts_the_match_and_moves() {
     let mut e = editor_with(&["make test"]);
     e.on_key(ctrl('r'));
     typed(&mut e, "make");
-    assert_eq!(e.on_key(key(KeyCode::Home)), EditorOutcome::Changed);
-    assert_eq!(shown(&e), "|make test");
+    expect![[r#"
+        Home: Changed → |make test
+    "#]]
+    .assert_eq(&pressed(&mut e, "Home"));
 }
 
 #[test]
@@ -375,12 +419,11 @@ fn the_slash_popup_completes_with_tab_and_submits_an_exact_command_on_enter() {
 fn enter_on_a_partial_command_completes_it() {
     let mut e = Editor::new(History::default(), commands());
     typed(&mut e, "/sta");
-    assert_eq!(e.on_key(key(KeyCode::Enter)), EditorOutcome::Changed);
-    assert_eq!(shown(&e), "/status |");
-    assert_eq!(
-        e.on_key(key(KeyCode::Enter)),
-        EditorOutcome::Submit("/status ".into())
-    );
+    expect![[r#"
+        Enter: Changed → /status |
+        Enter: Submit("/status ") → |
+    "#]]
+    .assert_eq(&pressed(&mut e, "Enter Enter"));
 }
 
 #[test]
@@ -616,6 +659,8 @@ fn tab_on_a_mention_without_matches_neither_completes_nor_queues() {
     let mut e = Editor::default();
     e.set_files(files());
     typed(&mut e, "see @zzz");
-    assert_eq!(e.on_key(key(KeyCode::Tab)), EditorOutcome::Nothing);
-    assert_eq!(shown(&e), "see @zzz|");
+    expect![[r#"
+        Tab: Nothing → see @zzz|
+    "#]]
+    .assert_eq(&pressed(&mut e, "Tab"));
 }

@@ -9,7 +9,7 @@ use unicode_width::UnicodeWidthStr;
 use super::table::Table;
 use crate::Theme;
 use crate::highlight::CodeHighlighter;
-use crate::text::{break_with_indent, width_of, wrap_with_indent};
+use crate::text::{Flow, indented, width_of};
 use crate::theme::Role;
 
 fn neutral(text: &str) -> String {
@@ -246,7 +246,7 @@ impl<'t> Writer<'t> {
     fn emit_wrapped(&mut self, line: Line<'static>) {
         let (first, rest) = self.prefixes();
         self.out
-            .extend(wrap_with_indent(&line, self.width, first, rest));
+            .extend(indented(&line, self.width, first, rest, Flow::Words));
         self.emitted();
     }
 
@@ -254,7 +254,7 @@ impl<'t> Writer<'t> {
     fn emit_cut(&mut self, line: Line<'static>) {
         let (first, rest) = self.prefixes();
         self.out
-            .extend(break_with_indent(&line, self.width, first, rest));
+            .extend(indented(&line, self.width, first, rest, Flow::Width));
         self.emitted();
     }
 

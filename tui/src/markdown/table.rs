@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use crate::Theme;
-use crate::text::{width_of, wrap, wrap_with_indent};
+use crate::text::{Flow, indented, width_of, wrap};
 use crate::theme::Role;
 
 /// A column gets at least its longest word up to this many columns (or its whole
@@ -203,11 +203,12 @@ impl Table {
                     spans.push(Span::raw(" "));
                     spans.extend(cell.iter().cloned());
                 }
-                out.extend(wrap_with_indent(
+                out.extend(indented(
                     &Line::from(spans),
                     width,
                     Vec::new(),
                     indent.clone(),
+                    Flow::Words,
                 ));
             }
         }

@@ -229,6 +229,27 @@ fn selected(mut line: Line<'static>, width: usize, theme: &Theme) -> Line<'stati
     line.patch_style(theme.style(Role::Selected))
 }
 
+/// Draws rows `top..len` of a list into `area`, as many as fit, one a row
+/// (`line(i)` for row `i`), the row `cursor` selected; returns the position the
+/// chrome shows (`3/12`).
+fn draw_list(
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    (top, cursor, len): (usize, usize, usize),
+    line: impl Fn(usize) -> Line<'static>,
+) -> String {
+    let width = usize::from(area.width);
+    for (row, i) in (top..len).take(usize::from(area.height)).enumerate() {
+        let mut l = line(i);
+        if i == cursor {
+            l = selected(l, width, theme);
+        }
+        buf.set_line(area.x, area.y + row as u16, &l, area.width);
+    }
+    format!("{}/{}", (cursor + 1).min(len), len)
+}
+
 /// The end of `text` that fits in `width` columns (`…` first when cut; a path
 /// shows as `…/src/lib.rs`).
 fn tail(text: &str, width: usize) -> String {

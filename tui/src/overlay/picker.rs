@@ -254,24 +254,13 @@ impl Overlay for Picker {
             );
             buf.set_line(list.x, list.y, &line, list.width);
         }
-        for (row, at) in (self.top..self.shown.len())
-            .take(usize::from(list.height))
-            .enumerate()
-        {
-            let mut line = clip(
+        let rows = (self.top, self.cursor, self.shown.len());
+        let position = super::draw_list(list, buf, theme, rows, |at| {
+            clip(
                 self.row_line(&self.rows[self.shown[at]], cols, theme),
                 width,
-            );
-            if at == self.cursor {
-                line = super::selected(line, width, theme);
-            }
-            buf.set_line(list.x, list.y + row as u16, &line, list.width);
-        }
-        let position = format!(
-            "{}/{}",
-            (self.cursor + 1).min(self.shown.len()),
-            self.shown.len()
-        );
+            )
+        });
         let footer = if self.filter.is_empty() {
             Footer::Hints(HINTS)
         } else {

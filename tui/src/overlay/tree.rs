@@ -270,21 +270,9 @@ impl Overlay for TreeNav {
         self.top = super::scrolled(self.top, self.cursor, height);
         self.top = self.top.min(self.rows.len().saturating_sub(height));
         let width = usize::from(body.width);
-        for (row, i) in (self.top..self.rows.len())
-            .take(usize::from(body.height))
-            .enumerate()
-        {
-            let mut line = self.rows[i].line(theme, width);
-            if i == self.cursor {
-                line = super::selected(line, width, theme);
-            }
-            buf.set_line(body.x, body.y + row as u16, &line, body.width);
-        }
-        let position = format!(
-            "{}/{}",
-            (self.cursor + 1).min(self.rows.len()),
-            self.rows.len()
-        );
+        let rows = (self.top, self.cursor, self.rows.len());
+        let position =
+            super::draw_list(body, buf, theme, rows, |i| self.rows[i].line(theme, width));
         let footer = match (&self.prompt, self.selected()) {
             (Some(name), Some(entry)) => Footer::Prompt {
                 label: format!("label #{entry}: "),

@@ -174,36 +174,23 @@ mod tests {
     #[test]
     fn read_only_tools_summarize_with_counts() {
         let read = "    10\tfn a() {}\n    11\tfn b() {}\n[lines 10-11 of 200 shown; continue with offset 12]";
-        assert_eq!(
-            summary("read", read).as_deref(),
-            Some("read 2 lines of 200")
-        );
-        assert_eq!(
-            summary("read", "`x` is empty (0 lines)").as_deref(),
-            Some("empty file")
-        );
-        assert_eq!(
-            summary("list", "a/\nb.rs\nc@").as_deref(),
-            Some("3 entries")
-        );
-        assert_eq!(
-            summary("list", "`d` has no entries").as_deref(),
-            Some("no entries")
-        );
         let grep = "src/a.rs:1:x\nsrc/a.rs:9:x\nsrc/b.rs:2:x";
-        assert_eq!(
-            summary("grep", grep).as_deref(),
-            Some("3 matches in 2 files")
-        );
-        assert_eq!(
-            summary("grep", "no matches for `x` in `.` (files ignored …)").as_deref(),
-            Some("no matches")
-        );
         let glob = "a.rs\nb.rs\n[output truncated: 2 of 5 lines, 10 of 25 bytes shown; cap 2 lines / 50 bytes; narrow the pattern or the path]";
-        assert_eq!(
-            summary("glob", glob).as_deref(),
-            Some("2 files (of 5, truncated)")
-        );
-        assert_eq!(summary("bash", "x"), None);
+        for (tool, output, want) in [
+            ("read", read, Some("read 2 lines of 200")),
+            ("read", "`x` is empty (0 lines)", Some("empty file")),
+            ("list", "a/\nb.rs\nc@", Some("3 entries")),
+            ("list", "`d` has no entries", Some("no entries")),
+            ("grep", grep, Some("3 matches in 2 files")),
+            (
+                "grep",
+                "no matches for `x` in `.` (files ignored …)",
+                Some("no matches"),
+            ),
+            ("glob", glob, Some("2 files (of 5, truncated)")),
+            ("bash", "x", None),
+        ] {
+            assert_eq!(summary(tool, output).as_deref(), want, "{tool}: {output:?}");
+        }
     }
 }
