@@ -204,7 +204,7 @@ fn stream_100k_deltas_without_drawing(bencher: divan::Bencher) {
 }
 
 /// The same answer with its code blocks in a language no highlighter knows, drawn
-/// (the cost without syntect).
+/// (the cost without highlighting).
 #[divan::bench(sample_count = 5, sample_size = 1)]
 fn stream_100k_deltas_code_unhighlighted(bencher: divan::Bencher) {
     let deltas = deltas_in(["nosuchlang", "nosuchlang"]);
@@ -231,7 +231,7 @@ fn render_whole_answer(bencher: divan::Bencher) {
     bencher.bench_local(|| render(&text, WIDTH, &Theme::COLOR).len());
 }
 
-/// Highlighting alone: the answer's Rust block (10 lines), as syntect does it.
+/// Highlighting alone: the answer's Rust block (10 lines).
 #[divan::bench(sample_count = 20, sample_size = 10)]
 fn highlight_rust_block(bencher: divan::Bencher) {
     let text = section(1, &mut Lcg(7), ["rust", "sh"]);

@@ -174,7 +174,7 @@ fn a_rust_code_block_is_highlighted() {
     expect_test::expect![[r#"
         ⟦dim:```rust⟧
         ⟦#65737e:// add⟧
-        ⟦#b48ead:fn⟧⟦#c0c5ce: ⟧⟦#8fa1b3:add⟧⟦#c0c5ce:(⟧⟦#bf616a:a⟧⟦#c0c5ce:: ⟧⟦#b48ead:u32⟧⟦#c0c5ce:) -> ⟧⟦#b48ead:u32⟧⟦#c0c5ce: {⟧
+        ⟦#b48ead:fn⟧⟦#c0c5ce: ⟧⟦#8fa1b3:add⟧⟦#c0c5ce:(a: ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce:) -> ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce: {⟧
         ⟦#c0c5ce:    a + ⟧⟦#d08770:1⟧
         ⟦#c0c5ce:}⟧
         ⟦dim:```⟧
