@@ -89,7 +89,7 @@ fn an_edited_entry_is_a_hash_mismatch_on_its_line_only() {
     lines[3] = lines[3].replace("also check b", "also check c");
     write_lines(&log.path, &lines);
     expect_test::expect![[r#"
-        error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check: its line (or its parent's hash) was altered
+        error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check (the line or its parent was altered)
         S: 1 error(s), 0 warning(s) in 17 line(s)
     "#]]
     .assert_eq(&report_text(&log.path));
@@ -102,7 +102,7 @@ fn a_removed_entry_is_a_missing_parent_of_its_child() {
     lines.remove(5); // entry 5, the first dispatch
     write_lines(&log.path, &lines);
     expect_test::expect![[r#"
-        error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which is not in the file (removed, or on a line that does not decode)
+        error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which does not appear earlier in the file
         S: 1 error(s), 0 warning(s) in 16 line(s)
     "#]]
     .assert_eq(&report_text(&log.path));
@@ -213,9 +213,9 @@ fn torn_malformed_unknown_and_duplicate_lines_are_reported_with_their_lines() {
     text.push_str("{\"v\":1,\"id\":18");
     std::fs::write(&log.path, text).unwrap();
     expect_test::expect![[r#"
-        error   duplicate_id           entry #2 (lines 3, 18): entry id 2 appears a second time (first on line 3)
+        error   duplicate_id           entry #2 (lines 3, 18): entry id 2 appears a second time
         error   malformed              line 8: malformed entry: the line has no trailing "hash" field
-        error   missing_parent         entry #8 (line 9): entry 8 names parent 7, which is not in the file (removed, or on a line that does not decode)
+        error   missing_parent         entry #8 (line 9): entry 8 names parent 7, which does not appear earlier in the file
         warning unknown_type           entry #17 (line 19): type `from_the_future` is not known to this version (kept, not used)
         warning torn_tail              line 20: the last line has no newline: 14 byte(s) a crash left behind (the writer cuts them off, into a sidecar, when it next opens the file)
         S: 3 error(s), 2 warning(s) in 19 line(s)
@@ -345,4 +345,57 @@ fn an_ordering_violation_under_a_label_is_found() {
             ("queued_outside_run", vec![EntryId(13)]),
         ]
     );
+}
+
+/// The lenient checker and the strict reader verify lines with the same `Chain`:
+/// for the same broken log, the reader's error is the checker's finding of that
+/// kind with the file and line in front, word for word.
+#[test]
+fn the_checker_words_an_integrity_error_as_the_reader_does() {
+    type Damage = fn(&SessionLog, &mut Vec<String>);
+    let rows: [(&str, &str, Damage); 6] = [
+        ("an edited entry", "hash_mismatch", |_, lines| {
+            lines[3] = lines[3].replace("also check b", "also check c");
+        }),
+        ("a removed entry", "missing_parent", |_, lines| {
+            lines.remove(5);
+        }),
+        ("a duplicated line", "duplicate_id", |_, lines| {
+            let dup = lines[2].clone();
+            lines.insert(4, dup);
+        }),
+        ("a line without its hash", "malformed", |_, lines| {
+            lines[7] = "{\"v\":1,\"id\":".into();
+        }),
+        ("an entry without a parent", "orphan", |log, lines| {
+            let e = log.get(EntryId(6)).unwrap();
+            let (line, _) = Entry::encode(e.id, None, None, e.ts, &e.body);
+            lines[6] = String::from_utf8(line).unwrap().trim_end().to_string();
+        }),
+        (
+            "a first line that is not JSON",
+            "not_a_session",
+            |_, lines| {
+                lines[0] = "hello".into();
+            },
+        ),
+    ];
+    for (row, kind, damage) in rows {
+        let (_dir, log) = testkit::steer_session();
+        let mut lines = lines_of(&log.path);
+        damage(&log, &mut lines);
+        write_lines(&log.path, &lines);
+        let reader = xcsh_log::read_session(&log.path).unwrap_err().to_string();
+        let report = check_file(&log.path).unwrap();
+        let first = report
+            .findings
+            .iter()
+            .find(|f| f.kind == kind)
+            .unwrap_or_else(|| panic!("{row}: no {kind} in {:?}", report.findings));
+        let at = match kind {
+            "not_a_session" => format!("{}: ", log.path.display()),
+            _ => format!("{}:{}: ", log.path.display(), first.lines.last().unwrap()),
+        };
+        assert_eq!(reader, format!("{at}{}", first.message), "{row}");
+    }
 }
