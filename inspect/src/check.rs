@@ -201,11 +201,11 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
                     None => {}
                     Some(e @ LogError::DuplicateId { .. }) => {
                         let earlier = first_line.get(&entry.id).copied().unwrap_or(line);
-                        f.error(&e, vec![entry.id], vec![earlier, line]);
+                        f.error(&chain, &e, vec![entry.id], vec![earlier, line]);
                         continue;
                     }
                     Some(e @ LogError::MissingParent { .. }) => parentless.push((e, raw)),
-                    Some(e) => f.error(&e, vec![entry.id], vec![line]),
+                    Some(e) => f.error(&chain, &e, vec![entry.id], vec![line]),
                 }
                 if let Body::Unknown { type_name, .. } = &entry.body {
                     f.push(
@@ -221,11 +221,11 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
             }
             Err(e @ LogError::NotJson { .. }) => {
                 // Some other file: its lines are not entries gone bad.
-                f.error(&e, vec![], vec![line]);
+                f.error(&chain, &e, vec![], vec![line]);
                 break;
             }
             Err(e) => {
-                f.error(&e, vec![], vec![line]);
+                f.error(&chain, &e, vec![], vec![line]);
                 if let Some((id, hash)) = salvage(raw)
                     && chain.admit(id, hash)
                 {
@@ -237,6 +237,7 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
     if lines == 0 {
         // No complete line: what the reader says of such a file.
         f.error(
+            &chain,
             &LogError::NotASession {
                 path: path.to_path_buf(),
             },
@@ -295,6 +296,7 @@ fn later_parent(
     };
     let (Some(&pl), Some(parent_hash)) = (first_line.get(&parent), chain.hash_of(parent)) else {
         f.error(
+            chain,
             &LogError::MissingParent {
                 path,
                 line,
@@ -315,6 +317,7 @@ fn later_parent(
     );
     if !Entry::verify(raw, Some(&parent_hash)).unwrap_or(false) {
         f.error(
+            chain,
             &LogError::HashMismatch { path, line, id },
             vec![id],
             vec![line],
@@ -396,8 +399,15 @@ impl Findings {
         }
     }
 
-    /// An integrity error of the readers' verifier, in its wording.
-    fn error(&mut self, e: &LogError, entries: Vec<EntryId>, lines: Vec<u32>) {
+    /// An integrity error of the readers' verifier `chain`, in its wording (without
+    /// the file and the last of `lines`, which the finding names).
+    fn error(
+        &mut self,
+        chain: &xcsh_log::Chain,
+        e: &LogError,
+        entries: Vec<EntryId>,
+        lines: Vec<u32>,
+    ) {
         let kind = match e {
             LogError::Malformed { .. } => "malformed",
             LogError::HashMismatch { .. } => "hash_mismatch",
@@ -407,7 +417,8 @@ impl Findings {
             LogError::NotASession { .. } | LogError::NotJson { .. } => "not_a_session",
             _ => "unreadable",
         };
-        self.push(Severity::Error, kind, e.message(), entries, lines);
+        let message = chain.message(e, lines.last().copied().unwrap_or(0));
+        self.push(Severity::Error, kind, message, entries, lines);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -125,34 +125,6 @@ pub enum LogError {
 }
 
 impl LogError {
-    /// The wording of the error without the file (and line) it starts with, for a
-    /// report that names them itself (`xcsh check`).
-    pub fn message(&self) -> String {
-        let full = self.to_string();
-        let at = match self {
-            LogError::Malformed { path, line, .. }
-            | LogError::HashMismatch { path, line, .. }
-            | LogError::MissingParent { path, line, .. }
-            | LogError::Orphan { path, line, .. }
-            | LogError::DuplicateId { path, line, .. } => format!("{}:{line}: ", path.display()),
-            LogError::NotASession { path }
-            | LogError::NotJson { path }
-            | LogError::IdsExhausted { path, .. }
-            | LogError::Io { path, .. }
-            | LogError::UnknownEntry { path, .. }
-            | LogError::NoSuchEntry { path, .. }
-            | LogError::Cycle { path, .. }
-            | LogError::CompactionOffPath { path, .. } => format!("{}: ", path.display()),
-            LogError::Locked { .. } | LogError::Unwritable { .. } | LogError::NotABoundary(_) => {
-                return full;
-            }
-        };
-        match full.strip_prefix(&at) {
-            Some(rest) => rest.to_string(),
-            None => full,
-        }
-    }
-
     /// Line `line` (`bytes`, without its newline) could not be decoded: a malformed
     /// entry, or, when it is the first line and [`LogError::not_json`], a file that
     /// is not a session log ([`LogError::NotJson`]).

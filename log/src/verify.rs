@@ -246,6 +246,16 @@ impl Chain {
         Ok(line)
     }
 
+    /// The wording of `error`, of line `line`, without the file and line it starts
+    /// with (for a report that names them itself: `xcsh check`).
+    pub fn message(&self, error: &LogError, line: u32) -> String {
+        let full = error.to_string();
+        let at_line = format!("{}:{line}: ", self.path.display());
+        let at_file = format!("{}: ", self.path.display());
+        let rest = full.strip_prefix(&at_line).or(full.strip_prefix(&at_file));
+        rest.unwrap_or(&full).to_string()
+    }
+
     /// The file the chain is of.
     pub fn path(&self) -> &Path {
         &self.path
