@@ -103,11 +103,12 @@ fn clean(path: &Path, source: impl std::io::Read + Send, size: u64) -> Option<Re
     // Room for lines of 256 bytes and more, so that the entries are not moved
     // again and again as the vector grows (room never used is never touched).
     let mut entries = Vec::with_capacity(usize::try_from(size / 256).unwrap_or(0));
-    let read = xcsh_log::parallel::read_parallel(path, source, thin, |_, entry| {
-        entries.push(entry);
-        true
-    })
-    .ok()?;
+    let read =
+        xcsh_log::parallel::read_parallel(path, source, Default::default(), thin, |_, entry| {
+            entries.push(entry);
+            true
+        })
+        .ok()?;
     if read.torn.is_some() || !read.unknown.is_empty() || entries.is_empty() {
         return None;
     }

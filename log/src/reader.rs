@@ -175,6 +175,7 @@ pub(crate) fn read_log<R: BufRead + Send>(
     let read = super::parallel::read_parallel(
         path,
         reader,
+        super::parallel::Window::default(),
         |entry| entry,
         |line, entry| {
             lines.push(line);
