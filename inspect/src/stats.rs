@@ -721,7 +721,7 @@ mod tests {
         }
         k.record(step);
         k.settle("call_1_1", "echo", ToolStatus::Error, "boom");
-        k.step_full(
+        k.step_full(testkit::step_record(
             2,
             "",
             "",
@@ -733,7 +733,7 @@ mod tests {
                     message: "gone".into(),
                 },
             },
-        );
+        ));
         let (_dir, log) = k.finish();
         let stats = compute(&log);
         assert_eq!(stats.steps[0].retries, 1);

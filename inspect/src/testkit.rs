@@ -111,34 +111,20 @@ impl Kit {
 
     /// Step `n` streams `text` and asks for `calls` (name, arguments).
     pub fn step(&mut self, n: u32, text: &str, calls: &[(&str, &str)]) {
-        self.step_full(
+        self.step_full(step_record(
             n,
             "",
             text,
             calls,
             100 * u64::from(n),
             StepOutcome::Completed,
-        );
+        ));
     }
 
-    pub fn step_full(
-        &mut self,
-        n: u32,
-        reasoning: &str,
-        text: &str,
-        calls: &[(&str, &str)],
-        input_tokens: u64,
-        outcome: StepOutcome,
-    ) {
+    /// Records `step` (a [`step_record`]), forgetting the calls of the one before.
+    pub fn step_full(&mut self, step: Record) {
         self.calls.clear();
-        self.record(step_record(
-            n,
-            reasoning,
-            text,
-            calls,
-            input_tokens,
-            outcome,
-        ));
+        self.record(step);
     }
 
     /// Settles every call the last step dispatched with `ok` and its arguments echoed.
@@ -357,6 +343,11 @@ pub fn steer_session() -> (tempfile::TempDir, SessionLog) {
 
 /// Two runs, then a new branch from the end of the first run with a third run.
 pub fn branched_session() -> (tempfile::TempDir, SessionLog) {
+    branched().finish()
+}
+
+/// [`branched_session`], still open for more entries.
+pub fn branched() -> Kit {
     let mut k = Kit::new("branched");
     k.prompt("first task");
     k.step(1, "working", &[("echo", r#"{"x":1}"#)]);
@@ -367,15 +358,15 @@ pub fn branched_session() -> (tempfile::TempDir, SessionLog) {
     k.step(1, "second done", &[]);
     k.branch_at(end_of_first);
     k.prompt("instead, another task");
-    k.step_full(
+    k.step_full(step_record(
         1,
         "thinking about\nthe alternative",
         "alternative done",
         &[],
         150,
         StepOutcome::Completed,
-    );
-    k.finish()
+    ));
+    k
 }
 
 /// A run that compacts after its second tool round (`compact_at_tokens` 150), then
