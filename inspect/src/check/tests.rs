@@ -46,6 +46,12 @@ fn rechain(log: &SessionLog, name: &str, order: &[(EntryId, Option<EntryId>)]) -
     path
 }
 
+/// [`rechain`] with the entries in the order `ids` gives.
+fn reordered(log: &SessionLog, name: &str, ids: &[u64]) -> PathBuf {
+    let order: Vec<_> = ids.iter().map(|&i| (EntryId(i), None)).collect();
+    rechain(log, name, &order)
+}
+
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<(EntryId, Option<EntryId>)> {
     range.map(|i| (EntryId(i), None)).collect()
 }
@@ -127,55 +133,41 @@ fn a_duplicated_tool_result_is_settled_twice() {
     .assert_eq(&report_text(&path));
 }
 
+/// Entries of the steer session moved (re-chained with valid hashes, so that only
+/// the order is wrong): each row is found as its kind, named by its entries.
 #[test]
-fn a_tool_result_before_its_call_is_found() {
+fn moved_entries_are_found_out_of_order() {
+    let rows: [(&str, [u64; 16], (&str, [u64; 2])); 4] = [
+        (
+            "a tool result (8, call_1_1) before its dispatch 5",
+            [1, 2, 3, 4, 8, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16],
+            ("result_before_call", [8, 5]),
+        ),
+        (
+            "delivery 10 of steer 3 before the results of the calls (8, 9)",
+            [1, 2, 3, 4, 5, 6, 10, 7, 8, 9, 11, 12, 13, 14, 15, 16],
+            ("delivered_mid_step", [10, 5]),
+        ),
+        (
+            "delivery 10 while the step still streams",
+            [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16],
+            ("delivered_mid_step", [10, 2]),
+        ),
+        (
+            "follow-up delivery 13 at the boundary after the tools (before 11)",
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 11, 12, 14, 15, 16],
+            ("follow_up_not_at_finish", [13, 4]),
+        ),
+    ];
     let (_dir, log) = testkit::steer_session();
-    // Result 8 (call_1_1) moved before its dispatch 5.
-    let order: Vec<_> = [1, 2, 3, 4, 8, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "early.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("result_before_call", vec![EntryId(8), EntryId(5)])]
-    );
-}
-
-#[test]
-fn a_steer_delivered_mid_step_is_found() {
-    let (_dir, log) = testkit::steer_session();
-    // Delivery 10 of steer 3 moved before the results of the calls (8, 9).
-    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 10, 7, 8, 9, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "mid.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("delivered_mid_step", vec![EntryId(10), EntryId(5)])]
-    );
-    // Delivered while the step still streams.
-    let order: Vec<_> = [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "mid2.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("delivered_mid_step", vec![EntryId(10), EntryId(2)])]
-    );
-}
-
-#[test]
-fn follow_ups_wait_for_a_would_be_finish_and_steers_keep_their_order() {
-    let (_dir, log) = testkit::steer_session();
-    // Follow-up delivery 13 moved to the boundary after the tools (before 11).
-    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 11, 12, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "fu.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("follow_up_not_at_finish", vec![EntryId(13), EntryId(4)])]
-    );
+    for (i, (row, order, (kind, entries))) in rows.into_iter().enumerate() {
+        let path = reordered(&log, &format!("moved-{i}.jsonl"), &order);
+        assert_eq!(
+            kinds(&path),
+            [(kind, entries.map(EntryId).to_vec())],
+            "{row}"
+        );
+    }
 }
 
 #[test]
