@@ -692,18 +692,12 @@ mod tests {
     /// on sessions with branches, labels, compactions and every fixture.
     #[test]
     fn the_streamed_json_is_the_whole_document_byte_for_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let synth = dir.path().join("synth.jsonl");
         let shape = xcsh_journal::synth::SynthShape {
             branch_per_mille: 300,
             max_rounds: 3,
             label_chain: 20,
         };
-        let opts = xcsh_journal::synth::SynthOptions {
-            entries: 2_000,
-            seed: 9,
-        };
-        xcsh_journal::synth::generate_shaped(&synth, opts, shape).unwrap();
+        let (dir, synth, _) = testkit::synth(2_000, 9, shape);
         let mut logs = vec![
             testkit::branched_session(),
             testkit::compaction_session(),

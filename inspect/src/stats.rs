@@ -660,16 +660,7 @@ mod tests {
 
     #[test]
     fn the_direct_layout_is_comfy_tables_layout() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        xcsh_journal::synth::generate(
-            &path,
-            xcsh_journal::synth::SynthOptions {
-                entries: 2_500,
-                seed: 9,
-            },
-        )
-        .unwrap();
+        let (_dir, path, _) = testkit::synth(2_500, 9, Default::default());
         let stats = compute(&xcsh_log::read_session(&path).unwrap());
         let mut steps = Cells::new(&STEP_HEAD, vec![true; STEP_HEAD.len()]);
         for s in &stats.steps {

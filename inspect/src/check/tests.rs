@@ -240,16 +240,7 @@ fn parent_links_that_loop_are_a_cycle() {
 
 #[test]
 fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("synth.jsonl");
-    xcsh_journal::synth::generate(
-        &path,
-        xcsh_journal::synth::SynthOptions {
-            entries: 6_000,
-            seed: 21,
-        },
-    )
-    .unwrap();
+    let (_dir, path, _) = testkit::synth(6_000, 21, Default::default());
     let bytes = std::fs::read(&path).unwrap();
     let fast = check_file(&path).unwrap();
     let slow = check_exhaustively(&path, &bytes);
