@@ -487,8 +487,7 @@ mod tests {
 
     #[test]
     fn a_torn_tail_is_kept_and_an_empty_source_is_not_a_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let entries = crate::writer::testutil::write_sample(&path);
         let mut bytes = std::fs::read(&path).unwrap();
         let complete = bytes.len() as u64;
@@ -524,8 +523,7 @@ mod tests {
 
     #[test]
     fn the_caller_can_stop_the_reading() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         crate::writer::testutil::write_sample(&path);
         let bytes = std::fs::read(&path).unwrap();
         let mut seen = 0;

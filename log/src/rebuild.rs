@@ -560,8 +560,7 @@ mod tests {
 
     #[test]
     fn a_compaction_keeping_an_entry_off_the_path_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
         let (id, _) = w
             .append(

@@ -22,8 +22,7 @@ fn read_err(path: &Path) -> String {
 
 #[test]
 fn a_written_log_reads_back_with_line_numbers_and_no_findings() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let log = read_session(&path).unwrap();
     assert_eq!(log.entries, entries);
@@ -106,8 +105,7 @@ fn a_damaged_log_is_an_error_naming_its_line() {
         ),
     ];
     for (row, damage, want) in rows {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         write_sample(&path);
         let mut lines = lines_of(&path);
         damage(&mut lines);
@@ -119,8 +117,7 @@ fn a_damaged_log_is_an_error_naming_its_line() {
 
 #[test]
 fn an_empty_file_is_not_a_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     std::fs::write(&path, b"").unwrap();
     assert!(matches!(
         read_session(&path),
@@ -130,8 +127,7 @@ fn an_empty_file_is_not_a_session() {
 
 #[test]
 fn reading_reports_a_torn_tail_without_repairing_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let full = std::fs::read(&path).unwrap();
     let mut torn = full.clone();
@@ -152,8 +148,7 @@ fn reading_reports_a_torn_tail_without_repairing_it() {
 
 #[test]
 fn an_unknown_entry_type_is_kept_and_listed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let mut entries = write_sample(&path);
     let (mut w, _) = crate::SessionWriter::open(&path).unwrap();
     let body = Body::Unknown {
@@ -177,8 +172,7 @@ fn an_unknown_entry_type_is_kept_and_listed() {
 
 #[test]
 fn the_streaming_reader_yields_numbered_entries_and_keeps_the_torn_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let mut bytes = std::fs::read(&path).unwrap();
     let complete = bytes.len() as u64;
