@@ -133,34 +133,43 @@ fn a_duplicated_tool_result_is_settled_twice() {
     .assert_eq(&report_text(&path));
 }
 
-/// Entries of the steer session moved (re-chained with valid hashes, so that only
-/// the order is wrong): each row is found as its kind, named by its entries.
+/// An entry of the steer session moved to just before another (re-chained with
+/// valid hashes, so that only the order is wrong): each row is found as its kind,
+/// named by its entries.
 #[test]
 fn moved_entries_are_found_out_of_order() {
-    let rows: [(&str, [u64; 16], (&str, [u64; 2])); 4] = [
+    // (what moves, the entry moved, the entry it now precedes, the finding)
+    let rows: [(&str, u64, u64, (&str, [u64; 2])); 4] = [
         (
-            "a tool result (8, call_1_1) before its dispatch 5",
-            [1, 2, 3, 4, 8, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16],
+            "result 8 (call_1_1) before its dispatch 5",
+            8,
+            5,
             ("result_before_call", [8, 5]),
         ),
         (
-            "delivery 10 of steer 3 before the results of the calls (8, 9)",
-            [1, 2, 3, 4, 5, 6, 10, 7, 8, 9, 11, 12, 13, 14, 15, 16],
+            "delivery 10 of steer 3 before the results 8, 9",
+            10,
+            7,
             ("delivered_mid_step", [10, 5]),
         ),
         (
             "delivery 10 while the step still streams",
-            [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16],
+            10,
+            4,
             ("delivered_mid_step", [10, 2]),
         ),
         (
-            "follow-up delivery 13 at the boundary after the tools (before 11)",
-            [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 11, 12, 14, 15, 16],
+            "follow-up delivery 13 after the tools (before 11)",
+            13,
+            11,
             ("follow_up_not_at_finish", [13, 4]),
         ),
     ];
     let (_dir, log) = testkit::steer_session();
-    for (i, (row, order, (kind, entries))) in rows.into_iter().enumerate() {
+    for (i, (row, moved, before, (kind, entries))) in rows.into_iter().enumerate() {
+        let mut order: Vec<u64> = (1..=16).filter(|&e| e != moved).collect();
+        let at = order.iter().position(|&e| e == before).unwrap();
+        order.insert(at, moved);
         let path = reordered(&log, &format!("moved-{i}.jsonl"), &order);
         assert_eq!(
             kinds(&path),
