@@ -444,7 +444,7 @@ mod tests {
             path,
             bytes,
             Window {
-                chunk: chunk,
+                chunk,
                 in_flight: IN_FLIGHT,
             },
             |e| e,
@@ -498,7 +498,7 @@ mod tests {
                 &path,
                 bytes.as_slice(),
                 Window {
-                    chunk: chunk,
+                    chunk,
                     in_flight: IN_FLIGHT,
                 },
                 |e| e,
