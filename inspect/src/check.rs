@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use xcsh_log::{Body, Entry, EntryHash, Record};
+use xcsh_log::{Body, Entry, EntryHash, LogError, Record};
 use xcsh_machine::EntryId;
 
 use crate::error::InspectError;
@@ -73,7 +73,6 @@ impl Report {
 
 /// A decoded line of the file.
 pub(crate) struct Scanned {
-    pub line: u32,
     pub entry: Entry,
 }
 
@@ -104,11 +103,12 @@ fn clean(path: &Path, source: impl std::io::Read + Send, size: u64) -> Option<Re
     // Room for lines of 256 bytes and more, so that the entries are not moved
     // again and again as the vector grows (room never used is never touched).
     let mut entries = Vec::with_capacity(usize::try_from(size / 256).unwrap_or(0));
-    let read = xcsh_log::parallel::read_parallel(path, source, thin, |_, entry| {
-        entries.push(entry);
-        true
-    })
-    .ok()?;
+    let read =
+        xcsh_log::parallel::read_parallel(path, source, Default::default(), thin, |_, entry| {
+            entries.push(entry);
+            true
+        })
+        .ok()?;
     if read.torn.is_some() || !read.unknown.is_empty() || entries.is_empty() {
         return None;
     }
@@ -164,14 +164,18 @@ fn thin(mut entry: Entry) -> Entry {
     entry
 }
 
-/// Checks every line leniently and collects every finding.
+/// Checks every line leniently and collects every finding: the lines go through the
+/// readers' verifier ([`xcsh_log::Chain`], read on after each error), so that an
+/// integrity error has the reader's wording; then the order of parents and children
+/// (a parent after its child, a cycle) and of each branch.
 fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
     let mut f = Findings::default();
     let mut scanned: Vec<Scanned> = Vec::new();
-    // First line of each id, and the hash recorded on it (also for lines that only
-    // half decode, so that their children still verify).
+    let mut chain = xcsh_log::Chain::new(path);
+    // First line of each id (also for lines that only half decode).
     let mut first_line: HashMap<EntryId, u32> = HashMap::new();
-    let mut recorded: HashMap<EntryId, EntryHash> = HashMap::new();
+    // Lines whose parent was not (yet) there: (the error, the line's bytes).
+    let mut parentless: Vec<(LogError, &[u8])> = Vec::new();
     let mut lines = 0u32;
     let mut rest = bytes;
     while !rest.is_empty() {
@@ -192,32 +196,17 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
         rest = &rest[nl + 1..];
         lines += 1;
         let line = lines;
-        match decode(raw) {
-            Ok(entry) => {
-                if line == 1
-                    && (entry.parent.is_some()
-                        || !matches!(entry.body, Body::Record(Record::Session(_))))
-                {
-                    f.push(
-                        Severity::Error,
-                        "not_a_session",
-                        "the first line is not a parentless `session` record".into(),
-                        vec![entry.id],
-                        vec![line],
-                    );
-                }
-                if let Some(&earlier) = first_line.get(&entry.id) {
-                    f.push(
-                        Severity::Error,
-                        "duplicate_id",
-                        format!(
-                            "entry id {} appears a second time (first on line {earlier})",
-                            entry.id
-                        ),
-                        vec![entry.id],
-                        vec![earlier, line],
-                    );
-                    continue;
+        match chain.verify_line_leniently(raw) {
+            Ok((entry, error)) => {
+                match error {
+                    None => {}
+                    Some(e @ LogError::DuplicateId { .. }) => {
+                        let earlier = first_line.get(&entry.id).copied().unwrap_or(line);
+                        f.error(&chain, &e, vec![entry.id], vec![earlier, line]);
+                        continue;
+                    }
+                    Some(e @ LogError::MissingParent { .. }) => parentless.push((e, raw)),
+                    Some(e) => f.error(&chain, &e, vec![entry.id], vec![line]),
                 }
                 if let Body::Unknown { type_name, .. } = &entry.body {
                     f.push(
@@ -229,47 +218,38 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
                     );
                 }
                 first_line.insert(entry.id, line);
-                recorded.insert(entry.id, entry.hash);
-                scanned.push(Scanned { line, entry });
+                scanned.push(Scanned { entry });
             }
-            Err(_) if line == 1 && xcsh_log::LogError::not_json(raw) => {
+            Err(e @ LogError::NotJson { .. }) => {
                 // Some other file: its lines are not entries gone bad.
-                f.push(
-                    Severity::Error,
-                    "not_a_session",
-                    "not a session log (line 1 is not JSON)".into(),
-                    vec![],
-                    vec![line],
-                );
+                f.error(&chain, &e, vec![], vec![line]);
                 break;
             }
-            Err(cause) => {
-                f.push(
-                    Severity::Error,
-                    "malformed",
-                    format!("malformed entry: {cause}"),
-                    vec![],
-                    vec![line],
-                );
+            Err(e) => {
+                f.error(&chain, &e, vec![], vec![line]);
                 if let Some((id, hash)) = salvage(raw)
-                    && !first_line.contains_key(&id)
+                    && chain.admit(id, hash)
                 {
                     first_line.insert(id, line);
-                    recorded.insert(id, hash);
                 }
             }
         }
     }
     if lines == 0 {
-        f.push(
-            Severity::Error,
-            "not_a_session",
-            "the file holds no complete line".into(),
+        // No complete line: what the reader says of such a file.
+        f.error(
+            &chain,
+            &LogError::NotASession {
+                path: path.to_path_buf(),
+            },
             vec![],
             vec![],
         );
     }
-    structure(&scanned, bytes, &first_line, &recorded, &mut f);
+    for (e, raw) in parentless {
+        later_parent(&chain, &first_line, e, raw, &mut f);
+    }
+    cycles(&scanned, &first_line, &mut f);
     let index: HashMap<EntryId, usize> = scanned
         .iter()
         .enumerate()
@@ -287,21 +267,6 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
     }
 }
 
-fn decode(raw: &[u8]) -> Result<Entry, String> {
-    if raw.is_empty() {
-        return Err("the line is empty".into());
-    }
-    if raw.iter().all(|&b| b == 0) {
-        return Err(format!(
-            "the line is {} NUL bytes (a write lost in a power cut?)",
-            raw.len()
-        ));
-    }
-    let text =
-        std::str::from_utf8(raw).map_err(|e| format!("the line is not valid UTF-8 ({e})"))?;
-    Entry::decode(text).map_err(|e| e.to_string())
-}
-
 /// The id and recorded hash of a line that does not decode as an entry, if its JSON
 /// still says them.
 fn salvage(raw: &[u8]) -> Option<(EntryId, EntryHash)> {
@@ -311,80 +276,58 @@ fn salvage(raw: &[u8]) -> Option<(EntryId, EntryHash)> {
     Some((EntryId(id), hash))
 }
 
-/// Parents, order, cycles and the hash chain of the decoded entries.
-fn structure(
-    scanned: &[Scanned],
-    bytes: &[u8],
+/// A line whose parent did not appear before it (`missing`, a
+/// [`LogError::MissingParent`]): a parent further down the file is a child before
+/// its parent (and the line's hash is checked against it), else the parent is missing.
+fn later_parent(
+    chain: &xcsh_log::Chain,
     first_line: &HashMap<EntryId, u32>,
-    recorded: &HashMap<EntryId, EntryHash>,
+    missing: LogError,
+    raw: &[u8],
     f: &mut Findings,
 ) {
-    let raw_lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    for s in scanned {
-        let e = &s.entry;
-        let raw = raw_lines
-            .get(s.line as usize - 1)
-            .copied()
-            .unwrap_or_default();
-        let parent_hash = match e.parent {
-            None if s.line == 1 => None,
-            None => {
-                f.push(
-                    Severity::Error,
-                    "orphan",
-                    format!(
-                        "entry {} has no parent (only the session header may lack one)",
-                        e.id
-                    ),
-                    vec![e.id],
-                    vec![s.line],
-                );
-                continue;
-            }
-            Some(p) => match first_line.get(&p) {
-                None => {
-                    f.push(
-                        Severity::Error,
-                        "missing_parent",
-                        format!(
-                            "entry {} names parent {p}, which is not in the file (removed, or on a line that does not decode)",
-                            e.id
-                        ),
-                        vec![e.id],
-                        vec![s.line],
-                    );
-                    continue;
-                }
-                Some(&pl) if pl > s.line => {
-                    f.push(
-                        Severity::Error,
-                        "child_before_parent",
-                        format!(
-                            "entry {} comes before its parent {p} (line {pl}): lines were moved",
-                            e.id
-                        ),
-                        vec![e.id, p],
-                        vec![s.line, pl],
-                    );
-                    recorded.get(&p).copied()
-                }
-                Some(_) => recorded.get(&p).copied(),
+    let LogError::MissingParent {
+        path,
+        line,
+        id,
+        parent,
+    } = missing
+    else {
+        return;
+    };
+    let (Some(&pl), Some(parent_hash)) = (first_line.get(&parent), chain.hash_of(parent)) else {
+        f.error(
+            chain,
+            &LogError::MissingParent {
+                path,
+                line,
+                id,
+                parent,
             },
-        };
-        if !Entry::verify(raw, parent_hash.as_ref()).unwrap_or(false) {
-            f.push(
-                Severity::Error,
-                "hash_mismatch",
-                format!(
-                    "entry {} fails its hash check: its line (or its parent's hash) was altered",
-                    e.id
-                ),
-                vec![e.id],
-                vec![s.line],
-            );
-        }
+            vec![id],
+            vec![line],
+        );
+        return;
+    };
+    f.push(
+        Severity::Error,
+        "child_before_parent",
+        format!("entry {id} comes before its parent {parent} (line {pl}): lines were moved"),
+        vec![id, parent],
+        vec![line, pl],
+    );
+    if !Entry::verify(raw, Some(&parent_hash)).unwrap_or(false) {
+        f.error(
+            chain,
+            &LogError::HashMismatch { path, line, id },
+            vec![id],
+            vec![line],
+        );
     }
-    // Cycles: only possible when a parent comes after its child.
+}
+
+/// Parent links that loop (only possible when a parent comes after its child).
+fn cycles(scanned: &[Scanned], first_line: &HashMap<EntryId, u32>, f: &mut Findings) {
     let parent: HashMap<EntryId, EntryId> = scanned
         .iter()
         .filter_map(|s| s.entry.parent.map(|p| (s.entry.id, p)))
@@ -455,6 +398,28 @@ impl Findings {
                 lines,
             });
         }
+    }
+
+    /// An integrity error of the readers' verifier `chain`, in its wording (without
+    /// the file and the last of `lines`, which the finding names).
+    fn error(
+        &mut self,
+        chain: &xcsh_log::Chain,
+        e: &LogError,
+        entries: Vec<EntryId>,
+        lines: Vec<u32>,
+    ) {
+        let kind = match e {
+            LogError::Malformed { .. } => "malformed",
+            LogError::HashMismatch { .. } => "hash_mismatch",
+            LogError::MissingParent { .. } => "missing_parent",
+            LogError::Orphan { .. } => "orphan",
+            LogError::DuplicateId { .. } => "duplicate_id",
+            LogError::NotASession { .. } | LogError::NotJson { .. } => "not_a_session",
+            _ => "unreadable",
+        };
+        let message = chain.message(e, lines.last().copied().unwrap_or(0));
+        self.push(Severity::Error, kind, message, entries, lines);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -22,12 +22,38 @@ use crate::common::{args_pretty, branch_path, origin_name, outcome_text, serde_n
 use crate::error::InspectError;
 use crate::style::Style;
 
+/// Appends a unified diff, its added lines green and its removed lines red.
+fn push_unified(out: &mut String, diff: &str, style: Style) {
+    for line in diff.lines() {
+        let l = if line.starts_with('+') && !line.starts_with("+++") {
+            style.green(line)
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            style.red(line)
+        } else {
+            line.to_string()
+        };
+        out.push_str(&l);
+        out.push('\n');
+    }
+}
+
 /// One side of a comparison: a session and the leaf of the branch compared.
 pub struct Side<'a> {
     /// What to call it in the output (`A`, a file name, `S@E`).
     pub name: String,
     pub log: &'a SessionLog,
     pub leaf: EntryId,
+}
+
+impl<'a> Side<'a> {
+    /// The branch of `log` ending at `leaf`, called `name`.
+    pub fn new(name: impl Into<String>, log: &'a SessionLog, leaf: EntryId) -> Side<'a> {
+        Side {
+            name: name.into(),
+            log,
+            leaf,
+        }
+    }
 }
 
 /// How a field is compared and shown.

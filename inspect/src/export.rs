@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use xcsh_log::parallel::read_parallel_window;
+use xcsh_log::parallel::{Window, read_parallel};
 use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
 use xcsh_machine::{Decision, EntryId};
 
@@ -221,10 +221,10 @@ pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(
     let open = || std::fs::File::open(path).map_err(|e| InspectError::io(path, e));
     let mut shapes: Vec<Shape> = Vec::new();
     let mut lines: Vec<u32> = Vec::new();
-    read_parallel_window(
+    read_parallel(
         path,
         open()?,
-        IN_FLIGHT,
+        Window::in_flight(IN_FLIGHT),
         |e| Shape {
             id: e.id,
             parent: e.parent,
@@ -293,10 +293,10 @@ pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(
     out.write_all(head.as_bytes()).map_err(werr)?;
     let mut written = 0usize;
     let mut failed = None;
-    read_parallel_window(
+    read_parallel(
         path,
         open()?,
-        IN_FLIGHT,
+        Window::in_flight(IN_FLIGHT),
         |e| {
             let (bytes, _) = Entry::encode(e.id, e.parent, None, e.ts, &e.body);
             let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -692,18 +692,12 @@ mod tests {
     /// on sessions with branches, labels, compactions and every fixture.
     #[test]
     fn the_streamed_json_is_the_whole_document_byte_for_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let synth = dir.path().join("synth.jsonl");
         let shape = xcsh_journal::synth::SynthShape {
             branch_per_mille: 300,
             max_rounds: 3,
             label_chain: 20,
         };
-        let opts = xcsh_journal::synth::SynthOptions {
-            entries: 2_000,
-            seed: 9,
-        };
-        xcsh_journal::synth::generate_shaped(&synth, opts, shape).unwrap();
+        let (dir, synth, _) = testkit::synth(2_000, 9, shape);
         let mut logs = vec![
             testkit::branched_session(),
             testkit::compaction_session(),

@@ -62,16 +62,8 @@ fn views(fixture: &Path, tmp: &Path) -> String {
     // Every pair of branches: the first leaf against each other one.
     let leaves: Vec<EntryId> = tree_leaves(&log);
     for other in leaves.iter().skip(1) {
-        let a = diff::Side {
-            name: format!("@{}", leaves[0]),
-            log: &log,
-            leaf: leaves[0],
-        };
-        let b = diff::Side {
-            name: format!("@{other}"),
-            log: &log,
-            leaf: *other,
-        };
+        let a = diff::Side::new(format!("@{}", leaves[0]), &log, leaves[0]);
+        let b = diff::Side::new(format!("@{other}"), &log, *other);
         section(
             &format!("diff @{} @{other}", leaves[0]),
             diff::render(&diff::compare(&a, &b).unwrap(), s),
@@ -139,16 +131,8 @@ fn two_runs_of_a_task_that_differ_in_one_tool_result() {
         }
     });
     let report = diff::compare(
-        &diff::Side {
-            name: "A".into(),
-            log: &a,
-            leaf: a.leaf(),
-        },
-        &diff::Side {
-            name: "B".into(),
-            log: &b,
-            leaf: b.leaf(),
-        },
+        &diff::Side::new("A", &a, a.leaf()),
+        &diff::Side::new("B", &b, b.leaf()),
     )
     .unwrap();
     let first = &report.changes[0];

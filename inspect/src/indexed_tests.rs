@@ -6,23 +6,13 @@
 //! stats and summary have one implementation, over the index, for a file and a log
 //! read already alike.)
 
-use xcsh_journal::synth::{SynthOptions, generate};
 use xcsh_log::index::open_index;
 use xcsh_log::read_session;
 
 #[test]
 fn events_of_entry_types_from_the_index_equal_the_full_timeline() {
     use crate::events::{Filter, stream_file, timeline};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    generate(
-        &path,
-        SynthOptions {
-            entries: 6_000,
-            seed: 4,
-        },
-    )
-    .unwrap();
+    let (_dir, path, _) = crate::testkit::synth(6_000, 4, Default::default());
     let log = read_session(&path).unwrap();
     let all = timeline(&log);
     open_index(&path).unwrap();

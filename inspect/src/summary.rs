@@ -150,15 +150,7 @@ mod tests {
     /// session still has the two branches `xcsh tree` draws.
     #[test]
     fn labels_are_not_counted_as_branches() {
-        let mut k = Kit::new("labeled");
-        k.prompt("first task");
-        k.step(1, "first done", &[]);
-        let end_of_first = k.leaf();
-        k.prompt("second task");
-        k.step(1, "second done", &[]);
-        k.branch_at(end_of_first);
-        k.prompt("instead");
-        k.step(1, "done instead", &[]);
+        let mut k = crate::testkit::branched();
         let leaf = k.leaf();
         for target in [EntryId(2), leaf] {
             k.append_raw(

@@ -104,28 +104,22 @@ impl Dag {
 
     /// Entries with no children, in file order.
     pub fn leaves(&self) -> Vec<EntryId> {
-        self.graph
-            .node_indices()
-            .filter(|&n| {
-                self.graph
-                    .neighbors_directed(n, Direction::Outgoing)
-                    .next()
-                    .is_none()
-            })
-            .map(|n| self.id(n))
-            .collect()
+        self.with_children(|mut children| children.next().is_none())
     }
 
     /// Entries with more than one child, in file order.
     pub fn branch_points(&self) -> Vec<EntryId> {
+        self.with_children(|mut children| children.nth(1).is_some())
+    }
+
+    /// The entries whose children are `such`, in file order.
+    fn with_children<'a>(
+        &'a self,
+        such: impl Fn(petgraph::graph::Neighbors<'a, ()>) -> bool,
+    ) -> Vec<EntryId> {
         self.graph
             .node_indices()
-            .filter(|&n| {
-                self.graph
-                    .neighbors_directed(n, Direction::Outgoing)
-                    .nth(1)
-                    .is_some()
-            })
+            .filter(|&n| such(self.graph.neighbors_directed(n, Direction::Outgoing)))
             .map(|n| self.id(n))
             .collect()
     }

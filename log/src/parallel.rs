@@ -43,51 +43,45 @@ pub struct ParallelRead {
     pub(crate) hashes: HashIndex,
 }
 
+/// How much a parallel read holds at once: chunks of `chunk` bytes (at least;
+/// whole lines, a longer line grows its chunk), `in_flight` of them at most.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    chunk: usize,
+    in_flight: usize,
+}
+
+impl Default for Window {
+    fn default() -> Window {
+        Window {
+            chunk: CHUNK,
+            in_flight: IN_FLIGHT,
+        }
+    }
+}
+
+impl Window {
+    /// At most `in_flight` chunks of 1 MiB in flight (at least one per worker and
+    /// one more): less read ahead, for a caller whose `keep` makes something bigger
+    /// than the lines and who wants its memory small.
+    pub fn in_flight(in_flight: usize) -> Window {
+        Window {
+            chunk: CHUNK,
+            in_flight,
+        }
+    }
+}
+
 /// Reads and verifies every complete line of `source` (`path` names it in errors),
 /// on worker threads; `keep` turns each decoded entry into what the caller keeps
 /// (on the workers), and `each` receives it with its 1-based line number, in file
 /// order, on this thread, and returns whether to go on (`false` stops the reading).
 /// After the first error nothing more is delivered and the error is returned. A source without a complete line is [`LogError::NotASession`].
+/// `window` bounds what is read ahead ([`Window::default`] for most callers).
 pub fn read_parallel<R, T, K, F>(
     path: &Path,
     source: R,
-    keep: K,
-    each: F,
-) -> Result<ParallelRead, LogError>
-where
-    R: Read + Send,
-    T: Send,
-    K: Fn(Entry) -> T + Sync,
-    F: FnMut(u32, T) -> bool,
-{
-    read_window(path, source, CHUNK, IN_FLIGHT, keep, each)
-}
-
-/// [`read_parallel`] with at most `in_flight` chunks of 1 MiB in flight (at least one
-/// per worker and one more): less read ahead, for a caller whose `keep` makes
-/// something bigger than the lines and who wants its memory small.
-pub fn read_parallel_window<R, T, K, F>(
-    path: &Path,
-    source: R,
-    in_flight: usize,
-    keep: K,
-    each: F,
-) -> Result<ParallelRead, LogError>
-where
-    R: Read + Send,
-    T: Send,
-    K: Fn(Entry) -> T + Sync,
-    F: FnMut(u32, T) -> bool,
-{
-    read_window(path, source, CHUNK, in_flight, keep, each)
-}
-
-/// [`read_parallel`] in chunks of `chunk` bytes (at least), `in_flight` at most.
-fn read_window<R, T, K, F>(
-    path: &Path,
-    source: R,
-    chunk: usize,
-    in_flight: usize,
+    window: Window,
     keep: K,
     mut each: F,
 ) -> Result<ParallelRead, LogError>
@@ -104,7 +98,7 @@ where
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8)) + 1;
     let source = Mutex::new(Source {
         reader: source,
-        chunk: chunk.max(1),
+        chunk: window.chunk.max(1),
         carry: Vec::new(),
         seq: 0,
         done: false,
@@ -112,7 +106,7 @@ where
     });
     let stop = AtomicBool::new(false);
     let (pool_tx, pool_rx) = mpsc::channel::<Chunk<T>>();
-    for _ in 0..in_flight.max(workers + 1) {
+    for _ in 0..window.in_flight.max(workers + 1) {
         // Cannot fail: the receiver is alive.
         let _ = pool_tx.send(Chunk::default());
     }
@@ -446,11 +440,13 @@ mod tests {
 
     fn parallel(path: &Path, bytes: &[u8], chunk: usize) -> Result<Vec<(u32, Entry)>, String> {
         let mut got = Vec::new();
-        read_window(
+        read_parallel(
             path,
             bytes,
-            chunk,
-            IN_FLIGHT,
+            Window {
+                chunk,
+                in_flight: IN_FLIGHT,
+            },
             |e| e,
             |line, e| {
                 got.push((line, e));
@@ -491,19 +487,20 @@ mod tests {
 
     #[test]
     fn a_torn_tail_is_kept_and_an_empty_source_is_not_a_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let entries = crate::writer::testutil::write_sample(&path);
         let mut bytes = std::fs::read(&path).unwrap();
         let complete = bytes.len() as u64;
         bytes.extend_from_slice(b"{\"v\"");
         for chunk in [1, 64, 1 << 20] {
             let mut got = Vec::new();
-            let read = read_window(
+            let read = read_parallel(
                 &path,
                 bytes.as_slice(),
-                chunk,
-                IN_FLIGHT,
+                Window {
+                    chunk,
+                    in_flight: IN_FLIGHT,
+                },
                 |e| e,
                 |_, e| {
                     got.push(e);
@@ -519,23 +516,24 @@ mod tests {
             );
         }
         for source in [&b""[..], b"{\"v\":1"] {
-            let read = read_parallel(&path, source, |e| e, |_, _| true);
+            let read = read_parallel(&path, source, Window::default(), |e| e, |_, _| true);
             assert!(matches!(read, Err(LogError::NotASession { .. })));
         }
     }
 
     #[test]
     fn the_caller_can_stop_the_reading() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         crate::writer::testutil::write_sample(&path);
         let bytes = std::fs::read(&path).unwrap();
         let mut seen = 0;
-        let read = read_window(
+        let read = read_parallel(
             &path,
             bytes.as_slice(),
-            1,
-            IN_FLIGHT,
+            Window {
+                chunk: 1,
+                in_flight: IN_FLIGHT,
+            },
             |e| e,
             |_, _| {
                 seen += 1;

@@ -175,6 +175,7 @@ pub(crate) fn read_log<R: BufRead + Send>(
     let read = super::parallel::read_parallel(
         path,
         reader,
+        super::parallel::Window::default(),
         |entry| entry,
         |line, entry| {
             lines.push(line);
@@ -260,6 +261,12 @@ impl<R: BufRead> LogReader<R> {
         self.batch(out, Some(offsets))
     }
 
+    /// Ends the reading on an error of the file.
+    fn fail(&mut self, e: std::io::Error) -> LogError {
+        self.done = true;
+        LogError::io(self.chain.path(), e)
+    }
+
     fn batch(
         &mut self,
         out: &mut Vec<(u32, Entry)>,
@@ -270,10 +277,7 @@ impl<R: BufRead> LogReader<R> {
         }
         let available = match self.reader.fill_buf() {
             Ok(available) => available,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(LogError::io(self.chain.path(), e)));
-            }
+            Err(e) => return Some(Err(self.fail(e))),
         };
         let Some(last) = memchr::memrchr(b'\n', available) else {
             // A line longer than the buffer, or the end: one line the usual way.
@@ -390,10 +394,7 @@ impl<R: BufRead> Iterator for LogReader<R> {
         // The usual case: the whole line is in the reader's buffer, decoded in place.
         let available = match self.reader.fill_buf() {
             Ok(available) => available,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(LogError::io(self.chain.path(), e)));
-            }
+            Err(e) => return Some(Err(self.fail(e))),
         };
         if let Some(nl) = memchr::memchr(b'\n', available) {
             self.offset += nl as u64 + 1;
@@ -408,10 +409,7 @@ impl<R: BufRead> Iterator for LogReader<R> {
         self.buf.clear();
         let n = match self.reader.read_until(b'\n', &mut self.buf) {
             Ok(n) => n,
-            Err(e) => {
-                self.done = true;
-                return Some(Err(LogError::io(self.chain.path(), e)));
-            }
+            Err(e) => return Some(Err(self.fail(e))),
         };
         if n == 0 || self.buf.last() != Some(&b'\n') {
             self.done = true;

@@ -209,11 +209,7 @@ mod tests {
         fn prompt(&mut self, text: &str, limits: Limits) {
             let config = RunConfig {
                 limits,
-                tools: vec!["echo".into()],
-                mutating: Vec::new(),
-                permissions: xcsh_machine::Permissions::Yolo,
-                estimate_bytes_per_token: 0,
-                sandbox: None,
+                ..crate::writer::testutil::config()
             };
             self.record(
                 Record::UserMessage {
@@ -291,11 +287,15 @@ mod tests {
         }
 
         /// Closes the log and returns it with the machine's context items.
-        fn finish(self) -> (SessionLog, EntryId, Vec<ContextItem>) {
+        /// The log written, and the context rebuilt from it at the leaf, which is
+        /// the machine's.
+        fn finish(self) -> (SessionLog, Vec<ContextItem>) {
             let path = self.writer.path().to_path_buf();
             drop(self.writer);
-            let items = self.machine.context().items().to_vec();
-            (read_session(&path).unwrap(), self.leaf, items)
+            let log = read_session(&path).unwrap();
+            let context = rebuild_context(&log, self.leaf).unwrap();
+            assert_eq!(context, self.machine.context().items());
+            (log, context)
         }
     }
 
@@ -349,6 +349,17 @@ mod tests {
         }
     }
 
+    /// The prompt `go` every test starts with.
+    fn prompt_go() -> ContextItem {
+        item(
+            None,
+            Message::User {
+                origin: UserOrigin::Prompt,
+                text: "go".into(),
+            },
+        )
+    }
+
     fn item(source: Option<u64>, message: Message) -> ContextItem {
         ContextItem {
             source: source.map(EntryId),
@@ -380,22 +391,13 @@ mod tests {
         let mut events = vec![text("done")];
         events.extend(finish(FinishReason::Stop, 20));
         sim.step(2, events);
-        let (log, leaf, machine_items) = sim.finish();
-
-        let context = rebuild_context(&log, leaf).unwrap();
-        assert_eq!(context, machine_items);
+        let (_log, context) = sim.finish();
         // Entries: 1 prompt, 2 step_started, 3 step, 4 tool_dispatched,
         // 5 synthetic_result, 6 tool_result, 7 step_started, 8 step, 9 run_finished.
         assert_eq!(
             context,
             vec![
-                item(
-                    None,
-                    Message::User {
-                        origin: UserOrigin::Prompt,
-                        text: "go".into()
-                    }
-                ),
+                prompt_go(),
                 item(
                     Some(3),
                     assistant(
@@ -443,9 +445,7 @@ mod tests {
         ];
         events.extend(finish(FinishReason::Stop, 10));
         sim.step(1, events);
-        let (log, leaf, machine_items) = sim.finish();
-        let context = rebuild_context(&log, leaf).unwrap();
-        assert_eq!(context, machine_items);
+        let (_log, context) = sim.finish();
         assert_eq!(
             context[1].message,
             Message::Assistant {
@@ -492,7 +492,7 @@ mod tests {
         let mut events = vec![text("done")];
         events.extend(finish(FinishReason::Stop, 60));
         sim.step(3, events);
-        let (log, leaf, machine_items) = sim.finish();
+        let (log, context) = sim.finish();
 
         let compacted: Vec<_> = log
             .entries
@@ -510,8 +510,6 @@ mod tests {
             .id;
         assert_eq!(compacted, vec![step2]);
 
-        let context = rebuild_context(&log, leaf).unwrap();
-        assert_eq!(context, machine_items);
         let last_step = log.entries[log.entries.len() - 2].id;
         assert_eq!(
             context,
@@ -539,7 +537,7 @@ mod tests {
         sim.step(1, events);
         // A result for a call that was never dispatched: the machine ignores it.
         sim.tool_result("stray", "late");
-        let (log, leaf, machine_items) = sim.finish();
+        let (log, context) = sim.finish();
 
         let types: Vec<&str> = log.entries.iter().map(Entry::type_name).collect();
         assert_eq!(
@@ -554,27 +552,15 @@ mod tests {
                 "ignored"
             ]
         );
-        let context = rebuild_context(&log, leaf).unwrap();
-        assert_eq!(context, machine_items);
         assert_eq!(
             context,
-            vec![
-                item(
-                    None,
-                    Message::User {
-                        origin: UserOrigin::Prompt,
-                        text: "go".into()
-                    }
-                ),
-                item(Some(3), assistant("hi", vec![])),
-            ]
+            vec![prompt_go(), item(Some(3), assistant("hi", vec![])),]
         );
     }
 
     #[test]
     fn a_compaction_keeping_an_entry_off_the_path_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
         let (id, _) = w
             .append(

@@ -4,7 +4,8 @@
 //! header first, then for every other line: duplicate id, orphan, missing parent,
 //! hash). Every reader of a log goes through [`Chain`]: [`super::LogReader`],
 //! [`super::parallel::read_parallel`] (and so `read_session`, the writer's reopen and
-//! replay), the index's extension and `xcsh events --follow`; each error has one
+//! replay), the index's extension, `xcsh events --follow` and `xcsh check` (which
+//! reads on after an error, [`Chain::verify_line_leniently`]); each error has one
 //! wording, naming the file and the line.
 
 use std::collections::HashMap;
@@ -137,6 +138,35 @@ impl Chain {
         self.verify(bytes, decode_one(bytes, None))
     }
 
+    /// Decodes and verifies `bytes`, the next line, leniently (`xcsh check`, which
+    /// reports every error instead of stopping at the first): a line that decodes
+    /// comes back with the error of its checks, if any, and unless its id is a
+    /// duplicate it is known to the chain from then on under the hash it records, so
+    /// that its children still verify.
+    pub fn verify_line_leniently(
+        &mut self,
+        bytes: &[u8],
+    ) -> Result<(Entry, Option<LogError>), LogError> {
+        let d = decode_one(bytes, None).map_err(|source| self.malformed(bytes, source))?;
+        let (id, hash) = (d.entry.id, d.entry.hash);
+        match self.check(bytes, Facts::of(&d)) {
+            Ok(_) => Ok((d.entry, None)),
+            Err(e) => {
+                if !matches!(e, LogError::DuplicateId { .. }) {
+                    self.admit(id, hash);
+                }
+                Ok((d.entry, Some(e)))
+            }
+        }
+    }
+
+    /// Takes `id` as known under the hash `hash` its line records, without verifying
+    /// it (a line that failed, which the lenient checker reads on from); false if
+    /// the id is known already.
+    pub fn admit(&mut self, id: EntryId, hash: EntryHash) -> bool {
+        self.hashes.insert(id, hash)
+    }
+
     /// Verifies the next line, `bytes`, decoded as `decoded`.
     pub(crate) fn verify(
         &mut self,
@@ -214,6 +244,16 @@ impl Chain {
             self.unknown.push((line, type_name.into_string()));
         }
         Ok(line)
+    }
+
+    /// The wording of `error`, of line `line`, without the file and line it starts
+    /// with (for a report that names them itself: `xcsh check`).
+    pub fn message(&self, error: &LogError, line: u32) -> String {
+        let full = error.to_string();
+        let at_line = format!("{}:{line}: ", self.path.display());
+        let at_file = format!("{}: ", self.path.display());
+        let rest = full.strip_prefix(&at_line).or(full.strip_prefix(&at_file));
+        rest.unwrap_or(&full).to_string()
     }
 
     /// The file the chain is of.

@@ -68,8 +68,7 @@ mod tests {
 
     #[test]
     fn a_workspace_entry_round_trips_as_one_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
         w.append(EntryId(0), ts(1), &moved("/a", "/b")).unwrap();
         drop(w);
@@ -93,8 +92,7 @@ mod tests {
 
     #[test]
     fn the_workspace_is_the_last_move_on_the_branch_else_the_headers() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = crate::writer::testutil::scratch();
         let cwd = header().cwd;
         let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
         let steer = Body::Record(Record::Steer { text: "s".into() });

@@ -74,18 +74,41 @@ impl SessionWriter {
         sync_dir(path)?;
         let mut hashes = HashIndex::default();
         hashes.insert(id, hash);
-        Ok(SessionWriter {
+        let len = line.len() as u64;
+        Ok(SessionWriter::new(
+            note,
+            path,
+            file,
+            hashes,
+            Some(EntryId(1)),
+            id,
+            len,
+        ))
+    }
+
+    /// The writer of the locked file `file` at `path`, `len` bytes long, whose
+    /// entries' hashes are `hashes`.
+    fn new(
+        note: LockNote,
+        path: &Path,
+        file: File,
+        hashes: HashIndex,
+        next_id: Option<EntryId>,
+        last_id: EntryId,
+        len: u64,
+    ) -> SessionWriter {
+        SessionWriter {
             _note: note,
             path: path.to_path_buf(),
             file,
             hashes,
-            next_id: Some(EntryId(1)),
-            last_id: id,
-            len: line.len() as u64,
+            next_id,
+            last_id,
+            len,
             dirty: false,
             failed: false,
             secrets: Secrets::default(),
-        })
+        }
     }
 
     /// Opens an existing session for appending: takes the lock first, then reads and
@@ -94,13 +117,7 @@ impl SessionWriter {
     /// reported in [`SessionLog::torn_tail`]. A malformed complete line anywhere is an
     /// error and nothing is changed.
     pub fn open(path: &Path) -> Result<(SessionWriter, SessionLog), LogError> {
-        let io = |e| LogError::io(path, e);
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        let note = lock(path, &file, Utc::now())?;
+        let (file, note) = open_locked(path)?;
         let ReadOutcome {
             mut log,
             torn,
@@ -112,27 +129,14 @@ impl SessionWriter {
             file.metadata().map(|m| m.len()).unwrap_or(0),
         )?;
         if let Some(bytes) = torn {
-            let sidecar = write_sidecar(path, end, &bytes)?;
-            file.set_len(end).map_err(io)?;
-            file.sync_all().map_err(io)?;
+            let sidecar = cut_torn(path, &file, end, &bytes)?;
             if let Some(t) = &mut log.torn_tail {
                 t.sidecar = Some(sidecar);
             }
         }
         let max_id = log.entries.iter().map(|e| e.id).max().unwrap_or(EntryId(0));
         let last_id = log.entries.last().map_or(EntryId(0), |e| e.id);
-        let writer = SessionWriter {
-            _note: note,
-            path: path.to_path_buf(),
-            file,
-            hashes,
-            next_id: id_after(max_id),
-            last_id,
-            len: end,
-            dirty: false,
-            failed: false,
-            secrets: Secrets::default(),
-        };
+        let writer = SessionWriter::new(note, path, file, hashes, id_after(max_id), last_id, end);
         Ok((writer, log))
     }
 
@@ -150,12 +154,7 @@ impl SessionWriter {
         each: &mut dyn FnMut(BranchEntry),
     ) -> Result<(SessionWriter, BranchInfo), LogError> {
         let io = |e| LogError::io(path, e);
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        let note = lock(path, &file, Utc::now())?;
+        let (file, note) = open_locked(path)?;
         let index = super::index::open_index(path)?;
         let d = index.data();
         let end = d.covered.to_native();
@@ -169,9 +168,7 @@ impl SessionWriter {
                 f.seek(SeekFrom::Start(end)).map_err(io)?;
                 f.read_exact(&mut bytes).map_err(io)?;
             }
-            let sidecar = write_sidecar(path, end, &bytes)?;
-            file.set_len(end).map_err(io)?;
-            file.sync_all().map_err(io)?;
+            let sidecar = cut_torn(path, &file, end, &bytes)?;
             torn_tail = Some(TornTail {
                 offset: end,
                 len: bytes.len() as u64,
@@ -218,18 +215,8 @@ impl SessionWriter {
             hashes.insert(d.id(p), d.hash(p));
             max_id = max_id.max(d.id(p));
         }
-        let writer = SessionWriter {
-            _note: note,
-            path: path.to_path_buf(),
-            file,
-            hashes,
-            next_id: id_after(max_id),
-            last_id: d.id(d.len() - 1),
-            len: end,
-            dirty: false,
-            failed: false,
-            secrets: Secrets::default(),
-        };
+        let last_id = d.id(d.len() - 1);
+        let writer = SessionWriter::new(note, path, file, hashes, id_after(max_id), last_id, end);
         let info = BranchInfo {
             workspace: super::workspace::recorded_workspace_in(path, d, None)?,
             header,
@@ -589,6 +576,27 @@ fn lock(path: &Path, file: &File, since: DateTime<Utc>) -> Result<LockNote, LogE
 
 /// Copies torn bytes to `<path>.torn-<offset>` (or `…-<offset>.<n>` if an earlier
 /// repair at the same offset left one) and makes it durable.
+/// An existing session file opened for reading and appending, and its lock taken.
+fn open_locked(path: &Path) -> Result<(File, LockNote), LogError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| LogError::io(path, e))?;
+    let note = lock(path, &file, Utc::now())?;
+    Ok((file, note))
+}
+
+/// Copies the torn bytes after `end` aside (the sidecar, returned) and cuts them
+/// off `file`, synced.
+fn cut_torn(path: &Path, file: &File, end: u64, bytes: &[u8]) -> Result<PathBuf, LogError> {
+    let io = |e| LogError::io(path, e);
+    let sidecar = write_sidecar(path, end, bytes)?;
+    file.set_len(end).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(sidecar)
+}
+
 fn write_sidecar(path: &Path, offset: u64, bytes: &[u8]) -> Result<PathBuf, LogError> {
     let base = with_suffix(path, &format!(".torn-{offset}"));
     let mut candidate = base.clone();

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use xcsh_log::index::{Kind, open_existing_index};
-use xcsh_log::parallel::read_parallel;
+use xcsh_log::parallel::{Window, read_parallel};
 use xcsh_log::{Entry, LogError};
 use xcsh_machine::EntryId;
 
@@ -98,7 +98,7 @@ fn fast(
     let mut runner: Runner<'_, ()> = Runner::new(options);
     let mut mismatch = false;
     let mut diverged = false;
-    let read = read_parallel(path, file, Taken::of, |line, fed| {
+    let read = read_parallel(path, file, Window::default(), Taken::of, |line, fed| {
         let Some(p) = planned.get_or_insert_with(|| Plan::new(path, leaf, options)) else {
             return false;
         };
@@ -152,6 +152,7 @@ fn full(path: &Path, plan: &Plan, options: &ReplayOptions) -> Option<Result<File
     let read = read_parallel(
         path,
         file,
+        Window::default(),
         |entry| (Fed::cloned(&entry), entry),
         |line, (fed, entry)| {
             let i = line as usize - 1;

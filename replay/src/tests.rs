@@ -149,6 +149,51 @@ fn diverge(log: &SessionLog) -> Divergence {
     }
 }
 
+/// The id of the `n`th entry (from 0) whose body is `is`.
+fn nth(log: &SessionLog, n: usize, is: impl Fn(&Body) -> bool) -> EntryId {
+    log.entries
+        .iter()
+        .filter(|e| is(&e.body))
+        .nth(n)
+        .unwrap()
+        .id
+}
+
+fn is_dispatch(b: &Body) -> bool {
+    matches!(b, Body::Decision(Decision::ToolDispatched { .. }))
+}
+
+fn is_delivery(b: &Body) -> bool {
+    matches!(b, Body::Decision(Decision::Delivered { .. }))
+}
+
+/// `log` rewritten with the dispatch `target` carrying `arguments`.
+fn with_arguments(
+    dir: &tempfile::TempDir,
+    log: &SessionLog,
+    target: EntryId,
+    arguments: &str,
+) -> SessionLog {
+    rewrite(dir, log, |id, body| match body {
+        Body::Decision(Decision::ToolDispatched { step, mut call }) if id == target => {
+            call.arguments = arguments.into();
+            Some(Body::Decision(Decision::ToolDispatched { step, call }))
+        }
+        other => Some(other),
+    })
+}
+
+/// `edited` minimized into `min.jsonl`, which diverges as `edited` does; the
+/// divergence of `edited` and the minimized log read back.
+fn minimized(dir: &tempfile::TempDir, edited: &SessionLog) -> (Minimized, Divergence, SessionLog) {
+    let before = diverge(edited);
+    let out = dir.path().join("min.jsonl");
+    let m = minimize(edited, edited.leaf(), &Overrides::default(), &out).unwrap();
+    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
+    let written = read_session(&out).unwrap();
+    (m, before, written)
+}
+
 #[test]
 fn a_recorded_run_replays_clean() {
     let dir = tempfile::tempdir().unwrap();
@@ -168,19 +213,8 @@ fn a_recorded_run_replays_clean() {
 fn an_altered_decision_is_reported_at_its_entry_with_a_diff() {
     let dir = tempfile::tempdir().unwrap();
     let log = record_run(&dir, Limits::default(), &three_tool_steps());
-    let target = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(Decision::ToolDispatched { .. })))
-        .unwrap()
-        .id;
-    let edited = rewrite(&dir, &log, |id, body| match body {
-        Body::Decision(Decision::ToolDispatched { step, mut call }) if id == target => {
-            call.arguments = r#"{"a":999}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched { step, call }))
-        }
-        other => Some(other),
-    });
+    let target = nth(&log, 0, is_dispatch);
+    let edited = with_arguments(&dir, &log, target, r#"{"a":999}"#);
     let d = diverge(&edited);
     assert_eq!(
         (d.kind, d.entry),
@@ -220,12 +254,11 @@ fn an_altered_input_payload_shows_at_the_decision_it_changes() {
         other => Some(other),
     });
     let d = diverge(&edited);
-    let step2 = edited
-        .entries
-        .iter()
-        .find(|e| matches!(&e.body, Body::Record(Record::Step(s)) if s.step == StepNo(2)))
-        .unwrap()
-        .id;
+    let step2 = nth(
+        &edited,
+        0,
+        |b| matches!(b, Body::Record(Record::Step(s)) if s.step == StepNo(2)),
+    );
     assert_eq!(d.kind, DivergenceKind::DecisionDiffers);
     assert_eq!(d.entry, Some(EntryId(step2.0 + 1)));
     assert_eq!(d.after_input, Some(step2));
@@ -235,12 +268,7 @@ fn an_altered_input_payload_shows_at_the_decision_it_changes() {
 fn a_dropped_decision_is_reported_where_the_log_goes_on_without_it() {
     let dir = tempfile::tempdir().unwrap();
     let log = record_run(&dir, Limits::default(), &three_tool_steps());
-    let delivered = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(Decision::Delivered { .. })))
-        .unwrap()
-        .id;
+    let delivered = nth(&log, 0, is_delivery);
     let edited = rewrite(&dir, &log, |id, body| (id != delivered).then_some(body));
     let d = diverge(&edited);
     // The machine re-makes `delivered`; the log has `step_started` there instead.
@@ -383,18 +411,8 @@ fn rewrite_points_ids_inside_bodies_at_the_same_entries() {
     replay_branch(&same, same.leaf()).unwrap();
     // Dropping the first decision (before the steer) gives every later entry the id
     // one lower: `delivered.queued` must follow the steer to its new id.
-    let steer = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Record(Record::Steer { .. })))
-        .unwrap()
-        .id;
-    let first_decision = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(_)))
-        .unwrap()
-        .id;
+    let steer = nth(&log, 0, |b| matches!(b, Body::Record(Record::Steer { .. })));
+    let first_decision = nth(&log, 0, |b| matches!(b, Body::Decision(_)));
     assert!(first_decision < steer);
     let out = dir.path().join("shifted.jsonl");
     let shifted = rewrite::rewrite(&log, &out, |e| {
@@ -421,27 +439,11 @@ fn minimize_keeps_an_altered_late_decision_in_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let log = record_run(&dir, roomy(), &many_tool_steps(40));
     assert_eq!(steps_started(&log), 41);
-    let target = log
-        .entries
-        .iter()
-        .filter(|e| matches!(e.body, Body::Decision(Decision::ToolDispatched { .. })))
-        .nth(35)
-        .unwrap()
-        .id;
-    let edited = rewrite(&dir, &log, |id, body| match body {
-        Body::Decision(Decision::ToolDispatched { step, mut call }) if id == target => {
-            call.arguments = r#"{"x":2}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched { step, call }))
-        }
-        other => Some(other),
-    });
-    let before = diverge(&edited);
-    let out = dir.path().join("min.jsonl");
-    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
-    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
+    let target = nth(&log, 35, is_dispatch);
+    let edited = with_arguments(&dir, &log, target, r#"{"x":2}"#);
+    let (m, _, written) = minimized(&dir, &edited);
     assert_eq!(m.before.steps, 41);
     assert!(m.after.steps <= 5, "{:?}", m.after);
-    let written = read_session(&out).unwrap();
     assert_eq!(steps_started(&written), m.after.steps);
     let d = diverge(&written);
     assert_eq!(d.entry, written.entries.last().map(|e| e.id));
@@ -465,13 +467,9 @@ fn minimize_keeps_an_altered_late_decision_in_one_step() {
 fn minimize_keeps_an_altered_late_input_and_the_decision_it_changes() {
     let dir = tempfile::tempdir().unwrap();
     let log = record_run(&dir, roomy(), &many_tool_steps(40));
-    let target = log
-        .entries
-        .iter()
-        .filter(|e| matches!(e.body, Body::Record(Record::ToolResult(_))))
-        .nth(30)
-        .unwrap()
-        .id;
+    let target = nth(&log, 30, |b| {
+        matches!(b, Body::Record(Record::ToolResult(_)))
+    });
     let edited = rewrite(&dir, &log, |id, body| match body {
         Body::Record(Record::ToolResult(mut r)) if id == target => {
             r.outcome.content = "something else".into();
@@ -479,11 +477,8 @@ fn minimize_keeps_an_altered_late_input_and_the_decision_it_changes() {
         }
         other => Some(other),
     });
-    let before = diverge(&edited);
+    let (m, before, _) = minimized(&dir, &edited);
     assert_eq!(before.after_input, Some(target));
-    let out = dir.path().join("min.jsonl");
-    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
-    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
     assert!(m.after.steps <= 5, "{:?}", m.after);
     let input = m.divergence.input.as_ref().unwrap();
     assert_eq!(input.type_name, "tool_result");
@@ -498,18 +493,9 @@ fn minimize_keeps_an_altered_late_input_and_the_decision_it_changes() {
 fn minimize_keeps_a_dropped_delivery_with_its_steer() {
     let dir = tempfile::tempdir().unwrap();
     let log = record_run(&dir, roomy(), &many_tool_steps(12));
-    let delivered = log
-        .entries
-        .iter()
-        .find(|e| matches!(e.body, Body::Decision(Decision::Delivered { .. })))
-        .unwrap()
-        .id;
+    let delivered = nth(&log, 0, is_delivery);
     let edited = rewrite(&dir, &log, |id, body| (id != delivered).then_some(body));
-    let before = diverge(&edited);
-    let out = dir.path().join("min.jsonl");
-    let m = minimize(&edited, edited.leaf(), &Overrides::default(), &out).unwrap();
-    assert_eq!(Signature::of(&m.divergence), Signature::of(&before));
-    let written = read_session(&out).unwrap();
+    let (m, _, written) = minimized(&dir, &edited);
     assert_eq!(
         count(&written, |b| matches!(
             b,

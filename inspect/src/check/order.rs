@@ -186,18 +186,22 @@ impl<'a> Graph<'a> {
                         .filter(|&d| d != NONE)
                 };
                 let later = |call: &CallId| self.later_dispatches(v, call);
+                let look = Lookups {
+                    pos_of: &pos_of,
+                    later: &later,
+                };
                 if self.ends[v] {
                     branches += 1;
                 }
                 match self.kids(v) {
                     [] => {
                         let mut state = state;
-                        state.visit(&path, depth, &pos_of, &later, f);
+                        state.visit(&path, depth, &look, f);
                     }
                     [only] => {
                         let mut state = state;
                         path.push(self.entries[*only as usize]);
-                        state.visit(&path, depth, &pos_of, &later, f);
+                        state.visit(&path, depth, &look, f);
                         path.pop();
                         stack.push((*only as usize, depth + 1, state));
                     }
@@ -206,7 +210,7 @@ impl<'a> Graph<'a> {
                             let mut next = state.clone();
                             let c = c as usize;
                             path.push(self.entries[c]);
-                            next.visit(&path, depth, &pos_of, &later, f);
+                            next.visit(&path, depth, &look, f);
                             path.pop();
                             stack.push((c, depth + 1, next));
                         }
@@ -252,6 +256,15 @@ impl<'a> Graph<'a> {
     }
 }
 
+/// What following an entry of a branch looks up: `pos_of` gives the position of an
+/// entry on the path, `later` the dispatches of a call after the entry
+/// ([`Graph::later_dispatches`]).
+#[derive(Clone, Copy)]
+struct Lookups<'a> {
+    pos_of: &'a dyn Fn(EntryId) -> Option<usize>,
+    later: &'a dyn Fn(&CallId) -> (Vec<EntryId>, bool),
+}
+
 /// The state of one branch as its entries are followed.
 #[derive(Default, Clone)]
 struct Branch {
@@ -284,16 +297,8 @@ impl Branch {
     }
 
     /// Follows `path[i]`, the next entry of the branch (`path[i + 1]`, if any, is the
-    /// one after it); `pos_of` gives the position of an entry on the path, `later`
-    /// the dispatches of a call after `path[i]` ([`Graph::later_dispatches`]).
-    fn visit(
-        &mut self,
-        path: &[&Entry],
-        i: usize,
-        pos_of: &dyn Fn(EntryId) -> Option<usize>,
-        later: &dyn Fn(&CallId) -> (Vec<EntryId>, bool),
-        f: &mut Findings,
-    ) {
+    /// one after it).
+    fn visit(&mut self, path: &[&Entry], i: usize, look: &Lookups<'_>, f: &mut Findings) {
         let e = path[i];
         {
             let ignored_input = e.body.is_input()
@@ -333,18 +338,12 @@ impl Branch {
             if ignored_input {
                 return;
             }
-            self.entry(path, i, pos_of, later, f);
+            self.entry(path, i, look, f);
         }
     }
 
-    fn entry(
-        &mut self,
-        path: &[&Entry],
-        i: usize,
-        pos_of: &dyn Fn(EntryId) -> Option<usize>,
-        later: &dyn Fn(&CallId) -> (Vec<EntryId>, bool),
-        f: &mut Findings,
-    ) {
+    fn entry(&mut self, path: &[&Entry], i: usize, look: &Lookups<'_>, f: &mut Findings) {
+        let Lookups { pos_of, later } = *look;
         let e = path[i];
         let id = e.id;
         match &e.body {

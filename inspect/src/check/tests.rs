@@ -46,6 +46,12 @@ fn rechain(log: &SessionLog, name: &str, order: &[(EntryId, Option<EntryId>)]) -
     path
 }
 
+/// [`rechain`] with the entries in the order `ids` gives.
+fn reordered(log: &SessionLog, name: &str, ids: &[u64]) -> PathBuf {
+    let order: Vec<_> = ids.iter().map(|&i| (EntryId(i), None)).collect();
+    rechain(log, name, &order)
+}
+
 fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<(EntryId, Option<EntryId>)> {
     range.map(|i| (EntryId(i), None)).collect()
 }
@@ -89,7 +95,7 @@ fn an_edited_entry_is_a_hash_mismatch_on_its_line_only() {
     lines[3] = lines[3].replace("also check b", "also check c");
     write_lines(&log.path, &lines);
     expect_test::expect![[r#"
-        error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check: its line (or its parent's hash) was altered
+        error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check (the line or its parent was altered)
         S: 1 error(s), 0 warning(s) in 17 line(s)
     "#]]
     .assert_eq(&report_text(&log.path));
@@ -102,7 +108,7 @@ fn a_removed_entry_is_a_missing_parent_of_its_child() {
     lines.remove(5); // entry 5, the first dispatch
     write_lines(&log.path, &lines);
     expect_test::expect![[r#"
-        error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which is not in the file (removed, or on a line that does not decode)
+        error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which does not appear earlier in the file
         S: 1 error(s), 0 warning(s) in 16 line(s)
     "#]]
     .assert_eq(&report_text(&log.path));
@@ -127,55 +133,56 @@ fn a_duplicated_tool_result_is_settled_twice() {
     .assert_eq(&report_text(&path));
 }
 
+/// An entry of the steer session moved to just before another (re-chained with
+/// valid hashes, so that only the order is wrong): each row is found as its kind,
+/// named by its entries.
 #[test]
-fn a_tool_result_before_its_call_is_found() {
+fn moved_entries_are_found_out_of_order() {
+    // (what moves, the entry moved, the entry it now precedes, the finding: its
+    // kind, and the entry it names after the moved one)
+    type Row = (&'static str, u64, u64, &'static str, u64);
+    let rows: [Row; 4] = [
+        (
+            "result 8 (call_1_1) before its dispatch 5",
+            8,
+            5,
+            "result_before_call",
+            5,
+        ),
+        (
+            "delivery 10 of steer 3 before the results 8, 9",
+            10,
+            7,
+            "delivered_mid_step",
+            5,
+        ),
+        (
+            "delivery 10 while the step still streams",
+            10,
+            4,
+            "delivered_mid_step",
+            2,
+        ),
+        (
+            "follow-up delivery 13 after the tools (before 11)",
+            13,
+            11,
+            "follow_up_not_at_finish",
+            4,
+        ),
+    ];
     let (_dir, log) = testkit::steer_session();
-    // Result 8 (call_1_1) moved before its dispatch 5.
-    let order: Vec<_> = [1, 2, 3, 4, 8, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "early.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("result_before_call", vec![EntryId(8), EntryId(5)])]
-    );
-}
-
-#[test]
-fn a_steer_delivered_mid_step_is_found() {
-    let (_dir, log) = testkit::steer_session();
-    // Delivery 10 of steer 3 moved before the results of the calls (8, 9).
-    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 10, 7, 8, 9, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "mid.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("delivered_mid_step", vec![EntryId(10), EntryId(5)])]
-    );
-    // Delivered while the step still streams.
-    let order: Vec<_> = [1, 2, 3, 10, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "mid2.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("delivered_mid_step", vec![EntryId(10), EntryId(2)])]
-    );
-}
-
-#[test]
-fn follow_ups_wait_for_a_would_be_finish_and_steers_keep_their_order() {
-    let (_dir, log) = testkit::steer_session();
-    // Follow-up delivery 13 moved to the boundary after the tools (before 11).
-    let order: Vec<_> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 11, 12, 14, 15, 16]
-        .map(|i| (EntryId(i), None))
-        .to_vec();
-    let path = rechain(&log, "fu.jsonl", &order);
-    assert_eq!(
-        kinds(&path),
-        [("follow_up_not_at_finish", vec![EntryId(13), EntryId(4)])]
-    );
+    for (i, (row, moved, before, kind, witness)) in rows.into_iter().enumerate() {
+        let mut order: Vec<u64> = (1..=16).filter(|&e| e != moved).collect();
+        let at = order.iter().position(|&e| e == before).unwrap();
+        order.insert(at, moved);
+        let path = reordered(&log, &format!("moved-{i}.jsonl"), &order);
+        assert_eq!(
+            kinds(&path),
+            [(kind, vec![EntryId(moved), EntryId(witness)])],
+            "{row}"
+        );
+    }
 }
 
 #[test]
@@ -213,9 +220,9 @@ fn torn_malformed_unknown_and_duplicate_lines_are_reported_with_their_lines() {
     text.push_str("{\"v\":1,\"id\":18");
     std::fs::write(&log.path, text).unwrap();
     expect_test::expect![[r#"
-        error   duplicate_id           entry #2 (lines 3, 18): entry id 2 appears a second time (first on line 3)
+        error   duplicate_id           entry #2 (lines 3, 18): entry id 2 appears a second time
         error   malformed              line 8: malformed entry: the line has no trailing "hash" field
-        error   missing_parent         entry #8 (line 9): entry 8 names parent 7, which is not in the file (removed, or on a line that does not decode)
+        error   missing_parent         entry #8 (line 9): entry 8 names parent 7, which does not appear earlier in the file
         warning unknown_type           entry #17 (line 19): type `from_the_future` is not known to this version (kept, not used)
         warning torn_tail              line 20: the last line has no newline: 14 byte(s) a crash left behind (the writer cuts them off, into a sidecar, when it next opens the file)
         S: 3 error(s), 2 warning(s) in 19 line(s)
@@ -248,16 +255,7 @@ fn parent_links_that_loop_are_a_cycle() {
 
 #[test]
 fn the_one_pass_check_of_a_clean_session_agrees_with_the_exhaustive_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("synth.jsonl");
-    xcsh_journal::synth::generate(
-        &path,
-        xcsh_journal::synth::SynthOptions {
-            entries: 6_000,
-            seed: 21,
-        },
-    )
-    .unwrap();
+    let (_dir, path, _) = testkit::synth(6_000, 21, Default::default());
     let bytes = std::fs::read(&path).unwrap();
     let fast = check_file(&path).unwrap();
     let slow = check_exhaustively(&path, &bytes);
@@ -345,4 +343,57 @@ fn an_ordering_violation_under_a_label_is_found() {
             ("queued_outside_run", vec![EntryId(13)]),
         ]
     );
+}
+
+/// The lenient checker and the strict reader verify lines with the same `Chain`:
+/// for the same broken log, the reader's error is the checker's finding of that
+/// kind with the file and line in front, word for word.
+#[test]
+fn the_checker_words_an_integrity_error_as_the_reader_does() {
+    type Damage = fn(&SessionLog, &mut Vec<String>);
+    let rows: [(&str, &str, Damage); 6] = [
+        ("an edited entry", "hash_mismatch", |_, lines| {
+            lines[3] = lines[3].replace("also check b", "also check c");
+        }),
+        ("a removed entry", "missing_parent", |_, lines| {
+            lines.remove(5);
+        }),
+        ("a duplicated line", "duplicate_id", |_, lines| {
+            let dup = lines[2].clone();
+            lines.insert(4, dup);
+        }),
+        ("a line without its hash", "malformed", |_, lines| {
+            lines[7] = "{\"v\":1,\"id\":".into();
+        }),
+        ("an entry without a parent", "orphan", |log, lines| {
+            let e = log.get(EntryId(6)).unwrap();
+            let (line, _) = Entry::encode(e.id, None, None, e.ts, &e.body);
+            lines[6] = String::from_utf8(line).unwrap().trim_end().to_string();
+        }),
+        (
+            "a first line that is not JSON",
+            "not_a_session",
+            |_, lines| {
+                lines[0] = "hello".into();
+            },
+        ),
+    ];
+    for (row, kind, damage) in rows {
+        let (_dir, log) = testkit::steer_session();
+        let mut lines = lines_of(&log.path);
+        damage(&log, &mut lines);
+        write_lines(&log.path, &lines);
+        let reader = xcsh_log::read_session(&log.path).unwrap_err().to_string();
+        let report = check_file(&log.path).unwrap();
+        let first = report
+            .findings
+            .iter()
+            .find(|f| f.kind == kind)
+            .unwrap_or_else(|| panic!("{row}: no {kind} in {:?}", report.findings));
+        let at = match kind {
+            "not_a_session" => format!("{}: ", log.path.display()),
+            _ => format!("{}:{}: ", log.path.display(), first.lines.last().unwrap()),
+        };
+        assert_eq!(reader, format!("{at}{}", first.message), "{row}");
+    }
 }

@@ -116,17 +116,7 @@ pub fn render(r: &ContextReport, style: Style) -> String {
         None => out.push_str(&style.green("the two contexts are the same\n")),
         Some(i) => {
             out.push_str(&style.bold(&format!("first difference: message [{i}]\n")));
-            for line in r.diff.lines() {
-                let l = if line.starts_with('+') && !line.starts_with("+++") {
-                    style.green(line)
-                } else if line.starts_with('-') && !line.starts_with("---") {
-                    style.red(line)
-                } else {
-                    line.to_string()
-                };
-                out.push_str(&l);
-                out.push('\n');
-            }
+            super::push_unified(&mut out, &r.diff, style);
         }
     }
     out
@@ -142,16 +132,8 @@ mod tests {
     fn the_contexts_of_two_branches() {
         let (_dir, log) = testkit::branched_session();
         let r = compare(
-            &Side {
-                name: "S@12".into(),
-                log: &log,
-                leaf: EntryId(12),
-            },
-            &Side {
-                name: "S@17".into(),
-                log: &log,
-                leaf: EntryId(17),
-            },
+            &Side::new("S@12", &log, EntryId(12)),
+            &Side::new("S@17", &log, EntryId(17)),
         )
         .unwrap();
         assert_eq!(r.first_difference, Some(4));

@@ -25,19 +25,7 @@ fn run_task(second: &str) -> (tempfile::TempDir, SessionLog) {
 fn one_changed_tool_result_is_the_first_divergence() {
     let (_d1, a) = run_task("contents of b");
     let (_d2, b) = run_task("contents of B, changed");
-    let report = compare(
-        &Side {
-            name: "A".into(),
-            log: &a,
-            leaf: a.leaf(),
-        },
-        &Side {
-            name: "B".into(),
-            log: &b,
-            leaf: b.leaf(),
-        },
-    )
-    .unwrap();
+    let report = compare(&Side::new("A", &a, a.leaf()), &Side::new("B", &b, b.leaf())).unwrap();
     let first = &report.changes[0];
     assert_eq!(first.key, "run 1 step 1 call 2 (echo) result");
     assert_eq!(first.a, Some(EntryId(7)));
@@ -60,16 +48,8 @@ fn one_changed_tool_result_is_the_first_divergence() {
 fn two_branches_of_one_session_share_history_by_hash() {
     let (_dir, log) = testkit::branched_session();
     let report = compare(
-        &Side {
-            name: "S@12".into(),
-            log: &log,
-            leaf: EntryId(12),
-        },
-        &Side {
-            name: "S@17".into(),
-            log: &log,
-            leaf: EntryId(17),
-        },
+        &Side::new("S@12", &log, EntryId(12)),
+        &Side::new("S@17", &log, EntryId(17)),
     )
     .unwrap();
     assert_eq!(report.common_ancestor, Some(EntryId(8)));
@@ -97,11 +77,7 @@ fn two_branches_of_one_session_share_history_by_hash() {
 #[test]
 fn a_path_equals_itself_and_arguments_compare_as_json() {
     let (_dir, log) = testkit::steer_session();
-    let side = || Side {
-        name: "S".into(),
-        log: &log,
-        leaf: log.leaf(),
-    };
+    let side = || Side::new("S", &log, log.leaf());
     let report = compare(&side(), &side()).unwrap();
     assert!(report.changes.is_empty());
     assert_eq!(report.common_entries, log.entries.len());

@@ -208,17 +208,7 @@ pub fn render(files: &[FileReport], style: Style) -> String {
         for note in notes(f) {
             out.push_str(&style.dim(&format!("  {note}\n")));
         }
-        for line in f.diff.lines() {
-            let l = if line.starts_with('+') && !line.starts_with("+++") {
-                style.green(line)
-            } else if line.starts_with('-') && !line.starts_with("---") {
-                style.red(line)
-            } else {
-                line.to_string()
-            };
-            out.push_str(&l);
-            out.push('\n');
-        }
+        super::push_unified(&mut out, &f.diff, style);
     }
     out
 }

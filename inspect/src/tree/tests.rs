@@ -61,18 +61,12 @@ fn depth(lane: &[Node]) -> usize {
 /// stays below log2 of the entries, so the text grows with the entries only.
 #[test]
 fn a_session_of_hundreds_of_nested_branches_draws_a_shallow_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("branches.jsonl");
     let shape = xcsh_journal::synth::SynthShape {
         branch_per_mille: 1000,
         max_rounds: 1,
         label_chain: 0,
     };
-    let opts = xcsh_journal::synth::SynthOptions {
-        entries: 4_000,
-        seed: 5,
-    };
-    let report = xcsh_journal::synth::generate_shaped(&path, opts, shape).unwrap();
+    let (_dir, path, report) = testkit::synth(4_000, 5, shape);
     assert!(report.branches > 300, "{report:?}");
     let log = read_session(&path).unwrap();
     let bytes = std::fs::metadata(&path).unwrap().len() as usize;

@@ -63,6 +63,28 @@ impl IndexBuilder {
         u32::try_from(table.len() - 1).unwrap_or(u32::MAX)
     }
 
+    /// A row of the tools table (`status` as [`ToolRow::status`]).
+    fn tool_row(&mut self, call_id: &str, name: &str, status: u8, duration_ms: u64) -> u32 {
+        let row = ToolRow {
+            call_id: self.text(call_id),
+            name: self.text(name),
+            status,
+            duration_ms,
+        };
+        Self::row(&mut self.data.tools, row)
+    }
+
+    /// A row of the calls table; an absent text is the empty [`StrRef::default`].
+    fn call_row(&mut self, call_id: Option<&str>, name: Option<&str>, step: u32) -> u32 {
+        let mut text = |t: Option<&str>| t.map_or_else(StrRef::default, |t| self.text(t));
+        let row = CallRow {
+            call_id: text(call_id),
+            name: text(name),
+            step,
+        };
+        Self::row(&mut self.data.calls, row)
+    }
+
     /// Adds the entry whose line starts at `offset`.
     pub fn push(&mut self, offset: u64, entry: &Entry) {
         let pos = u32::try_from(self.data.ids.len()).unwrap_or(u32::MAX);
@@ -178,35 +200,15 @@ impl IndexBuilder {
                     Self::row(&mut self.data.steps, row)
                 }
                 Record::ToolResult(t) => {
-                    let call_id = self.text(&t.call_id.0);
-                    let name = self.text(&t.name);
                     let status = match t.outcome.status {
                         ToolStatus::Ok => 0,
                         ToolStatus::Error => 1,
                         ToolStatus::Cancelled => 2,
                     };
-                    Self::row(
-                        &mut self.data.tools,
-                        ToolRow {
-                            call_id,
-                            name,
-                            status,
-                            duration_ms: t.duration_ms,
-                        },
-                    )
+                    self.tool_row(&t.call_id.0, &t.name, status, t.duration_ms)
                 }
                 Record::LateEvent { step, .. } => step.0,
-                Record::ApprovalAnswer { call_id, .. } => {
-                    let call_id = self.text(&call_id.0);
-                    Self::row(
-                        &mut self.data.calls,
-                        CallRow {
-                            call_id,
-                            name: StrRef::default(),
-                            step: 0,
-                        },
-                    )
-                }
+                Record::ApprovalAnswer { call_id, .. } => self.call_row(Some(&call_id.0), None, 0),
                 Record::Session(_)
                 | Record::Interrupt {}
                 | Record::CompactionSummary { .. }
@@ -222,17 +224,7 @@ impl IndexBuilder {
                     UserOrigin::Undo => 3,
                 },
                 Decision::SyntheticResult { call, .. } => {
-                    let call_id = self.text(&call.id.0);
-                    let name = self.text(&call.name);
-                    Self::row(
-                        &mut self.data.tools,
-                        ToolRow {
-                            call_id,
-                            name,
-                            status: 3,
-                            duration_ms: 0,
-                        },
-                    )
+                    self.tool_row(&call.id.0, &call.name, 3, 0)
                 }
                 Decision::Compacted {
                     tokens_before,
@@ -281,28 +273,9 @@ impl IndexBuilder {
                 }
                 Decision::StepStarted { step, .. } => step.0,
                 Decision::ToolDispatched { step, call } => {
-                    let call_id = self.text(&call.id.0);
-                    let name = self.text(&call.name);
-                    Self::row(
-                        &mut self.data.calls,
-                        CallRow {
-                            call_id,
-                            name,
-                            step: step.0,
-                        },
-                    )
+                    self.call_row(Some(&call.id.0), Some(&call.name), step.0)
                 }
-                Decision::Approval { tool, .. } => {
-                    let name = self.text(tool);
-                    Self::row(
-                        &mut self.data.calls,
-                        CallRow {
-                            call_id: StrRef::default(),
-                            name,
-                            step: 0,
-                        },
-                    )
-                }
+                Decision::Approval { tool, .. } => self.call_row(None, Some(tool), 0),
                 Decision::CompactionStarted { .. } | Decision::Ignored { .. } => u32::MAX,
             },
             Body::Unknown { type_name, .. } => {

@@ -22,8 +22,7 @@ fn read_err(path: &Path) -> String {
 
 #[test]
 fn a_written_log_reads_back_with_line_numbers_and_no_findings() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let log = read_session(&path).unwrap();
     assert_eq!(log.entries, entries);
@@ -37,148 +36,88 @@ fn a_written_log_reads_back_with_line_numbers_and_no_findings() {
     assert_eq!(log.leaf(), EntryId(4));
 }
 
+/// Each damage to the sample log is the reader's error naming the file (`PATH`)
+/// and the line.
 #[test]
-fn an_edited_line_is_a_hash_mismatch_naming_its_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    let edited = String::from_utf8(lines[2].clone())
-        .unwrap()
-        .replace("hello", "HELLO");
-    assert_ne!(edited.as_bytes(), lines[2].as_slice());
-    lines[2] = edited.into_bytes();
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:3: entry 2 fails its hash check (the line or its parent was altered)",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn a_removed_middle_line_is_a_missing_parent_naming_the_next_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines.remove(2);
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:3: entry 3 names parent 2, which does not appear earlier in the file",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn a_malformed_complete_line_in_the_middle_names_its_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines[3] = b"{\"v\":1,\"id\":\n".to_vec();
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:4: malformed entry: the line has no trailing \"hash\" field",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn an_empty_line_is_malformed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines.insert(2, b"\n".to_vec());
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:3: malformed entry: not valid JSON for an entry: the line is empty",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn a_complete_line_of_nul_bytes_is_malformed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines.insert(4, b"\0\0\0\0\n".to_vec());
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:5: malformed entry: not valid JSON for an entry: the line is 4 NUL bytes (a write lost in a power cut?)",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn a_line_of_invalid_utf8_is_malformed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines[1][20] = 0xff;
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:2: malformed entry: not valid JSON for an entry: the line is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 20)",
-            path.display()
-        )
-    );
-}
-
-#[test]
-fn a_duplicate_id_names_its_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    let again = lines[2].clone();
-    lines.push(again);
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!("{}:6: entry id 2 appears a second time", path.display())
-    );
-}
-
-#[test]
-fn a_file_not_starting_with_a_session_record_is_not_a_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    lines.remove(0);
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}: not a session log (the first line is not a parentless `session` record)",
-            path.display()
-        )
-    );
+fn a_damaged_log_is_an_error_naming_its_line() {
+    type Damage = fn(&mut Vec<Vec<u8>>);
+    let rows: [(&str, Damage, &str); 9] = [
+        (
+            "an edited line is a hash mismatch",
+            |lines| {
+                let edited = String::from_utf8(lines[2].clone())
+                    .unwrap()
+                    .replace("hello", "HELLO");
+                assert_ne!(edited.as_bytes(), lines[2].as_slice());
+                lines[2] = edited.into_bytes();
+            },
+            "PATH:3: entry 2 fails its hash check (the line or its parent was altered)",
+        ),
+        (
+            "a removed middle line is a missing parent of the next line",
+            |lines| {
+                lines.remove(2);
+            },
+            "PATH:3: entry 3 names parent 2, which does not appear earlier in the file",
+        ),
+        (
+            "a malformed complete line in the middle",
+            |lines| lines[3] = b"{\"v\":1,\"id\":\n".to_vec(),
+            "PATH:4: malformed entry: the line has no trailing \"hash\" field",
+        ),
+        (
+            "an empty line is malformed",
+            |lines| lines.insert(2, b"\n".to_vec()),
+            "PATH:3: malformed entry: not valid JSON for an entry: the line is empty",
+        ),
+        (
+            "a complete line of NUL bytes is malformed",
+            |lines| lines.insert(4, b"\0\0\0\0\n".to_vec()),
+            "PATH:5: malformed entry: not valid JSON for an entry: the line is 4 NUL bytes (a write lost in a power cut?)",
+        ),
+        (
+            "a line of invalid UTF-8 is malformed",
+            |lines| lines[1][20] = 0xff,
+            "PATH:2: malformed entry: not valid JSON for an entry: the line is not valid UTF-8 (invalid utf-8 sequence of 1 bytes from index 20)",
+        ),
+        (
+            "a duplicate id",
+            |lines| {
+                let again = lines[2].clone();
+                lines.push(again);
+            },
+            "PATH:6: entry id 2 appears a second time",
+        ),
+        (
+            "a file not starting with a session record is not a session",
+            |lines| {
+                lines.remove(0);
+            },
+            "PATH: not a session log (the first line is not a parentless `session` record)",
+        ),
+        (
+            "a parentless line after the header is an orphan",
+            |lines| {
+                let (orphan, _) = Entry::encode(EntryId(5), None, None, ts(5), &sample_bodies()[0]);
+                lines.push(orphan);
+            },
+            "PATH:6: entry 5 has no parent (only the session header may lack one)",
+        ),
+    ];
+    for (row, damage, want) in rows {
+        let (_dir, path) = crate::writer::testutil::scratch();
+        write_sample(&path);
+        let mut lines = lines_of(&path);
+        damage(&mut lines);
+        write_lines(&path, &lines);
+        let want = want.replace("PATH", &path.display().to_string());
+        assert_eq!(read_err(&path), want, "{row}");
+    }
 }
 
 #[test]
 fn an_empty_file_is_not_a_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     std::fs::write(&path, b"").unwrap();
     assert!(matches!(
         read_session(&path),
@@ -187,27 +126,8 @@ fn an_empty_file_is_not_a_session() {
 }
 
 #[test]
-fn a_parentless_line_after_the_header_is_an_orphan() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    write_sample(&path);
-    let mut lines = lines_of(&path);
-    let (orphan, _) = Entry::encode(EntryId(5), None, None, ts(5), &sample_bodies()[0]);
-    lines.push(orphan);
-    write_lines(&path, &lines);
-    assert_eq!(
-        read_err(&path),
-        format!(
-            "{}:6: entry 5 has no parent (only the session header may lack one)",
-            path.display()
-        )
-    );
-}
-
-#[test]
 fn reading_reports_a_torn_tail_without_repairing_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let full = std::fs::read(&path).unwrap();
     let mut torn = full.clone();
@@ -228,8 +148,7 @@ fn reading_reports_a_torn_tail_without_repairing_it() {
 
 #[test]
 fn an_unknown_entry_type_is_kept_and_listed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let mut entries = write_sample(&path);
     let (mut w, _) = crate::SessionWriter::open(&path).unwrap();
     let body = Body::Unknown {
@@ -253,8 +172,7 @@ fn an_unknown_entry_type_is_kept_and_listed() {
 
 #[test]
 fn the_streaming_reader_yields_numbered_entries_and_keeps_the_torn_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let mut bytes = std::fs::read(&path).unwrap();
     let complete = bytes.len() as u64;

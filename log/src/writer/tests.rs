@@ -61,8 +61,7 @@ fn create_append_read_round_trip_with_chained_hashes() {
 
 #[test]
 fn reopening_continues_ids_and_chains_to_known_hashes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let mut entries = write_sample(&path);
     let (mut w, log) = SessionWriter::open(&path).unwrap();
     assert_eq!(log.entries, entries);
@@ -84,8 +83,7 @@ fn reopening_continues_ids_and_chains_to_known_hashes() {
 
 #[test]
 fn a_secret_in_an_appended_entry_is_redacted_and_the_line_still_verifies() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
     w.set_secrets(Secrets::new([("OPENAI_API_KEY", "sk-test-0123456789")]));
     let body = Body::Record(Record::Steer {
@@ -113,8 +111,7 @@ fn a_secret_in_an_appended_entry_is_redacted_and_the_line_still_verifies() {
 
 #[test]
 fn appending_under_an_unknown_parent_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let mut w = SessionWriter::create(&path, header(), ts(0)).unwrap();
     let err = w
         .append(EntryId(7), ts(1), &Body::Record(Record::Interrupt {}))
@@ -128,8 +125,7 @@ fn appending_under_an_unknown_parent_fails() {
 
 #[test]
 fn creating_over_an_existing_file_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     write_sample(&path);
     let err = SessionWriter::create(&path, header(), ts(0)).unwrap_err();
     assert!(
@@ -140,8 +136,7 @@ fn creating_over_an_existing_file_fails() {
 
 #[test]
 fn a_second_writer_is_refused_naming_the_holder_pid() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let _holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
     let err = SessionWriter::open(&path).unwrap_err();
     let holder = format!(
@@ -161,8 +156,7 @@ fn a_second_writer_is_refused_naming_the_holder_pid() {
 
 #[test]
 fn a_refused_writer_without_lock_info_names_an_unknown_process() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let _holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
     fs::remove_file(lock_info_path(&path)).unwrap();
     let err = SessionWriter::open(&path).unwrap_err();
@@ -174,8 +168,7 @@ fn a_refused_writer_without_lock_info_names_an_unknown_process() {
 
 #[test]
 fn dropping_the_writer_releases_the_lock() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     drop(SessionWriter::create(&path, header(), ts(0)).unwrap());
     let (w, log) = SessionWriter::open(&path).unwrap();
     assert_eq!(w.next_id(), EntryId(1));
@@ -184,8 +177,7 @@ fn dropping_the_writer_releases_the_lock() {
 
 #[test]
 fn a_closed_writer_leaves_no_lock_note_beside_the_log() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     let w = SessionWriter::create(&path, header(), ts(0)).unwrap();
     assert!(
         lock_info_path(&path).exists(),
@@ -201,8 +193,7 @@ fn a_closed_writer_leaves_no_lock_note_beside_the_log() {
 
 #[test]
 fn a_stale_lock_note_of_a_killed_writer_is_replaced_then_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     drop(SessionWriter::create(&path, header(), ts(0)).unwrap());
     // What a SIGKILLed writer leaves: the note, but no lock (the kernel dropped it).
     fs::write(
@@ -222,8 +213,7 @@ fn a_stale_lock_note_of_a_killed_writer_is_replaced_then_removed() {
 
 #[test]
 fn a_writer_refused_by_a_malformed_log_leaves_no_lock_note() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     fs::write(&path, "not a session\n").unwrap();
     assert!(SessionWriter::open(&path).is_err());
     assert!(SessionWriter::open_branch(&path, &mut |_| {}).is_err());
@@ -232,8 +222,7 @@ fn a_writer_refused_by_a_malformed_log_leaves_no_lock_note() {
 
 #[test]
 fn a_refused_second_writer_leaves_the_holders_note_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     let holder = SessionWriter::create(&path, header(), ts(0)).unwrap();
     let note = fs::read_to_string(lock_info_path(&path)).unwrap();
     assert!(SessionWriter::open(&path).is_err());
@@ -253,8 +242,7 @@ fn dir_names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_file_cut_at_a_line_boundary_opens_without_repair() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let full = fs::read(&path).unwrap();
     let cut = full.len() - full.rsplit(|&b| b == b'\n').nth(1).unwrap().len() - 1;
@@ -331,8 +319,7 @@ fn a_torn_last_line_is_repaired_at_every_byte_offset() {
 
 #[test]
 fn a_zero_filled_tail_is_repaired_as_torn() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
     let full = fs::read(&path).unwrap();
     let mut damaged = full.clone();
@@ -356,8 +343,7 @@ fn a_zero_filled_tail_is_repaired_as_torn() {
 
 #[test]
 fn a_second_repair_at_the_same_offset_keeps_the_first_sidecar() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (dir, path) = crate::writer::testutil::scratch();
     write_sample(&path);
     let full = fs::read(&path).unwrap();
     for tail in [&b"first"[..], &b"second"[..]] {
@@ -376,8 +362,7 @@ fn a_second_repair_at_the_same_offset_keeps_the_first_sidecar() {
 
 #[test]
 fn a_malformed_complete_line_is_not_repaired() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
+    let (_dir, path) = crate::writer::testutil::scratch();
     write_sample(&path);
     let mut damaged = fs::read(&path).unwrap();
     damaged.extend_from_slice(b"garbage\n{\"torn");

@@ -39,6 +39,13 @@ use xcsh_machine::{
     StreamEvent, Usage,
 };
 
+/// A new directory, and the path of a session file `s.jsonl` in it (not created).
+pub fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    (dir, path)
+}
+
 /// 2026-11-30T03:00:0n.125Z
 pub fn ts(n: u32) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&format!("2026-11-30T03:00:{n:02}.125Z"))
