@@ -680,3 +680,35 @@ fn picker_rows(workspace: &Path) -> Result<Vec<overlay::PickerRow>> {
         .map(|(summary, size)| overlay::PickerRow::from_summary(summary, *size))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    #[test]
+    fn help_lists_every_command_and_the_keys_a_new_user_needs() {
+        expect![[r#"
+            commands:
+              /help       the commands and keys
+              /status     provider, model, permissions, session, context and spend
+              /tree       the branch tree of this session (navigate, continue from, label)
+              /at         ENTRY: continue from an earlier entry (a new branch)
+              /fork       a new session file from here
+              /label      NAME: name the current entry
+              /resume     pick another session of this workspace
+              /usage      tokens spent in this session
+              /diff       what this session changed in the workspace
+              /undo       revert the last turn's file changes (if unchanged since)
+              /compact    summarize the conversation now
+              /model      [NAME]: show or switch the model
+              /pending    the queued steers and follow-ups
+              /queue      TEXT: a follow-up, delivered when the turn would finish
+              /clear      clear the screen (the session keeps everything)
+              /exit       leave xcsh (also Ctrl-D)
+            keys:
+              Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline
+              Up/Down history · Ctrl-R search history · @ mention a file · Esc clear
+              Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning
+              approvals: y once · a this tool · A this exact call · n deny · m deny with a message"#]].assert_eq(&super::help());
+    }
+}
