@@ -67,6 +67,7 @@ impl Kit {
             session_id: "test".into(),
             cwd: "/work".into(),
             forked_from: None,
+            parent: None,
         };
         let writer = SessionWriter::create(&path, header, t0()).unwrap();
         let rec = Player::new(
@@ -158,6 +159,7 @@ impl Kit {
             },
             duration_ms: 7,
             changes: Vec::new(),
+            child: None,
         }));
     }
 

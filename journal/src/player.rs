@@ -150,6 +150,7 @@ impl<L: Append> Player<L> {
                     outcome: r.outcome,
                     duration_ms: r.duration_ms,
                     changes: r.changes,
+                    child: r.child,
                 }))
             }
             Record::ApprovalAnswer {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::{Append, RunEvent, RunResult};
 use xcsh_log::{
-    Body, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent, ToolResultRecord,
+    Body, ChildRun, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent,
+    ToolResultRecord,
 };
 use xcsh_machine::{
     ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Notice, Phase, ProviderError,
@@ -67,6 +68,8 @@ pub struct ToolEnd {
     pub outcome: ToolOutcome,
     pub duration_ms: u64,
     pub changes: Vec<FileChange>,
+    /// The sub-agent run of a `task` call (its `tool_result` names it).
+    pub child: Option<ChildRun>,
 }
 
 /// What the owner must do, in order.
@@ -438,6 +441,7 @@ impl Journal {
                 outcome,
                 duration_ms,
                 changes,
+                child,
             }) = first.ended
             else {
                 continue;
@@ -450,6 +454,7 @@ impl Journal {
                     outcome: outcome.clone(),
                     duration_ms,
                     changes,
+                    child,
                 })),
             )?;
             self.settled_unsynced.push(first.dispatched);

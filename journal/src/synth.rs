@@ -373,6 +373,7 @@ impl Gen {
             },
             duration_ms: self.rng.range(1, 3_000),
             changes: Vec::new(),
+            child: None,
         }
     }
 
@@ -490,6 +491,7 @@ pub fn generate_shaped(
         session_id: format!("synth-{}", opts.seed),
         cwd: "/work/synth".into(),
         forked_from: None,
+        parent: None,
     };
     let writer = SessionWriter::create(path, header, t0)?;
     let config = RunConfig {

@@ -193,6 +193,7 @@ impl Harness {
                 },
                 duration_ms: 1,
                 changes: Vec::new(),
+                child: None,
             }),
         );
     }

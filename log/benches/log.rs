@@ -58,6 +58,7 @@ fn appender(fsync_each: bool) -> usize {
         session_id: "bench".into(),
         cwd: "/bench".into(),
         forked_from: None,
+        parent: None,
     };
     let mut w = SessionWriter::create(&path, header, Utc::now()).expect("creates");
     let mut leaf = EntryId(0);

@@ -102,6 +102,7 @@ impl RecordedInput {
                 outcome: r.outcome.clone(),
                 duration_ms: 0,
                 changes: Vec::new(),
+                child: None,
             }),
             Body::Record(r) if r.is_input() => r.clone(),
             Body::Record(_) | Body::Decision(_) | Body::Unknown { .. } => return None,

@@ -253,6 +253,27 @@ pub struct SessionHeader {
     pub cwd: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkOrigin>,
+    /// A sub-agent's session (SPEC.md "Delegation"): the parent session and the
+    /// `tool_dispatched` entry of the `task` call that started it. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentLink>,
+}
+
+/// Where a sub-agent's session came from: its parent's session id, the parent's
+/// `tool_dispatched` entry of the `task` call, and that call's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentLink {
+    pub session_id: String,
+    pub entry: EntryId,
+    pub call_id: CallId,
+}
+
+/// The sub-agent run a `task` call started: the child's session id and its file's
+/// name (in the parent file's folder).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildRun {
+    pub session_id: String,
+    pub file: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,6 +312,9 @@ pub struct ToolResultRecord {
     /// The files the call changed (edit, write), for workspace diff and undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FileChange>,
+    /// The sub-agent a `task` call ran (SPEC.md "Delegation"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<ChildRun>,
 }
 
 /// One file changed by an `edit` or `write` call, for the session's workspace diff and

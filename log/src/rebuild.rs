@@ -266,6 +266,7 @@ mod tests {
                     outcome: outcome.clone(),
                     duration_ms: 3,
                     changes: Vec::new(),
+                    child: None,
                 }),
                 Input::ToolSettled {
                     call_id: CallId(call.into()),

@@ -15,6 +15,7 @@ fn session_ending_at(dir: &std::path::Path, last: u64) -> std::path::PathBuf {
         session_id: "s".into(),
         cwd: "/w".into(),
         forked_from: None,
+        parent: None,
     }));
     let (mut bytes, hash) = Entry::encode(EntryId(0), None, None, ts(), &header);
     let label = Body::Record(Record::Label {

@@ -110,6 +110,11 @@ pub trait ToolExecutor: Send + Sync + 'static {
     fn take_file_changes(&self, _id: &CallId) -> Vec<xcsh_log::FileChange> {
         Vec::new()
     }
+    /// The sub-agent run call `id` started (a `task` call), taken once after it
+    /// settled; the runtime records it in the call's `tool_result` entry.
+    fn take_child_run(&self, _id: &CallId) -> Option<xcsh_log::ChildRun> {
+        None
+    }
     /// Like `execute_with_progress`, for a call whose `tool_dispatched` entry is
     /// `dispatch` (durable already): an executor that keeps before-images names
     /// them by it (SPEC.md §21.6). The default forgets `dispatch`.

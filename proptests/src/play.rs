@@ -234,6 +234,7 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     },
                     duration_ms: 1,
                     changes: Vec::new(),
+                    child: None,
                 });
                 (record, None)
             }
@@ -248,6 +249,7 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     },
                     duration_ms: 1,
                     changes: Vec::new(),
+                    child: None,
                 });
                 (record, None)
             }
@@ -505,6 +507,7 @@ pub fn play(script: &Script) -> Played {
         session_id: "prop".into(),
         cwd: "/w".into(),
         forked_from: None,
+        parent: None,
     };
     let writer = SessionWriter::create(&path, header, t0()).expect("create the log");
     let mut sink = driver(TimedLog::new(writer, t0()), EntryId(0));

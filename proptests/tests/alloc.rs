@@ -45,6 +45,7 @@ fn log_with_id_stride(lines: u64, stride: u64) -> Vec<u8> {
         session_id: "s".into(),
         cwd: "/w".into(),
         forked_from: None,
+        parent: None,
     }));
     let (mut bytes, mut hash): (Vec<u8>, EntryHash) =
         Entry::encode(EntryId(0), None, None, ts, &header);

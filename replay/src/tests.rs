@@ -28,6 +28,7 @@ fn recorder(dir: &tempfile::TempDir, name: &str) -> Player {
         session_id: "t".into(),
         cwd: "/w".into(),
         forked_from: None,
+        parent: None,
     };
     let writer = SessionWriter::create(&dir.path().join(name), header, t0()).unwrap();
     Player::new(
@@ -102,6 +103,7 @@ fn record_run(dir: &tempfile::TempDir, limits: Limits, steps: &[(&str, &[&str])]
                     },
                     duration_ms: 1,
                     changes: Vec::new(),
+                    child: None,
                 }))
                 .unwrap();
             }

@@ -280,6 +280,7 @@ impl Owner {
             } => {
                 self.writer.secrets().redact_in_place(&mut outcome.content);
                 let changes = self.tools.take_file_changes(&call.id);
+                let child = self.tools.take_child_run(&call.id);
                 self.work.tools.retain(|(id, _)| *id != call.id);
                 self.happen(Happening::ToolEnded(ToolEnd {
                     call_id: call.id,
@@ -287,6 +288,7 @@ impl Owner {
                     outcome,
                     duration_ms,
                     changes,
+                    child,
                 }))
             }
             Done::Approval { call_id, answer } => self.happen(Happening::Answered {

@@ -38,6 +38,7 @@ pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeErro
                 session_id: session_id.clone(),
                 cwd: cwd.clone(),
                 forked_from: None,
+                parent: None,
             };
             let writer = SessionWriter::create(path, header, Utc::now())?;
             Ok((
@@ -372,6 +373,7 @@ mod tests {
             session_id: "s".into(),
             cwd: "/a".into(),
             forked_from: None,
+            parent: None,
         };
         drop(SessionWriter::create(&path, header, Utc::now()).unwrap());
         let (id, from) = move_workspace(&path, "/b").unwrap();

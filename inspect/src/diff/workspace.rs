@@ -245,6 +245,7 @@ mod tests {
                 },
                 duration_ms: 1,
                 changes: vec![FileChange::new(path, before, now)],
+                child: None,
             }));
         }
         k.step(2, "done", &[]);

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::{FileChange, TimedEvent, ToolResultRecord};
+use super::{ChildRun, FileChange, TimedEvent, ToolResultRecord};
 use xcsh_machine::{CallId, FinishReason, StreamEvent, ToolOutcome, ToolStatus, Usage};
 
 /// The fields of any stream event, as they come.
@@ -207,6 +207,7 @@ impl<'de> Visitor<'de> for ToolResultVisitor {
         let mut content: Option<String> = None;
         let mut duration_ms: Option<u64> = None;
         let mut changes: Option<Vec<FileChange>> = None;
+        let mut child: Option<ChildRun> = None;
         macro_rules! once {
             ($slot:ident, $name:literal) => {{
                 if $slot.is_some() {
@@ -223,6 +224,7 @@ impl<'de> Visitor<'de> for ToolResultVisitor {
                 "content" => once!(content, "content"),
                 "duration_ms" => once!(duration_ms, "duration_ms"),
                 "changes" => once!(changes, "changes"),
+                "child" => once!(child, "child"),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -237,6 +239,7 @@ impl<'de> Visitor<'de> for ToolResultVisitor {
             },
             duration_ms: take(duration_ms, "duration_ms")?,
             changes: changes.unwrap_or_default(),
+            child,
         })
     }
 }

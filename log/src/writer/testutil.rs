@@ -58,6 +58,7 @@ pub fn header() -> SessionHeader {
         session_id: "s-1".into(),
         cwd: "/work".into(),
         forked_from: None,
+        parent: None,
     }
 }
 

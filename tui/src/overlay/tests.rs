@@ -700,6 +700,7 @@ fn two_files() -> (
             },
             duration_ms: 1,
             changes: vec![change],
+            child: None,
         }));
         parent = w.append(parent, ts, &body).unwrap().0;
     }
