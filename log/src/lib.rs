@@ -6,6 +6,7 @@ mod convert;
 mod dag;
 mod entry;
 mod error;
+pub mod family;
 pub mod index;
 pub mod machine_at;
 mod naming;
