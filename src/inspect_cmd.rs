@@ -63,6 +63,9 @@ pub struct TreeArgs {
     /// One line per entry instead of one per turn.
     #[arg(long)]
     full: bool,
+    /// Draw each sub-agent's tree under the `task` call that started it.
+    #[arg(long)]
+    deep: bool,
     /// The tree as JSON.
     #[arg(long)]
     json: bool,
@@ -70,7 +73,7 @@ pub struct TreeArgs {
 
 pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
     let path = resolve(&args.session)?;
-    let t = tree::build_path(&path, args.full)
+    let t = tree::build_family_path(&path, args.full, args.deep)
         .with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
         json(&t)?;

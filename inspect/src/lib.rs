@@ -8,6 +8,7 @@ pub mod check;
 mod common;
 pub mod diff;
 mod error;
+mod family;
 pub mod events;
 pub mod export;
 pub mod fork;
@@ -26,6 +27,9 @@ mod golden;
 
 #[cfg(test)]
 mod indexed_tests;
+
+#[cfg(test)]
+mod family_tests;
 
 pub use common::{branch_path, one_line, parse_entry_spec};
 pub use error::InspectError;

@@ -64,6 +64,10 @@ pub struct Node {
     /// most entries), so lists nest at most log2(entries) deep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<Vec<Node>>,
+    /// The children of the `task` calls whose results are in this node (a family,
+    /// SPEC.md §29.6), in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildMark>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,8 +181,10 @@ pub fn build_path(path: &Path, full: bool) -> Result<Tree, InspectError> {
 }
 
 mod build;
+mod family;
 
 pub use build::build_indexed;
+pub use family::{ChildMark, build_family_path};
 
 /// The tree as text.
 pub fn render(tree: &Tree, style: Style) -> String {
@@ -190,18 +196,34 @@ pub fn render(tree: &Tree, style: Style) -> String {
 /// [`render`], line by line (each with its newline) to `emit`: a huge tree is
 /// written out as it is drawn, never held whole.
 pub fn render_with(tree: &Tree, style: Style, emit: &mut dyn FnMut(&str)) {
+    render_prefixed(tree, style, "", emit);
+}
+
+/// [`render_with`], every line after `prefix` (a child's tree drawn under its
+/// `task` call is indented by it).
+fn render_prefixed(tree: &Tree, style: Style, prefix: &str, emit: &mut dyn FnMut(&str)) {
     let mut line = String::new();
     if let Some(f) = &tree.forked_from {
+        line.push_str(prefix);
         line.push_str(&style.blue(&format!("forked from {f}")));
         line.push('\n');
         emit(&line);
     }
     for_each_row(tree, &mut |row| {
         line.clear();
+        line.push_str(prefix);
         line.push_str(row.guide);
         push_node_line(&mut line, row.node, style, tree.full);
         line.push('\n');
         emit(&line);
+        if !row.node.children.is_empty() {
+            // The marks go on in the lane's column: `├─ ` becomes `│  `.
+            let cont = match row.guide.strip_suffix("├─ ") {
+                Some(head) => format!("{prefix}{head}│  "),
+                None => format!("{prefix}{}", row.guide),
+            };
+            family::render_marks(&row.node.children, style, &cont, emit);
+        }
     });
 }
 

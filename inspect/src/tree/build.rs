@@ -175,6 +175,7 @@ impl Builder<'_, '_> {
             compactions: Vec::new(),
             leaf: false,
             branches: Vec::new(),
+            children: Vec::new(),
         }
     }
 
