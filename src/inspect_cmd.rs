@@ -159,6 +159,9 @@ pub struct EventsArgs {
     /// Keep reading the file as it grows (Ctrl-C stops).
     #[arg(long, short = 'f')]
     follow: bool,
+    /// Interleave the sub-agents' timelines, each in a lane of its own.
+    #[arg(long, conflicts_with = "follow")]
+    deep: bool,
     /// One JSON object per row.
     #[arg(long)]
     json: bool,
@@ -193,6 +196,9 @@ pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
             closed.set(true);
         }
     };
+    if args.deep {
+        return events_deep(&path, &filter, args.json, st);
+    }
     if !args.json {
         let _ = writeln!(stdout, "{}", events::header(st));
     }
@@ -224,6 +230,30 @@ pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+/// `events --deep`: the family's rows, then its problems on stderr.
+fn events_deep(path: &Path, filter: &events::Filter, as_json: bool, st: Style) -> Result<ExitCode> {
+    let (rows, problems) = events::deep_timeline(path, filter)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut text = String::new();
+    if !as_json {
+        text.push_str(&events::deep_header(st));
+        text.push('\n');
+    }
+    for row in &rows {
+        if as_json {
+            text.push_str(&serde_json::to_string(row)?);
+        } else {
+            text.push_str(&st.neutralize(&events::render_deep_row(row, st)));
+        }
+        text.push('\n');
+    }
+    out(&text)?;
+    for p in problems {
+        eprintln!("xcsh: {}", st.neutralize(&p));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]

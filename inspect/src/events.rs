@@ -657,6 +657,10 @@ pub fn render(rows: &[Row], style: Style) -> String {
     out
 }
 
+mod deep;
+
+pub use deep::{DeepRow, deep_header, deep_timeline, render_deep_row};
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
