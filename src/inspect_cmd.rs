@@ -270,13 +270,13 @@ pub struct StatsArgs {
 
 pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
     let path = resolve(&args.session)?;
-    let s =
-        stats::compute_path(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let s = stats::compute_family_path(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
         json(&s)?;
     } else {
         let last = (!args.all).then_some(stats::DEFAULT_ROWS);
-        view(&stats::render_last(&s, last), Style::plain())?;
+        view(&stats::render_family(&s, last), Style::plain())?;
     }
     // As in `tree_main`: the process ends here, nothing needs freeing one by one.
     std::mem::forget(s);

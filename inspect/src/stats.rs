@@ -109,6 +109,10 @@ pub fn compute_path(path: &Path) -> Result<Stats, InspectError> {
     Ok(compute_indexed(open_index(path)?.data()))
 }
 
+mod family;
+
+pub use family::{Family, FamilyStats, MemberUsage, compute_family_path, render_family};
+
 /// The stats from an index: the same as [`compute`] of the log it indexes.
 pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
     // One row per step and per prompt: sized up front, never moved.
