@@ -376,7 +376,8 @@ pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSum
         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
         summaries.push((summary, size));
     }
-    Ok(summaries)
+    // A sub-agent's session goes under its parent, never at the top level.
+    Ok(xcsh_inspect::family_order(summaries))
 }
 
 #[cfg(test)]

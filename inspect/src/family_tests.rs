@@ -286,3 +286,44 @@ fn stats_totals_usage_across_the_family_and_per_member() {
         ! child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)
     "#]].assert_eq(&stats_view(&path));
 }
+
+/// `xcsh sessions` of the files in `dir` (in file-name order), as text.
+pub fn sessions_view(dir: &Path) -> String {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let list: Vec<_> = files
+        .iter()
+        .map(|p| (crate::summarize_path(p).unwrap(), ()))
+        .collect();
+    let ordered: Vec<_> = crate::family_order(list).into_iter().map(|(s, ())| s).collect();
+    let mut out = crate::sessions_table(&ordered);
+    out.push('\n');
+    for s in &ordered {
+        out.push_str(&serde_json::to_string(&(&s.id, &s.parent)).unwrap());
+        out.push('\n');
+    }
+    scrub(&out, dir)
+}
+
+#[test]
+fn sessions_lists_children_under_their_parent() {
+    let (dir, _path) = family();
+    expect_test::expect![[r#"
+        ┌──────────────┬────────────┬──────────────────┬─────────┬──────────┬────────┬────────────────┐
+        │ id           ┆ workspace  ┆ started          ┆ entries ┆ branches ┆ tokens ┆ last message   │
+        ╞══════════════╪════════════╪══════════════════╪═════════╪══════════╪════════╪════════════════╡
+        │ parent01     ┆ /workspace ┆ 2026-01-01 00:00 ┆ 15      ┆ 1        ┆ 730    ┆ split the work │
+        │ ↳ childa01   ┆ /workspace ┆ 2026-01-01 00:00 ┆ 9       ┆ 1        ┆ 370    ┆ look at a      │
+        │   ↳ grand001 ┆ /workspace ┆ 2026-01-01 00:00 ┆ 5       ┆ 1        ┆ 110    ┆ deeper         │
+        │ ↳ childb01   ┆ /workspace ┆ 2026-01-01 00:00 ┆ 5       ┆ 1        ┆ 0      ┆ look at b      │
+        └──────────────┴────────────┴──────────────────┴─────────┴──────────┴────────┴────────────────┘
+        ["parent01",null]
+        ["childa01","parent01"]
+        ["grand001","childa01"]
+        ["childb01","parent01"]
+    "#]].assert_eq(&sessions_view(dir.path()));
+}

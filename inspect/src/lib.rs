@@ -34,4 +34,6 @@ mod family_tests;
 pub use common::{branch_path, one_line, parse_entry_spec};
 pub use error::InspectError;
 pub use style::Style;
-pub use summary::{SessionSummary, sessions_table, summarize, summarize_indexed, summarize_path};
+pub use summary::{
+    SessionSummary, family_order, sessions_table, summarize, summarize_indexed, summarize_path,
+};

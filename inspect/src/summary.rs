@@ -27,6 +27,13 @@ pub struct SessionSummary {
     /// The header's time in ms since the epoch (`started` is it, formatted).
     #[serde(skip)]
     pub started_ms: i64,
+    /// A sub-agent's session: the session whose `task` call started it (SPEC.md
+    /// §29.6; set by [`family_order`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Generations below a session listed at the top level (0 for those).
+    #[serde(skip)]
+    pub depth: usize,
 }
 
 /// Summarizes a session: counts, leaves, the last user message, tokens spent; from
@@ -46,6 +53,8 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
             tokens: 0,
             first_message: String::new(),
             started_ms: 0,
+            parent: None,
+            depth: 0,
         },
     }
 }
@@ -105,6 +114,8 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
         tokens,
         first_message: one_line(first_message.unwrap_or_default(), FIRST_MESSAGE_CHARS),
         started_ms: d.started_ms.to_native(),
+        parent: None,
+        depth: 0,
     }
 }
 
@@ -127,7 +138,11 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
     // neutralized for the terminal (SPEC §16.6), as every other view does.
     for s in sessions {
         table.add_row([
-            s.id.clone(),
+            if s.depth == 0 {
+                s.id.clone()
+            } else {
+                format!("{}↳ {}", "  ".repeat(s.depth - 1), s.id)
+            },
             crate::terminal::neutralize(&s.workspace).into_owned(),
             s.started.clone(),
             s.entries.to_string(),
@@ -138,6 +153,10 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
     }
     table.to_string()
 }
+
+mod family;
+
+pub use family::family_order;
 
 #[cfg(test)]
 mod tests {
