@@ -480,7 +480,11 @@ pub struct ExportArgs {
 
 pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
     let text = match args.format {
-        Format::Md => export::markdown(&open(&args.session)?, args.leaf)?,
+        Format::Md => {
+            let path = resolve(&args.session)?;
+            export::markdown_family(&path, args.leaf)
+                .with_context(|| format!("cannot read {}", path.display()))?
+        }
         Format::Html => {
             let log = open(&args.session)?;
             return export_streamed(&args, &mut |out, name| export::write_html(&log, out, name));

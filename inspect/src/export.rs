@@ -54,10 +54,22 @@ fn quote(text: &str) -> String {
 /// The Markdown transcript of the branch ending at `leaf` (the recorded leaf when
 /// `None`).
 pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, InspectError> {
+    markdown_level(log, leaf, 0)
+}
+
+/// [`markdown`] with its headings `level` deeper (a sub-agent's transcript under
+/// its parent's, SPEC.md §29.6).
+fn markdown_level(
+    log: &SessionLog,
+    leaf: Option<EntryId>,
+    level: usize,
+) -> Result<String, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
     let h = log.header();
     let id = xcsh_log::session_id(&log.path, &h.session_id);
-    let mut out = format!("# xcsh session {id}\n\n");
+    let title = "#".repeat((1 + level).min(6));
+    let turn_heading = "#".repeat((2 + level).min(6));
+    let mut out = format!("{title} xcsh session {id}\n\n");
     out.push_str(&format!("- workspace: `{}`\n", h.cwd));
     if let Some(first) = log.entries.first() {
         out.push_str(&format!(
@@ -86,7 +98,7 @@ pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, Inspe
                 if *origin == "prompt" {
                     turn += 1;
                     format!(
-                        "\n## Turn {turn}\n\n**User** (entry {entry}):\n\n{}\n",
+                        "\n{turn_heading} Turn {turn}\n\n**User** (entry {entry}):\n\n{}\n",
                         quote(text)
                     )
                 } else {
@@ -176,6 +188,10 @@ pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, Inspe
     Ok(out)
 }
 
+mod family;
+
+pub use family::markdown_family;
+
 /// Leaves of branches: entries that are not labels and have no children other
 /// than labels, in file order.
 pub(crate) fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
@@ -218,6 +234,19 @@ struct Shape {
 /// worker threads and writes them as they come, so that memory stays a fraction of
 /// the file whatever its size.
 pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(), InspectError> {
+    let family = family::children_json(path)?;
+    write_json_member(path, out, out_name, family)
+}
+
+/// [`write_json`] with `family` (the children's exports, SPEC.md §29.6) as the
+/// `family` member when there is one.
+fn write_json_member(
+    path: &Path,
+    out: &mut dyn Write,
+    out_name: &Path,
+    family: Option<Value>,
+) -> Result<(), InspectError> {
+    let family = family.filter(|f| f.as_array().is_some_and(|a| !a.is_empty()));
     let open = || std::fs::File::open(path).map_err(|e| InspectError::io(path, e));
     let mut shapes: Vec<Shape> = Vec::new();
     let mut lines: Vec<u32> = Vec::new();
@@ -326,6 +355,9 @@ pub fn write_json(path: &Path, out: &mut dyn Write, out_name: &Path) -> Result<(
         return Err(werr(e));
     }
     let mut tail = String::from(if written == 0 { "],\n" } else { "\n  ],\n" });
+    if let Some(f) = &family {
+        field(&mut tail, "family", f, ",\n");
+    }
     field(&mut tail, "file", &json!(path.display().to_string()), ",\n");
     field(&mut tail, "leaf", &json!(leaf), ",\n");
     let session = serde_json::to_value(&header).unwrap_or(Value::Null);
@@ -474,6 +506,14 @@ pub fn write_html(
             .map(|e| e.ts.format("%Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_default()
     ));
+    // The sub-agents' transcripts (SPEC.md §29.6), as text.
+    let family = match family::children_text(&log.path)? {
+        text if text.is_empty() => String::new(),
+        text => format!(
+            "<section class=\"family\">\n<h2>Sub-agents</h2>\n<pre>{}</pre>\n</section>\n",
+            escape(&text)
+        ),
+    };
     let head = format!(
         r#"<!doctype html>
 <html lang="en">
@@ -504,7 +544,7 @@ pub fn write_html(
 </details>
 </section>
 </main>
-<script type="application/json" id="xcsh-data">"#
+{family}<script type="application/json" id="xcsh-data">"#
     );
     let tail = format!(
         r#"</script>

@@ -327,3 +327,233 @@ fn sessions_lists_children_under_their_parent() {
         ["childb01","parent01"]
     "#]].assert_eq(&sessions_view(dir.path()));
 }
+
+/// `xcsh export PATH --format md`.
+pub fn export_md_view(path: &Path) -> String {
+    scrub(
+        &crate::export::markdown_family(path, None).unwrap(),
+        path.parent().unwrap(),
+    )
+}
+
+#[test]
+fn export_md_includes_each_child_transcript_after_the_parent() {
+    let (_dir, path) = family();
+    expect_test::expect![[r##"
+        # xcsh session parent01
+
+        - workspace: `/workspace`
+        - started: 2026-01-01 00:00:00 UTC
+        - branch: the one ending at entry 14 (1 branch(es) in the session)
+
+        ## Turn 1
+
+        **User** (entry 1):
+
+        > split the work
+
+        **Assistant** (step 1, entry 3):
+
+        delegating
+
+        → `task` (call_1_1)
+
+        ```json
+        {
+          "prompt": "look at a"
+        }
+        ```
+
+        → `task` (call_1_2)
+
+        ```json
+        {
+          "prompt": "look at b"
+        }
+        ```
+
+        ← `task` (call_1_1, ok, 7 ms)
+
+        ```
+        a is fine
+        ```
+
+        ← `task` (call_1_2, error, 7 ms)
+
+        ```
+        sub-agent childb01 failed: 503 service unavailable
+        ```
+
+        **Assistant** (step 2, entry 9):
+
+        one more look
+
+        → `task` (call_2_1)
+
+        ```json
+        {
+          "prompt": "look at c"
+        }
+        ```
+
+        ← `task` (call_2_1, ok, 7 ms)
+
+        ```
+        c is fine
+        ```
+
+        **Assistant** (step 3, entry 13):
+
+        all done
+
+        _Run finished: completed, 3 step(s), 730 tokens._
+
+        ---
+
+        _Sub-agent childa01 of parent01: started by the `task` call call_1_1 (its result is entry 6), file `2026-01-01T00-00-00-000Z_childa01.jsonl`._
+
+        ## xcsh session childa01
+
+        - workspace: `/workspace`
+        - started: 2026-01-01 00:00:00 UTC
+        - branch: the one ending at entry 8 (1 branch(es) in the session)
+
+        ### Turn 1
+
+        **User** (entry 1):
+
+        > look at a
+
+        **Assistant** (step 1, entry 3):
+
+        asking deeper
+
+        → `task` (call_1_1)
+
+        ```json
+        {
+          "prompt": "deeper"
+        }
+        ```
+
+        ← `task` (call_1_1, ok, 7 ms)
+
+        ```
+        found it deep down
+        ```
+
+        **Assistant** (step 2, entry 7):
+
+        a is fine
+
+        _Run finished: completed, 2 step(s), 370 tokens._
+
+        ---
+
+        _Sub-agent grand001 of childa01: started by the `task` call call_1_1 (its result is entry 5), file `2026-01-01T00-00-00-000Z_grand001.jsonl`._
+
+        ### xcsh session grand001
+
+        - workspace: `/workspace`
+        - started: 2026-01-01 00:00:00 UTC
+        - branch: the one ending at entry 4 (1 branch(es) in the session)
+
+        #### Turn 1
+
+        **User** (entry 1):
+
+        > deeper
+
+        **Assistant** (step 1, entry 3):
+
+        found it deep down
+
+        _Run finished: completed, 1 step(s), 110 tokens._
+
+        ---
+
+        _Sub-agent childb01 of parent01: started by the `task` call call_1_2 (its result is entry 7), file `2026-01-01T00-00-00-000Z_childb01.jsonl`._
+
+        ## xcsh session childb01
+
+        - workspace: `/workspace`
+        - started: 2026-01-01 00:00:00 UTC
+        - branch: the one ending at entry 4 (1 branch(es) in the session)
+
+        ### Turn 1
+
+        **User** (entry 1):
+
+        > look at b
+
+        **Assistant** (step 1, entry 3, failed http: 503 service unavailable):
+
+
+        _Run finished: provider_error http: 503 service unavailable, 1 step(s), 0 tokens._
+
+        ---
+
+        _Sub-agent childc01 of parent01: started by the `task` call call_2_1 (its result is entry 11), file `2026-01-01T00-00-00-000Z_childc01.jsonl`._
+
+        _child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)_
+
+    "##]].assert_eq(&export_md_view(&path));
+}
+
+/// `xcsh export PATH --format json`'s `family` member: per child, its link, state
+/// and the session id and family of its own export.
+pub fn export_json_family(path: &Path) -> String {
+    let mut buf = Vec::new();
+    crate::export::write_json(path, &mut buf, Path::new("out")).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
+    fn outline(family: &serde_json::Value, depth: usize, out: &mut String) {
+        for c in family.as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "{}{} {} {} entries={}\n",
+                "  ".repeat(depth),
+                c["call_id"].as_str().unwrap_or(""),
+                c["session_id"].as_str().unwrap_or(""),
+                c["state"].as_str().unwrap_or(""),
+                c["export"]["entries"].as_array().map_or(0, Vec::len)
+            ));
+            outline(&c["export"]["family"], depth + 1, out);
+        }
+    }
+    let mut out = String::new();
+    outline(&v["family"], 0, &mut out);
+    out
+}
+
+#[test]
+fn export_json_nests_each_child_export_under_family() {
+    let (_dir, path) = family();
+    expect_test::expect![[r#"
+        call_1_1 childa01 loaded entries=9
+          call_1_1 grand001 loaded entries=5
+        call_1_2 childb01 loaded entries=5
+        call_2_1 childc01 missing entries=0
+    "#]].assert_eq(&export_json_family(&path));
+}
+
+#[test]
+fn export_html_has_a_sub_agents_section_with_their_transcripts() {
+    let (_dir, path) = family();
+    let log = xcsh_log::read_session(&path).unwrap();
+    let page = crate::export::html(&log).unwrap();
+    let section = page
+        .split("<section class=\"family\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap();
+    for want in [
+        "Sub-agent childa01 of parent01",
+        "## xcsh session childa01",
+        "Sub-agent grand001 of childa01",
+        "### xcsh session grand001",
+        "Sub-agent childb01 of parent01",
+        "provider_error",
+        "child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing",
+    ] {
+        assert!(section.contains(want), "{want}: {section}");
+    }
+}
