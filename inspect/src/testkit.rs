@@ -69,21 +69,10 @@ impl Kit {
             forked_from: None,
             parent: None,
         };
-        Kit::create(dir, path, header, t0())
-    }
-
-    /// A session at `path` (in `dir`, or anywhere when `dir` is a scratch directory)
-    /// with `header`, its entries 1 ms apart from `start`.
-    pub fn create(
-        dir: tempfile::TempDir,
-        path: PathBuf,
-        header: SessionHeader,
-        start: DateTime<Utc>,
-    ) -> Kit {
-        let writer = SessionWriter::create(&path, header, start).unwrap();
+        let writer = SessionWriter::create(&path, header, t0()).unwrap();
         let rec = Player::new(
             Journal::new(xcsh_machine::Machine::new(), EntryId(0)),
-            TimedLog::new(writer, start),
+            TimedLog::new(writer, t0()),
         );
         Kit {
             dir,
@@ -91,23 +80,6 @@ impl Kit {
             rec: Some(rec),
             calls: Vec::new(),
         }
-    }
-
-    /// The time of the last entry written.
-    pub fn now(&self) -> DateTime<Utc> {
-        self.rec.as_ref().unwrap().log.ts
-    }
-
-    /// Moves the clock of the next entries on to `ts` (if it is later).
-    pub fn wait_until(&mut self, ts: DateTime<Utc>) {
-        let log = &mut self.rec().log;
-        log.ts = log.ts.max(ts);
-    }
-
-    /// Ends writing, times kept as written; returns the file's path.
-    pub fn close(mut self) -> PathBuf {
-        drop(self.rec.take());
-        self.path.clone()
     }
 
     fn rec(&mut self) -> &mut Player {
@@ -178,18 +150,6 @@ impl Kit {
     }
 
     pub fn settle(&mut self, id: &str, name: &str, status: ToolStatus, content: &str) {
-        self.settle_with_child(id, name, status, content, None);
-    }
-
-    /// [`Kit::settle`], the result naming the child run `child` (a `task` call's).
-    pub fn settle_with_child(
-        &mut self,
-        id: &str,
-        name: &str,
-        status: ToolStatus,
-        content: &str,
-        child: Option<xcsh_log::ChildRun>,
-    ) {
         self.record(Record::ToolResult(ToolResultRecord {
             call_id: CallId(id.into()),
             name: name.into(),
@@ -199,7 +159,7 @@ impl Kit {
             },
             duration_ms: 7,
             changes: Vec::new(),
-            child,
+            child: None,
         }));
     }
 

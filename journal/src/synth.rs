@@ -13,6 +13,8 @@
 //! other shapes for the benchmarks of the views: a branch per run, shorter runs, a
 //! long chain of labels at the end.
 
+pub mod family;
+
 use std::collections::VecDeque;
 use std::path::Path;
 
