@@ -52,6 +52,9 @@ pub struct ReplayArgs {
     /// Where `--minimize` writes the small session (a new file).
     #[arg(short = 'o', long, value_name = "OUT", requires = "minimize")]
     output: Option<PathBuf>,
+    /// Replay the sub-agents' sessions too, each on its own leaf (a table).
+    #[arg(long, conflicts_with_all = ["minimize", "until", "leaf", "redrive"])]
+    deep: bool,
 }
 
 pub fn main(args: ReplayArgs) -> Result<ExitCode> {
@@ -64,6 +67,12 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
                 target.display()
             );
         }
+        if args.deep {
+            usage!(
+                "{}: --deep takes one session, not a directory (a directory's sessions, sub-agents' included, are all replayed without it)",
+                target.display()
+            );
+        }
         return replay_dir(target, &overrides, args.json);
     }
     let looks_like_a_path =
@@ -73,6 +82,9 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     }
     let path = sessions::resolve(&args.target)?;
     let session = path.display().to_string();
+    if args.deep {
+        return replay_deep(&path, &overrides, args.json);
+    }
     if !args.redrive && args.output.is_none() {
         // One streaming pass over the file (see `xcsh_replay::replay_file`); `None`
         // when that does not apply, and the log is read whole below.
@@ -176,6 +188,27 @@ fn print_replay(
         print!("{}", xcsh_inspect::terminal::neutralize(&text));
     }
     Ok(code.into())
+}
+
+/// `--deep`: the family's table (one JSON object per member with `--json`), the
+/// links that do not match back on stderr; exit 1 unless every member replays clean.
+fn replay_deep(path: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCode> {
+    let (runs, warnings) = xcsh_replay::replay_family(path, overrides)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if as_json {
+        for r in &runs {
+            println!("{}", serde_json::to_string(r)?);
+        }
+    } else {
+        print!(
+            "{}",
+            xcsh_inspect::terminal::neutralize(&render::table(&runs))
+        );
+    }
+    for w in warnings {
+        eprintln!("xcsh: {}", xcsh_inspect::terminal::neutralize(&w));
+    }
+    Ok(Exit::passed(runs.iter().all(|r| r.is_ok())).into())
 }
 
 fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCode> {

@@ -121,21 +121,10 @@ fn replay_one(path: &Path, root: &Path, overrides: &Overrides) -> SessionRun {
     };
     let (entries, result) = match read_session(path) {
         Err(e) => (None, failed(&e)),
-        Ok(log) => {
-            let result = match replay(&log, log.leaf(), &options) {
-                Err(e) => failed(&e),
-                Ok(r) => match r.outcome {
-                    Outcome::Clean | Outcome::Stopped(_) => {
-                        SessionResult::Ok { replayed: r.report }
-                    }
-                    Outcome::Diverged(divergence) => SessionResult::Diverged {
-                        replayed: r.report,
-                        divergence,
-                    },
-                },
-            };
-            (Some(log.entries.len()), result)
-        }
+        Ok(log) => (
+            Some(log.entries.len()),
+            replay_result(&log, &options, &failed),
+        ),
     };
     SessionRun {
         session,
@@ -143,5 +132,23 @@ fn replay_one(path: &Path, root: &Path, overrides: &Overrides) -> SessionRun {
         entries,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         result,
+    }
+}
+
+/// The replay of `log` on its leaf as a [`SessionResult`] (`failed` words an error).
+pub(crate) fn replay_result(
+    log: &xcsh_log::SessionLog,
+    options: &ReplayOptions,
+    failed: &dyn Fn(&dyn std::fmt::Display) -> SessionResult,
+) -> SessionResult {
+    match replay(log, log.leaf(), options) {
+        Err(e) => failed(&e),
+        Ok(r) => match r.outcome {
+            Outcome::Clean | Outcome::Stopped(_) => SessionResult::Ok { replayed: r.report },
+            Outcome::Diverged(divergence) => SessionResult::Diverged {
+                replayed: r.report,
+                divergence,
+            },
+        },
     }
 }

@@ -6,6 +6,7 @@
 //! a diverging session down to a small one that diverges the same way.
 
 mod dir;
+mod family;
 mod fields;
 mod minimize;
 mod overrides;
@@ -25,6 +26,7 @@ use xcsh_machine::{Decision, EntryId};
 use runner::{Fed, Runner};
 
 pub use dir::{SessionResult, SessionRun, find_sessions, replay_all};
+pub use family::replay_family;
 pub use fields::changed_fields;
 pub use minimize::{Minimized, Signature, Size, minimize};
 pub use overrides::{KEYS as SET_KEYS, Overrides};
