@@ -38,10 +38,14 @@ fn tree_deep_draws_every_generation_under_its_task_call() {
     ] {
         assert_contains(&deep, want);
     }
-    let json: serde_json::Value = serde_json::from_str(&env.ok(&["tree", p, "--deep", "--json"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["tree", p, "--deep", "--json"])).unwrap();
     let a = &json["root"][1]["children"][0];
     assert_eq!(
-        (a["session_id"].as_str(), a["tree"]["root"][1]["children"][0]["session_id"].as_str()),
+        (
+            a["session_id"].as_str(),
+            a["tree"]["root"][1]["children"][0]["session_id"].as_str()
+        ),
         (Some("childa01"), Some("grand001"))
     );
 }
@@ -61,14 +65,22 @@ fn events_deep_puts_each_child_in_a_lane_of_its_own() {
     assert_eq!(sessions, ["childb01", "grand001", "childa01", "parent01"]);
     assert_contains(&stderr(&out), "xcsh: child childc01 (");
     let json = env.ok(&["events", p, "--deep", "--json", "--type", "user_message"]);
-    let rows: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let named: Vec<(&str, i64)> = rows
         .iter()
         .map(|r| (r["session"].as_str().unwrap(), r["t_ms"].as_i64().unwrap()))
         .collect();
     assert_eq!(
         named,
-        [("parent01", 1), ("childa01", 6), ("childb01", 6), ("grand001", 10)]
+        [
+            ("parent01", 1),
+            ("childa01", 6),
+            ("childb01", 6),
+            ("grand001", 10)
+        ]
     );
     let refused = env.run(&["events", p, "--deep", "--follow"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
@@ -85,10 +97,17 @@ fn stats_totals_the_family_in_text_and_json() {
     let json: serde_json::Value = serde_json::from_str(&env.ok(&["stats", p, "--json"])).unwrap();
     let f = &json["family"];
     assert_eq!(
-        (f["total"]["spend"].as_u64(), f["members"].as_array().map(Vec::len)),
+        (
+            f["total"]["spend"].as_u64(),
+            f["members"].as_array().map(Vec::len)
+        ),
         (Some(1210), Some(4))
     );
-    assert_eq!(json["runs"][0]["spend"].as_u64(), Some(730), "the session's own runs");
+    assert_eq!(
+        json["runs"][0]["spend"].as_u64(),
+        Some(730),
+        "the session's own runs"
+    );
 }
 
 #[test]
@@ -107,7 +126,10 @@ fn sessions_lists_children_under_their_parent_never_at_the_top() {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["id"].as_str().unwrap().into(), v["parent"].as_str().map(Into::into))
+            (
+                v["id"].as_str().unwrap().into(),
+                v["parent"].as_str().map(Into::into),
+            )
         })
         .collect();
     assert_eq!(
@@ -127,12 +149,17 @@ fn export_includes_the_children_in_every_format() {
     let parent = family(&env);
     let p = parent.to_str().unwrap();
     let md = env.ok(&["export", p, "--format", "md"]);
-    for want in ["## xcsh session childa01", "### xcsh session grand001", "childc01"] {
+    for want in [
+        "## xcsh session childa01",
+        "### xcsh session grand001",
+        "childc01",
+    ] {
         assert_contains(&md, want);
     }
     let html = env.ok(&["export", p, "--format", "html"]);
     assert_contains(&html, "<h2>Sub-agents</h2>");
-    let json: serde_json::Value = serde_json::from_str(&env.ok(&["export", p, "--format", "json"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["export", p, "--format", "json"])).unwrap();
     let kids: Vec<&str> = json["family"]
         .as_array()
         .unwrap()
@@ -167,14 +194,27 @@ fn replay_deep_passes_when_every_child_replays_and_warns_of_a_mislinked_one() {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!("{} {}", v["session"].as_str().unwrap(), v["result"].as_str().unwrap())
+            format!(
+                "{} {}",
+                v["session"].as_str().unwrap(),
+                v["result"].as_str().unwrap()
+            )
         })
         .collect();
     assert_eq!(
         results,
-        ["parent01 ok", "↳ childa01 ok", "  ↳ grand001 ok", "↳ childb01 ok", "↳ childc01 ok"]
+        [
+            "parent01 ok",
+            "↳ childa01 ok",
+            "  ↳ grand001 ok",
+            "↳ childb01 ok",
+            "↳ childc01 ok"
+        ]
     );
-    assert_contains(&stderr(&deep), "its header names call call_1_2, not call_2_1");
+    assert_contains(
+        &stderr(&deep),
+        "its header names call call_1_2, not call_2_1",
+    );
     let refused = env.run(&["replay", dir.to_str().unwrap(), "--deep"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
 }

@@ -238,13 +238,17 @@ fn events_deep_json_names_the_session_of_each_row() {
         "childb01" "run_finished" 9
         "grand001" "run_finished" 13
         "childa01" "run_finished" 17
-        "parent01" "run_finished" 26"#]].assert_eq(&got.join("\n"));
+        "parent01" "run_finished" 26"#]]
+    .assert_eq(&got.join("\n"));
 }
 
 /// `xcsh stats PATH`, as text.
 pub fn stats_view(path: &Path) -> String {
     let s = crate::stats::compute_family_path(path).unwrap();
-    scrub(&crate::stats::render_family(&s, None), path.parent().unwrap())
+    scrub(
+        &crate::stats::render_family(&s, None),
+        path.parent().unwrap(),
+    )
 }
 
 #[test]
@@ -299,7 +303,10 @@ pub fn sessions_view(dir: &Path) -> String {
         .iter()
         .map(|p| (crate::summarize_path(p).unwrap(), ()))
         .collect();
-    let ordered: Vec<_> = crate::family_order(list).into_iter().map(|(s, ())| s).collect();
+    let ordered: Vec<_> = crate::family_order(list)
+        .into_iter()
+        .map(|(s, ())| s)
+        .collect();
     let mut out = crate::sessions_table(&ordered);
     out.push('\n');
     for s in &ordered {
@@ -532,7 +539,8 @@ fn export_json_nests_each_child_export_under_family() {
           call_1_1 grand001 loaded entries=5
         call_1_2 childb01 loaded entries=5
         call_2_1 childc01 missing entries=0
-    "#]].assert_eq(&export_json_family(&path));
+    "#]]
+    .assert_eq(&export_json_family(&path));
 }
 
 #[test]
@@ -556,4 +564,25 @@ fn export_html_has_a_sub_agents_section_with_their_transcripts() {
     ] {
         assert!(section.contains(want), "{want}: {section}");
     }
+}
+
+/// A child no result links to (its parent stopped before recording the result)
+/// still goes under the parent its header names.
+#[test]
+fn sessions_puts_an_unlinked_child_under_the_parent_its_header_names() {
+    let (dir, _path) = family();
+    let file = |id| dir.path().join(xcsh_journal::synth::family::file_of(id));
+    std::fs::copy(file("childb01"), file("orphan01")).unwrap();
+    let ids: Vec<String> = sessions_view(dir.path())
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(str::to_string)
+        .collect();
+    expect_test::expect![[r#"
+        ["parent01",null]
+        ["childa01","parent01"]
+        ["grand001","childa01"]
+        ["childb01","parent01"]
+        ["orphan01","parent01"]"#]]
+    .assert_eq(&ids.join("\n"));
 }

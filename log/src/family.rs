@@ -106,7 +106,10 @@ impl<M> Child<M> {
     /// What a view says of a child it could not load (None when loaded), and the
     /// warnings, one line each: `child ID (FILE): missing (no file PATH)`.
     pub fn problems(&self) -> Vec<String> {
-        let who = format!("child {} ({})", self.link.child.session_id, self.link.child.file);
+        let who = format!(
+            "child {} ({})",
+            self.link.child.session_id, self.link.child.file
+        );
         let mut out: Vec<String> = match &self.state {
             ChildState::Loaded(_) | ChildState::NotFollowed => Vec::new(),
             ChildState::Missing => {
@@ -224,7 +227,14 @@ pub fn load_with<M>(
 ) -> Result<Member<M>, LogError> {
     let opened = open(path)?;
     let mut seen = vec![canonical(path)];
-    Ok(member(path.to_path_buf(), opened, 0, depth, open, &mut seen))
+    Ok(member(
+        path.to_path_buf(),
+        opened,
+        0,
+        depth,
+        open,
+        &mut seen,
+    ))
 }
 
 fn canonical(path: &Path) -> PathBuf {

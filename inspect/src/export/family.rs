@@ -73,7 +73,11 @@ pub(super) fn children_text(path: &Path) -> Result<String, InspectError> {
         })
     })?;
     let mut out = String::new();
-    fn walk(m: &Member<Option<SessionLog>>, level: usize, out: &mut String) -> Result<(), InspectError> {
+    fn walk(
+        m: &Member<Option<SessionLog>>,
+        level: usize,
+        out: &mut String,
+    ) -> Result<(), InspectError> {
         for c in &m.children {
             out.push_str(&child_note(&m.session_id, c));
             if let Some(k) = c.state.member()

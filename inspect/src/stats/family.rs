@@ -116,11 +116,7 @@ pub fn compute_family_path(path: &Path) -> Result<FamilyStats, InspectError> {
     })
 }
 
-fn collect(
-    m: &xcsh_log::family::Member<Stats>,
-    parent: Option<&str>,
-    out: &mut Vec<MemberUsage>,
-) {
+fn collect(m: &xcsh_log::family::Member<Stats>, parent: Option<&str>, out: &mut Vec<MemberUsage>) {
     out.push(MemberUsage::of(
         &m.session_id,
         m.depth,
@@ -159,10 +155,7 @@ pub fn render_family(stats: &FamilyStats, last: Option<usize>) -> String {
         cells.tokens(m.spend, m.estimated);
         cells.cell(m.stop.as_deref().unwrap_or(""));
     }
-    out.push_str(&format!(
-        "\nfamily ({} session(s))\n",
-        f.members.len()
-    ));
+    out.push_str(&format!("\nfamily ({} session(s))\n", f.members.len()));
     out.push_str(&cells.render());
     out.push('\n');
     for p in &f.problems {

@@ -76,7 +76,14 @@ pub fn family_order<T>(list: Vec<(SessionSummary, T)>) -> Vec<(SessionSummary, T
             placed.push((k, depth, parent));
             for c in &m.children {
                 if let Some(kid) = c.state.member() {
-                    walk(kid, depth + 1, Some(m.session_id.clone()), key, placed, done);
+                    walk(
+                        kid,
+                        depth + 1,
+                        Some(m.session_id.clone()),
+                        key,
+                        placed,
+                        done,
+                    );
                 }
             }
         }
@@ -106,11 +113,8 @@ pub fn family_order<T>(list: Vec<(SessionSummary, T)>) -> Vec<(SessionSummary, T
                 .rposition(|(q, _, _)| q == p)
                 .map(|i| (i, placed[i].1))
         });
-        let parent_id = parent.and_then(|p| {
-            ids.iter()
-                .find(|(_, v)| **v == p)
-                .map(|(i, _)| i.clone())
-        });
+        let parent_id =
+            parent.and_then(|p| ids.iter().find(|(_, v)| **v == p).map(|(i, _)| i.clone()));
         match (at, parent_id) {
             (Some((i, d)), Some(pid)) => {
                 let mut sub = Vec::new();

@@ -113,7 +113,12 @@ fn marked(member: Member<Tree>, deep: bool) -> Tree {
 /// The node whose entry range holds `id` (the narrowest, for ranges of branches
 /// continued later).
 fn node_of(lane: &mut [Node], id: EntryId) -> Option<&mut Node> {
-    fn best(lane: &[Node], id: EntryId, path: &mut Vec<usize>, found: &mut Option<(u64, Vec<usize>)>) {
+    fn best(
+        lane: &[Node],
+        id: EntryId,
+        path: &mut Vec<usize>,
+        found: &mut Option<(u64, Vec<usize>)>,
+    ) {
         for (i, n) in lane.iter().enumerate() {
             path.push(i);
             if n.first <= id && id <= n.last {

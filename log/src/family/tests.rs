@@ -18,7 +18,13 @@ fn ts() -> DateTime<Utc> {
 
 /// Writes `dir/<file>` with header `id` (and `parent`), then for each child
 /// (call id, child id, child file) a `task` dispatch and its result naming it.
-fn write(dir: &Path, file: &str, id: &str, parent: Option<ParentLink>, kids: &[(&str, &str, &str)]) {
+fn write(
+    dir: &Path,
+    file: &str,
+    id: &str,
+    parent: Option<ParentLink>,
+    kids: &[(&str, &str, &str)],
+) {
     let header = SessionHeader {
         session_id: id.into(),
         cwd: "/w".into(),
@@ -66,7 +72,12 @@ fn link(parent: &str, entry: u64, call: &str) -> Option<ParentLink> {
 
 /// Each child's id, state and problems, indented by depth.
 fn outline(m: &Member<SessionLog>) -> String {
-    let mut out = format!("{}{} ({})\n", "  ".repeat(m.depth), m.session_id, m.data.entries.len());
+    let mut out = format!(
+        "{}{} ({})\n",
+        "  ".repeat(m.depth),
+        m.session_id,
+        m.data.entries.len()
+    );
     for c in &m.children {
         match c.state.member() {
             Some(k) => {
@@ -103,10 +114,22 @@ fn a_family_is_followed_down_every_generation_with_its_problems_as_states() {
             ("c5", "up", "../t_up.jsonl"),
         ],
     );
-    write(d, "t_a.jsonl", "a", link("p", 1, "c1"), &[("g1", "g", "t_g.jsonl")]);
+    write(
+        d,
+        "t_a.jsonl",
+        "a",
+        link("p", 1, "c1"),
+        &[("g1", "g", "t_g.jsonl")],
+    );
     // b names another parent entry and call: warnings, still loaded.
     write(d, "t_b.jsonl", "b", link("p", 9, "cX"), &[]);
-    write(d, "t_g.jsonl", "g", link("a", 1, "g1"), &[("g2", "p", "t_p.jsonl")]);
+    write(
+        d,
+        "t_g.jsonl",
+        "g",
+        link("a", 1, "g1"),
+        &[("g2", "p", "t_p.jsonl")],
+    );
     std::fs::write(d.join("t_bad.jsonl"), "{not json\n").unwrap();
     let fam = load_family(&d.join("t_p.jsonl"), Depth::All).unwrap();
     expect_test::expect![[r#"
@@ -137,7 +160,13 @@ fn without_deep_only_the_first_generation_is_opened() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "t_p.jsonl", "p", None, &[("c1", "a", "t_a.jsonl")]);
-    write(d, "t_a.jsonl", "a", link("p", 1, "c1"), &[("g1", "g", "t_g.jsonl")]);
+    write(
+        d,
+        "t_a.jsonl",
+        "a",
+        link("p", 1, "c1"),
+        &[("g1", "g", "t_g.jsonl")],
+    );
     let fam = load_family(&d.join("t_p.jsonl"), Depth::Children).unwrap();
     expect_test::expect![[r#"
         p (3)
@@ -151,7 +180,13 @@ fn without_deep_only_the_first_generation_is_opened() {
 fn a_child_naming_no_parent_or_another_session_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "t_p.jsonl", "p", None, &[("c1", "a", "t_a.jsonl"), ("c2", "z", "t_b.jsonl")]);
+    write(
+        d,
+        "t_p.jsonl",
+        "p",
+        None,
+        &[("c1", "a", "t_a.jsonl"), ("c2", "z", "t_b.jsonl")],
+    );
     write(d, "t_a.jsonl", "a", None, &[]);
     write(d, "t_b.jsonl", "b", link("q", 3, "c2"), &[]);
     let fam = load_family(&d.join("t_p.jsonl"), Depth::All).unwrap();
