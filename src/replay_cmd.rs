@@ -195,18 +195,25 @@ fn print_replay(
 fn replay_deep(path: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCode> {
     let (runs, warnings) = xcsh_replay::replay_family(path, overrides)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    let code = print_runs(&runs, as_json)?;
+    for w in warnings {
+        eprintln!("xcsh: {}", xcsh_inspect::terminal::neutralize(&w));
+    }
+    Ok(code)
+}
+
+/// The table of `runs` (one JSON object per run with `--json`); exit 1 unless every
+/// one replayed clean.
+fn print_runs(runs: &[xcsh_replay::SessionRun], as_json: bool) -> Result<ExitCode> {
     if as_json {
-        for r in &runs {
+        for r in runs {
             println!("{}", serde_json::to_string(r)?);
         }
     } else {
         print!(
             "{}",
-            xcsh_inspect::terminal::neutralize(&render::table(&runs))
+            xcsh_inspect::terminal::neutralize(&render::table(runs))
         );
-    }
-    for w in warnings {
-        eprintln!("xcsh: {}", xcsh_inspect::terminal::neutralize(&w));
     }
     Ok(Exit::passed(runs.iter().all(|r| r.is_ok())).into())
 }
@@ -221,17 +228,7 @@ fn replay_dir(dir: &Path, overrides: &Overrides, as_json: bool) -> Result<ExitCo
         .map_or(2, |n| n.get())
         .min(8);
     let runs = xcsh_replay::replay_all(&paths, dir, overrides, threads);
-    if as_json {
-        for r in &runs {
-            println!("{}", serde_json::to_string(r)?);
-        }
-    } else {
-        print!(
-            "{}",
-            xcsh_inspect::terminal::neutralize(&render::table(&runs))
-        );
-    }
-    Ok(Exit::passed(runs.iter().all(|r| r.is_ok())).into())
+    print_runs(&runs, as_json)
 }
 
 fn minimize(

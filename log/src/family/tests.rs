@@ -62,6 +62,19 @@ fn write(
     }
 }
 
+/// A new directory with the parent `p` (`t_p.jsonl`) linking to `kids`.
+fn parent(kids: &[(&str, &str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t_p.jsonl", "p", None, kids);
+    dir
+}
+
+/// `a`, the child of `p`'s call `c1`, linking to a grandchild `g` (`t_g.jsonl`).
+fn child_a(d: &Path) {
+    let kids = [("g1", "g", "t_g.jsonl")];
+    write(d, "t_a.jsonl", "a", link("p", 1, "c1"), &kids);
+}
+
 fn link(parent: &str, entry: u64, call: &str) -> Option<ParentLink> {
     Some(ParentLink {
         session_id: parent.into(),
@@ -99,28 +112,15 @@ fn outline(m: &Member<SessionLog>) -> String {
 
 #[test]
 fn a_family_is_followed_down_every_generation_with_its_problems_as_states() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = parent(&[
+        ("c1", "a", "t_a.jsonl"),
+        ("c2", "b", "t_b.jsonl"),
+        ("c3", "gone", "t_gone.jsonl"),
+        ("c4", "bad", "t_bad.jsonl"),
+        ("c5", "up", "../t_up.jsonl"),
+    ]);
     let d = dir.path();
-    write(
-        d,
-        "t_p.jsonl",
-        "p",
-        None,
-        &[
-            ("c1", "a", "t_a.jsonl"),
-            ("c2", "b", "t_b.jsonl"),
-            ("c3", "gone", "t_gone.jsonl"),
-            ("c4", "bad", "t_bad.jsonl"),
-            ("c5", "up", "../t_up.jsonl"),
-        ],
-    );
-    write(
-        d,
-        "t_a.jsonl",
-        "a",
-        link("p", 1, "c1"),
-        &[("g1", "g", "t_g.jsonl")],
-    );
+    child_a(d);
     // b names another parent entry and call: warnings, still loaded.
     write(d, "t_b.jsonl", "b", link("p", 9, "cX"), &[]);
     write(
@@ -157,16 +157,9 @@ fn a_family_is_followed_down_every_generation_with_its_problems_as_states() {
 
 #[test]
 fn without_deep_only_the_first_generation_is_opened() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = parent(&[("c1", "a", "t_a.jsonl")]);
     let d = dir.path();
-    write(d, "t_p.jsonl", "p", None, &[("c1", "a", "t_a.jsonl")]);
-    write(
-        d,
-        "t_a.jsonl",
-        "a",
-        link("p", 1, "c1"),
-        &[("g1", "g", "t_g.jsonl")],
-    );
+    child_a(d);
     let fam = load_family(&d.join("t_p.jsonl"), Depth::Children).unwrap();
     expect_test::expect![[r#"
         p (3)
@@ -178,15 +171,8 @@ fn without_deep_only_the_first_generation_is_opened() {
 
 #[test]
 fn a_child_naming_no_parent_or_another_session_is_a_warning() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = parent(&[("c1", "a", "t_a.jsonl"), ("c2", "z", "t_b.jsonl")]);
     let d = dir.path();
-    write(
-        d,
-        "t_p.jsonl",
-        "p",
-        None,
-        &[("c1", "a", "t_a.jsonl"), ("c2", "z", "t_b.jsonl")],
-    );
     write(d, "t_a.jsonl", "a", None, &[]);
     write(d, "t_b.jsonl", "b", link("q", 3, "c2"), &[]);
     let fam = load_family(&d.join("t_p.jsonl"), Depth::All).unwrap();
