@@ -135,6 +135,82 @@ pub struct ForgetRecord {
     pub hash: String,
 }
 
+fn names(notes: &[NoteRef]) -> String {
+    if notes.is_empty() {
+        return "none".into();
+    }
+    notes
+        .iter()
+        .map(|n| format!("{}/{}", n.scope.name(), n.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl MemoryIndexRecord {
+    /// One line for the views.
+    pub fn summary(&self) -> String {
+        format!(
+            "memory index of {} note(s): {} (hash {})",
+            self.notes.len(),
+            names(&self.notes),
+            self.hash.get(..8).unwrap_or(&self.hash)
+        )
+    }
+}
+
+impl ExtractionRecord {
+    /// One line for the views.
+    pub fn summary(&self) -> String {
+        let how = match &self.outcome {
+            StepOutcome::Completed => "completed".to_string(),
+            StepOutcome::Failed { error } => format!("failed: {}", error.message),
+            StepOutcome::Aborted => "interrupted".to_string(),
+        };
+        let proposed = self
+            .notes
+            .iter()
+            .map(|n| format!("{}/{}", n.scope.name(), n.name))
+            .collect::<Vec<_>>();
+        format!(
+            "memory extraction {how}: {} note(s) proposed{}{}",
+            proposed.len(),
+            if proposed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", proposed.join(", "))
+            },
+            if self.problems.is_empty() {
+                String::new()
+            } else {
+                format!("; {} refused", self.problems.len())
+            }
+        )
+    }
+}
+
+impl SnapshotRecord {
+    /// One line for the views.
+    pub fn summary(&self) -> String {
+        format!(
+            "memory snapshot: {} note(s), written {}{}",
+            self.notes.len(),
+            names(&self.written),
+            if self.errors.is_empty() {
+                String::new()
+            } else {
+                format!("; {} error(s)", self.errors.len())
+            }
+        )
+    }
+}
+
+impl ForgetRecord {
+    /// One line for the views.
+    pub fn summary(&self) -> String {
+        format!("memory note {}/{} forgotten", self.scope.name(), self.name)
+    }
+}
+
 /// The notes an extraction's answer proposes, and what was refused. The answer is
 /// a JSON object `{"notes":[{"scope","name","description","body"}]}` (a Markdown
 /// code fence around it is allowed; `scope` defaults to `project`); an answer that

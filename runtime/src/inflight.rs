@@ -34,6 +34,11 @@ pub(super) enum Done {
         duration_ms: u64,
     },
     Summary(Result<String, ProviderError>),
+    /// The memory extraction call ended (SPEC.md §28).
+    Extraction {
+        events: Vec<xcsh_log::TimedEvent>,
+        result: Result<(), ProviderError>,
+    },
 }
 
 /// A model call in flight: the provider's future, polled by the owner task itself

@@ -117,6 +117,7 @@ fn run(
         approver: Some(approver),
         max_parallel_tools: setup.max_parallel_tools,
         secrets: setup.secrets.clone(),
+        memory: setup.memory.clone(),
     })?)
 }
 

@@ -416,6 +416,10 @@ impl Ui {
             }
             RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
+            RunEvent::MemoryIndex { .. } | RunEvent::MemoryExtracted { .. } => {}
+            RunEvent::MemoryWritten { written, .. } => {
+                self.out.line(format!("[memory] wrote {}", written.join(", ")))
+            }
             RunEvent::StepFinished {
                 error: Some(error), ..
             } if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow => {
