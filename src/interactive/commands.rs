@@ -40,6 +40,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "revert the last turn's file changes (if unchanged since)",
     ),
     ("compact", "summarize the conversation now"),
+    (
+        "memory",
+        "[NAME | forget NAME]: the memory index, a note, forget a note",
+    ),
     ("model", "[NAME]: show or switch the model"),
     ("pending", "the queued steers and follow-ups"),
     (

@@ -524,6 +524,14 @@ impl Ui {
                     self.start(Task::Compact)?;
                 }
             }
+            "memory" => match crate::memory_cmd::command(
+                &self.setup.cwd,
+                self.session.as_deref(),
+                arg,
+            ) {
+                Ok(said) => self.out.line(format!("[memory] {said}")),
+                Err(e) => self.out.line(format!("xcsh: {e:#}")),
+            },
             "model" => match commands::model(&mut self.setup, arg) {
                 Ok(said) => self.out.line(format!("[model] {said}")),
                 Err(e) => self.out.line(format!("xcsh: {e:#}")),

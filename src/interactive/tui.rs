@@ -565,6 +565,11 @@ impl Controller {
                 }
                 self.start(Task::Compact, None)?;
             }
+            "memory" => {
+                let said =
+                    crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg)?;
+                self.app.notice(NoticeLevel::Info, format!("memory: {said}"));
+            }
             "model" => {
                 let said = commands::model(&mut self.setup, arg)?;
                 self.app.info_mut().model = self.setup.provider.model().to_string();
