@@ -174,6 +174,7 @@ impl<L: Append> Player<L> {
             Record::LateEvent { step, event } => self.on(Happening::Stream { step, event }),
             Record::MemoryIndex(index) => self.on(Happening::MemoryIndex(index)),
             Record::MemoryExtraction(x) => self.on(Happening::ExtractionEnded {
+                answer: x.message.text,
                 events: x.events,
                 result: match x.outcome {
                     StepOutcome::Completed => Ok(()),

@@ -71,6 +71,10 @@ pub enum Happening {
     ExtractionEnded {
         events: Vec<TimedEvent>,
         result: Result<(), ProviderError>,
+        /// The answer's whole text with every known secret replaced (redacted as
+        /// one text, so that a secret split across deltas is caught too): what the
+        /// notes are parsed from.
+        answer: String,
     },
     /// The extraction's notes were written; the notes now.
     NotesWritten(SnapshotRecord),
@@ -304,9 +308,11 @@ impl Journal {
                 Ok(())
             }
             Happening::MemoryIndex(index) => self.on_memory_index(s, index),
-            Happening::ExtractionEnded { events, result } => {
-                self.on_extraction_end(s, events, result)
-            }
+            Happening::ExtractionEnded {
+                events,
+                result,
+                answer,
+            } => self.on_extraction_end(s, events, result, &answer),
             Happening::NotesWritten(snapshot) => self.on_notes_written(s, snapshot),
             Happening::Stream { step, event } => self.on_stream(s, step, event),
             Happening::StreamEnded { step, result } => self.on_stream_end(s, step, result),

@@ -449,6 +449,7 @@ mod memory {
             Happening::ExtractionEnded {
                 events: answer(NOTE),
                 result: Ok(()),
+                answer: NOTE.into(),
             },
         );
         assert!(!h.journal.finished());
@@ -521,6 +522,7 @@ mod memory {
                     kind: ProviderErrorKind::Disconnected,
                     message: "cancelled".into(),
                 }),
+                answer: String::new(),
             },
         );
         assert!(h.journal.finished());
@@ -568,6 +570,7 @@ mod memory {
                 Happening::ExtractionEnded {
                     events: answer("no json here"),
                     result,
+                    answer: "no json here".into(),
                 },
             );
             assert!(h.journal.finished());

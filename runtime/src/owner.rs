@@ -358,7 +358,16 @@ impl Owner {
                 if let Err(e) = &mut result {
                     secrets.redact_in_place(&mut e.message);
                 }
-                self.happen(Happening::ExtractionEnded { events, result })
+                let mut assembler = xcsh_machine::Assembler::default();
+                for e in &events {
+                    assembler.push(&e.event);
+                }
+                let answer = secrets.redact(&assembler.finish().text).into_owned();
+                self.happen(Happening::ExtractionEnded {
+                    events,
+                    result,
+                    answer,
+                })
             }
         }
     }

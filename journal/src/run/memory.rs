@@ -138,13 +138,14 @@ impl Journal {
         }
     }
 
-    /// The extraction call ended: its events (secrets redacted by the owner) and
-    /// how. Recorded as `memory_extraction`; its valid notes are then written.
+    /// The extraction call ended: its events, how, and its answer's text with the
+    /// secrets redacted (by the owner). Recorded as `memory_extraction`; its valid notes are then written.
     pub(super) fn on_extraction_end(
         &mut self,
         s: &mut Pass<'_>,
         events: Vec<TimedEvent>,
         result: Result<(), ProviderError>,
+        answer: &str,
     ) -> Result<(), LogError> {
         let MemoryStage::Extracting { cancelled, .. } = self.memory else {
             return Ok(());
@@ -160,7 +161,7 @@ impl Journal {
         }
         let message = assembler.finish();
         let (notes, problems) = match &outcome {
-            StepOutcome::Completed => parse_extraction(&message.text),
+            StepOutcome::Completed => parse_extraction(answer),
             StepOutcome::Failed { .. } | StepOutcome::Aborted => (Vec::new(), Vec::new()),
         };
         s.emit(RunEvent::MemoryExtracted {
