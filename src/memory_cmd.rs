@@ -75,7 +75,11 @@ pub fn main(args: MemoryArgs) -> Result<ExitCode> {
 /// `/memory forget NAME` (the file deleted, and a `memory_forget` entry appended at
 /// the leaf of `session`, when there is one).
 pub fn command(root: &Path, session: Option<&Path>, arg: &str) -> Result<String> {
-    let store = store(root)?;
+    command_in(&store(root)?, session, arg)
+}
+
+/// [`command`] over `store`.
+fn command_in(store: &MemoryStore, session: Option<&Path>, arg: &str) -> Result<String> {
     let arg = arg.trim();
     if arg.is_empty() {
         let index = store.index();
@@ -130,5 +134,55 @@ fn scoped(arg: &str) -> Result<(Option<MemoryScope>, &str)> {
             None => anyhow::bail!("/memory: `{scope}` is neither `user` nor `project`"),
         },
         None => Ok((None, arg)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xcsh_log::memory::ProposedNote;
+
+    #[test]
+    fn slash_memory_shows_the_index_opens_a_note_and_forgets_one_with_an_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MemoryStore::new(&dir.path().join("home"), &dir.path().join("ws"));
+        store
+            .write(&ProposedNote {
+                scope: MemoryScope::Project,
+                name: "build".into(),
+                description: "How to build".into(),
+                body: "cargo build".into(),
+            })
+            .unwrap();
+        let session = dir.path().join("s.jsonl");
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sessions/plain.jsonl");
+        std::fs::copy(fixture, &session).unwrap();
+        let index = command_in(&store, Some(&session), "").unwrap();
+        assert!(
+            index.ends_with("- project/build: How to build\n(/memory NAME opens a note, /memory forget NAME deletes one)"),
+            "{index}"
+        );
+        let path = dir.path().join("ws/.xcsh/memory/build.md");
+        assert_eq!(
+            command_in(&store, Some(&session), "project/build").unwrap(),
+            format!("project/build: How to build\n{}\n\ncargo build", path.display())
+        );
+        let before = xcsh_log::read_session(&session).unwrap();
+        let said = command_in(&store, Some(&session), "forget build").unwrap();
+        let after = xcsh_log::read_session(&session).unwrap();
+        let last = after.entries.last().unwrap();
+        assert_eq!(said, format!("forgot project/build (entry {})", last.id));
+        assert_eq!(last.parent, Some(before.leaf()));
+        let Body::Record(Record::MemoryForget(f)) = &last.body else {
+            panic!("{:?}", last.body);
+        };
+        assert_eq!((f.scope, f.name.as_str()), (MemoryScope::Project, "build"));
+        assert!(!path.exists());
+        assert_eq!(
+            command_in(&store, Some(&session), "forget build")
+                .unwrap_err()
+                .to_string(),
+            "no memory note `build`"
+        );
     }
 }

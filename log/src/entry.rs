@@ -173,14 +173,14 @@ pub enum Record {
     /// machine.
     Workspace { from: String, to: String },
     /// Input: the memory index the next turn's requests carry (SPEC.md §28).
-    MemoryIndex(crate::memory::MemoryIndexRecord),
+    MemoryIndex(memory::MemoryIndexRecord),
     /// The memory extraction after a completed turn (SPEC.md §28): a step of its
     /// own kind, feeding the machine nothing.
-    MemoryExtraction(crate::memory::ExtractionRecord),
+    MemoryExtraction(memory::ExtractionRecord),
     /// The memory notes after an extraction's notes were written.
-    MemorySnapshot(crate::memory::SnapshotRecord),
+    MemorySnapshot(memory::SnapshotRecord),
     /// The user forgot (deleted) a memory note.
-    MemoryForget(crate::memory::ForgetRecord),
+    MemoryForget(memory::ForgetRecord),
 }
 
 /// The record vocabulary, written once: every [`Record`] variant with its entry type
@@ -577,6 +577,7 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
 }
 
 mod fast;
+pub mod memory;
 mod wire;
 
 #[cfg(test)]

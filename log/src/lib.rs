@@ -8,7 +8,6 @@ mod entry;
 mod error;
 pub mod index;
 pub mod machine_at;
-pub mod memory;
 mod naming;
 pub mod parallel;
 mod reader;

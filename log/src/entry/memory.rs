@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use xcsh_machine::{Assembled, StepOutcome};
 
-use crate::entry::TimedEvent;
+use super::TimedEvent;
 
 /// Where a note lives: `$XCSH_HOME/memory/` (the user's, every workspace) or
 /// `<workspace root>/.xcsh/memory/` (this project's).
