@@ -114,3 +114,51 @@ pub(super) fn spawn_extraction(
         let _ = done.send(Done::Extraction { events, result });
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xcsh_machine::{CallId, ToolCall};
+
+    #[test]
+    fn spec_quotes_the_extraction_prompt_exactly() {
+        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md"))
+            .unwrap();
+        assert!(spec.contains(&format!("\n> {EXTRACTION_PROMPT}\n")));
+    }
+
+    #[test]
+    fn the_turn_is_rendered_with_private_content_and_secrets_filtered() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".xcshignore"), "private.txt\n").unwrap();
+        let mut private = Private::new(dir.path());
+        let secrets = Secrets::new([("OPENAI_API_KEY", "sk-secret-123456")]);
+        let turn = vec![
+            Message::User {
+                origin: UserOrigin::Prompt,
+                text: "my key is sk-secret-123456".into(),
+            },
+            Message::Assistant {
+                text: "Reading.".into(),
+                reasoning: String::new(),
+                reasoning_signature: String::new(),
+                reasoning_blocks: Vec::new(),
+                tool_calls: vec![ToolCall {
+                    id: CallId("c1".into()),
+                    name: "read".into(),
+                    arguments: r#"{"path":"private.txt"}"#.into(),
+                }],
+            },
+            Message::ToolResult {
+                call_id: CallId("c1".into()),
+                name: "read".into(),
+                is_error: false,
+                content: "hunter2".into(),
+            },
+        ];
+        assert_eq!(
+            render_turn(turn, &mut private, &secrets),
+            "## User\n\nmy key is [redacted:OPENAI_API_KEY]\n\n## Assistant\n\nReading.\n\n## Tool call read {\"path\":\"private.txt\"}\n\n## Tool result read (ok)\n\n[private file: content withheld from memory]"
+        );
+    }
+}
