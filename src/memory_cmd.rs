@@ -165,7 +165,10 @@ mod tests {
         let path = dir.path().join("ws/.xcsh/memory/build.md");
         assert_eq!(
             command_in(&store, Some(&session), "project/build").unwrap(),
-            format!("project/build: How to build\n{}\n\ncargo build", path.display())
+            format!(
+                "project/build: How to build\n{}\n\ncargo build",
+                path.display()
+            )
         );
         let before = xcsh_log::read_session(&session).unwrap();
         let said = command_in(&store, Some(&session), "forget build").unwrap();

@@ -298,10 +298,13 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
             network: false,
         },
     };
-    let memory = effective.memory.value.then(|| xcsh_runtime::memory::MemoryOptions {
-        store: xcsh_tools::memory::MemoryStore::new(&home, &cwd),
-        root: cwd.clone(),
-    });
+    let memory = effective
+        .memory
+        .value
+        .then(|| xcsh_runtime::memory::MemoryOptions {
+            store: xcsh_tools::memory::MemoryStore::new(&home, &cwd),
+            root: cwd.clone(),
+        });
     let tools: Arc<dyn xcsh_tools::ToolExecutor> = match args.tools {
         ToolsArg::Standard => Arc::new(StandardTools::with_options(
             &cwd,
@@ -357,7 +360,9 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     // With memory on, the index as it is now follows the project instructions
     // (SPEC.md §28.3), as the turn's requests would carry it.
     let system = match &setup.memory {
-        Some(m) => xcsh_runtime::memory::system_with_index(&setup.system_prompt, &m.store.index().text),
+        Some(m) => {
+            xcsh_runtime::memory::system_with_index(&setup.system_prompt, &m.store.index().text)
+        }
         None => setup.system_prompt.clone(),
     };
     let request = xcsh_providers::ModelRequest {

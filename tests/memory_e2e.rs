@@ -103,7 +103,10 @@ fn the_second_turns_index_holds_what_the_first_turns_extraction_wrote() {
     let extractions = data_of(&session, "memory_extraction");
     assert_eq!(extractions[1]["notes"], serde_json::Value::Null);
     assert_eq!(extractions[1]["problems"], serde_json::Value::Null);
-    assert_eq!(extractions[1]["outcome"], serde_json::json!({"status": "completed"}));
+    assert_eq!(
+        extractions[1]["outcome"],
+        serde_json::json!({"status": "completed"})
+    );
     env.assert_replays_clean(&session);
     env.assert_clean(&session);
 }
@@ -240,10 +243,7 @@ fn a_failed_extraction_is_a_notice_and_the_turn_still_completes() {
         "xcsh: memory: the extraction failed (http 500: overloaded); the turn is unaffected",
     );
     let session = session_of(&out);
-    assert_eq!(
-        types(&session)[5..],
-        ["run_finished", "memory_extraction"]
-    );
+    assert_eq!(types(&session)[5..], ["run_finished", "memory_extraction"]);
     let x = &data_of(&session, "memory_extraction")[0];
     assert_eq!(x["outcome"]["status"], "failed");
     env.assert_replays_clean(&session);
@@ -302,10 +302,7 @@ fn an_interrupt_during_the_extraction_cancels_it_and_the_turn_stays_completed() 
     })
     .to_string();
     let script = env.script("s.jsonl", &[&step("Done."), &slow]);
-    let user = env.file(
-        "user.jsonl",
-        r#"{"after":"run_finished","interrupt":true}"#,
-    );
+    let user = env.file("user.jsonl", r#"{"after":"run_finished","interrupt":true}"#);
     let out = env.run_script(
         &script,
         &[

@@ -627,9 +627,7 @@ pub fn render(items: &[Item], style: Style) -> String {
                     ""
                 }
             ))),
-            Item::Memory { entry, text, .. } => {
-                push(style.blue(&format!("\n◆ {text} #{entry}")))
-            }
+            Item::Memory { entry, text, .. } => push(style.blue(&format!("\n◆ {text} #{entry}"))),
             Item::Workspace { entry, from, to } => push(style.blue(&format!(
                 "\n⇢ workspace #{entry}: the session moved from {from} to {to}"
             ))),

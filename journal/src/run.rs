@@ -16,9 +16,8 @@ use xcsh_log::{
 };
 use xcsh_machine::{
     ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Message, Notice, Phase,
-    ProviderError,
-    RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
-    Usage, Verdict,
+    ProviderError, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
+    ToolStatus, Usage, Verdict,
 };
 
 /// What the owner observed.

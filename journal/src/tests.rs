@@ -425,6 +425,26 @@ mod memory {
         ]
     }
 
+    /// Given: an index, a prompt, and a completed step 1 (the extraction started).
+    fn completed_with_memory() -> Harness {
+        let mut h = Harness::new();
+        index(&mut h);
+        prompt_go(&mut h);
+        h.step(1, &[]);
+        h.out.clear();
+        h
+    }
+
+    fn prompt_go(h: &mut Harness) {
+        h.on(
+            "prompt",
+            Happening::Prompt {
+                text: "go".into(),
+                config: config(Permissions::Yolo),
+            },
+        );
+    }
+
     const NOTE: &str =
         r#"{"notes":[{"name":"build","description":"How to build","body":"cargo build"}]}"#;
 
@@ -435,13 +455,7 @@ mod memory {
     fn the_index_comes_before_the_prompt_and_the_snapshot_after_the_extraction() {
         let mut h = Harness::new();
         index(&mut h);
-        h.on(
-            "prompt",
-            Happening::Prompt {
-                text: "go".into(),
-                config: config(Permissions::Yolo),
-            },
-        );
+        prompt_go(&mut h);
         h.step(1, &[]);
         assert!(!h.journal.finished());
         h.on(
@@ -501,17 +515,7 @@ mod memory {
     /// machine) and cancels it; the aborted extraction is recorded, nothing written.
     #[test]
     fn an_interrupt_during_the_extraction_cancels_it_and_writes_nothing() {
-        let mut h = Harness::new();
-        index(&mut h);
-        h.on(
-            "prompt",
-            Happening::Prompt {
-                text: "go".into(),
-                config: config(Permissions::Yolo),
-            },
-        );
-        h.step(1, &[]);
-        h.out.clear();
+        let mut h = completed_with_memory();
         h.on("interrupt", Happening::Interrupt);
         h.on("interrupt again", Happening::Interrupt);
         h.on(
@@ -554,17 +558,7 @@ mod memory {
             }),
             Ok(()),
         ] {
-            let mut h = Harness::new();
-            index(&mut h);
-            h.on(
-                "prompt",
-                Happening::Prompt {
-                    text: "go".into(),
-                    config: config(Permissions::Yolo),
-                },
-            );
-            h.step(1, &[]);
-            h.out.clear();
+            let mut h = completed_with_memory();
             h.on(
                 "extraction ended",
                 Happening::ExtractionEnded {
@@ -594,13 +588,7 @@ mod memory {
     fn a_turn_that_did_not_complete_skips_the_extraction() {
         let mut h = Harness::new();
         index(&mut h);
-        h.on(
-            "prompt",
-            Happening::Prompt {
-                text: "go".into(),
-                config: config(Permissions::Yolo),
-            },
-        );
+        prompt_go(&mut h);
         h.out.clear();
         h.on("interrupt", Happening::Interrupt);
         h.end(

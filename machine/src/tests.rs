@@ -1153,8 +1153,12 @@ fn a_memory_index_is_mixed_into_every_step_of_the_run_it_precedes() {
 #[test]
 fn the_memory_index_hash_is_the_context_hash_mixed_with_the_index() {
     let mut m = Machine::new();
-    let _ = m.handle(Input::MemoryIndex { hash: "aaaa".into() });
-    let _ = m.handle(Input::MemoryIndex { hash: "bbbb".into() });
+    let _ = m.handle(Input::MemoryIndex {
+        hash: "aaaa".into(),
+    });
+    let _ = m.handle(Input::MemoryIndex {
+        hash: "bbbb".into(),
+    });
     assert_eq!(m.memory_index(), Some("bbbb"));
     let effects = m.handle(Input::Prompt {
         text: "go".into(),

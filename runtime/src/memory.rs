@@ -11,11 +11,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use xcsh_log::TimedEvent;
 use xcsh_log::secrets::Secrets;
-use xcsh_machine::{Message, ProviderError, ProviderErrorKind, StepNo, UserOrigin};
-use xcsh_providers::{ModelRequest, Provider, StreamItem, StreamSink};
+use xcsh_machine::{Message, UserOrigin};
+use xcsh_providers::{ModelRequest, Provider};
 use xcsh_tools::memory::{MemoryStore, Private};
 
-use super::inflight::Done;
+use super::inflight::{Done, spawn_side_call};
 
 /// Memory for a run: the store, and the workspace root whose `.gitignore` and
 /// `.xcshignore` files mark private paths.
@@ -74,7 +74,10 @@ pub fn render_turn(mut turn: Vec<Message>, private: &mut Private, secrets: &Secr
                 ));
             }
             Message::Summary { text } => {
-                out.push_str(&format!("## Summary of earlier work\n\n{}\n\n", text.trim_end()));
+                out.push_str(&format!(
+                    "## Summary of earlier work\n\n{}\n\n",
+                    text.trim_end()
+                ));
             }
         }
     }
@@ -84,35 +87,23 @@ pub fn render_turn(mut turn: Vec<Message>, private: &mut Private, secrets: &Secr
 /// Starts the extraction call; its end (the events with their times since it
 /// started, and how it ended) comes back as [`Done::Extraction`].
 pub(super) fn spawn_extraction(
-    provider: Arc<dyn Provider>,
+    provider: &Arc<dyn Provider>,
     request: ModelRequest,
     cancel: CancellationToken,
     done: mpsc::UnboundedSender<Done>,
 ) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
     let started = Instant::now();
-    let stream = provider.stream(request, StreamSink::new(StepNo(0), tx), cancel);
-    tokio::spawn(async move {
-        let collect = tokio::spawn(async move {
-            let mut events = Vec::new();
-            while let Some((_, item)) = rx.recv().await {
-                if let StreamItem::Event(event) = item {
-                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    events.push(TimedEvent { ms, event });
-                }
-            }
-            events
-        });
-        let result = match tokio::spawn(stream).await {
-            Ok(r) => r,
-            Err(e) => Err(ProviderError {
-                kind: ProviderErrorKind::Malformed,
-                message: format!("the provider task failed: {e}"),
-            }),
-        };
-        let events = collect.await.unwrap_or_default();
-        let _ = done.send(Done::Extraction { events, result });
-    });
+    spawn_side_call(
+        provider,
+        request,
+        cancel,
+        done,
+        move |events: &mut Vec<TimedEvent>, event| {
+            let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            events.push(TimedEvent { ms, event });
+        },
+        |result, events| Done::Extraction { events, result },
+    );
 }
 
 #[cfg(test)]
@@ -122,8 +113,8 @@ mod tests {
 
     #[test]
     fn spec_quotes_the_extraction_prompt_exactly() {
-        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md"))
-            .unwrap();
+        let spec =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../SPEC.md")).unwrap();
         assert!(spec.contains(&format!("\n> {EXTRACTION_PROMPT}\n")));
     }
 

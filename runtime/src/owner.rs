@@ -254,11 +254,13 @@ impl Owner {
             });
         }
         self.requests.index = Some(index.text.clone());
-        self.happen(Happening::MemoryIndex(xcsh_log::memory::MemoryIndexRecord {
-            text: index.text,
-            hash: index.hash,
-            notes: index.notes,
-        }))
+        self.happen(Happening::MemoryIndex(
+            xcsh_log::memory::MemoryIndexRecord {
+                text: index.text,
+                hash: index.hash,
+                notes: index.notes,
+            },
+        ))
     }
 
     /// The system prompt of this turn's requests (with the memory index, if on).
@@ -487,9 +489,11 @@ impl Owner {
             return;
         };
         let mut private = xcsh_tools::memory::Private::new(&memory.root);
-        let text = super::memory::render_turn(turn, &mut private, &self.writer.secrets());
+        let text = super::memory::render_turn(turn, &mut private, self.writer.secrets());
         let system = match &self.requests.index {
-            Some(index) => super::memory::system_with_index(super::memory::EXTRACTION_PROMPT, index),
+            Some(index) => {
+                super::memory::system_with_index(super::memory::EXTRACTION_PROMPT, index)
+            }
             None => super::memory::EXTRACTION_PROMPT.to_string(),
         };
         let request = ModelRequest {
@@ -504,7 +508,7 @@ impl Owner {
         let cancel = CancellationToken::new();
         self.work.extraction = Some(cancel.clone());
         super::memory::spawn_extraction(
-            Arc::clone(&self.requests.provider),
+            &self.requests.provider,
             request,
             cancel,
             self.mail.done_tx.clone(),
@@ -584,32 +588,18 @@ impl Owner {
             tools: Vec::new(),
             max_output_tokens: self.journal.machine().limits().max_output_tokens,
         };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let stream = self
-            .requests
-            .provider
-            .stream(request, StreamSink::new(StepNo(0), tx), cancel);
-        let done = self.mail.done_tx.clone();
-        tokio::spawn(async move {
-            let collect = tokio::spawn(async move {
-                let mut text = String::new();
-                while let Some((_, item)) = rx.recv().await {
-                    if let StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
-                        text.push_str(&t);
-                    }
+        super::inflight::spawn_side_call(
+            &self.requests.provider,
+            request,
+            cancel,
+            self.mail.done_tx.clone(),
+            |text: &mut String, event| {
+                if let StreamEvent::TextDelta { text: t } = event {
+                    text.push_str(&t);
                 }
-                text
-            });
-            let result = match tokio::spawn(stream).await {
-                Ok(r) => r,
-                Err(e) => Err(ProviderError {
-                    kind: ProviderErrorKind::Malformed,
-                    message: format!("the provider task failed: {e}"),
-                }),
-            };
-            let text = collect.await.unwrap_or_default();
-            let _ = done.send(Done::Summary(result.map(|()| text)));
-        });
+            },
+            |result, text| Done::Summary(result.map(|()| text)),
+        );
     }
 
     fn cancel_all(&mut self) {

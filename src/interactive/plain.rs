@@ -417,9 +417,9 @@ impl Ui {
             RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
             RunEvent::MemoryIndex { .. } | RunEvent::MemoryExtracted { .. } => {}
-            RunEvent::MemoryWritten { written, .. } => {
-                self.out.line(format!("[memory] wrote {}", written.join(", ")))
-            }
+            RunEvent::MemoryWritten { written, .. } => self
+                .out
+                .line(format!("[memory] wrote {}", written.join(", "))),
             RunEvent::StepFinished {
                 error: Some(error), ..
             } if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow => {
@@ -524,14 +524,12 @@ impl Ui {
                     self.start(Task::Compact)?;
                 }
             }
-            "memory" => match crate::memory_cmd::command(
-                &self.setup.cwd,
-                self.session.as_deref(),
-                arg,
-            ) {
-                Ok(said) => self.out.line(format!("[memory] {said}")),
-                Err(e) => self.out.line(format!("xcsh: {e:#}")),
-            },
+            "memory" => {
+                match crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg) {
+                    Ok(said) => self.out.line(format!("[memory] {said}")),
+                    Err(e) => self.out.line(format!("xcsh: {e:#}")),
+                }
+            }
             "model" => match commands::model(&mut self.setup, arg) {
                 Ok(said) => self.out.line(format!("[model] {said}")),
                 Err(e) => self.out.line(format!("xcsh: {e:#}")),

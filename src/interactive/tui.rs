@@ -568,7 +568,8 @@ impl Controller {
             "memory" => {
                 let said =
                     crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg)?;
-                self.app.notice(NoticeLevel::Info, format!("memory: {said}"));
+                self.app
+                    .notice(NoticeLevel::Info, format!("memory: {said}"));
             }
             "model" => {
                 let said = commands::model(&mut self.setup, arg)?;

@@ -186,7 +186,10 @@ mod tests {
             panic!("{turn:?}");
         };
         assert_eq!(
-            tool_calls.iter().map(|c| c.arguments.as_str()).collect::<Vec<_>>(),
+            tool_calls
+                .iter()
+                .map(|c| c.arguments.as_str())
+                .collect::<Vec<_>>(),
             [
                 r#"{"path":"conf/secret.toml"}"#,
                 r#"{"path":"src/main.rs"}"#,

@@ -175,7 +175,8 @@ impl MemoryStore {
     /// fsynced, renamed over it (the tools' atomic replace). Returns what was
     /// written.
     pub fn write(&self, note: &ProposedNote) -> Result<NoteRef, MemoryError> {
-        if let Some(why) = bad_note_name(&note.name).or_else(|| bad_note_description(&note.description))
+        if let Some(why) =
+            bad_note_name(&note.name).or_else(|| bad_note_description(&note.description))
         {
             return Err(MemoryError::BadName(why));
         }
@@ -229,7 +230,10 @@ impl MemoryStore {
 
 /// A note file's text: the front matter with its description, then the body.
 pub fn render_note(description: &str, body: &str) -> String {
-    format!("---\ndescription: {description}\n---\n\n{}\n", body.trim_end())
+    format!(
+        "---\ndescription: {description}\n---\n\n{}\n",
+        body.trim_end()
+    )
 }
 
 /// The (description, body) of a note file's text, or why it is not a note: it
@@ -340,8 +344,18 @@ mod tests {
     fn notes_written_are_listed_read_and_indexed_in_order() {
         let (_dir, store) = store();
         let snapshot = store.write_all(&[
-            proposed(MemoryScope::Project, "tests", "Run tests with nextest", "cargo nextest run"),
-            proposed(MemoryScope::User, "style", "Prefers short answers", "Be brief."),
+            proposed(
+                MemoryScope::Project,
+                "tests",
+                "Run tests with nextest",
+                "cargo nextest run",
+            ),
+            proposed(
+                MemoryScope::User,
+                "style",
+                "Prefers short answers",
+                "Be brief.",
+            ),
             proposed(MemoryScope::Project, "build", "How to build", "cargo build"),
         ]);
         assert_eq!(snapshot.errors, Vec::<String>::new());
@@ -358,7 +372,10 @@ mod tests {
             index.text,
             "# Memory\n\nNotes kept from earlier sessions (scope/name: description). Read one in full with the `memory_read` tool before relying on it.\n\n- user/style: Prefers short answers\n- project/build: How to build\n- project/tests: Run tests with nextest\n"
         );
-        assert_eq!(index.hash, blake3::hash(index.text.as_bytes()).to_hex().to_string());
+        assert_eq!(
+            index.hash,
+            blake3::hash(index.text.as_bytes()).to_hex().to_string()
+        );
         assert_eq!(index.notes, snapshot.notes);
         let note = store.read(None, "build").unwrap();
         assert_eq!(
@@ -377,20 +394,33 @@ mod tests {
         let (dir, store) = store();
         let project = dir.path().join("ws/.xcsh/memory");
         std::fs::create_dir_all(&project).unwrap();
-        std::fs::write(project.join("good.md"), "---\ndescription: fine\nname: good\n---\nbody\n").unwrap();
+        std::fs::write(
+            project.join("good.md"),
+            "---\ndescription: fine\nname: good\n---\nbody\n",
+        )
+        .unwrap();
         std::fs::write(project.join("nofront.md"), "just text\n").unwrap();
         std::fs::write(project.join("nodesc.md"), "---\ntitle: x\n---\nbody\n").unwrap();
         std::fs::write(project.join("Bad Name.md"), "---\ndescription: x\n---\n").unwrap();
         std::fs::write(project.join("open.md"), "---\ndescription: x\n").unwrap();
         let index = store.index();
         assert_eq!(
-            index.text.lines().filter(|l| l.starts_with("- ")).collect::<Vec<_>>(),
+            index
+                .text
+                .lines()
+                .filter(|l| l.starts_with("- "))
+                .collect::<Vec<_>>(),
             ["- project/good: fine"]
         );
         let why: Vec<(String, String)> = index
             .broken
             .iter()
-            .map(|b| (b.path.file_name().unwrap().to_string_lossy().into_owned(), b.why.clone()))
+            .map(|b| {
+                (
+                    b.path.file_name().unwrap().to_string_lossy().into_owned(),
+                    b.why.clone(),
+                )
+            })
             .collect();
         assert_eq!(
             why,
@@ -401,7 +431,10 @@ mod tests {
                 ("open.md".to_string(), "its front matter is not closed by a `---` line".to_string()),
             ]
         );
-        assert!(matches!(store.read(None, "nofront"), Err(MemoryError::Broken(_))));
+        assert!(matches!(
+            store.read(None, "nofront"),
+            Err(MemoryError::Broken(_))
+        ));
     }
 
     #[test]
@@ -413,7 +446,13 @@ mod tests {
             .unwrap();
         let gone = store.forget(None, "a").unwrap();
         assert_eq!((gone.scope, gone.name.as_str()), (MemoryScope::User, "a"));
-        assert!(matches!(store.read(None, "a"), Err(MemoryError::NotFound(_))));
-        assert!(matches!(store.forget(None, "../x"), Err(MemoryError::BadName(_))));
+        assert!(matches!(
+            store.read(None, "a"),
+            Err(MemoryError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.forget(None, "../x"),
+            Err(MemoryError::BadName(_))
+        ));
     }
 }

@@ -22,7 +22,10 @@ project's).";
 
 const PARAMS: &[Param] = &[
     Param::string("name", "The note's name, as the index lists it.").required(),
-    Param::string("scope", "`user` or `project` (default: project, then user)."),
+    Param::string(
+        "scope",
+        "`user` or `project` (default: project, then user).",
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -167,7 +170,11 @@ mod tests {
             .unwrap();
         let tools = MemoryTools::new(Arc::new(TestTools), store);
         assert_eq!(
-            tools.specs().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            tools
+                .specs()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
             ["echo", "sleep", "memory_read"]
         );
         assert_eq!(tools.mutating(), Vec::<String>::new());
