@@ -638,6 +638,11 @@ mod tests {
                 from: "/a".into(),
                 to: "/b".into(),
             }),
+            Body::Record(Record::MemoryForget(memory::ForgetRecord {
+                scope: memory::MemoryScope::User,
+                name: "n".into(),
+                hash: "h".into(),
+            })),
             Body::Decision(Decision::Ignored {
                 reason: xcsh_machine::IgnoreReason::NoRunInProgress,
             }),

@@ -42,7 +42,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "summarize the conversation now"),
     (
         "memory",
-        "[NAME | forget NAME]: the memory index, a note, forget a note",
+        "[NAME]: the memory index, or a note (forget NAME deletes one)",
     ),
     ("model", "[NAME]: show or switch the model"),
     ("pending", "the queued steers and follow-ups"),

@@ -637,6 +637,7 @@ mod tests {
               /diff                 what this session changed in the workspace
               /undo                 revert the last turn's file changes (if unchanged since)
               /compact              summarize the conversation now
+              /memory [NAME]        the memory index, or a note (forget NAME deletes one)
               /model [NAME]         show or switch the model
               /exit                 leave xcsh (also Ctrl-D)
             while it works:  a line is a steer (delivered after the step's tools)

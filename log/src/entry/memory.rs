@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn an_answer_that_is_not_json_proposes_nothing_and_says_why() {
-        let (notes, problems) = parse_extraction("nothing worth keeping");
+        let (notes, problems) = parse_extraction("I keep nothing");
         assert_eq!(notes, Vec::new());
         assert_eq!(
             problems,
