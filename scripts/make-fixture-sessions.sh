@@ -140,8 +140,21 @@ make_fork() {
     echo "fixtures/sessions/fork.jsonl"
 }
 
+# Memory (SPEC.md §28) over two turns in one session: the first turn's extraction
+# (the script's last step) writes two notes into the fixture's temporary home and
+# workspace; the second turn (`--continue`, its own script) carries them in its
+# `memory_index`, reads one with `memory_read`, and its extraction updates it.
+make_memory() {
+    begin memory
+    xcsh_run 0 --tools test --memory --script "$(script memory.jsonl)" \
+        -p "How does this project build?"
+    xcsh_run 0 --tools test --memory --continue --script "$(script memory.second.jsonl)" \
+        -p "And for a release?"
+    finish
+}
+
 all=(plain tool-rounds parallel-tools steer follow-up interrupt length-stop budget-stop
-    compaction branch-at provider-error ten-steps fork)
+    compaction branch-at provider-error ten-steps fork memory)
 if [ $# -eq 0 ]; then
     set -- "${all[@]}"
 fi

@@ -44,6 +44,8 @@ pub struct Layer {
     pub sandbox: Option<String>,
     /// Whether sandboxed commands may use the network.
     pub sandbox_network: Option<bool>,
+    /// Memory (SPEC.md §28): off unless true.
+    pub memory: Option<bool>,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -75,6 +77,7 @@ pub struct ConfigFile {
     pub shell_env: Option<ShellEnvLayer>,
     pub sandbox: Option<String>,
     pub sandbox_network: Option<bool>,
+    pub memory: Option<bool>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -96,6 +99,7 @@ impl ConfigFile {
             shell_env: self.shell_env.clone(),
             sandbox: self.sandbox.clone(),
             sandbox_network: self.sandbox_network,
+            memory: self.memory,
         }
     }
 }
@@ -149,6 +153,8 @@ pub struct Effective {
     /// `off` where the kernel cannot sandbox ([`Effective::sandbox_policy`]).
     pub sandbox: Setting<SandboxMode>,
     pub sandbox_network: Setting<bool>,
+    /// Memory on (SPEC.md §28); off by default.
+    pub memory: Setting<bool>,
 }
 
 impl Effective {
@@ -314,7 +320,12 @@ pub fn resolve(
         value: false,
         source: Source::Default,
     });
+    let memory = pick(&layers, |l| l.memory).unwrap_or(Setting {
+        value: false,
+        source: Source::Default,
+    });
     Ok(Effective {
+        memory,
         sandbox,
         sandbox_network,
         shell_env_include,
@@ -465,6 +476,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
         effective.sandbox.source.to_string(),
     ));
     rows.push(num("sandbox_network", &effective.sandbox_network));
+    rows.push(num("memory", &effective.memory));
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

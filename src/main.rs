@@ -5,6 +5,7 @@ mod debug_cmd;
 mod exit;
 mod inspect_cmd;
 mod interactive;
+mod memory_cmd;
 mod present;
 mod provider_cmd;
 mod providers;
@@ -69,6 +70,8 @@ enum Command {
     /// Put back the files the last run on a session's branch changed (as `/undo`),
     /// or (`SESSION@ENTRY`) those of a call a crash interrupted.
     Undo(undo::UndoArgs),
+    /// List the memory notes of the user and of this workspace (SPEC.md §28).
+    Memory(memory_cmd::MemoryArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         Command::Check(args) => inspect_cmd::check_main(args),
         Command::Export(args) => inspect_cmd::export_main(args),
         Command::Undo(args) => undo::main(args),
+        Command::Memory(args) => memory_cmd::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

@@ -164,6 +164,7 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             approver: None,
             max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: crate::providers::known_secrets(),
+            memory: None,
         })?;
         handle.result().await?;
         session = SessionTarget::Existing {

@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// Let sandboxed commands use the network.
     #[arg(long)]
     sandbox_network: bool,
+    /// Memory (SPEC.md §28): carry the memory index in each turn's requests, offer
+    /// `memory_read`, and extract notes after each completed turn (also `memory =
+    /// true` in the config file; off by default).
+    #[arg(long)]
+    memory: bool,
     /// Developer-only: scripted steers, follow-ups and interrupts (JSON Lines), each
     /// sent when the run shows a given event; see `run/user_script.rs`.
     #[arg(long, value_name = "FILE", hide = true)]
@@ -214,6 +219,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         shell_env: None,
         sandbox: args.sandbox.clone(),
         sandbox_network: args.sandbox_network.then_some(true),
+        memory: args.memory.then_some(true),
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -266,7 +272,8 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
     };
     // From where xcsh started when that is inside the workspace (the nearer files).
     let from = if here.starts_with(&cwd) { &here } else { &cwd };
-    let files = instructions::discover(from, Some(&sessions::home()?));
+    let home = sessions::home()?;
+    let files = instructions::discover(from, Some(&home));
     let permissions = match effective.permissions.as_ref().map(|p| p.value.as_str()) {
         Some("ask") => Permissions::Ask,
         Some("readonly") => Permissions::Readonly,
@@ -291,25 +298,38 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
             network: false,
         },
     };
+    let memory = effective
+        .memory
+        .value
+        .then(|| xcsh_runtime::memory::MemoryOptions {
+            store: xcsh_tools::memory::MemoryStore::new(&home, &cwd),
+            root: cwd.clone(),
+        });
+    let tools: Arc<dyn xcsh_tools::ToolExecutor> = match args.tools {
+        ToolsArg::Standard => Arc::new(StandardTools::with_options(
+            &cwd,
+            ToolOptions {
+                shell_env: effective.env_policy().apply(std::env::vars_os()),
+                blobs: Some(crate::undo::store()?),
+                sandbox,
+                ..ToolOptions::default()
+            },
+        )?),
+        ToolsArg::Test => Arc::new(TestTools),
+    };
+    let tools = match &memory {
+        Some(m) => Arc::new(xcsh_tools::memory::MemoryTools::new(tools, m.store.clone())),
+        None => tools,
+    };
     Ok(Setup {
+        memory,
         sandbox,
         session,
         limits: effective.limits(),
         system_prompt: instructions::system_prompt(&base, &files),
         provider: providers::build(&args.provider, &cwd, &effective)?,
         provider_args: args.provider.clone(),
-        tools: match args.tools {
-            ToolsArg::Standard => Arc::new(StandardTools::with_options(
-                &cwd,
-                ToolOptions {
-                    shell_env: effective.env_policy().apply(std::env::vars_os()),
-                    blobs: Some(crate::undo::store()?),
-                    sandbox,
-                    ..ToolOptions::default()
-                },
-            )?),
-            ToolsArg::Test => Arc::new(TestTools),
-        },
+        tools,
         permissions,
         max_parallel_tools: effective.max_parallel_tools.value,
         effective,
@@ -337,8 +357,16 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
             text,
         });
     }
+    // With memory on, the index as it is now follows the project instructions
+    // (SPEC.md §28.3), as the turn's requests would carry it.
+    let system = match &setup.memory {
+        Some(m) => {
+            xcsh_runtime::memory::system_with_index(&setup.system_prompt, &m.store.index().text)
+        }
+        None => setup.system_prompt.clone(),
+    };
     let request = xcsh_providers::ModelRequest {
-        system: setup.system_prompt.clone(),
+        system,
         messages,
         tools: setup.tools.specs(),
         max_output_tokens: setup.limits.max_output_tokens,
@@ -392,6 +420,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         },
         max_parallel_tools: setup.max_parallel_tools,
         secrets: setup.secrets.clone(),
+        memory: setup.memory.clone(),
     };
     let mut user_script = args
         .user_script

@@ -34,6 +34,8 @@ pub(crate) struct Setup {
     pub secrets: xcsh_log::secrets::Secrets,
     /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
     pub sandbox: SandboxPolicy,
+    /// Memory (SPEC.md §28): `None` when off (the default).
+    pub memory: Option<xcsh_runtime::memory::MemoryOptions>,
 }
 
 impl Setup {

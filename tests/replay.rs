@@ -79,7 +79,8 @@ fn scrub(text: &str, path: &Path) -> String {
     out
 }
 
-const FIXTURES: [&str; 13] = [
+const FIXTURES: [&str; 14] = [
+    "memory",
     "plain",
     "tool-rounds",
     "parallel-tools",
@@ -185,6 +186,39 @@ fn every_fixture_session_is_listed_and_shows_what_its_name_says() {
     // A fork: the copied run (ids kept), a label naming the origin, a second run.
     assert_eq!(count("fork", "user_message"), 2);
     assert_eq!(count("fork", "label"), 1);
+    // Memory over two turns: an index before each prompt, an extraction after each,
+    // and the notes each wrote.
+    assert_eq!(count("memory", "memory_index"), 2);
+    assert_eq!(count("memory", "memory_extraction"), 2);
+    assert_eq!(count("memory", "memory_snapshot"), 2);
+}
+
+/// The memory index a turn carried is part of what its steps decided on: another
+/// index (here its hash, as if a note had changed) is a divergence at the turn's
+/// first `step_started` (SPEC.md §28.4).
+#[test]
+fn another_memory_index_diverges_at_the_first_step_of_its_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    // memory: 12 is the second turn's `memory_index`, 14 that turn's first step.
+    let path = altered(dir.path(), "memory", |e| match &e.body {
+        Body::Record(xcsh_log::Record::MemoryIndex(m)) if e.id == EntryId(12) => {
+            let mut m = m.clone();
+            m.hash = "0".repeat(64);
+            Some(Body::Record(xcsh_log::Record::MemoryIndex(m)))
+        }
+        _ => Some(e.body.clone()),
+    });
+    let v = replay_json(&[path.to_str().unwrap()], 1);
+    assert_eq!(v["result"], "diverged");
+    let d = &v["divergence"];
+    assert_eq!(
+        (&d["entry"], &d["entry_type"], &d["kind"]),
+        (
+            &serde_json::json!(14),
+            &serde_json::json!("step_started"),
+            &serde_json::json!("decision_differs")
+        )
+    );
 }
 
 /// A copy of fixture `name` in `dir`, rewritten through a fresh writer (valid hashes,

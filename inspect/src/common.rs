@@ -266,6 +266,10 @@ pub fn entry_text(entry: &Entry) -> String {
                 format!("undo of run {run}: {} file(s)", files.len())
             }
             Record::Workspace { from, to } => format!("moved from {from} to {to}"),
+            Record::MemoryIndex(m) => m.summary(),
+            Record::MemoryExtraction(m) => m.summary(),
+            Record::MemorySnapshot(m) => m.summary(),
+            Record::MemoryForget(m) => m.summary(),
             Record::UserMessage { text, .. } => format!("{:?}", one_line(text, 60)),
             Record::Steer { text } | Record::FollowUp { text } => {
                 format!("{:?}", one_line(text, 60))

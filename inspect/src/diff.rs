@@ -117,6 +117,10 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 | Record::Label { .. }
                 | Record::Undo { .. }
                 | Record::Workspace { .. }
+                | Record::MemoryIndex(_)
+                | Record::MemoryExtraction(_)
+                | Record::MemorySnapshot(_)
+                | Record::MemoryForget(_)
                 | Record::LateEvent { .. } => {}
                 Record::UserMessage { text, config } => {
                     run += 1;

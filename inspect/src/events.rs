@@ -331,6 +331,10 @@ fn track(entry: &Entry) -> Track<String> {
             Record::Label { .. }
             | Record::Undo { .. }
             | Record::Workspace { .. }
+            | Record::MemoryIndex(_)
+            | Record::MemoryExtraction(_)
+            | Record::MemorySnapshot(_)
+            | Record::MemoryForget(_)
             | Record::Steer { .. }
             | Record::FollowUp { .. }
             | Record::Interrupt {} => Track::User,
@@ -378,6 +382,10 @@ fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
         Kind::Label
         | Kind::Undo
         | Kind::Workspace
+        | Kind::MemoryIndex
+        | Kind::MemoryExtraction
+        | Kind::MemorySnapshot
+        | Kind::MemoryForget
         | Kind::Steer
         | Kind::FollowUp
         | Kind::Interrupt => Track::User,

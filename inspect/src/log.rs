@@ -138,6 +138,14 @@ pub enum Item {
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
+    /// A memory entry (SPEC.md §28): the turn's index, the extraction after it,
+    /// the snapshot of the notes, a note forgotten; `kind` is the entry type.
+    Memory {
+        entry: EntryId,
+        #[serde(rename = "type")]
+        entry_type: &'static str,
+        text: String,
+    },
     /// The session moved to another workspace (`--workspace DIR`).
     Workspace {
         entry: EntryId,
@@ -192,6 +200,14 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 run: *run,
                 files: files.iter().map(|f| f.display().to_string()).collect(),
                 note: note.clone(),
+            },
+            Record::MemoryIndex(_)
+            | Record::MemoryExtraction(_)
+            | Record::MemorySnapshot(_)
+            | Record::MemoryForget(_) => Item::Memory {
+                entry: id,
+                entry_type: r.type_name(),
+                text: crate::common::entry_text(entry),
             },
             Record::Workspace { from, to } => Item::Workspace {
                 entry: id,
@@ -409,6 +425,7 @@ impl Item {
             | Item::Label { entry, .. }
             | Item::Undo { entry, .. }
             | Item::Workspace { entry, .. }
+            | Item::Memory { entry, .. }
             | Item::Recovered { entry, .. }
             | Item::CompactRequest { entry }
             | Item::LateEvent { entry, .. }
@@ -610,6 +627,7 @@ pub fn render(items: &[Item], style: Style) -> String {
                     ""
                 }
             ))),
+            Item::Memory { entry, text, .. } => push(style.blue(&format!("\n◆ {text} #{entry}"))),
             Item::Workspace { entry, from, to } => push(style.blue(&format!(
                 "\n⇢ workspace #{entry}: the session moved from {from} to {to}"
             ))),

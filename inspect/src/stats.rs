@@ -135,7 +135,10 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     stop: None,
                 });
             }
-            Kind::Step => {
+            // A memory extraction (SPEC.md §28) is a step of its own kind: a row
+            // with step 0, counted in the totals but not in its run's steps.
+            kind @ (Kind::Step | Kind::MemoryExtraction) => {
+                let extraction = kind == Kind::MemoryExtraction;
                 let s = &d.steps[d.aux(pos)];
                 let (input, output, cache_r, cache_w) = (
                     s.input_tokens.to_native(),
@@ -146,7 +149,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                 let failed = s.outcome == 1 || s.finish_error;
                 let run = runs.last_mut();
                 let run_no = run.as_ref().map_or(0, |r| r.run);
-                if let Some(r) = run {
+                if let Some(r) = run.filter(|_| !extraction) {
                     r.steps += 1;
                     if r.stop.is_none() {
                         r.spend = r.spend.saturating_add(
@@ -175,6 +178,7 @@ pub fn compute_indexed(d: &ArchivedIndexData) -> Stats {
                     retries: s.retries.to_native(),
                     errors: u32::from(failed),
                     outcome: match s.outcome {
+                        0 if extraction => Cow::Borrowed("memory_extraction"),
                         0 => Cow::Borrowed("completed"),
                         2 => Cow::Borrowed("aborted"),
                         _ => Cow::Owned(crate::common::outcome_text(&d.step_outcome(s))),

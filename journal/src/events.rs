@@ -127,6 +127,28 @@ pub enum RunEvent {
         steps: u32,
         usage: Usage,
     },
+    /// The memory index this turn's requests carry was recorded (SPEC.md §28).
+    MemoryIndex {
+        notes: u32,
+        hash: String,
+    },
+    /// The memory extraction after the turn settled: `completed`, `failed` or
+    /// `aborted`, its usage, the notes it proposed (`scope/name`) and what was
+    /// refused.
+    MemoryExtracted {
+        outcome: &'static str,
+        usage: Usage,
+        notes: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        problems: Vec<String>,
+    },
+    /// The extraction's notes were written: which (`scope/name`), and the notes
+    /// that could not be.
+    MemoryWritten {
+        written: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        errors: Vec<String>,
+    },
 }
 
 /// What a finished run reports.

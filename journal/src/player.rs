@@ -172,7 +172,22 @@ impl<L: Append> Player<L> {
                 }))
             }
             Record::LateEvent { step, event } => self.on(Happening::Stream { step, event }),
+            Record::MemoryIndex(index) => self.on(Happening::MemoryIndex(index)),
+            Record::MemoryExtraction(x) => self.on(Happening::ExtractionEnded {
+                answer: x.message.text,
+                events: x.events,
+                result: match x.outcome {
+                    StepOutcome::Completed => Ok(()),
+                    StepOutcome::Failed { error } => Err(error),
+                    StepOutcome::Aborted => Err(ProviderError {
+                        kind: ProviderErrorKind::Disconnected,
+                        message: "the stream ended when it was cancelled".into(),
+                    }),
+                },
+            }),
+            Record::MemorySnapshot(snapshot) => self.on(Happening::NotesWritten(snapshot)),
             record @ (Record::Session(_)
+            | Record::MemoryForget(_)
             | Record::Branch { .. }
             | Record::Label { .. }
             | Record::Undo { .. }

@@ -4,15 +4,20 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+mod memory;
+
+use memory::MemoryStage;
+
 use super::{Append, RunEvent, RunResult};
+use xcsh_log::memory::{MemoryIndexRecord, ProposedNote, SnapshotRecord};
 use xcsh_log::{
     Body, ChildRun, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent,
     ToolResultRecord,
 };
 use xcsh_machine::{
-    ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Notice, Phase, ProviderError,
-    RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
-    Usage, Verdict,
+    ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Message, Notice, Phase,
+    ProviderError, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
+    ToolStatus, Usage, Verdict,
 };
 
 /// What the owner observed.
@@ -58,6 +63,20 @@ pub enum Happening {
     /// recovery, an undo, a branch, or a test's straggler): appended as it is, then
     /// its inputs applied.
     Recorded(Record),
+    /// The memory index of the turn about to start (SPEC.md §28), before its prompt.
+    MemoryIndex(MemoryIndexRecord),
+    /// The memory extraction call ended: its events (secrets redacted) with their
+    /// timing since it started, and `Err` for an error or a cancelled call's end.
+    ExtractionEnded {
+        events: Vec<TimedEvent>,
+        result: Result<(), ProviderError>,
+        /// The answer's whole text with every known secret replaced (redacted as
+        /// one text, so that a secret split across deltas is caught too): what the
+        /// notes are parsed from.
+        answer: String,
+    },
+    /// The extraction's notes were written; the notes now.
+    NotesWritten(SnapshotRecord),
 }
 
 /// A tool call that ended: its outcome, how long it ran, what it changed.
@@ -105,6 +124,15 @@ pub enum Action {
         upto: usize,
     },
     CancelSummary,
+    /// Extract memory notes from the turn (these messages, from its prompt on)
+    /// with one model call; its end comes as `ExtractionEnded`.
+    StartExtraction {
+        turn: Vec<Message>,
+    },
+    /// Cancel the extraction call; its end still comes as `ExtractionEnded`.
+    CancelExtraction,
+    /// Write these notes (atomically, each); the result comes as `NotesWritten`.
+    WriteNotes(Vec<ProposedNote>),
     /// The results of the calls dispatched by these entries are durable: their
     /// before-images may go.
     Release(Vec<EntryId>),
@@ -147,6 +175,8 @@ pub struct Journal {
     undelivered: Vec<EntryId>,
     /// The task was ignored (nothing to compact): no run took place.
     nothing_done: bool,
+    /// The run's memory: off, or where its extraction is (SPEC.md §28).
+    memory: MemoryStage,
 }
 
 impl Journal {
@@ -163,6 +193,7 @@ impl Journal {
             queued: BTreeMap::new(),
             undelivered: Vec::new(),
             nothing_done: false,
+            memory: MemoryStage::Off,
         }
     }
 
@@ -175,9 +206,10 @@ impl Journal {
         self.leaf
     }
 
-    /// The run is over: it finished, or its task was ignored.
+    /// The run is over: it finished (and its memory extraction, if any, is over
+    /// too), or its task was ignored.
     pub fn finished(&self) -> bool {
-        self.nothing_done || self.run_finished()
+        (self.nothing_done || self.run_finished()) && !self.memory.busy()
     }
 
     /// The task was ignored (a compaction with nothing to compact).
@@ -270,8 +302,17 @@ impl Journal {
             }
             Happening::Interrupt => {
                 self.append(s, Body::Record(Record::Interrupt {}))?;
-                self.apply(s, Input::Interrupt)
+                self.apply(s, Input::Interrupt)?;
+                self.interrupt_memory(s);
+                Ok(())
             }
+            Happening::MemoryIndex(index) => self.on_memory_index(s, index),
+            Happening::ExtractionEnded {
+                events,
+                result,
+                answer,
+            } => self.on_extraction_end(s, events, result, &answer),
+            Happening::NotesWritten(snapshot) => self.on_notes_written(s, snapshot),
             Happening::Stream { step, event } => self.on_stream(s, step, event),
             Happening::StreamEnded { step, result } => self.on_stream_end(s, step, result),
             Happening::ToolEnded(end) => self.on_tool_end(s, end),
@@ -481,6 +522,7 @@ impl Journal {
         for effect in self.machine.handle(input) {
             self.effect(s, effect)?;
         }
+        self.after_apply(s);
         Ok(())
     }
 

@@ -411,6 +411,9 @@ impl Gen {
                     | Action::CancelModel { .. }
                     | Action::CancelTool { .. }
                     | Action::CancelSummary
+                    | Action::StartExtraction { .. }
+                    | Action::CancelExtraction
+                    | Action::WriteNotes(_)
                     | Action::Release(_) => {}
                 }
             }

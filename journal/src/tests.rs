@@ -240,6 +240,16 @@ fn render(action: &Action) -> String {
         Action::Summarize { upto } => format!("summarize {upto}"),
         Action::CancelSummary => "cancel_summary".into(),
         Action::Release(entries) => format!("release {entries:?}"),
+        Action::StartExtraction { turn } => format!("start_extraction ({} messages)", turn.len()),
+        Action::CancelExtraction => "cancel_extraction".into(),
+        Action::WriteNotes(notes) => format!(
+            "write_notes {}",
+            notes
+                .iter()
+                .map(|n| n.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
     }
 }
 
@@ -381,4 +391,236 @@ fn after_a_denial_the_next_question_is_put() {
           ! ask c2
     "#]],
     );
+}
+
+/// The memory of a run, in the journal's order (SPEC.md §28).
+mod memory {
+    use super::*;
+    use xcsh_log::TimedEvent;
+    use xcsh_log::memory::{MemoryIndexRecord, MemoryScope, NoteRef, SnapshotRecord};
+
+    fn index(h: &mut Harness) {
+        h.on(
+            "memory index",
+            Happening::MemoryIndex(MemoryIndexRecord {
+                text: "# Memory\n".into(),
+                hash: "abcd".into(),
+                notes: Vec::new(),
+            }),
+        );
+    }
+
+    fn answer(text: &str) -> Vec<TimedEvent> {
+        vec![
+            TimedEvent {
+                ms: 1,
+                event: StreamEvent::TextDelta { text: text.into() },
+            },
+            TimedEvent {
+                ms: 2,
+                event: StreamEvent::Finish {
+                    reason: FinishReason::Stop,
+                },
+            },
+        ]
+    }
+
+    /// Given: an index, a prompt, and a completed step 1 (the extraction started).
+    fn completed_with_memory() -> Harness {
+        let mut h = Harness::new();
+        index(&mut h);
+        prompt_go(&mut h);
+        h.step(1, &[]);
+        h.out.clear();
+        h
+    }
+
+    fn prompt_go(h: &mut Harness) {
+        h.on(
+            "prompt",
+            Happening::Prompt {
+                text: "go".into(),
+                config: config(Permissions::Yolo),
+            },
+        );
+    }
+
+    const NOTE: &str =
+        r#"{"notes":[{"name":"build","description":"How to build","body":"cargo build"}]}"#;
+
+    /// The index is recorded before the prompt; the completed run then syncs and
+    /// starts the extraction (the run is not over yet); its end is recorded, the
+    /// notes are written, and the snapshot closes the run.
+    #[test]
+    fn the_index_comes_before_the_prompt_and_the_snapshot_after_the_extraction() {
+        let mut h = Harness::new();
+        index(&mut h);
+        prompt_go(&mut h);
+        h.step(1, &[]);
+        assert!(!h.journal.finished());
+        h.on(
+            "extraction ended",
+            Happening::ExtractionEnded {
+                events: answer(NOTE),
+                result: Ok(()),
+                answer: NOTE.into(),
+            },
+        );
+        assert!(!h.journal.finished());
+        h.on(
+            "notes written",
+            Happening::NotesWritten(SnapshotRecord {
+                notes: vec![NoteRef {
+                    scope: MemoryScope::Project,
+                    name: "build".into(),
+                    hash: "ffff".into(),
+                }],
+                written: vec![NoteRef {
+                    scope: MemoryScope::Project,
+                    name: "build".into(),
+                    hash: "ffff".into(),
+                }],
+                errors: Vec::new(),
+            }),
+        );
+        assert!(h.journal.finished());
+        h.check(expect![[r#"
+            > memory index
+              +1 memory_index
+              ! event memory_index
+            > prompt
+              +2 user_message
+              +3 step_started
+              ! event step_started
+              ! sync
+              ! start_model 1
+            > end 1 ok
+              +4 step 1 Completed
+              +5 run_finished Completed
+              ! event step_finished
+              ! event run_finished
+              ! sync
+              ! start_extraction (1 messages)
+            > extraction ended
+              +6 memory_extraction
+              ! event memory_extracted
+              ! write_notes build
+            > notes written
+              +7 memory_snapshot
+              ! event memory_written
+        "#]]);
+    }
+
+    /// An interrupt during the extraction is recorded (and ignored by the finished
+    /// machine) and cancels it; the aborted extraction is recorded, nothing written.
+    #[test]
+    fn an_interrupt_during_the_extraction_cancels_it_and_writes_nothing() {
+        let mut h = completed_with_memory();
+        h.on("interrupt", Happening::Interrupt);
+        h.on("interrupt again", Happening::Interrupt);
+        h.on(
+            "extraction ended",
+            Happening::ExtractionEnded {
+                events: Vec::new(),
+                result: Err(ProviderError {
+                    kind: ProviderErrorKind::Disconnected,
+                    message: "cancelled".into(),
+                }),
+                answer: String::new(),
+            },
+        );
+        assert!(h.journal.finished());
+        h.check(expect![[r#"
+            > interrupt
+              +6 interrupt
+              +7 ignored
+              ! event ignored
+              ! cancel_extraction
+            > interrupt again
+              +8 interrupt
+              +9 ignored
+              ! event ignored
+            > extraction ended
+              +10 memory_extraction
+              ! event memory_extracted
+              ! event notice
+        "#]]);
+    }
+
+    /// A failed extraction (or an unparsable answer) is a notice and an entry; the
+    /// run ends as it did.
+    #[test]
+    fn a_failed_or_unparsable_extraction_is_a_notice_not_a_failure() {
+        for result in [
+            Err(ProviderError {
+                kind: ProviderErrorKind::Api,
+                message: "http 500".into(),
+            }),
+            Ok(()),
+        ] {
+            let mut h = completed_with_memory();
+            h.on(
+                "extraction ended",
+                Happening::ExtractionEnded {
+                    events: answer("no json here"),
+                    result,
+                    answer: "no json here".into(),
+                },
+            );
+            assert!(h.journal.finished());
+            assert_eq!(
+                h.journal.result(String::new(), String::new()).stop_reason,
+                xcsh_machine::StopReason::Completed
+            );
+            expect![[r#"
+                > extraction ended
+                  +6 memory_extraction
+                  ! event memory_extracted
+                  ! event notice
+            "#]]
+            .assert_eq(&h.out);
+        }
+    }
+
+    /// A run that does not complete (here: interrupted while streaming) skips the
+    /// extraction, with a notice; a run without an index never extracts.
+    #[test]
+    fn a_turn_that_did_not_complete_skips_the_extraction() {
+        let mut h = Harness::new();
+        index(&mut h);
+        prompt_go(&mut h);
+        h.out.clear();
+        h.on("interrupt", Happening::Interrupt);
+        h.end(
+            "end 1 cancelled",
+            1,
+            Err(ProviderError {
+                kind: ProviderErrorKind::Disconnected,
+                message: "cancelled".into(),
+            }),
+        );
+        assert!(h.journal.finished());
+        h.check(expect![[r#"
+            > interrupt
+              +4 interrupt
+              ! cancel_model 1
+            > end 1 cancelled
+              +5 step 1 Aborted
+              +6 run_finished Interrupted
+              ! event step_finished
+              ! event run_finished
+              ! event notice
+        "#]]);
+        let mut plain = Harness::new();
+        plain.prompt(Permissions::Yolo);
+        plain.step(1, &[]);
+        assert!(plain.journal.finished());
+        plain.check(expect![[r#"
+            > end 1 ok
+              +3 step 1 Completed
+              +4 run_finished Completed
+              ! event step_finished
+              ! event run_finished
+        "#]]);
+    }
 }

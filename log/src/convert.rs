@@ -31,7 +31,11 @@ impl RecordedInput {
             | Record::Branch { .. }
             | Record::Label { .. }
             | Record::Undo { note: None, .. }
-            | Record::Workspace { .. } => return None,
+            | Record::Workspace { .. }
+            | Record::MemoryExtraction(_)
+            | Record::MemorySnapshot(_)
+            | Record::MemoryForget(_) => return None,
+            Record::MemoryIndex(m) => Input::MemoryIndex { hash: m.hash },
             Record::Step(step) => {
                 return Some(RecordedInput::Step {
                     step: step.step,

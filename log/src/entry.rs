@@ -172,6 +172,15 @@ pub enum Record {
     /// DIR`): on the branch after it, the tools run in `to`. Feeds nothing to the
     /// machine.
     Workspace { from: String, to: String },
+    /// Input: the memory index the next turn's requests carry (SPEC.md §28).
+    MemoryIndex(memory::MemoryIndexRecord),
+    /// The memory extraction after a completed turn (SPEC.md §28): a step of its
+    /// own kind, feeding the machine nothing.
+    MemoryExtraction(memory::ExtractionRecord),
+    /// The memory notes after an extraction's notes were written.
+    MemorySnapshot(memory::SnapshotRecord),
+    /// The user forgot (deleted) a memory note.
+    MemoryForget(memory::ForgetRecord),
 }
 
 /// The record vocabulary, written once: every [`Record`] variant with its entry type
@@ -201,6 +210,10 @@ macro_rules! for_each_record {
                 Compact "compact" input,
                 Undo "undo" noted,
                 Workspace "workspace" structure,
+                MemoryIndex "memory_index" input,
+                MemoryExtraction "memory_extraction" structure,
+                MemorySnapshot "memory_snapshot" structure,
+                MemoryForget "memory_forget" structure,
             ]
         }
     };
@@ -564,6 +577,7 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
 }
 
 mod fast;
+pub mod memory;
 mod wire;
 
 #[cfg(test)]
@@ -624,6 +638,11 @@ mod tests {
                 from: "/a".into(),
                 to: "/b".into(),
             }),
+            Body::Record(Record::MemoryForget(memory::ForgetRecord {
+                scope: memory::MemoryScope::User,
+                name: "n".into(),
+                hash: "h".into(),
+            })),
             Body::Decision(Decision::Ignored {
                 reason: xcsh_machine::IgnoreReason::NoRunInProgress,
             }),

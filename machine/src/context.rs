@@ -83,6 +83,16 @@ impl Context {
         blake3::Hash::from_bytes(self.hash).to_hex().to_string()
     }
 
+    /// Hex of the running hash with the memory index hash `index` mixed in (SPEC.md
+    /// §28): blake3 of the running hash, `memory_index:` and `index`.
+    pub fn hash_with(&self, index: &str) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.hash);
+        h.update(b"memory_index:");
+        h.update(index.as_bytes());
+        h.finalize().to_hex().to_string()
+    }
+
     /// Replaces messages `0..upto` by one summary message.
     pub fn compact(&mut self, upto: usize, summary: String) {
         let tail = self.items.split_off(upto);

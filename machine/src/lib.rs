@@ -111,6 +111,10 @@ pub struct RunState {
     pub compactions: u32,
     /// Text of the last assistant message of the run.
     pub final_text: String,
+    /// The hash of the memory index this run's requests carry (SPEC.md §28): mixed
+    /// into the context hash of each of its steps. Absent without memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 /// The agent state machine. See SPEC.md "Phase × input".
@@ -122,6 +126,8 @@ pub struct Machine {
     steers: VecDeque<(EntryId, String)>,
     follow_ups: VecDeque<(EntryId, String)>,
     grants: Grants,
+    /// The memory index recorded for the run the next prompt starts (its hash).
+    memory: Option<String>,
 }
 
 impl Default for Machine {
@@ -139,6 +145,7 @@ impl Machine {
             steers: VecDeque::new(),
             follow_ups: VecDeque::new(),
             grants: Grants::default(),
+            memory: None,
         }
     }
 
@@ -220,8 +227,26 @@ impl Machine {
                 message,
             } => self.on_approval(call_id, verdict, scope, message, &mut out),
             Input::Undo { note } => self.on_undo(note, &mut out),
+            Input::MemoryIndex { hash } => self.on_memory_index(hash, &mut out),
         }
         out
+    }
+
+    /// The memory index of the next run, between runs: held until a prompt starts
+    /// that run (a later index replaces it); no decision. During a run it is
+    /// ignored: a run's index is fixed when it starts (SPEC.md §28.4).
+    fn on_memory_index(&mut self, hash: String, out: &mut Vec<Effect>) {
+        match self.phase {
+            Phase::Idle | Phase::Finished(_) => self.memory = Some(hash),
+            Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
+                ignore(IgnoreReason::RunInProgress, out)
+            }
+        }
+    }
+
+    /// The memory index hash held for the next run (SPEC.md §28).
+    pub fn memory_index(&self) -> Option<&str> {
+        self.memory.as_deref()
     }
 
     /// `/undo` between runs: its note joins the context, so the next request on this
@@ -246,6 +271,7 @@ impl Machine {
             Phase::Idle | Phase::Finished(_) => {
                 self.run = RunState {
                     config: Some(config),
+                    memory: self.memory.take(),
                     ..RunState::default()
                 };
                 self.context.push(
@@ -695,7 +721,10 @@ impl Machine {
         out.push(Effect::Record(Decision::StepStarted {
             step,
             messages: u32::try_from(self.context.len()).unwrap_or(u32::MAX),
-            context_hash: self.context.hash_hex(),
+            context_hash: match &self.run.memory {
+                None => self.context.hash_hex(),
+                Some(index) => self.context.hash_with(index),
+            },
         }));
         out.push(Effect::CallModel { step });
         self.phase = Phase::Streaming(Streaming {

@@ -250,6 +250,10 @@ pub enum Input {
     },
     /// The user reverted file changes (`/undo`), between runs: `note` tells the model.
     Undo { note: String },
+    /// The memory index the next run's requests carry (SPEC.md §28), recorded before
+    /// that run's prompt: held for the run the next prompt starts, whose every
+    /// `step_started` mixes `hash` (blake3 of the index text) into its context hash.
+    MemoryIndex { hash: String },
 }
 
 /// A decision: an effect that changes the conversation, recorded as an entry and

@@ -7,7 +7,8 @@
 //!   `mutating=a,b permissions=ask|readonly|yolo`
 //! - `usage N IN/OUT`: the usage the next `step N` line reports when it names none
 //! - `prompt TEXT`, `steer TEXT`, `follow TEXT`, `interrupt`, `recover`, `compact`,
-//!   `undo NOTE` (the note of an `/undo`)
+//!   `undo NOTE` (the note of an `/undo`), `memory HASH` (the memory index of the
+//!   next run, by its hash)
 //! - `step N [text=WORD] [calls=NAME:ARGS,NAME:ARGS] [dup=N] [finish=F] [usage=IN/OUT]`:
 //!   the whole stream of step N (events, then a completed end); call `i` of step N has
 //!   the id `cNi`; `dup=N`: N calls of `echo` that all carry the id `same`
@@ -175,6 +176,7 @@ impl ScriptReader {
             },
             "recover" => Input::Recover,
             "undo" => Input::Undo { note: rest.into() },
+            "memory" => Input::MemoryIndex { hash: rest.into() },
             "delta" => {
                 let (n, text) = rest.split_once(' ').ok_or_else(bad)?;
                 Input::Stream {

@@ -24,6 +24,9 @@ pub struct MachineSnapshot {
     pub steers: VecDeque<(EntryId, String)>,
     pub follow_ups: VecDeque<(EntryId, String)>,
     pub grants: Grants,
+    /// The memory index held for the next run (SPEC.md §28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 impl Machine {
@@ -47,6 +50,7 @@ impl Machine {
             steers: self.steers.clone(),
             follow_ups: self.follow_ups.clone(),
             grants: self.grants.clone(),
+            memory: self.memory.clone(),
         })
     }
 
@@ -64,6 +68,7 @@ impl Machine {
             steers: s.steers,
             follow_ups: s.follow_ups,
             grants: s.grants,
+            memory: s.memory,
         }
     }
 }

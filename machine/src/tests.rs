@@ -1103,3 +1103,95 @@ fn a_retry_of_the_streaming_step_is_a_notice_and_a_retry_of_another_step_is_late
         "#]],
     );
 }
+
+/// A memory index between runs is held for the run the next prompt starts: every
+/// step of that run mixes it into its context hash (a run without one keeps the
+/// plain hash); during a run it is ignored; the run after carries none unless a new
+/// index came first (SPEC.md §28.4).
+#[test]
+fn a_memory_index_is_mixed_into_every_step_of_the_run_it_precedes() {
+    check(
+        "prompt go
+         step 1 text=plain finish=stop
+         memory 1111
+         prompt go
+         step 1 calls=echo:{} finish=tool_calls
+         memory 2222
+         tool c11 ok one
+         step 2 text=done finish=stop
+         prompt go",
+        expect![[r#"
+            > prompt go
+              record step_started {"context_hash":"17ec0cb7","messages":1,"step":1}
+              call_model step=1
+            > step 1 text=plain finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
+            > memory 1111
+            > prompt go
+              record step_started {"context_hash":"c13a270b","messages":3,"step":1}
+              call_model step=1
+            > step 1 calls=echo:{} finish=tool_calls
+              record tool_dispatched {"call":{"arguments":"{}","id":"c11","name":"echo"},"step":1}
+              execute c11 echo
+            > memory 2222
+              record ignored {"reason":"run_in_progress"}
+            > tool c11 ok one
+              record step_started {"context_hash":"02c12b33","messages":5,"step":2}
+              call_model step=2
+            > step 2 text=done finish=stop
+              record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":0,"output_tokens":0}}
+            > prompt go
+              record step_started {"context_hash":"2a534e03","messages":7,"step":1}
+              call_model step=1
+        "#]],
+    );
+}
+
+/// The hash of a step with a memory index is blake3 of the context's running hash,
+/// `memory_index:` and the index's hash; the machine holds the index until a
+/// prompt takes it, and a later index replaces an earlier one.
+#[test]
+fn the_memory_index_hash_is_the_context_hash_mixed_with_the_index() {
+    let mut m = Machine::new();
+    let _ = m.handle(Input::MemoryIndex {
+        hash: "aaaa".into(),
+    });
+    let _ = m.handle(Input::MemoryIndex {
+        hash: "bbbb".into(),
+    });
+    assert_eq!(m.memory_index(), Some("bbbb"));
+    let effects = m.handle(Input::Prompt {
+        text: "go".into(),
+        config: RunConfig {
+            limits: Limits::default(),
+            tools: Vec::new(),
+            mutating: Vec::new(),
+            permissions: Permissions::Yolo,
+            estimate_bytes_per_token: 0,
+            sandbox: None,
+        },
+    });
+    assert_eq!(m.memory_index(), None);
+    let mut plain = Context::default();
+    plain.push(
+        None,
+        Message::User {
+            origin: UserOrigin::Prompt,
+            text: "go".into(),
+        },
+    );
+    let mut h = blake3::Hasher::new();
+    h.update(blake3::Hash::from_hex(plain.hash_hex()).unwrap().as_bytes());
+    h.update(b"memory_index:bbbb");
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Record(Decision::StepStarted {
+                step: StepNo(1),
+                messages: 1,
+                context_hash: h.finalize().to_hex().to_string(),
+            }),
+            Effect::CallModel { step: StepNo(1) },
+        ]
+    );
+}

@@ -229,6 +229,10 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         | Record::Label { .. }
         | Record::Undo { note: None, .. }
         | Record::Workspace { .. }
+        | Record::MemoryIndex(_)
+        | Record::MemoryExtraction(_)
+        | Record::MemorySnapshot(_)
+        | Record::MemoryForget(_)
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }
         | Record::LateEvent { .. }

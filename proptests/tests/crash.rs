@@ -170,6 +170,7 @@ fn continue_with_the_runtime(path: &Path) -> Result<SessionLog, String> {
             approver: None,
             max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: Default::default(),
+            memory: None,
         })
         .map_err(|e| e.to_string())?;
         handle.result().await.map_err(|e| e.to_string())
@@ -643,6 +644,7 @@ fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
             approver: None,
             max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: Default::default(),
+            memory: None,
         })
         .unwrap();
         let mut notices = Vec::new();

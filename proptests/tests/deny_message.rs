@@ -49,6 +49,7 @@ async fn a_denial_with_a_message_replays_clean_and_without_the_message_diverges(
         approver: Some(Arc::new(DenyWith("use b.txt instead"))),
         max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Default::default(),
+        memory: None,
     })
     .unwrap();
     assert_eq!(

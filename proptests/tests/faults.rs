@@ -61,6 +61,7 @@ fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, Run
         approver: None,
         max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Default::default(),
+        memory: None,
     })
     .expect("start the run");
     (Run { _dir: dir, path }, handle)

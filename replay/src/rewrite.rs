@@ -48,6 +48,10 @@ impl IdMap {
             Record::Undo { run, .. } => self.map(run),
             Record::Session(_)
             | Record::Workspace { .. }
+            | Record::MemoryIndex(_)
+            | Record::MemoryExtraction(_)
+            | Record::MemorySnapshot(_)
+            | Record::MemoryForget(_)
             | Record::UserMessage { .. }
             | Record::Steer { .. }
             | Record::FollowUp { .. }

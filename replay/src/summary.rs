@@ -177,6 +177,10 @@ fn record_summary(record: &Record) -> String {
         Record::Workspace { from, to } => {
             format!("the session moved from the workspace {from} to {to}")
         }
+        Record::MemoryIndex(m) => m.summary(),
+        Record::MemoryExtraction(m) => m.summary(),
+        Record::MemorySnapshot(m) => m.summary(),
+        Record::MemoryForget(m) => m.summary(),
         Record::UserMessage { text, config } => {
             let l = &config.limits;
             format!(

@@ -183,6 +183,7 @@ fn run(rt: &tokio::runtime::Runtime, provider: Arc<dyn Provider>) -> u32 {
             approver: None,
             max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: Default::default(),
+            memory: None,
         })
         .expect("the run starts");
         while handle.events.recv().await.is_some() {}

@@ -34,6 +34,11 @@ pub(super) enum Done {
         duration_ms: u64,
     },
     Summary(Result<String, ProviderError>),
+    /// The memory extraction call ended (SPEC.md §28).
+    Extraction {
+        events: Vec<xcsh_log::TimedEvent>,
+        result: Result<(), ProviderError>,
+    },
 }
 
 /// A model call in flight: the provider's future, polled by the owner task itself
@@ -275,4 +280,43 @@ pub(super) fn panic_text(panic: &(dyn Any + Send)) -> String {
         Some(m) => format!("task{task} panicked with message {m:?}"),
         None => format!("task{task} panicked"),
     }
+}
+
+/// A model call beside the run's steps (a compaction summary, a memory
+/// extraction): its events folded into a `T` by `fold` on a task of its own, its
+/// end and the folded value turned into what finished by `end`, sent on `done`.
+pub(super) fn spawn_side_call<T: Default + Send + 'static>(
+    provider: &Arc<dyn xcsh_providers::Provider>,
+    request: xcsh_providers::ModelRequest,
+    cancel: CancellationToken,
+    done: tokio::sync::mpsc::UnboundedSender<Done>,
+    mut fold: impl FnMut(&mut T, xcsh_machine::StreamEvent) + Send + 'static,
+    end: impl FnOnce(Result<(), ProviderError>, T) -> Done + Send + 'static,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let stream = provider.stream(
+        request,
+        xcsh_providers::StreamSink::new(StepNo(0), tx),
+        cancel,
+    );
+    tokio::spawn(async move {
+        let collect = tokio::spawn(async move {
+            let mut folded = T::default();
+            while let Some((_, item)) = rx.recv().await {
+                if let xcsh_providers::StreamItem::Event(event) = item {
+                    fold(&mut folded, event);
+                }
+            }
+            folded
+        });
+        let result = match tokio::spawn(stream).await {
+            Ok(r) => r,
+            Err(e) => Err(ProviderError {
+                kind: ProviderErrorKind::Malformed,
+                message: format!("the provider task failed: {e}"),
+            }),
+        };
+        let folded = collect.await.unwrap_or_default();
+        let _ = done.send(end(result, folded));
+    });
 }

@@ -6,6 +6,7 @@
 mod inflight;
 pub mod instructions;
 pub mod interrupted;
+pub mod memory;
 mod owner;
 mod session;
 
@@ -65,6 +66,9 @@ pub struct RunOptions {
     /// Secret values kept out of the log: replaced in tool results and provider
     /// errors before they become inputs, and in every line written (§21.5).
     pub secrets: xcsh_log::secrets::Secrets,
+    /// Memory (SPEC.md §28): `None` = off. With it, the turn's memory index is
+    /// recorded and carried, and a completed turn is followed by an extraction.
+    pub memory: Option<memory::MemoryOptions>,
 }
 
 /// How many tool calls run at once unless configured (`--max-parallel-tools`).

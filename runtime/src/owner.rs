@@ -59,6 +59,9 @@ struct Requests {
     provider: Arc<dyn Provider>,
     specs: Vec<ToolSpec>,
     system: String,
+    /// Memory, when on (SPEC.md §28), and the index text of this turn.
+    memory: Option<super::memory::MemoryOptions>,
+    index: Option<String>,
 }
 
 /// The work in flight and the tokens that cancel it.
@@ -74,6 +77,7 @@ struct Work {
     /// The tokens of the tool calls that have not ended, in dispatch order.
     tools: Vec<(CallId, CancellationToken)>,
     summary: Option<CancellationToken>,
+    extraction: Option<CancellationToken>,
 }
 
 pub(crate) struct Owner {
@@ -141,6 +145,8 @@ impl Owner {
                 provider: opts.provider,
                 specs,
                 system: opts.system_prompt,
+                memory: opts.memory,
+                index: None,
             },
             tools: Arc::clone(&opts.tools),
             task: Some((opts.task, config)),
@@ -161,6 +167,7 @@ impl Owner {
                 step: None,
                 tools: Vec::new(),
                 summary: None,
+                extraction: None,
             },
             origin: Instant::now(),
         }
@@ -194,6 +201,7 @@ impl Owner {
     async fn drive(&mut self) -> Result<(), RuntimeError> {
         match self.task.take() {
             Some((Task::Prompt(text), config)) => {
+                self.record_memory_index()?;
                 self.happen(Happening::Prompt { text, config })?
             }
             Some((Task::Compact, config)) => {
@@ -231,6 +239,36 @@ impl Owner {
             self.on_command(cmd)?;
         }
         Ok(())
+    }
+
+    /// With memory on: the index as it is now, recorded before the prompt, and
+    /// carried by this turn's requests after the project instructions.
+    fn record_memory_index(&mut self) -> Result<(), RuntimeError> {
+        let Some(memory) = &self.requests.memory else {
+            return Ok(());
+        };
+        let index = memory.store.index();
+        for broken in &index.broken {
+            self.outbox.push(RunEvent::Notice {
+                message: broken.to_string(),
+            });
+        }
+        self.requests.index = Some(index.text.clone());
+        self.happen(Happening::MemoryIndex(
+            xcsh_log::memory::MemoryIndexRecord {
+                text: index.text,
+                hash: index.hash,
+                notes: index.notes,
+            },
+        ))
+    }
+
+    /// The system prompt of this turn's requests (with the memory index, if on).
+    fn system(&self) -> String {
+        match &self.requests.index {
+            Some(index) => super::memory::system_with_index(&self.requests.system, index),
+            None => self.requests.system.clone(),
+        }
     }
 
     /// Sends the events emitted since the last flush.
@@ -303,6 +341,35 @@ impl Owner {
                     self.writer.secrets().redact_in_place(&mut e.message);
                 }
                 self.happen(Happening::SummaryEnded(result))
+            }
+            Done::Extraction {
+                mut events,
+                mut result,
+            } => {
+                self.work.extraction = None;
+                let secrets = self.writer.secrets();
+                for e in &mut events {
+                    match &mut e.event {
+                        StreamEvent::TextDelta { text } | StreamEvent::ReasoningDelta { text } => {
+                            secrets.redact_in_place(text)
+                        }
+                        StreamEvent::Retrying { reason, .. } => secrets.redact_in_place(reason),
+                        _ => {}
+                    }
+                }
+                if let Err(e) = &mut result {
+                    secrets.redact_in_place(&mut e.message);
+                }
+                let mut assembler = xcsh_machine::Assembler::default();
+                for e in &events {
+                    assembler.push(&e.event);
+                }
+                let answer = secrets.redact(&assembler.finish().text).into_owned();
+                self.happen(Happening::ExtractionEnded {
+                    events,
+                    result,
+                    answer,
+                })
             }
         }
     }
@@ -392,8 +459,60 @@ impl Owner {
                     token.cancel();
                 }
             }
+            Action::StartExtraction { turn } => self.start_extraction(turn),
+            Action::CancelExtraction => {
+                if let Some(token) = &self.work.extraction {
+                    token.cancel();
+                }
+            }
+            Action::WriteNotes(notes) => {
+                let Some(memory) = &self.requests.memory else {
+                    return Ok(());
+                };
+                let mut notes = notes;
+                let secrets = self.writer.secrets();
+                for n in &mut notes {
+                    secrets.redact_in_place(&mut n.body);
+                    secrets.redact_in_place(&mut n.description);
+                }
+                let snapshot = memory.store.write_all(&notes);
+                self.happen(Happening::NotesWritten(snapshot))?;
+            }
         }
         Ok(())
+    }
+
+    /// The extraction call over `turn` (SPEC.md §28.5): the fixed prompt and the
+    /// current index as the system prompt, the filtered turn as the one message.
+    fn start_extraction(&mut self, turn: Vec<xcsh_machine::Message>) {
+        let Some(memory) = &self.requests.memory else {
+            return;
+        };
+        let mut private = xcsh_tools::memory::Private::new(&memory.root);
+        let text = super::memory::render_turn(turn, &mut private, self.writer.secrets());
+        let system = match &self.requests.index {
+            Some(index) => {
+                super::memory::system_with_index(super::memory::EXTRACTION_PROMPT, index)
+            }
+            None => super::memory::EXTRACTION_PROMPT.to_string(),
+        };
+        let request = ModelRequest {
+            system,
+            messages: vec![xcsh_machine::Message::User {
+                origin: xcsh_machine::UserOrigin::Prompt,
+                text,
+            }],
+            tools: Vec::new(),
+            max_output_tokens: self.journal.machine().limits().max_output_tokens,
+        };
+        let cancel = CancellationToken::new();
+        self.work.extraction = Some(cancel.clone());
+        super::memory::spawn_extraction(
+            &self.requests.provider,
+            request,
+            cancel,
+            self.mail.done_tx.clone(),
+        );
     }
 
     fn start_model(&mut self, step: StepNo) {
@@ -435,7 +554,7 @@ impl Owner {
 
     fn request(&self) -> ModelRequest {
         ModelRequest {
-            system: self.requests.system.clone(),
+            system: self.system(),
             messages: self
                 .journal
                 .machine()
@@ -464,37 +583,23 @@ impl Owner {
             text: SUMMARY_INSTRUCTION.to_string(),
         });
         let request = ModelRequest {
-            system: self.requests.system.clone(),
+            system: self.system(),
             messages,
             tools: Vec::new(),
             max_output_tokens: self.journal.machine().limits().max_output_tokens,
         };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let stream = self
-            .requests
-            .provider
-            .stream(request, StreamSink::new(StepNo(0), tx), cancel);
-        let done = self.mail.done_tx.clone();
-        tokio::spawn(async move {
-            let collect = tokio::spawn(async move {
-                let mut text = String::new();
-                while let Some((_, item)) = rx.recv().await {
-                    if let StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
-                        text.push_str(&t);
-                    }
+        super::inflight::spawn_side_call(
+            &self.requests.provider,
+            request,
+            cancel,
+            self.mail.done_tx.clone(),
+            |text: &mut String, event| {
+                if let StreamEvent::TextDelta { text: t } = event {
+                    text.push_str(&t);
                 }
-                text
-            });
-            let result = match tokio::spawn(stream).await {
-                Ok(r) => r,
-                Err(e) => Err(ProviderError {
-                    kind: ProviderErrorKind::Malformed,
-                    message: format!("the provider task failed: {e}"),
-                }),
-            };
-            let text = collect.await.unwrap_or_default();
-            let _ = done.send(Done::Summary(result.map(|()| text)));
-        });
+            },
+            |result, text| Done::Summary(result.map(|()| text)),
+        );
     }
 
     fn cancel_all(&mut self) {
@@ -502,7 +607,7 @@ impl Owner {
         for token in work.step.iter().chain(work.tools.iter().map(|(_, t)| t)) {
             token.cancel();
         }
-        if let Some(token) = &work.summary {
+        for token in work.summary.iter().chain(&work.extraction) {
             token.cancel();
         }
     }

@@ -40,6 +40,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "revert the last turn's file changes (if unchanged since)",
     ),
     ("compact", "summarize the conversation now"),
+    (
+        "memory",
+        "[NAME]: the memory index, or a note (forget NAME deletes one)",
+    ),
     ("model", "[NAME]: show or switch the model"),
     ("pending", "the queued steers and follow-ups"),
     (
@@ -117,6 +121,7 @@ fn run(
         approver: Some(approver),
         max_parallel_tools: setup.max_parallel_tools,
         secrets: setup.secrets.clone(),
+        memory: setup.memory.clone(),
     })?)
 }
 

@@ -245,7 +245,7 @@ fn read_lines(
 /// The commands of [`commands::COMMANDS`] this mode carries out while idle, and
 /// those it carries out while a turn runs, in the order `/help` lists them.
 const IDLE_COMMANDS: &[&str] = &[
-    "tree", "at", "fork", "label", "usage", "diff", "undo", "compact", "model", "exit",
+    "tree", "at", "fork", "label", "usage", "diff", "undo", "compact", "memory", "model", "exit",
 ];
 const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
 
@@ -416,6 +416,10 @@ impl Ui {
             }
             RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
+            RunEvent::MemoryIndex { .. } | RunEvent::MemoryExtracted { .. } => {}
+            RunEvent::MemoryWritten { written, .. } => self
+                .out
+                .line(format!("[memory] wrote {}", written.join(", "))),
             RunEvent::StepFinished {
                 error: Some(error), ..
             } if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow => {
@@ -518,6 +522,12 @@ impl Ui {
                     self.out.line("(nothing to compact yet)");
                 } else {
                     self.start(Task::Compact)?;
+                }
+            }
+            "memory" => {
+                match crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg) {
+                    Ok(said) => self.out.line(format!("[memory] {said}")),
+                    Err(e) => self.out.line(format!("xcsh: {e:#}")),
                 }
             }
             "model" => match commands::model(&mut self.setup, arg) {
@@ -627,6 +637,7 @@ mod tests {
               /diff                 what this session changed in the workspace
               /undo                 revert the last turn's file changes (if unchanged since)
               /compact              summarize the conversation now
+              /memory [NAME]        the memory index, or a note (forget NAME deletes one)
               /model [NAME]         show or switch the model
               /exit                 leave xcsh (also Ctrl-D)
             while it works:  a line is a steer (delivered after the step's tools)

@@ -565,6 +565,12 @@ impl Controller {
                 }
                 self.start(Task::Compact, None)?;
             }
+            "memory" => {
+                let said =
+                    crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg)?;
+                self.app
+                    .notice(NoticeLevel::Info, format!("memory: {said}"));
+            }
             "model" => {
                 let said = commands::model(&mut self.setup, arg)?;
                 self.app.info_mut().model = self.setup.provider.model().to_string();
@@ -700,6 +706,7 @@ mod tests {
               /diff       what this session changed in the workspace
               /undo       revert the last turn's file changes (if unchanged since)
               /compact    summarize the conversation now
+              /memory     [NAME]: the memory index, or a note (forget NAME deletes one)
               /model      [NAME]: show or switch the model
               /pending    the queued steers and follow-ups
               /queue      TEXT: a follow-up, delivered when the turn would finish

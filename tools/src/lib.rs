@@ -8,6 +8,7 @@ mod edit;
 mod glob;
 mod grep;
 mod list;
+pub mod memory;
 mod params;
 pub mod procs;
 mod read;

@@ -263,6 +263,11 @@ impl App {
                 self.estimated = false;
             }
             RunEvent::Notice { message } => self.notice(Level::Info, message),
+            // The index is in the request; the history shows what extraction wrote.
+            RunEvent::MemoryIndex { .. } | RunEvent::MemoryExtracted { .. } => {}
+            RunEvent::MemoryWritten { written, .. } => {
+                self.notice(Level::Info, format!("memory: wrote {}", written.join(", ")))
+            }
             RunEvent::StepStarted { .. } => {
                 if let Some(t) = &mut self.turn {
                     t.step = t.step.saturating_add(1);

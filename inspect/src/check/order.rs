@@ -314,6 +314,10 @@ impl Branch {
                                 | Record::Branch { .. }
                                 | Record::Undo { .. }
                                 | Record::Workspace { .. }
+                                | Record::MemoryIndex(_)
+                                | Record::MemoryExtraction(_)
+                                | Record::MemorySnapshot(_)
+                                | Record::MemoryForget(_)
                         )
                 );
             if let Some((fin, reported)) = &mut self.finished
@@ -385,6 +389,11 @@ impl Branch {
                     Record::Undo { .. } => {}
                     // Moving the session changes no conversation either.
                     Record::Workspace { .. } => {}
+                    // Memory is around the turn, not in it (SPEC.md §28).
+                    Record::MemoryIndex(_)
+                    | Record::MemoryExtraction(_)
+                    | Record::MemorySnapshot(_)
+                    | Record::MemoryForget(_) => {}
                     Record::Step(s) => {
                         match self.streaming {
                         Some((n, _)) if n == s.step.0 => {}

@@ -129,6 +129,65 @@ impl IndexBuilder {
         )
     }
 
+    /// The row of a step (or an extraction, step 0) in the steps table.
+    fn step_row(
+        &mut self,
+        step: u32,
+        events: &[crate::entry::TimedEvent],
+        outcome: &StepOutcome,
+        message: &xcsh_machine::Assembled,
+    ) -> u32 {
+        let u = &message.usage;
+        let calls_start = u32::try_from(self.data.call_ids.len()).unwrap_or(u32::MAX);
+        for c in &message.tool_calls {
+            let id = self.text(&c.id.0);
+            self.data.call_ids.push(id);
+        }
+        let ttft_ms = events
+            .iter()
+            .find(|t| {
+                matches!(
+                    t.event,
+                    StreamEvent::TextDelta { .. }
+                        | StreamEvent::ReasoningDelta { .. }
+                        | StreamEvent::ToolCallStart { .. }
+                )
+            })
+            .map_or(NONE, |t| t.ms);
+        let tool_calls = u32::try_from(message.tool_calls.len()).unwrap_or(u32::MAX);
+        let finish_error = message.finish == Some(FinishReason::Error);
+        let (outcome, error_kind, error_text) = match outcome {
+            StepOutcome::Completed => (0, 0, ""),
+            StepOutcome::Failed { error } => (1, kind_code(error.kind), error.message.as_str()),
+            StepOutcome::Aborted => (2, 0, ""),
+        };
+        let error_message = self.text(error_text);
+        let row = StepRow {
+            step,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_write_tokens: u.cache_write_tokens,
+            ttft_ms,
+            stream_ms: events.last().map_or(NONE, |t| t.ms),
+            retries: u32::try_from(
+                events
+                    .iter()
+                    .filter(|t| matches!(t.event, StreamEvent::Retrying { .. }))
+                    .count(),
+            )
+            .unwrap_or(u32::MAX),
+            tool_calls,
+            calls_start,
+            outcome,
+            finish_error,
+            estimated: u.estimated,
+            error_kind,
+            error_message,
+        };
+        Self::row(&mut self.data.steps, row)
+    }
+
     /// The row of the entry's summary in its kind's table.
     fn summary(&mut self, kind: Kind, entry: &Entry) -> u32 {
         match &entry.body {
@@ -147,58 +206,9 @@ impl IndexBuilder {
                 Record::UserMessage { text, config } => self.prompt(text, config.limits.max_tokens),
                 Record::Compact { config } => self.prompt("", config.limits.max_tokens),
                 Record::Steer { text } | Record::FollowUp { text } => self.prompt(text, 0),
-                Record::Step(s) => {
-                    let u = &s.message.usage;
-                    let calls_start = u32::try_from(self.data.call_ids.len()).unwrap_or(u32::MAX);
-                    for c in &s.message.tool_calls {
-                        let id = self.text(&c.id.0);
-                        self.data.call_ids.push(id);
-                    }
-                    let ttft_ms = s
-                        .events
-                        .iter()
-                        .find(|t| {
-                            matches!(
-                                t.event,
-                                StreamEvent::TextDelta { .. }
-                                    | StreamEvent::ReasoningDelta { .. }
-                                    | StreamEvent::ToolCallStart { .. }
-                            )
-                        })
-                        .map_or(NONE, |t| t.ms);
-                    let (outcome, error_kind, message) = match &s.outcome {
-                        StepOutcome::Completed => (0, 0, ""),
-                        StepOutcome::Failed { error } => {
-                            (1, kind_code(error.kind), error.message.as_str())
-                        }
-                        StepOutcome::Aborted => (2, 0, ""),
-                    };
-                    let error_message = self.text(message);
-                    let row = StepRow {
-                        step: s.step.0,
-                        input_tokens: u.input_tokens,
-                        output_tokens: u.output_tokens,
-                        cache_read_tokens: u.cache_read_tokens,
-                        cache_write_tokens: u.cache_write_tokens,
-                        ttft_ms,
-                        stream_ms: s.events.last().map_or(NONE, |t| t.ms),
-                        retries: u32::try_from(
-                            s.events
-                                .iter()
-                                .filter(|t| matches!(t.event, StreamEvent::Retrying { .. }))
-                                .count(),
-                        )
-                        .unwrap_or(u32::MAX),
-                        tool_calls: u32::try_from(s.message.tool_calls.len()).unwrap_or(u32::MAX),
-                        calls_start,
-                        outcome,
-                        finish_error: s.message.finish == Some(FinishReason::Error),
-                        estimated: u.estimated,
-                        error_kind,
-                        error_message,
-                    };
-                    Self::row(&mut self.data.steps, row)
-                }
+                Record::Step(s) => self.step_row(s.step.0, &s.events, &s.outcome, &s.message),
+                // The extraction is a step of its own kind (step 0): `stats` counts it.
+                Record::MemoryExtraction(x) => self.step_row(0, &x.events, &x.outcome, &x.message),
                 Record::ToolResult(t) => {
                     let status = match t.outcome.status {
                         ToolStatus::Ok => 0,
@@ -214,7 +224,10 @@ impl IndexBuilder {
                 | Record::CompactionSummary { .. }
                 | Record::Recovered { .. }
                 | Record::Undo { .. }
-                | Record::Workspace { .. } => u32::MAX,
+                | Record::Workspace { .. }
+                | Record::MemoryIndex(_)
+                | Record::MemorySnapshot(_)
+                | Record::MemoryForget(_) => u32::MAX,
             },
             Body::Decision(d) => match d {
                 Decision::Delivered { origin, .. } => match origin {

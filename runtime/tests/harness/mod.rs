@@ -127,6 +127,7 @@ impl Pair {
                 approver: None,
                 max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
                 secrets: Default::default(),
+                memory: None,
             },
             work: work.clone(),
             hold: None,
@@ -519,6 +520,11 @@ pub fn event_line(event: &RunEvent) -> String {
         RunEvent::Compacted { .. } => "compacted".into(),
         RunEvent::Ignored { reason } => format!("ignored {reason:?}"),
         RunEvent::RunFinished { reason, steps, .. } => format!("run_finished {reason:?} {steps}"),
+        RunEvent::MemoryIndex { notes, .. } => format!("memory_index {notes} notes"),
+        RunEvent::MemoryExtracted { outcome, notes, .. } => {
+            format!("memory_extracted {outcome} {notes:?}")
+        }
+        RunEvent::MemoryWritten { written, .. } => format!("memory_written {written:?}"),
     }
 }
 
