@@ -10,6 +10,7 @@ pub mod index;
 pub mod machine_at;
 mod naming;
 pub mod parallel;
+pub mod plan;
 mod reader;
 mod rebuild;
 pub mod resume;

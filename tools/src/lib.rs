@@ -9,6 +9,7 @@ mod glob;
 mod grep;
 mod list;
 mod params;
+pub mod plan;
 pub mod procs;
 mod read;
 pub mod sandbox;
