@@ -69,6 +69,8 @@ enum Command {
     /// Put back the files the last run on a session's branch changed (as `/undo`),
     /// or (`SESSION@ENTRY`) those of a call a crash interrupted.
     Undo(undo::UndoArgs),
+    /// Print the task plan at a session's leaf, or at an entry (`SESSION@ENTRY`).
+    Plan(inspect_cmd::PlanArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         Command::Check(args) => inspect_cmd::check_main(args),
         Command::Export(args) => inspect_cmd::export_main(args),
         Command::Undo(args) => undo::main(args),
+        Command::Plan(args) => inspect_cmd::plan_main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

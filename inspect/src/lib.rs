@@ -12,6 +12,7 @@ pub mod events;
 pub mod export;
 pub mod fork;
 pub mod log;
+pub mod plan;
 pub mod stats;
 mod style;
 mod summary;

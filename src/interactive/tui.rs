@@ -634,6 +634,10 @@ impl Controller {
                 let said = commands::undo(path)?;
                 self.app.notice(NoticeLevel::Info, format!("undo: {said}"));
             }
+            "plan" => {
+                let said = commands::plan_text(path)?;
+                self.app.notice(NoticeLevel::Info, said.trim_end().to_owned());
+            }
             other => anyhow::bail!("/{other}: unknown command (/help lists them)"),
         }
         Ok(())
