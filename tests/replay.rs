@@ -79,7 +79,7 @@ fn scrub(text: &str, path: &Path) -> String {
     out
 }
 
-const FIXTURES: [&str; 13] = [
+const FIXTURES: [&str; 14] = [
     "plain",
     "tool-rounds",
     "parallel-tools",
@@ -93,6 +93,7 @@ const FIXTURES: [&str; 13] = [
     "provider-error",
     "ten-steps",
     "fork",
+    "plan",
 ];
 
 fn replays_clean(name: &str) {
@@ -129,6 +130,7 @@ fixtures_replay_clean! {
     fixture_provider_error_replays_clean => "provider-error",
     fixture_ten_steps_replays_clean => "ten-steps",
     fixture_fork_replays_clean => "fork",
+    fixture_plan_replays_clean => "plan",
 }
 
 #[test]
@@ -185,6 +187,16 @@ fn every_fixture_session_is_listed_and_shows_what_its_name_says() {
     // A fork: the copied run (ids kept), a label naming the origin, a second run.
     assert_eq!(count("fork", "user_message"), 2);
     assert_eq!(count("fork", "label"), 1);
+    // The plan: four `plan` calls on the first branch (one of them broken), one on the
+    // branch made with `--at`.
+    assert_eq!(count("plan", "branch"), 1);
+    let plan_calls = read_session(&fixture("plan"))
+        .unwrap()
+        .entries
+        .iter()
+        .filter(|e| matches!(&e.body, Body::Decision(Decision::ToolDispatched { call, .. }) if call.name == "plan"))
+        .count();
+    assert_eq!(plan_calls, 5);
 }
 
 /// A copy of fixture `name` in `dir`, rewritten through a fresh writer (valid hashes,
