@@ -2,12 +2,14 @@
 //! `xcsh plan SESSION[@ENTRY]` and `/plan` print, and the plan sections of `export`
 //! and `diff`. The plan itself is the log's fold (`xcsh_log::plan`).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::common::branch_path;
 use super::error::InspectError;
 use xcsh_log::SessionLog;
-use xcsh_log::plan::{PlanUpdate, plan_at, plan_difference};
+use xcsh_log::plan::{Plan, PlanStatus, PlanUpdate, plan_at, plan_difference, plan_history};
 use xcsh_machine::EntryId;
 
 /// The plan at an entry: where it was asked for, and the update in effect there.
@@ -66,4 +68,37 @@ pub fn difference(a: &PlanView, b: &PlanView) -> Option<String> {
         from(a),
         from(b)
     ))
+}
+
+/// Every valid plan update in the session, on any branch, by the id of its
+/// `tool_result` entry (the HTML export marks them in the conversation).
+pub fn updates_by_entry(log: &SessionLog) -> Result<BTreeMap<u64, Plan>, InspectError> {
+    let mut out = BTreeMap::new();
+    for leaf in xcsh_log::Dag::from_log(log).leaves() {
+        for u in plan_history(branch_path(log, leaf)?) {
+            out.insert(u.entry.0, u.plan);
+        }
+    }
+    Ok(out)
+}
+
+/// The plan as a Markdown task list: the explanation as a paragraph, then
+/// `- [x] text`, `- [ ] **text** (in progress)`, `- [ ] text`.
+pub fn markdown_list(plan: &Plan) -> String {
+    let mut out = String::new();
+    if let Some(e) = plan.explanation.as_deref().filter(|e| !e.trim().is_empty()) {
+        out.push_str(&format!("{}\n\n", e.trim()));
+    }
+    if plan.items.is_empty() {
+        out.push_str("_(no items)_\n");
+    }
+    for item in &plan.items {
+        let text = item.text.trim();
+        out.push_str(&match item.status {
+            PlanStatus::Completed => format!("- [x] {text}\n"),
+            PlanStatus::InProgress => format!("- [ ] **{text}** (in progress)\n"),
+            PlanStatus::Pending => format!("- [ ] {text}\n"),
+        });
+    }
+    out
 }
