@@ -1130,7 +1130,7 @@ async fn unknown_tools_and_malformed_arguments_are_errors() {
             raw("delete", "{}"),
             expect![[r#"
                 Error
-                no tool named `delete`; the tools are: read, list, grep, glob, edit, write, bash"#]],
+                no tool named `delete`; the tools are: read, list, grep, glob, edit, write, bash, plan"#]],
         ),
         (
             raw("read", "{\"path\": \"a.txt\""),
