@@ -89,7 +89,7 @@ fn xcsh_plan_json_is_the_plan_as_data() {
 /// The `plan` events of `xcsh run --json` over a fixture's script.
 fn plan_events(script: &str, prompt: &str) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
     let env = Env::new();
-    let out = env.ok_script(scripts().join(script), &["--json", "-p", prompt]);
+    let out = env.ok_script(scripts().join(script), &["--json", prompt]);
     let events: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -114,18 +114,18 @@ fn run_json_prints_a_plan_event_for_each_plan_the_model_sets() {
         plans,
         [
             serde_json::json!({"type": "plan", "call_id": "call_1_1", "plan": {
-                "explanation": "Three steps: read, fix, test.",
-                "items": [
-                    {"text": "Read the failing test", "status": "in_progress"},
-                    {"text": "Fix the parser", "status": "pending"},
-                    {"text": "Run the tests", "status": "pending"}
-                ]}}),
+            "explanation": "Three steps: read, fix, test.",
+            "items": [
+                {"text": "Read the failing test", "status": "in_progress"},
+                {"text": "Fix the parser", "status": "pending"},
+                {"text": "Run the tests", "status": "pending"}
+            ]}}),
             serde_json::json!({"type": "plan", "call_id": "call_2_2", "plan": {
-                "items": [
-                    {"text": "Read the failing test", "status": "completed"},
-                    {"text": "Fix the parser", "status": "in_progress"},
-                    {"text": "Run the tests", "status": "pending"}
-                ]}}),
+            "items": [
+                {"text": "Read the failing test", "status": "completed"},
+                {"text": "Fix the parser", "status": "in_progress"},
+                {"text": "Run the tests", "status": "pending"}
+            ]}}),
         ]
     );
 }
@@ -244,26 +244,40 @@ fn replay_remakes_the_plan_calls_of_both_branches() {
     let env = Env::new();
     let leaf = env.ok(&["replay", &plan_fixture(), "--json"]);
     let other = env.ok(&["replay", &plan_fixture(), "--leaf", "28", "--json"]);
-    for out in [leaf, other] {
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["result"], "clean", "{v}");
-    }
+    let seen: Vec<serde_json::Value> = [leaf, other]
+        .iter()
+        .map(|out| {
+            let v: serde_json::Value = serde_json::from_str(out).unwrap();
+            serde_json::json!({"result": v["result"], "leaf": v["leaf"], "replayed": v["replayed"]})
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            serde_json::json!({"result": "ok", "leaf": 37, "replayed": {"decisions": 11, "entries": 24, "inputs": 11}}),
+            serde_json::json!({"result": "ok", "leaf": 28, "replayed": {"decisions": 14, "entries": 29, "inputs": 14}}),
+        ]
+    );
     // The plan calls are decisions like any other: a changed plan diverges there.
     let dir = tempfile::tempdir().unwrap();
     let altered = dir.path().join("altered.jsonl");
     let log = read_session(&fixture("plan")).unwrap();
     xcsh_replay::rewrite::rewrite(&log, &altered, |e| match &e.body {
-        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == EntryId(34) => {
+        Body::Decision(Decision::ToolDispatched { step, call }) if e.id == EntryId(33) => {
             let mut call = call.clone();
             call.arguments = r#"{"items":[]}"#.into();
-            Some(Body::Decision(Decision::ToolDispatched { step: *step, call }))
+            Some(Body::Decision(Decision::ToolDispatched {
+                step: *step,
+                call,
+            }))
         }
-        _ => None,
+        other => Some(other.clone()),
     })
     .unwrap();
     let out = env.run(&["replay", altered.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["result"], "diverged", "{v}");
+    assert_eq!(v["divergence"]["entry"], 33, "{v}");
     assert_eq!(v["divergence"]["entry_type"], "tool_dispatched", "{v}");
 }
 

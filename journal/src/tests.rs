@@ -396,7 +396,8 @@ fn an_ok_plan_result_is_followed_by_its_plan_event_and_a_broken_one_by_none() {
     let mut h = Harness::new();
     h.prompt(Permissions::Ask);
     let good = r#"{"items":[{"text":"Read","status":"in_progress"}]}"#;
-    let broken = r#"{"items":[{"text":"A","status":"in_progress"},{"text":"B","status":"in_progress"}]}"#;
+    let broken =
+        r#"{"items":[{"text":"A","status":"in_progress"},{"text":"B","status":"in_progress"}]}"#;
     h.step_with(1, &[("c1", "plan", good), ("c2", "plan", broken)]);
     h.out.clear();
     h.tool("c1", "plan");
@@ -428,4 +429,3 @@ fn an_ok_plan_result_is_followed_by_its_plan_event_and_a_broken_one_by_none() {
           ! start_model 2
     "#]]);
 }
-

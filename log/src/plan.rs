@@ -85,9 +85,7 @@ pub enum PlanError {
     TextTooLong { item: usize, chars: usize },
     #[error("item {item}'s text is not one line")]
     MultiLine { item: usize },
-    #[error(
-        "items {first} and {second} are both in_progress; at most one item may be in_progress"
-    )]
+    #[error("items {first} and {second} are both in_progress; at most one item may be in_progress")]
     TwoInProgress { first: usize, second: usize },
     #[error(
         "the explanation is {chars} characters long; at most {MAX_EXPLANATION_CHARS} are allowed"
@@ -165,8 +163,7 @@ impl Plan {
     /// ends with a newline.
     pub fn checklist(&self) -> String {
         let mut out = String::new();
-        if let Some(explanation) = self.explanation.as_deref().filter(|e| !e.trim().is_empty())
-        {
+        if let Some(explanation) = self.explanation.as_deref().filter(|e| !e.trim().is_empty()) {
             for line in explanation.trim().lines() {
                 let _ = writeln!(out, "{line}");
             }

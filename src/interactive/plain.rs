@@ -635,6 +635,7 @@ mod tests {
               /label NAME           name the current entry
               /usage                tokens spent in this session
               /diff                 what this session changed in the workspace
+              /plan                 the task plan at the current entry
               /undo                 revert the last turn's file changes (if unchanged since)
               /compact              summarize the conversation now
               /model [NAME]         show or switch the model

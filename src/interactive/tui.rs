@@ -636,7 +636,8 @@ impl Controller {
             }
             "plan" => {
                 let said = commands::plan_text(path)?;
-                self.app.notice(NoticeLevel::Info, said.trim_end().to_owned());
+                self.app
+                    .notice(NoticeLevel::Info, said.trim_end().to_owned());
             }
             other => anyhow::bail!("/{other}: unknown command (/help lists them)"),
         }
@@ -702,6 +703,7 @@ mod tests {
               /resume     pick another session of this workspace
               /usage      tokens spent in this session
               /diff       what this session changed in the workspace
+              /plan       the task plan at the current entry
               /undo       revert the last turn's file changes (if unchanged since)
               /compact    summarize the conversation now
               /model      [NAME]: show or switch the model

@@ -385,9 +385,9 @@ impl App {
             }
             RunEvent::Plan { call_id, plan } => {
                 // The call's card, if still waiting for history, becomes the plan's cell.
-                let card = self.queue.iter().rposition(|item| {
-                    matches!(item, Item::Cell(Cell::Tool(c)) if c.call_id() == &call_id)
-                });
+                let card = self.queue.iter().rposition(
+                    |item| matches!(item, Item::Cell(Cell::Tool(c)) if c.call_id() == &call_id),
+                );
                 match card {
                     Some(i) => self.queue[i] = Item::Cell(Cell::Plan(plan.clone())),
                     None => self.push_cell(Cell::Plan(plan.clone())),

@@ -331,7 +331,8 @@ pub fn from_branch(log: &SessionLog, entries: &[&Entry]) -> Vec<Cell> {
         .map(|u| (u.entry, u.plan))
         .collect();
     for entry in entries {
-        if let (Some(plan), Body::Record(Record::ToolResult(r))) = (plans.get(&entry.id), &entry.body)
+        if let (Some(plan), Body::Record(Record::ToolResult(r))) =
+            (plans.get(&entry.id), &entry.body)
         {
             let i = card_index(&mut cells, &mut cards, &r.call_id, &r.name, "{}");
             if let Some(cell) = cells.get_mut(i) {
