@@ -188,13 +188,23 @@ impl Harness {
     }
 
     fn tool(&mut self, id: &str, name: &str) {
+        self.tool_with(id, name, ToolStatus::Ok);
+    }
+
+    /// Call `id` ended with `status` (shown as `tool ID ended`, with the status
+    /// unless ok).
+    fn tool_with(&mut self, id: &str, name: &str, status: ToolStatus) {
+        let line = match status {
+            ToolStatus::Ok => format!("tool {id} ended"),
+            other => format!("tool {id} ended ({other:?})"),
+        };
         self.on(
-            &format!("tool {id} ended"),
+            &line,
             Happening::ToolEnded(ToolEnd {
                 call_id: CallId(id.into()),
                 name: name.into(),
                 outcome: ToolOutcome {
-                    status: ToolStatus::Ok,
+                    status,
                     content: "done".into(),
                 },
                 duration_ms: 1,
@@ -401,26 +411,13 @@ fn an_ok_plan_result_is_followed_by_its_plan_event_and_a_broken_one_by_none() {
     h.step_with(1, &[("c1", "plan", good), ("c2", "plan", broken)]);
     h.out.clear();
     h.tool("c1", "plan");
-    h.on(
-        "tool c2 ended (error)",
-        Happening::ToolEnded(ToolEnd {
-            call_id: CallId("c2".into()),
-            name: "plan".into(),
-            outcome: ToolOutcome {
-                status: ToolStatus::Error,
-                content: "invalid plan".into(),
-            },
-            duration_ms: 1,
-            changes: Vec::new(),
-            child: None,
-        }),
-    );
+    h.tool_with("c2", "plan", ToolStatus::Error);
     h.check(expect![[r#"
         > tool c1 ended
           +6 tool_result c1
           ! event tool_result
           ! event plan
-        > tool c2 ended (error)
+        > tool c2 ended (Error)
           +7 tool_result c2
           +8 step_started
           ! event tool_result
