@@ -153,8 +153,23 @@ make_memory() {
     finish
 }
 
+# The task plan (SPEC.md §27): a run that sets the plan twice, a second run that
+# sends a broken plan (two items in progress), then a valid third update; then a
+# branch from the first run's end whose run changes the plan another way.
+make_plan() {
+    begin plan
+    xcsh_run 0 --tools test --script "$(script plan.jsonl)" -p "Fix the parser bug."
+    xcsh_run 0 --tools test --continue --script "$(script plan.second.jsonl)" -p "Go on."
+    # Entries: 0 session, 1 prompt, 2 step_started, 3 step, 4 tool_dispatched (plan),
+    # 5 tool_result, 6 step_started, 7 step, 8-9 tool_dispatched (echo, plan),
+    # 10-11 tool_result, 12 step_started, 13 step, 14 run_finished: branch there.
+    xcsh_run 0 --tools test --resume "$(session_file)" --at 14 \
+        --script "$(script plan.branch.jsonl)" -p "Write a regression test before the fix."
+    finish
+}
+
 all=(plain tool-rounds parallel-tools steer follow-up interrupt length-stop budget-stop
-    compaction branch-at provider-error ten-steps fork memory)
+    compaction branch-at provider-error ten-steps fork memory plan)
 if [ $# -eq 0 ]; then
     set -- "${all[@]}"
 fi

@@ -570,3 +570,27 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// `xcsh plan SESSION[@ENTRY]` (SPEC.md §27.4).
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// A session (path, id or id prefix): the plan at its leaf; `SESSION@ENTRY`: the
+    /// plan at that entry (on its branch).
+    session: String,
+    /// The plan as JSON: `{"at": N, "plan": null | {"entry", "dispatched",
+    /// "call_id", "plan": {"explanation"?, "items": [{"text", "status"}]}}}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn plan_main(args: PlanArgs) -> Result<ExitCode> {
+    let (log, at) = side(&args.session)?;
+    let plan = xcsh_inspect::plan::view(&log, at)?;
+    if args.json {
+        json(&plan)?;
+    } else {
+        let st = style();
+        view(&plan.text(), st)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

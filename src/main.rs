@@ -72,6 +72,8 @@ enum Command {
     Undo(undo::UndoArgs),
     /// List the memory notes of the user and of this workspace (SPEC.md §28).
     Memory(memory_cmd::MemoryArgs),
+    /// Print the task plan at a session's leaf, or at an entry (`SESSION@ENTRY`).
+    Plan(inspect_cmd::PlanArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -106,6 +108,7 @@ fn main() -> ExitCode {
         Command::Export(args) => inspect_cmd::export_main(args),
         Command::Undo(args) => undo::main(args),
         Command::Memory(args) => memory_cmd::main(args),
+        Command::Plan(args) => inspect_cmd::plan_main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

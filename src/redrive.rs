@@ -118,14 +118,29 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
         .filter_map(|(id, call)| results.remove(&id).map(|o| (id, (call, o))))
         .collect();
     // The standard tools as the run had them: with `bash_outside_sandbox` when its
-    // sandbox was on (§21.7).
-    let standard = [false, true]
-        .into_iter()
-        .map(StandardTools::specs_of)
-        .find(|specs| specs.iter().map(|s| &s.name).eq(first_config.tools.iter()));
+    // sandbox was on (§21.7), with `plan` when it was offered (§27; not in runs
+    // recorded before it existed).
+    let offered =
+        |s: &ToolSpec| s.name != xcsh_tools::plan::NAME || first_config.tools.contains(&s.name);
+    let standard = [false, true].into_iter().find_map(|sandboxed| {
+        let all = StandardTools::specs_of(sandboxed);
+        let specs: Vec<_> = all.into_iter().filter(|s| offered(s)).collect();
+        specs
+            .iter()
+            .map(|s| &s.name)
+            .eq(first_config.tools.iter())
+            .then_some(specs)
+    });
     let (specs, mutating) = match standard {
         Some(specs) => (specs, first_config.mutating.clone()),
-        None => (TestTools.specs(), TestTools.mutating()),
+        None => (
+            TestTools
+                .specs()
+                .into_iter()
+                .filter(|s| offered(s))
+                .collect(),
+            TestTools.mutating(),
+        ),
     };
     let tools = Arc::new(RecordedTools {
         specs,

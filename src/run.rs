@@ -595,6 +595,11 @@ fn render(
             let (first, more) = first_line(content);
             say(&format!("[{name}] {status:?}: {first}{more}"));
         }
+        RunEvent::Plan { plan, .. } => {
+            for line in plan.checklist().lines() {
+                say(&format!("[plan] {line}"));
+            }
+        }
         RunEvent::ApprovalRequested { .. } => end_line(out)?,
         RunEvent::StepFinished {
             error: Some(error), ..

@@ -12,7 +12,7 @@ use crate::config;
 use crate::providers::{self, ProviderArgs};
 
 /// The system prompt when neither `--system-prompt` nor the config names one.
-pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief.";
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are xcsh, a coding agent. Work in the user's workspace with the tools you are given. Be precise and brief. For a task of several steps, keep a plan with the `plan` tool: one item in progress at a time, updated as each step is done.";
 
 /// What a run or an interactive session is made of, resolved from the flags, the
 /// config file and the defaults.

@@ -148,6 +148,7 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
     if xcsh_tools::sandbox::probe().is_ok() {
         expected.push("bash_outside_sandbox");
     }
+    expected.push("plan");
     assert_eq!(tools, expected);
 }
 

@@ -79,7 +79,7 @@ fn scrub(text: &str, path: &Path) -> String {
     out
 }
 
-const FIXTURES: [&str; 14] = [
+const FIXTURES: [&str; 15] = [
     "memory",
     "plain",
     "tool-rounds",
@@ -94,6 +94,7 @@ const FIXTURES: [&str; 14] = [
     "provider-error",
     "ten-steps",
     "fork",
+    "plan",
 ];
 
 fn replays_clean(name: &str) {
@@ -130,6 +131,8 @@ fixtures_replay_clean! {
     fixture_provider_error_replays_clean => "provider-error",
     fixture_ten_steps_replays_clean => "ten-steps",
     fixture_fork_replays_clean => "fork",
+    fixture_plan_replays_clean => "plan",
+    fixture_memory_replays_clean => "memory",
 }
 
 #[test]
@@ -191,6 +194,16 @@ fn every_fixture_session_is_listed_and_shows_what_its_name_says() {
     assert_eq!(count("memory", "memory_index"), 2);
     assert_eq!(count("memory", "memory_extraction"), 2);
     assert_eq!(count("memory", "memory_snapshot"), 2);
+    // The plan: four `plan` calls on the first branch (one of them broken), one on the
+    // branch made with `--at`.
+    assert_eq!(count("plan", "branch"), 1);
+    let plan_calls = read_session(&fixture("plan"))
+        .unwrap()
+        .entries
+        .iter()
+        .filter(|e| matches!(&e.body, Body::Decision(Decision::ToolDispatched { call, .. }) if call.name == "plan"))
+        .count();
+    assert_eq!(plan_calls, 5);
 }
 
 /// The memory index a turn carried is part of what its steps decided on: another

@@ -120,6 +120,12 @@ function item(it) {
       break;
     }
     case "tool_result":
+      if (data.plans[it.entry]) {
+        box.classList.add("plan");
+        head(`plan updated #${it.entry} · ${it.call_id}`);
+        box.appendChild(checklist(data.plans[it.entry]));
+        break;
+      }
       box.classList.add("result");
       if (it.status !== "ok") box.classList.add("error");
       head(`← ${it.name} ${it.call_id} #${it.entry} · ` + (it.synthetic ? `not run: ${it.synthetic}` : `${it.status} · ${it.duration_ms} ms`));
@@ -160,12 +166,31 @@ function item(it) {
   return box;
 }
 
+// The task plan as a checklist: `[x]` completed, `[>]` in progress, `[ ]` pending.
+function checklist(plan) {
+  const box = el("div", "checklist");
+  if (plan.explanation) box.appendChild(el("div", "body", plan.explanation));
+  const marks = { completed: "[x]", in_progress: "[>]", pending: "[ ]" };
+  for (const i of plan.items) box.appendChild(el("div", "plan-" + i.status, `${marks[i.status]} ${i.text}`));
+  if (plan.items.length === 0) box.appendChild(el("div", "plan-pending", "(no items)"));
+  return box;
+}
+
 function renderConversation() {
   const box = document.getElementById("conversation");
   box.textContent = "";
   const b = branch(selected);
   document.getElementById("branch-title").textContent = b ? b.title : "";
-  for (const id of b ? pathTo(b.leaf) : []) {
+  // The plan at the selected branch's leaf: its last update on the path.
+  const path = b ? pathTo(b.leaf) : [];
+  const last = path.filter((id) => data.plans[id]).pop();
+  if (last !== undefined) {
+    const p = el("div", "item plan");
+    p.appendChild(el("div", "head", `plan at the leaf (from #${last})`));
+    p.appendChild(checklist(data.plans[last]));
+    box.appendChild(p);
+  }
+  for (const id of path) {
     const it = data.items[id];
     if (it) box.appendChild(item(it));
     for (const l of data.labels[id] || []) box.appendChild(item(l));

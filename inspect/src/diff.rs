@@ -342,6 +342,16 @@ pub struct Report {
     pub equal: usize,
     /// In path order; the first is the first divergence.
     pub changes: Vec<Change>,
+    /// The task plans at the two ends, when they differ (SPEC.md §27.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plans: Option<PlanChange>,
+}
+
+/// The plans at the ends of the two branches, which differ.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanChange {
+    pub a: crate::plan::PlanView,
+    pub b: crate::plan::PlanView,
 }
 
 /// Compares the branch of `a` with the branch of `b`.
@@ -449,7 +459,18 @@ pub fn compare(a: &Side<'_>, b: &Side<'_>) -> Result<Report, InspectError> {
         compared: ua.len().max(ub.len()),
         equal,
         changes,
+        plans: plan_change(a, b)?,
     })
+}
+
+/// The plans at the ends of `a` and `b`, if they differ.
+fn plan_change(a: &Side<'_>, b: &Side<'_>) -> Result<Option<PlanChange>, InspectError> {
+    let (va, vb) = (
+        crate::plan::view(a.log, a.leaf)?,
+        crate::plan::view(b.log, b.leaf)?,
+    );
+    let plan = |v: &crate::plan::PlanView| v.plan.as_ref().map(|u| u.plan.clone());
+    Ok((plan(&va) != plan(&vb)).then_some(PlanChange { a: va, b: vb }))
 }
 
 fn only(op: &'static str, u: &Unit<'_>, fields: Vec<FieldChange>) -> Change {
@@ -603,6 +624,7 @@ pub fn render(report: &Report, style: Style) -> String {
             "no divergence: {} unit(s) after the common history are equal\n",
             report.equal
         )));
+        out.push_str(&plans_section(report));
         return out;
     };
     let kind = match first.op {
@@ -646,7 +668,18 @@ pub fn render(report: &Report, style: Style) -> String {
             }
         }
     }
+    out.push_str(&plans_section(report));
     out
+}
+
+/// `\nplans differ …` and how, or nothing when the plans are the same.
+fn plans_section(report: &Report) -> String {
+    report
+        .plans
+        .as_ref()
+        .and_then(|p| crate::plan::difference(&p.a, &p.b))
+        .map(|d| format!("\n{d}"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -82,6 +82,17 @@ fn markdown_level(
         "- branch: the one ending at entry {leaf} ({} branch(es) in the session)\n",
         leaves.len()
     ));
+    // The task plan (SPEC.md §27.4): at the leaf here, each update where it happened.
+    let updates = xcsh_log::plan::plan_history(crate::common::branch_path(log, leaf)?);
+    if let Some(last) = updates.last() {
+        out.push_str(&format!(
+            "\n## Plan\n\nAt the leaf, from entry {} ({} of {} completed):\n\n{}",
+            last.entry,
+            last.plan.completed(),
+            last.plan.items.len(),
+            crate::plan::markdown_list(&last.plan)
+        ));
+    }
     let mut turn = 0;
     for it in conversation(log, Some(leaf))? {
         let s = match &it {
@@ -143,6 +154,16 @@ fn markdown_level(
                     s.push_str(&block(&args_pretty(&c.arguments), "json"));
                 }
                 s
+            }
+            Item::ToolResult { entry, call_id, .. }
+                if let Some(u) = updates.iter().find(|u| u.entry == *entry) =>
+            {
+                format!(
+                    "\n**Plan updated** (`plan` {call_id}, entry {entry}; {} of {} completed):\n\n{}",
+                    u.plan.completed(),
+                    u.plan.items.len(),
+                    crate::plan::markdown_list(&u.plan)
+                )
             }
             Item::ToolResult {
                 name,
@@ -403,6 +424,8 @@ struct Page {
     items: BTreeMap<u64, Item>,
     labels: BTreeMap<u64, Vec<Item>>,
     timeline: Vec<Row>,
+    /// The task plan each valid `plan` update set, by its `tool_result` entry.
+    plans: BTreeMap<u64, xcsh_log::plan::Plan>,
 }
 
 fn lines(nodes: &[Node], full: bool, out: &mut BTreeMap<u64, String>) {
@@ -493,6 +516,7 @@ pub fn write_html(
         items,
         labels,
         timeline: timeline(log),
+        plans: crate::plan::updates_by_entry(log)?,
     };
     let n_branches = page.branches.len();
     let title = escape(&format!("xcsh session {}", page.session_id));

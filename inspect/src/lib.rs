@@ -13,6 +13,7 @@ pub mod export;
 mod family;
 pub mod fork;
 pub mod log;
+pub mod plan;
 pub mod stats;
 mod style;
 mod summary;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use xcsh_log::FileChange;
+use xcsh_log::plan::Plan;
 use xcsh_ports::OutputStream;
 
 use xcsh_machine::{
@@ -87,6 +88,12 @@ pub enum RunEvent {
         /// (`--json` lines carry no file contents; the log has them).
         #[serde(skip)]
         changes: Vec<FileChange>,
+    },
+    /// The task plan changed: a `plan` call's ok result was recorded (SPEC.md §27);
+    /// `plan` is the whole plan now.
+    Plan {
+        call_id: CallId,
+        plan: Plan,
     },
     /// A mutating call waits for the user's approval.
     ApprovalRequested {

@@ -10,6 +10,7 @@ use memory::MemoryStage;
 
 use super::{Append, RunEvent, RunResult};
 use xcsh_log::memory::{MemoryIndexRecord, ProposedNote, SnapshotRecord};
+use xcsh_log::plan::{PLAN_TOOL, Plan};
 use xcsh_log::{
     Body, ChildRun, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent,
     ToolResultRecord,
@@ -154,6 +155,9 @@ struct InFlight {
     call_id: CallId,
     dispatched: EntryId,
     ended: Option<ToolEnd>,
+    /// The plan a `plan` call sets, if its arguments are a valid plan: shown
+    /// (`RunEvent::Plan`) once its ok result is recorded.
+    plan: Option<Plan>,
 }
 
 /// One run's machine and the order of its log. See [`crate`].
@@ -498,6 +502,12 @@ impl Journal {
                     child,
                 })),
             )?;
+            if let (ToolStatus::Ok, Some(plan)) = (outcome.status, first.plan) {
+                s.emit(RunEvent::Plan {
+                    call_id: call_id.clone(),
+                    plan,
+                });
+            }
             self.settled_unsynced.push(first.dispatched);
             self.apply(s, Input::ToolSettled { call_id, outcome })?;
         }
@@ -552,6 +562,9 @@ impl Journal {
                     call_id: call.id.clone(),
                     dispatched,
                     ended: None,
+                    plan: (call.name == PLAN_TOOL)
+                        .then(|| Plan::parse(&call.arguments).ok())
+                        .flatten(),
                 });
                 s.out.push(Action::Sync);
                 s.out.push(Action::StartTool { call, dispatched });

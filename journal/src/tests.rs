@@ -52,7 +52,7 @@ struct Harness {
 fn config(permissions: Permissions) -> RunConfig {
     RunConfig {
         limits: Limits::default(),
-        tools: vec!["echo".into(), "write".into()],
+        tools: vec!["echo".into(), "write".into(), "plan".into()],
         mutating: vec!["write".into()],
         permissions,
         estimate_bytes_per_token: 0,
@@ -128,9 +128,15 @@ impl Harness {
 
     /// Step `n`'s whole stream: calls `(id, name)`, then its completed end.
     fn step(&mut self, n: u32, calls: &[(&str, &str)]) {
+        let calls: Vec<(&str, &str, &str)> = calls.iter().map(|(i, n)| (*i, *n, "{}")).collect();
+        self.step_with(n, &calls);
+    }
+
+    /// Step `n`'s whole stream: calls `(id, name, arguments)`, then its completed end.
+    fn step_with(&mut self, n: u32, calls: &[(&str, &str, &str)]) {
         let step = StepNo(n);
         let mut events = Vec::new();
-        for (k, (id, name)) in calls.iter().enumerate() {
+        for (k, (id, name, arguments)) in calls.iter().enumerate() {
             let index = u32::try_from(k).unwrap();
             events.push(StreamEvent::ToolCallStart {
                 index,
@@ -139,7 +145,7 @@ impl Harness {
             });
             events.push(StreamEvent::ToolCallDelta {
                 index,
-                arguments: "{}".into(),
+                arguments: (*arguments).into(),
             });
             events.push(StreamEvent::ToolCallEnd { index });
         }
@@ -182,13 +188,23 @@ impl Harness {
     }
 
     fn tool(&mut self, id: &str, name: &str) {
+        self.tool_with(id, name, ToolStatus::Ok);
+    }
+
+    /// Call `id` ended with `status` (shown as `tool ID ended`, with the status
+    /// unless ok).
+    fn tool_with(&mut self, id: &str, name: &str, status: ToolStatus) {
+        let line = match status {
+            ToolStatus::Ok => format!("tool {id} ended"),
+            other => format!("tool {id} ended ({other:?})"),
+        };
         self.on(
-            &format!("tool {id} ended"),
+            &line,
             Happening::ToolEnded(ToolEnd {
                 call_id: CallId(id.into()),
                 name: name.into(),
                 outcome: ToolOutcome {
-                    status: ToolStatus::Ok,
+                    status,
                     content: "done".into(),
                 },
                 duration_ms: 1,
@@ -391,6 +407,34 @@ fn after_a_denial_the_next_question_is_put() {
           ! ask c2
     "#]],
     );
+}
+
+/// A `plan` call's `plan` event comes right after its ok `tool_result` is appended;
+/// a broken plan (an error result) has none.
+#[test]
+fn an_ok_plan_result_is_followed_by_its_plan_event_and_a_broken_one_by_none() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Ask);
+    let good = r#"{"items":[{"text":"Read","status":"in_progress"}]}"#;
+    let broken =
+        r#"{"items":[{"text":"A","status":"in_progress"},{"text":"B","status":"in_progress"}]}"#;
+    h.step_with(1, &[("c1", "plan", good), ("c2", "plan", broken)]);
+    h.out.clear();
+    h.tool("c1", "plan");
+    h.tool_with("c2", "plan", ToolStatus::Error);
+    h.check(expect![[r#"
+        > tool c1 ended
+          +6 tool_result c1
+          ! event tool_result
+          ! event plan
+        > tool c2 ended (Error)
+          +7 tool_result c2
+          +8 step_started
+          ! event tool_result
+          ! event step_started
+          ! sync
+          ! start_model 2
+    "#]]);
 }
 
 /// The memory of a run, in the journal's order (SPEC.md §28).

@@ -11,6 +11,7 @@ pub mod index;
 pub mod machine_at;
 mod naming;
 pub mod parallel;
+pub mod plan;
 mod reader;
 mod rebuild;
 pub mod resume;

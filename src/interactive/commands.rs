@@ -35,6 +35,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("resume", "pick another session of this workspace"),
     ("usage", "tokens spent in this session"),
     ("diff", "what this session changed in the workspace"),
+    ("plan", "the task plan at the current entry"),
     (
         "undo",
         "revert the last turn's file changes (if unchanged since)",
@@ -206,6 +207,12 @@ pub fn diff_text(path: &Path) -> Result<String> {
     } else {
         xcsh_inspect::diff::workspace::render(&files, Style::plain())
     })
+}
+
+/// `/plan`: the task plan at the leaf.
+pub fn plan_text(path: &Path) -> Result<String> {
+    let log = read_session(path)?;
+    Ok(xcsh_inspect::plan::view(&log, log.leaf())?.text())
 }
 
 /// `/undo`.

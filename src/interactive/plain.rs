@@ -245,7 +245,7 @@ fn read_lines(
 /// The commands of [`commands::COMMANDS`] this mode carries out while idle, and
 /// those it carries out while a turn runs, in the order `/help` lists them.
 const IDLE_COMMANDS: &[&str] = &[
-    "tree", "at", "fork", "label", "usage", "diff", "undo", "compact", "memory", "model", "exit",
+    "tree", "at", "fork", "label", "usage", "diff", "plan", "undo", "compact", "memory", "model", "exit",
 ];
 const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
 
@@ -441,6 +441,11 @@ impl Ui {
                 self.out
                     .line(format!("  [{name}] {status:?}: {}{more}", clip(first, 160)));
             }
+            RunEvent::Plan { plan, .. } => {
+                for line in plan.checklist().lines() {
+                    self.out.line(format!("[plan] {line}"));
+                }
+            }
             RunEvent::Queued { origin, text } => {
                 self.out.line(format!("[queued {origin:?}] {text}"))
             }
@@ -566,6 +571,11 @@ impl Ui {
                 .out
                 .line(format!("[diff] {}", commands::diff_text(path)?)),
             "undo" => self.out.line(format!("[undo] {}", commands::undo(path)?)),
+            "plan" => {
+                for line in commands::plan_text(path)?.lines() {
+                    self.out.line(format!("[plan] {line}"));
+                }
+            }
             other => self
                 .out
                 .line(format!("/{other}: unknown command (/help lists them)")),
@@ -635,6 +645,7 @@ mod tests {
               /label NAME           name the current entry
               /usage                tokens spent in this session
               /diff                 what this session changed in the workspace
+              /plan                 the task plan at the current entry
               /undo                 revert the last turn's file changes (if unchanged since)
               /compact              summarize the conversation now
               /memory [NAME]        the memory index, or a note (forget NAME deletes one)

@@ -640,6 +640,11 @@ impl Controller {
                 let said = commands::undo(path)?;
                 self.app.notice(NoticeLevel::Info, format!("undo: {said}"));
             }
+            "plan" => {
+                let said = commands::plan_text(path)?;
+                self.app
+                    .notice(NoticeLevel::Info, said.trim_end().to_owned());
+            }
             other => anyhow::bail!("/{other}: unknown command (/help lists them)"),
         }
         Ok(())
@@ -704,6 +709,7 @@ mod tests {
               /resume     pick another session of this workspace
               /usage      tokens spent in this session
               /diff       what this session changed in the workspace
+              /plan       the task plan at the current entry
               /undo       revert the last turn's file changes (if unchanged since)
               /compact    summarize the conversation now
               /memory     [NAME]: the memory index, or a note (forget NAME deletes one)

@@ -10,6 +10,7 @@ mod grep;
 mod list;
 pub mod memory;
 mod params;
+pub mod plan;
 pub mod procs;
 mod read;
 pub mod sandbox;

@@ -17,7 +17,7 @@ use super::caps::Caps;
 use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
-use super::{bash, edit, glob, grep, list, params, read, write};
+use super::{bash, edit, glob, grep, list, params, plan, read, write};
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use xcsh_ports::BoxFuture;
@@ -136,8 +136,8 @@ impl StandardTools {
         })
     }
 
-    /// The specs of the standard tools: the seven, and `bash_outside_sandbox` when
-    /// `sandboxed` (§21.7).
+    /// The specs of the standard tools: the seven, `bash_outside_sandbox` when
+    /// `sandboxed` (§21.7), and `plan` (§27), always.
     pub fn specs_of(sandboxed: bool) -> Vec<ToolSpec> {
         let mut defs = vec![
             (read::NAME, read::DESCRIPTION, read::PARAMS),
@@ -162,6 +162,7 @@ impl StandardTools {
                 },
                 parameters: params::schema(parameters),
             })
+            .chain([plan::spec()])
             .collect()
     }
 
@@ -385,6 +386,7 @@ impl Inner {
                 }
                 Err(outcome) => outcome,
             },
+            plan::NAME => plan::run(&call.arguments),
             // Quick and not cancellable once started: the change is made whole or
             // not at all, never reported cancelled while it still lands.
             "edit" | "write" if this.options.sandbox.mode == SandboxMode::ReadOnly => {

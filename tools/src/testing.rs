@@ -48,7 +48,8 @@ pub fn sandbox_supported() -> bool {
     }
 }
 
-/// `echo` and `sleep`: tools with no side effects, for scripted runs.
+/// `echo` and `sleep`: tools with no side effects, for scripted runs (and `plan`,
+/// which every tool set offers).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TestTools;
 
@@ -74,6 +75,7 @@ impl ToolExecutor for TestTools {
                     "required": ["ms"]
                 }),
             },
+            super::plan::spec(),
         ]
     }
 
@@ -105,6 +107,7 @@ impl ToolExecutor for TestTools {
                         },
                     }
                 }
+                super::plan::NAME => super::plan::run(&call.arguments),
                 other => ToolOutcome {
                     status: ToolStatus::Error,
                     content: format!("error: no test tool named `{other}`"),

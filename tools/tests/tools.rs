@@ -472,6 +472,62 @@ async fn glob_table() {
     run_table("glob", SMALL, cases).await;
 }
 
+/// `plan` through the standard tools: the schema first, then the rules it cannot say.
+#[tokio::test]
+async fn plan_table() {
+    let cases = vec![
+        case(
+            "a plan is read back as a checklist",
+            json!({"explanation": "Fix the parser.", "items": [
+                {"text": "Read the parser", "status": "completed"},
+                {"text": "Fix the bug", "status": "in_progress"},
+                {"text": "Run the tests", "status": "pending"}
+            ]}),
+            expect![[r#"
+                Ok
+                Plan updated (1 of 3 completed):
+                Fix the parser.
+                [x] Read the parser
+                [>] Fix the bug
+                [ ] Run the tests"#]],
+        ),
+        case(
+            "an unknown status is a schema violation",
+            json!({"items": [{"text": "Read", "status": "done"}]}),
+            expect![[r#"
+                Error
+                invalid arguments for `plan` (the call was not run):
+                - at "/items/0/status": "done" is not one of "pending", "in_progress" or "completed""#]],
+        ),
+        case(
+            "two items in progress",
+            json!({"items": [
+                {"text": "Read", "status": "in_progress"},
+                {"text": "Fix", "status": "in_progress"}
+            ]}),
+            expect![[r#"
+                Error
+                invalid plan (the plan was not changed): items 1 and 2 are both in_progress; at most one item may be in_progress"#]],
+        ),
+        case(
+            "a blank text",
+            json!({"items": [{"text": "   ", "status": "pending"}]}),
+            expect![[r#"
+                Error
+                invalid plan (the plan was not changed): item 1 has an empty text"#]],
+        ),
+        case(
+            "no items at all is allowed: the plan is cleared",
+            json!({"items": []}),
+            expect![[r#"
+                Ok
+                Plan updated (0 of 0 completed):
+                (no items)"#]],
+        ),
+    ];
+    run_table("plan", Caps::default(), cases).await;
+}
+
 /// Every file tool refuses a path outside the workspace (with `..`, absolute,
 /// through a symlinked file or directory) and changes nothing outside it: one row
 /// per (tool, way out), each on a fresh fixture.
@@ -1074,7 +1130,7 @@ async fn unknown_tools_and_malformed_arguments_are_errors() {
             raw("delete", "{}"),
             expect![[r#"
                 Error
-                no tool named `delete`; the tools are: read, list, grep, glob, edit, write, bash"#]],
+                no tool named `delete`; the tools are: read, list, grep, glob, edit, write, bash, plan"#]],
         ),
         (
             raw("read", "{\"path\": \"a.txt\""),
@@ -1211,6 +1267,7 @@ fn specs_are_the_seven_tools_and_mutation_is_known() {
         glob mutating=false properties=["path", "pattern"] required=["pattern"]
         edit mutating=true properties=["new_string", "old_string", "path", "replace_all"] required=["path","old_string","new_string"]
         write mutating=true properties=["content", "path"] required=["path","content"]
-        bash mutating=true properties=["command", "timeout_ms"] required=["command"]"#]]
+        bash mutating=true properties=["command", "timeout_ms"] required=["command"]
+        plan mutating=false properties=["explanation", "items"] required=["items"]"#]]
     .assert_eq(&summary.join("\n"));
 }

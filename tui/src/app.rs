@@ -60,6 +60,12 @@ struct LiveReasoning {
     text: String,
 }
 
+/// The task plan as the running turn last set it (transient: the `plan` call's
+/// recorded result is the truth); shown as a checklist while the turn runs.
+struct LivePlan {
+    plan: xcsh_log::plan::Plan,
+}
+
 /// The open approval question.
 struct LiveQuestion {
     call_id: CallId,
@@ -111,6 +117,7 @@ pub struct App {
     reasoning: Option<LiveReasoning>,
     tools: Vec<ToolCard>,
     question: Option<LiveQuestion>,
+    plan: Option<LivePlan>,
     pending: Pending,
     editor: Editor,
     focus: Focus,
@@ -139,6 +146,7 @@ impl App {
             reasoning: None,
             tools: Vec::new(),
             question: None,
+            plan: None,
             pending: Pending::default(),
             editor,
             focus: Focus::Editor,
@@ -380,6 +388,17 @@ impl App {
                 });
                 self.push_cell(Cell::Tool(card));
             }
+            RunEvent::Plan { call_id, plan } => {
+                // The call's card, if still waiting for history, becomes the plan's cell.
+                let card = self.queue.iter().rposition(
+                    |item| matches!(item, Item::Cell(Cell::Tool(c)) if c.call_id() == &call_id),
+                );
+                match card {
+                    Some(i) => self.queue[i] = Item::Cell(Cell::Plan(plan.clone())),
+                    None => self.push_cell(Cell::Plan(plan.clone())),
+                }
+                self.plan = Some(LivePlan { plan });
+            }
             RunEvent::Approval {
                 name, verdict, by, ..
             } => {
@@ -456,6 +475,7 @@ impl App {
         }
         self.question = None;
         self.focus = Focus::Editor;
+        self.plan = None;
     }
 
     /// An approval question came; `current` is the content of the file an edit

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use ratatui::text::{Line, Span};
+use xcsh_log::plan::{Plan, plan_history};
 use xcsh_log::{Body, Dag, Entry, LogError, Record, SessionLog};
 use xcsh_machine::{
     CallId, Decision, EntryId, ProviderErrorKind, StepOutcome, StopReason, ToolStatus, Usage,
@@ -53,6 +54,8 @@ pub enum Cell {
         tokens_before: u64,
         tokens_after: u64,
     },
+    /// The task plan changed (an ok `plan` call): the whole plan now.
+    Plan(Plan),
     /// A run (turn) ended.
     TurnEnd {
         reason: StopReason,
@@ -141,6 +144,7 @@ impl Cell {
                 ),
                 theme.style(Role::Dim),
             ))],
+            Cell::Plan(plan) => crate::plan::history_lines(plan, width, theme),
             Cell::TurnEnd {
                 reason,
                 steps,
@@ -321,7 +325,21 @@ pub fn from_branch(log: &SessionLog, entries: &[&Entry]) -> Vec<Cell> {
     let mut cells = Vec::new();
     let mut cards: BTreeMap<CallId, usize> = BTreeMap::new();
     let mut turn_start = None;
+    // The ok results of valid `plan` calls become the plan's cells, not tool cards.
+    let plans: BTreeMap<EntryId, Plan> = plan_history(entries.iter().copied())
+        .into_iter()
+        .map(|u| (u.entry, u.plan))
+        .collect();
     for entry in entries {
+        if let (Some(plan), Body::Record(Record::ToolResult(r))) =
+            (plans.get(&entry.id), &entry.body)
+        {
+            let i = card_index(&mut cells, &mut cards, &r.call_id, &r.name, "{}");
+            if let Some(cell) = cells.get_mut(i) {
+                *cell = Cell::Plan(plan.clone());
+            }
+            continue;
+        }
         match &entry.body {
             Body::Record(record) => {
                 on_record(record, entry, &mut cells, &mut cards, &mut turn_start)

@@ -23,6 +23,7 @@ pub mod highlight;
 pub mod markdown;
 pub mod overlay;
 pub mod pending;
+pub mod plan;
 pub mod status;
 pub mod term;
 #[cfg(test)]

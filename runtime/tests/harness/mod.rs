@@ -510,6 +510,10 @@ pub fn event_line(event: &RunEvent) -> String {
             content,
             ..
         } => format!("tool_result {call_id} {status:?} {content:?}"),
+        RunEvent::Plan { call_id, plan } => format!(
+            "plan {call_id} {}",
+            plan.checklist().trim_end().replace('\n', " | ")
+        ),
         RunEvent::ApprovalRequested { call_id, .. } => format!("approval_requested {call_id}"),
         RunEvent::Approval {
             call_id, verdict, ..

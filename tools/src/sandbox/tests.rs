@@ -206,7 +206,8 @@ fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxe
             "edit",
             "write",
             "bash",
-            OUTSIDE_TOOL
+            OUTSIDE_TOOL,
+            "plan"
         ]
     );
     assert_eq!(
@@ -219,7 +220,7 @@ fn with_the_sandbox_the_tools_offer_the_call_outside_it_and_say_bash_is_sandboxe
             .ends_with("a command the sandbox refused says so in its result.")
     );
     let (_other, off) = sandboxed(SandboxMode::Off).expect("the sandbox runs here");
-    assert_eq!(off.specs().len(), 7);
+    assert_eq!(off.specs().len(), 8, "the seven and plan");
     assert_eq!(
         off.sandbox(),
         Some(xcsh_machine::SandboxConfig {

@@ -1,5 +1,5 @@
 //! The live area of a frame: the streaming tail, running tools, the question, the
-//! pending area, the input, the status line and the footer, drawn into a buffer.
+//! pending area, the plan's checklist, the input, the status line and the footer, drawn into a buffer.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -54,6 +54,9 @@ impl App {
             middle.extend(q.approval.lines(width, budget, mode, &theme));
         }
         middle.extend(self.pending.lines(width, &theme));
+        if let Some(p) = &self.plan {
+            middle.extend(crate::plan::live_lines(&p.plan, width, &theme));
+        }
         let status = Status {
             provider: self.info.provider.clone(),
             model: self.info.model.clone(),

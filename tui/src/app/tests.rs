@@ -357,3 +357,96 @@ fn the_status_line_shows_the_sandbox_of_the_session() {
     "#]]
     .assert_eq(&live(&mut app, 100, 20, 0));
 }
+
+/// A `plan` call as the run reports it: its call, its result, then the plan.
+fn plan_update(app: &mut App, id: &str, plan: &xcsh_log::plan::Plan) {
+    let arguments = serde_json::to_string(plan).unwrap();
+    app.on_run_event(
+        RunEvent::ToolCall {
+            step: StepNo(1),
+            call_id: CallId(id.into()),
+            name: "plan".into(),
+            arguments,
+        },
+        0,
+    );
+    app.on_run_event(
+        RunEvent::ToolResult {
+            call_id: CallId(id.into()),
+            name: "plan".into(),
+            status: ToolStatus::Ok,
+            content: plan.tool_result(),
+            synthetic: None,
+            duration_ms: 0,
+            changes: Vec::new(),
+        },
+        0,
+    );
+    app.on_run_event(
+        RunEvent::Plan {
+            call_id: CallId(id.into()),
+            plan: plan.clone(),
+        },
+        0,
+    );
+}
+
+#[test]
+fn the_plan_is_a_checklist_in_the_live_area_and_each_change_a_history_cell() {
+    use xcsh_log::plan::{Plan, PlanItem, PlanStatus};
+    let plan = |statuses: [PlanStatus; 2]| Plan {
+        explanation: None,
+        items: ["Read the code", "Fix the bug"]
+            .into_iter()
+            .zip(statuses)
+            .map(|(text, status)| PlanItem {
+                text: text.into(),
+                status,
+            })
+            .collect(),
+    };
+    let mut app = app();
+    started(&mut app);
+    plan_update(
+        &mut app,
+        "call_1",
+        &plan([PlanStatus::InProgress, PlanStatus::Pending]),
+    );
+    plan_update(
+        &mut app,
+        "call_2",
+        &plan([PlanStatus::Completed, PlanStatus::InProgress]),
+    );
+    expect![[r#"
+        Plan updated · 0 of 2 completed
+          [>] Read the code
+          [ ] Fix the bug
+
+        Plan updated · 1 of 2 completed
+          [x] Read the code
+          [>] Fix the bug
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(60, 0), 60));
+    expect![[r#"
+        Plan · 1 of 2 completed
+          [x] Read the code
+          [>] Fix the bug
+
+        › Ask xcsh to do something · / for commands
+        openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.0s
+        ⏎ steer · Tab queue · ^C stop · ^T transcript
+    "#]]
+    .assert_eq(&live(&mut app, 60, 12, 0));
+    app.on_run_event(
+        RunEvent::RunFinished {
+            reason: StopReason::Completed,
+            steps: 1,
+            usage: Usage::default(),
+        },
+        0,
+    );
+    assert!(
+        !live(&mut app, 60, 12, 0).contains("Fix the bug"),
+        "the checklist leaves the live area with the turn"
+    );
+}
