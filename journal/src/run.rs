@@ -454,11 +454,19 @@ impl Journal {
                     outcome: outcome.clone(),
                     duration_ms,
                     changes,
-                    child,
+                    child: child.clone(),
                 })),
             )?;
             self.settled_unsynced.push(first.dispatched);
-            self.apply(s, Input::ToolSettled { call_id, outcome })?;
+            let spent = child.and_then(|c| c.usage);
+            self.apply(
+                s,
+                Input::ToolSettled {
+                    call_id,
+                    outcome,
+                    spent,
+                },
+            )?;
         }
         Ok(())
     }

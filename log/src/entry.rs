@@ -274,6 +274,10 @@ pub struct ParentLink {
 pub struct ChildRun {
     pub session_id: String,
     pub file: String,
+    /// What the sub-agent's run spent, as the parent counted it against its spend
+    /// budget (SPEC.md §29.3): the `spent` of the call's `ToolSettled` input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<xcsh_machine::Usage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1103,3 +1103,5 @@ fn a_retry_of_the_streaming_step_is_a_notice_and_a_retry_of_another_step_is_late
         "#]],
     );
 }
+
+mod delegation;
