@@ -661,7 +661,10 @@ impl Machine {
     /// Tokens charged against the run's spend budget so far: its own steps' and
     /// those its `task` calls' sub-agents spent.
     pub fn spent(&self) -> u64 {
-        self.run.usage.spend().saturating_add(self.run.delegated.spend())
+        self.run
+            .usage
+            .spend()
+            .saturating_add(self.run.delegated.spend())
     }
 
     fn over_budget(&self, limits: Limits) -> Option<StopReason> {

@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod interrupted;
 mod owner;
 mod session;
+pub mod task;
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
