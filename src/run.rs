@@ -104,6 +104,10 @@ pub struct RunArgs {
     /// TERM=dumb or when stdout is not a terminal).
     #[arg(long)]
     plain: bool,
+    /// Offer the `task` tool: the model may start sub-agents, each a run of its own
+    /// in a session linked to this one (SPEC §29).
+    #[arg(long)]
+    delegate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -315,6 +319,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         effective,
         cwd,
         secrets: providers::known_secrets(),
+        delegate: args.delegate,
     })
 }
 
@@ -365,6 +370,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let Some(prompt) = args.prompt.clone() else {
         usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
     };
+    let delegate = setup.delegate;
     let opts = RunOptions {
         session: setup.session,
         task: Task::Prompt(prompt),
@@ -393,6 +399,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         max_parallel_tools: setup.max_parallel_tools,
         secrets: setup.secrets.clone(),
     };
+    let opts = crate::setup::offer_task(delegate, opts);
     let mut user_script = args
         .user_script
         .as_deref()

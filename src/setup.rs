@@ -34,6 +34,21 @@ pub(crate) struct Setup {
     pub secrets: xcsh_log::secrets::Secrets,
     /// The sandbox the tools run under (`off` where the kernel cannot sandbox).
     pub sandbox: SandboxPolicy,
+    /// `--delegate`: the model may start sub-agents with the `task` tool (§29).
+    pub delegate: bool,
+}
+
+/// The options of a run, with the `task` tool offered when `delegate`
+/// (`--delegate`) asks.
+pub(crate) fn offer_task(
+    delegate: bool,
+    opts: xcsh_runtime::RunOptions,
+) -> xcsh_runtime::RunOptions {
+    if delegate {
+        xcsh_runtime::task::delegating(opts)
+    } else {
+        opts
+    }
 }
 
 impl Setup {

@@ -106,18 +106,21 @@ fn run(
             }
         }
     };
-    Ok(run_agent(RunOptions {
-        session,
-        task,
-        limits: setup.limits,
-        system_prompt: setup.system_prompt.clone(),
-        provider: Arc::clone(&setup.provider),
-        tools: Arc::clone(&setup.tools),
-        permissions: setup.permissions,
-        approver: Some(approver),
-        max_parallel_tools: setup.max_parallel_tools,
-        secrets: setup.secrets.clone(),
-    })?)
+    Ok(run_agent(crate::setup::offer_task(
+        setup.delegate,
+        RunOptions {
+            session,
+            task,
+            limits: setup.limits,
+            system_prompt: setup.system_prompt.clone(),
+            provider: Arc::clone(&setup.provider),
+            tools: Arc::clone(&setup.tools),
+            permissions: setup.permissions,
+            approver: Some(approver),
+            max_parallel_tools: setup.max_parallel_tools,
+            secrets: setup.secrets.clone(),
+        },
+    ))?)
 }
 
 /// `/at ENTRY`.
