@@ -420,3 +420,35 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
         env.assert_clean(file);
     }
 }
+
+#[test]
+fn sub_agents_run_within_the_concurrency_cap() {
+    let env = unsandboxed();
+    let fifos = fifos(&env);
+    let script = blocking_script(&env, &fifos);
+    let child = env
+        .standard(
+            &script,
+            &["--delegate", "--max-parallel-tools", "1", "-p", "one at a time"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `a` runs; `b`, dispatched behind it, has not started: no session of its own.
+    let a = held(&fifos[0]);
+    assert_eq!(family(&env).1.len(), 1);
+    drop(a);
+    // Once `a` is done, `b` starts.
+    drop(held(&fifos[1]));
+    let out = wait(child);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (parent, children) = family(&env);
+    let names = names(&parent, &children);
+    let ends: Vec<String> = children.iter().map(|c| outline(c, &names)).collect();
+    for end in &ends {
+        assert!(end.ends_with("run_finished completed\n"), "{end}");
+    }
+    let last = lines(&parent).pop().unwrap();
+    assert_eq!(last["data"]["reason"]["kind"], "completed");
+}
