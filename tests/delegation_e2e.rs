@@ -95,7 +95,10 @@ fn id_of(path: &Path) -> String {
 fn names(parent: &Path, children: &[PathBuf]) -> Vec<(String, &'static str)> {
     let mut names = vec![(id_of(parent), "P")];
     for child in children {
-        let prompt = lines(child)[1]["data"]["text"].as_str().unwrap().to_string();
+        let prompt = lines(child)[1]["data"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
         names.push((id_of(child), if prompt.contains(" a") { "A" } else { "B" }));
     }
     names
@@ -124,7 +127,10 @@ fn a_family_is_linked_both_ways_and_a_failing_child_is_the_parents_tool_error() 
     let env = Env::new();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(TWO_ONE_FAILS);
     let out = env
-        .scripted(&script, &["--delegate", "-p", "Count the files and read the notes."])
+        .scripted(
+            &script,
+            &["--delegate", "-p", "Count the files and read the notes."],
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -135,7 +141,10 @@ fn a_family_is_linked_both_ways_and_a_failing_child_is_the_parents_tool_error() 
     let parent_lines = lines(&parent);
     for result in parent_lines.iter().filter(|l| l["type"] == "tool_result") {
         let link = &result["data"]["child"];
-        let file = parent.parent().unwrap().join(link["file"].as_str().unwrap());
+        let file = parent
+            .parent()
+            .unwrap()
+            .join(link["file"].as_str().unwrap());
         let header = &lines(&file)[0]["data"];
         let dispatch = parent_lines
             .iter()
@@ -180,7 +189,11 @@ fn a_family_is_linked_both_ways_and_a_failing_child_is_the_parents_tool_error() 
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].0, "ok");
     assert!(results[0].1.starts_with(count), "{}", results[0].1);
-    assert!(results[0].1.ends_with("Its final message:\n\nThere are 3 files."));
+    assert!(
+        results[0]
+            .1
+            .ends_with("Its final message:\n\nThere are 3 files.")
+    );
     assert_eq!(
         results[1],
         (
@@ -190,7 +203,11 @@ fn a_family_is_linked_both_ways_and_a_failing_child_is_the_parents_tool_error() 
     );
     let last = parent_lines.last().unwrap();
     assert_eq!(
-        (last["type"].clone(), last["data"]["reason"]["kind"].clone(), last["data"]["steps"].clone()),
+        (
+            last["type"].clone(),
+            last["data"]["reason"]["kind"].clone(),
+            last["data"]["steps"].clone()
+        ),
         ("run_finished".into(), "completed".into(), 2.into())
     );
 }
@@ -391,7 +408,11 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
     let parent_outline = outline(&parent, &names);
     let file = |name: &str| {
         let path = &children[names.iter().position(|(_, n)| *n == name).unwrap() - 1];
-        path.file_name().unwrap().to_str().unwrap().replace(&id_of(path), name)
+        path.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace(&id_of(path), name)
     };
     let expected_start = format!(
         "0 session
@@ -415,7 +436,10 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
         parent_outline.starts_with(&expected_start),
         "{parent_outline}\n---\n{expected_start}"
     );
-    assert!(parent_outline.ends_with("run_finished completed\n"), "{parent_outline}");
+    assert!(
+        parent_outline.ends_with("run_finished completed\n"),
+        "{parent_outline}"
+    );
     for file in children.iter().chain([&parent]) {
         env.assert_clean(file);
     }
@@ -429,7 +453,13 @@ fn sub_agents_run_within_the_concurrency_cap() {
     let child = env
         .standard(
             &script,
-            &["--delegate", "--max-parallel-tools", "1", "-p", "one at a time"],
+            &[
+                "--delegate",
+                "--max-parallel-tools",
+                "1",
+                "-p",
+                "one at a time",
+            ],
         )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -270,13 +270,18 @@ fn recover_children(path: &Path, machine: &Machine, notices: &mut Vec<String>) -
         });
         match recovered {
             Ok(theirs) => {
+                let how = if theirs.is_empty() {
+                    "which had finished"
+                } else {
+                    "recovered too"
+                };
                 notices.extend(
                     theirs
                         .into_iter()
                         .map(|n| format!("sub-agent session {}: {n}", child.session_id)),
                 );
                 told.push(format!(
-                    "the lost `task` call {} ran the sub-agent session {} ({}), recovered too",
+                    "the lost `task` call {} ran the sub-agent session {} ({}), {how}",
                     call.id, child.session_id, child.file
                 ));
             }
