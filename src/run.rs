@@ -345,7 +345,11 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     let request = xcsh_providers::ModelRequest {
         system: setup.system_prompt.clone(),
         messages,
-        tools: setup.tools.specs(),
+        tools: {
+            let mut specs = setup.tools.specs();
+            specs.extend(setup.delegate.then(xcsh_runtime::task::spec));
+            specs
+        },
         max_output_tokens: setup.limits.max_output_tokens,
     };
     let body = setup.provider.render_request(&request);

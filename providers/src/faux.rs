@@ -352,3 +352,63 @@ fn estimate_request_tokens(request: &ModelRequest) -> u64 {
             .sum::<usize>();
     (bytes as u64).div_ceil(4)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::mpsc;
+    use xcsh_machine::StepNo;
+
+    /// The text the step served to `agent` (`None`: the parent) streams, or its error.
+    async fn served(faux: &FauxProvider, agent: Option<&str>) -> Result<String, String> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let request = ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_output_tokens: 100,
+        };
+        let sink = StreamSink::new(StepNo(1), tx);
+        let cancel = CancellationToken::new();
+        let ended = match agent {
+            Some(agent) => faux.stream_as(agent, request, sink, cancel).await,
+            None => faux.stream(request, sink, cancel).await,
+        };
+        let mut text = String::new();
+        while let Ok((_, item)) = rx.try_recv() {
+            if let crate::StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
+                text.push_str(&t);
+            }
+        }
+        ended.map(|()| text).map_err(|e| e.message)
+    }
+
+    #[tokio::test]
+    async fn each_agent_takes_its_own_next_step_whatever_the_order_of_requests() {
+        let script = [
+            r#"{"text":"parent 1"}"#,
+            r#"{"agent":"a","text":"a 1"}"#,
+            r#"{"agent":"b","text":"b 1"}"#,
+            r#"{"agent":"a","text":"a 2"}"#,
+            r#"{"text":"parent 2"}"#,
+        ]
+        .join("\n");
+        let faux = FauxProvider::from_script("family.jsonl", &script).unwrap();
+        let mut got = Vec::new();
+        for agent in [Some("b"), Some("a"), None, Some("a"), None, Some("b"), None] {
+            got.push(served(&faux, agent).await);
+        }
+        assert_eq!(
+            got,
+            [
+                Ok("b 1".to_string()),
+                Ok("a 1".into()),
+                Ok("parent 1".into()),
+                Ok("a 2".into()),
+                Ok("parent 2".into()),
+                Err("the faux script family.jsonl has 1 step(s) for the sub-agent \"b\" and step 2 was requested".into()),
+                Err("the faux script family.jsonl has 2 step(s) and step 3 was requested".into()),
+            ]
+        );
+    }
+}

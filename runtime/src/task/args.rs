@@ -9,8 +9,8 @@ use xcsh_tools::ToolSpec;
 /// What the tool tells the model (after Claude Code's Task tool).
 const DESCRIPTION: &str = "Start a sub-agent: a separate run, with a fresh context, that works on `prompt` with a subset of your tools and returns its final message to you (only that message: not its tool calls). Use it for self-contained work whose details you do not need to see, such as a search across many files. Several `task` calls in one response run at the same time. The sub-agent knows only what `prompt` says: give it everything it needs, and say what its final message must contain. By default it has the read-only tools; name `tools` to give it others (a sub-agent that may change files needs the user's approval).";
 
-/// The tool's spec.
-pub(crate) fn spec() -> ToolSpec {
+/// The `task` tool's spec (what `--show-context` shows of it).
+pub fn spec() -> ToolSpec {
     ToolSpec {
         name: TASK_TOOL.into(),
         description: DESCRIPTION.into(),

@@ -31,6 +31,7 @@ use xcsh_ports::{CANCELLED_NOTE, OutputStream, RunHeadroom};
 use xcsh_providers::{BoxFuture, Provider};
 use xcsh_tools::{ToolExecutor, ToolProgress, ToolSpec};
 
+pub use args::spec;
 use args::{TaskArgs, child_tools, parse};
 use subset::{AgentProvider, Subset};
 
