@@ -303,6 +303,38 @@ fn wait(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// The family of a run that started two children: the parent, the children, their
+/// names, and the children's outlines in order.
+fn two_children(
+    env: &Env,
+) -> (
+    PathBuf,
+    Vec<PathBuf>,
+    Vec<(String, &'static str)>,
+    Vec<String>,
+) {
+    let (parent, children) = family(env);
+    assert_eq!(children.len(), 2);
+    let names = names(&parent, &children);
+    let mut outlines: Vec<String> = children.iter().map(|c| outline(c, &names)).collect();
+    outlines.sort();
+    (parent, children, names, outlines)
+}
+
+/// How a child's outline starts: its link, its prompt, the step asking for bash and
+/// its allowance.
+fn child_start(entry: u32, call: u32) -> String {
+    format!(
+        "0 session parent=P entry={entry} call=call_1_{call}
+1 user_message
+2 step_started
+3 step
+4 approval
+5 tool_dispatched bash
+"
+    )
+}
+
 #[test]
 fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works() {
     let env = unsandboxed();
@@ -313,23 +345,16 @@ fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works(
     drop(ends);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_none_left(env.dir.path().to_str().unwrap());
-    let (parent, children) = family(&env);
-    assert_eq!(children.len(), 2);
-    let names = names(&parent, &children);
-    let mut outlines: Vec<String> = children.iter().map(|c| outline(c, &names)).collect();
-    outlines.sort();
+    let (parent, children, names, outlines) = two_children(&env);
     let child_outline = |line: u32, entry: u32, call: u32| {
         format!(
-            "0 session parent=P entry={entry} call=call_1_{call}
-1 user_message
-2 step_started
-3 step
-4 approval
-5 tool_dispatched bash
-6 interrupt
-7 tool_result call_{line}_1 cancelled
+            "{}{}",
+            child_start(entry, call),
+            "6 interrupt
+7 tool_result call_LINE_1 cancelled
 8 run_finished interrupted
 "
+            .replace("LINE", &line.to_string())
         )
     };
     assert_eq!(outlines, [child_outline(2, 5, 1), child_outline(3, 7, 2)]);
@@ -385,23 +410,16 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let (parent, children) = family(&env);
-    assert_eq!(children.len(), 2);
-    let names = names(&parent, &children);
-    let mut outlines: Vec<String> = children.iter().map(|c| outline(c, &names)).collect();
-    outlines.sort();
+    let (parent, children, names, outlines) = two_children(&env);
     let child_outline = |line: u32, entry: u32, call: u32| {
         format!(
-            "0 session parent=P entry={entry} call=call_1_{call}
-1 user_message
-2 step_started
-3 step
-4 approval
-5 tool_dispatched bash
-6 recovered the previous run ended without finishing (1 tool call(s) of step 1 running); unsettled work is settled now
-7 synthetic_result call_{line}_1 lost
+            "{}{}",
+            child_start(entry, call),
+            "6 recovered the previous run ended without finishing (1 tool call(s) of step 1 running); unsettled work is settled now
+7 synthetic_result call_LINE_1 lost
 8 run_finished crashed
 "
+            .replace("LINE", &line.to_string())
         )
     };
     assert_eq!(outlines, [child_outline(2, 5, 1), child_outline(3, 7, 2)]);
