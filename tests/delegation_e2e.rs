@@ -303,22 +303,27 @@ fn wait(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// The family of a run that started two children: the parent, the children, their
-/// names, and the children's outlines in order.
-fn two_children(
-    env: &Env,
-) -> (
-    PathBuf,
-    Vec<PathBuf>,
-    Vec<(String, &'static str)>,
-    Vec<String>,
-) {
+/// The sessions of a family of two children, the names the outlines give them, and
+/// the children's outlines in order.
+struct TwoChildren {
+    parent: PathBuf,
+    children: Vec<PathBuf>,
+    names: Vec<(String, &'static str)>,
+    outlines: Vec<String>,
+}
+
+fn two_children(env: &Env) -> TwoChildren {
     let (parent, children) = family(env);
     assert_eq!(children.len(), 2);
     let names = names(&parent, &children);
     let mut outlines: Vec<String> = children.iter().map(|c| outline(c, &names)).collect();
     outlines.sort();
-    (parent, children, names, outlines)
+    TwoChildren {
+        parent,
+        children,
+        names,
+        outlines,
+    }
 }
 
 /// How a child's outline starts: its link, its prompt, the step asking for bash and
@@ -345,7 +350,12 @@ fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works(
     drop(ends);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_none_left(env.dir.path().to_str().unwrap());
-    let (parent, children, names, outlines) = two_children(&env);
+    let TwoChildren {
+        parent,
+        children,
+        names,
+        outlines,
+    } = two_children(&env);
     let child_outline = |line: u32, entry: u32, call: u32| {
         format!(
             "{}{}",
@@ -410,7 +420,12 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let (parent, children, names, outlines) = two_children(&env);
+    let TwoChildren {
+        parent,
+        children,
+        names,
+        outlines,
+    } = two_children(&env);
     let child_outline = |line: u32, entry: u32, call: u32| {
         format!(
             "{}{}",
