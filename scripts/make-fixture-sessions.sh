@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates fixtures/sessions/*.jsonl by running the real xcsh binary with the faux
+# Regenerates fixtures/sessions/*.jsonl (and the family in fixtures/sessions/delegation/) by running the real xcsh binary with the faux
 # provider over the scripts in fixtures/scripts/sessions/ (NAME.jsonl is the model's
 # script, NAME.user.jsonl the scripted user commands, if any). Every fixture runs in
 # its own fresh workspace and $XCSH_HOME, so each produces exactly one session file.
@@ -168,8 +168,34 @@ make_plan() {
     finish
 }
 
+# A family (SPEC §29): the parent delegates to two sub-agents at once, one of which
+# fails. The folder fixtures/sessions/delegation/ holds the parent (as parent.jsonl:
+# its id is its header's) and the children under the names their links give them.
+make_delegation() {
+    begin delegation
+    xcsh_run 0 --tools test --delegate --script "$(script delegation.jsonl)" \
+        -p "Count the files and read the notes."
+    local dir="$out/delegation" f parent=""
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    for f in $(find "$XCSH_HOME/sessions" -name '*.jsonl' | sort); do
+        # Only a sub-agent's header (the first line) has a "parent".
+        if head -n 1 "$f" | grep -q '"parent":'; then
+            cp "$f" "$dir/"
+        else
+            parent=$f
+        fi
+    done
+    cp "$parent" "$dir/parent.jsonl"
+    "$bin" replay "$dir" >/dev/null
+    for f in "$dir"/*.jsonl; do
+        "$bin" check "$f" >/dev/null
+    done
+    echo "fixtures/sessions/delegation/"
+}
+
 all=(plain tool-rounds parallel-tools steer follow-up interrupt length-stop budget-stop
-    compaction branch-at provider-error ten-steps fork memory plan)
+    compaction branch-at provider-error ten-steps fork memory plan delegation)
 if [ $# -eq 0 ]; then
     set -- "${all[@]}"
 fi

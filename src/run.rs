@@ -109,6 +109,10 @@ pub struct RunArgs {
     /// TERM=dumb or when stdout is not a terminal).
     #[arg(long)]
     plain: bool,
+    /// Offer the `task` tool: the model may start sub-agents, each a run of its own
+    /// in a session linked to this one (SPEC §29).
+    #[arg(long)]
+    delegate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -335,6 +339,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         effective,
         cwd,
         secrets: providers::known_secrets(),
+        delegate: args.delegate,
     })
 }
 
@@ -368,7 +373,11 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     let request = xcsh_providers::ModelRequest {
         system,
         messages,
-        tools: setup.tools.specs(),
+        tools: {
+            let mut specs = setup.tools.specs();
+            specs.extend(setup.delegate.then(xcsh_runtime::task::spec));
+            specs
+        },
         max_output_tokens: setup.limits.max_output_tokens,
     };
     let body = setup.provider.render_request(&request);
@@ -393,6 +402,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     let Some(prompt) = args.prompt.clone() else {
         usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
     };
+    let delegate = setup.delegate;
     let opts = RunOptions {
         session: setup.session,
         task: Task::Prompt(prompt),
@@ -422,6 +432,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         secrets: setup.secrets.clone(),
         memory: setup.memory.clone(),
     };
+    let opts = crate::setup::offer_task(delegate, opts);
     let mut user_script = args
         .user_script
         .as_deref()

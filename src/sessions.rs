@@ -115,12 +115,7 @@ fn old_workspace_dir(workspace: &Path) -> Result<Option<PathBuf>> {
 /// A new session's id and path in `workspace`'s folder. The id only needs to be
 /// unique, not secret: blake3 of the time and the process id.
 pub fn new_session(workspace: &Path) -> Result<(String, PathBuf)> {
-    let now = Utc::now();
-    let mut h = blake3::Hasher::new();
-    h.update(&now.timestamp_nanos_opt().unwrap_or_default().to_le_bytes());
-    h.update(&std::process::id().to_le_bytes());
-    let id = h.finalize().to_hex()[..12].to_string();
-    let name = format!("{}_{id}.jsonl", now.format("%Y-%m-%dT%H-%M-%S-%3fZ"));
+    let (id, name) = xcsh_log::new_session_name(Utc::now());
     Ok((id, workspace_dir(workspace)?.join(name)))
 }
 
@@ -186,6 +181,10 @@ pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
 /// whose recorded workspace at its leaf is `workspace`; with that recorded workspace.
 pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
     for path in candidate_files(workspace)?.into_iter().rev() {
+        // A sub-agent's session is continued through its parent (SPEC.md §29.4).
+        if xcsh_log::is_child_session(&path) {
+            continue;
+        }
         let recorded = recorded_workspace(&path, None)?;
         if is_workspace(&recorded, workspace) {
             return Ok((path, recorded));

@@ -36,6 +36,21 @@ pub(crate) struct Setup {
     pub sandbox: SandboxPolicy,
     /// Memory (SPEC.md §28): `None` when off (the default).
     pub memory: Option<xcsh_runtime::memory::MemoryOptions>,
+    /// `--delegate`: the model may start sub-agents with the `task` tool (§29).
+    pub delegate: bool,
+}
+
+/// The options of a run, with the `task` tool offered when `delegate`
+/// (`--delegate`) asks.
+pub(crate) fn offer_task(
+    delegate: bool,
+    opts: xcsh_runtime::RunOptions,
+) -> xcsh_runtime::RunOptions {
+    if delegate {
+        xcsh_runtime::task::delegating(opts)
+    } else {
+        opts
+    }
 }
 
 impl Setup {

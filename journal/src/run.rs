@@ -499,7 +499,7 @@ impl Journal {
                     outcome: outcome.clone(),
                     duration_ms,
                     changes,
-                    child,
+                    child: child.clone(),
                 })),
             )?;
             if let (ToolStatus::Ok, Some(plan)) = (outcome.status, first.plan) {
@@ -509,7 +509,15 @@ impl Journal {
                 });
             }
             self.settled_unsynced.push(first.dispatched);
-            self.apply(s, Input::ToolSettled { call_id, outcome })?;
+            let spent = child.and_then(|c| c.usage);
+            self.apply(
+                s,
+                Input::ToolSettled {
+                    call_id,
+                    outcome,
+                    spent,
+                },
+            )?;
         }
         Ok(())
     }

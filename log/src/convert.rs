@@ -54,6 +54,7 @@ impl RecordedInput {
             Record::ToolResult(r) => Input::ToolSettled {
                 call_id: r.call_id,
                 outcome: r.outcome,
+                spent: r.child.and_then(|c| c.usage),
             },
             Record::CompactionSummary { summary, error } => Input::CompactionDone {
                 result: match (summary, error) {
@@ -106,7 +107,8 @@ impl RecordedInput {
                 outcome: r.outcome.clone(),
                 duration_ms: 0,
                 changes: Vec::new(),
-                child: None,
+                // Its usage is an input (what a sub-agent spent, SPEC.md §29.3).
+                child: r.child.clone(),
             }),
             Body::Record(r) if r.is_input() => r.clone(),
             Body::Record(_) | Body::Decision(_) | Body::Unknown { .. } => return None,

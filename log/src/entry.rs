@@ -287,6 +287,10 @@ pub struct ParentLink {
 pub struct ChildRun {
     pub session_id: String,
     pub file: String,
+    /// What the sub-agent's run spent, as the parent counted it against its spend
+    /// budget (SPEC.md §29.3): the `spent` of the call's `ToolSettled` input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<xcsh_machine::Usage>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -611,8 +615,18 @@ mod tests {
     fn every_entry_type_round_trips_and_none_decodes_as_unknown() {
         let mut bodies: Vec<Body> = Vec::new();
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
+        // The sessions and those of a family's folder (`delegation/`).
+        let mut files = Vec::new();
         for file in std::fs::read_dir(dir).unwrap() {
-            let log = crate::read_session(&file.unwrap().path()).unwrap();
+            let path = file.unwrap().path();
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|f| f.unwrap().path()));
+            } else {
+                files.push(path);
+            }
+        }
+        for file in files {
+            let log = crate::read_session(&file).unwrap();
             bodies.extend(log.entries.into_iter().map(|e| e.body));
         }
         let config = crate::writer::testutil::config();

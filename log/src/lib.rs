@@ -24,7 +24,7 @@ pub use convert::*;
 pub use dag::Dag;
 pub use entry::*;
 pub use error::LogError;
-pub use naming::{file_session_id, session_id};
+pub use naming::{file_session_id, is_child_session, new_session_name, read_header, session_id};
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::rebuild_context;
 pub use verify::Chain;

@@ -18,6 +18,48 @@ pub fn session_id<'a>(path: &'a Path, header_id: &'a str) -> &'a str {
     file_session_id(path).unwrap_or(header_id)
 }
 
+/// A new session's id and file name, `<time>_<id>.jsonl` (the time in UTC, to the
+/// millisecond; the id 12 hex digits of a hash of the time, the process and a
+/// counter, so two sessions made at once in one process differ).
+pub fn new_session_name(now: chrono::DateTime<chrono::Utc>) -> (String, String) {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = blake3::Hasher::new();
+    h.update(&now.timestamp_nanos_opt().unwrap_or_default().to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if made > 0 {
+        h.update(&made.to_le_bytes());
+    }
+    let id = h.finalize().to_hex()[..12].to_string();
+    let name = format!("{}_{id}.jsonl", now.format("%Y-%m-%dT%H-%M-%S-%3fZ"));
+    (id, name)
+}
+
+/// The header (first line) of the session file at `path`, verified; only that line
+/// is read.
+pub fn read_header(path: &Path) -> Result<crate::SessionHeader, crate::LogError> {
+    let file = std::fs::File::open(path).map_err(|e| crate::LogError::io(path, e))?;
+    let mut reader = crate::LogReader::new(path, std::io::BufReader::new(file));
+    match reader.next() {
+        Some(Ok((_, entry))) => match entry.body {
+            crate::Body::Record(crate::Record::Session(header)) => Ok(header),
+            _ => Err(crate::LogError::NotASession {
+                path: path.to_path_buf(),
+            }),
+        },
+        Some(Err(e)) => Err(e),
+        None => Err(crate::LogError::NotASession {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
+/// Whether the session file at `path` is a sub-agent's (its header names a parent,
+/// SPEC.md §29.2). A file whose header cannot be read is not.
+pub fn is_child_session(path: &Path) -> bool {
+    read_header(path).is_ok_and(|h| h.parent.is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -271,6 +271,7 @@ mod tests {
                 Input::ToolSettled {
                     call_id: CallId(call.into()),
                     outcome,
+                    spent: None,
                 },
             );
         }

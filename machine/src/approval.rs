@@ -55,9 +55,47 @@ pub enum Route {
     Deny,
 }
 
+/// The tool that starts a sub-agent (SPEC.md §29.1).
+pub const TASK_TOOL: &str = "task";
+
+/// Whether `call` goes through the permission policy: a mutating tool, or a `task`
+/// call whose sub-agent is not read-only (SPEC.md §29.1).
+fn gated(config: &RunConfig, call: &ToolCall) -> bool {
+    if call.name == TASK_TOOL {
+        return !read_only_task(config, call);
+    }
+    config.mutating.contains(&call.name)
+}
+
+/// Whether the sub-agent a `task` call asks for is read-only: its `tools` (absent:
+/// the default, the run's tools that are not mutating) name only tools of this run
+/// that are not mutating, and not `task`. Arguments that do not say so (not JSON,
+/// `tools` not a list of names) count as not read-only: the call is asked.
+pub fn read_only_task(config: &RunConfig, call: &ToolCall) -> bool {
+    if call.arguments.trim().is_empty() {
+        return true;
+    }
+    let Ok(serde_json::Value::Object(args)) =
+        serde_json::from_str::<serde_json::Value>(&call.arguments)
+    else {
+        return false;
+    };
+    match args.get("tools") {
+        None | Some(serde_json::Value::Null) => true,
+        Some(serde_json::Value::Array(names)) => names.iter().all(|name| {
+            name.as_str().is_some_and(|name| {
+                name != TASK_TOOL
+                    && config.tools.iter().any(|t| t == name)
+                    && !config.mutating.iter().any(|m| m == name)
+            })
+        }),
+        Some(_) => false,
+    }
+}
+
 /// Routes `call` under `config` and `grants`, recording an automatic answer.
 pub fn route(config: &RunConfig, grants: &Grants, call: &ToolCall, out: &mut Vec<Effect>) -> Route {
-    if !config.mutating.contains(&call.name) {
+    if !gated(config, call) {
         return Route::Dispatch;
     }
     let always_ask = config

@@ -20,7 +20,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
-pub use approval::Grants;
+pub use approval::{Grants, TASK_TOOL, read_only_task};
 pub use build_id::BUILD_INPUTS;
 pub use context::{Context, ContextItem};
 pub use protocol::*;
@@ -115,6 +115,10 @@ pub struct RunState {
     /// into the context hash of each of its steps. Absent without memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
+    /// What the run's `task` calls spent (their sub-agents' usage, SPEC.md §29.3):
+    /// counted against the spend budget with `usage`, reported apart from it.
+    #[serde(default)]
+    pub delegated: Usage,
 }
 
 /// The agent state machine. See SPEC.md "Phase × input".
@@ -214,9 +218,11 @@ impl Machine {
                 entry,
                 outcome,
             } => self.on_step_ended(step, entry, outcome, &mut out),
-            Input::ToolSettled { call_id, outcome } => {
-                self.on_tool_settled(call_id, outcome, &mut out)
-            }
+            Input::ToolSettled {
+                call_id,
+                outcome,
+                spent,
+            } => self.on_tool_settled(call_id, outcome, spent, &mut out),
             Input::CompactionDone { result } => self.on_compaction_done(result, &mut out),
             Input::Recover => self.on_recover(&mut out),
             Input::Compact { config } => self.on_compact(config, &mut out),
@@ -678,8 +684,17 @@ impl Machine {
         self.start_step(out);
     }
 
+    /// Tokens charged against the run's spend budget so far: its own steps' and
+    /// those its `task` calls' sub-agents spent.
+    pub fn spent(&self) -> u64 {
+        self.run
+            .usage
+            .spend()
+            .saturating_add(self.run.delegated.spend())
+    }
+
     fn over_budget(&self, limits: Limits) -> Option<StopReason> {
-        let spent = self.run.usage.spend();
+        let spent = self.spent();
         (limits.max_tokens > 0 && spent >= limits.max_tokens).then_some(StopReason::MaxTokens {
             limit: limits.max_tokens,
             spent,

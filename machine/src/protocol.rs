@@ -225,10 +225,13 @@ pub enum Input {
         entry: EntryId,
         outcome: StepOutcome,
     },
-    /// A dispatched tool call settled.
+    /// A dispatched tool call settled. `spent`: tokens the call spent that count
+    /// against the run's spend budget (a `task` call: its sub-agent's usage, SPEC.md
+    /// §29.3); `None` for every other tool (and in logs recorded before delegation).
     ToolSettled {
         call_id: CallId,
         outcome: ToolOutcome,
+        spent: Option<Usage>,
     },
     /// The compaction summary came back (`Err` when summarizing failed).
     CompactionDone {

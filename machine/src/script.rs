@@ -14,7 +14,8 @@
 //!   the id `cNi`; `dup=N`: N calls of `echo` that all carry the id `same`
 //! - `delta N TEXT` (one text delta), `end N completed|aborted|failed|overflow`
 //!   (`overflow`: the provider refused the request as too long for the context)
-//! - `tool ID ok|error|cancelled TEXT`, `summary TEXT`, `summary-failed`
+//! - `tool ID ok|error|cancelled [spent=IN/OUT] TEXT` (`spent`: what a `task` call's
+//!   sub-agent spent, counted against the budget), `summary TEXT`, `summary-failed`
 //! - `retry N ATTEMPT DELAY_MS REASON` (the provider retries step N's request)
 //! - `approve ID y|a|A|n [MESSAGE]` (a user's answer; a denial may carry a message
 //!   for the model)
@@ -210,12 +211,20 @@ impl ScriptReader {
                     Some("cancelled") => ToolStatus::Cancelled,
                     other => return Err(unknown(other.unwrap_or_default())),
                 };
+                let mut text = parts.next().unwrap_or("");
+                let mut spent = None;
+                if let Some(rest) = text.strip_prefix("spent=") {
+                    let (usage, after) = rest.split_once(' ').unwrap_or((rest, ""));
+                    spent = Some(usage_of(usage).ok_or_else(bad)?);
+                    text = after;
+                }
                 Input::ToolSettled {
                     call_id: CallId(id.into()),
                     outcome: ToolOutcome {
                         status,
-                        content: parts.next().unwrap_or("").to_string(),
+                        content: text.to_string(),
                     },
+                    spent,
                 }
             }
             "approve" => {

@@ -1195,3 +1195,5 @@ fn the_memory_index_hash_is_the_context_hash_mixed_with_the_index() {
         ]
     );
 }
+
+mod delegation;

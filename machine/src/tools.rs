@@ -23,6 +23,7 @@ impl Machine {
         &mut self,
         call_id: CallId,
         outcome: ToolOutcome,
+        spent: Option<Usage>,
         out: &mut Vec<Effect>,
     ) {
         let Some(mut tools) = self.take_tools(|t| t.pending.iter().any(|c| c.id == call_id)) else {
@@ -30,6 +31,9 @@ impl Machine {
         };
         let pos = tools.pending.iter().position(|c| c.id == call_id);
         if let Some(call) = pos.map(|p| tools.pending.remove(p)) {
+            if let Some(spent) = spent {
+                self.run.delegated.add(&spent);
+            }
             self.context.push(
                 None,
                 Message::ToolResult {

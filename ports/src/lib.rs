@@ -67,6 +67,19 @@ pub trait Provider: Send + Sync + 'static {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>>;
+    /// Like `stream`, for a request of the sub-agent `agent` (the `description` of
+    /// its `task` call, SPEC.md §29.5): the faux provider serves it the script steps
+    /// of that agent. The default forgets `agent`.
+    fn stream_as(
+        &self,
+        agent: &str,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let _ = agent;
+        self.stream(request, sink, cancel)
+    }
     /// The request exactly as this provider would send it (the HTTP body for the
     /// wire protocols), for `--show-context`.
     fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
@@ -128,6 +141,20 @@ pub trait ToolExecutor: Send + Sync + 'static {
         drop(dispatch);
         self.execute_with_progress(call, cancel, progress)
     }
+    /// Like `execute_dispatched`, with what the run had left when the call started
+    /// (`run`, read from the run's machine): the `task` tool sizes its sub-agent's
+    /// limits from it (SPEC.md §29.3). The default forgets `run`.
+    fn execute_in_run(
+        &self,
+        call: ToolCall,
+        dispatch: xcsh_log::blobs::Dispatch,
+        run: RunHeadroom,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> BoxFuture<ToolOutcome> {
+        let _ = run;
+        self.execute_dispatched(call, dispatch, cancel, progress)
+    }
     /// The results of the calls dispatched at `dispatches` are durable in their
     /// logs: their before-images are no longer needed. The default keeps none.
     fn results_durable(&self, dispatches: &[xcsh_log::blobs::Dispatch]) {
@@ -142,6 +169,22 @@ pub trait ToolExecutor: Send + Sync + 'static {
     fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
         None
     }
+}
+
+/// What a run had left when one of its tool calls started, and where it works: a
+/// copy of numbers the run's machine holds (never shared state), passed with the
+/// call (SPEC.md §29.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunHeadroom {
+    /// The run's limits.
+    pub limits: xcsh_machine::Limits,
+    /// Steps taken in the current step window (the step that asked for the call
+    /// included).
+    pub steps_in_window: u32,
+    /// Tokens charged against the spend budget so far (`Machine::spent`).
+    pub spent: u64,
+    /// The workspace the run's tools work in.
+    pub cwd: String,
 }
 
 /// The sentence every cancelled tool result carries.

@@ -4,10 +4,17 @@
 //! A line: `{"text":"…","reasoning":"…","tool_calls":[{"name":"echo","arguments":{…}}],
 //! "finish":"tool_calls","usage":{"input":120,"output":30},"error":"…","chunk_delay_ms":0}`
 //! (every field optional).
+//!
+//! A script may serve a family (SPEC.md §29.5): a step with `"agent":"NAME"` is for
+//! the sub-agent whose `task` call has the description NAME (`Provider::stream_as`),
+//! a step without one for the parent. Each request takes the next step of its own
+//! agent, so the order between sub-agents running at once does not matter; the steps
+//! of one agent are played in script order.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -56,6 +63,10 @@ pub struct ScriptStep {
     /// Delay between chunks, to let a test or a user act mid-stream.
     #[serde(default)]
     pub chunk_delay_ms: u64,
+    /// The sub-agent this step is for (the `description` of its `task` call);
+    /// absent: the parent's.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -76,13 +87,14 @@ pub struct ScriptUsage {
     pub output: u64,
 }
 
-/// Plays a script; each `stream` call takes the next step.
+/// Plays a script; each `stream` call takes the next step of its agent.
 #[derive(Debug)]
 pub struct FauxProvider {
     source: String,
     /// Each step with its 1-based line in the script (call ids name the line).
     steps: Arc<Vec<(usize, ScriptStep)>>,
-    next: AtomicUsize,
+    /// Per agent (`None`: the parent), how many of its steps were requested.
+    next: Mutex<BTreeMap<Option<String>, usize>>,
 }
 
 impl FauxProvider {
@@ -115,7 +127,7 @@ impl FauxProvider {
         Ok(FauxProvider {
             source: source.to_string(),
             steps: Arc::new(steps),
-            next: AtomicUsize::new(0),
+            next: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -130,7 +142,7 @@ impl FauxProvider {
                     .map(|(i, s)| (i + 1, s))
                     .collect(),
             ),
-            next: AtomicUsize::new(0),
+            next: Mutex::new(BTreeMap::new()),
         }
     }
 }
@@ -150,16 +162,51 @@ impl Provider for FauxProvider {
         sink: StreamSink,
         cancel: CancellationToken,
     ) -> BoxFuture<Result<(), ProviderError>> {
-        let index = self.next.fetch_add(1, Ordering::SeqCst);
+        self.serve(None, request, sink, cancel)
+    }
+
+    fn stream_as(
+        &self,
+        agent: &str,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        self.serve(Some(agent), request, sink, cancel)
+    }
+}
+
+impl FauxProvider {
+    /// Plays the next step of `agent` (`None`: the parent).
+    fn serve(
+        &self,
+        agent: Option<&str>,
+        request: ModelRequest,
+        sink: StreamSink,
+        cancel: CancellationToken,
+    ) -> BoxFuture<Result<(), ProviderError>> {
+        let key = agent.map(str::to_owned);
+        let index = {
+            // A poisoned lock only means another request panicked: the counts hold.
+            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let n = next.entry(key.clone()).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
         let steps = Arc::clone(&self.steps);
         let source = self.source.clone();
         Box::pin(async move {
-            let Some((line, step)) = steps.get(index) else {
+            let mut own = steps.iter().filter(|(_, s)| s.agent == key);
+            let Some((line, step)) = own.clone().nth(index) else {
+                let whose = match &key {
+                    Some(agent) => format!(" for the sub-agent {agent:?}"),
+                    None => String::new(),
+                };
                 return Err(ProviderError {
                     kind: ProviderErrorKind::ScriptExhausted,
                     message: format!(
-                        "the faux script {source} has {} step(s) and step {} was requested",
-                        steps.len(),
+                        "the faux script {source} has {} step(s){whose} and step {} was requested",
+                        own.by_ref().count(),
                         index + 1
                     ),
                 });
@@ -304,4 +351,64 @@ fn estimate_request_tokens(request: &ModelRequest) -> u64 {
             })
             .sum::<usize>();
     (bytes as u64).div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::mpsc;
+    use xcsh_machine::StepNo;
+
+    /// The text the step served to `agent` (`None`: the parent) streams, or its error.
+    async fn served(faux: &FauxProvider, agent: Option<&str>) -> Result<String, String> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let request = ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_output_tokens: 100,
+        };
+        let sink = StreamSink::new(StepNo(1), tx);
+        let cancel = CancellationToken::new();
+        let ended = match agent {
+            Some(agent) => faux.stream_as(agent, request, sink, cancel).await,
+            None => faux.stream(request, sink, cancel).await,
+        };
+        let mut text = String::new();
+        while let Ok((_, item)) = rx.try_recv() {
+            if let crate::StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {
+                text.push_str(&t);
+            }
+        }
+        ended.map(|()| text).map_err(|e| e.message)
+    }
+
+    #[tokio::test]
+    async fn each_agent_takes_its_own_next_step_whatever_the_order_of_requests() {
+        let script = [
+            r#"{"text":"parent 1"}"#,
+            r#"{"agent":"a","text":"a 1"}"#,
+            r#"{"agent":"b","text":"b 1"}"#,
+            r#"{"agent":"a","text":"a 2"}"#,
+            r#"{"text":"parent 2"}"#,
+        ]
+        .join("\n");
+        let faux = FauxProvider::from_script("family.jsonl", &script).unwrap();
+        let mut got = Vec::new();
+        for agent in [Some("b"), Some("a"), None, Some("a"), None, Some("b"), None] {
+            got.push(served(&faux, agent).await);
+        }
+        assert_eq!(
+            got,
+            [
+                Ok("b 1".to_string()),
+                Ok("a 1".into()),
+                Ok("parent 1".into()),
+                Ok("a 2".into()),
+                Ok("parent 2".into()),
+                Err("the faux script family.jsonl has 1 step(s) for the sub-agent \"b\" and step 2 was requested".into()),
+                Err("the faux script family.jsonl has 2 step(s) and step 3 was requested".into()),
+            ]
+        );
+    }
 }

@@ -19,6 +19,7 @@ use xcsh_log::blobs::Dispatch;
 use xcsh_machine::{
     CallId, ProviderError, ProviderErrorKind, StepNo, ToolCall, ToolOutcome, ToolStatus,
 };
+use xcsh_ports::RunHeadroom;
 use xcsh_providers::BoxFuture;
 use xcsh_tools::{ToolExecutor, ToolProgress};
 
@@ -63,6 +64,7 @@ pub(super) struct ToolRun {
 struct Waiting {
     call: ToolCall,
     dispatch: Dispatch,
+    run: RunHeadroom,
     cancel: CancellationToken,
     progress: ToolProgress,
 }
@@ -100,12 +102,14 @@ impl ToolSlots {
         &mut self,
         call: ToolCall,
         dispatch: Dispatch,
+        run: RunHeadroom,
         cancel: CancellationToken,
         progress: ToolProgress,
     ) {
         self.waiting.push_back(Waiting {
             call,
             dispatch,
+            run,
             cancel,
             progress,
         });
@@ -136,6 +140,7 @@ impl ToolSlots {
             let Some(Waiting {
                 call,
                 dispatch,
+                run,
                 cancel,
                 progress,
             }) = self.waiting.pop_front()
@@ -152,7 +157,7 @@ impl ToolSlots {
             let name = call.name.clone();
             let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                 let call = call.clone();
-                move || tools.execute_dispatched(call, dispatch, cancel, progress)
+                move || tools.execute_in_run(call, dispatch, run, cancel, progress)
             }))
             .unwrap_or_else(move |_| {
                 Box::pin(async move {

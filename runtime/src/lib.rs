@@ -9,6 +9,7 @@ pub mod interrupted;
 pub mod memory;
 mod owner;
 mod session;
+pub mod task;
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;

@@ -394,6 +394,18 @@ impl Owner {
         }
     }
 
+    /// What the run has left, read from its machine, for a call that starts now
+    /// (the `task` tool sizes its sub-agent from it, SPEC.md §29.3).
+    fn headroom(&self) -> xcsh_ports::RunHeadroom {
+        let machine = self.journal.machine();
+        xcsh_ports::RunHeadroom {
+            limits: machine.limits(),
+            steps_in_window: machine.run().steps_in_window,
+            spent: machine.spent(),
+            cwd: self.session.cwd.clone(),
+        }
+    }
+
     fn act(&mut self, action: Action) -> Result<(), RuntimeError> {
         match action {
             Action::Emit(event) => self.outbox.push(event),
@@ -420,9 +432,10 @@ impl Owner {
                 self.work.tools.push((call.id.clone(), cancel.clone()));
                 let progress = self.progress_sink(&call.id);
                 let dispatch = self.dispatch(dispatched);
+                let run = self.headroom();
                 self.work
                     .tool_slots
-                    .dispatch(call, dispatch, cancel, progress);
+                    .dispatch(call, dispatch, run, cancel, progress);
             }
             Action::CancelTool { call_id } => {
                 if let Some((_, token)) = self.work.tools.iter().find(|(id, _)| *id == call_id) {

@@ -191,10 +191,15 @@ pub fn recover(
 ) -> Result<Vec<ToolCall>, RuntimeError> {
     let mut lost = Vec::new();
     if machine.is_running() {
-        let note = format!(
+        let mut note = format!(
             "the previous run ended without finishing ({}); unsettled work is settled now",
             describe_phase(machine.phase())
         );
+        // The sub-agents a crash cut off with their parent (SPEC.md §29.4).
+        for told in recover_children(writer.path(), machine, notices) {
+            note.push_str("; ");
+            note.push_str(&told);
+        }
         let (id, _) = writer.append(
             *leaf,
             Utc::now(),
@@ -218,6 +223,75 @@ pub fn recover(
         notices.push(note);
     }
     Ok(lost)
+}
+
+/// Recovers the runs of the sub-agents that the unsettled `task` calls of the
+/// parent whose machine is `machine` (its file at `path`) started, each as any
+/// session is recovered; says of each lost call which child it was. Their own
+/// notices go to `notices`.
+fn recover_children(path: &Path, machine: &Machine, notices: &mut Vec<String>) -> Vec<String> {
+    let calls: Vec<&ToolCall> = match machine.phase() {
+        xcsh_machine::Phase::RunningTools(t) => t
+            .pending
+            .iter()
+            .filter(|c| c.name == xcsh_machine::TASK_TOOL)
+            .collect(),
+        xcsh_machine::Phase::Idle
+        | xcsh_machine::Phase::Streaming(_)
+        | xcsh_machine::Phase::Compacting(_)
+        | xcsh_machine::Phase::Finished(_) => Vec::new(),
+    };
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    let parent_id = match xcsh_log::read_header(path) {
+        Ok(h) => xcsh_log::session_id(path, &h.session_id).to_string(),
+        Err(e) => {
+            notices.push(format!(
+                "cannot look for the sub-agents of the lost `task` calls: {e}"
+            ));
+            return Vec::new();
+        }
+    };
+    let mut told = Vec::new();
+    for call in calls {
+        let Some((child_path, child)) =
+            crate::task::children::find_child(path, &parent_id, &call.id)
+        else {
+            told.push(format!(
+                "the lost `task` call {} had not started its sub-agent",
+                call.id
+            ));
+            continue;
+        };
+        let recovered = reopen_at_leaf(&child_path).and_then(|mut r| {
+            r.writer.sync()?;
+            Ok(r.notices)
+        });
+        match recovered {
+            Ok(theirs) => {
+                let how = if theirs.is_empty() {
+                    "which had finished"
+                } else {
+                    "recovered too"
+                };
+                notices.extend(
+                    theirs
+                        .into_iter()
+                        .map(|n| format!("sub-agent session {}: {n}", child.session_id)),
+                );
+                told.push(format!(
+                    "the lost `task` call {} ran the sub-agent session {} ({}), {how}",
+                    call.id, child.session_id, child.file
+                ));
+            }
+            Err(e) => told.push(format!(
+                "the lost `task` call {} ran the sub-agent session {} ({}), which cannot be recovered: {e}",
+                call.id, child.session_id, child.file
+            )),
+        }
+    }
+    told
 }
 
 #[cfg(test)]

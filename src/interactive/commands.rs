@@ -111,19 +111,22 @@ fn run(
             }
         }
     };
-    Ok(run_agent(RunOptions {
-        session,
-        task,
-        limits: setup.limits,
-        system_prompt: setup.system_prompt.clone(),
-        provider: Arc::clone(&setup.provider),
-        tools: Arc::clone(&setup.tools),
-        permissions: setup.permissions,
-        approver: Some(approver),
-        max_parallel_tools: setup.max_parallel_tools,
-        secrets: setup.secrets.clone(),
-        memory: setup.memory.clone(),
-    })?)
+    Ok(run_agent(crate::setup::offer_task(
+        setup.delegate,
+        RunOptions {
+            session,
+            task,
+            limits: setup.limits,
+            system_prompt: setup.system_prompt.clone(),
+            provider: Arc::clone(&setup.provider),
+            tools: Arc::clone(&setup.tools),
+            permissions: setup.permissions,
+            approver: Some(approver),
+            max_parallel_tools: setup.max_parallel_tools,
+            secrets: setup.secrets.clone(),
+            memory: setup.memory.clone(),
+        },
+    ))?)
 }
 
 /// `/at ENTRY`.

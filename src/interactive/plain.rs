@@ -245,7 +245,8 @@ fn read_lines(
 /// The commands of [`commands::COMMANDS`] this mode carries out while idle, and
 /// those it carries out while a turn runs, in the order `/help` lists them.
 const IDLE_COMMANDS: &[&str] = &[
-    "tree", "at", "fork", "label", "usage", "diff", "plan", "undo", "compact", "memory", "model", "exit",
+    "tree", "at", "fork", "label", "usage", "diff", "plan", "undo", "compact", "memory", "model",
+    "exit",
 ];
 const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
 

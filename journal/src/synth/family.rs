@@ -207,6 +207,7 @@ impl Member {
             child: Some(ChildRun {
                 session_id: child.into(),
                 file: file_of(child),
+                usage: None,
             }),
         }))
     }

@@ -56,6 +56,7 @@ fn write(
             child: Some(ChildRun {
                 session_id: (*child_id).into(),
                 file: (*child_file).into(),
+                usage: None,
             }),
         }));
         leaf = w.append(leaf, ts(), &r).unwrap().0;
