@@ -569,3 +569,40 @@ fn sessions_puts_an_unlinked_child_under_the_parent_its_header_names() {
         ["orphan01","parent01"]"#]]
     .assert_eq(&ids.join("\n"));
 }
+
+/// The family the real binary recorded (`fixtures/sessions/delegation/`, made by
+/// `scripts/make-fixture-sessions.sh delegation`): `tree --deep`, the family part of
+/// `stats` and `events --deep`'s lanes, with the session ids named by their place
+/// (a regeneration changes only ids, times and the temporary workspace).
+#[test]
+fn the_recorded_delegation_family_draws_in_tree_stats_and_events() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions/delegation");
+    let parent = dir.join("parent.jsonl");
+    if !parent.exists() {
+        eprintln!("fixtures/sessions/delegation/parent.jsonl is missing");
+        return;
+    }
+    let family = xcsh_log::family::load_family(&parent, xcsh_log::family::Depth::All).unwrap();
+    let mut ids = vec![family.session_id.clone()];
+    ids.extend(
+        family
+            .children
+            .iter()
+            .map(|c| c.link.child.session_id.clone()),
+    );
+    let mut text = tree_view(&parent, false, true);
+    let own = crate::stats::render(&crate::stats::compute_path(&parent).unwrap());
+    let stats = stats_view(&parent);
+    text.push_str(stats.strip_prefix(own.as_str()).unwrap());
+    for (k, id) in ids.iter().enumerate() {
+        let label = if k == 0 {
+            "parent".to_string()
+        } else {
+            format!("child{k}")
+        };
+        text = text.replace(id.as_str(), &format!("{label:0<width$}", width = id.len()));
+    }
+    let cwd = xcsh_log::read_header(&parent).unwrap().cwd;
+    let text = text.replace(&cwd, "<workspace>");
+    expect_test::expect_file!["../tests/golden/delegation.txt"].assert_eq(&text);
+}

@@ -8,6 +8,7 @@ mod approval;
 mod build_id;
 mod context;
 mod estimate;
+mod memory;
 mod overflow;
 mod protocol;
 pub mod script;
@@ -236,23 +237,6 @@ impl Machine {
             Input::MemoryIndex { hash } => self.on_memory_index(hash, &mut out),
         }
         out
-    }
-
-    /// The memory index of the next run, between runs: held until a prompt starts
-    /// that run (a later index replaces it); no decision. During a run it is
-    /// ignored: a run's index is fixed when it starts (SPEC.md §28.4).
-    fn on_memory_index(&mut self, hash: String, out: &mut Vec<Effect>) {
-        match self.phase {
-            Phase::Idle | Phase::Finished(_) => self.memory = Some(hash),
-            Phase::Streaming(_) | Phase::RunningTools(_) | Phase::Compacting(_) => {
-                ignore(IgnoreReason::RunInProgress, out)
-            }
-        }
-    }
-
-    /// The memory index hash held for the next run (SPEC.md §28).
-    pub fn memory_index(&self) -> Option<&str> {
-        self.memory.as_deref()
     }
 
     /// `/undo` between runs: its note joins the context, so the next request on this

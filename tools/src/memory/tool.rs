@@ -175,7 +175,7 @@ mod tests {
                 .iter()
                 .map(|s| s.name.as_str())
                 .collect::<Vec<_>>(),
-            ["echo", "sleep", "memory_read"]
+            ["echo", "sleep", "plan", "memory_read"]
         );
         assert_eq!(tools.mutating(), Vec::<String>::new());
         let call = |args: &str| ToolCall {
