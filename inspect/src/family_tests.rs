@@ -147,74 +147,74 @@ pub fn events_view(path: &Path) -> String {
 fn events_deep_interleaves_each_child_in_its_own_lane() {
     let (_dir, path) = family();
     expect_test::expect![[r#"
-        session    seq      entry       time step lane    kind               detail
-        parent01   1           #0       +0ms    - machine session            parent01 /workspace
-        parent01   2           #1       +1ms    - user    user_message       "split the work"
-        parent01   3           #2       +2ms    1 model   step_started       step 1 with 1 message(s)
-        parent01   4.1         #3       +2ms    1 model   text_delta         "delegating"
-        parent01   4.2         #3       +2ms    1 model   tool_call_start    [0] task call_1_1
-        parent01   4.3         #3       +2ms    1 model   tool_call_delta    [0] "{\"prompt\":\"look at a\"}"
-        parent01   4.4         #3       +2ms    1 model   tool_call_end      [0]
-        parent01   4.5         #3       +2ms    1 model   tool_call_start    [1] task call_1_2
-        parent01   4.6         #3       +2ms    1 model   tool_call_delta    [1] "{\"prompt\":\"look at b\"}"
-        parent01   4.7         #3       +2ms    1 model   tool_call_end      [1]
-        parent01   4.8         #3       +2ms    1 model   usage              in 100 out 10
-        parent01   4.9         #3       +2ms    1 model   finish             tool_calls
-        parent01   4           #3       +3ms    1 model   step               step 1 "delegating" calls task,task completed
-        parent01   5           #4       +4ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"look at a"}
-        parent01   6           #5       +5ms    1 tools   tool_dispatched    step 1 call_1_2 task {"prompt":"look at b"}
-        childa01   1           #0       +5ms    - machine session            childa01 /workspace
-        childb01   1           #0       +5ms    - machine session            childb01 /workspace
-        childa01   2           #1       +6ms    - user    user_message       "look at a"
-        childb01   2           #1       +6ms    - user    user_message       "look at b"
-        childa01   3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
-        childa01   4.1         #3       +7ms    1 model   text_delta         "asking deepe"
-        childa01   4.2         #3       +7ms    1 model   text_delta         "r"
-        childa01   4.3         #3       +7ms    1 model   tool_call_start    [0] task call_1_1
-        childa01   4.4         #3       +7ms    1 model   tool_call_delta    [0] "{\"prompt\":\"deeper\"}"
-        childa01   4.5         #3       +7ms    1 model   tool_call_end      [0]
-        childa01   4.6         #3       +7ms    1 model   usage              in 100 out 10
-        childa01   4.7         #3       +7ms    1 model   finish             tool_calls
-        childb01   3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
-        childa01   4           #3       +8ms    1 model   step               step 1 "asking deeper" calls task completed
-        childb01   4           #3       +8ms    1 model   step               step 1 failed http: 503 service unavailable
-        childa01   5           #4       +9ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"deeper"}
-        grand001   1           #0       +9ms    - machine session            grand001 /workspace
-        childb01   5           #4       +9ms    1 machine run_finished       provider_error http: 503 service unavailable after 1 step(s), 0 tokens
-        grand001   2           #1      +10ms    - user    user_message       "deeper"
-        grand001   3           #2      +11ms    1 model   step_started       step 1 with 1 message(s)
-        grand001   4.1         #3      +11ms    1 model   text_delta         "found it dee"
-        grand001   4.2         #3      +11ms    1 model   text_delta         "p down"
-        grand001   4.3         #3      +11ms    1 model   usage              in 100 out 10
-        grand001   4.4         #3      +11ms    1 model   finish             stop
-        grand001   4           #3      +12ms    1 model   step               step 1 "found it deep down" completed
-        grand001   5           #4      +13ms    1 machine run_finished       completed after 1 step(s), 110 tokens
-        childa01   6           #5      +14ms    1 tools   tool_result        call_1_1 task ok 7ms "found it deep down"
-        childa01   7           #6      +15ms    2 model   step_started       step 2 with 3 message(s)
-        childa01   8.1         #7      +15ms    2 model   text_delta         "a is fine"
-        childa01   8.2         #7      +15ms    2 model   usage              in 200 out 10 cache r 50 w 0
-        childa01   8.3         #7      +15ms    2 model   finish             stop
-        childa01   8           #7      +16ms    2 model   step               step 2 "a is fine" completed
-        childa01   9           #8      +17ms    2 machine run_finished       completed after 2 step(s), 370 tokens
-        parent01   7           #6      +18ms    1 tools   tool_result        call_1_1 task ok 7ms "a is fine"
-        parent01   8           #7      +19ms    1 tools   tool_result        call_1_2 task error 7ms "sub-agent childb01 failed: 503 service …"
-        parent01   9           #8      +20ms    2 model   step_started       step 2 with 4 message(s)
-        parent01   10.1        #9      +20ms    2 model   text_delta         "one more loo"
-        parent01   10.2        #9      +20ms    2 model   text_delta         "k"
-        parent01   10.3        #9      +20ms    2 model   tool_call_start    [0] task call_2_1
-        parent01   10.4        #9      +20ms    2 model   tool_call_delta    [0] "{\"prompt\":\"look at c\"}"
-        parent01   10.5        #9      +20ms    2 model   tool_call_end      [0]
-        parent01   10.6        #9      +20ms    2 model   usage              in 200 out 10 cache r 50 w 0
-        parent01   10.7        #9      +20ms    2 model   finish             tool_calls
-        parent01   10          #9      +21ms    2 model   step               step 2 "one more look" calls task completed
-        parent01   11         #10      +22ms    2 tools   tool_dispatched    step 2 call_2_1 task {"prompt":"look at c"}
-        parent01   12         #11      +23ms    2 tools   tool_result        call_2_1 task ok 7ms "c is fine"
-        parent01   13         #12      +24ms    3 model   step_started       step 3 with 6 message(s)
-        parent01   14.1       #13      +24ms    3 model   text_delta         "all done"
-        parent01   14.2       #13      +24ms    3 model   usage              in 300 out 10 cache r 50 w 0
-        parent01   14.3       #13      +24ms    3 model   finish             stop
-        parent01   14         #13      +25ms    3 model   step               step 3 "all done" completed
-        parent01   15         #14      +26ms    3 machine run_finished       completed after 3 step(s), 730 tokens
+        session      seq      entry       time step lane    kind               detail
+        parent01     1           #0       +0ms    - machine session            parent01 /workspace
+        parent01     2           #1       +1ms    - user    user_message       "split the work"
+        parent01     3           #2       +2ms    1 model   step_started       step 1 with 1 message(s)
+        parent01     4.1         #3       +2ms    1 model   text_delta         "delegating"
+        parent01     4.2         #3       +2ms    1 model   tool_call_start    [0] task call_1_1
+        parent01     4.3         #3       +2ms    1 model   tool_call_delta    [0] "{\"prompt\":\"look at a\"}"
+        parent01     4.4         #3       +2ms    1 model   tool_call_end      [0]
+        parent01     4.5         #3       +2ms    1 model   tool_call_start    [1] task call_1_2
+        parent01     4.6         #3       +2ms    1 model   tool_call_delta    [1] "{\"prompt\":\"look at b\"}"
+        parent01     4.7         #3       +2ms    1 model   tool_call_end      [1]
+        parent01     4.8         #3       +2ms    1 model   usage              in 100 out 10
+        parent01     4.9         #3       +2ms    1 model   finish             tool_calls
+        parent01     4           #3       +3ms    1 model   step               step 1 "delegating" calls task,task completed
+        parent01     5           #4       +4ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"look at a"}
+        parent01     6           #5       +5ms    1 tools   tool_dispatched    step 1 call_1_2 task {"prompt":"look at b"}
+        childa01     1           #0       +5ms    - machine session            childa01 /workspace
+        childb01     1           #0       +5ms    - machine session            childb01 /workspace
+        childa01     2           #1       +6ms    - user    user_message       "look at a"
+        childb01     2           #1       +6ms    - user    user_message       "look at b"
+        childa01     3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
+        childa01     4.1         #3       +7ms    1 model   text_delta         "asking deepe"
+        childa01     4.2         #3       +7ms    1 model   text_delta         "r"
+        childa01     4.3         #3       +7ms    1 model   tool_call_start    [0] task call_1_1
+        childa01     4.4         #3       +7ms    1 model   tool_call_delta    [0] "{\"prompt\":\"deeper\"}"
+        childa01     4.5         #3       +7ms    1 model   tool_call_end      [0]
+        childa01     4.6         #3       +7ms    1 model   usage              in 100 out 10
+        childa01     4.7         #3       +7ms    1 model   finish             tool_calls
+        childb01     3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
+        childa01     4           #3       +8ms    1 model   step               step 1 "asking deeper" calls task completed
+        childb01     4           #3       +8ms    1 model   step               step 1 failed http: 503 service unavailable
+        childa01     5           #4       +9ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"deeper"}
+        grand001     1           #0       +9ms    - machine session            grand001 /workspace
+        childb01     5           #4       +9ms    1 machine run_finished       provider_error http: 503 service unavailable after 1 step(s), 0 tokens
+        grand001     2           #1      +10ms    - user    user_message       "deeper"
+        grand001     3           #2      +11ms    1 model   step_started       step 1 with 1 message(s)
+        grand001     4.1         #3      +11ms    1 model   text_delta         "found it dee"
+        grand001     4.2         #3      +11ms    1 model   text_delta         "p down"
+        grand001     4.3         #3      +11ms    1 model   usage              in 100 out 10
+        grand001     4.4         #3      +11ms    1 model   finish             stop
+        grand001     4           #3      +12ms    1 model   step               step 1 "found it deep down" completed
+        grand001     5           #4      +13ms    1 machine run_finished       completed after 1 step(s), 110 tokens
+        childa01     6           #5      +14ms    1 tools   tool_result        call_1_1 task ok 7ms "found it deep down"
+        childa01     7           #6      +15ms    2 model   step_started       step 2 with 3 message(s)
+        childa01     8.1         #7      +15ms    2 model   text_delta         "a is fine"
+        childa01     8.2         #7      +15ms    2 model   usage              in 200 out 10 cache r 50 w 0
+        childa01     8.3         #7      +15ms    2 model   finish             stop
+        childa01     8           #7      +16ms    2 model   step               step 2 "a is fine" completed
+        childa01     9           #8      +17ms    2 machine run_finished       completed after 2 step(s), 370 tokens
+        parent01     7           #6      +18ms    1 tools   tool_result        call_1_1 task ok 7ms "a is fine"
+        parent01     8           #7      +19ms    1 tools   tool_result        call_1_2 task error 7ms "sub-agent childb01 failed: 503 service …"
+        parent01     9           #8      +20ms    2 model   step_started       step 2 with 4 message(s)
+        parent01     10.1        #9      +20ms    2 model   text_delta         "one more loo"
+        parent01     10.2        #9      +20ms    2 model   text_delta         "k"
+        parent01     10.3        #9      +20ms    2 model   tool_call_start    [0] task call_2_1
+        parent01     10.4        #9      +20ms    2 model   tool_call_delta    [0] "{\"prompt\":\"look at c\"}"
+        parent01     10.5        #9      +20ms    2 model   tool_call_end      [0]
+        parent01     10.6        #9      +20ms    2 model   usage              in 200 out 10 cache r 50 w 0
+        parent01     10.7        #9      +20ms    2 model   finish             tool_calls
+        parent01     10          #9      +21ms    2 model   step               step 2 "one more look" calls task completed
+        parent01     11         #10      +22ms    2 tools   tool_dispatched    step 2 call_2_1 task {"prompt":"look at c"}
+        parent01     12         #11      +23ms    2 tools   tool_result        call_2_1 task ok 7ms "c is fine"
+        parent01     13         #12      +24ms    3 model   step_started       step 3 with 6 message(s)
+        parent01     14.1       #13      +24ms    3 model   text_delta         "all done"
+        parent01     14.2       #13      +24ms    3 model   usage              in 300 out 10 cache r 50 w 0
+        parent01     14.3       #13      +24ms    3 model   finish             stop
+        parent01     14         #13      +25ms    3 model   step               step 3 "all done" completed
+        parent01     15         #14      +26ms    3 machine run_finished       completed after 3 step(s), 730 tokens
         xcsh: child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)
     "#]].assert_eq(&events_view(&path));
 }

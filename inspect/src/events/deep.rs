@@ -69,7 +69,7 @@ pub fn deep_timeline(
 }
 
 /// Width of the session column.
-const SESSION_WIDTH: usize = 10;
+const SESSION_WIDTH: usize = 12;
 
 /// The column heads of [`render_deep_row`].
 pub fn deep_header(style: Style) -> String {
