@@ -46,6 +46,8 @@ pub struct Layer {
     pub sandbox_network: Option<bool>,
     /// Memory (SPEC.md §28): off unless true.
     pub memory: Option<bool>,
+    /// Delegation (SPEC.md §29): the `task` tool is offered only when true.
+    pub delegate: Option<bool>,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -78,6 +80,7 @@ pub struct ConfigFile {
     pub sandbox: Option<String>,
     pub sandbox_network: Option<bool>,
     pub memory: Option<bool>,
+    pub delegate: Option<bool>,
     #[serde(default)]
     pub profiles: BTreeMap<String, Layer>,
 }
@@ -100,6 +103,7 @@ impl ConfigFile {
             sandbox: self.sandbox.clone(),
             sandbox_network: self.sandbox_network,
             memory: self.memory,
+            delegate: self.delegate,
         }
     }
 }
@@ -155,6 +159,8 @@ pub struct Effective {
     pub sandbox_network: Setting<bool>,
     /// Memory on (SPEC.md §28); off by default.
     pub memory: Setting<bool>,
+    /// The `task` tool offered (SPEC.md §29); off by default.
+    pub delegate: Setting<bool>,
 }
 
 impl Effective {
@@ -324,8 +330,13 @@ pub fn resolve(
         value: false,
         source: Source::Default,
     });
+    let delegate = pick(&layers, |l| l.delegate).unwrap_or(Setting {
+        value: false,
+        source: Source::Default,
+    });
     Ok(Effective {
         memory,
+        delegate,
         sandbox,
         sandbox_network,
         shell_env_include,
@@ -477,6 +488,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     ));
     rows.push(num("sandbox_network", &effective.sandbox_network));
     rows.push(num("memory", &effective.memory));
+    rows.push(num("delegate", &effective.delegate));
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

@@ -224,6 +224,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         sandbox: args.sandbox.clone(),
         sandbox_network: args.sandbox_network.then_some(true),
         memory: args.memory.then_some(true),
+        delegate: args.delegate.then_some(true),
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -302,6 +303,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
             network: false,
         },
     };
+    let delegate = effective.delegate.value;
     let memory = effective
         .memory
         .value
@@ -339,7 +341,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         effective,
         cwd,
         secrets: providers::known_secrets(),
-        delegate: args.delegate,
+        delegate,
     })
 }
 

@@ -515,3 +515,30 @@ fn sub_agents_run_within_the_concurrency_cap() {
     let last = lines(&parent).pop().unwrap();
     assert_eq!(last["data"]["reason"]["kind"], "completed");
 }
+
+/// `delegate = true` in config.toml offers the `task` tool as `--delegate` does, and
+/// `xcsh config` says where the setting came from; without either, no `task`.
+#[test]
+fn delegate_true_in_the_config_file_offers_the_task_tool() {
+    let env = Env::new();
+    let show = |env: &Env| {
+        let out = env.run_on(
+            support::sse::Wire::OpenAi,
+            "http://127.0.0.1:9",
+            &["--show-context", "fix it"],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!show(&env).contains("\"task\""));
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("config.toml"), "delegate = true\n").unwrap();
+    assert!(show(&env).contains("\"name\": \"task\""), "{}", show(&env));
+    let config = env.ok(&["config", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&config).unwrap();
+    let file = env.home().join("config.toml").display().to_string();
+    assert_eq!(
+        v["delegate"],
+        serde_json::json!({"value": true, "source": {"kind": "file", "path": file}})
+    );
+}
