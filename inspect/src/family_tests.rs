@@ -571,11 +571,12 @@ fn sessions_puts_an_unlinked_child_under_the_parent_its_header_names() {
 }
 
 /// The family the real binary recorded (`fixtures/sessions/delegation/`, made by
-/// `scripts/make-fixture-sessions.sh delegation`): `tree --deep`, the family part of
-/// `stats` and `events --deep`'s lanes, with the session ids named by their place
-/// (a regeneration changes only ids, times and the temporary workspace).
+/// `scripts/make-fixture-sessions.sh delegation`): `tree --deep` and the family part
+/// of `stats` as a golden, each session id replaced by one of the same length naming
+/// its place (a regeneration changes only ids, times and the temporary workspace);
+/// `events --deep` has a lane and `export` a section for every member.
 #[test]
-fn the_recorded_delegation_family_draws_in_tree_stats_and_events() {
+fn the_recorded_delegation_family_renders_in_tree_stats_events_and_export() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions/delegation");
     let parent = dir.join("parent.jsonl");
     if !parent.exists() {
@@ -601,6 +602,20 @@ fn the_recorded_delegation_family_draws_in_tree_stats_and_events() {
             format!("child{k}")
         };
         text = text.replace(id.as_str(), &format!("{label:0<width$}", width = id.len()));
+    }
+    // events --deep and export render every member (their times and ids change
+    // with a regeneration, so each member's part is checked, not a snapshot).
+    let events = events_view(&parent);
+    let export = export_md_view(&parent);
+    for id in &ids {
+        assert!(
+            events.lines().any(|l| l.starts_with(id.as_str())),
+            "no lane for {id} in events --deep:\n{events}"
+        );
+        assert!(
+            export.contains(&format!("xcsh session {id}")),
+            "no section for {id} in the export:\n{export}"
+        );
     }
     let cwd = xcsh_log::read_header(&parent).unwrap().cwd;
     let text = text.replace(&cwd, "<workspace>");
