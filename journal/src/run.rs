@@ -383,6 +383,22 @@ impl Journal {
                 if self.open_step.as_ref().map(|o| o.step) != streams {
                     self.open_step = None;
                 }
+                // ... and settle the calls in flight (a recovery's synthetic results):
+                // an end held for one of them belonged to the process that ended, and
+                // must never settle a later call that reuses its id.
+                let (pending, awaiting) = match self.machine.phase() {
+                    Phase::RunningTools(t) => (t.pending.clone(), t.awaiting.clone()),
+                    Phase::Idle
+                    | Phase::Streaming(_)
+                    | Phase::Compacting(_)
+                    | Phase::Finished(_) => (Vec::new(), Vec::new()),
+                };
+                self.in_flight
+                    .retain(|f| pending.iter().any(|c| c.id == f.call_id));
+                self.questions.retain(|q| awaiting.contains(q));
+                if self.asking.as_ref().is_some_and(|a| !awaiting.contains(a)) {
+                    self.asking = None;
+                }
                 Ok(())
             }
         }

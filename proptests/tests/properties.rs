@@ -372,3 +372,45 @@ fn a_refused_retry_keeps_the_invariants_and_replays() {
     replay_of_every_branch(&s).unwrap();
     context_at_every_settled_entry(&s).unwrap();
 }
+
+/// A run crashes with two calls dispatched, the second one's end held (the first
+/// had not ended); after the recovery, the next run's calls reuse the ids `c11` and
+/// `c12`. The held end belonged to the process that ended: it must not settle the
+/// new `c12` (found by the context properties, where the journal kept it in flight;
+/// the regression test of that bug).
+#[test]
+fn a_tool_end_held_when_the_run_crashed_never_settles_a_later_call_with_its_id() {
+    use xcsh_machine::{FinishReason, Limits, Permissions};
+    use xcsh_proptests::{Action, Args, End};
+    let two_calls = |second| Action::Step {
+        text: false,
+        calls: vec![Args::Valid, second],
+        end: End::Completed(FinishReason::ToolCalls),
+        usage: (0, 0),
+    };
+    let ok = |n| Action::Tool {
+        n,
+        status: xcsh_machine::ToolStatus::Ok,
+    };
+    let s = Script {
+        limits: Limits {
+            max_steps: 2,
+            max_tokens: 0,
+            compact_at_tokens: 0,
+            ..Limits::default()
+        },
+        permissions: Permissions::Yolo,
+        estimate_bytes_per_token: 0,
+        actions: vec![
+            Action::Prompt,
+            two_calls(Args::Mutating),
+            ok(1),
+            Action::Recover,
+            Action::Prompt,
+            two_calls(Args::Valid),
+            ok(0),
+        ],
+    };
+    step_started_names_its_context(&s).unwrap();
+    context_at_every_settled_entry(&s).unwrap();
+}
