@@ -25,29 +25,61 @@ use crate::sessions;
 /// every log and cassette (§21.5).
 pub const CREDENTIAL_VARS: [&str; 2] = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
-/// One layer of settings: the file's top level, or one profile.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Layer {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub permissions: Option<String>,
-    pub max_steps: Option<u32>,
-    pub max_tokens: Option<u64>,
-    pub max_output_tokens: Option<u32>,
-    pub compact_at: Option<u64>,
-    pub system_prompt: Option<PathBuf>,
-    pub max_parallel_tools: Option<usize>,
-    pub shell_env: Option<ShellEnvLayer>,
+/// Declares [`Layer`] and [`ConfigFile`] from one list of settings (the file's top
+/// level holds the same keys as a profile, and `profile` and `profiles` besides;
+/// serde's `flatten` would lose the line and column of a wrong value's error), and
+/// [`ConfigFile::top`].
+macro_rules! settings {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty,)*) => {
+        /// One layer of settings: the file's top level, or one profile.
+        #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct Layer {
+            $($(#[$doc])* pub $name: Option<$ty>,)*
+        }
+
+        /// The whole file: the top-level settings, the default profile, the profiles.
+        #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct ConfigFile {
+            /// The profile used when `--profile` is not given.
+            pub profile: Option<String>,
+            $($(#[$doc])* pub $name: Option<$ty>,)*
+            #[serde(default)]
+            pub profiles: BTreeMap<String, Layer>,
+        }
+
+        impl ConfigFile {
+            /// The top-level settings as a layer.
+            pub fn top(&self) -> Layer {
+                Layer {
+                    $($name: self.$name.clone(),)*
+                }
+            }
+        }
+    };
+}
+
+settings! {
+    provider: String,
+    model: String,
+    base_url: String,
+    permissions: String,
+    max_steps: u32,
+    max_tokens: u64,
+    max_output_tokens: u32,
+    compact_at: u64,
+    system_prompt: PathBuf,
+    max_parallel_tools: usize,
+    shell_env: ShellEnvLayer,
     /// `read-only`, `workspace-write` or `off` (§21.7).
-    pub sandbox: Option<String>,
+    sandbox: String,
     /// Whether sandboxed commands may use the network.
-    pub sandbox_network: Option<bool>,
+    sandbox_network: bool,
     /// Memory (SPEC.md §28): off unless true.
-    pub memory: Option<bool>,
+    memory: bool,
     /// Delegation (SPEC.md §29): the `task` tool is offered only when true.
-    pub delegate: Option<bool>,
+    delegate: bool,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -58,54 +90,6 @@ pub struct ShellEnvLayer {
     pub include: Option<Vec<String>>,
     /// Globs of more names removed.
     pub exclude: Option<Vec<String>>,
-}
-
-/// The whole file: the top-level settings, the default profile, the profiles.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigFile {
-    /// The profile used when `--profile` is not given.
-    pub profile: Option<String>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub permissions: Option<String>,
-    pub max_steps: Option<u32>,
-    pub max_tokens: Option<u64>,
-    pub max_output_tokens: Option<u32>,
-    pub compact_at: Option<u64>,
-    pub system_prompt: Option<PathBuf>,
-    pub max_parallel_tools: Option<usize>,
-    pub shell_env: Option<ShellEnvLayer>,
-    pub sandbox: Option<String>,
-    pub sandbox_network: Option<bool>,
-    pub memory: Option<bool>,
-    pub delegate: Option<bool>,
-    #[serde(default)]
-    pub profiles: BTreeMap<String, Layer>,
-}
-
-impl ConfigFile {
-    /// The top-level settings as a layer.
-    pub fn top(&self) -> Layer {
-        Layer {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            permissions: self.permissions.clone(),
-            max_steps: self.max_steps,
-            max_tokens: self.max_tokens,
-            max_output_tokens: self.max_output_tokens,
-            compact_at: self.compact_at,
-            system_prompt: self.system_prompt.clone(),
-            max_parallel_tools: self.max_parallel_tools,
-            shell_env: self.shell_env.clone(),
-            sandbox: self.sandbox.clone(),
-            sandbox_network: self.sandbox_network,
-            memory: self.memory,
-            delegate: self.delegate,
-        }
-    }
 }
 
 /// Where an effective value came from.
