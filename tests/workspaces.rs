@@ -60,13 +60,20 @@ fn old_layout_name(ws: &Path) -> String {
 
 // ---- item 1: workspaces never share a sessions folder ----
 
+/// The workspaces `x/a-b` and `x/a/b`, each with a session of one prompt (`a-b`'s
+/// first): each workspace and its session.
+fn sessions_in_a_b_and_a_slash_b(env: &Env) -> [(PathBuf, PathBuf); 2] {
+    ["a-b", "a/b"].map(|name| {
+        let ws = env.subdir(&format!("x/{name}"));
+        let (session, _) = prompt(env, &ws, &[], &format!("first in {name}"));
+        (ws, session)
+    })
+}
+
 #[test]
 fn continue_in_a_b_continues_the_a_b_session_and_not_the_newer_one_of_a_slash_b() {
     let env = Env::new();
-    let ab = env.subdir("x/a-b");
-    let a_b = env.subdir("x/a/b");
-    let (first, _) = prompt(&env, &ab, &[], "first in a-b");
-    let (other, _) = prompt(&env, &a_b, &[], "first in a/b");
+    let [(ab, first), (_, other)] = sessions_in_a_b_and_a_slash_b(&env);
     assert_ne!(first.parent(), other.parent(), "one folder per workspace");
     let (continued, _) = prompt(&env, &ab, &["--continue"], "second in a-b");
     assert_eq!(continued, first);
@@ -78,10 +85,7 @@ fn continue_in_a_b_continues_the_a_b_session_and_not_the_newer_one_of_a_slash_b(
 #[test]
 fn an_old_layout_folder_is_read_but_only_sessions_recorded_in_this_workspace_are_continued() {
     let env = Env::new();
-    let ab = env.subdir("x/a-b");
-    let a_b = env.subdir("x/a/b");
-    let (mine, _) = prompt(&env, &ab, &[], "first in a-b");
-    let (theirs, _) = prompt(&env, &a_b, &[], "first in a/b");
+    let [(ab, mine), (a_b, theirs)] = sessions_in_a_b_and_a_slash_b(&env);
     // Both as the first layout kept them: in the one folder both paths mapped to.
     let old = env.home().join("sessions").join(old_layout_name(&ab));
     assert_eq!(old_layout_name(&ab), old_layout_name(&a_b));
@@ -115,12 +119,17 @@ fn an_old_layout_folder_is_read_but_only_sessions_recorded_in_this_workspace_are
 
 // ---- item 2: a session belongs to its workspace root ----
 
+/// A git repository `repo` (it has a `.git`) and its subdirectory `sub` (created).
+fn a_repository_and(env: &Env, sub: &str) -> (PathBuf, PathBuf) {
+    let repo = env.subdir("repo");
+    env.subdir("repo/.git");
+    (repo, env.subdir(&format!("repo/{sub}")))
+}
+
 #[test]
 fn a_run_in_a_subdirectory_of_a_git_repository_belongs_to_the_repository() {
     let env = Env::new();
-    let repo = env.subdir("repo");
-    env.subdir("repo/.git");
-    let src = env.subdir("repo/src");
+    let (repo, src) = a_repository_and(&env, "src");
     let (session, _) = prompt(&env, &src, &[], "from src");
     assert_eq!(workspace_of(&session), repo.display().to_string());
 }
@@ -128,46 +137,69 @@ fn a_run_in_a_subdirectory_of_a_git_repository_belongs_to_the_repository() {
 #[test]
 fn continue_from_a_subdirectory_finds_the_newest_session_of_the_repository() {
     let env = Env::new();
-    let repo = env.subdir("repo");
-    env.subdir("repo/.git");
-    let deep = env.subdir("repo/src/deep");
+    let (repo, deep) = a_repository_and(&env, "src/deep");
     let (session, _) = prompt(&env, &repo, &[], "at the root");
     let (continued, _) = prompt(&env, &deep, &["--continue"], "from deep inside");
     assert_eq!(continued, session);
     assert_eq!(prompts(&session), ["at the root", "from deep inside"]);
 }
 
-/// A script whose first step writes `marker.txt` with the standard tools.
-fn write_marker_script(env: &Env) -> PathBuf {
-    env.script(
+/// Two workspaces, `one` and `two`, and a session of one prompt (`first`) in `one`.
+fn a_session_in_one_of_two(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    let one = env.subdir("one");
+    let two = env.subdir("two");
+    let (session, _) = prompt(env, &one, &[], "first");
+    (one, two, session)
+}
+
+/// `xcsh run --resume SESSION EXTRA -p TEXT` in `cwd`, which must succeed, with a
+/// script whose first step writes `marker.txt` with the standard tools.
+fn resume_writing_a_marker(
+    env: &Env,
+    cwd: &Path,
+    session: &str,
+    extra: &[&str],
+    text: &str,
+) -> std::process::Output {
+    let script = env.script(
         "marker.jsonl",
         &[
             r#"{"tool_calls":[{"name":"write","arguments":{"path":"marker.txt","content":"here"}}]}"#,
             FINAL_STEP,
         ],
-    )
+    );
+    let script = script.to_str().unwrap();
+    let head = ["run", "--resume", session];
+    let tail = ["--script", script, "-p", text];
+    env.ok_in(cwd, &[&head[..], extra, &tail].concat())
+}
+
+/// The marker the script of [`resume_writing_a_marker`] writes is in `there`, not in
+/// `not_there`.
+fn assert_marker_written(there: &Path, not_there: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(there.join("marker.txt")).unwrap(),
+        "here"
+    );
+    assert!(!not_there.join("marker.txt").exists());
+}
+
+/// The stderr of `xcsh run ARGS --tools test -p x` in `cwd`, which must fail with 1.
+fn run_fails(env: &Env, cwd: &Path, args: &[&str]) -> String {
+    let out = env.run_in(
+        cwd,
+        &[&["run"], args, &["--tools", "test", "-p", "x"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    stderr(&out)
 }
 
 #[test]
 fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_says_so() {
     let env = Env::new();
-    let home_ws = env.subdir("one");
-    let elsewhere = env.subdir("two");
-    let (session, _) = prompt(&env, &home_ws, &[], "first");
-    let script = write_marker_script(&env);
+    let (home_ws, elsewhere, session) = a_session_in_one_of_two(&env);
     let name = session.to_str().unwrap();
-    let out = env.ok_in(
-        &elsewhere,
-        &[
-            "run",
-            "--resume",
-            name,
-            "--script",
-            script.to_str().unwrap(),
-            "-p",
-            "again",
-        ],
-    );
+    let out = resume_writing_a_marker(&env, &elsewhere, name, &[], "again");
     let err = stderr(&out);
     assert_contains(
         &err,
@@ -177,36 +209,16 @@ fn resume_from_another_directory_runs_the_tools_in_the_sessions_workspace_and_sa
             elsewhere.display()
         ),
     );
-    assert_eq!(
-        std::fs::read_to_string(home_ws.join("marker.txt")).unwrap(),
-        "here"
-    );
-    assert!(!elsewhere.join("marker.txt").exists());
+    assert_marker_written(&home_ws, &elsewhere);
     assert_eq!(prompts(&session), ["first", "again"]);
 }
 
 #[test]
 fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     let env = Env::new();
-    let from = env.subdir("one");
-    let to = env.subdir("two");
-    let (session, _) = prompt(&env, &from, &[], "first");
+    let (from, to, session) = a_session_in_one_of_two(&env);
     let id = session_id(&session);
-    let script = write_marker_script(&env);
-    let out = env.ok_in(
-        &to,
-        &[
-            "run",
-            "--resume",
-            &id,
-            "--workspace",
-            ".",
-            "--script",
-            script.to_str().unwrap(),
-            "-p",
-            "moved",
-        ],
-    );
+    let out = resume_writing_a_marker(&env, &to, &id, &["--workspace", "."], "moved");
     let err = stderr(&out);
     let moved = session_of(&out);
     assert_ne!(
@@ -223,11 +235,7 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
             moved.display()
         ),
     );
-    assert_eq!(
-        std::fs::read_to_string(to.join("marker.txt")).unwrap(),
-        "here"
-    );
-    assert!(!from.join("marker.txt").exists());
+    assert_marker_written(&to, &from);
     let entries = lines(&moved);
     assert_eq!(entries[5]["type"], "workspace");
     assert_eq!(entries[5]["parent"], 4);
@@ -239,12 +247,10 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
     let (continued, _) = prompt(&env, &to, &["--continue"], "third");
     assert_eq!(continued, moved);
     assert_eq!(prompts(&moved), ["first", "moved", "third"]);
-    let out = env
-        .cmd_in(&from, &["run", "--continue", "--tools", "test", "-p", "x"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_contains(&stderr(&out), "no session to continue in this workspace");
+    assert_contains(
+        &run_fails(&env, &from, &["--continue"]),
+        "no session to continue in this workspace",
+    );
     // The toolkit knows the entry: the log shows it, check and replay pass.
     let moved = moved.to_str().unwrap();
     let log = env.ok_in(&to, &["log", moved]);
@@ -263,9 +269,7 @@ fn resume_with_workspace_moves_the_session_there_as_an_entry() {
 #[test]
 fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
     let env = Env::new();
-    let from = env.subdir("one");
-    let to = env.subdir("two");
-    let (session, _) = prompt(&env, &from, &[], "first");
+    let (from, to, session) = a_session_in_one_of_two(&env);
     prompt(&env, &from, &["--continue"], "second");
     let name = session.to_str().unwrap();
     // Entries 0-4: the first run; 5-8: the second. From entry 4, in `two`.
@@ -310,16 +314,8 @@ fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
     std::fs::remove_dir(&gone).unwrap();
     let here = env.subdir("here");
     let name = session.to_str().unwrap();
-    let out = env
-        .cmd_in(
-            &here,
-            &["run", "--resume", name, "--tools", "test", "-p", "x"],
-        )
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        stderr(&out),
+        run_fails(&env, &here, &["--resume", name]),
         format!(
             "xcsh: error: session {name} belongs to the workspace {}, which is not a directory (any more); add --workspace DIR to move it\n",
             gone.display()
