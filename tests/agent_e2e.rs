@@ -4,7 +4,7 @@
 mod support;
 
 use support::assert_contains;
-use support::env::{Env, session_of, stderr};
+use support::env::{Env, from_file, session_of, stderr, tool_names};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
 
@@ -24,21 +24,10 @@ fn crossing_compact_at_compacts_once_and_the_next_request_holds_the_summary_not_
         Reply::openai_text("SUMMARY: the user asked to read a.txt and b.txt.", 2100),
         Reply::openai_text("Both files read.", 300),
     ]);
-    let out = env.run_on(
-        Wire::OpenAi,
-        &server.url(),
-        &["--compact-at", "1000", "-p", "read a.txt then b.txt"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let received = server.received();
-    assert_eq!(received.len(), 4);
-    // The summary request carries the middle and asks for a summary, without tools.
+    // The summary request (the third) asks for a summary; it carries the middle,
+    // without tools.
+    let (out, received) = env.compacting_run(&server, "1000");
     assert!(received[2].body.contains("MIDDLE-MARKER"));
-    assert!(
-        received[2]
-            .body
-            .contains("Summarize the conversation so far")
-    );
     assert!(!received[2].body.contains("\"tools\""));
     // The next step's request: the summary, the kept tail, not the middle.
     let next = &received[3].body;
@@ -115,15 +104,8 @@ fn json_output_of_a_tool_run_is_json_lines_of_documented_event_kinds() {
 
 #[test]
 fn show_context_prints_the_exact_request_with_project_instructions() {
-    let env = env();
-    std::fs::create_dir_all(env.workspace().join(".git")).unwrap();
-    std::fs::write(env.workspace().join("AGENTS.md"), "Always run the tests.\n").unwrap();
-    let out = env.run_on(
-        Wire::OpenAi,
-        "http://127.0.0.1:9",
-        &["--show-context", "fix the bug"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let env = env().with_agents_md("Always run the tests.\n");
+    let out = env.offline(&["--show-context", "fix the bug"]);
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(body["model"], "m");
     assert_eq!(body["stream"], true);
@@ -137,12 +119,7 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
     assert_contains(system, "# Project instructions");
     assert_contains(system, "AGENTS.md\n\nAlways run the tests.");
     assert_eq!(messages.last().unwrap()["content"], "fix the bug");
-    let tools: Vec<&str> = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = tool_names(&body);
     // With the sandbox on (the default where the kernel can), the call outside it.
     let mut expected = vec!["read", "list", "grep", "glob", "edit", "write", "bash"];
     if xcsh_tools::sandbox::probe().is_ok() {
@@ -155,21 +132,11 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
 #[test]
 fn config_file_profiles_and_flags_resolve_with_their_sources() {
     let env = env();
-    let home = env.home();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
+    let file = env.config(
         "max_steps = 10\nprofile = \"local\"\n[profiles.local]\nprovider = \"openai\"\nmodel = \"qwen3\"\n",
-    )
-    .unwrap();
-    let out = env.run(&["config", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let file = home.join("config.toml").display().to_string();
-    assert_eq!(
-        v["max_steps"],
-        serde_json::json!({"value": 10, "source": {"kind": "file", "path": file}})
     );
+    let v = env.config_json();
+    assert_eq!(v["max_steps"], from_file(serde_json::json!(10), &file));
     assert_eq!(
         v["model"],
         serde_json::json!({"value": "qwen3", "source": {"kind": "profile", "name": "local", "path": file}})

@@ -14,15 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
-use support::env::{Env, fixtures, lines, stderr};
+use support::env::{Env, fixtures, from_file, lines, stderr};
 use xcsh_tools::testing::processes_holding;
 
 /// A test's environment with the sandbox off (as `tests/procs_e2e.rs`: the
 /// processes of a call are then visible to the scan).
 fn unsandboxed() -> Env {
     let env = Env::new();
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(env.home().join("config.toml"), "sandbox = \"off\"\n").unwrap();
+    env.config("sandbox = \"off\"\n");
     env
 }
 
@@ -266,26 +265,45 @@ fn held(fifo: &Path) -> File {
         .unwrap()
 }
 
-/// Starts the family run and returns it once both sub-agents block in bash, with
-/// the write ends of their FIFOs (dropped, they end the `cat`s).
-fn start_blocked(env: &Env, fifos: &[PathBuf; 2]) -> (Child, [File; 2]) {
+/// Starts `xcsh run --delegate ARGS` over the [`blocking_script`] of `fifos`.
+fn start_family(env: &Env, fifos: &[PathBuf; 2], args: &[&str]) -> Child {
     let script = blocking_script(env, fifos);
-    let child = env
-        .standard(&script, &["--delegate", "-p", "wait for both"])
+    env.standard(&script, &[&["--delegate"], args].concat())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let ends = [held(&fifos[0]), held(&fifos[1])];
-    (child, ends)
+        .unwrap()
 }
 
-fn signal(child: &Child, signal: i32) {
+/// In an [`unsandboxed`] environment, starts the family run, sends it `signal` once
+/// both sub-agents block in bash, and returns the environment and what the run
+/// printed once it is over, its FIFOs closed (which ends the `cat`s, which outlive
+/// a killed xcsh until then) and no process of it left.
+fn signalled_mid_delegation(signal: i32) -> (Env, Output) {
+    let env = unsandboxed();
+    let fifos = fifos(&env);
+    let child = start_family(&env, &fifos, &["-p", "wait for both"]);
+    let ends = [held(&fifos[0]), held(&fifos[1])];
     // SAFETY: kill sends a signal to the child this test started.
     assert_eq!(
         unsafe { libc::kill(libc::pid_t::try_from(child.id()).unwrap(), signal) },
         0
     );
+    let out = child.wait_with_output().unwrap();
+    drop(ends);
+    assert_none_left(env.dir.path().to_str().unwrap());
+    (env, out)
+}
+
+/// `xcsh run --continue -p "what happened?"` over a script answering `answer`,
+/// which must exit with 0.
+fn continue_answering(env: &Env, answer: &str) {
+    let next = env.script("next.jsonl", &[answer]);
+    let out = env
+        .standard(&next, &["--continue", "-p", "what happened?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 /// No process holds `needle` (bounded: a killed process may take a moment to go).
@@ -297,10 +315,6 @@ fn assert_none_left(needle: &str) {
         Vec::is_empty,
         |left| format!("processes were left: {left:?}"),
     );
-}
-
-fn wait(child: Child) -> Output {
-    child.wait_with_output().unwrap()
 }
 
 /// The sessions of a family of two children, the names the outlines give them, and
@@ -326,51 +340,38 @@ fn two_children(env: &Env) -> TwoChildren {
     }
 }
 
-/// How a child's outline starts: its link, its prompt, the step asking for bash and
-/// its allowance.
-fn child_start(entry: u32, call: u32) -> String {
-    format!(
-        "0 session parent=P entry={entry} call=call_1_{call}
+impl TwoChildren {
+    /// The children's outlines are `A`'s (linked to the parent's entry 5 and call
+    /// 1) and `B`'s (entry 7, call 2): each its link, its prompt, the step asking
+    /// for bash and its allowance, then `end`, in which `LINE` stands for the line
+    /// of the parent's script that the child's call came from (2 for `A`, 3 for `B`).
+    fn assert_children_end_with(&self, end: &str) {
+        let child = |line: u32, entry: u32, call: u32| {
+            format!(
+                "0 session parent=P entry={entry} call=call_1_{call}
 1 user_message
 2 step_started
 3 step
 4 approval
 5 tool_dispatched bash
-"
-    )
+{}",
+                end.replace("LINE", &line.to_string())
+            )
+        };
+        assert_eq!(self.outlines, [child(2, 5, 1), child(3, 7, 2)]);
+    }
+
+    /// Every session of the family replays and checks clean.
+    fn assert_clean(&self, env: &Env) {
+        for file in self.children.iter().chain([&self.parent]) {
+            env.assert_clean(file);
+        }
+    }
 }
 
-#[test]
-fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works() {
-    let env = unsandboxed();
-    let fifos = fifos(&env);
-    let (child, ends) = start_blocked(&env, &fifos);
-    signal(&child, libc::SIGINT);
-    let out = wait(child);
-    drop(ends);
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert_none_left(env.dir.path().to_str().unwrap());
-    let TwoChildren {
-        parent,
-        children,
-        names,
-        outlines,
-    } = two_children(&env);
-    let child_outline = |line: u32, entry: u32, call: u32| {
-        format!(
-            "{}{}",
-            child_start(entry, call),
-            "6 interrupt
-7 tool_result call_LINE_1 cancelled
-8 run_finished interrupted
-"
-            .replace("LINE", &line.to_string())
-        )
-    };
-    assert_eq!(outlines, [child_outline(2, 5, 1), child_outline(3, 7, 2)]);
-    assert_eq!(
-        outline(&parent, &names),
-        "0 session
+/// How the parent's outline starts: its prompt, and the step asking for two `task`
+/// calls and their allowances.
+const PARENT_START: &str = "0 session
 1 user_message
 2 step_started
 3 step
@@ -378,67 +379,66 @@ fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works(
 5 tool_dispatched task
 6 approval
 7 tool_dispatched task
-8 interrupt
-9 tool_result call_1_1 cancelled child=A
-10 tool_result call_1_2 cancelled child=B
-11 run_finished interrupted
-"
-    );
-    for file in children.iter().chain([&parent]) {
-        env.assert_clean(file);
-    }
-    // `--continue` takes the parent (the children are newer, and skipped).
-    let next = env.script("next.jsonl", &[r#"{"text":"Both helpers were stopped."}"#]);
-    let out = env
-        .standard(&next, &["--continue", "-p", "what happened?"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let last = lines(&parent).pop().unwrap();
-    assert_eq!(
-        (last["type"].clone(), last["data"]["reason"]["kind"].clone()),
-        ("run_finished".into(), "completed".into())
-    );
-    assert_eq!(family(&env).1, children, "no new session was made");
-    env.assert_clean(&parent);
-}
+";
 
 #[test]
-fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
-    let env = unsandboxed();
-    let fifos = fifos(&env);
-    let (child, ends) = start_blocked(&env, &fifos);
-    signal(&child, libc::SIGKILL);
-    let out = wait(child);
-    assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
-    // The `cat`s outlive the killed xcsh until their FIFOs close.
-    drop(ends);
-    assert_none_left(env.dir.path().to_str().unwrap());
-    let next = env.script("next.jsonl", &[r#"{"text":"Recovered."}"#]);
-    let out = env
-        .standard(&next, &["--continue", "-p", "what happened?"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+fn an_interrupt_during_two_sub_agents_settles_all_three_runs_and_continue_works() {
+    let (env, out) = signalled_mid_delegation(libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let family_of_two = two_children(&env);
+    family_of_two.assert_children_end_with(
+        "6 interrupt
+7 tool_result call_LINE_1 cancelled
+8 run_finished interrupted
+",
+    );
     let TwoChildren {
         parent,
         children,
         names,
-        outlines,
-    } = two_children(&env);
-    let child_outline = |line: u32, entry: u32, call: u32| {
+        ..
+    } = &family_of_two;
+    assert_eq!(
+        outline(parent, names),
         format!(
-            "{}{}",
-            child_start(entry, call),
-            "6 recovered the previous run ended without finishing (1 tool call(s) of step 1 running); unsettled work is settled now
+            "{PARENT_START}8 interrupt
+9 tool_result call_1_1 cancelled child=A
+10 tool_result call_1_2 cancelled child=B
+11 run_finished interrupted
+"
+        )
+    );
+    family_of_two.assert_clean(&env);
+    // `--continue` takes the parent (the children are newer, and skipped).
+    continue_answering(&env, r#"{"text":"Both helpers were stopped."}"#);
+    let last = lines(parent).pop().unwrap();
+    assert_eq!(
+        (last["type"].clone(), last["data"]["reason"]["kind"].clone()),
+        ("run_finished".into(), "completed".into())
+    );
+    assert_eq!(&family(&env).1, children, "no new session was made");
+    env.assert_clean(parent);
+}
+
+#[test]
+fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
+    let (env, out) = signalled_mid_delegation(libc::SIGKILL);
+    assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
+    continue_answering(&env, r#"{"text":"Recovered."}"#);
+    let family_of_two = two_children(&env);
+    family_of_two.assert_children_end_with(
+        "6 recovered the previous run ended without finishing (1 tool call(s) of step 1 running); unsettled work is settled now
 7 synthetic_result call_LINE_1 lost
 8 run_finished crashed
-"
-            .replace("LINE", &line.to_string())
-        )
-    };
-    assert_eq!(outlines, [child_outline(2, 5, 1), child_outline(3, 7, 2)]);
-    let parent_outline = outline(&parent, &names);
+",
+    );
+    let TwoChildren {
+        parent,
+        children,
+        names,
+        ..
+    } = &family_of_two;
+    let parent_outline = outline(parent, names);
     let file = |name: &str| {
         let path = &children[names.iter().position(|(_, n)| *n == name).unwrap() - 1];
         path.file_name()
@@ -448,15 +448,7 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
             .replace(&id_of(path), name)
     };
     let expected_start = format!(
-        "0 session
-1 user_message
-2 step_started
-3 step
-4 approval
-5 tool_dispatched task
-6 approval
-7 tool_dispatched task
-8 recovered the previous run ended without finishing (2 tool call(s) of step 1 running); unsettled work is settled now; the lost `task` call call_1_1 ran the sub-agent session A ({}), recovered too; the lost `task` call call_1_2 ran the sub-agent session B ({}), recovered too
+        "{PARENT_START}8 recovered the previous run ended without finishing (2 tool call(s) of step 1 running); unsettled work is settled now; the lost `task` call call_1_1 ran the sub-agent session A ({}), recovered too; the lost `task` call call_1_2 ran the sub-agent session B ({}), recovered too
 9 synthetic_result call_1_1 lost
 10 synthetic_result call_1_2 lost
 11 run_finished crashed
@@ -473,38 +465,25 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
         parent_outline.ends_with("run_finished completed\n"),
         "{parent_outline}"
     );
-    for file in children.iter().chain([&parent]) {
-        env.assert_clean(file);
-    }
+    family_of_two.assert_clean(&env);
 }
 
 #[test]
 fn sub_agents_run_within_the_concurrency_cap() {
     let env = unsandboxed();
     let fifos = fifos(&env);
-    let script = blocking_script(&env, &fifos);
-    let child = env
-        .standard(
-            &script,
-            &[
-                "--delegate",
-                "--max-parallel-tools",
-                "1",
-                "-p",
-                "one at a time",
-            ],
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_family(
+        &env,
+        &fifos,
+        &["--max-parallel-tools", "1", "-p", "one at a time"],
+    );
     // `a` runs; `b`, dispatched behind it, has not started: no session of its own.
     let a = held(&fifos[0]);
     assert_eq!(family(&env).1.len(), 1);
     drop(a);
     // Once `a` is done, `b` starts.
     drop(held(&fifos[1]));
-    let out = wait(child);
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (parent, children) = family(&env);
     let names = names(&parent, &children);
@@ -521,24 +500,12 @@ fn sub_agents_run_within_the_concurrency_cap() {
 #[test]
 fn delegate_true_in_the_config_file_offers_the_task_tool() {
     let env = Env::new();
-    let show = |env: &Env| {
-        let out = env.run_on(
-            support::sse::Wire::OpenAi,
-            "http://127.0.0.1:9",
-            &["--show-context", "fix it"],
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let show = |env: &Env| support::env::stdout(&env.offline(&["--show-context", "fix it"]));
     assert!(!show(&env).contains("\"task\""));
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(env.home().join("config.toml"), "delegate = true\n").unwrap();
+    let file = env.config("delegate = true\n");
     assert!(show(&env).contains("\"name\": \"task\""), "{}", show(&env));
-    let config = env.ok(&["config", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&config).unwrap();
-    let file = env.home().join("config.toml").display().to_string();
     assert_eq!(
-        v["delegate"],
-        serde_json::json!({"value": true, "source": {"kind": "file", "path": file}})
+        env.config_json()["delegate"],
+        from_file(serde_json::json!(true), &file)
     );
 }

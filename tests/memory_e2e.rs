@@ -8,8 +8,9 @@ mod support;
 use std::path::Path;
 
 use support::assert_contains;
-use support::env::{Env, SECRET, lines, session_of, stderr, stdout, types};
-use support::sse::Wire;
+use support::env::{
+    Env, SECRET, from_file, lines, session_of, stderr, stdout, tool_names, types, write_files,
+};
 
 /// A faux step whose text is `text` (JSON-escaped here).
 fn step(text: &str) -> String {
@@ -50,24 +51,19 @@ fn the_second_turns_index_holds_what_the_first_turns_extraction_wrote() {
     let out = env.run_script(&second, &["--memory", "--continue", "-p", "And now?"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let session = session_of(&out);
+    // Each turn: its index, the prompt, one step, the end, the extraction after it;
+    // only the first extraction wrote a note (its snapshot).
+    let turn = [
+        "memory_index",
+        "user_message",
+        "step_started",
+        "step",
+        "run_finished",
+        "memory_extraction",
+    ];
     assert_eq!(
         types(&session),
-        [
-            "session",
-            "memory_index",
-            "user_message",
-            "step_started",
-            "step",
-            "run_finished",
-            "memory_extraction",
-            "memory_snapshot",
-            "memory_index",
-            "user_message",
-            "step_started",
-            "step",
-            "run_finished",
-            "memory_extraction",
-        ]
+        [&["session"][..], &turn, &["memory_snapshot"], &turn].concat()
     );
     assert_eq!(
         note_file(&env, "build"),
@@ -113,22 +109,15 @@ fn the_second_turns_index_holds_what_the_first_turns_extraction_wrote() {
 
 #[test]
 fn show_context_carries_the_memory_index_after_the_project_instructions_when_memory_is_on() {
-    let env = Env::new();
-    std::fs::create_dir_all(env.workspace().join(".git")).unwrap();
-    std::fs::write(env.workspace().join("AGENTS.md"), "Always run the tests.\n").unwrap();
-    let dir = env.workspace().join(".xcsh/memory");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("tests.md"),
-        "---\ndescription: Run the tests with nextest\n---\n\ncargo nextest run\n",
-    )
-    .unwrap();
-    let out = env.run_on(
-        Wire::OpenAi,
-        "http://127.0.0.1:9",
-        &["--memory", "--show-context", "fix it"],
+    let env = Env::new().with_agents_md("Always run the tests.\n");
+    write_files(
+        &env.workspace().join(".xcsh/memory"),
+        &[(
+            "tests.md",
+            "---\ndescription: Run the tests with nextest\n---\n\ncargo nextest run\n",
+        )],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = env.offline(&["--memory", "--show-context", "fix it"]);
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let system = body["messages"][0]["content"].as_str().unwrap();
     let instructions = system.find("Always run the tests.").unwrap();
@@ -140,28 +129,18 @@ fn show_context_carries_the_memory_index_after_the_project_instructions_when_mem
         )),
         "{system}"
     );
-    let tools: Vec<&str> = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = tool_names(&body);
     assert_eq!(tools.last(), Some(&"memory_read"));
 }
 
 #[test]
 fn show_context_without_memory_has_no_index_and_no_memory_read() {
     let env = Env::new();
-    let dir = env.workspace().join(".xcsh/memory");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("tests.md"), "---\ndescription: x\n---\n\ny\n").unwrap();
-    let out = env.run_on(
-        Wire::OpenAi,
-        "http://127.0.0.1:9",
-        &["--show-context", "fix it"],
+    write_files(
+        &env.workspace().join(".xcsh/memory"),
+        &[("tests.md", "---\ndescription: x\n---\n\ny\n")],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = stdout(&env.offline(&["--show-context", "fix it"]));
     assert!(!text.contains("# Memory"), "{text}");
     assert!(!text.contains("memory_read"), "{text}");
 }
@@ -169,21 +148,12 @@ fn show_context_without_memory_has_no_index_and_no_memory_read() {
 #[test]
 fn memory_true_in_the_config_file_turns_memory_on() {
     let env = Env::new();
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(env.home().join("config.toml"), "memory = true\n").unwrap();
-    let out = env.run_on(
-        Wire::OpenAi,
-        "http://127.0.0.1:9",
-        &["--show-context", "fix it"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let file = env.config("memory = true\n");
+    let out = env.offline(&["--show-context", "fix it"]);
     assert_contains(&stdout(&out), "(no notes yet)");
-    let config = env.ok(&["config", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&config).unwrap();
-    let file = env.home().join("config.toml").display().to_string();
     assert_eq!(
-        v["memory"],
-        serde_json::json!({"value": true, "source": {"kind": "file", "path": file}})
+        env.config_json()["memory"],
+        from_file(serde_json::json!(true), &file)
     );
 }
 
@@ -192,13 +162,13 @@ fn xcsh_memory_lists_both_scopes_and_names_a_broken_note() {
     let env = Env::new();
     let user = env.home().join("memory");
     let project = env.workspace().join(".xcsh/memory");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
     let style = "---\ndescription: Prefers short answers\n---\n\nBe brief.\n";
-    std::fs::write(user.join("style.md"), style).unwrap();
+    write_files(&user, &[("style.md", style)]);
     let build = "---\ndescription: How to build\n---\n\ncargo build\n";
-    std::fs::write(project.join("build.md"), build).unwrap();
-    std::fs::write(project.join("broken.md"), "no front matter\n").unwrap();
+    write_files(
+        &project,
+        &[("build.md", build), ("broken.md", "no front matter\n")],
+    );
     let out = env.run(&["memory", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed: Vec<serde_json::Value> = stdout(&out)
@@ -302,16 +272,10 @@ fn an_interrupt_during_the_extraction_cancels_it_and_the_turn_stays_completed() 
     })
     .to_string();
     let script = env.script("s.jsonl", &[&step("Done."), &slow]);
-    let user = env.file("user.jsonl", r#"{"after":"run_finished","interrupt":true}"#);
-    let out = env.run_script(
+    let out = env.run_script_as_user(
         &script,
-        &[
-            "--memory",
-            "--user-script",
-            user.to_str().unwrap(),
-            "-p",
-            "go",
-        ],
+        &[r#"{"after":"run_finished","interrupt":true}"#],
+        &["--memory", "-p", "go"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_contains(

@@ -99,19 +99,7 @@ fn a_small_compact_at_compacts_against_a_server_that_reports_no_usage() {
         Reply::sse(openai_text_without_usage("SUMMARY: a.txt was read.")),
         Reply::sse(openai_text_without_usage("Both read.")),
     ]));
-    let out = env.run_on(
-        Wire::OpenAi,
-        &server.url(),
-        &["--compact-at", "300", "-p", "read a.txt then b.txt"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let received = server.received();
-    assert_eq!(received.len(), 4);
-    assert!(
-        received[2]
-            .body
-            .contains("Summarize the conversation so far")
-    );
+    let (out, received) = env.compacting_run(&server, "300");
     let next = &received[3].body;
     assert_contains(next, "SUMMARY: a.txt was read.");
     assert!(!next.contains("MIDDLE-MARKER"), "{next}");

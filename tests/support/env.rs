@@ -9,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use xcsh_log::{Body, Entry, Record, StepRecord, read_session};
 use xcsh_machine::{EntryId, ToolOutcome};
 
+use super::mock_server::{MockServer, Received};
 use super::sse::Wire;
 use super::tmux::Tmux;
 
@@ -57,6 +58,12 @@ impl Env {
             .with_var("ANTHROPIC_API_KEY", SECRET)
     }
 
+    /// The workspace is a git repository (it has a `.git`) whose `AGENTS.md` is `text`.
+    pub fn with_agents_md(self, text: &str) -> Env {
+        std::fs::create_dir_all(self.workspace().join(".git")).unwrap();
+        self.with_file("AGENTS.md", text)
+    }
+
     /// Writes `text` to the workspace file `name`.
     pub fn with_file(self, name: &str, text: &str) -> Env {
         std::fs::write(self.workspace().join(name), text).unwrap();
@@ -89,6 +96,27 @@ impl Env {
         let path = self.dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    /// Writes `text` to this test's `config.toml` (its home is created); its path.
+    pub fn config(&self, text: &str) -> PathBuf {
+        std::fs::create_dir_all(self.home()).unwrap();
+        let path = self.home().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// What `xcsh config --json` prints, which must succeed.
+    pub fn config_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["config", "--json"])).unwrap()
+    }
+
+    /// `xcsh run ARGS` on the OpenAI wire at a port nothing listens on (for
+    /// `--show-context`, which sends nothing), which must succeed.
+    pub fn offline(&self, args: &[&str]) -> Output {
+        let out = self.run_on(Wire::OpenAi, "http://127.0.0.1:9", args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
     }
 
     /// A script of the faux provider, one step a line, in the test's directory.
@@ -168,6 +196,19 @@ impl Env {
         self.scripted(script, args).output().unwrap()
     }
 
+    /// [`Env::run_script`] with the faux user playing `user` (its script, one event a
+    /// line: `--user-script`).
+    pub fn run_script_as_user(
+        &self,
+        script: impl AsRef<Path>,
+        user: &[&str],
+        args: &[&str],
+    ) -> Output {
+        let user = self.script("user.jsonl", user);
+        let head = ["--user-script", user.to_str().unwrap()];
+        self.run_script(script, &[&head[..], args].concat())
+    }
+
     /// The stdout of [`Env::scripted`], which must succeed.
     pub fn ok_script(&self, script: impl AsRef<Path>, args: &[&str]) -> String {
         stdout(&succeeded(self.scripted(script, args)))
@@ -197,6 +238,26 @@ impl Env {
     /// [`Env::run_on`] with `EXTRA`, prompting `read a.txt`.
     pub fn run_against(&self, wire: Wire, url: &str, extra: &[&str]) -> Output {
         self.run_on(wire, url, &[extra, &["-p", "read a.txt"]].concat())
+    }
+
+    /// `xcsh run --compact-at AT -p "read a.txt then b.txt"` against `server` (on
+    /// the OpenAI wire), which must succeed after four requests, the third of them
+    /// the summary request; its output and the requests.
+    pub fn compacting_run(&self, server: &MockServer, at: &str) -> (Output, Vec<Received>) {
+        let out = self.run_on(
+            Wire::OpenAi,
+            &server.url(),
+            &["--compact-at", at, "-p", "read a.txt then b.txt"],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let received = server.received();
+        assert_eq!(received.len(), 4);
+        assert!(
+            received[2]
+                .body
+                .contains("Summarize the conversation so far")
+        );
+        (out, received)
     }
 
     /// Interactive xcsh in its plain line mode (`--plain`) on `wire` against the
@@ -277,6 +338,29 @@ impl Env {
         self.assert_replays_clean(session);
         let out = self.run(&["check", session.to_str().unwrap()]);
         assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    }
+}
+
+/// A setting as `xcsh config --json` shows one taken from the config file `path`.
+pub fn from_file(value: serde_json::Value, path: &Path) -> serde_json::Value {
+    serde_json::json!({"value": value, "source": {"kind": "file", "path": path}})
+}
+
+/// The names of the tools an OpenAI request `body` offers, in order.
+pub fn tool_names(body: &serde_json::Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
+/// Writes each `(name, text)` to a file `name` in `dir` (created).
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
     }
 }
 
