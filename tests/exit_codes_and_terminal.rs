@@ -217,14 +217,11 @@ fn a_file_that_is_not_json_is_not_a_session_log() {
     let notes = env.file("notes.txt", "hello\nworld\n");
     let p = notes.to_str().unwrap();
     let want = format!("{p}: not a session log (line 1 is not JSON)\n");
-    for args in [
-        vec!["log", p],
-        vec!["tree", p],
-        vec!["events", p],
-        vec!["stats", p],
-        vec!["replay", p],
-        vec!["export", p, "--format", "json"],
-    ] {
+    // Every view but `check` (below) and `diff` (which names both sides).
+    let views = views_of(p)
+        .into_iter()
+        .filter(|args| !matches!(args[0], "check" | "diff"));
+    for args in views.chain([vec!["export", p, "--format", "json"]]) {
         let out = env.run(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
@@ -308,14 +305,7 @@ fn automatic_compaction_in_a_one_shot_run_is_told_on_stderr() {
 fn model_with_the_faux_provider_prints_only_the_refusal() {
     let env = Env::new();
     let s = env.file("script.jsonl", r#"{"text":"x"}"#);
-    let mut term = pty::Pty::spawn(env.cmd(&[
-        "--plain",
-        "--tools",
-        "test",
-        "--script",
-        s.to_str().unwrap(),
-    ]));
-    prompt(&term);
+    let mut term = plain_mode(&env, &s, &["--tools", "test"]);
     term.send("/model gpt-5\r");
     term.wait_for("has no models", 1);
     prompt(&term);
@@ -335,6 +325,15 @@ fn model_with_the_faux_provider_prints_only_the_refusal() {
         &0,
         "a refused `/model NAME` shows only the refusal: {seen}"
     );
+}
+
+/// Interactive xcsh in its plain line mode with `flags`, playing `script`, in a
+/// terminal; returned at its first prompt.
+fn plain_mode(env: &Env, script: &Path, flags: &[&str]) -> pty::Pty {
+    let script = ["--script", script.to_str().unwrap()];
+    let term = pty::Pty::spawn(env.cmd(&[&["--plain"], flags, &script].concat()));
+    prompt(&term);
+    term
 }
 
 /// Waits for the interactive prompt on the last line, ready for a line (what is
@@ -437,14 +436,7 @@ fn piped_print_output_keeps_the_bytes_and_stderr_is_neutralized() {
 fn the_interactive_mode_shows_a_hostile_model_its_text_and_not_its_sequences() {
     let env = Env::new();
     let s = env.file("hostile.jsonl", &hostile_script(&env));
-    let mut term = pty::Pty::spawn(env.cmd(&[
-        "--plain",
-        "--permissions",
-        "yolo",
-        "--script",
-        s.to_str().unwrap(),
-    ]));
-    prompt(&term);
+    let mut term = plain_mode(&env, &s, &["--permissions", "yolo"]);
     let before = term.seen().len();
     term.send("go\r");
     term.wait_for("[done]", 1);
@@ -585,6 +577,23 @@ fn chain(lines: &[Value]) -> String {
     out
 }
 
+/// The command lines of every view of the session `p` (and of `check`, `replay`
+/// and `diff`).
+fn views_of(p: &str) -> Vec<Vec<&str>> {
+    vec![
+        vec!["tree", p],
+        vec!["tree", p, "--full"],
+        vec!["log", p],
+        vec!["events", p],
+        vec!["stats", p],
+        vec!["check", p],
+        vec!["replay", p],
+        vec!["export", p, "--format", "md"],
+        vec!["export", p, "--format", "html"],
+        vec!["diff", p, p],
+    ]
+}
+
 fn assert_no_panic(env: &Env, args: &[&str]) -> Output {
     no_panic(args, env.run(args))
 }
@@ -634,19 +643,8 @@ fn no_view_of_a_session_with_ids_near_u64_max_panics() {
     let env = Env::new();
     let path = shifted_session(&env, u64::MAX);
     let p = path.to_str().unwrap();
-    for args in [
-        vec!["tree", p],
-        vec!["tree", p, "--full"],
-        vec!["log", p],
-        vec!["events", p],
-        vec!["stats", p],
-        vec!["check", p],
-        vec!["replay", p],
-        vec!["replay", p, "--until", "18446744073709551615"],
-        vec!["export", p, "--format", "md"],
-        vec!["export", p, "--format", "html"],
-        vec!["diff", p, p],
-    ] {
+    let until_the_last = vec!["replay", p, "--until", "18446744073709551615"];
+    for args in views_of(p).into_iter().chain([until_the_last]) {
         let out = assert_no_panic(&env, &args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
     }
@@ -690,20 +688,11 @@ fn extreme_usage_and_timestamps_in_a_log_panic_nothing() {
     let path = env.dir.path().join("extreme.jsonl");
     std::fs::write(&path, chain(&lines)).unwrap();
     let p = path.to_str().unwrap();
-    for args in [
-        vec!["tree", p],
-        vec!["tree", p, "--full"],
-        vec!["log", p],
-        vec!["events", p],
+    let more = [
         vec!["events", p, "--type", "step"],
-        vec!["stats", p],
-        vec!["check", p],
-        vec!["replay", p],
-        vec!["export", p, "--format", "md"],
-        vec!["export", p, "--format", "html"],
-        vec!["diff", p, p],
         vec!["sessions", "--all"],
-    ] {
+    ];
+    for args in views_of(p).into_iter().chain(more) {
         if args[0] == "sessions" {
             let dir = env.dir.path().join("home/sessions/extreme");
             std::fs::create_dir_all(&dir).unwrap();
