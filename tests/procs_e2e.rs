@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::env::{Env, lines, stderr};
+use support::env::{Env, lines, stderr, types};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, chat, chat_usage, openai_call};
 use xcsh_tools::testing::processes_holding;
@@ -71,15 +71,16 @@ fn results(session: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A test's environment with the sandbox off (`sandbox = "off"` in its config):
-/// these tests hold the containment that works without it (the subreaper, the
-/// marker, the scan). With the sandbox on, a call's PID namespace ends its processes
-/// before any scan could see them; `tests/sandbox.rs` holds that.
-fn unsandboxed() -> Env {
-    let env = Env::new();
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(env.home().join("config.toml"), "sandbox = \"off\"\n").unwrap();
-    env
+/// A server whose first step asks for one long bash call (with `timeout_ms`): a
+/// detached `sleep SECS` and one in the call's group; its second answers `then`.
+fn long_call_server(secs: &str, timeout_ms: Option<u64>, then: &str) -> MockServer {
+    MockServer::start(vec![
+        bash_call(
+            &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
+            timeout_ms,
+        ),
+        Reply::openai_text(then, 10),
+    ])
 }
 
 /// Runs `command` as one bash call (then a text step), returns the output and the
@@ -108,7 +109,7 @@ fn left_behind(content: &str) -> &str {
 /// result names it, and it is gone. The command waits until that `sleep` runs
 /// before the shell exits.
 fn assert_one_sleep_killed(command: &str, n: u32) {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let secs = seconds(n);
     let command = format!(
         "{}\n until pgrep -fx 'sleep {secs}' > /dev/null; do sleep 0.01; done",
@@ -149,7 +150,7 @@ fn a_child_of_a_subshell_that_exited_dies_with_its_call() {
 fn a_detached_child_that_ignores_sigterm_and_sighup_dies_with_its_call() {
     // The call ends once the detached shell's `sleep` runs (so both are there to
     // be found, the trap set before the sleep started).
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let secs = seconds(5);
     let command = format!(
         "setsid bash -c 'trap \"\" TERM HUP; sleep {secs}; echo never' > /dev/null 2>&1 < /dev/null & until pgrep -fx 'sleep {secs}' > /dev/null; do sleep 0.01; done"
@@ -169,7 +170,7 @@ fn a_detached_child_that_ignores_sigterm_and_sighup_dies_with_its_call() {
 
 #[test]
 fn a_call_that_leaves_nothing_says_nothing_about_leftovers() {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let (out, (status, content)) = run_call(&env, "sleep 0; echo plain");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(status, "ok");
@@ -179,15 +180,9 @@ fn a_call_that_leaves_nothing_says_nothing_about_leftovers() {
 
 #[test]
 fn a_timed_out_call_kills_its_detached_children_too() {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let secs = seconds(6);
-    let server = MockServer::start(vec![
-        bash_call(
-            &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
-            Some(300),
-        ),
-        Reply::openai_text("done", 10),
-    ]);
+    let server = long_call_server(&secs, Some(300), "done");
     let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (status, content) = results(&env.only_session()).remove(0);
@@ -220,7 +215,7 @@ fn two_bash_calls(a: &str, b: &str) -> Reply {
 
 #[test]
 fn a_settling_call_leaves_the_detached_processes_of_a_call_still_running_alone() {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let (secs_a, secs_b) = (seconds(13), seconds(14));
     // b detaches a sleep, waits until a has settled (a's sleep is gone), then
     // checks that its own sleep still runs; both are killed when their call ends.
@@ -272,15 +267,9 @@ fn start_long_call(env: &Env, server: &MockServer, secs: &str) -> Child {
 /// Sends `signal` to xcsh mid-call: it exits `code`, the log records the
 /// interrupt and the cancelled call, and no process of the call is left.
 fn signal_mid_call(signal: i32, code: i32, n: u32) {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let secs = seconds(n);
-    let server = MockServer::start(vec![
-        bash_call(
-            &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
-            None,
-        ),
-        Reply::openai_text("never asked", 10),
-    ]);
+    let server = long_call_server(&secs, None, "never asked");
     let child = start_long_call(&env, &server, &secs);
     // SAFETY: kill sends a signal to the child this test started.
     unsafe {
@@ -289,10 +278,7 @@ fn signal_mid_call(signal: i32, code: i32, n: u32) {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
     let session = env.only_session();
-    let types: Vec<String> = lines(&session)
-        .iter()
-        .map(|l| l["type"].as_str().unwrap().to_string())
-        .collect();
+    let types = types(&session);
     assert!(types.contains(&"interrupt".to_string()), "{types:?}");
     let (status, content) = results(&session).remove(0);
     assert_eq!(status, "cancelled", "{content}");
@@ -328,15 +314,9 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     if !support::tmux::tmux_available() {
         return;
     }
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let secs = seconds(n);
-    let server = MockServer::start(vec![
-        bash_call(
-            &format!("setsid sleep {secs} > /dev/null 2>&1 & sleep {secs}"),
-            None,
-        ),
-        Reply::openai_text("never asked", 10),
-    ]);
+    let server = long_call_server(&secs, None, "never asked");
     let tmux = if plain {
         env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo")
     } else {
@@ -367,10 +347,7 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     }
     assert_eq!(tmux.wait_exit(), code, "{}", tmux.screen());
     let session = env.only_session();
-    let types: Vec<String> = lines(&session)
-        .iter()
-        .map(|l| l["type"].as_str().unwrap().to_string())
-        .collect();
+    let types = types(&session);
     assert!(types.contains(&"interrupt".to_string()), "{types:?}");
     assert_eq!(results(&session).remove(0).0, "cancelled");
     assert_eq!(types.last().unwrap(), "run_finished", "{types:?}");
@@ -435,7 +412,7 @@ fn orphans_that_exited_on_their_own_are_reaped_and_xcsh_keeps_no_zombie() {
     if !support::tmux::tmux_available() {
         return;
     }
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     // Two orphans reparented to xcsh that exit before the call ends: one in the
     // call's group, one in a session of its own.
     let server = MockServer::start(vec![
