@@ -7,9 +7,8 @@
 mod support;
 
 use support::env::{Env, fixture, stderr, stdout};
-use support::mock_server::{MockServer, Reply};
+use support::mock_server::Reply;
 use support::sse::Wire;
-use support::tmux::tmux_available;
 use xcsh_log::{Body, read_session};
 use xcsh_machine::{Decision, EntryId};
 
@@ -292,19 +291,17 @@ fn plan_reply(id: &str, first: &str, second: &str, tokens: u64) -> Reply {
 
 #[test]
 fn the_tui_checklist_follows_the_plan_while_the_run_works_through_it() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
     // Each plan update is followed by a bash call that waits for approval, so the
     // screen can be read while the run holds.
-    let server = MockServer::start(vec![
+    let Some((env, server)) = Env::new().in_tmux_with(vec![
         plan_reply("call_1", "in_progress", "pending", 100),
         Reply::openai_call("call_2", "bash", r#"{"command":"true"}"#, 120),
         plan_reply("call_3", "completed", "in_progress", 140),
         Reply::openai_call("call_4", "bash", r#"{"command":"true"}"#, 160),
         Reply::openai_text("Both steps are done.", 180),
-    ]);
+    ]) else {
+        return;
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
     tmux.line("read then fix");
     let first = tmux.wait_until("the live checklist with item 1 in progress", |s| {
@@ -331,14 +328,12 @@ fn the_tui_checklist_follows_the_plan_while_the_run_works_through_it() {
 
 #[test]
 fn slash_plan_in_the_plain_mode_prints_the_plan_at_the_leaf() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![
+    let Some((env, server)) = Env::new().in_tmux_with(vec![
         plan_reply("call_1", "completed", "in_progress", 100),
         Reply::openai_text("Reading done; fixing next.", 120),
-    ]);
+    ]) else {
+        return;
+    };
     let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions ask");
     tmux.line("read then fix");
     tmux.wait_for("Reading done; fixing next.", 1);

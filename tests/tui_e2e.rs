@@ -16,7 +16,7 @@ use support::assert_contains;
 use support::env::{Env, assert_steer_delivered_after_the_tools, entry_where, types};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
-use support::tmux::tmux_available;
+use support::tmux::{Tmux, tmux_available};
 use xcsh_log::{Body, Dag, Record, read_session};
 
 /// Whether the session file holds a `step` entry yet (read as text: the file is
@@ -94,15 +94,25 @@ const WORDS: [&str; 10] = [
     "juliet.",
 ];
 
+/// The terminal UI, once `prompt` is typed, over an answer streaming `chunks`, one
+/// every `pace_ms` (`None` without tmux); the server lives as long as it is kept.
+fn streaming_in_the_tui(
+    chunks: &[&str],
+    pace_ms: u64,
+    prompt: &str,
+) -> Option<(Env, MockServer, Tmux)> {
+    let reply = Reply::sse(openai_text(chunks, 100)).paced(pace_ms);
+    let (env, server) = Env::new().in_tmux_with(vec![reply])?;
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.line(prompt);
+    Some((env, server, tmux))
+}
+
 #[test]
 fn streamed_text_shows_on_screen_before_its_step_ends_and_grows() {
-    if !tmux_available() {
+    let Some((env, _server, tmux)) = streaming_in_the_tui(&WORDS, 300, "spell it out") else {
         return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![Reply::sse(openai_text(&WORDS, 100)).paced(300)]);
-    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
-    tmux.line("spell it out");
+    };
 
     // Every capture until the last word shows: how many words it shows, and whether
     // the step had been recorded (ended) when it was taken.
@@ -148,28 +158,29 @@ fn streamed_text_shows_on_screen_before_its_step_ends_and_grows() {
 
 #[test]
 fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
-    if !tmux_available() {
+    let Some((env, server)) = Env::new()
+        .with_file("f.txt", "hello\nworld\n")
+        .in_tmux_with(vec![
+            Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 100),
+            Reply::sse(openai_call(
+                &["Changing the first line."],
+                "call_2",
+                "edit",
+                r#"{"path":"f.txt","old_string":"hello","new_string":"HELLO"}"#,
+                120,
+            )),
+            Reply::sse(openai_call(
+                &["Now the second line."],
+                "call_3",
+                "edit",
+                r#"{"path":"f.txt","old_string":"world","new_string":"WORLD"}"#,
+                140,
+            )),
+            Reply::openai_text("Both lines changed.", 160),
+        ])
+    else {
         return;
-    }
-    let env = Env::new().with_file("f.txt", "hello\nworld\n");
-    let server = MockServer::start(vec![
-        Reply::openai_call("call_1", "read", r#"{"path":"f.txt"}"#, 100),
-        Reply::sse(openai_call(
-            &["Changing the first line."],
-            "call_2",
-            "edit",
-            r#"{"path":"f.txt","old_string":"hello","new_string":"HELLO"}"#,
-            120,
-        )),
-        Reply::sse(openai_call(
-            &["Now the second line."],
-            "call_3",
-            "edit",
-            r#"{"path":"f.txt","old_string":"world","new_string":"WORLD"}"#,
-            140,
-        )),
-        Reply::openai_text("Both lines changed.", 160),
-    ]);
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
     tmux.line("shout both lines");
 
@@ -209,11 +220,11 @@ fn an_edit_approval_shows_the_diff_and_always_lets_the_next_edit_run_unasked() {
 
 #[test]
 fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools() {
-    if !tmux_available() {
+    let Some((env, server)) =
+        Env::new().in_tmux_with(Reply::openai_steered_bash(&WORDS, 300).into())
+    else {
         return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(Reply::openai_steered_bash(&WORDS, 300).into());
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("start the work");
     tmux.wait_for("Alpha", 1);
@@ -241,16 +252,14 @@ fn a_steer_typed_while_streaming_shows_pending_and_is_delivered_after_the_tools(
 
 #[test]
 fn ctrl_c_stops_a_long_bash_call_within_a_second_and_says_so() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![Reply::openai_call(
+    let Some((env, server)) = Env::new().in_tmux_with(vec![Reply::openai_call(
         "call_1",
         "bash",
         r#"{"command":"sleep 30"}"#,
         100,
-    )]);
+    )]) else {
+        return;
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     tmux.line("run the long job");
     tmux.wait_for("sleep 30", 1);
@@ -294,15 +303,12 @@ fn paragraphs() -> Vec<String> {
 
 #[test]
 fn resizing_mid_stream_keeps_every_finished_line_in_the_history() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
     let paras = paragraphs();
     let chunks: Vec<&str> = paras.iter().map(String::as_str).collect();
-    let server = MockServer::start(vec![Reply::sse(openai_text(&chunks, 100)).paced(250)]);
-    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
-    tmux.line("write many paragraphs");
+    let Some((_env, _server, tmux)) = streaming_in_the_tui(&chunks, 250, "write many paragraphs")
+    else {
+        return;
+    };
     tmux.wait_for("ending paragraph 3.", 1);
     tmux.resize_width(80);
     tmux.wait_for("ending paragraph 7.", 1);
@@ -327,14 +333,12 @@ fn resizing_mid_stream_keeps_every_finished_line_in_the_history() {
 
 #[test]
 fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![Reply::sse(openai_text(
+    let Some((env, server)) = Env::new().in_tmux_with(vec![Reply::sse(openai_text(
         &["The answer is ", "forty-two."],
         100,
-    ))]);
+    ))]) else {
+        return;
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
     tmux.turn("what is the answer", "forty-two.", "─ done", 1);
     tmux.keys(&["C-d"]);
@@ -394,15 +398,13 @@ fn no_color_leaves_the_screen_without_colour() {
 
 #[test]
 fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![
+    let Some((env, server)) = Env::new().in_tmux_with(vec![
         Reply::openai_text("First answer.", 100),
         Reply::openai_text("Second answer.", 110),
         Reply::openai_text("A fresh answer on the new branch.", 120),
-    ]);
+    ]) else {
+        return;
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
     tmux.turn("first question", "First answer.", "─ done", 1);
     tmux.turn("second question", "Second answer.", "─ done", 2);
@@ -435,14 +437,15 @@ fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
 
 #[test]
 fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
-    if !tmux_available() {
+    let Some((env, server)) = Env::new()
+        .with_var("OPENAI_API_KEY", "sk-test")
+        .in_tmux_with(vec![
+            Reply::openai_text("An old answer.", 100),
+            Reply::openai_text("Back in the old session.", 110),
+        ])
+    else {
         return;
-    }
-    let env = Env::new().with_var("OPENAI_API_KEY", "sk-test");
-    let server = MockServer::start(vec![
-        Reply::openai_text("An old answer.", 100),
-        Reply::openai_text("Back in the old session.", 110),
-    ]);
+    };
     let out = env.run_on(
         Wire::OpenAi,
         &server.url(),
@@ -472,11 +475,7 @@ fn has_line_ending(screen: &str, text: &str) -> bool {
 
 #[test]
 fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
-    if !tmux_available() {
-        return;
-    }
-    let env = Env::new();
-    let server = MockServer::start(vec![
+    let Some((env, server)) = Env::new().in_tmux_with(vec![
         Reply::openai_call(
             "call_1",
             "bash",
@@ -484,7 +483,9 @@ fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
             100,
         ),
         Reply::openai_text("Counted.", 120),
-    ]);
+    ]) else {
+        return;
+    };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
     let screen = tmux.turn("count", "Counted.", "─ done", 1);
     // The card shows the last lines only.
