@@ -407,45 +407,51 @@ fn machine_dependencies(meta: &serde_json::Value) -> Vec<String> {
     out
 }
 
-fn assert_none(rule: &str, violations: Vec<String>) {
-    assert!(
-        violations.is_empty(),
-        "{rule}:\n  {}",
-        violations.join("\n  ")
-    );
-}
-
+/// Every rule over the workspace's own manifests and sources, one row each, named
+/// for what it proves: each row that finds violations is reported, with its rule
+/// and them.
 #[test]
-fn no_dependency_points_up_a_layer() {
-    assert_none(
-        "dependencies point down the layers (ARCHITECTURE.md)",
-        upward_dependencies(&workspace_packages(&metadata())),
-    );
-}
-
-#[test]
-fn the_machine_depends_on_serialization_and_hashing_only() {
-    assert_none("the machine is sans-IO", machine_dependencies(&metadata()));
-}
-
-#[test]
-fn the_machine_has_no_io_clock_or_randomness() {
-    assert_none("the machine is sans-IO", machine_effects(&sources()));
-}
-
-#[test]
-fn no_non_test_module_is_longer_than_800_lines() {
-    assert_none("modules stay small", long_modules(&sources()));
-}
-
-#[test]
-fn every_source_file_says_what_it_is_for() {
-    assert_none("files start with `//!`", without_purpose_line(&sources()));
-}
-
-#[test]
-fn no_two_modules_of_a_crate_depend_on_each_other() {
-    assert_none("modules do not form cycles", module_cycles(&sources()));
+fn the_workspace_keeps_every_rule() {
+    let metadata = metadata();
+    let sources = sources();
+    let rows = [
+        (
+            "no dependency points up a layer",
+            "dependencies point down the layers (ARCHITECTURE.md)",
+            upward_dependencies(&workspace_packages(&metadata)),
+        ),
+        (
+            "the machine depends on serialization and hashing only",
+            "the machine is sans-IO",
+            machine_dependencies(&metadata),
+        ),
+        (
+            "the machine has no IO, clock or randomness",
+            "the machine is sans-IO",
+            machine_effects(&sources),
+        ),
+        (
+            "no non-test module is longer than 800 lines",
+            "modules stay small",
+            long_modules(&sources),
+        ),
+        (
+            "every source file says what it is for",
+            "files start with `//!`",
+            without_purpose_line(&sources),
+        ),
+        (
+            "no two modules of a crate depend on each other",
+            "modules do not form cycles",
+            module_cycles(&sources),
+        ),
+    ];
+    let broken: Vec<String> = rows
+        .into_iter()
+        .filter(|(_, _, violations)| !violations.is_empty())
+        .map(|(row, rule, violations)| format!("{row} ({rule}):\n  {}", violations.join("\n  ")))
+        .collect();
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
 // ---- the tests of the tests: each rule fires on a broken input.
