@@ -12,17 +12,19 @@ use support::assert_contains;
 use support::env::{Env, stderr, stdout};
 use xcsh_journal::synth::family::{file_of, write_family};
 
-/// The family in a sessions folder of the test's home; the parent's path.
-fn family(env: &Env) -> PathBuf {
+/// A test's environment with the family in a sessions folder of its home; the
+/// parent's path.
+fn family() -> (Env, PathBuf) {
+    let env = Env::new();
     let dir = env.home().join("sessions").join("family-0000000000000000");
     std::fs::create_dir_all(&dir).unwrap();
-    write_family(&dir).unwrap()
+    let parent = write_family(&dir).unwrap();
+    (env, parent)
 }
 
 #[test]
 fn tree_deep_draws_every_generation_under_its_task_call() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let p = parent.to_str().unwrap();
     let plain = env.ok(&["tree", p]);
     assert_contains(
@@ -52,8 +54,7 @@ fn tree_deep_draws_every_generation_under_its_task_call() {
 
 #[test]
 fn events_deep_puts_each_child_in_a_lane_of_its_own() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let p = parent.to_str().unwrap();
     let out = env.run(&["events", p, "--deep", "--type", "run_finished"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -88,8 +89,7 @@ fn events_deep_puts_each_child_in_a_lane_of_its_own() {
 
 #[test]
 fn stats_totals_the_family_in_text_and_json() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let p = parent.to_str().unwrap();
     let text = env.ok(&["stats", p]);
     assert_contains(&text, "family (4 session(s))");
@@ -112,8 +112,7 @@ fn stats_totals_the_family_in_text_and_json() {
 
 #[test]
 fn sessions_lists_children_under_their_parent_never_at_the_top() {
-    let env = Env::new();
-    family(&env);
+    let (env, _) = family();
     let table = env.ok(&["sessions", "--all"]);
     let ids: Vec<&str> = table
         .lines()
@@ -145,8 +144,7 @@ fn sessions_lists_children_under_their_parent_never_at_the_top() {
 
 #[test]
 fn export_includes_the_children_in_every_format() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let p = parent.to_str().unwrap();
     let md = env.ok(&["export", p, "--format", "md"]);
     for want in [
@@ -171,8 +169,7 @@ fn export_includes_the_children_in_every_format() {
 
 #[test]
 fn replay_deep_fails_on_a_missing_child_by_name_and_the_parent_alone_replays_clean() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let p = parent.to_str().unwrap();
     assert_contains(&env.ok(&["replay", p]), "no divergence");
     let deep = env.run(&["replay", p, "--deep"]);
@@ -183,8 +180,7 @@ fn replay_deep_fails_on_a_missing_child_by_name_and_the_parent_alone_replays_cle
 
 #[test]
 fn replay_deep_passes_when_every_child_replays_and_warns_of_a_mislinked_one() {
-    let env = Env::new();
-    let parent = family(&env);
+    let (env, parent) = family();
     let dir = parent.parent().unwrap();
     // childc01's file is a copy of childb01's: it replays, but names call_1_2.
     std::fs::copy(dir.join(file_of("childb01")), dir.join(file_of("childc01"))).unwrap();

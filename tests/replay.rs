@@ -221,17 +221,25 @@ fn another_memory_index_diverges_at_the_first_step_of_its_turn() {
         }
         _ => Some(e.body.clone()),
     });
+    divergence_at(&path, 14, "step_started", "decision_differs");
+}
+
+/// `xcsh replay PATH --json` finds `path` diverged at `entry`, a `entry_type`, in
+/// the way `kind`; the divergence.
+fn divergence_at(path: &Path, entry: u64, entry_type: &str, kind: &str) -> serde_json::Value {
     let v = replay_json(&[path.to_str().unwrap()], 1);
     assert_eq!(v["result"], "diverged");
-    let d = &v["divergence"];
+    let d = v["divergence"].clone();
     assert_eq!(
         (&d["entry"], &d["entry_type"], &d["kind"]),
         (
-            &serde_json::json!(14),
-            &serde_json::json!("step_started"),
-            &serde_json::json!("decision_differs")
-        )
+            &serde_json::json!(entry),
+            &serde_json::json!(entry_type),
+            &serde_json::json!(kind)
+        ),
+        "{d}"
     );
+    d
 }
 
 /// A copy of fixture `name` in `dir`, rewritten through a fresh writer (valid hashes,
@@ -252,17 +260,7 @@ fn an_altered_decision_is_reported_at_exactly_that_entry() {
         "steer",
         with_arguments(EntryId(4), r#"{"ms":30}"#),
     );
-    let v = replay_json(&[path.to_str().unwrap()], 1);
-    assert_eq!(v["result"], "diverged");
-    let d = &v["divergence"];
-    assert_eq!(
-        (&d["entry"], &d["entry_type"], &d["kind"]),
-        (
-            &serde_json::json!(4),
-            &serde_json::json!("tool_dispatched"),
-            &serde_json::json!("decision_differs")
-        )
-    );
+    let d = divergence_at(&path, 4, "tool_dispatched", "decision_differs");
     assert_eq!(d["after_input"], 3);
 
     let text = replay(&[path.to_str().unwrap()]);
@@ -316,10 +314,7 @@ fn an_altered_input_payload_is_reported_at_the_decision_it_changes() {
         }
         other => Some(other.clone()),
     });
-    let d = &replay_json(&[path.to_str().unwrap()], 1)["divergence"];
-    assert_eq!(d["entry"], 8);
-    assert_eq!(d["entry_type"], "step_started");
-    assert_eq!(d["kind"], "decision_differs");
+    let d = divergence_at(&path, 8, "step_started", "decision_differs");
     assert_eq!(d["after_input"], 6);
     assert_eq!(d["input"]["type"], "tool_result");
     assert_eq!(d["decision_index"], 1, "`delivered` (7) still matches");
@@ -333,10 +328,7 @@ fn a_dropped_entry_is_reported_where_the_log_goes_on_without_it() {
     let path = altered(dir.path(), "steer", |e| {
         (e.id != EntryId(6)).then(|| e.body.clone())
     });
-    let d = &replay_json(&[path.to_str().unwrap()], 1)["divergence"];
-    assert_eq!(d["entry"], 6);
-    assert_eq!(d["entry_type"], "delivered");
-    assert_eq!(d["kind"], "unexpected_decision");
+    let d = divergence_at(&path, 6, "delivered", "unexpected_decision");
     assert_eq!(d["after_input"], 5, "the steer was the last input");
 }
 
