@@ -17,14 +17,6 @@ use std::time::Duration;
 use support::env::{Env, fixtures, from_file, lines, stderr};
 use xcsh_tools::testing::processes_holding;
 
-/// A test's environment with the sandbox off (as `tests/procs_e2e.rs`: the
-/// processes of a call are then visible to the scan).
-fn unsandboxed() -> Env {
-    let env = Env::new();
-    env.config("sandbox = \"off\"\n");
-    env
-}
-
 /// The parent session (its header names no parent) and the children, each in file
 /// name order.
 fn family(env: &Env) -> (PathBuf, Vec<PathBuf>) {
@@ -275,12 +267,13 @@ fn start_family(env: &Env, fifos: &[PathBuf; 2], args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// In an [`unsandboxed`] environment, starts the family run, sends it `signal` once
+/// In an [`Env::unsandboxed`] environment (the processes of a call are then
+/// visible to the scan), starts the family run, sends it `signal` once
 /// both sub-agents block in bash, and returns the environment and what the run
 /// printed once it is over, its FIFOs closed (which ends the `cat`s, which outlive
 /// a killed xcsh until then) and no process of it left.
 fn signalled_mid_delegation(signal: i32) -> (Env, Output) {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let fifos = fifos(&env);
     let child = start_family(&env, &fifos, &["-p", "wait for both"]);
     let ends = [held(&fifos[0]), held(&fifos[1])];
@@ -470,7 +463,7 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
 
 #[test]
 fn sub_agents_run_within_the_concurrency_cap() {
-    let env = unsandboxed();
+    let env = Env::unsandboxed();
     let fifos = fifos(&env);
     let child = start_family(
         &env,

@@ -21,6 +21,20 @@ fn script_run(env: &Env, script: &str, args: &[&str]) -> Output {
     env.run_script(env.file("script.jsonl", script), args)
 }
 
+/// The path of the recorded session `name`, as a command line names it.
+fn fixture_arg(name: &str) -> String {
+    fixture(name).to_str().unwrap().to_string()
+}
+
+/// `xcsh COMMAND PLAIN ARGS` of the recorded session `plain`, which must exit with
+/// `code`; the session's path and the output.
+fn on_plain(command: &str, args: &[&str], code: i32) -> (String, Output) {
+    let plain = fixture_arg("plain");
+    let out = Env::new().run(&[&[command, &plain], args].concat());
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+    (plain, out)
+}
+
 /// stderr without its last line, `session: PATH`.
 fn stderr_before_session(o: &Output) -> String {
     let text = stderr(o);
@@ -100,17 +114,17 @@ fn exit_2_a_usage_error_whether_clap_or_xcsh_finds_it() {
                 .to_string()
         )
     );
-    let plain = fixture("plain");
-    let one_side = env.run(&["diff", plain.to_str().unwrap()]);
+    let plain = fixture_arg("plain");
+    let one_side = env.run(&["diff", &plain]);
     assert_eq!(one_side.status.code(), Some(2), "{}", stderr(&one_side));
-    let bad_setting = env.run(&["replay", plain.to_str().unwrap(), "--set", "bogus=1"]);
+    let bad_setting = env.run(&["replay", &plain, "--set", "bogus=1"]);
     assert_eq!(
         bad_setting.status.code(),
         Some(2),
         "{}",
         stderr(&bad_setting)
     );
-    let bad_entry = env.run(&["fork", plain.to_str().unwrap(), "four"]);
+    let bad_entry = env.run(&["fork", &plain, "four"]);
     assert_eq!(bad_entry.status.code(), Some(2), "{}", stderr(&bad_entry));
 }
 
@@ -168,15 +182,7 @@ fn exit_130_an_interrupted_run() {
 
 #[test]
 fn events_rejects_an_unknown_type_and_lists_the_valid_ones() {
-    let env = Env::new();
-    let plain = fixture("plain");
-    let out = env.run(&[
-        "events",
-        plain.to_str().unwrap(),
-        "--type",
-        "tool_result,bogus",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
+    let (_, out) = on_plain("events", &["--type", "tool_result,bogus"], 2);
     assert_eq!(stdout(&out), "");
     let err = stderr(&out);
     assert_contains(&err, "invalid value 'bogus' for '--type <TYPE>'");
@@ -248,16 +254,10 @@ fn a_file_that_is_not_json_is_not_a_session_log() {
 
 #[test]
 fn replay_until_an_entry_past_the_end_says_which_entries_there_are() {
-    let env = Env::new();
-    let plain = fixture("plain");
-    let out = env.run(&["replay", plain.to_str().unwrap(), "--until", "99"]);
-    assert_eq!(out.status.code(), Some(1));
+    let (plain, out) = on_plain("replay", &["--until", "99"], 1);
     assert_eq!(
         stderr(&out),
-        format!(
-            "xcsh: error: {}: no entry 99 (the session has entries 0-4)\n",
-            plain.display()
-        )
+        format!("xcsh: error: {plain}: no entry 99 (the session has entries 0-4)\n")
     );
 }
 

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::env::{Env, first_entry, stderr, stdout};
+use support::env::{Env, first_entry, names_in, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
 use xcsh_log::Body;
@@ -24,12 +24,7 @@ fn session_with_a_write() -> (Env, std::path::PathBuf) {
 
 /// The names in `$XCSH_HOME/blobs`, sorted.
 fn blobs(env: &Env) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(env.home().join("blobs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    names_in(&env.home().join("blobs"))
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::assert_contains;
-use support::env::{Env, lines, session_id, session_of, stderr, streaming, succeeded};
+use support::env::{Env, lines, names_in, session_id, session_of, stderr, streaming, succeeded};
 
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
 const SLOW_STEP: &str = r#"{"text":"this answer streams slowly, twelve bytes a chunk, for a long while","chunk_delay_ms":200}"#;
@@ -34,15 +34,6 @@ fn prompts(path: &Path) -> Vec<String> {
         .filter(|v| v["type"] == "user_message")
         .map(|v| v["data"]["text"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// The folder name the first layout gave a workspace: its path with every character

@@ -9,9 +9,9 @@ use std::process::{Child, Command, Output, Stdio};
 use xcsh_log::{Body, Entry, Record, StepRecord, read_session};
 use xcsh_machine::{EntryId, ToolOutcome};
 
-use super::mock_server::{MockServer, Received};
+use super::mock_server::{MockServer, Received, Reply};
 use super::sse::Wire;
-use super::tmux::Tmux;
+use super::tmux::{Tmux, tmux_available};
 
 /// The binary under test (absent for test crates outside the `xcsh` package, which
 /// share this support code but do not run the binary).
@@ -46,6 +46,15 @@ impl Env {
             vars: Vec::new(),
         };
         std::fs::create_dir_all(env.workspace()).unwrap();
+        env
+    }
+
+    /// An environment with the sandbox off (`sandbox = "off"` in its config), for
+    /// the tests of what contains a call's processes without it: with the sandbox
+    /// on, a call's PID namespace ends its processes before any scan could see them.
+    pub fn unsandboxed() -> Env {
+        let env = Env::new();
+        env.config("sandbox = \"off\"\n");
         env
     }
 
@@ -260,6 +269,15 @@ impl Env {
         (out, received)
     }
 
+    /// For a test in a terminal: this environment and a server playing `replies`,
+    /// or `None` where tmux is not installed (the test then checks nothing).
+    pub fn in_tmux_with(self, replies: Vec<Reply>) -> Option<(Env, MockServer)> {
+        if !tmux_available() {
+            return None;
+        }
+        Some((self, MockServer::start(replies)))
+    }
+
     /// Interactive xcsh in its plain line mode (`--plain`) on `wire` against the
     /// server at `url`, with `flags`, in a terminal (tmux) in the workspace;
     /// returned once it shows its greeting.
@@ -354,6 +372,16 @@ pub fn tool_names(body: &serde_json::Value) -> Vec<&str> {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect()
+}
+
+/// The names of the entries of `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Writes each `(name, text)` to a file `name` in `dir` (created).
