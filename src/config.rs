@@ -120,6 +120,16 @@ pub struct Setting<T> {
     pub source: Source,
 }
 
+impl<T> Setting<T> {
+    /// `value`, the built-in default.
+    fn by_default(value: T) -> Setting<T> {
+        Setting {
+            value,
+            source: Source::Default,
+        }
+    }
+}
+
 /// The effective configuration of a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Effective {
@@ -246,25 +256,21 @@ pub fn resolve(
             })
         })
     }
-    let or_default = |s: Option<Setting<u64>>, d: u64| {
-        s.unwrap_or(Setting {
-            value: d,
-            source: Source::Default,
-        })
-    };
+    /// The nearest layer's value, else `default`.
+    fn pick_or<T: Clone>(
+        layers: &[(&Layer, Source)],
+        get: impl Fn(&Layer) -> Option<T>,
+        default: T,
+    ) -> Setting<T> {
+        pick(layers, get).unwrap_or(Setting::by_default(default))
+    }
     let defaults = Limits::default();
-    let max_steps = pick(&layers, |l| l.max_steps).unwrap_or(Setting {
-        value: defaults.max_steps,
-        source: Source::Default,
-    });
+    let max_steps = pick_or(&layers, |l| l.max_steps, defaults.max_steps);
     if max_steps.value == 0 {
         bail!("max_steps must be at least 1 ({})", max_steps.source);
     }
     let max_parallel_tools = match pick(&layers, |l| l.max_parallel_tools) {
-        None => Setting {
-            value: DEFAULT_MAX_PARALLEL_TOOLS,
-            source: Source::Default,
-        },
+        None => Setting::by_default(DEFAULT_MAX_PARALLEL_TOOLS),
         Some(Setting { value, source }) => match NonZeroUsize::new(value) {
             Some(value) => Setting { value, source },
             // The flag refuses 0 itself (clap); this is the file's or a profile's.
@@ -287,18 +293,12 @@ pub fn resolve(
         );
     }
     let globs = |get: fn(&ShellEnvLayer) -> Option<Vec<String>>| {
-        pick(&layers, |l| l.shell_env.as_ref().and_then(get)).unwrap_or(Setting {
-            value: Vec::new(),
-            source: Source::Default,
-        })
+        pick_or(&layers, |l| l.shell_env.as_ref().and_then(get), Vec::new())
     };
     let shell_env_include = globs(|s| s.include.clone());
     let shell_env_exclude = globs(|s| s.exclude.clone());
     let sandbox = match pick(&layers, |l| l.sandbox.clone()) {
-        None => Setting {
-            value: SandboxMode::WorkspaceWrite,
-            source: Source::Default,
-        },
+        None => Setting::by_default(SandboxMode::WorkspaceWrite),
         Some(Setting { value, source }) => Setting {
             value: parse_sandbox(&value).with_context(|| {
                 format!("sandbox = {value:?} ({source}): use read-only, workspace-write or off")
@@ -306,18 +306,9 @@ pub fn resolve(
             source,
         },
     };
-    let sandbox_network = pick(&layers, |l| l.sandbox_network).unwrap_or(Setting {
-        value: false,
-        source: Source::Default,
-    });
-    let memory = pick(&layers, |l| l.memory).unwrap_or(Setting {
-        value: false,
-        source: Source::Default,
-    });
-    let delegate = pick(&layers, |l| l.delegate).unwrap_or(Setting {
-        value: false,
-        source: Source::Default,
-    });
+    let sandbox_network = pick_or(&layers, |l| l.sandbox_network, false);
+    let memory = pick_or(&layers, |l| l.memory, false);
+    let delegate = pick_or(&layers, |l| l.delegate, false);
     Ok(Effective {
         memory,
         delegate,
@@ -331,12 +322,9 @@ pub fn resolve(
         permissions,
         max_steps,
         max_parallel_tools,
-        max_tokens: or_default(pick(&layers, |l| l.max_tokens), defaults.max_tokens),
-        max_output_tokens: pick(&layers, |l| l.max_output_tokens).unwrap_or(Setting {
-            value: defaults.max_output_tokens,
-            source: Source::Default,
-        }),
-        compact_at: or_default(pick(&layers, |l| l.compact_at), defaults.compact_at_tokens),
+        max_tokens: pick_or(&layers, |l| l.max_tokens, defaults.max_tokens),
+        max_output_tokens: pick_or(&layers, |l| l.max_output_tokens, defaults.max_output_tokens),
+        compact_at: pick_or(&layers, |l| l.compact_at, defaults.compact_at_tokens),
         // A relative path in the file is relative to the file, not to where xcsh runs.
         system_prompt: pick(&layers, |l| l.system_prompt.clone()).map(|mut s| {
             if let Source::File { path } | Source::Profile { path, .. } = &s.source
