@@ -140,20 +140,20 @@ fn scoped(arg: &str) -> Result<(Option<MemoryScope>, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xcsh_log::memory::ProposedNote;
+    use xcsh_tools::memory::render_note;
 
     #[test]
     fn slash_memory_shows_the_index_opens_a_note_and_forgets_one_with_an_entry() {
         let dir = tempfile::tempdir().unwrap();
         let store = MemoryStore::new(&dir.path().join("home"), &dir.path().join("ws"));
-        store
-            .write(&ProposedNote {
-                scope: MemoryScope::Project,
-                name: "build".into(),
-                description: "How to build".into(),
-                body: "cargo build".into(),
-            })
-            .unwrap();
+        // The project's note `build`, as `MemoryStore::write` writes one.
+        let notes = dir.path().join("ws/.xcsh/memory");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(
+            notes.join("build.md"),
+            render_note("How to build", "cargo build"),
+        )
+        .unwrap();
         let session = dir.path().join("s.jsonl");
         let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sessions/plain.jsonl");
         std::fs::copy(fixture, &session).unwrap();
