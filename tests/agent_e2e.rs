@@ -3,10 +3,10 @@
 
 mod support;
 
-use support::assert_contains;
 use support::env::{Env, from_file, session_of, stderr, tool_names};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
+use support::{assert_contains, assert_starts_with};
 
 fn env() -> Env {
     Env::new()
@@ -112,10 +112,7 @@ fn show_context_prints_the_exact_request_with_project_instructions() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
     let system = messages[0]["content"].as_str().unwrap();
-    assert!(
-        system.starts_with("You are xcsh, a coding agent."),
-        "{system}"
-    );
+    assert_starts_with(system, "You are xcsh, a coding agent.");
     assert_contains(system, "# Project instructions");
     assert_contains(system, "AGENTS.md\n\nAlways run the tests.");
     assert_eq!(messages.last().unwrap()["content"], "fix the bug");

@@ -179,7 +179,7 @@ fn a_family_is_linked_both_ways_and_a_failing_child_is_the_parents_tool_error() 
     let count = "the sub-agent `count files` (session CHILD) completed, after 2 step(s) spending";
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].0, "ok");
-    assert!(results[0].1.starts_with(count), "{}", results[0].1);
+    support::assert_starts_with(&results[0].1, count);
     assert!(
         results[0]
             .1

@@ -187,7 +187,7 @@ fn a_timed_out_call_kills_its_detached_children_too() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (status, content) = results(&env.only_session()).remove(0);
     assert_eq!(status, "error");
-    assert!(content.starts_with("timed out after 300 ms"), "{content}");
+    support::assert_starts_with(&content, "timed out after 300 ms");
     assert!(
         left_behind(&content).starts_with("1 process it left behind was killed: "),
         "{content}"

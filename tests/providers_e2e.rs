@@ -7,10 +7,10 @@ mod support;
 
 use std::path::Path;
 
-use support::assert_contains;
 use support::env::{Env, SECRET, stderr, steps, types};
 use support::mock_server::{Fault, MockServer, Reply};
 use support::sse::Wire;
+use support::{assert_contains, assert_starts_with};
 use xcsh_log::{Body, read_session};
 use xcsh_machine::{ProviderErrorKind, StepOutcome, StreamEvent};
 
@@ -103,11 +103,7 @@ fn a_stall_past_the_idle_timeout_is_an_idle_timeout_error() {
         panic!("{:?}", steps[0].outcome)
     };
     assert_eq!(error.kind, ProviderErrorKind::IdleTimeout);
-    assert!(
-        error.message.starts_with("no data for 0.3 s (after "),
-        "{}",
-        error.message
-    );
+    assert_starts_with(&error.message, "no data for 0.3 s (after ");
 }
 
 #[test]

@@ -18,6 +18,15 @@ pub fn assert_contains(haystack: &str, needle: &str) {
     );
 }
 
+/// Asserts that `haystack` starts with `prefix`, showing both when it does not.
+#[track_caller]
+pub fn assert_starts_with(haystack: &str, prefix: &str) {
+    assert!(
+        haystack.starts_with(prefix),
+        "{haystack}\n(expected it to start with {prefix:?})"
+    );
+}
+
 /// Calls `read` every `every` until `done` holds for what it returned, and returns
 /// that (a bound, not a pace: it returns as soon as `done` holds); once `limit` has
 /// passed, fails with `failure(last read)`.
