@@ -144,9 +144,9 @@ pub struct Effective {
     pub system_prompt: Option<Setting<PathBuf>>,
     /// At most this many tool calls of a step run at once.
     pub max_parallel_tools: Setting<NonZeroUsize>,
-    /// `[shell_env] include`, per key like every setting (the nearest layer wins).
-    pub shell_env_include: Setting<Vec<String>>,
-    pub shell_env_exclude: Setting<Vec<String>>,
+    /// `[shell_env]`, per key like every setting (the nearest layer wins).
+    #[serde(flatten)]
+    pub shell_env: ShellEnv,
     /// The sandbox mode asked for (`workspace-write` by default); the run uses
     /// `off` where the kernel cannot sandbox ([`Effective::sandbox_policy`]).
     pub sandbox: Setting<SandboxMode>,
@@ -157,13 +157,23 @@ pub struct Effective {
     pub delegate: Setting<bool>,
 }
 
+/// The effective `[shell_env]` lists (`shell_env_include` and `shell_env_exclude`
+/// in `xcsh config --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShellEnv {
+    #[serde(rename = "shell_env_include")]
+    pub include: Setting<Vec<String>>,
+    #[serde(rename = "shell_env_exclude")]
+    pub exclude: Setting<Vec<String>>,
+}
+
 impl Effective {
     /// Which variables bash gets: the default policy (secret-named and credential
     /// variables removed) with `[shell_env]` applied.
     pub fn env_policy(&self) -> EnvPolicy {
         EnvPolicy {
-            include: self.shell_env_include.value.clone(),
-            exclude: self.shell_env_exclude.value.clone(),
+            include: self.shell_env.include.value.clone(),
+            exclude: self.shell_env.exclude.value.clone(),
             credential_vars: CREDENTIAL_VARS.iter().map(|v| (*v).to_string()).collect(),
         }
     }
@@ -295,8 +305,10 @@ pub fn resolve(
     let globs = |get: fn(&ShellEnvLayer) -> Option<Vec<String>>| {
         pick_or(&layers, |l| l.shell_env.as_ref().and_then(get), Vec::new())
     };
-    let shell_env_include = globs(|s| s.include.clone());
-    let shell_env_exclude = globs(|s| s.exclude.clone());
+    let shell_env = ShellEnv {
+        include: globs(|s| s.include.clone()),
+        exclude: globs(|s| s.exclude.clone()),
+    };
     let sandbox = match pick(&layers, |l| l.sandbox.clone()) {
         None => Setting::by_default(SandboxMode::WorkspaceWrite),
         Some(Setting { value, source }) => Setting {
@@ -314,8 +326,7 @@ pub fn resolve(
         delegate,
         sandbox,
         sandbox_network,
-        shell_env_include,
-        shell_env_exclude,
+        shell_env,
         provider: pick(&layers, |l| l.provider.clone()),
         model: pick(&layers, |l| l.model.clone()),
         base_url: pick(&layers, |l| l.base_url.clone()),
@@ -441,13 +452,13 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     ));
     rows.push((
         "shell_env.include".into(),
-        list(&effective.shell_env_include.value),
-        effective.shell_env_include.source.to_string(),
+        list(&effective.shell_env.include.value),
+        effective.shell_env.include.source.to_string(),
     ));
     rows.push((
         "shell_env.exclude".into(),
-        list(&effective.shell_env_exclude.value),
-        effective.shell_env_exclude.source.to_string(),
+        list(&effective.shell_env.exclude.value),
+        effective.shell_env.exclude.source.to_string(),
     ));
     let (running, why) = effective_sandbox(effective.sandbox_policy());
     rows.push((
@@ -560,7 +571,7 @@ mod tests {
         let path = Path::new("/h/config.toml");
         let e = resolve(&f, path, Some("p"), &Layer::default()).unwrap();
         assert_eq!(
-            e.shell_env_include,
+            e.shell_env.include,
             Setting {
                 value: vec!["NPM_TOKEN".to_string()],
                 source: Source::Profile {
@@ -570,7 +581,7 @@ mod tests {
             }
         );
         assert_eq!(
-            e.shell_env_exclude,
+            e.shell_env.exclude,
             Setting {
                 value: vec!["AWS_*".to_string()],
                 source: Source::File { path: path.into() }
@@ -583,7 +594,7 @@ mod tests {
         assert!(!policy.keeps("ANTHROPIC_API_KEY"));
         assert!(policy.keeps("PATH"));
         let none = resolve(&ConfigFile::default(), path, None, &Layer::default()).unwrap();
-        assert_eq!(none.shell_env_include.source, Source::Default);
+        assert_eq!(none.shell_env.include.source, Source::Default);
         assert_eq!(none.env_policy().include, Vec::<String>::new());
         let bad: Result<ConfigFile, _> = toml::from_str("[shell_env]\nincluded = []\n");
         assert!(
