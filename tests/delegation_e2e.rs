@@ -334,10 +334,10 @@ fn two_children(env: &Env) -> TwoChildren {
 }
 
 impl TwoChildren {
-    /// The children's outlines are `A`'s (linked to the parent's entry 5 and call
-    /// 1) and `B`'s (entry 7, call 2): each its link, its prompt, the step asking
-    /// for bash and its allowance, then `end`, in which `LINE` stands for the line
-    /// of the parent's script that the child's call came from (2 for `A`, 3 for `B`).
+    /// The children's outlines are `A`'s (linked to the parent's entry 5, call 1)
+    /// and `B`'s (entry 7, call 2): each its link, its prompt, the step asking for
+    /// bash and its allowance, then `end`, in which `LINE` stands for the line of the
+    /// parent's script that the child's call came from (2 for `A`, 3 for `B`).
     fn assert_children_end_with(&self, end: &str) {
         let child = |line: u32, entry: u32, call: u32| {
             format!(
