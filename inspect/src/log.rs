@@ -376,17 +376,17 @@ pub fn item(entry: &Entry) -> Option<Item> {
 /// The conversation of the branch ending at `leaf` (the recorded leaf when `None`).
 pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
-    let mut path: Vec<Item> = branch_path(log, leaf)?
+    let mut path: Vec<(EntryId, Item)> = branch_path(log, leaf)?
         .into_iter()
-        .filter_map(item)
+        .filter_map(|e| Some((e.id, item(e)?)))
         .collect();
     // The session's own id (a fork's is in its file name, its header is its source's).
-    if let Some(Item::Session { session_id, .. }) = path.first_mut() {
+    if let Some((_, Item::Session { session_id, .. })) = path.first_mut() {
         *session_id = xcsh_log::session_id(&log.path, session_id).to_string();
     }
     // Labels are not on any path (nothing continues from them): show those naming
     // an entry of this branch right after it, in file order.
-    let on_path: std::collections::HashSet<EntryId> = path.iter().map(Item::entry).collect();
+    let on_path: std::collections::HashSet<EntryId> = path.iter().map(|(id, _)| *id).collect();
     let mut labels: std::collections::HashMap<EntryId, Vec<Item>> = Default::default();
     for e in &log.entries {
         if let Body::Record(Record::Label { target, .. }) = &e.body
@@ -398,40 +398,12 @@ pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>
     }
     let mut items = Vec::with_capacity(path.len() + labels.values().map(Vec::len).sum::<usize>());
 
-    for it in path {
-        let named = labels.remove(&it.entry());
+    for (id, it) in path {
+        let named = labels.remove(&id);
         items.push(it);
         items.extend(named.into_iter().flatten());
     }
     Ok(items)
-}
-
-impl Item {
-    pub fn entry(&self) -> EntryId {
-        match self {
-            Item::Session { entry, .. }
-            | Item::User { entry, .. }
-            | Item::Queued { entry, .. }
-            | Item::Assistant { entry, .. }
-            | Item::ToolResult { entry, .. }
-            | Item::Approval { entry, .. }
-            | Item::ApprovalAnswer { entry, .. }
-            | Item::Interrupt { entry }
-            | Item::Ignored { entry, .. }
-            | Item::Compaction { entry, .. }
-            | Item::CompactionFailed { entry, .. }
-            | Item::RunFinished { entry, .. }
-            | Item::Branch { entry, .. }
-            | Item::Label { entry, .. }
-            | Item::Undo { entry, .. }
-            | Item::Workspace { entry, .. }
-            | Item::Memory { entry, .. }
-            | Item::Recovered { entry, .. }
-            | Item::CompactRequest { entry }
-            | Item::LateEvent { entry, .. }
-            | Item::Unknown { entry, .. } => *entry,
-        }
-    }
 }
 
 fn indent(text: &str) -> String {
@@ -713,7 +685,7 @@ mod tests {
         let entries: Vec<u64> = conversation(&log, None)
             .unwrap()
             .iter()
-            .map(|i| i.entry().0)
+            .map(|i| serde_json::to_value(i).unwrap()["entry"].as_u64().unwrap())
             .collect();
         assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
         drop(dir);
