@@ -126,16 +126,12 @@ pub fn render(r: &ContextReport, style: Style) -> String {
 mod tests {
     use super::*;
     use crate::testkit;
-    use xcsh_machine::EntryId;
 
     #[test]
     fn the_contexts_of_two_branches() {
         let (_dir, log) = testkit::branched_session();
-        let r = compare(
-            &Side::new("S@12", &log, EntryId(12)),
-            &Side::new("S@17", &log, EntryId(17)),
-        )
-        .unwrap();
+        let [a, b] = crate::diff::tests::the_two_branches(&log);
+        let r = compare(&a, &b).unwrap();
         assert_eq!(r.first_difference, Some(4));
         expect_test::expect![[r#"
             A = S@12 (6 message(s))
