@@ -11,7 +11,7 @@ use crate::common::{
     args_compact, branch_path, cap, one_line, origin_name, outcome_text, serde_name, stop_text,
 };
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// Longest tool result shown, in lines and characters.
 pub const RESULT_LINES: usize = 12;
@@ -428,9 +428,9 @@ pub fn render(items: &[Item], style: Style) -> String {
                 forked_from,
                 ..
             } => {
-                push(style.dim(&format!("session {session_id} in {cwd}")));
+                push(style.paint(Paint::Dim, &format!("session {session_id} in {cwd}")));
                 if let Some(f) = forked_from {
-                    push(style.dim(&format!("forked from {f}")));
+                    push(style.paint(Paint::Dim, &format!("forked from {f}")));
                 }
             }
             Item::User {
@@ -447,18 +447,21 @@ pub fn render(items: &[Item], style: Style) -> String {
                     ),
                     (o, None) => format!("▶ {} #{entry}", o.replace('_', "-")),
                 };
-                push(style.bold(&style.cyan(&head)));
+                push(style.paint(Paint::Bold, &style.paint(Paint::Cyan, &head)));
                 push(indent(text));
             }
             Item::Queued {
                 entry,
                 origin,
                 text,
-            } => push(style.cyan(&format!(
-                "⧗ {} arrived #{entry}: {}",
-                origin.replace('_', "-"),
-                one_line(text, 100)
-            ))),
+            } => push(style.paint(
+                Paint::Cyan,
+                &format!(
+                    "⧗ {} arrived #{entry}: {}",
+                    origin.replace('_', "-"),
+                    one_line(text, 100)
+                ),
+            )),
             Item::Assistant {
                 entry,
                 step,
@@ -477,22 +480,26 @@ pub fn render(items: &[Item], style: Style) -> String {
                 if outcome != "completed" {
                     head.push_str(&format!(" · {outcome}"));
                 }
-                push(style.bold(&head));
+                push(style.paint(Paint::Bold, &head));
                 if !reasoning.is_empty() {
-                    push(style.dim(&format!(
-                        "    (reasoning, {reasoning_chars} chars) {reasoning}"
-                    )));
+                    push(style.paint(
+                        Paint::Dim,
+                        &format!("    (reasoning, {reasoning_chars} chars) {reasoning}"),
+                    ));
                 }
                 if !text.is_empty() {
                     push(indent(text));
                 }
                 for c in tool_calls {
-                    push(style.yellow(&format!(
-                        "    → {} {} {}",
-                        c.name,
-                        c.id,
-                        crate::common::cut(&c.arguments, 300)
-                    )));
+                    push(style.paint(
+                        Paint::Yellow,
+                        &format!(
+                            "    → {} {} {}",
+                            c.name,
+                            c.id,
+                            crate::common::cut(&c.arguments, 300)
+                        ),
+                    ));
                 }
             }
             Item::ToolResult {
@@ -511,15 +518,15 @@ pub fn render(items: &[Item], style: Style) -> String {
                 };
                 let head = format!("← {name} {call_id} #{entry} · {how}");
                 push(if status == "ok" {
-                    style.green(&head)
+                    style.paint(Paint::Green, &head)
                 } else {
-                    style.red(&head)
+                    style.paint(Paint::Red, &head)
                 });
                 if !content.is_empty() {
                     push(indent(content));
                 }
                 for path in changed {
-                    push(style.dim(&format!("    changed {path}")));
+                    push(style.paint(Paint::Dim, &format!("    changed {path}")));
                 }
             }
             Item::Approval {
@@ -528,20 +535,24 @@ pub fn render(items: &[Item], style: Style) -> String {
                 tool,
                 verdict,
                 by,
-            } => push(style.magenta(&format!(
-                "✓ approval #{entry}: {tool} {call_id} {verdict} by {by}"
-            ))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("✓ approval #{entry}: {tool} {call_id} {verdict} by {by}"),
+            )),
             Item::ApprovalAnswer {
                 entry,
                 call_id,
                 verdict,
                 scope,
-            } => push(style.magenta(&format!(
-                "✓ the user answered #{entry}: {call_id} {verdict} ({scope})"
-            ))),
-            Item::Interrupt { entry } => push(style.red(&format!("✗ interrupt #{entry}"))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("✓ the user answered #{entry}: {call_id} {verdict} ({scope})"),
+            )),
+            Item::Interrupt { entry } => {
+                push(style.paint(Paint::Red, &format!("✗ interrupt #{entry}")))
+            }
             Item::Ignored { entry, reason } => {
-                push(style.dim(&format!("  (ignored #{entry}: {reason})")))
+                push(style.paint(Paint::Dim, &format!("  (ignored #{entry}: {reason})")))
             }
             Item::Compaction {
                 entry,
@@ -550,14 +561,15 @@ pub fn render(items: &[Item], style: Style) -> String {
                 tokens_before,
                 tokens_after,
             } => {
-                push(style.blue(&format!(
+                push(style.paint(Paint::Blue, &format!(
                     "⇢ compacted #{entry}: {tokens_before} → {tokens_after} tokens, kept from #{first_kept}"
                 )));
                 push(indent(&cap(summary, RESULT_LINES, RESULT_CHARS)));
             }
-            Item::CompactionFailed { entry, error } => {
-                push(style.red(&format!("⇢ compaction failed #{entry}: {error}")))
-            }
+            Item::CompactionFailed { entry, error } => push(style.paint(
+                Paint::Red,
+                &format!("⇢ compaction failed #{entry}: {error}"),
+            )),
             Item::RunFinished {
                 entry,
                 reason,
@@ -572,46 +584,59 @@ pub fn render(items: &[Item], style: Style) -> String {
                     let ids: Vec<String> = undelivered.iter().map(|i| format!("#{i}")).collect();
                     s.push_str(&format!(" · undelivered {}", ids.join(", ")));
                 }
-                push(style.dim(&s));
+                push(style.paint(Paint::Dim, &s));
             }
-            Item::Branch { entry, from_leaf } => push(style.blue(&format!(
-                "\n↳ branch #{entry}: continues here (the leaf was #{from_leaf})"
-            ))),
+            Item::Branch { entry, from_leaf } => push(style.paint(
+                Paint::Blue,
+                &format!("\n↳ branch #{entry}: continues here (the leaf was #{from_leaf})"),
+            )),
             Item::Label {
                 entry,
                 target,
                 name,
-            } => push(style.magenta(&format!("◇ label #{entry} on #{target}: {name}"))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("◇ label #{entry} on #{target}: {name}"),
+            )),
             Item::Recovered { entry, note } => {
-                push(style.red(&format!("! recovered #{entry}: {note}")))
+                push(style.paint(Paint::Red, &format!("! recovered #{entry}: {note}")))
             }
             Item::Undo {
                 entry,
                 run,
                 files,
                 note,
-            } => push(style.magenta(&format!(
-                "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
-                files.join(", "),
-                if note.is_some() {
-                    " (the model is told with the next request on this branch)"
-                } else {
-                    ""
-                }
-            ))),
-            Item::Memory { entry, text, .. } => push(style.blue(&format!("\n◆ {text} #{entry}"))),
-            Item::Workspace { entry, from, to } => push(style.blue(&format!(
-                "\n⇢ workspace #{entry}: the session moved from {from} to {to}"
-            ))),
-            Item::CompactRequest { entry } => {
-                push(style.blue(&format!("\n⇢ compact requested #{entry} (/compact)")))
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!(
+                    "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
+                    files.join(", "),
+                    if note.is_some() {
+                        " (the model is told with the next request on this branch)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+            Item::Memory { entry, text, .. } => {
+                push(style.paint(Paint::Blue, &format!("\n◆ {text} #{entry}")))
             }
-            Item::LateEvent { entry, step } => {
-                push(style.dim(&format!("  (a late stream event of step {step} #{entry})")))
-            }
-            Item::Unknown { entry, type_name } => {
-                push(style.dim(&format!("? #{entry} of unknown type {type_name}")))
-            }
+            Item::Workspace { entry, from, to } => push(style.paint(
+                Paint::Blue,
+                &format!("\n⇢ workspace #{entry}: the session moved from {from} to {to}"),
+            )),
+            Item::CompactRequest { entry } => push(style.paint(
+                Paint::Blue,
+                &format!("\n⇢ compact requested #{entry} (/compact)"),
+            )),
+            Item::LateEvent { entry, step } => push(style.paint(
+                Paint::Dim,
+                &format!("  (a late stream event of step {step} #{entry})"),
+            )),
+            Item::Unknown { entry, type_name } => push(style.paint(
+                Paint::Dim,
+                &format!("? #{entry} of unknown type {type_name}"),
+            )),
         }
     }
     out

@@ -9,7 +9,7 @@ use xcsh_machine::{Message, UserOrigin};
 use super::Side;
 use crate::common::{args_pretty, origin_name};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// One context message as text.
 pub fn message_text(m: &Message) -> String {
@@ -113,9 +113,9 @@ pub fn render(r: &ContextReport, style: Style) -> String {
         r.a, r.a_messages, r.b, r.b_messages
     );
     match r.first_difference {
-        None => out.push_str(&style.green("the two contexts are the same\n")),
+        None => out.push_str(&style.paint(Paint::Green, "the two contexts are the same\n")),
         Some(i) => {
-            out.push_str(&style.bold(&format!("first difference: message [{i}]\n")));
+            out.push_str(&style.paint(Paint::Bold, &format!("first difference: message [{i}]\n")));
             super::push_unified(&mut out, &r.diff, style);
         }
     }
