@@ -24,7 +24,7 @@ use xcsh_log::{Body, Entry, EntryHash, LogError, Record};
 use xcsh_machine::EntryId;
 
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -453,8 +453,8 @@ pub fn render(report: &Report, style: Style) -> String {
     let mut out = String::new();
     for f in &report.findings {
         let sev = match f.severity {
-            Severity::Error => style.red("error  "),
-            Severity::Warning => style.yellow("warning"),
+            Severity::Error => style.paint(Paint::Red, "error  "),
+            Severity::Warning => style.paint(Paint::Yellow, "warning"),
         };
         let lines: Vec<String> = f.lines.iter().map(ToString::to_string).collect();
         let at = match (f.entries.as_slice(), lines.len()) {
@@ -471,10 +471,13 @@ pub fn render(report: &Report, style: Style) -> String {
         out.push_str(&format!("{sev} {:<22} {at}: {}\n", f.kind, f.message));
     }
     let summary = if report.findings.is_empty() {
-        style.green(&format!(
-            "ok: {} entries on {} line(s), {} branch(es); hash chain and ordering verified",
-            report.entries, report.lines, report.branches
-        ))
+        style.paint(
+            Paint::Green,
+            &format!(
+                "ok: {} entries on {} line(s), {} branch(es); hash chain and ordering verified",
+                report.entries, report.lines, report.branches
+            ),
+        )
     } else {
         let text = format!(
             "{} error(s), {} warning(s) in {} line(s)",
@@ -483,9 +486,9 @@ pub fn render(report: &Report, style: Style) -> String {
             report.lines
         );
         if report.errors() > 0 {
-            style.red(&text)
+            style.paint(Paint::Red, &text)
         } else {
-            style.yellow(&text)
+            style.paint(Paint::Yellow, &text)
         }
     };
     out.push_str(&format!("{}: {summary}\n", report.path.display()));

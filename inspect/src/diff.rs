@@ -20,15 +20,15 @@ use xcsh_machine::{Decision, EntryId, StepOutcome};
 
 use crate::common::{args_pretty, branch_path, origin_name, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// Appends a unified diff, its added lines green and its removed lines red.
 fn push_unified(out: &mut String, diff: &str, style: Style) {
     for line in diff.lines() {
         let l = if line.starts_with('+') && !line.starts_with("+++") {
-            style.green(line)
+            style.paint(Paint::Green, line)
         } else if line.starts_with('-') && !line.starts_with("---") {
-            style.red(line)
+            style.paint(Paint::Red, line)
         } else {
             line.to_string()
         };
@@ -491,10 +491,10 @@ pub fn word_diff(a: &str, b: &str, style: Style) -> String {
     let (mut del, mut ins) = (String::new(), String::new());
     let flush = |out: &mut String, del: &mut String, ins: &mut String| {
         if !del.is_empty() {
-            out.push_str(&style.red(&format!("[-{del}-]")));
+            out.push_str(&style.paint(Paint::Red, &format!("[-{del}-]")));
         }
         if !ins.is_empty() {
-            out.push_str(&style.green(&format!("{{+{ins}+}}")));
+            out.push_str(&style.paint(Paint::Green, &format!("{{+{ins}+}}")));
         }
         del.clear();
         ins.clear();
@@ -534,8 +534,8 @@ pub fn line_diff(a: &str, b: &str, style: Style) -> String {
         let line = c.value().trim_end_matches('\n');
         let text = match c.tag() {
             ChangeTag::Equal => format!(" {line}"),
-            ChangeTag::Delete => style.red(&format!("-{line}")),
-            ChangeTag::Insert => style.green(&format!("+{line}")),
+            ChangeTag::Delete => style.paint(Paint::Red, &format!("-{line}")),
+            ChangeTag::Insert => style.paint(Paint::Green, &format!("+{line}")),
         };
         out.push_str(&text);
         out.push('\n');
@@ -575,8 +575,8 @@ fn render_field(fc: &FieldChange, style: Style) -> String {
         (Some(a), Some(b)) => format!(
             "    {}: {} -> {}",
             fc.field,
-            style.red(&field_text(a)),
-            style.green(&field_text(b))
+            style.paint(Paint::Red, &field_text(a)),
+            style.paint(Paint::Green, &field_text(b))
         ),
         (Some(x), None) | (None, Some(x)) => {
             let t = field_text(x);
@@ -620,10 +620,13 @@ pub fn render(report: &Report, style: Style) -> String {
         None => out.push_str("common history: none (the headers differ); aligned from the start\n"),
     }
     let Some(first) = report.changes.first() else {
-        out.push_str(&style.green(&format!(
-            "no divergence: {} unit(s) after the common history are equal\n",
-            report.equal
-        )));
+        out.push_str(&style.paint(
+            Paint::Green,
+            &format!(
+                "no divergence: {} unit(s) after the common history are equal\n",
+                report.equal
+            ),
+        ));
         out.push_str(&plans_section(report));
         return out;
     };
@@ -635,11 +638,14 @@ pub fn render(report: &Report, style: Style) -> String {
         "only_a" => "only A has it".to_string(),
         _ => "only B has it".to_string(),
     };
-    out.push_str(&style.bold(&format!(
-        "first divergence: {} ({}): {kind}\n",
-        first.key,
-        where_(first)
-    )));
+    out.push_str(&style.paint(
+        Paint::Bold,
+        &format!(
+            "first divergence: {} ({}): {kind}\n",
+            first.key,
+            where_(first)
+        ),
+    ));
     for fc in &first.fields {
         let t = render_field(fc, style);
         if !t.is_empty() {
@@ -655,9 +661,9 @@ pub fn render(report: &Report, style: Style) -> String {
     ));
     for c in &report.changes {
         let mark = match c.op {
-            "changed" => style.yellow("~"),
-            "only_a" => style.red("-"),
-            _ => style.green("+"),
+            "changed" => style.paint(Paint::Yellow, "~"),
+            "only_a" => style.paint(Paint::Red, "-"),
+            _ => style.paint(Paint::Green, "+"),
         };
         out.push_str(&format!("{mark} {} ({})\n", c.key, where_(c)));
         for fc in &c.fields {

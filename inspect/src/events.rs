@@ -18,7 +18,7 @@ use xcsh_machine::{Decision, EntryId, StreamEvent};
 
 use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -625,20 +625,23 @@ impl Follower {
 
 /// The column heads of [`render_row`].
 pub fn header(style: Style) -> String {
-    style.dim(&format!(
-        "{:<7} {:>6} {:>10} {:>4} {:<7} {:<18} detail",
-        "seq", "entry", "time", "step", "lane", "kind"
-    ))
+    style.paint(
+        Paint::Dim,
+        &format!(
+            "{:<7} {:>6} {:>10} {:>4} {:<7} {:<18} detail",
+            "seq", "entry", "time", "step", "lane", "kind"
+        ),
+    )
 }
 
 /// One row as a line of text (fixed columns, so that rows can stream).
 pub fn render_row(row: &Row, style: Style) -> String {
     let lane = format!("{:<7}", row.lane.name());
     let lane = match row.lane {
-        Lane::Model => style.blue(&lane),
-        Lane::Tools => style.yellow(&lane),
-        Lane::User => style.cyan(&lane),
-        Lane::Machine => style.dim(&lane),
+        Lane::Model => style.paint(Paint::Blue, &lane),
+        Lane::Tools => style.paint(Paint::Yellow, &lane),
+        Lane::User => style.paint(Paint::Cyan, &lane),
+        Lane::Machine => style.paint(Paint::Dim, &lane),
     };
     let step = row.step.map_or_else(|| "-".to_string(), |s| s.to_string());
     format!(

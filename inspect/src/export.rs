@@ -811,13 +811,9 @@ mod tests {
             .into_iter()
             .map(|entries| {
                 let path = dir.path().join(format!("b{entries}.jsonl"));
-                let shape = xcsh_journal::synth::SynthShape {
-                    branch_per_mille: 1000,
-                    max_rounds: 1,
-                    label_chain: 0,
-                };
                 let opts = xcsh_journal::synth::SynthOptions { entries, seed: 5 };
-                xcsh_journal::synth::generate_shaped(&path, opts, shape).unwrap();
+                xcsh_journal::synth::generate_shaped(&path, opts, testkit::A_RUN_PER_BRANCH)
+                    .unwrap();
                 let log = xcsh_log::read_session(&path).unwrap();
                 let page = html(&log).unwrap();
                 (

@@ -11,7 +11,7 @@ use crate::common::{
     args_compact, branch_path, cap, one_line, origin_name, outcome_text, serde_name, stop_text,
 };
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// Longest tool result shown, in lines and characters.
 pub const RESULT_LINES: usize = 12;
@@ -376,17 +376,17 @@ pub fn item(entry: &Entry) -> Option<Item> {
 /// The conversation of the branch ending at `leaf` (the recorded leaf when `None`).
 pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>, InspectError> {
     let leaf = leaf.unwrap_or_else(|| log.leaf());
-    let mut path: Vec<Item> = branch_path(log, leaf)?
+    let mut path: Vec<(EntryId, Item)> = branch_path(log, leaf)?
         .into_iter()
-        .filter_map(item)
+        .filter_map(|e| Some((e.id, item(e)?)))
         .collect();
     // The session's own id (a fork's is in its file name, its header is its source's).
-    if let Some(Item::Session { session_id, .. }) = path.first_mut() {
+    if let Some((_, Item::Session { session_id, .. })) = path.first_mut() {
         *session_id = xcsh_log::session_id(&log.path, session_id).to_string();
     }
     // Labels are not on any path (nothing continues from them): show those naming
     // an entry of this branch right after it, in file order.
-    let on_path: std::collections::HashSet<EntryId> = path.iter().map(Item::entry).collect();
+    let on_path: std::collections::HashSet<EntryId> = path.iter().map(|(id, _)| *id).collect();
     let mut labels: std::collections::HashMap<EntryId, Vec<Item>> = Default::default();
     for e in &log.entries {
         if let Body::Record(Record::Label { target, .. }) = &e.body
@@ -398,40 +398,12 @@ pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>
     }
     let mut items = Vec::with_capacity(path.len() + labels.values().map(Vec::len).sum::<usize>());
 
-    for it in path {
-        let named = labels.remove(&it.entry());
+    for (id, it) in path {
+        let named = labels.remove(&id);
         items.push(it);
         items.extend(named.into_iter().flatten());
     }
     Ok(items)
-}
-
-impl Item {
-    pub fn entry(&self) -> EntryId {
-        match self {
-            Item::Session { entry, .. }
-            | Item::User { entry, .. }
-            | Item::Queued { entry, .. }
-            | Item::Assistant { entry, .. }
-            | Item::ToolResult { entry, .. }
-            | Item::Approval { entry, .. }
-            | Item::ApprovalAnswer { entry, .. }
-            | Item::Interrupt { entry }
-            | Item::Ignored { entry, .. }
-            | Item::Compaction { entry, .. }
-            | Item::CompactionFailed { entry, .. }
-            | Item::RunFinished { entry, .. }
-            | Item::Branch { entry, .. }
-            | Item::Label { entry, .. }
-            | Item::Undo { entry, .. }
-            | Item::Workspace { entry, .. }
-            | Item::Memory { entry, .. }
-            | Item::Recovered { entry, .. }
-            | Item::CompactRequest { entry }
-            | Item::LateEvent { entry, .. }
-            | Item::Unknown { entry, .. } => *entry,
-        }
-    }
 }
 
 fn indent(text: &str) -> String {
@@ -456,9 +428,9 @@ pub fn render(items: &[Item], style: Style) -> String {
                 forked_from,
                 ..
             } => {
-                push(style.dim(&format!("session {session_id} in {cwd}")));
+                push(style.paint(Paint::Dim, &format!("session {session_id} in {cwd}")));
                 if let Some(f) = forked_from {
-                    push(style.dim(&format!("forked from {f}")));
+                    push(style.paint(Paint::Dim, &format!("forked from {f}")));
                 }
             }
             Item::User {
@@ -475,18 +447,21 @@ pub fn render(items: &[Item], style: Style) -> String {
                     ),
                     (o, None) => format!("▶ {} #{entry}", o.replace('_', "-")),
                 };
-                push(style.bold(&style.cyan(&head)));
+                push(style.paint(Paint::Bold, &style.paint(Paint::Cyan, &head)));
                 push(indent(text));
             }
             Item::Queued {
                 entry,
                 origin,
                 text,
-            } => push(style.cyan(&format!(
-                "⧗ {} arrived #{entry}: {}",
-                origin.replace('_', "-"),
-                one_line(text, 100)
-            ))),
+            } => push(style.paint(
+                Paint::Cyan,
+                &format!(
+                    "⧗ {} arrived #{entry}: {}",
+                    origin.replace('_', "-"),
+                    one_line(text, 100)
+                ),
+            )),
             Item::Assistant {
                 entry,
                 step,
@@ -505,22 +480,26 @@ pub fn render(items: &[Item], style: Style) -> String {
                 if outcome != "completed" {
                     head.push_str(&format!(" · {outcome}"));
                 }
-                push(style.bold(&head));
+                push(style.paint(Paint::Bold, &head));
                 if !reasoning.is_empty() {
-                    push(style.dim(&format!(
-                        "    (reasoning, {reasoning_chars} chars) {reasoning}"
-                    )));
+                    push(style.paint(
+                        Paint::Dim,
+                        &format!("    (reasoning, {reasoning_chars} chars) {reasoning}"),
+                    ));
                 }
                 if !text.is_empty() {
                     push(indent(text));
                 }
                 for c in tool_calls {
-                    push(style.yellow(&format!(
-                        "    → {} {} {}",
-                        c.name,
-                        c.id,
-                        crate::common::cut(&c.arguments, 300)
-                    )));
+                    push(style.paint(
+                        Paint::Yellow,
+                        &format!(
+                            "    → {} {} {}",
+                            c.name,
+                            c.id,
+                            crate::common::cut(&c.arguments, 300)
+                        ),
+                    ));
                 }
             }
             Item::ToolResult {
@@ -539,15 +518,15 @@ pub fn render(items: &[Item], style: Style) -> String {
                 };
                 let head = format!("← {name} {call_id} #{entry} · {how}");
                 push(if status == "ok" {
-                    style.green(&head)
+                    style.paint(Paint::Green, &head)
                 } else {
-                    style.red(&head)
+                    style.paint(Paint::Red, &head)
                 });
                 if !content.is_empty() {
                     push(indent(content));
                 }
                 for path in changed {
-                    push(style.dim(&format!("    changed {path}")));
+                    push(style.paint(Paint::Dim, &format!("    changed {path}")));
                 }
             }
             Item::Approval {
@@ -556,20 +535,24 @@ pub fn render(items: &[Item], style: Style) -> String {
                 tool,
                 verdict,
                 by,
-            } => push(style.magenta(&format!(
-                "✓ approval #{entry}: {tool} {call_id} {verdict} by {by}"
-            ))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("✓ approval #{entry}: {tool} {call_id} {verdict} by {by}"),
+            )),
             Item::ApprovalAnswer {
                 entry,
                 call_id,
                 verdict,
                 scope,
-            } => push(style.magenta(&format!(
-                "✓ the user answered #{entry}: {call_id} {verdict} ({scope})"
-            ))),
-            Item::Interrupt { entry } => push(style.red(&format!("✗ interrupt #{entry}"))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("✓ the user answered #{entry}: {call_id} {verdict} ({scope})"),
+            )),
+            Item::Interrupt { entry } => {
+                push(style.paint(Paint::Red, &format!("✗ interrupt #{entry}")))
+            }
             Item::Ignored { entry, reason } => {
-                push(style.dim(&format!("  (ignored #{entry}: {reason})")))
+                push(style.paint(Paint::Dim, &format!("  (ignored #{entry}: {reason})")))
             }
             Item::Compaction {
                 entry,
@@ -578,14 +561,15 @@ pub fn render(items: &[Item], style: Style) -> String {
                 tokens_before,
                 tokens_after,
             } => {
-                push(style.blue(&format!(
+                push(style.paint(Paint::Blue, &format!(
                     "⇢ compacted #{entry}: {tokens_before} → {tokens_after} tokens, kept from #{first_kept}"
                 )));
                 push(indent(&cap(summary, RESULT_LINES, RESULT_CHARS)));
             }
-            Item::CompactionFailed { entry, error } => {
-                push(style.red(&format!("⇢ compaction failed #{entry}: {error}")))
-            }
+            Item::CompactionFailed { entry, error } => push(style.paint(
+                Paint::Red,
+                &format!("⇢ compaction failed #{entry}: {error}"),
+            )),
             Item::RunFinished {
                 entry,
                 reason,
@@ -600,46 +584,59 @@ pub fn render(items: &[Item], style: Style) -> String {
                     let ids: Vec<String> = undelivered.iter().map(|i| format!("#{i}")).collect();
                     s.push_str(&format!(" · undelivered {}", ids.join(", ")));
                 }
-                push(style.dim(&s));
+                push(style.paint(Paint::Dim, &s));
             }
-            Item::Branch { entry, from_leaf } => push(style.blue(&format!(
-                "\n↳ branch #{entry}: continues here (the leaf was #{from_leaf})"
-            ))),
+            Item::Branch { entry, from_leaf } => push(style.paint(
+                Paint::Blue,
+                &format!("\n↳ branch #{entry}: continues here (the leaf was #{from_leaf})"),
+            )),
             Item::Label {
                 entry,
                 target,
                 name,
-            } => push(style.magenta(&format!("◇ label #{entry} on #{target}: {name}"))),
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!("◇ label #{entry} on #{target}: {name}"),
+            )),
             Item::Recovered { entry, note } => {
-                push(style.red(&format!("! recovered #{entry}: {note}")))
+                push(style.paint(Paint::Red, &format!("! recovered #{entry}: {note}")))
             }
             Item::Undo {
                 entry,
                 run,
                 files,
                 note,
-            } => push(style.magenta(&format!(
-                "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
-                files.join(", "),
-                if note.is_some() {
-                    " (the model is told with the next request on this branch)"
-                } else {
-                    ""
-                }
-            ))),
-            Item::Memory { entry, text, .. } => push(style.blue(&format!("\n◆ {text} #{entry}"))),
-            Item::Workspace { entry, from, to } => push(style.blue(&format!(
-                "\n⇢ workspace #{entry}: the session moved from {from} to {to}"
-            ))),
-            Item::CompactRequest { entry } => {
-                push(style.blue(&format!("\n⇢ compact requested #{entry} (/compact)")))
+            } => push(style.paint(
+                Paint::Magenta,
+                &format!(
+                    "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
+                    files.join(", "),
+                    if note.is_some() {
+                        " (the model is told with the next request on this branch)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+            Item::Memory { entry, text, .. } => {
+                push(style.paint(Paint::Blue, &format!("\n◆ {text} #{entry}")))
             }
-            Item::LateEvent { entry, step } => {
-                push(style.dim(&format!("  (a late stream event of step {step} #{entry})")))
-            }
-            Item::Unknown { entry, type_name } => {
-                push(style.dim(&format!("? #{entry} of unknown type {type_name}")))
-            }
+            Item::Workspace { entry, from, to } => push(style.paint(
+                Paint::Blue,
+                &format!("\n⇢ workspace #{entry}: the session moved from {from} to {to}"),
+            )),
+            Item::CompactRequest { entry } => push(style.paint(
+                Paint::Blue,
+                &format!("\n⇢ compact requested #{entry} (/compact)"),
+            )),
+            Item::LateEvent { entry, step } => push(style.paint(
+                Paint::Dim,
+                &format!("  (a late stream event of step {step} #{entry})"),
+            )),
+            Item::Unknown { entry, type_name } => push(style.paint(
+                Paint::Dim,
+                &format!("? #{entry} of unknown type {type_name}"),
+            )),
         }
     }
     out
@@ -713,7 +710,7 @@ mod tests {
         let entries: Vec<u64> = conversation(&log, None)
             .unwrap()
             .iter()
-            .map(|i| i.entry().0)
+            .map(|i| serde_json::to_value(i).unwrap()["entry"].as_u64().unwrap())
             .collect();
         assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
         drop(dir);

@@ -1,7 +1,21 @@
 //! Terminal colors, only when asked for: on a terminal and never with `NO_COLOR`.
 
-/// The SGR codes [`Style`] paints with (and `0`, the reset after each).
+/// The SGR codes [`Style`] paints with: `0`, the reset after each, then the code of
+/// each [`Paint`] in its order.
 const PAINTS: [&str; 9] = ["0", "1", "2", "31", "32", "33", "34", "35", "36"];
+
+/// A paint the views use (its ANSI SGR code is in [`PAINTS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    Bold,
+    Dim,
+    Red,
+    Green,
+    Yellow,
+    Blue,
+    Magenta,
+    Cyan,
+}
 
 /// Whether output is colored, and the few paints the views use (ANSI SGR codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,38 +46,14 @@ impl Style {
         crate::terminal::neutralize_keeping(text, keep)
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
-        debug_assert!(PAINTS.contains(&code), "add {code} to PAINTS");
+    /// `text` in `paint`, when this style colors and there is text.
+    pub fn paint(&self, paint: Paint, text: &str) -> String {
+        let code = PAINTS[paint as usize + 1];
         if self.color && !text.is_empty() {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {
             text.to_string()
         }
-    }
-
-    pub fn bold(&self, text: &str) -> String {
-        self.paint("1", text)
-    }
-    pub fn dim(&self, text: &str) -> String {
-        self.paint("2", text)
-    }
-    pub fn red(&self, text: &str) -> String {
-        self.paint("31", text)
-    }
-    pub fn green(&self, text: &str) -> String {
-        self.paint("32", text)
-    }
-    pub fn yellow(&self, text: &str) -> String {
-        self.paint("33", text)
-    }
-    pub fn blue(&self, text: &str) -> String {
-        self.paint("34", text)
-    }
-    pub fn magenta(&self, text: &str) -> String {
-        self.paint("35", text)
-    }
-    pub fn cyan(&self, text: &str) -> String {
-        self.paint("36", text)
     }
 }
 
@@ -73,15 +63,25 @@ mod tests {
 
     #[test]
     fn plain_style_never_paints() {
-        assert_eq!(Style::plain().red("x"), "x");
-        assert_eq!(Style::for_output(false).bold("x"), "x");
-        assert_eq!(Style { color: true }.red("x"), "\x1b[31mx\x1b[0m");
-        assert_eq!(Style { color: true }.red(""), "");
+        assert_eq!(Style::plain().paint(Paint::Red, "x"), "x");
+        assert_eq!(Style::for_output(false).paint(Paint::Bold, "x"), "x");
+        assert_eq!(
+            Style { color: true }.paint(Paint::Red, "x"),
+            "\x1b[31mx\x1b[0m"
+        );
+        assert_eq!(Style { color: true }.paint(Paint::Red, ""), "");
+        // The first and the last paint, at their places in PAINTS.
+        let both = [Paint::Bold, Paint::Cyan].map(|p| Style { color: true }.paint(p, "x"));
+        assert_eq!(both, ["\x1b[1mx\x1b[0m", "\x1b[36mx\x1b[0m"]);
     }
 
     #[test]
     fn a_colored_style_keeps_its_own_paints_and_neutralizes_the_rest() {
-        let painted = format!("{} {}", Style { color: true }.red("x"), "\x1b]0;t\x07");
+        let painted = format!(
+            "{} {}",
+            Style { color: true }.paint(Paint::Red, "x"),
+            "\x1b]0;t\x07"
+        );
         assert_eq!(
             Style { color: true }.neutralize(&painted),
             "\x1b[31mx\x1b[0m ␛]0;t␇"

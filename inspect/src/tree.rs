@@ -14,7 +14,7 @@ use xcsh_machine::EntryId;
 
 use crate::common::{cut, entry_text, stop_text};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// The tree of a session.
 #[derive(Debug, Clone, Serialize)]
@@ -205,7 +205,7 @@ fn render_prefixed(tree: &Tree, style: Style, prefix: &str, emit: &mut dyn FnMut
     let mut line = String::new();
     if let Some(f) = &tree.forked_from {
         line.push_str(prefix);
-        line.push_str(&style.blue(&format!("forked from {f}")));
+        line.push_str(&style.paint(Paint::Blue, &format!("forked from {f}")));
         line.push('\n');
         emit(&line);
     }
@@ -277,10 +277,10 @@ pub fn node_line(node: &Node, style: Style, full: bool) -> String {
 /// [`node_line`], appended to `out` (the tree is drawn line by line into one buffer).
 fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
     use std::fmt::Write;
-    // `paint(out, Style::red, text)`: the text, painted when the style colors.
-    let paint = |out: &mut String, how: fn(&Style, &str) -> String, text: &str| {
+    // `paint(out, Paint::Red, text)`: the text, painted when the style colors.
+    let paint = |out: &mut String, how: Paint, text: &str| {
         if style.color {
-            out.push_str(&how(&style, text));
+            out.push_str(&style.paint(how, text));
         } else {
             out.push_str(text);
         }
@@ -291,14 +291,14 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
     } else {
         format!("#{}..{}", node.first, node.last)
     };
-    paint(out, Style::dim, &ids);
+    paint(out, Paint::Dim, &ids);
     out.push(' ');
     match node.kind.as_str() {
         "turn" => {
             out.push_str("user ");
-            paint(out, Style::cyan, &node.text);
+            paint(out, Paint::Cyan, &node.text);
         }
-        "branch" => paint(out, Style::blue, &format!("↳ {}", node.text)),
+        "branch" => paint(out, Paint::Blue, &format!("↳ {}", node.text)),
         "session" => {
             let _ = write!(out, "session {}", node.text);
         }
@@ -329,7 +329,7 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
             fact(out);
             paint(
                 out,
-                Style::blue,
+                Paint::Blue,
                 &format!(
                     "compacted #{} {}→{} tok",
                     c.entry, c.tokens_before, c.tokens_after
@@ -343,11 +343,11 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
             }
             Some(s) => {
                 fact(out);
-                paint(out, Style::red, s);
+                paint(out, Paint::Red, s);
             }
             None if node.kind == "turn" => {
                 fact(out);
-                paint(out, Style::yellow, "unfinished");
+                paint(out, Paint::Yellow, "unfinished");
             }
             None => {}
         }
@@ -355,7 +355,7 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
     for l in &node.labels {
         paint(
             out,
-            Style::magenta,
+            Paint::Magenta,
             &format!(" [#{}: {}]", l.target, l.name),
         );
     }
@@ -363,12 +363,12 @@ fn push_node_line(out: &mut String, node: &Node, style: Style, full: bool) {
     if !node.branches.is_empty() {
         paint(
             out,
-            Style::blue,
+            Paint::Blue,
             &format!(" ┬ {} branches at #{}", node.branches.len() + 1, node.last),
         );
     }
     if node.leaf {
-        out.push_str(&style.bold(&style.green(" ◀ leaf")));
+        out.push_str(&style.paint(Paint::Bold, &style.paint(Paint::Green, " ◀ leaf")));
     }
 }
 

@@ -56,6 +56,33 @@ fn ids(range: std::ops::RangeInclusive<u64>) -> Vec<(EntryId, Option<EntryId>)> 
     range.map(|i| (EntryId(i), None)).collect()
 }
 
+/// The steer session with its lines changed by `damage` (which also sees the log as
+/// it was written).
+fn damaged(damage: impl FnOnce(&SessionLog, &mut Vec<String>)) -> (tempfile::TempDir, SessionLog) {
+    let (dir, log) = testkit::steer_session();
+    let mut lines = lines_of(&log.path);
+    damage(&log, &mut lines);
+    write_lines(&log.path, &lines);
+    (dir, log)
+}
+
+/// The line (without its newline) of a label `name` on `target` (whose hash is
+/// `hash`), written as entry `id`, a child of its target.
+fn label_line(
+    id: u64,
+    target: EntryId,
+    hash: &EntryHash,
+    ts: chrono::DateTime<chrono::Utc>,
+    name: &str,
+) -> String {
+    let body = Body::Record(Record::Label {
+        target,
+        name: name.into(),
+    });
+    let (line, _) = Entry::encode(EntryId(id), Some(target), Some(hash), ts, &body);
+    String::from_utf8(line).unwrap().trim_end().to_string()
+}
+
 fn report_text(path: &Path) -> String {
     let r = check_file(path).unwrap();
     render(&r, Style::plain()).replace(&path.display().to_string(), "S")
@@ -90,10 +117,9 @@ fn clean_sessions_pass() {
 
 #[test]
 fn an_edited_entry_is_a_hash_mismatch_on_its_line_only() {
-    let (_dir, log) = testkit::steer_session();
-    let mut lines = lines_of(&log.path);
-    lines[3] = lines[3].replace("also check b", "also check c");
-    write_lines(&log.path, &lines);
+    let (_dir, log) = damaged(|_, lines| {
+        lines[3] = lines[3].replace("also check b", "also check c");
+    });
     expect_test::expect![[r#"
         error   hash_mismatch          entry #3 (line 4): entry 3 fails its hash check (the line or its parent was altered)
         S: 1 error(s), 0 warning(s) in 17 line(s)
@@ -103,10 +129,9 @@ fn an_edited_entry_is_a_hash_mismatch_on_its_line_only() {
 
 #[test]
 fn a_removed_entry_is_a_missing_parent_of_its_child() {
-    let (_dir, log) = testkit::steer_session();
-    let mut lines = lines_of(&log.path);
-    lines.remove(5); // entry 5, the first dispatch
-    write_lines(&log.path, &lines);
+    let (_dir, log) = damaged(|_, lines| {
+        lines.remove(5); // entry 5, the first dispatch
+    });
     expect_test::expect![[r#"
         error   missing_parent         entry #6 (line 6): entry 6 names parent 5, which does not appear earlier in the file
         S: 1 error(s), 0 warning(s) in 16 line(s)
@@ -274,17 +299,7 @@ fn labelled_leaf_session() -> (tempfile::TempDir, SessionLog) {
     let (dir, log) = testkit::branched_session();
     let mut lines = lines_of(&log.path);
     let parent = log.get(EntryId(12)).unwrap();
-    let (line, _) = Entry::encode(
-        EntryId(18),
-        Some(EntryId(12)),
-        Some(&parent.hash),
-        parent.ts,
-        &Body::Record(Record::Label {
-            target: EntryId(12),
-            name: "second".into(),
-        }),
-    );
-    lines.push(String::from_utf8(line).unwrap().trim_end().to_string());
+    lines.push(label_line(18, parent.id, &parent.hash, parent.ts, "second"));
     write_lines(&log.path, &lines);
     let log = xcsh_log::read_session(&log.path).unwrap();
     (dir, log)
@@ -322,19 +337,8 @@ fn an_ordering_violation_under_a_label_is_found() {
             text: "too late".into(),
         }),
     );
-    let (label, _) = Entry::encode(
-        EntryId(14),
-        Some(EntryId(13)),
-        Some(&steer_hash),
-        last.ts,
-        &Body::Record(Record::Label {
-            target: EntryId(13),
-            name: "late".into(),
-        }),
-    );
-    for l in [steer, label] {
-        lines.push(String::from_utf8(l).unwrap().trim_end().to_string());
-    }
+    lines.push(String::from_utf8(steer).unwrap().trim_end().to_string());
+    lines.push(label_line(14, EntryId(13), &steer_hash, last.ts, "late"));
     write_lines(&path, &lines);
     assert_eq!(
         kinds(&path),
@@ -379,10 +383,7 @@ fn the_checker_words_an_integrity_error_as_the_reader_does() {
         ),
     ];
     for (row, kind, damage) in rows {
-        let (_dir, log) = testkit::steer_session();
-        let mut lines = lines_of(&log.path);
-        damage(&log, &mut lines);
-        write_lines(&log.path, &lines);
+        let (_dir, log) = damaged(damage);
         let reader = xcsh_log::read_session(&log.path).unwrap_err().to_string();
         let report = check_file(&log.path).unwrap();
         let first = report

@@ -9,7 +9,7 @@ use xcsh_machine::{Message, UserOrigin};
 use super::Side;
 use crate::common::{args_pretty, origin_name};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// One context message as text.
 pub fn message_text(m: &Message) -> String {
@@ -113,9 +113,9 @@ pub fn render(r: &ContextReport, style: Style) -> String {
         r.a, r.a_messages, r.b, r.b_messages
     );
     match r.first_difference {
-        None => out.push_str(&style.green("the two contexts are the same\n")),
+        None => out.push_str(&style.paint(Paint::Green, "the two contexts are the same\n")),
         Some(i) => {
-            out.push_str(&style.bold(&format!("first difference: message [{i}]\n")));
+            out.push_str(&style.paint(Paint::Bold, &format!("first difference: message [{i}]\n")));
             super::push_unified(&mut out, &r.diff, style);
         }
     }
@@ -126,16 +126,12 @@ pub fn render(r: &ContextReport, style: Style) -> String {
 mod tests {
     use super::*;
     use crate::testkit;
-    use xcsh_machine::EntryId;
 
     #[test]
     fn the_contexts_of_two_branches() {
         let (_dir, log) = testkit::branched_session();
-        let r = compare(
-            &Side::new("S@12", &log, EntryId(12)),
-            &Side::new("S@17", &log, EntryId(17)),
-        )
-        .unwrap();
+        let [a, b] = crate::diff::tests::the_two_branches(&log);
+        let r = compare(&a, &b).unwrap();
         assert_eq!(r.first_difference, Some(4));
         expect_test::expect![[r#"
             A = S@12 (6 message(s))

@@ -44,14 +44,19 @@ fn one_changed_tool_result_is_the_first_divergence() {
     .assert_eq(&render(&report, Style::plain()));
 }
 
+/// The two leaves of [`testkit::branched_session`] as sides: `S@12` and `S@17`.
+pub(super) fn the_two_branches(log: &SessionLog) -> [Side<'_>; 2] {
+    [
+        Side::new("S@12", log, EntryId(12)),
+        Side::new("S@17", log, EntryId(17)),
+    ]
+}
+
 #[test]
 fn two_branches_of_one_session_share_history_by_hash() {
     let (_dir, log) = testkit::branched_session();
-    let report = compare(
-        &Side::new("S@12", &log, EntryId(12)),
-        &Side::new("S@17", &log, EntryId(17)),
-    )
-    .unwrap();
+    let [a, b] = the_two_branches(&log);
+    let report = compare(&a, &b).unwrap();
     assert_eq!(report.common_ancestor, Some(EntryId(8)));
     expect_test::expect![[r#"
         A = S@12

@@ -12,7 +12,7 @@ use similar::TextDiff;
 use xcsh_log::{Body, Record, SessionLog};
 use xcsh_machine::EntryId;
 
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FileReport {
@@ -204,9 +204,9 @@ pub fn render(files: &[FileReport], style: Style) -> String {
     }
     let mut out = String::new();
     for f in files {
-        out.push_str(&style.bold(&format!("{}\n", heading(f))));
+        out.push_str(&style.paint(Paint::Bold, &format!("{}\n", heading(f))));
         for note in notes(f) {
-            out.push_str(&style.dim(&format!("  {note}\n")));
+            out.push_str(&style.paint(Paint::Dim, &format!("  {note}\n")));
         }
         super::push_unified(&mut out, &f.diff, style);
     }

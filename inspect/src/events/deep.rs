@@ -12,7 +12,7 @@ use xcsh_log::family::{Depth, load_family};
 use super::{Filter, Row, render_row, timeline};
 use crate::common::rel_ms;
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// A row of a family's timeline: the member's session id and its row (times
 /// relative to the session the command was given).
@@ -75,7 +75,7 @@ const SESSION_WIDTH: usize = 12;
 pub fn deep_header(style: Style) -> String {
     format!(
         "{} {}",
-        style.dim(&format!("{:<SESSION_WIDTH$}", "session")),
+        style.paint(Paint::Dim, &format!("{:<SESSION_WIDTH$}", "session")),
         super::header(style)
     )
 }

@@ -12,7 +12,7 @@ use xcsh_machine::EntryId;
 
 use super::{Node, Tree, build, build_indexed, render_prefixed};
 use crate::error::InspectError;
-use crate::style::Style;
+use crate::style::{Paint, Style};
 
 /// A `task` call's child, as its parent's tree shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -180,10 +180,10 @@ pub(super) fn render_marks(
     use std::fmt::Write;
     for m in marks {
         let mut line = format!("{cont}  ");
-        line.push_str(&style.blue(&format!(
-            "⤷ task {} #{} → {}",
-            m.call_id, m.result, m.session_id
-        )));
+        line.push_str(&style.paint(
+            Paint::Blue,
+            &format!("⤷ task {} #{} → {}", m.call_id, m.result, m.session_id),
+        ));
         if m.state == "loaded" {
             let _ = write!(
                 line,
@@ -196,21 +196,24 @@ pub(super) fn render_marks(
                 Some("completed") => line.push_str(" · completed"),
                 Some(s) => {
                     line.push_str(" · ");
-                    line.push_str(&style.red(s));
+                    line.push_str(&style.paint(Paint::Red, s));
                 }
                 None => {
                     line.push_str(" · ");
-                    line.push_str(&style.yellow("unfinished"));
+                    line.push_str(&style.paint(Paint::Yellow, "unfinished"));
                 }
             }
         } else if m.state != "not followed" {
             line.push_str(" · ");
-            line.push_str(&style.red(&m.state));
+            line.push_str(&style.paint(Paint::Red, &m.state));
         }
         line.push('\n');
         emit(&line);
         for p in &m.problems {
-            emit(&format!("{cont}    {}\n", style.yellow(&format!("! {p}"))));
+            emit(&format!(
+                "{cont}    {}\n",
+                style.paint(Paint::Yellow, &format!("! {p}"))
+            ));
         }
         if let Some(t) = &m.tree {
             render_prefixed(t, style, &format!("{cont}    "), emit);

@@ -61,12 +61,7 @@ fn depth(lane: &[Node]) -> usize {
 /// stays below log2 of the entries, so the text grows with the entries only.
 #[test]
 fn a_session_of_hundreds_of_nested_branches_draws_a_shallow_tree() {
-    let shape = xcsh_journal::synth::SynthShape {
-        branch_per_mille: 1000,
-        max_rounds: 1,
-        label_chain: 0,
-    };
-    let (_dir, path, report) = testkit::synth(4_000, 5, shape);
+    let (_dir, path, report) = testkit::synth(4_000, 5, testkit::A_RUN_PER_BRANCH);
     assert!(report.branches > 300, "{report:?}");
     let log = read_session(&path).unwrap();
     let bytes = std::fs::metadata(&path).unwrap().len() as usize;
