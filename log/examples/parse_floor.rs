@@ -12,36 +12,22 @@ use serde::Deserialize;
 use xcsh_log::{FileChange, SessionHeader};
 use xcsh_machine::{
     ApprovalScope, Assembled, CallId, Decision, EntryId, ProviderError, RunConfig, StepNo,
-    StepOutcome, StreamEvent, ToolOutcome, Verdict,
+    StepOutcome, StreamEvent, Verdict,
 };
 
+/// The derived forms of `TimedEvent` and `ToolResultRecord`.
 #[allow(dead_code)]
-#[derive(Deserialize)]
-struct TimedEvent {
-    ms: u64,
-    #[serde(flatten)]
-    event: StreamEvent,
-}
+#[path = "../src/entry/derived.rs"]
+mod derived;
+use derived::{DerivedEvent, DerivedResult};
 
 #[allow(dead_code)]
 #[derive(Deserialize)]
 struct StepRecord {
     step: StepNo,
-    events: Vec<TimedEvent>,
+    events: Vec<DerivedEvent>,
     outcome: StepOutcome,
     message: Assembled,
-}
-
-#[allow(dead_code)]
-#[derive(Deserialize)]
-struct ToolResultRecord {
-    call_id: CallId,
-    name: String,
-    #[serde(flatten)]
-    outcome: ToolOutcome,
-    duration_ms: u64,
-    #[serde(default)]
-    changes: Vec<FileChange>,
 }
 
 /// Every record entry type of the log as one derived, adjacently tagged enum, like
@@ -71,7 +57,7 @@ enum Line {
     },
     Interrupt {},
     Step(StepRecord),
-    ToolResult(ToolResultRecord),
+    ToolResult(DerivedResult),
     CompactionSummary {
         #[serde(default)]
         summary: Option<String>,

@@ -580,14 +580,17 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(&mut *line, value);
 }
 
+#[cfg(test)]
+mod derived;
 mod fast;
 pub mod memory;
 mod wire;
 
 #[cfg(test)]
 mod tests {
+    use super::derived::{DerivedEvent, DerivedResult};
     use super::*;
-    use xcsh_machine::{CallId, StopReason, ToolOutcome, Usage, UserOrigin};
+    use xcsh_machine::{CallId, StopReason, Usage, UserOrigin};
 
     fn ts() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T03:00:00.125Z")
@@ -716,25 +719,6 @@ mod tests {
             data: RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
         });
         assert!(unknown.contains(r#""type":"from_the_future","data":{"x":[1,2]}"#));
-    }
-
-    /// The derived forms the hand-written deserializers stand in for.
-    #[derive(Debug, PartialEq, Deserialize)]
-    struct DerivedEvent {
-        ms: u64,
-        #[serde(flatten)]
-        event: StreamEvent,
-    }
-
-    #[derive(Debug, PartialEq, Deserialize)]
-    struct DerivedResult {
-        call_id: CallId,
-        name: String,
-        #[serde(flatten)]
-        outcome: ToolOutcome,
-        duration_ms: u64,
-        #[serde(default)]
-        changes: Vec<FileChange>,
     }
 
     #[test]

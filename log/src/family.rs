@@ -257,61 +257,39 @@ fn member<M>(
         .into_iter()
         .map(|link| {
             let child_path = folder.join(&link.child.file);
-            if !follow {
-                return Child {
-                    link,
-                    path: child_path,
-                    state: ChildState::NotFollowed,
-                    warnings: Vec::new(),
-                };
-            }
-            let plain = Path::new(&link.child.file).file_name()
-                == Some(std::ffi::OsStr::new(&link.child.file))
-                && link.child.file != ".."
-                && link.child.file != ".";
-            if !plain {
-                return Child {
-                    link,
-                    path: child_path,
-                    state: ChildState::BadName,
-                    warnings: Vec::new(),
-                };
-            }
-            if !child_path.exists() {
-                return Child {
-                    link,
-                    path: child_path,
-                    state: ChildState::Missing,
-                    warnings: Vec::new(),
-                };
-            }
-            let key = canonical(&child_path);
-            if seen.contains(&key) {
-                return Child {
-                    link,
-                    path: child_path,
-                    state: ChildState::Repeated,
-                    warnings: Vec::new(),
-                };
-            }
-            seen.push(key);
-            match open(&child_path) {
-                Err(e) => Child {
-                    link,
-                    path: child_path,
-                    state: ChildState::Broken(e.to_string()),
-                    warnings: Vec::new(),
-                },
-                Ok(o) => {
-                    let warnings = mismatches(&session_id, &link, &child_path, &o.header);
-                    let m = member(child_path.clone(), o, level + 1, depth, open, seen);
-                    Child {
-                        link,
-                        path: child_path,
-                        state: ChildState::Loaded(Box::new(m)),
-                        warnings,
+            let (state, warnings) = 'state: {
+                if !follow {
+                    break 'state (ChildState::NotFollowed, Vec::new());
+                }
+                let plain = Path::new(&link.child.file).file_name()
+                    == Some(std::ffi::OsStr::new(&link.child.file))
+                    && link.child.file != ".."
+                    && link.child.file != ".";
+                if !plain {
+                    break 'state (ChildState::BadName, Vec::new());
+                }
+                if !child_path.exists() {
+                    break 'state (ChildState::Missing, Vec::new());
+                }
+                let key = canonical(&child_path);
+                if seen.contains(&key) {
+                    break 'state (ChildState::Repeated, Vec::new());
+                }
+                seen.push(key);
+                match open(&child_path) {
+                    Err(e) => (ChildState::Broken(e.to_string()), Vec::new()),
+                    Ok(o) => {
+                        let warnings = mismatches(&session_id, &link, &child_path, &o.header);
+                        let m = member(child_path.clone(), o, level + 1, depth, open, seen);
+                        (ChildState::Loaded(Box::new(m)), warnings)
                     }
                 }
+            };
+            Child {
+                link,
+                path: child_path,
+                state,
+                warnings,
             }
         })
         .collect();

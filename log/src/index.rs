@@ -60,112 +60,102 @@ pub fn index_path(log: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// A string in [`IndexData::text`].
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct StrRef {
-    pub start: u32,
-    pub len: u32,
+/// Declares the index's plain rows: `Copy` data, archived by rkyv as it is.
+macro_rules! rows {
+    ($($(#[$meta:meta])* pub struct $name:ident $body:tt)*) => {$(
+        $(#[$meta])*
+        #[derive(
+            Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize,
+            rkyv::Deserialize,
+        )]
+        pub struct $name $body
+    )*};
 }
 
-/// A `step` record.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct StepRow {
-    pub step: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cache_write_tokens: u64,
-    /// `ms` of the first text, reasoning or tool-call-start event ([`NONE`]: none).
-    pub ttft_ms: u64,
-    /// `ms` of the last event ([`NONE`]: no events).
-    pub stream_ms: u64,
-    pub retries: u32,
-    /// The assembled message's tool calls (whatever the outcome).
-    pub tool_calls: u32,
-    /// Their ids: `call_ids[calls_start..calls_start + tool_calls]`.
-    pub calls_start: u32,
-    /// 0 completed, 1 failed, 2 aborted.
-    pub outcome: u8,
-    /// The message finished with `error`.
-    pub finish_error: bool,
-    /// The usage is xcsh's estimate (`Usage::estimated`).
-    pub estimated: bool,
-    /// For a failed step: the error's kind ([`kind_code`]) and message.
-    pub error_kind: u8,
-    pub error_message: StrRef,
-}
+rows! {
+    /// A string in [`IndexData::text`].
+    pub struct StrRef {
+        pub start: u32,
+        pub len: u32,
+    }
 
-/// A `tool_result` record or a `synthetic_result` decision.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct ToolRow {
-    pub call_id: StrRef,
-    pub name: StrRef,
-    /// 0 ok, 1 error, 2 cancelled, 3 answered without running (synthetic).
-    pub status: u8,
-    pub duration_ms: u64,
-}
+    /// A `step` record.
+    pub struct StepRow {
+        pub step: u32,
+        pub input_tokens: u64,
+        pub output_tokens: u64,
+        pub cache_read_tokens: u64,
+        pub cache_write_tokens: u64,
+        /// `ms` of the first text, reasoning or tool-call-start event ([`NONE`]: none).
+        pub ttft_ms: u64,
+        /// `ms` of the last event ([`NONE`]: no events).
+        pub stream_ms: u64,
+        pub retries: u32,
+        /// The assembled message's tool calls (whatever the outcome).
+        pub tool_calls: u32,
+        /// Their ids: `call_ids[calls_start..calls_start + tool_calls]`.
+        pub calls_start: u32,
+        /// 0 completed, 1 failed, 2 aborted.
+        pub outcome: u8,
+        /// The message finished with `error`.
+        pub finish_error: bool,
+        /// The usage is xcsh's estimate (`Usage::estimated`).
+        pub estimated: bool,
+        /// For a failed step: the error's kind ([`kind_code`]) and message.
+        pub error_kind: u8,
+        pub error_message: StrRef,
+    }
 
-/// A `run_finished` decision.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct FinishRow {
-    /// `usage.spend()` of the run.
-    pub spend: u64,
-    /// `usage.estimated` of the run.
-    pub estimated: bool,
-    /// The stop reason: see [`IndexData::stop_reason`].
-    pub reason: u8,
-    pub a: u64,
-    pub b: u64,
-    pub error_kind: u8,
-    pub error_message: StrRef,
-}
+    /// A `tool_result` record or a `synthetic_result` decision.
+    pub struct ToolRow {
+        pub call_id: StrRef,
+        pub name: StrRef,
+        /// 0 ok, 1 error, 2 cancelled, 3 answered without running (synthetic).
+        pub status: u8,
+        pub duration_ms: u64,
+    }
 
-/// A `user_message`, `compact`, `steer` or `follow_up` record.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct PromptRow {
-    /// The text's first [`PREVIEW_CHARS`] characters, whitespace collapsed.
-    pub preview: StrRef,
-    /// The run's `max_tokens` (prompts and compactions; 0 otherwise).
-    pub max_tokens: u64,
-}
+    /// A `run_finished` decision.
+    pub struct FinishRow {
+        /// `usage.spend()` of the run.
+        pub spend: u64,
+        /// `usage.estimated` of the run.
+        pub estimated: bool,
+        /// The stop reason: see [`IndexData::stop_reason`].
+        pub reason: u8,
+        pub a: u64,
+        pub b: u64,
+        pub error_kind: u8,
+        pub error_message: StrRef,
+    }
 
-/// A `label` record.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct LabelRow {
-    pub target: u64,
-    pub name: StrRef,
-}
+    /// A `user_message`, `compact`, `steer` or `follow_up` record.
+    pub struct PromptRow {
+        /// The text's first [`PREVIEW_CHARS`] characters, whitespace collapsed.
+        pub preview: StrRef,
+        /// The run's `max_tokens` (prompts and compactions; 0 otherwise).
+        pub max_tokens: u64,
+    }
 
-/// A `compacted` decision.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct CompactionRow {
-    pub tokens_before: u64,
-    pub tokens_after: u64,
-}
+    /// A `label` record.
+    pub struct LabelRow {
+        pub target: u64,
+        pub name: StrRef,
+    }
 
-/// A `tool_dispatched` decision (or, with `step` 0, an `approval_answer` record: its
-/// call; or an `approval` decision: its tool as `name`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize,
-)]
-pub struct CallRow {
-    pub call_id: StrRef,
-    pub name: StrRef,
-    pub step: u32,
+    /// A `compacted` decision.
+    pub struct CompactionRow {
+        pub tokens_before: u64,
+        pub tokens_after: u64,
+    }
+
+    /// A `tool_dispatched` decision (or, with `step` 0, an `approval_answer` record: its
+    /// call; or an `approval` decision: its tool as `name`).
+    pub struct CallRow {
+        pub call_id: StrRef,
+        pub name: StrRef,
+        pub step: u32,
+    }
 }
 
 /// A snapshot of the machine after the entry at `pos` (see [`super::resume`]).

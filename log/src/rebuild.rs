@@ -154,7 +154,6 @@ fn contribution(entry: &Entry) -> Option<ContextItem> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
     use crate::writer::testutil::{header, ts};
@@ -167,6 +166,8 @@ mod tests {
     /// Drives a real machine and records what a runtime would: each input entry
     /// before it is applied, each decision as it is made, all on one branch.
     struct Sim {
+        /// The session file's folder, removed with the simulation.
+        _dir: tempfile::TempDir,
         machine: Machine,
         writer: SessionWriter,
         leaf: EntryId,
@@ -174,13 +175,19 @@ mod tests {
     }
 
     impl Sim {
-        fn new(path: &Path) -> Sim {
-            Sim {
+        /// A new session whose first entry is the prompt `go` under `limits`.
+        fn go(limits: Limits) -> Sim {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.jsonl");
+            let mut sim = Sim {
+                _dir: dir,
                 machine: Machine::new(),
-                writer: SessionWriter::create(path, header(), ts(0)).unwrap(),
+                writer: SessionWriter::create(&path, header(), ts(0)).unwrap(),
                 leaf: EntryId(0),
                 clock: 0,
-            }
+            };
+            sim.prompt("go", limits);
+            sim
         }
 
         fn append(&mut self, body: &Body) -> EntryId {
@@ -252,6 +259,13 @@ mod tests {
                 entry,
                 outcome: StepOutcome::Completed,
             });
+        }
+
+        /// A step that answers `text` and stops, its request `input_tokens` long.
+        fn answer(&mut self, step: u32, text: &str, input_tokens: u64) {
+            let mut events = vec![StreamEvent::TextDelta { text: text.into() }];
+            events.extend(finish(FinishReason::Stop, input_tokens));
+            self.step(step, events);
         }
 
         fn tool_result(&mut self, call: &str, content: &str) {
@@ -380,9 +394,7 @@ mod tests {
 
     #[test]
     fn context_without_compaction_matches_the_machine() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut sim = Sim::new(&dir.path().join("s.jsonl"));
-        sim.prompt("go", Limits::default());
+        let mut sim = Sim::go(Limits::default());
         // Step 1 asks for a valid and an invalid call: one dispatched, one synthetic.
         let mut events = vec![text("calling")];
         events.extend(call(0, "c1", r#"{"x":1}"#));
@@ -390,9 +402,7 @@ mod tests {
         events.extend(finish(FinishReason::ToolCalls, 10));
         sim.step(1, events);
         sim.tool_result("c1", "one");
-        let mut events = vec![text("done")];
-        events.extend(finish(FinishReason::Stop, 20));
-        sim.step(2, events);
+        sim.answer(2, "done", 20);
         let (_log, context) = sim.finish();
         // Entries: 1 prompt, 2 step_started, 3 step, 4 tool_dispatched,
         // 5 synthetic_result, 6 tool_result, 7 step_started, 8 step, 9 run_finished.
@@ -423,9 +433,7 @@ mod tests {
 
     #[test]
     fn a_restarted_step_with_reasoning_blocks_rebuilds_as_the_machine_built_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut sim = Sim::new(&dir.path().join("s.jsonl"));
-        sim.prompt("go", Limits::default());
+        let mut sim = Sim::go(Limits::default());
         let reasoning = |t: &str| StreamEvent::ReasoningDelta { text: t.into() };
         let signature = |s: &str| StreamEvent::ReasoningSignature {
             signature: s.into(),
@@ -472,13 +480,10 @@ mod tests {
 
     #[test]
     fn context_after_compaction_starts_with_the_summary_and_matches_the_machine() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut sim = Sim::new(&dir.path().join("s.jsonl"));
-        let limits = Limits {
+        let mut sim = Sim::go(Limits {
             compact_at_tokens: 100,
             ..Limits::default()
-        };
-        sim.prompt("go", limits);
+        });
         let mut events = call(0, "c1", "{}");
         events.extend(finish(FinishReason::ToolCalls, 50));
         sim.step(1, events);
@@ -491,9 +496,7 @@ mod tests {
         // starts, keeping from step 2's entry.
         sim.tool_result("c2", "two");
         sim.summary("the story so far");
-        let mut events = vec![text("done")];
-        events.extend(finish(FinishReason::Stop, 60));
-        sim.step(3, events);
+        sim.answer(3, "done", 60);
         let (log, context) = sim.finish();
 
         let compacted: Vec<_> = log
@@ -531,12 +534,8 @@ mod tests {
 
     #[test]
     fn an_ignored_tool_result_contributes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut sim = Sim::new(&dir.path().join("s.jsonl"));
-        sim.prompt("go", Limits::default());
-        let mut events = vec![text("hi")];
-        events.extend(finish(FinishReason::Stop, 10));
-        sim.step(1, events);
+        let mut sim = Sim::go(Limits::default());
+        sim.answer(1, "hi", 10);
         // A result for a call that was never dispatched: the machine ignores it.
         sim.tool_result("stray", "late");
         let (log, context) = sim.finish();

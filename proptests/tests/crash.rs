@@ -144,6 +144,30 @@ fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The options of `xcsh run --continue` on the session at `path`: one prompt, which
+/// the faux provider answers with `done`, under `--permissions yolo`.
+fn continuing(path: &Path) -> Result<RunOptions, String> {
+    Ok(RunOptions {
+        session: SessionTarget::Existing {
+            path: path.to_path_buf(),
+            at: None,
+        },
+        task: Task::Prompt("after the crash".into()),
+        limits: Limits::default(),
+        system_prompt: String::new(),
+        provider: Arc::new(
+            xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
+                .map_err(|(line, e)| format!("faux script line {line}: {e}"))?,
+        ),
+        tools: Arc::new(xcsh_tools::testing::TestTools),
+        permissions: Permissions::Yolo,
+        approver: None,
+        max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
+        secrets: Default::default(),
+        memory: None,
+    })
+}
+
 /// Continues a session as `xcsh run --continue` does: `run_agent` on the existing
 /// file (repair, rebuild, re-record what a cut left out, recover), one prompt that
 /// the faux provider answers; returns the log as read back.
@@ -153,26 +177,7 @@ fn continue_with_the_runtime(path: &Path) -> Result<SessionLog, String> {
         .build()
         .map_err(|e| e.to_string())?;
     let result = runtime.block_on(async {
-        let handle = run_agent(RunOptions {
-            session: SessionTarget::Existing {
-                path: path.to_path_buf(),
-                at: None,
-            },
-            task: Task::Prompt("after the crash".into()),
-            limits: Limits::default(),
-            system_prompt: String::new(),
-            provider: Arc::new(
-                xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
-                    .map_err(|(line, e)| format!("faux script line {line}: {e}"))?,
-            ),
-            tools: Arc::new(xcsh_tools::testing::TestTools),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
-            memory: None,
-        })
-        .map_err(|e| e.to_string())?;
+        let handle = run_agent(continuing(path)?).map_err(|e| e.to_string())?;
         handle.result().await.map_err(|e| e.to_string())
     })?;
     if (&result.stop_reason, result.final_text.as_str())
@@ -628,25 +633,7 @@ fn the_runtime_reports_the_repair_of_a_torn_tail_and_the_resumed_log_replays() {
         .build()
         .unwrap();
     let (result, notices) = runtime.block_on(async {
-        let mut handle = run_agent(RunOptions {
-            session: SessionTarget::Existing {
-                path: path.clone(),
-                at: None,
-            },
-            task: Task::Prompt("after the crash".into()),
-            limits: Limits::default(),
-            system_prompt: String::new(),
-            provider: Arc::new(
-                xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#).unwrap(),
-            ),
-            tools: Arc::new(xcsh_tools::testing::TestTools),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
-            memory: None,
-        })
-        .unwrap();
+        let mut handle = run_agent(continuing(&path).unwrap()).unwrap();
         let mut notices = Vec::new();
         while let Some(event) = handle.events.recv().await {
             if let RunEvent::Notice { message } = event {

@@ -11,143 +11,138 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor}
 use super::{ChildRun, FileChange, TimedEvent, ToolResultRecord};
 use xcsh_machine::{CallId, FinishReason, StreamEvent, ToolOutcome, ToolStatus, Usage};
 
-/// The fields of any stream event, as they come.
-#[derive(Default)]
-struct Fields {
-    text: Option<String>,
-    signature: Option<String>,
-    index: Option<u32>,
-    id: Option<CallId>,
-    name: Option<String>,
-    arguments: Option<String>,
-    usage: Option<Usage>,
-    finish: Option<FinishReason>,
-    reason: Option<String>,
-    attempt: Option<u32>,
-    delay_ms: Option<u64>,
-    event_type: Option<String>,
-    data: Option<String>,
-    max_output_tokens: Option<u32>,
-    output_bytes: Option<u64>,
+/// Declares [`Fields`], the fields of any stream event as they come, and [`field`],
+/// which reads one of them by its name (`reason` is a finish reason or a retry's
+/// reason according to the event's kind).
+macro_rules! fields {
+    ($($name:ident: $ty:ty,)*) => {
+        #[derive(Default)]
+        struct Fields {
+            /// A `finish` event's `reason`.
+            finish: Option<FinishReason>,
+            $($name: Option<$ty>,)*
+        }
+
+        /// Reads one field of an event whose kind is known.
+        fn field<'de, A: MapAccess<'de>>(
+            map: &mut A,
+            key: &str,
+            kind: &str,
+            f: &mut Fields,
+        ) -> Result<(), A::Error> {
+            fn once<T>(slot: &mut Option<T>, v: T, name: &'static str) -> Result<(), String> {
+                if slot.is_some() {
+                    return Err(format!("duplicate field `{name}`"));
+                }
+                *slot = Some(v);
+                Ok(())
+            }
+            let r = match key {
+                "reason" if kind == "finish" => once(&mut f.finish, map.next_value()?, "reason"),
+                $(stringify!($name) => once(&mut f.$name, map.next_value()?, stringify!($name)),)*
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    Ok(())
+                }
+            };
+            r.map_err(de::Error::custom)
+        }
+    };
+}
+
+fields! {
+    text: String,
+    signature: String,
+    index: u32,
+    id: CallId,
+    name: String,
+    arguments: String,
+    usage: Usage,
+    reason: String,
+    attempt: u32,
+    delay_ms: u64,
+    event_type: String,
+    data: String,
+    max_output_tokens: u32,
+    output_bytes: u64,
 }
 
 fn take<T, E: de::Error>(v: Option<T>, name: &'static str) -> Result<T, E> {
     v.ok_or_else(|| E::missing_field(name))
 }
 
-fn event<E: de::Error>(kind: &str, f: Fields) -> Result<StreamEvent, E> {
-    Ok(match kind {
-        "text_delta" => StreamEvent::TextDelta {
-            text: take(f.text, "text")?,
-        },
-        "reasoning_delta" => StreamEvent::ReasoningDelta {
-            text: take(f.text, "text")?,
-        },
-        "reasoning_signature" => StreamEvent::ReasoningSignature {
-            signature: take(f.signature, "signature")?,
-        },
-        "tool_call_start" => StreamEvent::ToolCallStart {
-            index: take(f.index, "index")?,
-            id: take(f.id, "id")?,
-            name: take(f.name, "name")?,
-        },
-        "tool_call_delta" => StreamEvent::ToolCallDelta {
-            index: take(f.index, "index")?,
-            arguments: take(f.arguments, "arguments")?,
-        },
-        "tool_call_end" => StreamEvent::ToolCallEnd {
-            index: take(f.index, "index")?,
-        },
-        "usage" => StreamEvent::Usage {
-            usage: take(f.usage, "usage")?,
-        },
-        "finish" => StreamEvent::Finish {
-            reason: take(f.finish, "reason")?,
-        },
-        "retrying" => StreamEvent::Retrying {
-            attempt: take(f.attempt, "attempt")?,
-            reason: take(f.reason, "reason")?,
-            delay_ms: take(f.delay_ms, "delay_ms")?,
-        },
-        "skipped" => StreamEvent::Skipped {
-            event_type: take(f.event_type, "event_type")?,
-        },
-        "restarted" => StreamEvent::Restarted {
-            reason: take(f.reason, "reason")?,
-        },
-        "reasoning_block_start" => StreamEvent::ReasoningBlockStart {},
-        "reasoning_redacted" => StreamEvent::ReasoningRedacted {
-            data: take(f.data, "data")?,
-        },
-        "output_limit_exceeded" => StreamEvent::OutputLimitExceeded {
-            max_output_tokens: take(f.max_output_tokens, "max_output_tokens")?,
-            output_bytes: take(f.output_bytes, "output_bytes")?,
-        },
-        other => {
-            return Err(E::unknown_variant(other, &StreamEvent::KINDS));
+/// Builds the event of `kind` from its fields: each kind's variant and the slots of
+/// [`Fields`] its fields come from.
+macro_rules! events {
+    ($kind:ident, $f:ident, $($name:literal => $variant:ident { $($field:ident: $slot:ident),* },)*) => {
+        match $kind {
+            $($name => StreamEvent::$variant { $($field: take($f.$slot, stringify!($field))?),* },)*
+            other => return Err(E::unknown_variant(other, &StreamEvent::KINDS)),
         }
+    };
+}
+
+fn event<E: de::Error>(kind: &str, f: Fields) -> Result<StreamEvent, E> {
+    Ok(events! { kind, f,
+        "text_delta" => TextDelta { text: text },
+        "reasoning_delta" => ReasoningDelta { text: text },
+        "reasoning_signature" => ReasoningSignature { signature: signature },
+        "tool_call_start" => ToolCallStart { index: index, id: id, name: name },
+        "tool_call_delta" => ToolCallDelta { index: index, arguments: arguments },
+        "tool_call_end" => ToolCallEnd { index: index },
+        "usage" => Usage { usage: usage },
+        "finish" => Finish { reason: finish },
+        "retrying" => Retrying { attempt: attempt, reason: reason, delay_ms: delay_ms },
+        "skipped" => Skipped { event_type: event_type },
+        "restarted" => Restarted { reason: reason },
+        "reasoning_block_start" => ReasoningBlockStart {},
+        "reasoning_redacted" => ReasoningRedacted { data: data },
+        "output_limit_exceeded" => OutputLimitExceeded {
+            max_output_tokens: max_output_tokens, output_bytes: output_bytes
+        },
     })
 }
 
-/// Reads one field of an event whose kind is known (`reason` is a finish reason
-/// or a retry's reason according to it).
-fn field<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    key: &str,
-    kind: &str,
-    f: &mut Fields,
-) -> Result<(), A::Error> {
-    fn once<T>(slot: &mut Option<T>, v: T, name: &'static str) -> Result<(), String> {
-        if slot.is_some() {
-            return Err(format!("duplicate field `{name}`"));
-        }
-        *slot = Some(v);
-        Ok(())
-    }
-    let r = match key {
-        "text" => once(&mut f.text, map.next_value()?, "text"),
-        "signature" => once(&mut f.signature, map.next_value()?, "signature"),
-        "index" => once(&mut f.index, map.next_value()?, "index"),
-        "id" => once(&mut f.id, map.next_value()?, "id"),
-        "name" => once(&mut f.name, map.next_value()?, "name"),
-        "arguments" => once(&mut f.arguments, map.next_value()?, "arguments"),
-        "usage" => once(&mut f.usage, map.next_value()?, "usage"),
-        "reason" if kind == "finish" => once(&mut f.finish, map.next_value()?, "reason"),
-        "reason" => once(&mut f.reason, map.next_value()?, "reason"),
-        "attempt" => once(&mut f.attempt, map.next_value()?, "attempt"),
-        "delay_ms" => once(&mut f.delay_ms, map.next_value()?, "delay_ms"),
-        "event_type" => once(&mut f.event_type, map.next_value()?, "event_type"),
-        "data" => once(&mut f.data, map.next_value()?, "data"),
-        "max_output_tokens" => once(
-            &mut f.max_output_tokens,
-            map.next_value()?,
-            "max_output_tokens",
-        ),
-        "output_bytes" => once(&mut f.output_bytes, map.next_value()?, "output_bytes"),
-        _ => {
-            map.next_value::<IgnoredAny>()?;
-            Ok(())
-        }
-    };
-    r.map_err(de::Error::custom)
+/// A type read from a JSON map in one pass, by [`MapVisitor`].
+trait FromMap: Sized {
+    /// What a map of this type is, for serde's error messages.
+    const EXPECTING: &'static str;
+
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
 }
 
-impl<'de> Deserialize<'de> for TimedEvent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TimedEvent, D::Error> {
-        d.deserialize_map(TimedEventVisitor)
-    }
-}
+struct MapVisitor<T>(std::marker::PhantomData<T>);
 
-struct TimedEventVisitor;
-
-impl<'de> Visitor<'de> for TimedEventVisitor {
-    type Value = TimedEvent;
+impl<'de, T: FromMap> Visitor<'de> for MapVisitor<T> {
+    type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a timed stream event")
+        f.write_str(T::EXPECTING)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TimedEvent, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+}
+
+/// `Deserialize` for each type read by [`FromMap`] (the orphan rule forbids one
+/// blanket impl).
+macro_rules! deserialize_from_map {
+    ($($ty:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                d.deserialize_map(MapVisitor::<$ty>(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+
+deserialize_from_map!(TimedEvent, ToolResultRecord);
+
+impl FromMap for TimedEvent {
+    const EXPECTING: &'static str = "a timed stream event";
+
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<TimedEvent, A::Error> {
         let mut ms: Option<u64> = None;
         let mut kind: Option<String> = None;
         let mut fields = Fields::default();
@@ -185,22 +180,10 @@ impl<'de> Visitor<'de> for TimedEventVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for ToolResultRecord {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ToolResultRecord, D::Error> {
-        d.deserialize_map(ToolResultVisitor)
-    }
-}
+impl FromMap for ToolResultRecord {
+    const EXPECTING: &'static str = "a tool result";
 
-struct ToolResultVisitor;
-
-impl<'de> Visitor<'de> for ToolResultVisitor {
-    type Value = ToolResultRecord;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a tool result")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolResultRecord, A::Error> {
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolResultRecord, A::Error> {
         let mut call_id: Option<CallId> = None;
         let mut name: Option<String> = None;
         let mut status: Option<ToolStatus> = None;

@@ -141,9 +141,23 @@ fn names(notes: &[NoteRef]) -> String {
     }
     notes
         .iter()
-        .map(|n| format!("{}/{}", n.scope.name(), n.name))
+        .map(|n| note_name(n.scope, &n.name))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A note as the views name it: `scope/name`.
+fn note_name(scope: MemoryScope, name: &str) -> String {
+    format!("{}/{}", scope.name(), name)
+}
+
+/// What `say` makes of `items`, or nothing where there are none.
+fn if_any<T>(items: &[T], say: impl FnOnce(&[T]) -> String) -> String {
+    if items.is_empty() {
+        String::new()
+    } else {
+        say(items)
+    }
 }
 
 impl MemoryIndexRecord {
@@ -169,21 +183,13 @@ impl ExtractionRecord {
         let proposed = self
             .notes
             .iter()
-            .map(|n| format!("{}/{}", n.scope.name(), n.name))
+            .map(|n| note_name(n.scope, &n.name))
             .collect::<Vec<_>>();
         format!(
             "memory extraction {how}: {} note(s) proposed{}{}",
             proposed.len(),
-            if proposed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", proposed.join(", "))
-            },
-            if self.problems.is_empty() {
-                String::new()
-            } else {
-                format!("; {} refused", self.problems.len())
-            }
+            if_any(&proposed, |p| format!(" ({})", p.join(", "))),
+            if_any(&self.problems, |p| format!("; {} refused", p.len())),
         )
     }
 }
@@ -195,11 +201,7 @@ impl SnapshotRecord {
             "memory snapshot: {} note(s), written {}{}",
             self.notes.len(),
             names(&self.written),
-            if self.errors.is_empty() {
-                String::new()
-            } else {
-                format!("; {} error(s)", self.errors.len())
-            }
+            if_any(&self.errors, |e| format!("; {} error(s)", e.len())),
         )
     }
 }
@@ -207,7 +209,10 @@ impl SnapshotRecord {
 impl ForgetRecord {
     /// One line for the views.
     pub fn summary(&self) -> String {
-        format!("memory note {}/{} forgotten", self.scope.name(), self.name)
+        format!(
+            "memory note {} forgotten",
+            note_name(self.scope, &self.name)
+        )
     }
 }
 

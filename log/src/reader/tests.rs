@@ -129,19 +129,12 @@ fn an_empty_file_is_not_a_session() {
 fn reading_reports_a_torn_tail_without_repairing_it() {
     let (_dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
-    let full = std::fs::read(&path).unwrap();
-    let mut torn = full.clone();
-    torn.extend_from_slice(b"{\"v\":1,\"id\":5");
-    std::fs::write(&path, &torn).unwrap();
+    let (full, torn) = crate::writer::testutil::append_tail(&path, b"{\"v\":1,\"id\":5");
     let log = read_session(&path).unwrap();
     assert_eq!(log.entries, entries);
     assert_eq!(
         log.torn_tail,
-        Some(TornTail {
-            offset: full.len() as u64,
-            len: 13,
-            sidecar: None
-        })
+        crate::writer::testutil::torn(full.len(), 13, None)
     );
     assert_eq!(std::fs::read(&path).unwrap(), torn);
 }
@@ -155,16 +148,8 @@ fn an_unknown_entry_type_is_kept_and_listed() {
         type_name: "from_the_future".into(),
         data: serde_json::value::RawValue::from_string(r#"{"x":[1,2]}"#.into()).unwrap(),
     };
-    let (id, hash) = w.append(EntryId(4), ts(5), &body).unwrap();
+    entries.push(crate::writer::testutil::append_entry(&mut w, 4, 5, body));
     drop(w);
-    entries.push(Entry {
-        v: 1,
-        id,
-        parent: Some(EntryId(4)),
-        ts: ts(5),
-        body,
-        hash,
-    });
     let log = read_session(&path).unwrap();
     assert_eq!(log.entries, entries);
     assert_eq!(log.unknown, vec![(6, "from_the_future".to_string())]);

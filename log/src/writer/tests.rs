@@ -2,7 +2,7 @@
 
 use super::testutil::*;
 use super::*;
-use crate::{TornTail, read_session};
+use crate::read_session;
 
 #[test]
 fn create_append_read_round_trip_with_chained_hashes() {
@@ -68,16 +68,8 @@ fn reopening_continues_ids_and_chains_to_known_hashes() {
     assert_eq!(log.torn_tail, None);
     assert_eq!((w.next_id(), w.last_id()), (EntryId(5), EntryId(4)));
     let body = Body::Record(Record::Steer { text: "s".into() });
-    let (id, hash) = w.append(EntryId(3), ts(9), &body).unwrap();
+    entries.push(append_entry(&mut w, 3, 9, body));
     drop(w);
-    entries.push(Entry {
-        v: 1,
-        id,
-        parent: Some(EntryId(3)),
-        ts: ts(9),
-        body,
-        hash,
-    });
     assert_eq!(read_session(&path).unwrap().entries, entries);
 }
 
@@ -287,15 +279,7 @@ fn a_torn_last_line_is_repaired_at_every_byte_offset() {
         let (mut w, log) = SessionWriter::open(&path).unwrap();
         let sidecar = dir.path().join(format!("cut-{k}.jsonl.torn-{start}"));
         assert_eq!(log.entries, entries[..4], "cut at {k}");
-        assert_eq!(
-            log.torn_tail,
-            Some(TornTail {
-                offset: start as u64,
-                len: k as u64,
-                sidecar: Some(sidecar.clone()),
-            }),
-            "cut at {k}"
-        );
+        assert_eq!(log.torn_tail, torn(start, k, Some(&sidecar)), "cut at {k}");
         assert_eq!(fs::read(&sidecar).unwrap(), &full[start..start + k]);
         assert_eq!(fs::read(&path).unwrap(), &full[..start]);
 
@@ -321,22 +305,12 @@ fn a_torn_last_line_is_repaired_at_every_byte_offset() {
 fn a_zero_filled_tail_is_repaired_as_torn() {
     let (dir, path) = crate::writer::testutil::scratch();
     let entries = write_sample(&path);
-    let full = fs::read(&path).unwrap();
-    let mut damaged = full.clone();
-    damaged.extend_from_slice(&[0u8; 100]);
-    fs::write(&path, &damaged).unwrap();
+    let (full, _) = append_tail(&path, &[0u8; 100]);
 
     let (_w, log) = SessionWriter::open(&path).unwrap();
     let sidecar = dir.path().join(format!("s.jsonl.torn-{}", full.len()));
     assert_eq!(log.entries, entries);
-    assert_eq!(
-        log.torn_tail,
-        Some(TornTail {
-            offset: full.len() as u64,
-            len: 100,
-            sidecar: Some(sidecar.clone()),
-        })
-    );
+    assert_eq!(log.torn_tail, torn(full.len(), 100, Some(&sidecar)));
     assert_eq!(fs::read(&sidecar).unwrap(), vec![0u8; 100]);
     assert_eq!(fs::read(&path).unwrap(), full);
 }
@@ -347,9 +321,7 @@ fn a_second_repair_at_the_same_offset_keeps_the_first_sidecar() {
     write_sample(&path);
     let full = fs::read(&path).unwrap();
     for tail in [&b"first"[..], &b"second"[..]] {
-        let mut damaged = full.clone();
-        damaged.extend_from_slice(tail);
-        fs::write(&path, &damaged).unwrap();
+        fs::write(&path, [&full[..], tail].concat()).unwrap();
         drop(SessionWriter::open(&path).unwrap());
     }
     let first = dir.path().join(format!("s.jsonl.torn-{}", full.len()));
@@ -364,9 +336,7 @@ fn a_second_repair_at_the_same_offset_keeps_the_first_sidecar() {
 fn a_malformed_complete_line_is_not_repaired() {
     let (_dir, path) = crate::writer::testutil::scratch();
     write_sample(&path);
-    let mut damaged = fs::read(&path).unwrap();
-    damaged.extend_from_slice(b"garbage\n{\"torn");
-    fs::write(&path, &damaged).unwrap();
+    let (_, damaged) = append_tail(&path, b"garbage\n{\"torn");
     let err = SessionWriter::open(&path).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use super::SessionWriter;
-use crate::{Body, Entry, Record, SessionHeader, StepRecord, TimedEvent};
+use crate::{Body, Entry, Record, SessionHeader, StepRecord, TimedEvent, TornTail};
 
 /// 40 damaged copies of a log given as its lines (each with its newline): in
 /// turn a flipped byte, a removed line, a malformed line, a line written twice
@@ -137,6 +137,39 @@ pub fn sample_bodies() -> Vec<Body> {
 /// Parents of entries 1..=4 of [`write_sample`] (the label hangs off the step).
 pub const SAMPLE_PARENTS: [u64; 4] = [0, 1, 2, 2];
 
+/// The torn tail of `len` bytes at `offset`, copied to `sidecar` if repaired.
+pub fn torn(offset: usize, len: usize, sidecar: Option<&Path>) -> Option<TornTail> {
+    Some(TornTail {
+        offset: offset as u64,
+        len: len as u64,
+        sidecar: sidecar.map(Path::to_path_buf),
+    })
+}
+
+/// Appends `tail` (a torn or damaged end) to the file at `path`; returns the file's
+/// bytes before and after.
+pub fn append_tail(path: &Path, tail: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let full = std::fs::read(path).unwrap();
+    let mut damaged = full.clone();
+    damaged.extend_from_slice(tail);
+    std::fs::write(path, &damaged).unwrap();
+    (full, damaged)
+}
+
+/// Appends `body` under entry `parent` at `ts(n)`; returns the entry as the reader
+/// should decode it.
+pub fn append_entry(w: &mut SessionWriter, parent: u64, n: u32, body: Body) -> Entry {
+    let (id, hash) = w.append(EntryId(parent), ts(n), &body).unwrap();
+    Entry {
+        v: 1,
+        id,
+        parent: Some(EntryId(parent)),
+        ts: ts(n),
+        body,
+        hash,
+    }
+}
+
 /// Creates a session at `path` with five entries (header, prompt, step, label,
 /// run_finished) and returns them as the reader should decode them.
 pub fn write_sample(path: &Path) -> Vec<Entry> {
@@ -150,15 +183,7 @@ pub fn write_sample(path: &Path) -> Vec<Entry> {
         hash: w.hash_of(EntryId(0)).unwrap(),
     }];
     for ((n, body), parent) in (1..).zip(sample_bodies()).zip(SAMPLE_PARENTS) {
-        let (id, hash) = w.append(EntryId(parent), ts(n), &body).unwrap();
-        entries.push(Entry {
-            v: 1,
-            id,
-            parent: Some(EntryId(parent)),
-            ts: ts(n),
-            body,
-            hash,
-        });
+        entries.push(append_entry(&mut w, parent, n, body));
     }
     w.sync().unwrap();
     entries

@@ -2,11 +2,15 @@
 //! `xcsh_tools`), and the one implementation of what an `edit` does to a
 //! file's text, shared by the approval preview and the finished card.
 
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 /// A call's arguments as the UI shows them. Arguments that do not parse (not JSON,
 /// a missing or mistyped field) are [`ToolArgs::Other`], shown raw: never an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Read from the arguments' object tagged with the tool's name (`tool`); a missing
+/// or `null` optional field is `None`, a missing or `null` flag `false`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "tool", rename_all = "lowercase")]
 pub enum ToolArgs {
     Bash {
         command: String,
@@ -16,6 +20,7 @@ pub enum ToolArgs {
         path: String,
         old_string: String,
         new_string: String,
+        #[serde(default, deserialize_with = "flag")]
         replace_all: bool,
     },
     Write {
@@ -29,6 +34,7 @@ pub enum ToolArgs {
     },
     List {
         path: Option<String>,
+        #[serde(default, deserialize_with = "flag")]
         recursive: bool,
     },
     Grep {
@@ -42,9 +48,15 @@ pub enum ToolArgs {
     },
     /// An unknown tool, or arguments that do not fit the tool's schema: the text
     /// as the model wrote it, compacted when it is a JSON value.
+    #[serde(skip)]
     Other {
         compact: String,
     },
+}
+
+/// A flag: `false` when `null` (or, with `default`, missing).
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
 }
 
 impl ToolArgs {
@@ -67,55 +79,9 @@ impl ToolArgs {
     }
 
     fn from_object(name: &str, o: &Map<String, Value>) -> Option<ToolArgs> {
-        let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_owned);
-        let opt_s = |k: &str| match o.get(k) {
-            None | Some(Value::Null) => Some(None),
-            Some(Value::String(v)) => Some(Some(v.clone())),
-            Some(_) => None,
-        };
-        let opt_u = |k: &str| match o.get(k) {
-            None | Some(Value::Null) => Some(None),
-            Some(v) => v.as_u64().map(Some),
-        };
-        let flag = |k: &str| match o.get(k) {
-            None | Some(Value::Null) => Some(false),
-            Some(v) => v.as_bool(),
-        };
-        Some(match name {
-            "bash" => ToolArgs::Bash {
-                command: s("command")?,
-                timeout_ms: opt_u("timeout_ms")?,
-            },
-            "edit" => ToolArgs::Edit {
-                path: s("path")?,
-                old_string: s("old_string")?,
-                new_string: s("new_string")?,
-                replace_all: flag("replace_all")?,
-            },
-            "write" => ToolArgs::Write {
-                path: s("path")?,
-                content: s("content")?,
-            },
-            "read" => ToolArgs::Read {
-                path: s("path")?,
-                offset: opt_u("offset")?,
-                limit: opt_u("limit")?,
-            },
-            "list" => ToolArgs::List {
-                path: opt_s("path")?,
-                recursive: flag("recursive")?,
-            },
-            "grep" => ToolArgs::Grep {
-                pattern: s("pattern")?,
-                path: opt_s("path")?,
-                glob: opt_s("glob")?,
-            },
-            "glob" => ToolArgs::Glob {
-                pattern: s("pattern")?,
-                path: opt_s("path")?,
-            },
-            _ => return None,
-        })
+        let mut tagged = o.clone();
+        tagged.insert("tool".into(), name.into());
+        ToolArgs::deserialize(Value::Object(tagged)).ok()
     }
 
     /// The file an `edit` or `write` changes.

@@ -25,6 +25,19 @@ const SH_BUILTINS: &[&str] = &[
 ];
 const SH_STRINGS: &[StringForm] = &[string("\"", true, true), string("'", false, true)];
 
+/// `//` and `/* */` comments.
+const C_COMMENTS: Language = Language {
+    line_comments: &["//"],
+    block_comment: C_COMMENT,
+    ..BASE
+};
+
+/// C's comments and character literals (`'x'`).
+const C_SYNTAX: Language = Language {
+    char_literals: true,
+    ..C_COMMENTS
+};
+
 pub(super) const RUST: Language = Language {
     names: &["rust", "rs"],
     keywords: &[
@@ -38,18 +51,15 @@ pub(super) const RUST: Language = Language {
         "i64", "i128", "isize", "f32", "f64",
     ],
     literals: &["true", "false"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     nested_comments: true,
     strings: &[string("\"", true, true)],
     string_prefixes: &["b", "c"],
     raw_strings: true,
-    char_literals: true,
     lifetimes: true,
     macros: true,
     hash_attributes: true,
     capitalized_types: true,
-    ..BASE
+    ..C_SYNTAX
 };
 
 pub(super) const PYTHON: Language = Language {
@@ -165,8 +175,6 @@ pub(super) const JAVASCRIPT: Language = Language {
         "any", "bigint", "boolean", "never", "number", "object", "string", "symbol", "unknown",
     ],
     literals: &["true", "false", "null", "undefined", "NaN", "Infinity"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     strings: &[
         string("`", true, true),
         string("\"", true, false),
@@ -175,6 +183,17 @@ pub(super) const JAVASCRIPT: Language = Language {
     decorators: true,
     capitalized_types: true,
     word_chars: "$",
+    ..C_COMMENTS
+};
+
+/// What a shell and a Dockerfile share: `#` comments (after a space), shell strings,
+/// `$` variables and words with `-./` in them.
+const SH_WORDS: Language = Language {
+    line_comments: &["#"],
+    comment_after_space: true,
+    strings: SH_STRINGS,
+    dollar_variables: true,
+    word_chars: "-./",
     ..BASE
 };
 
@@ -190,22 +209,15 @@ pub(super) const SHELL: Language = Language {
     ],
     keywords: SH_KEYWORDS,
     builtins: SH_BUILTINS,
-    line_comments: &["#"],
-    comment_after_space: true,
-    strings: SH_STRINGS,
-    dollar_variables: true,
-    word_chars: "-./",
-    ..BASE
+    ..SH_WORDS
 };
 
 pub(super) const JSON: Language = Language {
     names: &["json", "jsonc", "json5", "jsonl", "geojson"],
     literals: &["true", "false", "null"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     strings: C_STRINGS,
     key_separator: Some(':'),
-    ..BASE
+    ..C_COMMENTS
 };
 
 pub(super) const TOML: Language = Language {
@@ -288,11 +300,8 @@ pub(super) const GO: Language = Language {
         "any",
     ],
     literals: &["true", "false", "nil", "iota"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     strings: &[string("`", false, true), string("\"", true, false)],
-    char_literals: true,
-    ..BASE
+    ..C_SYNTAX
 };
 
 pub(super) const C: Language = Language {
@@ -300,15 +309,13 @@ pub(super) const C: Language = Language {
     keywords: C_KEYWORDS,
     types: C_TYPES,
     literals: &["NULL", "true", "false"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     strings: C_STRINGS,
     string_prefixes: &["L", "u8", "u", "U"],
-    char_literals: true,
     preprocessor: true,
-    ..BASE
+    ..C_SYNTAX
 };
 
+/// C's rules with C++'s words.
 pub(super) const CPP: Language = Language {
     names: &["cpp", "c++", "cc", "cxx", "hpp", "hh", "hxx"],
     keywords: &[
@@ -367,15 +374,8 @@ pub(super) const CPP: Language = Language {
         "volatile",
         "while",
     ],
-    types: C_TYPES,
     literals: &["nullptr", "NULL", "true", "false"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
-    strings: C_STRINGS,
-    string_prefixes: &["L", "u8", "u", "U"],
-    char_literals: true,
-    preprocessor: true,
-    ..BASE
+    ..C
 };
 
 pub(super) const JAVA: Language = Language {
@@ -429,13 +429,10 @@ pub(super) const JAVA: Language = Language {
         "boolean", "byte", "char", "double", "float", "int", "long", "short", "void",
     ],
     literals: &["true", "false", "null"],
-    line_comments: &["//"],
-    block_comment: C_COMMENT,
     strings: &[string("\"\"\"", true, true), string("\"", true, false)],
-    char_literals: true,
     decorators: true,
     capitalized_types: true,
-    ..BASE
+    ..C_SYNTAX
 };
 
 pub(super) const SQL: Language = Language {
@@ -588,12 +585,7 @@ pub(super) const DOCKERFILE: Language = Language {
     ],
     case_insensitive: true,
     keywords_at_line_start: true,
-    line_comments: &["#"],
-    comment_after_space: true,
-    strings: SH_STRINGS,
-    dollar_variables: true,
-    word_chars: "-./",
-    ..BASE
+    ..SH_WORDS
 };
 
 pub(super) const MAKEFILE: Language = Language {
