@@ -16,6 +16,9 @@ use xcsh_machine::{
     Verdict,
 };
 
+mod layered;
+pub use layered::{Layer, Layered};
+
 /// A boxed, sendable future: the shape every provider and tool returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -101,17 +104,13 @@ pub struct ToolSpec {
 pub trait ToolExecutor: Send + Sync + 'static {
     fn specs(&self) -> Vec<ToolSpec>;
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome>;
-    /// Like `execute`, and reports the call's output to `progress` as it comes
-    /// (transient: the outcome is what counts, and it is the same as `execute`'s).
-    /// The default reports nothing; the standard tools report bash's output.
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        drop(progress);
-        self.execute(call, cancel)
+    /// Like `execute`, with all the runtime has for the call (`context`): where it
+    /// reports its output as it comes, and, in a run, its dispatch and what the run
+    /// had left. The outcome is the same as `execute`'s (progress is transient). The
+    /// default uses only `context.cancel`; the standard tools report bash's output
+    /// and keep before-images, and the `task` tool starts its sub-agent only in a run.
+    fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        self.execute(call, context.cancel)
     }
     /// The names of the tools that change the workspace; they go through the
     /// permission policy. Read-only tools never ask.
@@ -128,33 +127,6 @@ pub trait ToolExecutor: Send + Sync + 'static {
     fn take_child_run(&self, _id: &CallId) -> Option<xcsh_log::ChildRun> {
         None
     }
-    /// Like `execute_with_progress`, for a call whose `tool_dispatched` entry is
-    /// `dispatch` (durable already): an executor that keeps before-images names
-    /// them by it (SPEC.md §21.6). The default forgets `dispatch`.
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: xcsh_log::blobs::Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        drop(dispatch);
-        self.execute_with_progress(call, cancel, progress)
-    }
-    /// Like `execute_dispatched`, with what the run had left when the call started
-    /// (`run`, read from the run's machine): the `task` tool sizes its sub-agent's
-    /// limits from it (SPEC.md §29.3). The default forgets `run`.
-    fn execute_in_run(
-        &self,
-        call: ToolCall,
-        dispatch: xcsh_log::blobs::Dispatch,
-        run: RunHeadroom,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        let _ = run;
-        self.execute_dispatched(call, dispatch, cancel, progress)
-    }
     /// The results of the calls dispatched at `dispatches` are durable in their
     /// logs: their before-images are no longer needed. The default keeps none.
     fn results_durable(&self, dispatches: &[xcsh_log::blobs::Dispatch]) {
@@ -168,6 +140,33 @@ pub trait ToolExecutor: Send + Sync + 'static {
     /// tools that are always asked). `None`: the executor has no sandbox setting.
     fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
         None
+    }
+}
+
+/// What a tool call runs with besides itself ([`ToolExecutor::execute_with`]).
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// Fires when the call is cancelled.
+    pub cancel: CancellationToken,
+    /// Where the call reports its output as it comes.
+    pub progress: ToolProgress,
+    /// The call's `tool_dispatched` entry (durable already): an executor that keeps
+    /// before-images names them by it (SPEC.md §21.6). `None` outside a run.
+    pub dispatch: Option<xcsh_log::blobs::Dispatch>,
+    /// What the run had left when the call started: the `task` tool sizes its
+    /// sub-agent's limits from it (SPEC.md §29.3). `None` outside a run.
+    pub run: Option<RunHeadroom>,
+}
+
+impl CallContext {
+    /// A call outside a run that reports nothing (what `execute` gives).
+    pub fn new(cancel: CancellationToken) -> CallContext {
+        CallContext {
+            cancel,
+            progress: ToolProgress::none(),
+            dispatch: None,
+            run: None,
+        }
     }
 }
 

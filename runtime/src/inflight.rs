@@ -21,7 +21,7 @@ use xcsh_machine::{
 };
 use xcsh_ports::RunHeadroom;
 use xcsh_providers::BoxFuture;
-use xcsh_tools::{ToolExecutor, ToolProgress};
+use xcsh_tools::{CallContext, ToolExecutor, ToolProgress};
 
 /// Work that finished: a tool call, an approval, a summary.
 pub(super) enum Done {
@@ -157,7 +157,15 @@ impl ToolSlots {
             let name = call.name.clone();
             let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                 let call = call.clone();
-                move || tools.execute_in_run(call, dispatch, run, cancel, progress)
+                move || {
+                    let context = CallContext {
+                        cancel,
+                        progress,
+                        dispatch: Some(dispatch),
+                        run: Some(run),
+                    };
+                    tools.execute_with(call, context)
+                }
             }))
             .unwrap_or_else(move |_| {
                 Box::pin(async move {
