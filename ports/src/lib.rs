@@ -56,33 +56,42 @@ impl StreamSink {
     }
 }
 
-/// A model provider. `stream` sends the step's events to `sink` and resolves when
-/// the stream ends: `Ok` when it finished, `Err` when it failed. When `cancel`
-/// fires it stops as soon as it can (between chunks at the latest) and resolves.
+/// One stream a provider is asked for ([`Provider::stream`]).
+#[derive(Debug)]
+pub struct StreamCall {
+    pub request: ModelRequest,
+    /// Where the stream's events go.
+    pub sink: StreamSink,
+    /// Fires when the run no longer wants the stream.
+    pub cancel: CancellationToken,
+    /// The sub-agent whose request this is (the `description` of its `task` call,
+    /// SPEC.md §29.5): the faux provider serves it the script steps of that agent;
+    /// the other providers ignore it. `None`: the run's own agent.
+    pub agent: Option<String>,
+}
+
+impl StreamCall {
+    /// A stream of the run's own agent.
+    pub fn new(request: ModelRequest, sink: StreamSink, cancel: CancellationToken) -> StreamCall {
+        StreamCall {
+            request,
+            sink,
+            cancel,
+            agent: None,
+        }
+    }
+}
+
+/// A model provider. `stream` sends the step's events to `call.sink` and resolves
+/// when the stream ends: `Ok` when it finished, `Err` when it failed. When
+/// `call.cancel` fires it stops as soon as it can (between chunks at the latest)
+/// and resolves.
 pub trait Provider: Send + Sync + 'static {
     /// Provider name as the user selects it (`faux`, `openai`, …).
     fn name(&self) -> &str;
     /// The model it calls.
     fn model(&self) -> &str;
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>>;
-    /// Like `stream`, for a request of the sub-agent `agent` (the `description` of
-    /// its `task` call, SPEC.md §29.5): the faux provider serves it the script steps
-    /// of that agent. The default forgets `agent`.
-    fn stream_as(
-        &self,
-        agent: &str,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let _ = agent;
-        self.stream(request, sink, cancel)
-    }
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>>;
     /// The request exactly as this provider would send it (the HTTP body for the
     /// wire protocols), for `--show-context`.
     fn render_request(&self, request: &ModelRequest) -> serde_json::Value {

@@ -307,11 +307,8 @@ pub(super) fn spawn_side_call<T: Default + Send + 'static>(
     end: impl FnOnce(Result<(), ProviderError>, T) -> Done + Send + 'static,
 ) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stream = provider.stream(
-        request,
-        xcsh_providers::StreamSink::new(StepNo(0), tx),
-        cancel,
-    );
+    let sink = xcsh_providers::StreamSink::new(StepNo(0), tx);
+    let stream = provider.stream(xcsh_providers::StreamCall::new(request, sink, cancel));
     tokio::spawn(async move {
         let collect = tokio::spawn(async move {
             let mut folded = T::default();

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::blobs::{BeforeImage, BlobStore, Dispatch};
 use super::caps::Caps;
 use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
+use super::workspace::Scan;
 pub use super::workspace::{FileChange, ToolError, Workspace};
 use super::{CANCELLED_NOTE, CallContext, ToolExecutor, ToolSpec};
 use super::{bash, edit, glob, grep, list, params, plan, read, write};
@@ -322,6 +323,20 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome
     })
 }
 
+/// What the scan tool `name` (`list`, `grep`, `glob`) returns.
+fn scanned(
+    name: &str,
+    value: Value,
+    scan: Scan<'_>,
+) -> Result<Result<String, String>, ToolOutcome> {
+    match name {
+        "list" => typed(name, value).map(|a| list::run(scan, a)),
+        "grep" => typed(name, value).map(|a| grep::run(scan, a)),
+        "glob" => typed(name, value).map(|a| glob::run(scan, a)),
+        other => Ok(Err(format!("no tool named `{other}`"))),
+    }
+}
+
 impl Inner {
     fn lock_changes(&self) -> std::sync::MutexGuard<'_, BTreeMap<CallId, Vec<FileChange>>> {
         self.changes.lock().unwrap_or_else(PoisonError::into_inner)
@@ -429,18 +444,16 @@ impl Inner {
                 let worker = Arc::clone(&this);
                 let token = cancel.clone();
                 let job = tokio::task::spawn_blocking(move || {
-                    let ws = &worker.workspace;
+                    let scan = Scan {
+                        ws: &worker.workspace,
+                        caps,
+                        cancel: &token,
+                    };
                     let result = match name.as_str() {
                         "read" => typed(&name, value).map(|a| {
-                            read::run(ws, caps, a).map(|r| (r.text, Some((r.path, r.hash))))
+                            read::run(scan.ws, caps, a).map(|r| (r.text, Some((r.path, r.hash))))
                         }),
-                        "list" => typed(&name, value)
-                            .map(|a| list::run(ws, caps, a, &token).map(|t| (t, None))),
-                        "grep" => typed(&name, value)
-                            .map(|a| grep::run(ws, caps, a, &token).map(|t| (t, None))),
-                        "glob" => typed(&name, value)
-                            .map(|a| glob::run(ws, caps, a, &token).map(|t| (t, None))),
-                        other => Ok(Err(format!("no tool named `{other}`"))),
+                        other => scanned(other, value, scan).map(|r| r.map(|t| (t, None))),
                     };
                     match result {
                         Ok(Ok((text, read))) => (outcome(Ok(text)), read),

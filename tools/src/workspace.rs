@@ -76,6 +76,17 @@ pub enum WorkspaceError {
 pub use xcsh_log::FileChange;
 
 use super::beneath::{self, Node, OpenError};
+use super::caps::Caps;
+use tokio_util::sync::CancellationToken;
+
+/// What a read-only scan of the workspace (`list`, `grep`, `glob`) runs with: the
+/// workspace, the output caps and the call's cancellation (checked between entries).
+#[derive(Clone, Copy)]
+pub(crate) struct Scan<'a> {
+    pub ws: &'a Workspace,
+    pub caps: Caps,
+    pub cancel: &'a CancellationToken,
+}
 
 /// The workspace root (canonical) and the run's read-before-write ledger: for each
 /// file, the blake3 hash of the content `read` last returned (or an edit/write last

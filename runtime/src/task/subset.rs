@@ -1,13 +1,11 @@
 //! What a sub-agent runs with: a subset of its parent's tools (the same executor,
 //! offering fewer), and its parent's provider, its requests tagged with the agent's
-//! name (`Provider::stream_as`, which the faux provider serves a family by).
+//! name (`StreamCall::agent`, which the faux provider serves a family by).
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use xcsh_machine::{ProviderError, SandboxConfig};
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
 use xcsh_tools::{Layer, ToolSpec};
 
 /// The parent's executor offering only these tools (the machine rejects any other
@@ -49,13 +47,11 @@ impl Provider for AgentProvider {
         self.inner.model()
     }
 
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        self.inner.stream_as(&self.agent, request, sink, cancel)
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        self.inner.stream(StreamCall {
+            agent: Some(self.agent.clone()),
+            ..call
+        })
     }
 
     fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
