@@ -26,15 +26,10 @@ pub trait Layer: Send + Sync + 'static {
         let _ = name;
         false
     }
-    /// Runs `call`, of a tool this layer owns; `inner` is the executor under it.
-    /// The default (for a layer that owns no tool) says there is no such tool.
-    fn execute(
-        &self,
-        inner: &Arc<dyn ToolExecutor>,
-        call: ToolCall,
-        context: CallContext,
-    ) -> BoxFuture<ToolOutcome> {
-        let _ = (inner, context);
+    /// Runs `call`, of a tool this layer owns. The default (for a layer that owns
+    /// no tool) says there is no such tool.
+    fn execute(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        let _ = context;
         let content = format!("error: no tool named `{}`", call.name);
         Box::pin(async move {
             ToolOutcome {
@@ -78,16 +73,14 @@ impl<L: Layer> ToolExecutor for Layered<L> {
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
         if self.layer.owns(&call.name) {
-            return self
-                .layer
-                .execute(&self.inner, call, CallContext::new(cancel));
+            return self.layer.execute(call, CallContext::new(cancel));
         }
         self.inner.execute(call, cancel)
     }
 
     fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
         if self.layer.owns(&call.name) {
-            return self.layer.execute(&self.inner, call, context);
+            return self.layer.execute(call, context);
         }
         self.inner.execute_with(call, context)
     }

@@ -40,6 +40,7 @@ pub const SUBAGENT_PROMPT: &str = "You are a sub-agent: another agent gave you t
 /// permissions, approver, secrets, system prompt and concurrency cap).
 pub fn delegating(opts: RunOptions) -> RunOptions {
     let delegation = Delegation {
+        tools: Arc::clone(&opts.tools),
         parent: Arc::new(ParentRun {
             provider: Arc::clone(&opts.provider),
             approver: opts.approver.clone(),
@@ -66,18 +67,20 @@ struct ParentRun {
 
 /// The layer that adds `task` to the run's executor.
 struct Delegation {
+    /// The run's executor (the one this layer is on): a sub-agent's tools are a
+    /// subset of its tools.
+    tools: Arc<dyn ToolExecutor>,
     parent: Arc<ParentRun>,
     /// The child run of each `task` call that settled, until the owner takes it.
     children: Arc<Mutex<BTreeMap<CallId, ChildRun>>>,
 }
 
 impl Delegation {
-    /// Starts the sub-agent of `call`, with a subset of `inner`'s tools, and returns
-    /// its future, or the error result of a call that cannot start one (one made
-    /// outside a run has no dispatch to link a child to).
+    /// Starts the sub-agent of `call` and returns its future, or the error result
+    /// of a call that cannot start one (one made outside a run has no dispatch to
+    /// link a child to).
     fn start(
         &self,
-        inner: &Arc<dyn ToolExecutor>,
         call: ToolCall,
         context: CallContext,
     ) -> Result<BoxFuture<ToolOutcome>, String> {
@@ -96,8 +99,8 @@ impl Delegation {
         let args = parse(&call.arguments).map_err(|why| {
             format!("error: the arguments of `task` are wrong: {why}; no sub-agent was started")
         })?;
-        let parent_tools: Vec<String> = inner.specs().into_iter().map(|s| s.name).collect();
-        let names = child_tools(args.tools.as_deref(), &parent_tools, &inner.mutating())
+        let parent_tools: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
+        let names = child_tools(args.tools.as_deref(), &parent_tools, &self.tools.mutating())
             .map_err(|why| format!("error: {why}; no sub-agent was started"))?;
         let limits = child_limits(&run, args.max_steps);
         let cannot = |e: &dyn std::fmt::Display| format!("error: cannot start the sub-agent: {e}");
@@ -141,7 +144,7 @@ impl Delegation {
                 inner: Arc::clone(&parent.provider),
                 agent: description.clone(),
             }),
-            tools: Arc::new(Layered::new(Arc::clone(inner), Only(names))),
+            tools: Arc::new(Layered::new(Arc::clone(&self.tools), Only(names))),
             permissions: parent.permissions,
             approver: parent.approver.clone(),
             max_parallel_tools: parent.max_parallel_tools,
@@ -287,6 +290,8 @@ fn report(description: &str, child: &ChildRun, r: &RunResult) -> ToolOutcome {
     ToolOutcome { status, content }
 }
 
+/// `task` is gated by what its sub-agent may do (the machine's `read_only_task`),
+/// not as a mutating tool: `mutating` keeps the inner executor's.
 impl Layer for Delegation {
     fn specs(&self, mut inner: Vec<ToolSpec>) -> Vec<ToolSpec> {
         if !inner.iter().any(|s| s.name == TASK_TOOL) {
@@ -295,27 +300,19 @@ impl Layer for Delegation {
         inner
     }
 
-    // `task` is gated by what its sub-agent may do (the machine's `read_only_task`),
-    // not as a mutating tool: `mutating` keeps the inner executor's.
+    fn take_child_run(&self, id: &CallId) -> Option<ChildRun> {
+        lock(&self.children).remove(id)
+    }
 
     fn owns(&self, name: &str) -> bool {
         name == TASK_TOOL
     }
 
-    fn execute(
-        &self,
-        inner: &Arc<dyn ToolExecutor>,
-        call: ToolCall,
-        context: CallContext,
-    ) -> BoxFuture<ToolOutcome> {
-        match self.start(inner, call, context) {
+    fn execute(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        match self.start(call, context) {
             Ok(work) => work,
             Err(content) => Box::pin(async move { error(content) }),
         }
-    }
-
-    fn take_child_run(&self, id: &CallId) -> Option<ChildRun> {
-        lock(&self.children).remove(id)
     }
 }
 

@@ -2,12 +2,10 @@
 //! and never gated, offered only when memory is on: [`MemoryTools`] adds it to
 //! another executor's tools and hands every other call to that executor.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
 use xcsh_log::memory::MemoryScope;
 use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
-use xcsh_ports::{BoxFuture, CallContext, Layer, Layered, ToolExecutor, ToolSpec};
+use xcsh_ports::{BoxFuture, CallContext, Layer, Layered, ToolSpec};
 
 use super::store::MemoryStore;
 use crate::params::{Param, schema};
@@ -39,6 +37,10 @@ pub type MemoryTools = Layered<MemoryStore>;
 
 /// The store as a layer: `memory_read` over it, added to another executor's tools.
 impl Layer for MemoryStore {
+    fn owns(&self, name: &str) -> bool {
+        name == MEMORY_READ
+    }
+
     fn specs(&self, mut inner: Vec<ToolSpec>) -> Vec<ToolSpec> {
         inner.push(ToolSpec {
             name: MEMORY_READ.into(),
@@ -48,16 +50,7 @@ impl Layer for MemoryStore {
         inner
     }
 
-    fn owns(&self, name: &str) -> bool {
-        name == MEMORY_READ
-    }
-
-    fn execute(
-        &self,
-        _inner: &Arc<dyn ToolExecutor>,
-        call: ToolCall,
-        _context: CallContext,
-    ) -> BoxFuture<ToolOutcome> {
+    fn execute(&self, call: ToolCall, _context: CallContext) -> BoxFuture<ToolOutcome> {
         let outcome = read(self, &call.arguments);
         Box::pin(async move { outcome })
     }
@@ -100,9 +93,11 @@ fn read(store: &MemoryStore, arguments: &str) -> ToolOutcome {
 mod tests {
     use super::*;
     use crate::testing::TestTools;
+    use std::sync::Arc;
     use tokio_util::sync::CancellationToken;
     use xcsh_log::memory::ProposedNote;
     use xcsh_machine::CallId;
+    use xcsh_ports::ToolExecutor;
 
     #[tokio::test]
     async fn memory_read_reads_a_note_in_full_and_names_a_missing_one() {
