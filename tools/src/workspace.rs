@@ -317,13 +317,8 @@ mod tests {
 
     #[test]
     fn resolve_table() {
-        let outer = tempfile::tempdir().expect("tempdir");
-        let root = outer.path().join("ws");
+        let (outer, root) = beneath::escapes("src/a.rs", "src");
         std::fs::create_dir_all(root.join("src/deep")).expect("mkdir");
-        std::fs::write(root.join("src/a.rs"), "a").expect("write");
-        std::fs::write(outer.path().join("secret"), "s").expect("write");
-        std::os::unix::fs::symlink(outer.path(), root.join("out")).expect("symlink");
-        std::os::unix::fs::symlink(root.join("src"), root.join("in")).expect("symlink");
         std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).expect("symlink");
         let ws = Workspace::new(&root).expect("workspace");
         let canon = ws.root().to_path_buf();
