@@ -16,6 +16,9 @@ use xcsh_machine::{
     Verdict,
 };
 
+mod layered;
+pub use layered::{Layer, Layered};
+
 /// A boxed, sendable future: the shape every provider and tool returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -53,33 +56,42 @@ impl StreamSink {
     }
 }
 
-/// A model provider. `stream` sends the step's events to `sink` and resolves when
-/// the stream ends: `Ok` when it finished, `Err` when it failed. When `cancel`
-/// fires it stops as soon as it can (between chunks at the latest) and resolves.
+/// One stream a provider is asked for ([`Provider::stream`]).
+#[derive(Debug)]
+pub struct StreamCall {
+    pub request: ModelRequest,
+    /// Where the stream's events go.
+    pub sink: StreamSink,
+    /// Fires when the run no longer wants the stream.
+    pub cancel: CancellationToken,
+    /// The sub-agent whose request this is (the `description` of its `task` call,
+    /// SPEC.md §29.5): the faux provider serves it the script steps of that agent;
+    /// the other providers ignore it. `None`: the run's own agent.
+    pub agent: Option<String>,
+}
+
+impl StreamCall {
+    /// A stream of the run's own agent.
+    pub fn new(request: ModelRequest, sink: StreamSink, cancel: CancellationToken) -> StreamCall {
+        StreamCall {
+            request,
+            sink,
+            cancel,
+            agent: None,
+        }
+    }
+}
+
+/// A model provider. `stream` sends the step's events to `call.sink` and resolves
+/// when the stream ends: `Ok` when it finished, `Err` when it failed. When
+/// `call.cancel` fires it stops as soon as it can (between chunks at the latest)
+/// and resolves.
 pub trait Provider: Send + Sync + 'static {
     /// Provider name as the user selects it (`faux`, `openai`, …).
     fn name(&self) -> &str;
     /// The model it calls.
     fn model(&self) -> &str;
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>>;
-    /// Like `stream`, for a request of the sub-agent `agent` (the `description` of
-    /// its `task` call, SPEC.md §29.5): the faux provider serves it the script steps
-    /// of that agent. The default forgets `agent`.
-    fn stream_as(
-        &self,
-        agent: &str,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let _ = agent;
-        self.stream(request, sink, cancel)
-    }
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>>;
     /// The request exactly as this provider would send it (the HTTP body for the
     /// wire protocols), for `--show-context`.
     fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
@@ -101,17 +113,13 @@ pub struct ToolSpec {
 pub trait ToolExecutor: Send + Sync + 'static {
     fn specs(&self) -> Vec<ToolSpec>;
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome>;
-    /// Like `execute`, and reports the call's output to `progress` as it comes
-    /// (transient: the outcome is what counts, and it is the same as `execute`'s).
-    /// The default reports nothing; the standard tools report bash's output.
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        drop(progress);
-        self.execute(call, cancel)
+    /// Like `execute`, with all the runtime has for the call (`context`): where it
+    /// reports its output as it comes, and, in a run, its dispatch and what the run
+    /// had left. The outcome is the same as `execute`'s (progress is transient). The
+    /// default uses only `context.cancel`; the standard tools report bash's output
+    /// and keep before-images, and the `task` tool starts its sub-agent only in a run.
+    fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        self.execute(call, context.cancel)
     }
     /// The names of the tools that change the workspace; they go through the
     /// permission policy. Read-only tools never ask.
@@ -128,33 +136,6 @@ pub trait ToolExecutor: Send + Sync + 'static {
     fn take_child_run(&self, _id: &CallId) -> Option<xcsh_log::ChildRun> {
         None
     }
-    /// Like `execute_with_progress`, for a call whose `tool_dispatched` entry is
-    /// `dispatch` (durable already): an executor that keeps before-images names
-    /// them by it (SPEC.md §21.6). The default forgets `dispatch`.
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: xcsh_log::blobs::Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        drop(dispatch);
-        self.execute_with_progress(call, cancel, progress)
-    }
-    /// Like `execute_dispatched`, with what the run had left when the call started
-    /// (`run`, read from the run's machine): the `task` tool sizes its sub-agent's
-    /// limits from it (SPEC.md §29.3). The default forgets `run`.
-    fn execute_in_run(
-        &self,
-        call: ToolCall,
-        dispatch: xcsh_log::blobs::Dispatch,
-        run: RunHeadroom,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        let _ = run;
-        self.execute_dispatched(call, dispatch, cancel, progress)
-    }
     /// The results of the calls dispatched at `dispatches` are durable in their
     /// logs: their before-images are no longer needed. The default keeps none.
     fn results_durable(&self, dispatches: &[xcsh_log::blobs::Dispatch]) {
@@ -168,6 +149,33 @@ pub trait ToolExecutor: Send + Sync + 'static {
     /// tools that are always asked). `None`: the executor has no sandbox setting.
     fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
         None
+    }
+}
+
+/// What a tool call runs with besides itself ([`ToolExecutor::execute_with`]).
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// Fires when the call is cancelled.
+    pub cancel: CancellationToken,
+    /// Where the call reports its output as it comes.
+    pub progress: ToolProgress,
+    /// The call's `tool_dispatched` entry (durable already): an executor that keeps
+    /// before-images names them by it (SPEC.md §21.6). `None` outside a run.
+    pub dispatch: Option<xcsh_log::blobs::Dispatch>,
+    /// What the run had left when the call started: the `task` tool sizes its
+    /// sub-agent's limits from it (SPEC.md §29.3). `None` outside a run.
+    pub run: Option<RunHeadroom>,
+}
+
+impl CallContext {
+    /// A call outside a run that reports nothing (what `execute` gives).
+    pub fn new(cancel: CancellationToken) -> CallContext {
+        CallContext {
+            cancel,
+            progress: ToolProgress::none(),
+            dispatch: None,
+            run: None,
+        }
     }
 }
 

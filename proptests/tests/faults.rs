@@ -33,7 +33,7 @@ use xcsh_providers::http::HttpConfig;
 use xcsh_providers::openai::OpenAiProvider;
 use xcsh_providers::regress::{self, Protocol};
 use xcsh_providers::responses::ResponsesProvider;
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_providers::{BoxFuture, Provider, StreamCall, StreamSink};
 use xcsh_runtime::{RunHandle, RunOptions, RunResult, SessionTarget, Task, run_agent};
 use xcsh_tools::{CANCELLED_NOTE, ToolExecutor, ToolSpec};
 
@@ -236,8 +236,8 @@ impl<F: Fn(usize, StreamSink) -> Streamed + Send + Sync + 'static> Provider for 
     fn model(&self) -> &str {
         self.name
     }
-    fn stream(&self, _request: ModelRequest, sink: StreamSink, _: CancellationToken) -> Streamed {
-        (self.f)(self.requests.fetch_add(1, Ordering::SeqCst) + 1, sink)
+    fn stream(&self, call: StreamCall) -> Streamed {
+        (self.f)(self.requests.fetch_add(1, Ordering::SeqCst) + 1, call.sink)
     }
 }
 

@@ -6,7 +6,7 @@
 //! (every field optional).
 //!
 //! A script may serve a family (SPEC.md §29.5): a step with `"agent":"NAME"` is for
-//! the sub-agent whose `task` call has the description NAME (`Provider::stream_as`),
+//! the sub-agent whose `task` call has the description NAME (`StreamCall::agent`),
 //! a step without one for the parent. Each request takes the next step of its own
 //! agent, so the order between sub-agents running at once does not matter; the steps
 //! of one agent are played in script order.
@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{BoxFuture, ModelRequest, Provider, StreamSink};
+use super::{BoxFuture, ModelRequest, Provider, StreamCall, StreamSink};
 use xcsh_machine::{
     CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
 };
@@ -156,36 +156,14 @@ impl Provider for FauxProvider {
         "faux-script"
     }
 
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        self.serve(None, request, sink, cancel)
-    }
-
-    fn stream_as(
-        &self,
-        agent: &str,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        self.serve(Some(agent), request, sink, cancel)
-    }
-}
-
-impl FauxProvider {
-    /// Plays the next step of `agent` (`None`: the parent).
-    fn serve(
-        &self,
-        agent: Option<&str>,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let key = agent.map(str::to_owned);
+    /// Plays the next step of the call's agent (`None`: the parent).
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        let StreamCall {
+            request,
+            sink,
+            cancel,
+            agent: key,
+        } = call;
         let index = {
             // A poisoned lock only means another request panicked: the counts hold.
             let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
@@ -370,10 +348,11 @@ mod tests {
         };
         let sink = StreamSink::new(StepNo(1), tx);
         let cancel = CancellationToken::new();
-        let ended = match agent {
-            Some(agent) => faux.stream_as(agent, request, sink, cancel).await,
-            None => faux.stream(request, sink, cancel).await,
+        let call = StreamCall {
+            agent: agent.map(str::to_owned),
+            ..StreamCall::new(request, sink, cancel)
         };
+        let ended = faux.stream(call).await;
         let mut text = String::new();
         while let Ok((_, item)) = rx.try_recv() {
             if let crate::StreamItem::Event(StreamEvent::TextDelta { text: t }) = item {

@@ -16,4 +16,4 @@ pub mod sse;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use xcsh_ports::{BoxFuture, ModelRequest, Provider, StreamItem, StreamSink};
+pub use xcsh_ports::{BoxFuture, ModelRequest, Provider, StreamCall, StreamItem, StreamSink};

@@ -14,12 +14,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio_util::sync::CancellationToken;
 use xcsh_machine::{FinishReason, Limits, Permissions, ProviderError, StreamEvent};
 use xcsh_providers::faux::{FauxProvider, ScriptCall, ScriptStep};
 use xcsh_providers::http::HttpConfig;
 use xcsh_providers::openai::OpenAiProvider;
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_providers::{BoxFuture, Provider, StreamCall};
 use xcsh_runtime::{RunOptions, SessionTarget, Task, run_agent};
 use xcsh_tools::testing::TestTools;
 
@@ -39,13 +38,8 @@ impl Provider for Burst {
         "burst"
     }
 
-    fn stream(
-        &self,
-        _request: ModelRequest,
-        sink: StreamSink,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        let n = self.0;
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        let (n, sink) = (self.0, call.sink);
         Box::pin(async move {
             for _ in 0..n {
                 sink.send(StreamEvent::TextDelta {

@@ -21,7 +21,7 @@ use xcsh_machine::{
 };
 use xcsh_ports::RunHeadroom;
 use xcsh_providers::BoxFuture;
-use xcsh_tools::{ToolExecutor, ToolProgress};
+use xcsh_tools::{CallContext, ToolExecutor, ToolProgress};
 
 /// Work that finished: a tool call, an approval, a summary.
 pub(super) enum Done {
@@ -157,7 +157,15 @@ impl ToolSlots {
             let name = call.name.clone();
             let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                 let call = call.clone();
-                move || tools.execute_in_run(call, dispatch, run, cancel, progress)
+                move || {
+                    let context = CallContext {
+                        cancel,
+                        progress,
+                        dispatch: Some(dispatch),
+                        run: Some(run),
+                    };
+                    tools.execute_with(call, context)
+                }
             }))
             .unwrap_or_else(move |_| {
                 Box::pin(async move {
@@ -299,11 +307,8 @@ pub(super) fn spawn_side_call<T: Default + Send + 'static>(
     end: impl FnOnce(Result<(), ProviderError>, T) -> Done + Send + 'static,
 ) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let stream = provider.stream(
-        request,
-        xcsh_providers::StreamSink::new(StepNo(0), tx),
-        cancel,
-    );
+    let sink = xcsh_providers::StreamSink::new(StepNo(0), tx);
+    let stream = provider.stream(xcsh_providers::StreamCall::new(request, sink, cancel));
     tokio::spawn(async move {
         let collect = tokio::spawn(async move {
             let mut folded = T::default();

@@ -26,7 +26,7 @@ use xcsh_machine::{
     CallId, EntryId, Machine, Permissions, ProviderError, ProviderErrorKind, RunConfig, StepNo,
     StreamEvent,
 };
-use xcsh_providers::{ModelRequest, Provider, StreamItem, StreamSink};
+use xcsh_providers::{ModelRequest, Provider, StreamCall, StreamItem, StreamSink};
 use xcsh_tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
 
 /// Transient output of a running tool call, on its way to the owner task.
@@ -537,7 +537,7 @@ impl Owner {
         let provider = Arc::clone(&self.requests.provider);
         let token = cancel.clone();
         let stream = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            provider.stream(request, sink, token)
+            provider.stream(StreamCall::new(request, sink, token))
         }))
         .unwrap_or_else(|_| {
             Box::pin(async {

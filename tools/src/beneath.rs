@@ -280,6 +280,22 @@ pub(crate) fn replace_file(
     Ok(())
 }
 
+/// For the tests of escapes: a temporary folder holding `secret` and the workspace
+/// `ws` (returned), with the file `file` (its folders made) and two links: `ws/out`
+/// to the temporary folder (outside) and `ws/in` to the workspace's folder `inside`.
+#[cfg(test)]
+pub(crate) fn escapes(file: &str, inside: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    let path = ws.join(file);
+    std::fs::create_dir_all(path.parent().expect("a folder")).expect("mkdir");
+    std::fs::write(&path, "inside").expect("write");
+    std::fs::write(dir.path().join("secret"), "outside").expect("write");
+    std::os::unix::fs::symlink(dir.path(), ws.join("out")).expect("symlink");
+    std::os::unix::fs::symlink(ws.join(inside), ws.join("in")).expect("symlink");
+    (dir, ws)
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -287,13 +303,7 @@ mod tests {
     use super::*;
 
     fn setup() -> (tempfile::TempDir, OwnedFd) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let ws = dir.path().join("ws");
-        std::fs::create_dir_all(ws.join("a/b")).expect("mkdir");
-        std::fs::write(ws.join("a/b/f"), "inside").expect("write");
-        std::fs::write(dir.path().join("secret"), "outside").expect("write");
-        std::os::unix::fs::symlink(dir.path(), ws.join("out")).expect("symlink");
-        std::os::unix::fs::symlink(ws.join("a"), ws.join("in")).expect("symlink");
+        let (dir, ws) = escapes("a/b/f", "a");
         let root = open_root(&ws).expect("root");
         (dir, root)
     }

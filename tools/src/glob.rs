@@ -9,10 +9,10 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
-use super::caps::{CappedLines, Caps};
+use super::caps::CappedLines;
 use super::list::walk;
 use super::params::Param;
-use super::workspace::Workspace;
+use super::workspace::Scan;
 
 pub(crate) const NAME: &str = "glob";
 
@@ -85,12 +85,8 @@ pub(crate) fn files<'a>(
         })
 }
 
-pub(crate) fn run(
-    ws: &Workspace,
-    caps: Caps,
-    args: Args,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
+pub(crate) fn run(scan: Scan<'_>, args: Args) -> Result<String, String> {
+    let Scan { ws, caps, cancel } = scan;
     let glob = PathGlob::new(&args.pattern, "pattern")?;
     let given = args.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(given).map_err(|e| e.to_string())?;

@@ -10,13 +10,12 @@ use grep_regex::RegexMatcher;
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 
 use super::beneath::Node;
-use super::caps::{CappedLines, Caps};
+use super::caps::CappedLines;
 use super::glob::{PathGlob, files};
 use super::params::Param;
-use super::workspace::Workspace;
+use super::workspace::Scan;
 
 pub(crate) const NAME: &str = "grep";
 
@@ -54,12 +53,8 @@ pub(crate) struct Args {
     glob: Option<String>,
 }
 
-pub(crate) fn run(
-    ws: &Workspace,
-    caps: Caps,
-    args: Args,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
+pub(crate) fn run(scan: Scan<'_>, args: Args) -> Result<String, String> {
+    let Scan { ws, caps, cancel } = scan;
     // Parsed first for an error message that shows the pattern as given (the
     // matcher's own errors show it wrapped in a group).
     regex_syntax::Parser::new()

@@ -23,5 +23,6 @@ pub use standard::{StandardTools, ToolOptions, is_mutating};
 pub use xcsh_log::blobs;
 
 pub use xcsh_ports::{
-    CANCELLED_NOTE, MAX_PROGRESS_BYTES, OutputStream, ToolExecutor, ToolProgress, ToolSpec,
+    CANCELLED_NOTE, CallContext, Layer, Layered, MAX_PROGRESS_BYTES, OutputStream, ToolExecutor,
+    ToolProgress, ToolSpec,
 };

@@ -6,14 +6,13 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 
 use rustix::fs::{AtFlags, FileType};
 
 use super::beneath::Node;
-use super::caps::{CappedLines, Caps};
+use super::caps::CappedLines;
 use super::params::Param;
-use super::workspace::Workspace;
+use super::workspace::Scan;
 
 pub(crate) const NAME: &str = "list";
 
@@ -66,12 +65,8 @@ fn marked(name: &str, symlink: bool, dir: bool) -> String {
     }
 }
 
-pub(crate) fn run(
-    ws: &Workspace,
-    caps: Caps,
-    args: Args,
-    cancel: &CancellationToken,
-) -> Result<String, String> {
+pub(crate) fn run(scan: Scan<'_>, args: Args) -> Result<String, String> {
+    let Scan { ws, caps, cancel } = scan;
     let given = args.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(given).map_err(|e| e.to_string())?;
     let fd = match ws.open(&dir) {

@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::blobs::{BeforeImage, BlobStore, Dispatch};
 use super::caps::Caps;
 use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
+use super::workspace::Scan;
 pub use super::workspace::{FileChange, ToolError, Workspace};
-use super::{CANCELLED_NOTE, ToolExecutor, ToolProgress, ToolSpec};
+use super::{CANCELLED_NOTE, CallContext, ToolExecutor, ToolSpec};
 use super::{bash, edit, glob, grep, list, params, plan, read, write};
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
@@ -223,18 +224,15 @@ impl ToolExecutor for StandardTools {
     }
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
-        self.execute_with_progress(call, cancel, ToolProgress::none())
+        self.execute_with(call, CallContext::new(cancel))
     }
 
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
+    /// bash reports its stdout and stderr as they are read; the other tools report
+    /// nothing (their results come at once). `edit` and `write` keep before-images
+    /// of a call with a dispatch.
+    fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
         let inner = Arc::clone(&self.inner);
-        Box::pin(async move { Inner::execute(inner, call, Some(dispatch), cancel, progress).await })
+        Box::pin(async move { Inner::execute(inner, call, context).await })
     }
 
     /// Removes the manifests of calls whose results are durable (and the blobs no
@@ -251,18 +249,6 @@ impl ToolExecutor for StandardTools {
 
     fn before_images(&self) -> Option<BlobStore> {
         self.inner.options.blobs.clone()
-    }
-
-    /// bash reports its stdout and stderr as they are read; the other tools report
-    /// nothing (their results come at once).
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        let inner = Arc::clone(&self.inner);
-        Box::pin(async move { Inner::execute(inner, call, None, cancel, progress).await })
     }
 }
 
@@ -337,18 +323,32 @@ fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome
     })
 }
 
+/// What the scan tool `name` (`list`, `grep`, `glob`) returns.
+fn scanned(
+    name: &str,
+    value: Value,
+    scan: Scan<'_>,
+) -> Result<Result<String, String>, ToolOutcome> {
+    match name {
+        "list" => typed(name, value).map(|a| list::run(scan, a)),
+        "grep" => typed(name, value).map(|a| grep::run(scan, a)),
+        "glob" => typed(name, value).map(|a| glob::run(scan, a)),
+        other => Ok(Err(format!("no tool named `{other}`"))),
+    }
+}
+
 impl Inner {
     fn lock_changes(&self) -> std::sync::MutexGuard<'_, BTreeMap<CallId, Vec<FileChange>>> {
         self.changes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    async fn execute(
-        this: Arc<Inner>,
-        call: ToolCall,
-        dispatch: Option<Dispatch>,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> ToolOutcome {
+    async fn execute(this: Arc<Inner>, call: ToolCall, context: CallContext) -> ToolOutcome {
+        let CallContext {
+            cancel,
+            progress,
+            dispatch,
+            run: _,
+        } = context;
         let Some(tool) = this.tools.iter().find(|t| t.spec.name == call.name) else {
             let names: Vec<&str> = this.tools.iter().map(|t| t.spec.name.as_str()).collect();
             return error(format!(
@@ -444,18 +444,16 @@ impl Inner {
                 let worker = Arc::clone(&this);
                 let token = cancel.clone();
                 let job = tokio::task::spawn_blocking(move || {
-                    let ws = &worker.workspace;
+                    let scan = Scan {
+                        ws: &worker.workspace,
+                        caps,
+                        cancel: &token,
+                    };
                     let result = match name.as_str() {
                         "read" => typed(&name, value).map(|a| {
-                            read::run(ws, caps, a).map(|r| (r.text, Some((r.path, r.hash))))
+                            read::run(scan.ws, caps, a).map(|r| (r.text, Some((r.path, r.hash))))
                         }),
-                        "list" => typed(&name, value)
-                            .map(|a| list::run(ws, caps, a, &token).map(|t| (t, None))),
-                        "grep" => typed(&name, value)
-                            .map(|a| grep::run(ws, caps, a, &token).map(|t| (t, None))),
-                        "glob" => typed(&name, value)
-                            .map(|a| glob::run(ws, caps, a, &token).map(|t| (t, None))),
-                        other => Ok(Err(format!("no tool named `{other}`"))),
+                        other => scanned(other, value, scan).map(|r| r.map(|t| (t, None))),
                     };
                     match result {
                         Ok(Ok((text, read))) => (outcome(Ok(text)), read),

@@ -76,6 +76,17 @@ pub enum WorkspaceError {
 pub use xcsh_log::FileChange;
 
 use super::beneath::{self, Node, OpenError};
+use super::caps::Caps;
+use tokio_util::sync::CancellationToken;
+
+/// What a read-only scan of the workspace (`list`, `grep`, `glob`) runs with: the
+/// workspace, the output caps and the call's cancellation (checked between entries).
+#[derive(Clone, Copy)]
+pub(crate) struct Scan<'a> {
+    pub ws: &'a Workspace,
+    pub caps: Caps,
+    pub cancel: &'a CancellationToken,
+}
 
 /// The workspace root (canonical) and the run's read-before-write ledger: for each
 /// file, the blake3 hash of the content `read` last returned (or an edit/write last
@@ -306,13 +317,8 @@ mod tests {
 
     #[test]
     fn resolve_table() {
-        let outer = tempfile::tempdir().expect("tempdir");
-        let root = outer.path().join("ws");
+        let (outer, root) = beneath::escapes("src/a.rs", "src");
         std::fs::create_dir_all(root.join("src/deep")).expect("mkdir");
-        std::fs::write(root.join("src/a.rs"), "a").expect("write");
-        std::fs::write(outer.path().join("secret"), "s").expect("write");
-        std::os::unix::fs::symlink(outer.path(), root.join("out")).expect("symlink");
-        std::os::unix::fs::symlink(root.join("src"), root.join("in")).expect("symlink");
         std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).expect("symlink");
         let ws = Workspace::new(&root).expect("workspace");
         let canon = ws.root().to_path_buf();

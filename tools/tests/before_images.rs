@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::blobs::{BlobId, BlobStore, Dispatch, Manifest, ManifestFile};
 use xcsh_machine::{CallId, EntryId, ToolCall, ToolOutcome, ToolStatus};
-use xcsh_tools::{StandardTools, ToolExecutor, ToolOptions, ToolProgress};
+use xcsh_tools::{CallContext, StandardTools, ToolExecutor, ToolOptions};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -65,14 +65,11 @@ impl Fixture {
     }
 
     async fn run(&self, call: ToolCall, entry: u64) -> ToolOutcome {
-        self.tools
-            .execute_dispatched(
-                call,
-                self.dispatch(entry),
-                CancellationToken::new(),
-                ToolProgress::none(),
-            )
-            .await
+        let context = CallContext {
+            dispatch: Some(self.dispatch(entry)),
+            ..CallContext::new(CancellationToken::new())
+        };
+        self.tools.execute_with(call, context).await
     }
 
     /// `write {path, content}` as call `w`, dispatched by `entry`.

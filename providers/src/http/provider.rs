@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::{ConfigError, HttpConfig, HttpRequest, client, shown_body, stream_sse, unserializable};
 use crate::sse::StreamMapper;
-use crate::{BoxFuture, ModelRequest, Provider, StreamSink};
+use crate::{BoxFuture, ModelRequest, Provider, StreamCall};
 use xcsh_machine::ProviderError;
 
 /// A wire protocol: everything that tells one HTTP provider from another.
@@ -85,12 +84,13 @@ impl<W: Wire> Provider for HttpProvider<W> {
     /// fields are declared in key order, so these are the bytes of
     /// [`shown_body`]'s value); the request's `max_output_tokens` is enforced by the
     /// client too.
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        let StreamCall {
+            request,
+            sink,
+            cancel,
+            ..
+        } = call;
         let body = serde_json::to_string(&self.body(&request)).map_err(unserializable);
         let client = self.client.clone();
         let config = Arc::clone(&self.config);

@@ -573,7 +573,14 @@ async fn run_provider(
         tools: vec![],
         max_output_tokens: 64,
     };
-    streamed(|sink| provider.stream(request, sink, CancellationToken::new())).await
+    streamed(|sink| {
+        provider.stream(crate::StreamCall::new(
+            request,
+            sink,
+            CancellationToken::new(),
+        ))
+    })
+    .await
 }
 
 #[tokio::test]

@@ -17,23 +17,20 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
-use tokio_util::sync::CancellationToken;
 
 use crate::{Approver, RunOptions, RunResult, SessionTarget, Task, run_agent};
-use xcsh_log::blobs::{BlobStore, Dispatch};
 use xcsh_log::secrets::Secrets;
 use xcsh_log::{ChildRun, ParentLink, SessionHeader, SessionWriter};
 use xcsh_machine::{
-    CallId, Limits, Permissions, SandboxConfig, StopReason, TASK_TOOL, ToolCall, ToolOutcome,
-    ToolStatus,
+    CallId, Limits, Permissions, StopReason, TASK_TOOL, ToolCall, ToolOutcome, ToolStatus,
 };
 use xcsh_ports::{CANCELLED_NOTE, OutputStream, RunHeadroom};
 use xcsh_providers::{BoxFuture, Provider};
-use xcsh_tools::{ToolExecutor, ToolProgress, ToolSpec};
+use xcsh_tools::{CallContext, Layer, Layered, ToolExecutor, ToolSpec};
 
 pub use args::spec;
 use args::{TaskArgs, child_tools, parse};
-use subset::{AgentProvider, Subset};
+use subset::{AgentProvider, Only};
 
 /// What a sub-agent is told besides its parent's system prompt.
 pub const SUBAGENT_PROMPT: &str = "You are a sub-agent: another agent gave you the task in the user's message with its `task` tool. Do it with the tools you have, without asking questions (no one will answer them). Your final message is all the other agent receives of your work: make it complete and to the point.";
@@ -42,8 +39,8 @@ pub const SUBAGENT_PROMPT: &str = "You are a sub-agent: another agent gave you t
 /// a `task` call starts a sub-agent with what the run has (its provider, tools,
 /// permissions, approver, secrets, system prompt and concurrency cap).
 pub fn delegating(opts: RunOptions) -> RunOptions {
-    let tools: Arc<dyn ToolExecutor> = Arc::new(TaskTools {
-        inner: Arc::clone(&opts.tools),
+    let delegation = Delegation {
+        tools: Arc::clone(&opts.tools),
         parent: Arc::new(ParentRun {
             provider: Arc::clone(&opts.provider),
             approver: opts.approver.clone(),
@@ -53,7 +50,8 @@ pub fn delegating(opts: RunOptions) -> RunOptions {
             system_prompt: opts.system_prompt.clone(),
         }),
         children: Arc::default(),
-    });
+    };
+    let tools: Arc<dyn ToolExecutor> = Arc::new(Layered::new(Arc::clone(&opts.tools), delegation));
     RunOptions { tools, ..opts }
 }
 
@@ -67,30 +65,42 @@ struct ParentRun {
     system_prompt: String,
 }
 
-/// The run's executor with `task` added.
-struct TaskTools {
-    inner: Arc<dyn ToolExecutor>,
+/// The layer that adds `task` to the run's executor.
+struct Delegation {
+    /// The run's executor (the one this layer is on): a sub-agent's tools are a
+    /// subset of its tools.
+    tools: Arc<dyn ToolExecutor>,
     parent: Arc<ParentRun>,
     /// The child run of each `task` call that settled, until the owner takes it.
     children: Arc<Mutex<BTreeMap<CallId, ChildRun>>>,
 }
 
-impl TaskTools {
+impl Delegation {
     /// Starts the sub-agent of `call` and returns its future, or the error result
-    /// of a call that cannot start one.
+    /// of a call that cannot start one (one made outside a run has no dispatch to
+    /// link a child to).
     fn start(
         &self,
         call: ToolCall,
-        dispatch: Dispatch,
-        run: RunHeadroom,
-        cancel: CancellationToken,
-        progress: ToolProgress,
+        context: CallContext,
     ) -> Result<BoxFuture<ToolOutcome>, String> {
+        let CallContext {
+            cancel,
+            progress,
+            dispatch: Some(dispatch),
+            run: Some(run),
+        } = context
+        else {
+            return Err(
+                "error: `task` starts a sub-agent only inside a run; no sub-agent was started"
+                    .into(),
+            );
+        };
         let args = parse(&call.arguments).map_err(|why| {
             format!("error: the arguments of `task` are wrong: {why}; no sub-agent was started")
         })?;
-        let parent_tools: Vec<String> = self.inner.specs().into_iter().map(|s| s.name).collect();
-        let names = child_tools(args.tools.as_deref(), &parent_tools, &self.inner.mutating())
+        let parent_tools: Vec<String> = self.tools.specs().into_iter().map(|s| s.name).collect();
+        let names = child_tools(args.tools.as_deref(), &parent_tools, &self.tools.mutating())
             .map_err(|why| format!("error: {why}; no sub-agent was started"))?;
         let limits = child_limits(&run, args.max_steps);
         let cannot = |e: &dyn std::fmt::Display| format!("error: cannot start the sub-agent: {e}");
@@ -134,7 +144,7 @@ impl TaskTools {
                 inner: Arc::clone(&parent.provider),
                 agent: description.clone(),
             }),
-            tools: Arc::new(Subset::new(Arc::clone(&self.inner), names)),
+            tools: Arc::new(Layered::new(Arc::clone(&self.tools), Only(names))),
             permissions: parent.permissions,
             approver: parent.approver.clone(),
             max_parallel_tools: parent.max_parallel_tools,
@@ -280,96 +290,29 @@ fn report(description: &str, child: &ChildRun, r: &RunResult) -> ToolOutcome {
     ToolOutcome { status, content }
 }
 
-/// The result of a `task` call made outside a run (no dispatch to link a child to).
-fn outside_a_run() -> ToolOutcome {
-    error("error: `task` starts a sub-agent only inside a run; no sub-agent was started".into())
-}
-
-impl ToolExecutor for TaskTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs = self.inner.specs();
-        if !specs.iter().any(|s| s.name == TASK_TOOL) {
-            specs.push(args::spec());
+/// `task` is gated by what its sub-agent may do (the machine's `read_only_task`),
+/// not as a mutating tool: `mutating` keeps the inner executor's.
+impl Layer for Delegation {
+    fn specs(&self, mut inner: Vec<ToolSpec>) -> Vec<ToolSpec> {
+        if !inner.iter().any(|s| s.name == TASK_TOOL) {
+            inner.push(args::spec());
         }
-        specs
-    }
-
-    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
-        if call.name == TASK_TOOL {
-            return Box::pin(async { outside_a_run() });
-        }
-        self.inner.execute(call, cancel)
-    }
-
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        if call.name == TASK_TOOL {
-            return Box::pin(async { outside_a_run() });
-        }
-        self.inner.execute_with_progress(call, cancel, progress)
-    }
-
-    fn mutating(&self) -> Vec<String> {
-        // `task` is gated by what its sub-agent may do (the machine's
-        // `read_only_task`), not as a mutating tool.
-        self.inner.mutating()
-    }
-
-    fn take_file_changes(&self, id: &CallId) -> Vec<xcsh_log::FileChange> {
-        self.inner.take_file_changes(id)
+        inner
     }
 
     fn take_child_run(&self, id: &CallId) -> Option<ChildRun> {
         lock(&self.children).remove(id)
     }
 
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        if call.name == TASK_TOOL {
-            return Box::pin(async { outside_a_run() });
-        }
-        self.inner
-            .execute_dispatched(call, dispatch, cancel, progress)
+    fn owns(&self, name: &str) -> bool {
+        name == TASK_TOOL
     }
 
-    fn execute_in_run(
-        &self,
-        call: ToolCall,
-        dispatch: Dispatch,
-        run: RunHeadroom,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        if call.name != TASK_TOOL {
-            return self
-                .inner
-                .execute_in_run(call, dispatch, run, cancel, progress);
-        }
-        match self.start(call, dispatch, run, cancel, progress) {
+    fn execute(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        match self.start(call, context) {
             Ok(work) => work,
             Err(content) => Box::pin(async move { error(content) }),
         }
-    }
-
-    fn results_durable(&self, dispatches: &[Dispatch]) {
-        self.inner.results_durable(dispatches);
-    }
-
-    fn before_images(&self) -> Option<BlobStore> {
-        self.inner.before_images()
-    }
-
-    fn sandbox(&self) -> Option<SandboxConfig> {
-        self.inner.sandbox()
     }
 }
 

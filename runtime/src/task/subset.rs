@@ -1,85 +1,32 @@
 //! What a sub-agent runs with: a subset of its parent's tools (the same executor,
 //! offering fewer), and its parent's provider, its requests tagged with the agent's
-//! name (`Provider::stream_as`, which the faux provider serves a family by).
+//! name (`StreamCall::agent`, which the faux provider serves a family by).
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
+use xcsh_machine::{ProviderError, SandboxConfig};
+use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
+use xcsh_tools::{Layer, ToolSpec};
 
-use xcsh_log::blobs::{BlobStore, Dispatch};
-use xcsh_machine::{CallId, ProviderError, SandboxConfig, ToolCall, ToolOutcome};
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
-use xcsh_tools::{ToolExecutor, ToolProgress, ToolSpec};
-
-/// The parent's executor, offering only `names` (the machine rejects any other
+/// The parent's executor offering only these tools (the machine rejects any other
 /// name before a call reaches it).
-pub(crate) struct Subset {
-    inner: Arc<dyn ToolExecutor>,
-    names: Vec<String>,
-}
+pub(crate) struct Only(pub(crate) Vec<String>);
 
-impl Subset {
-    pub(crate) fn new(inner: Arc<dyn ToolExecutor>, names: Vec<String>) -> Subset {
-        Subset { inner, names }
-    }
-}
-
-impl ToolExecutor for Subset {
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.inner
-            .specs()
+impl Layer for Only {
+    fn specs(&self, inner: Vec<ToolSpec>) -> Vec<ToolSpec> {
+        inner
             .into_iter()
-            .filter(|s| self.names.contains(&s.name))
+            .filter(|s| self.0.contains(&s.name))
             .collect()
     }
 
-    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
-        self.inner.execute(call, cancel)
+    fn mutating(&self, inner: Vec<String>) -> Vec<String> {
+        inner.into_iter().filter(|n| self.0.contains(n)).collect()
     }
 
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        self.inner.execute_with_progress(call, cancel, progress)
-    }
-
-    fn mutating(&self) -> Vec<String> {
-        self.inner
-            .mutating()
-            .into_iter()
-            .filter(|n| self.names.contains(n))
-            .collect()
-    }
-
-    fn take_file_changes(&self, id: &CallId) -> Vec<xcsh_log::FileChange> {
-        self.inner.take_file_changes(id)
-    }
-
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        self.inner
-            .execute_dispatched(call, dispatch, cancel, progress)
-    }
-
-    fn results_durable(&self, dispatches: &[Dispatch]) {
-        self.inner.results_durable(dispatches);
-    }
-
-    fn before_images(&self) -> Option<BlobStore> {
-        self.inner.before_images()
-    }
-
-    fn sandbox(&self) -> Option<SandboxConfig> {
-        self.inner.sandbox().map(|mut sandbox| {
-            sandbox.always_ask.retain(|n| self.names.contains(n));
+    fn sandbox(&self, inner: Option<SandboxConfig>) -> Option<SandboxConfig> {
+        inner.map(|mut sandbox| {
+            sandbox.always_ask.retain(|n| self.0.contains(n));
             sandbox
         })
     }
@@ -100,13 +47,11 @@ impl Provider for AgentProvider {
         self.inner.model()
     }
 
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
-        self.inner.stream_as(&self.agent, request, sink, cancel)
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        self.inner.stream(StreamCall {
+            agent: Some(self.agent.clone()),
+            ..call
+        })
     }
 
     fn render_request(&self, request: &ModelRequest) -> serde_json::Value {

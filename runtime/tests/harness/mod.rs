@@ -30,7 +30,7 @@ use xcsh_machine::{
     Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamSink};
+use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
 use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunEvent, RunHandle, RunOptions, RunResult,
     SessionTarget, Task, run_agent,
@@ -319,22 +319,17 @@ impl Provider for Shared {
         self.0.inner.model()
     }
 
-    fn stream(
-        &self,
-        request: ModelRequest,
-        sink: StreamSink,
-        cancel: CancellationToken,
-    ) -> BoxFuture<Result<(), ProviderError>> {
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
         let recording = Arc::clone(&self.0);
         let n = {
             let mut requests = recording.requests.lock().unwrap();
-            requests.push(request.clone());
+            requests.push(call.request.clone());
             requests.len()
         };
         let inner = match &recording.events {
-            None => recording.inner.stream(request, sink, cancel),
+            None => recording.inner.stream(call),
             Some(events) => {
-                let events = events.clone();
+                let (events, sink) = (events.clone(), call.sink);
                 Box::pin(async move {
                     for event in events {
                         sink.send(event);

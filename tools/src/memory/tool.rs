@@ -2,13 +2,10 @@
 //! and never gated, offered only when memory is on: [`MemoryTools`] adds it to
 //! another executor's tools and hands every other call to that executor.
 
-use std::sync::Arc;
-
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 use xcsh_log::memory::MemoryScope;
-use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
-use xcsh_ports::{BoxFuture, ToolExecutor, ToolProgress, ToolSpec};
+use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
+use xcsh_ports::{BoxFuture, CallContext, Layer, Layered, ToolSpec};
 
 use super::store::MemoryStore;
 use crate::params::{Param, schema};
@@ -35,118 +32,60 @@ struct Args {
     scope: Option<String>,
 }
 
-/// Another executor's tools plus `memory_read` over `store`.
-pub struct MemoryTools {
-    inner: Arc<dyn ToolExecutor>,
-    store: MemoryStore,
-}
+/// Another executor's tools plus `memory_read` over a store.
+pub type MemoryTools = Layered<MemoryStore>;
 
-impl MemoryTools {
-    pub fn new(inner: Arc<dyn ToolExecutor>, store: MemoryStore) -> MemoryTools {
-        MemoryTools { inner, store }
+/// The store as a layer: `memory_read` over it, added to another executor's tools.
+impl Layer for MemoryStore {
+    fn owns(&self, name: &str) -> bool {
+        name == MEMORY_READ
     }
 
-    fn read(&self, arguments: &str) -> ToolOutcome {
-        let error = |content: String| ToolOutcome {
-            status: ToolStatus::Error,
-            content,
-        };
-        let args: Args = match serde_json::from_str(arguments) {
-            Ok(a) => a,
-            Err(e) => return error(format!("invalid arguments for memory_read: {e}")),
-        };
-        let scope = match args.scope.as_deref().map(|s| (s, MemoryScope::parse(s))) {
-            None => None,
-            Some((_, Some(scope))) => Some(scope),
-            Some((s, None)) => {
-                return error(format!(
-                    "invalid arguments for memory_read: scope `{s}` is neither `user` nor `project`"
-                ));
-            }
-        };
-        match self.store.read(scope, &args.name) {
-            Ok(note) => ToolOutcome {
-                status: ToolStatus::Ok,
-                content: format!(
-                    "{}/{}: {}\n\n{}",
-                    note.scope.name(),
-                    note.name,
-                    note.description,
-                    note.body
-                ),
-            },
-            Err(e) => error(e.to_string()),
-        }
-    }
-}
-
-impl ToolExecutor for MemoryTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs = self.inner.specs();
-        specs.push(ToolSpec {
+    fn specs(&self, mut inner: Vec<ToolSpec>) -> Vec<ToolSpec> {
+        inner.push(ToolSpec {
             name: MEMORY_READ.into(),
             description: DESCRIPTION.into(),
             parameters: schema(PARAMS),
         });
-        specs
+        inner
     }
 
-    fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
-        if call.name == MEMORY_READ {
-            let outcome = self.read(&call.arguments);
-            return Box::pin(async move { outcome });
+    fn execute(&self, call: ToolCall, _context: CallContext) -> BoxFuture<ToolOutcome> {
+        let outcome = read(self, &call.arguments);
+        Box::pin(async move { outcome })
+    }
+}
+
+fn read(store: &MemoryStore, arguments: &str) -> ToolOutcome {
+    let error = |content: String| ToolOutcome {
+        status: ToolStatus::Error,
+        content,
+    };
+    let args: Args = match serde_json::from_str(arguments) {
+        Ok(a) => a,
+        Err(e) => return error(format!("invalid arguments for memory_read: {e}")),
+    };
+    let scope = match args.scope.as_deref().map(|s| (s, MemoryScope::parse(s))) {
+        None => None,
+        Some((_, Some(scope))) => Some(scope),
+        Some((s, None)) => {
+            return error(format!(
+                "invalid arguments for memory_read: scope `{s}` is neither `user` nor `project`"
+            ));
         }
-        self.inner.execute(call, cancel)
-    }
-
-    fn execute_with_progress(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        if call.name == MEMORY_READ {
-            return self.execute(call, cancel);
-        }
-        self.inner.execute_with_progress(call, cancel, progress)
-    }
-
-    fn execute_dispatched(
-        &self,
-        call: ToolCall,
-        dispatch: xcsh_log::blobs::Dispatch,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) -> BoxFuture<ToolOutcome> {
-        if call.name == MEMORY_READ {
-            return self.execute(call, cancel);
-        }
-        self.inner
-            .execute_dispatched(call, dispatch, cancel, progress)
-    }
-
-    fn mutating(&self) -> Vec<String> {
-        self.inner.mutating()
-    }
-
-    fn take_file_changes(&self, id: &CallId) -> Vec<xcsh_log::FileChange> {
-        self.inner.take_file_changes(id)
-    }
-
-    fn take_child_run(&self, id: &CallId) -> Option<xcsh_log::ChildRun> {
-        self.inner.take_child_run(id)
-    }
-
-    fn results_durable(&self, dispatches: &[xcsh_log::blobs::Dispatch]) {
-        self.inner.results_durable(dispatches);
-    }
-
-    fn before_images(&self) -> Option<xcsh_log::blobs::BlobStore> {
-        self.inner.before_images()
-    }
-
-    fn sandbox(&self) -> Option<xcsh_machine::SandboxConfig> {
-        self.inner.sandbox()
+    };
+    match store.read(scope, &args.name) {
+        Ok(note) => ToolOutcome {
+            status: ToolStatus::Ok,
+            content: format!(
+                "{}/{}: {}\n\n{}",
+                note.scope.name(),
+                note.name,
+                note.description,
+                note.body
+            ),
+        },
+        Err(e) => error(e.to_string()),
     }
 }
 
@@ -154,7 +93,11 @@ impl ToolExecutor for MemoryTools {
 mod tests {
     use super::*;
     use crate::testing::TestTools;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
     use xcsh_log::memory::ProposedNote;
+    use xcsh_machine::CallId;
+    use xcsh_ports::ToolExecutor;
 
     #[tokio::test]
     async fn memory_read_reads_a_note_in_full_and_names_a_missing_one() {
