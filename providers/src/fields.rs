@@ -30,16 +30,30 @@ impl<'a> Reader<'a> {
         ))
     }
 
-    pub fn str(
+    /// `value` as `pick` reads it: `None` when absent or `null`, an error naming
+    /// `path` and `expected` when `pick` finds no such value.
+    fn read<'v, T>(
         self,
-        value: Option<&Value>,
+        value: Option<&'v Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&str>, ProviderError> {
+        expected: &str,
+        pick: fn(&'v Value) -> Option<T>,
+    ) -> Result<Option<T>, ProviderError> {
         match value {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(self.wrong(&path(), other, "a string")),
+            Some(v) => match pick(v) {
+                Some(t) => Ok(Some(t)),
+                None => Err(self.wrong(&path(), v, expected)),
+            },
         }
+    }
+
+    pub fn str<'v>(
+        self,
+        value: Option<&'v Value>,
+        path: impl FnOnce() -> String,
+    ) -> Result<Option<&'v str>, ProviderError> {
+        self.read(value, path, "a string", Value::as_str)
     }
 
     /// A non-negative integer (an index, a token count).
@@ -48,25 +62,15 @@ impl<'a> Reader<'a> {
         value: Option<&Value>,
         path: impl FnOnce() -> String,
     ) -> Result<Option<u64>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64() {
-                Some(n) => Ok(Some(n)),
-                None => Err(self.wrong(&path(), v, "a non-negative integer")),
-            },
-        }
+        self.read(value, path, "a non-negative integer", Value::as_u64)
     }
 
-    pub fn array(
+    pub fn array<'v>(
         self,
-        value: Option<&Value>,
+        value: Option<&'v Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&Vec<Value>>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(a)) => Ok(Some(a)),
-            Some(other) => Err(self.wrong(&path(), other, "an array")),
-        }
+    ) -> Result<Option<&'v Vec<Value>>, ProviderError> {
+        self.read(value, path, "an array", Value::as_array)
     }
 
     /// The object `payload[key]`, or `null` when it is absent (its fields then read
@@ -90,16 +94,12 @@ impl<'a> Reader<'a> {
     }
 
     /// An object (returned as the value, to read its fields with `get`).
-    pub fn object(
+    pub fn object<'v>(
         self,
-        value: Option<&Value>,
+        value: Option<&'v Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&Value>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(v @ Value::Object(_)) => Ok(Some(v)),
-            Some(other) => Err(self.wrong(&path(), other, "an object")),
-        }
+    ) -> Result<Option<&'v Value>, ProviderError> {
+        self.read(value, path, "an object", |v| v.is_object().then_some(v))
     }
 }
 
