@@ -23,6 +23,7 @@
 //! or a `delta.role` after content that came without one: `restarted`, and the
 //! partial message is forgotten.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
@@ -66,12 +67,6 @@ pub struct OpenAiMapper {
     /// `role` announces a new message (servers such as Ollama repeat `role` on
     /// every chunk, which is no restart).
     unroled_output: bool,
-}
-
-impl OpenAiMapper {
-    pub fn new() -> OpenAiMapper {
-        OpenAiMapper::default()
-    }
 }
 
 impl StreamMapper for OpenAiMapper {
@@ -498,7 +493,6 @@ pub struct ChatCompletions {
 impl http::Wire for ChatCompletions {
     const NAME: &'static str = "openai";
     const PATH: &'static str = "chat/completions";
-    type Body<'a> = wire::Body<'a>;
     type Mapper = OpenAiMapper;
 
     fn for_config(config: &HttpConfig) -> ChatCompletions {
@@ -507,7 +501,7 @@ impl http::Wire for ChatCompletions {
                 || config.base_url.contains("openai.azure.com")),
         }
     }
-    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> impl Serialize + 'a {
         wire::body(model, request, self.legacy_max_tokens)
     }
 }

@@ -1,6 +1,7 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
+use crate::sse::StreamMapper;
 use crate::testing::{
     api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, check, pretty_body,
     restarts, run, sample_request, sent_is_shown, usage,
@@ -318,7 +319,7 @@ fn every_wrong_type_in_an_anthropic_event_is_an_error_never_a_silent_drop() {
 
 #[test]
 fn completeness_needs_message_stop() {
-    let mut m = AnthropicMapper::new();
+    let mut m = AnthropicMapper::default();
     m.on_event(None, r#"{"type":"message_start","message":{"content":[]}}"#)
         .unwrap();
     assert!(!m.is_complete());

@@ -311,7 +311,7 @@ fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
 
 #[test]
 fn completeness() {
-    let mut m = OpenAiMapper::new();
+    let mut m = OpenAiMapper::default();
     m.on_event(None, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#)
         .unwrap();
     assert!(!m.is_complete());
