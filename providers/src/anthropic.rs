@@ -34,7 +34,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::{Reader, TypedMapper};
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{OpenMessage, push_text, skipped};
+use super::sse::{OpenMessage, push_text, skip_unknown, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -283,10 +283,8 @@ impl AnthropicMapper {
                 }
             }
             other => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                self.out
-                    .push(skipped(&format!("content_block_start:{name}")));
-                Block::Skipped(name.to_string())
+                let name = skip_unknown(&mut self.out, "content_block_start", other);
+                Block::Skipped(name)
             }
         };
         self.blocks.insert(index, state);
@@ -348,9 +346,7 @@ impl AnthropicMapper {
                 }
             }
             (_, other) => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                self.out
-                    .push(skipped(&format!("content_block_delta:{name}")));
+                skip_unknown(&mut self.out, "content_block_delta", other);
             }
         }
         Ok(())

@@ -248,7 +248,7 @@ impl OpenAiMapper {
             }
             Some(Value::Array(parts)) => {
                 for (n, part) in parts.iter().enumerate() {
-                    content_part(part, &|| at(&format!("content[{n}]")), out)?;
+                    content_part(part, &|key| at(&format!("content[{n}].{key}")), out)?;
                 }
             }
             Some(other) => {
@@ -264,21 +264,20 @@ impl OpenAiMapper {
         }
         if let Some(calls) = r.array(delta.get("tool_calls"), || at("tool_calls"))? {
             for (n, call) in calls.iter().enumerate() {
-                self.on_tool_call(call, &|| at(&format!("tool_calls[{n}]")), out)?;
+                self.on_tool_call(call, &|key| at(&format!("tool_calls[{n}].{key}")), out)?;
             }
         }
         Ok(())
     }
 
-    /// One `delta.tool_calls[]` fragment; `path` names it in errors.
+    /// One `delta.tool_calls[]` fragment; `at` names its fields in errors.
     fn on_tool_call(
         &mut self,
         call: &Value,
-        path: &dyn Fn() -> String,
+        at: &dyn Fn(&str) -> String,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let r = Reader::new(CHUNK);
-        let at = |key: &str| format!("{}.{key}", path());
         let provider_index = r.uint(call.get("index"), || at("index"))?;
         let id = r
             .str(call.get("id"), || at("id"))?
@@ -378,14 +377,13 @@ fn start_call(c: &mut ChatCall, out: &mut Vec<StreamEvent>) {
 }
 
 /// One part of an array-valued `content` (Mistral): `text`, or `thinking` whose
-/// `thinking` is a string or itself an array of text parts; `path` names it.
+/// `thinking` is a string or itself an array of text parts; `at` names its fields.
 fn content_part(
     part: &Value,
-    path: &dyn Fn() -> String,
+    at: &dyn Fn(&str) -> String,
     out: &mut Vec<StreamEvent>,
 ) -> Result<(), ProviderError> {
     let r = Reader::new(CHUNK);
-    let at = |key: &str| format!("{}.{key}", path());
     let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
@@ -459,12 +457,9 @@ pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
     let details = r.object(usage.get("prompt_tokens_details"), || {
         "usage.prompt_tokens_details".into()
     })?;
-    let cached = match details {
-        Some(d) => r.uint(d.get("cached_tokens"), || {
-            "usage.prompt_tokens_details.cached_tokens".into()
-        })?,
-        None => None,
-    };
+    let cached = r.uint(details.and_then(|d| d.get("cached_tokens")), || {
+        "usage.prompt_tokens_details.cached_tokens".into()
+    })?;
     let cached = match cached {
         Some(c) => c,
         None => n("prompt_cache_hit_tokens")?.unwrap_or(0),

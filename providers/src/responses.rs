@@ -37,7 +37,7 @@ use serde_json::Value;
 use super::ModelRequest;
 use super::fields::{Reader, TypedMapper};
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{OpenMessage, skipped};
+use super::sse::{OpenMessage, skip_unknown, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -199,19 +199,15 @@ impl TypedMapper for ResponsesMapper {
             }
             "response.incomplete" => {
                 self.finish_response(response, r)?;
-                let details = match response {
-                    Some(resp) => r.object(resp.get("incomplete_details"), || {
-                        "response.incomplete_details".into()
-                    })?,
-                    None => None,
-                };
-                let reason = match details {
-                    Some(d) => r.str(d.get("reason"), || {
+                let details = r.object(
+                    response.and_then(|resp| resp.get("incomplete_details")),
+                    || "response.incomplete_details".into(),
+                )?;
+                let reason = r
+                    .str(details.and_then(|d| d.get("reason")), || {
                         "response.incomplete_details.reason".into()
-                    })?,
-                    None => None,
-                }
-                .unwrap_or("");
+                    })?
+                    .unwrap_or("");
                 let reason = match reason {
                     "max_output_tokens" => FinishReason::Length,
                     "content_filter" => FinishReason::ContentFilter,
@@ -330,10 +326,8 @@ impl ResponsesMapper {
                 }
             }
             other => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                self.out
-                    .push(skipped(&format!("response.output_item.added:{name}")));
-                Item::Skipped(name.to_string())
+                let name = skip_unknown(&mut self.out, "response.output_item.added", other);
+                Item::Skipped(name)
             }
         };
         self.items.insert(oi, state);

@@ -81,6 +81,14 @@ impl OpenMessage {
     }
 }
 
+/// A block or item of type `kind` that the mapper does not use, passed over as
+/// `skipped` under `EVENT:NAME`: its name (`(untyped)` without a type).
+pub fn skip_unknown(out: &mut Vec<StreamEvent>, event: &str, kind: &str) -> String {
+    let name = if kind.is_empty() { "(untyped)" } else { kind };
+    out.push(skipped(&format!("{event}:{name}")));
+    name.to_string()
+}
+
 /// Pushes `make(text)` onto `out` unless `text` is empty: an empty delta says nothing.
 pub fn push_text(out: &mut Vec<StreamEvent>, text: &str, make: fn(String) -> StreamEvent) {
     if !text.is_empty() {
