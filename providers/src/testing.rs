@@ -59,6 +59,24 @@ pub(crate) fn check<M: StreamMapper + Default>(lines: &[&str], expect: Expect) {
     expect_events(run::<M>(lines), expect);
 }
 
+/// A stream that started over: the `attempts`' lines, then those of the `end`, fed
+/// through [`run`], end without an error; the message they assemble to, and the
+/// reasons of the `restarted` events.
+pub(crate) fn restarted<M: StreamMapper + Default>(
+    attempts: &[String],
+    end: &[&str],
+) -> (Assembled, Vec<String>) {
+    let lines: Vec<&str> = attempts
+        .iter()
+        .map(String::as_str)
+        .chain(end.iter().copied())
+        .collect();
+    let (events, err) = run::<M>(&lines);
+    assert!(err.is_none(), "{err:?}");
+    let reasons = restarts(&events).into_iter().map(String::from).collect();
+    (assemble(&events), reasons)
+}
+
 /// One JSON line per event.
 pub(crate) fn render(events: &[StreamEvent]) -> String {
     events

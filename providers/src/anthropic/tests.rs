@@ -4,7 +4,7 @@ use super::*;
 use crate::sse::StreamMapper;
 use crate::testing::{
     api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, check, pretty_body,
-    restarts, run, sample_request, sent_is_shown, usage,
+    restarted, run, sample_request, sent_is_shown, usage,
 };
 use expect_test::expect;
 use serde_json::json;
@@ -135,27 +135,39 @@ fn iterations_are_summed_and_messages_add_up() {
 
 #[test]
 fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
-    let (events, err) = run::<AnthropicMapper>(&[
-        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"First try."}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_A"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}"#,
-        r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Second try."}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_B"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_b","name":"read","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"b.txt\"}"}}"#,
-        r#"{"type":"content_block_stop","index":1}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
-        r#"{"type":"message_stop"}"#,
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    let a = assemble(&events);
+    // One attempt at the message, up to the first fragment of its `read` call.
+    let attempt = |id: &str, thinking: &str, signature: &str, tool: &str, fragment: &str| {
+        [
+            json!({"type":"message_start","message":{"id":id,"type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":thinking}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":signature}}),
+            json!({"type":"content_block_stop","index":0}),
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":tool,"name":"read","input":{}}}),
+            json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":fragment}}),
+        ]
+        .map(|event| event.to_string())
+        .to_vec()
+    };
+    let attempts = [
+        attempt("msg_1", "First try.", "SIG_A", "toolu_a", r#"{"path": "a"#),
+        attempt(
+            "msg_2",
+            "Second try.",
+            "SIG_B",
+            "toolu_b",
+            r#"{"path": "b.txt"}"#,
+        ),
+    ]
+    .concat();
+    let (a, reasons) = restarted::<AnthropicMapper>(
+        &attempts,
+        &[
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+    );
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Second try.", "SIG_B")
@@ -163,7 +175,7 @@ fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
     assert_tool_calls(&a, &[call("toolu_b", "read", r#"{"path": "b.txt"}"#)]);
     assert_eq!(a.usage, usage(30, 12));
     assert_eq!(
-        restarts(&events),
+        reasons,
         ["message_start (msg_2) before message_stop of msg_1"]
     );
 }

@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, restarts,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, restarted,
     run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
+use serde_json::json;
 use xcsh_machine::Message;
 
 /// The body of `request` as `--show-context` shows it, with
@@ -163,31 +164,39 @@ fn done_events_complete_or_flag_the_deltas() {
 
 #[test]
 fn a_second_response_created_before_completion_restarts_the_response() {
-    let (events, err) = run::<ResponsesMapper>(&[
-        r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Plan A"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Plan A"}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"pa"}"#,
-        r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_2","type":"reasoning","summary":[]}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_2","output_index":0,"summary_index":0,"delta":"Plan B"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_2","type":"reasoning","encrypted_content":"gBBB","summary":[{"type":"summary_text","text":"Plan B"}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"read"}}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"path\":\"b.txt\"}"}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
-        r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    let a = assemble(&events);
+    // One attempt at response `n`, up to the first fragment of its `read` call.
+    let attempt = |n: &str, plan: &str, encrypted: &str, call: &str, fragment: &str| {
+        let (resp, rs, fc) = (format!("resp_{n}"), format!("rs_{n}"), format!("fc_{n}"));
+        [
+            json!({"type":"response.created","response":{"id":resp,"status":"in_progress"}}),
+            json!({"type":"response.output_item.added","output_index":0,"item":{"id":rs,"type":"reasoning","summary":[]}}),
+            json!({"type":"response.reasoning_summary_text.delta","item_id":rs,"output_index":0,"summary_index":0,"delta":plan}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"id":rs,"type":"reasoning","encrypted_content":encrypted,"summary":[{"type":"summary_text","text":plan}]}}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"id":fc,"type":"function_call","status":"in_progress","arguments":"","call_id":call,"name":"read"}}),
+            json!({"type":"response.function_call_arguments.delta","item_id":fc,"output_index":1,"delta":fragment}),
+        ]
+        .map(|event| event.to_string())
+        .to_vec()
+    };
+    let attempts = [
+        attempt("1", "Plan A", "gAAA", "call_A", r#"{"pa"#),
+        attempt("2", "Plan B", "gBBB", "call_B", r#"{"path":"b.txt"}"#),
+    ]
+    .concat();
+    let (a, reasons) = restarted::<ResponsesMapper>(
+        &attempts,
+        &[
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        ],
+    );
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
     );
     assert_tool_calls(&a, &[call("call_B", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
-        restarts(&events),
+        reasons,
         ["response.created (resp_2) before resp_1 completed"]
     );
 }
