@@ -112,6 +112,10 @@ impl MessageUsage {
 /// Maps Messages stream events to normalized events.
 #[derive(Debug, Default)]
 pub struct AnthropicMapper {
+    /// The message open (a restart notice needs its id).
+    current: OpenMessage,
+    /// The events mapped from the event at hand.
+    out: Vec<StreamEvent>,
     /// Content blocks of the current message, by their `index`.
     blocks: HashMap<u64, Block>,
     next_call: u32,
@@ -122,12 +126,9 @@ pub struct AnthropicMapper {
     finished: bool,
     /// `stop_reason` from `message_start` (messages that arrive complete).
     start_stop_reason: Option<String>,
-    current: OpenMessage,
     stopped: bool,
     /// Reasoning blocks (`thinking`, `redacted_thinking`) of the open message so far.
     reasoning_blocks: u32,
-    /// The events mapped from the event at hand.
-    out: Vec<StreamEvent>,
 }
 
 impl TypedMapper for AnthropicMapper {

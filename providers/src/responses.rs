@@ -71,6 +71,10 @@ enum Part {
 /// taken back), a `skipped` event records the disagreement.
 #[derive(Debug, Default)]
 pub struct ResponsesMapper {
+    /// The response a `response.created` opened, until it finishes.
+    current: OpenMessage,
+    /// The events mapped from the event at hand.
+    out: Vec<StreamEvent>,
     /// Output items of the current response, by `output_index`.
     items: HashMap<u64, Item>,
     /// What was streamed of each part, by (`output_index`, part).
@@ -82,10 +86,6 @@ pub struct ResponsesMapper {
     done_usage: Usage,
     refusal: String,
     terminal: bool,
-    /// The response a `response.created` opened, until it finishes.
-    current: OpenMessage,
-    /// The events mapped from the event at hand.
-    out: Vec<StreamEvent>,
 }
 
 impl TypedMapper for ResponsesMapper {
