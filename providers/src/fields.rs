@@ -49,11 +49,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub fn str<'v>(
+    pub fn str(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v str>, ProviderError> {
+    ) -> Result<Option<&str>, ProviderError> {
         self.read(value, path, "a string", Value::as_str)
     }
 
@@ -66,11 +66,11 @@ impl<'a> Reader<'a> {
         self.read(value, path, "a non-negative integer", Value::as_u64)
     }
 
-    pub fn array<'v>(
+    pub fn array(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v Vec<Value>>, ProviderError> {
+    ) -> Result<Option<&Vec<Value>>, ProviderError> {
         self.read(value, path, "an array", Value::as_array)
     }
 
@@ -95,11 +95,11 @@ impl<'a> Reader<'a> {
     }
 
     /// An object (returned as the value, to read its fields with `get`).
-    pub fn object<'v>(
+    pub fn object(
         self,
-        value: Option<&'v Value>,
+        value: Option<&Value>,
         path: impl FnOnce() -> String,
-    ) -> Result<Option<&'v Value>, ProviderError> {
+    ) -> Result<Option<&Value>, ProviderError> {
         self.read(value, path, "an object", |v| v.is_object().then_some(v))
     }
 }
