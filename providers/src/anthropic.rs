@@ -28,12 +28,13 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use super::fields::{Reader, typed_event};
+use super::fields::{Reader, TypedMapper};
 use super::http::{self, ANTHROPIC_VERSION, HttpConfig, summary_text};
-use super::sse::{StreamMapper, push_text, restarted, skipped};
+use super::sse::{OpenMessage, push_text, skip_unknown, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -111,6 +112,10 @@ impl MessageUsage {
 /// Maps Messages stream events to normalized events.
 #[derive(Debug, Default)]
 pub struct AnthropicMapper {
+    /// The message open (a restart notice needs its id).
+    current: OpenMessage,
+    /// The events mapped from the event at hand.
+    out: Vec<StreamEvent>,
     /// Content blocks of the current message, by their `index`.
     blocks: HashMap<u64, Block>,
     next_call: u32,
@@ -121,50 +126,37 @@ pub struct AnthropicMapper {
     finished: bool,
     /// `stop_reason` from `message_start` (messages that arrive complete).
     start_stop_reason: Option<String>,
-    open: bool,
     stopped: bool,
-    /// The `id` of the open message, for the restart notice.
-    message_id: Option<String>,
     /// Reasoning blocks (`thinking`, `redacted_thinking`) of the open message so far.
     reasoning_blocks: u32,
 }
 
-impl AnthropicMapper {
-    pub fn new() -> AnthropicMapper {
-        AnthropicMapper::default()
-    }
-}
+impl TypedMapper for AnthropicMapper {
+    const EVENTS: &'static str = "an Anthropic";
 
-impl StreamMapper for AnthropicMapper {
-    /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let (payload, kind) = typed_event(data, event_type, "an Anthropic stream event")?;
-        let what = format!("an Anthropic {kind} event");
-        let r = Reader::new(&what);
-        let mut out = Vec::new();
-        match kind.as_str() {
-            "message_start" => self.message_start(&payload, r, &mut out)?,
-            "content_block_start" => self.block_start(&payload, r, &mut out)?,
-            "content_block_delta" => self.block_delta(&payload, r, &mut out)?,
-            "content_block_stop" => self.block_stop(&payload, r, &mut out)?,
-            "message_delta" => self.message_delta(&payload, r, &mut out)?,
-            "message_stop" => self.message_stop(&mut out),
-            "error" => {
-                return Err(http::stream_error(&payload));
-            }
-            // `ping` and event types newer than this adapter.
-            other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
+    /// One event; the payload's `type` decides (the SSE `event:` names the same).
+    fn on_typed(&mut self, kind: &str, payload: &Value, r: Reader) -> Result<bool, ProviderError> {
+        match kind {
+            "message_start" => self.message_start(payload, r)?,
+            "content_block_start" => self.block_start(payload, r)?,
+            "content_block_delta" => self.block_delta(payload, r)?,
+            "content_block_stop" => self.block_stop(payload, r)?,
+            "message_delta" => self.message_delta(payload, r)?,
+            "message_stop" => self.message_stop(),
+            // `error` (the caller turns it into the API error), `ping`, and event types
+            // newer than this adapter.
+            _ => return Ok(false),
         }
-        Ok(out)
+        Ok(true)
+    }
+
+    fn events(&mut self) -> &mut Vec<StreamEvent> {
+        &mut self.out
     }
 
     /// `message_stop` closed the last message.
-    fn is_complete(&self) -> bool {
-        self.stopped && !self.open
+    fn ended(&self) -> bool {
+        self.stopped && !self.current.open
     }
 }
 
@@ -175,12 +167,7 @@ impl AnthropicMapper {
         total
     }
 
-    fn message_start(
-        &mut self,
-        payload: &Value,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn message_start(&mut self, payload: &Value, r: Reader) -> Result<(), ProviderError> {
         let message = r.object(payload.get("message"), || "message".into())?;
         let field = |key: &str| match message {
             Some(m) => r.str(m.get(key), || format!("message.{key}")),
@@ -188,22 +175,20 @@ impl AnthropicMapper {
         };
         let id = field("id")?.map(str::to_string);
         let start_stop_reason = field("stop_reason")?.map(str::to_string);
-        if self.open {
+        let restart = self.current.start(id, "the open message", |new, old| {
+            format!("message_start{new} before message_stop of {old}")
+        });
+        if let Some(restart) = restart {
             // A message started over before the last one stopped (a provider or a
             // proxy retried upstream): the partial message is discarded, and so are
             // its tool-call indices.
-            let old = self.message_id.as_deref().unwrap_or("the open message");
-            out.push(restarted(id.as_deref(), |new| {
-                format!("message_start{new} before message_stop of {old}")
-            }));
+            self.out.push(restart);
             self.next_call = 0;
         }
-        self.message_id = id;
         self.reasoning_blocks = 0;
         self.blocks.clear();
         self.message = MessageUsage::default();
         self.finished = false;
-        self.open = true;
         self.stopped = false;
         self.start_stop_reason = start_stop_reason;
         let Some(message) = message else {
@@ -221,25 +206,25 @@ impl AnthropicMapper {
             match kind {
                 "text" => {
                     if let Some(text) = r.str(block.get("text"), || at("text"))? {
-                        push_text(out, text, |text| StreamEvent::TextDelta { text });
+                        push_text(&mut self.out, text, |text| StreamEvent::TextDelta { text });
                     }
                 }
                 "tool_use" => {
                     let start =
                         tool_start(self.next_call, block, r, &format!("message.content[{n}]"))?;
                     let index = self.take_call_index();
-                    out.push(start);
-                    out.push(StreamEvent::ToolCallDelta {
+                    self.out.push(start);
+                    self.out.push(StreamEvent::ToolCallDelta {
                         index,
                         arguments: input_text(block.get("input")),
                     });
-                    out.push(StreamEvent::ToolCallEnd { index });
+                    self.out.push(StreamEvent::ToolCallEnd { index });
                 }
-                other => out.push(skipped(&format!("message_start:{other}"))),
+                other => self.out.push(skipped(&format!("message_start:{other}"))),
             }
         }
         if self.message != MessageUsage::default() {
-            out.push(StreamEvent::Usage {
+            self.out.push(StreamEvent::Usage {
                 usage: self.usage_now(),
             });
         }
@@ -258,12 +243,7 @@ impl AnthropicMapper {
             .unwrap_or(0))
     }
 
-    fn block_start(
-        &mut self,
-        payload: &Value,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn block_start(&mut self, payload: &Value, r: Reader) -> Result<(), ProviderError> {
         let index = Self::block_index(payload, r)?;
         let block = r.member(payload, "content_block")?;
         let text = |key: &str| r.text(block, "content_block", key);
@@ -271,22 +251,24 @@ impl AnthropicMapper {
         let state = match kind {
             "text" => {
                 let text = text("text")?;
-                push_text(out, text, |text| StreamEvent::TextDelta { text });
+                push_text(&mut self.out, text, |text| StreamEvent::TextDelta { text });
                 Block::Text
             }
             "thinking" => {
                 let (thinking, signature) = (text("thinking")?, text("signature")?);
-                self.reasoning_block(out);
-                push_text(out, thinking, |text| StreamEvent::ReasoningDelta { text });
-                push_text(out, signature, |signature| {
+                self.reasoning_block();
+                push_text(&mut self.out, thinking, |text| {
+                    StreamEvent::ReasoningDelta { text }
+                });
+                push_text(&mut self.out, signature, |signature| {
                     StreamEvent::ReasoningSignature { signature }
                 });
                 Block::Thinking
             }
             "redacted_thinking" => {
                 let data = text("data")?;
-                self.reasoning_block(out);
-                out.push(StreamEvent::ReasoningRedacted {
+                self.reasoning_block();
+                self.out.push(StreamEvent::ReasoningRedacted {
                     data: data.to_string(),
                 });
                 Block::RedactedThinking
@@ -294,7 +276,7 @@ impl AnthropicMapper {
             "tool_use" => {
                 let start = tool_start(self.next_call, block, r, "content_block")?;
                 let call = self.take_call_index();
-                out.push(start);
+                self.out.push(start);
                 Block::ToolUse {
                     index: call,
                     start_input: block.get("input").cloned().unwrap_or(Value::Null),
@@ -302,9 +284,8 @@ impl AnthropicMapper {
                 }
             }
             other => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                out.push(skipped(&format!("content_block_start:{name}")));
-                Block::Skipped(name.to_string())
+                let name = skip_unknown(&mut self.out, "content_block_start", other);
+                Block::Skipped(name)
             }
         };
         self.blocks.insert(index, state);
@@ -313,41 +294,40 @@ impl AnthropicMapper {
 
     /// A reasoning block begins: every one after the first of its message is
     /// announced, so that each keeps its own text and signature.
-    fn reasoning_block(&mut self, out: &mut Vec<StreamEvent>) {
+    fn reasoning_block(&mut self) {
         if self.reasoning_blocks > 0 {
-            out.push(StreamEvent::ReasoningBlockStart {});
+            self.out.push(StreamEvent::ReasoningBlockStart {});
         }
         self.reasoning_blocks += 1;
     }
 
-    fn block_delta(
-        &mut self,
-        payload: &Value,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn block_delta(&mut self, payload: &Value, r: Reader) -> Result<(), ProviderError> {
         let index = Self::block_index(payload, r)?;
         let delta = r.member(payload, "delta")?;
         let text = |key: &str| r.text(delta, "delta", key);
         let kind = text("type")?;
         match (self.blocks.get_mut(&index), kind) {
             (Some(Block::Skipped(name)), _) => {
-                out.push(skipped(&format!("content_block_delta:{name}")));
+                self.out
+                    .push(skipped(&format!("content_block_delta:{name}")));
             }
             (Some(Block::RedactedThinking), _) => {
-                out.push(skipped("content_block_delta:redacted_thinking"));
+                self.out
+                    .push(skipped("content_block_delta:redacted_thinking"));
             }
             (_, "text_delta") => {
                 let text = text("text")?;
-                push_text(out, text, |text| StreamEvent::TextDelta { text });
+                push_text(&mut self.out, text, |text| StreamEvent::TextDelta { text });
             }
             (_, "thinking_delta") => {
                 let text = text("thinking")?;
-                push_text(out, text, |text| StreamEvent::ReasoningDelta { text });
+                push_text(&mut self.out, text, |text| StreamEvent::ReasoningDelta {
+                    text,
+                });
             }
             (_, "signature_delta") => {
                 let signature = text("signature")?;
-                push_text(out, signature, |signature| {
+                push_text(&mut self.out, signature, |signature| {
                     StreamEvent::ReasoningSignature { signature }
                 });
             }
@@ -360,26 +340,20 @@ impl AnthropicMapper {
                 let part = text("partial_json")?;
                 if !part.is_empty() {
                     *fragments = true;
-                    out.push(StreamEvent::ToolCallDelta {
+                    self.out.push(StreamEvent::ToolCallDelta {
                         index: *index,
                         arguments: part.to_string(),
                     });
                 }
             }
             (_, other) => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                out.push(skipped(&format!("content_block_delta:{name}")));
+                skip_unknown(&mut self.out, "content_block_delta", other);
             }
         }
         Ok(())
     }
 
-    fn block_stop(
-        &mut self,
-        payload: &Value,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn block_stop(&mut self, payload: &Value, r: Reader) -> Result<(), ProviderError> {
         let index = Self::block_index(payload, r)?;
         match self.blocks.get(&index) {
             Some(Block::ToolUse {
@@ -388,28 +362,24 @@ impl AnthropicMapper {
                 fragments,
             }) => {
                 if !fragments {
-                    out.push(StreamEvent::ToolCallDelta {
+                    self.out.push(StreamEvent::ToolCallDelta {
                         index: *index,
                         arguments: input_text(Some(start_input)),
                     });
                 }
-                out.push(StreamEvent::ToolCallEnd { index: *index });
+                self.out.push(StreamEvent::ToolCallEnd { index: *index });
             }
             Some(Block::Skipped(name)) => {
-                out.push(skipped(&format!("content_block_stop:{name}")));
+                self.out
+                    .push(skipped(&format!("content_block_stop:{name}")));
             }
             Some(Block::Text | Block::Thinking | Block::RedactedThinking) => {}
-            None => out.push(skipped("content_block_stop:(unknown block)")),
+            None => self.out.push(skipped("content_block_stop:(unknown block)")),
         }
         Ok(())
     }
 
-    fn message_delta(
-        &mut self,
-        payload: &Value,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    fn message_delta(&mut self, payload: &Value, r: Reader) -> Result<(), ProviderError> {
         let delta = r.object(payload.get("delta"), || "delta".into())?;
         let reason = match delta {
             Some(d) => r.str(d.get("stop_reason"), || "delta.stop_reason".into())?,
@@ -417,31 +387,31 @@ impl AnthropicMapper {
         };
         if let Some(usage) = r.object(payload.get("usage"), || "usage".into())? {
             self.message.merge(usage, "usage", r)?;
-            out.push(StreamEvent::Usage {
+            self.out.push(StreamEvent::Usage {
                 usage: self.usage_now(),
             });
         }
         if let Some(reason) = reason {
             self.finished = true;
-            out.push(StreamEvent::Finish {
+            self.out.push(StreamEvent::Finish {
                 reason: stop_reason(reason),
             });
         }
         Ok(())
     }
 
-    fn message_stop(&mut self, out: &mut Vec<StreamEvent>) {
+    fn message_stop(&mut self) {
         if !self.finished
             && let Some(reason) = self.start_stop_reason.take()
         {
-            out.push(StreamEvent::Finish {
+            self.out.push(StreamEvent::Finish {
                 reason: stop_reason(&reason),
             });
         }
         self.done_usage = self.usage_now();
         self.message = MessageUsage::default();
         self.blocks.clear();
-        self.open = false;
+        self.current.open = false;
         self.stopped = true;
     }
 }
@@ -493,13 +463,12 @@ pub struct Messages;
 impl http::Wire for Messages {
     const NAME: &'static str = "anthropic";
     const PATH: &'static str = "v1/messages";
-    type Body<'a> = wire::Body<'a>;
     type Mapper = AnthropicMapper;
 
     fn for_config(_: &HttpConfig) -> Messages {
         Messages
     }
-    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> impl Serialize + 'a {
         wire::body(model, request)
     }
     fn headers() -> Vec<(String, String)> {

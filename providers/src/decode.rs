@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_stream_far_past_its_output_limit_is_cut_at_the_budget_and_ends_length() {
-        let mut mapper = OpenAiMapper::new();
+        let mut mapper = OpenAiMapper::default();
         let mut decoder = Decoder::new(&mut mapper, Some(100));
         // "é" is two bytes: the budget (4 × (2 × 100 + 1024) = 4896 bytes) falls
         // inside one of them.
@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn without_a_limit_nothing_is_cut() {
-        let mut mapper = OpenAiMapper::new();
+        let mut mapper = OpenAiMapper::default();
         let mut decoder = Decoder::new(&mut mapper, None);
         let mut out = Vec::new();
         for _ in 0..100 {
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn one_event_that_never_ends_is_an_error_not_a_buffer() {
-        let mut mapper = OpenAiMapper::new();
+        let mut mapper = OpenAiMapper::default();
         let mut decoder = Decoder::new(&mut mapper, Some(10));
         let mut out = Vec::new();
         assert_eq!(
@@ -453,7 +453,7 @@ mod tests {
 
     #[test]
     fn endless_events_that_are_not_output_are_bounded() {
-        let mut mapper = AnthropicMapper::new();
+        let mut mapper = AnthropicMapper::default();
         let mut decoder = Decoder::new(&mut mapper, Some(8192));
         let mut out = Vec::new();
         let ping = "event: ping\ndata: {\"type\":\"ping\"}\n\n".repeat(1000);
@@ -489,7 +489,7 @@ mod tests {
             error.message,
             format!("{}… [500 more bytes cut]", "e".repeat(MAX_ERROR_CHARS))
         );
-        let mut mapper = AnthropicMapper::new();
+        let mut mapper = AnthropicMapper::default();
         let mut decoder = Decoder::new(&mut mapper, None);
         let mut out = Vec::new();
         let kind = "t".repeat(300);

@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
-use super::sse::{malformed, parse_payload};
-use xcsh_machine::ProviderError;
+use super::errors::stream_error;
+use super::sse::{StreamMapper, malformed, parse_payload, skipped};
+use xcsh_machine::{ProviderError, StreamEvent};
 
 /// Reads fields of one payload; `what` names the payload in errors (`a Chat
 /// Completions chunk`, `an Anthropic content_block_delta event`).
@@ -30,16 +31,30 @@ impl<'a> Reader<'a> {
         ))
     }
 
+    /// `value` as `pick` reads it: `None` when absent or `null`, an error naming
+    /// `path` and `expected` when `pick` finds no such value.
+    fn read<'v, T>(
+        self,
+        value: Option<&'v Value>,
+        path: impl FnOnce() -> String,
+        expected: &str,
+        pick: fn(&'v Value) -> Option<T>,
+    ) -> Result<Option<T>, ProviderError> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match pick(v) {
+                Some(t) => Ok(Some(t)),
+                None => Err(self.wrong(&path(), v, expected)),
+            },
+        }
+    }
+
     pub fn str(
         self,
         value: Option<&Value>,
         path: impl FnOnce() -> String,
     ) -> Result<Option<&str>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(self.wrong(&path(), other, "a string")),
-        }
+        self.read(value, path, "a string", Value::as_str)
     }
 
     /// A non-negative integer (an index, a token count).
@@ -48,13 +63,7 @@ impl<'a> Reader<'a> {
         value: Option<&Value>,
         path: impl FnOnce() -> String,
     ) -> Result<Option<u64>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64() {
-                Some(n) => Ok(Some(n)),
-                None => Err(self.wrong(&path(), v, "a non-negative integer")),
-            },
-        }
+        self.read(value, path, "a non-negative integer", Value::as_u64)
     }
 
     pub fn array(
@@ -62,11 +71,7 @@ impl<'a> Reader<'a> {
         value: Option<&Value>,
         path: impl FnOnce() -> String,
     ) -> Result<Option<&Vec<Value>>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(a)) => Ok(Some(a)),
-            Some(other) => Err(self.wrong(&path(), other, "an array")),
-        }
+        self.read(value, path, "an array", Value::as_array)
     }
 
     /// The object `payload[key]`, or `null` when it is absent (its fields then read
@@ -95,11 +100,7 @@ impl<'a> Reader<'a> {
         value: Option<&Value>,
         path: impl FnOnce() -> String,
     ) -> Result<Option<&Value>, ProviderError> {
-        match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(v @ Value::Object(_)) => Ok(Some(v)),
-            Some(other) => Err(self.wrong(&path(), other, "an object")),
-        }
+        self.read(value, path, "an object", |v| v.is_object().then_some(v))
     }
 }
 
@@ -122,20 +123,53 @@ pub fn describe(value: &Value) -> String {
     format!("{kind} ({excerpt})")
 }
 
-/// A stream event whose payload names its type: the payload, and its `type` (else
-/// the SSE `event:` type, else empty). `what` names the events in errors.
-pub fn typed_event(
-    data: &str,
-    event_type: Option<&str>,
-    what: &str,
-) -> Result<(Value, String), ProviderError> {
-    let payload = parse_payload(data, what)?;
-    let kind = Reader::new(what)
-        .str(payload.get("type"), || "type".into())?
-        .or(event_type)
-        .unwrap_or("")
-        .to_string();
-    Ok((payload, kind))
+/// The mapper of a protocol whose events name their type in the payload (Anthropic
+/// Messages, OpenAI Responses). Its [`StreamMapper`] reads each event's payload and
+/// type (the payload's `type`, else the SSE `event:` type, else empty) and hands them
+/// to [`on_typed`](TypedMapper::on_typed), which puts the events it maps in
+/// [`events`](TypedMapper::events).
+pub trait TypedMapper: Send {
+    /// The protocol in errors, with its article: `an Anthropic` names the events `an
+    /// Anthropic stream event` (one not read yet) and `an Anthropic message_delta event`.
+    const EVENTS: &'static str;
+    /// One event of type `kind`, `r` naming it in errors; `Ok(false)` for a type the
+    /// mapper does not map: `error` (the API's error, which ends the stream) or one
+    /// it does not know (passed over as `skipped`).
+    fn on_typed(&mut self, kind: &str, payload: &Value, r: Reader) -> Result<bool, ProviderError>;
+    /// Where `on_typed` puts the events it maps.
+    fn events(&mut self) -> &mut Vec<StreamEvent>;
+    /// The protocol's end marker arrived ([`StreamMapper::is_complete`]).
+    fn ended(&self) -> bool;
+}
+
+impl<M: TypedMapper> StreamMapper for M {
+    fn on_event(
+        &mut self,
+        event_type: Option<&str>,
+        data: &str,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        let what = format!("{} stream event", M::EVENTS);
+        let payload = parse_payload(data, &what)?;
+        let kind = Reader::new(&what)
+            .str(payload.get("type"), || "type".into())?
+            .or(event_type)
+            .unwrap_or("");
+        let what = format!("{} {kind} event", M::EVENTS);
+        let known = self.on_typed(kind, &payload, Reader::new(&what));
+        let mut out = std::mem::take(self.events());
+        if !known? {
+            // An `error` event is the API's in-band error; any other is passed over.
+            if kind == "error" {
+                return Err(stream_error(&payload));
+            }
+            out.push(skipped(if kind.is_empty() { "(untyped)" } else { kind }));
+        }
+        Ok(out)
+    }
+
+    fn is_complete(&self) -> bool {
+        self.ended()
+    }
 }
 
 #[cfg(test)]

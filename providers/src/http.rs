@@ -139,157 +139,143 @@ pub async fn stream_sse(
     sink: &StreamSink,
     cancel: &CancellationToken,
 ) -> Result<(), ProviderError> {
-    exchange(client, config, request, mapper, sink, cancel)
-        .await
-        .map_err(bounded)
-}
-
-async fn exchange(
-    client: &reqwest::Client,
-    config: &HttpConfig,
-    request: HttpRequest,
-    mapper: &mut dyn StreamMapper,
-    sink: &StreamSink,
-    cancel: &CancellationToken,
-) -> Result<(), ProviderError> {
-    let body = request.body.as_str();
-    if let Some(Tape::Play(tape)) = &config.tape {
-        let path = url_path(&request.url);
-        let recorded = tape.redactor.redact(body);
-        let recorded = serde_json::from_str(&recorded).unwrap_or(Value::String(recorded));
-        let exchange = tape.take(&path, &recorded)?;
-        for r in exchange.retries {
-            if !sink.send(StreamEvent::Retrying {
-                attempt: r.attempt,
-                reason: r.reason,
-                delay_ms: r.delay_ms,
-            }) {
-                return Err(stopped_listening());
-            }
-        }
-        return match exchange.response {
-            cassette::Response::Error { error } => Err(error),
-            cassette::Response::Stream { chunks, end, .. } => {
-                let mut source = Source::Tape(Playback::new(chunks, end, tape.pace));
-                stream_body(&mut source, config, &request, mapper, sink, cancel).await
-            }
-        };
-    }
-    let recorder = match &config.tape {
-        Some(Tape::Record(w)) => Some(w),
-        Some(Tape::Play(_)) | None => None,
-    };
-    let record = |retries: Vec<cassette::Retry>, response: cassette::Response| {
-        if let Some(w) = recorder {
-            let redacted = w.redactor.redact(body);
-            let exchange = Exchange {
-                path: url_path(&request.url),
-                body: serde_json::from_str(&redacted).unwrap_or(Value::String(redacted)),
-                retries,
-                response,
-            };
-            if let Err(e) = w.write(&exchange) {
-                return Err(ProviderError {
-                    kind: ProviderErrorKind::Http,
-                    message: format!("cannot record the exchange: {e}"),
-                });
-            }
-        }
-        Ok(())
-    };
-    let max_attempts = config.max_attempts.max(1);
-    let mut attempt = 1;
-    let mut retries = Vec::new();
-    loop {
-        let started = std::time::Instant::now();
-        match attempt_once(client, config, &request, body, cancel).await {
-            Attempt::Fail(e) => {
-                record(retries, cassette::Response::Error { error: e.clone() })?;
-                return Err(e);
-            }
-            Attempt::Streaming(response, first) => {
-                let mut source = Source::Live {
-                    response,
-                    first: Some(first),
-                    started,
-                    tap: recorder.map(|_| (Vec::new(), None)),
-                };
-                let result = stream_body(&mut source, config, &request, mapper, sink, cancel).await;
-                if let Source::Live {
-                    tap: Some((chunks, end)),
-                    ..
-                } = source
-                {
-                    let end = end.unwrap_or(BodyEnd::Broken {
-                        detail: "the client stopped reading".into(),
-                    });
-                    record(
-                        retries,
-                        cassette::Response::Stream {
-                            status: 200,
-                            chunks,
-                            end,
-                        },
-                    )?;
-                }
-                return result;
-            }
-            Attempt::Retry {
-                reason,
-                retry_after,
-                mut error,
-            } => {
-                let reason = bounded_text(reason);
-                if attempt >= max_attempts {
-                    error.message = format!("{} (after {attempt} attempts)", error.message);
-                    record(
-                        retries,
-                        cassette::Response::Error {
-                            error: error.clone(),
-                        },
-                    )?;
-                    return Err(error);
-                }
-                let delay = match retry_after {
-                    Some(wait) if wait > config.max_retry_wait => {
-                        error.message = format!(
-                            "{} (the server asked to retry after {} s, longer than the {} s this client waits)",
-                            error.message,
-                            wait.as_secs(),
-                            config.max_retry_wait.as_secs()
-                        );
-                        record(
-                            retries,
-                            cassette::Response::Error {
-                                error: error.clone(),
-                            },
-                        )?;
-                        return Err(error);
-                    }
-                    Some(wait) => wait,
-                    None => backoff(config.retry_base, attempt, &request.url),
-                };
-                attempt += 1;
-                let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-                retries.push(cassette::Retry {
-                    attempt,
-                    reason: reason.clone(),
-                    delay_ms,
-                });
+    let exchange = async {
+        let body = request.body.as_str();
+        if let Some(Tape::Play(tape)) = &config.tape {
+            let path = url_path(&request.url);
+            let recorded = tape.redactor.redact(body);
+            let recorded = serde_json::from_str(&recorded).unwrap_or(Value::String(recorded));
+            let exchange = tape.take(&path, &recorded)?;
+            for r in exchange.retries {
                 if !sink.send(StreamEvent::Retrying {
-                    attempt,
-                    reason,
-                    delay_ms,
+                    attempt: r.attempt,
+                    reason: r.reason,
+                    delay_ms: r.delay_ms,
                 }) {
                     return Err(stopped_listening());
                 }
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    () = cancel.cancelled() => return Err(cancelled()),
+            }
+            return match exchange.response {
+                cassette::Response::Error { error } => Err(error),
+                cassette::Response::Stream { chunks, end, .. } => {
+                    let mut source = Source::Tape(Playback::new(chunks, end, tape.pace));
+                    stream_body(&mut source, config, &request, mapper, sink, cancel).await
+                }
+            };
+        }
+        let recorder = match &config.tape {
+            Some(Tape::Record(w)) => Some(w),
+            Some(Tape::Play(_)) | None => None,
+        };
+        let record = |retries: Vec<cassette::Retry>, response: cassette::Response| {
+            if let Some(w) = recorder {
+                let redacted = w.redactor.redact(body);
+                let exchange = Exchange {
+                    path: url_path(&request.url),
+                    body: serde_json::from_str(&redacted).unwrap_or(Value::String(redacted)),
+                    retries,
+                    response,
+                };
+                if let Err(e) = w.write(&exchange) {
+                    return Err(ProviderError {
+                        kind: ProviderErrorKind::Http,
+                        message: format!("cannot record the exchange: {e}"),
+                    });
+                }
+            }
+            Ok(())
+        };
+        // An error that ends the exchange, recorded as its response.
+        let fail = |retries, error: ProviderError| -> Result<(), ProviderError> {
+            record(
+                retries,
+                cassette::Response::Error {
+                    error: error.clone(),
+                },
+            )?;
+            Err(error)
+        };
+        let max_attempts = config.max_attempts.max(1);
+        let mut attempt = 1;
+        let mut retries = Vec::new();
+        loop {
+            let started = std::time::Instant::now();
+            match attempt_once(client, config, &request, body, cancel).await {
+                Attempt::Fail(e) => return fail(retries, e),
+                Attempt::Streaming(response, first) => {
+                    let mut source = Source::Live {
+                        response,
+                        first: Some(first),
+                        started,
+                        tap: recorder.map(|_| (Vec::new(), None)),
+                    };
+                    let result =
+                        stream_body(&mut source, config, &request, mapper, sink, cancel).await;
+                    if let Source::Live {
+                        tap: Some((chunks, end)),
+                        ..
+                    } = source
+                    {
+                        let end = end.unwrap_or(BodyEnd::Broken {
+                            detail: "the client stopped reading".into(),
+                        });
+                        record(
+                            retries,
+                            cassette::Response::Stream {
+                                status: 200,
+                                chunks,
+                                end,
+                            },
+                        )?;
+                    }
+                    return result;
+                }
+                Attempt::Retry {
+                    reason,
+                    retry_after,
+                    mut error,
+                } => {
+                    let reason = bounded_text(reason);
+                    if attempt >= max_attempts {
+                        error.message = format!("{} (after {attempt} attempts)", error.message);
+                        return fail(retries, error);
+                    }
+                    let delay = match retry_after {
+                        Some(wait) if wait > config.max_retry_wait => {
+                            error.message = format!(
+                                "{} (the server asked to retry after {} s, longer than the {} s this client waits)",
+                                error.message,
+                                wait.as_secs(),
+                                config.max_retry_wait.as_secs()
+                            );
+                            return fail(retries, error);
+                        }
+                        Some(wait) => wait,
+                        None => backoff(config.retry_base, attempt, &request.url),
+                    };
+                    attempt += 1;
+                    let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                    retries.push(cassette::Retry {
+                        attempt,
+                        reason: reason.clone(),
+                        delay_ms,
+                    });
+                    if !sink.send(StreamEvent::Retrying {
+                        attempt,
+                        reason,
+                        delay_ms,
+                    }) {
+                        return Err(stopped_listening());
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        () = cancel.cancelled() => return Err(cancelled()),
+                    }
                 }
             }
         }
-    }
+    };
+    exchange.await.map_err(bounded)
 }
 
 /// A request body as `--show-context` shows it ([`super::Provider::render_request`]):

@@ -23,6 +23,7 @@
 //! or a `delta.role` after content that came without one: `restarted`, and the
 //! partial message is forgotten.
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
@@ -66,12 +67,6 @@ pub struct OpenAiMapper {
     /// `role` announces a new message (servers such as Ollama repeat `role` on
     /// every chunk, which is no restart).
     unroled_output: bool,
-}
-
-impl OpenAiMapper {
-    pub fn new() -> OpenAiMapper {
-        OpenAiMapper::default()
-    }
 }
 
 impl StreamMapper for OpenAiMapper {
@@ -253,7 +248,7 @@ impl OpenAiMapper {
             }
             Some(Value::Array(parts)) => {
                 for (n, part) in parts.iter().enumerate() {
-                    content_part(part, &|| at(&format!("content[{n}]")), out)?;
+                    content_part(part, &|key| at(&format!("content[{n}].{key}")), out)?;
                 }
             }
             Some(other) => {
@@ -269,21 +264,20 @@ impl OpenAiMapper {
         }
         if let Some(calls) = r.array(delta.get("tool_calls"), || at("tool_calls"))? {
             for (n, call) in calls.iter().enumerate() {
-                self.on_tool_call(call, &|| at(&format!("tool_calls[{n}]")), out)?;
+                self.on_tool_call(call, &|key| at(&format!("tool_calls[{n}].{key}")), out)?;
             }
         }
         Ok(())
     }
 
-    /// One `delta.tool_calls[]` fragment; `path` names it in errors.
+    /// One `delta.tool_calls[]` fragment; `at` names its fields in errors.
     fn on_tool_call(
         &mut self,
         call: &Value,
-        path: &dyn Fn() -> String,
+        at: &dyn Fn(&str) -> String,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let r = Reader::new(CHUNK);
-        let at = |key: &str| format!("{}.{key}", path());
         let provider_index = r.uint(call.get("index"), || at("index"))?;
         let id = r
             .str(call.get("id"), || at("id"))?
@@ -383,14 +377,13 @@ fn start_call(c: &mut ChatCall, out: &mut Vec<StreamEvent>) {
 }
 
 /// One part of an array-valued `content` (Mistral): `text`, or `thinking` whose
-/// `thinking` is a string or itself an array of text parts; `path` names it.
+/// `thinking` is a string or itself an array of text parts; `at` names its fields.
 fn content_part(
     part: &Value,
-    path: &dyn Fn() -> String,
+    at: &dyn Fn(&str) -> String,
     out: &mut Vec<StreamEvent>,
 ) -> Result<(), ProviderError> {
     let r = Reader::new(CHUNK);
-    let at = |key: &str| format!("{}.{key}", path());
     let kind = r.str(part.get("type"), || at("type"))?.unwrap_or("");
     match kind {
         "text" => {
@@ -464,12 +457,9 @@ pub fn chat_usage(usage: &Value) -> Result<Usage, ProviderError> {
     let details = r.object(usage.get("prompt_tokens_details"), || {
         "usage.prompt_tokens_details".into()
     })?;
-    let cached = match details {
-        Some(d) => r.uint(d.get("cached_tokens"), || {
-            "usage.prompt_tokens_details.cached_tokens".into()
-        })?,
-        None => None,
-    };
+    let cached = r.uint(details.and_then(|d| d.get("cached_tokens")), || {
+        "usage.prompt_tokens_details.cached_tokens".into()
+    })?;
     let cached = match cached {
         Some(c) => c,
         None => n("prompt_cache_hit_tokens")?.unwrap_or(0),
@@ -498,7 +488,6 @@ pub struct ChatCompletions {
 impl http::Wire for ChatCompletions {
     const NAME: &'static str = "openai";
     const PATH: &'static str = "chat/completions";
-    type Body<'a> = wire::Body<'a>;
     type Mapper = OpenAiMapper;
 
     fn for_config(config: &HttpConfig) -> ChatCompletions {
@@ -507,7 +496,7 @@ impl http::Wire for ChatCompletions {
                 || config.base_url.contains("openai.azure.com")),
         }
     }
-    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> impl Serialize + 'a {
         wire::body(model, request, self.legacy_max_tokens)
     }
 }

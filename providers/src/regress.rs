@@ -72,9 +72,9 @@ impl Protocol {
 
     pub fn mapper(self) -> Box<dyn StreamMapper> {
         match self {
-            Protocol::OpenAiChat => Box::new(OpenAiMapper::new()),
-            Protocol::Anthropic => Box::new(AnthropicMapper::new()),
-            Protocol::OpenAiResponses => Box::new(ResponsesMapper::new()),
+            Protocol::OpenAiChat => Box::new(OpenAiMapper::default()),
+            Protocol::Anthropic => Box::new(AnthropicMapper::default()),
+            Protocol::OpenAiResponses => Box::new(ResponsesMapper::default()),
         }
     }
 

@@ -31,12 +31,13 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::ModelRequest;
-use super::fields::{Reader, typed_event};
+use super::fields::{Reader, TypedMapper};
 use super::http::{self, HttpConfig, summary_text};
-use super::sse::{StreamMapper, restarted, skipped};
+use super::sse::{OpenMessage, skip_unknown, skipped};
 use xcsh_machine::{CallId, FinishReason, ProviderError, ProviderErrorKind, StreamEvent, Usage};
 
 #[derive(Debug)]
@@ -70,6 +71,10 @@ enum Part {
 /// taken back), a `skipped` event records the disagreement.
 #[derive(Debug, Default)]
 pub struct ResponsesMapper {
+    /// The response a `response.created` opened, until it finishes.
+    current: OpenMessage,
+    /// The events mapped from the event at hand.
+    out: Vec<StreamEvent>,
     /// Output items of the current response, by `output_index`.
     items: HashMap<u64, Item>,
     /// What was streamed of each part, by (`output_index`, part).
@@ -81,29 +86,13 @@ pub struct ResponsesMapper {
     done_usage: Usage,
     refusal: String,
     terminal: bool,
-    /// A `response.created` opened a response that has not finished yet.
-    open: bool,
-    /// The `id` of that response, for the restart notice.
-    response_id: Option<String>,
 }
 
-impl ResponsesMapper {
-    pub fn new() -> ResponsesMapper {
-        ResponsesMapper::default()
-    }
-}
+impl TypedMapper for ResponsesMapper {
+    const EVENTS: &'static str = "a Responses";
 
-impl StreamMapper for ResponsesMapper {
-    /// One SSE event; the payload's `type` decides (the SSE `event:` names the same).
-    fn on_event(
-        &mut self,
-        event_type: Option<&str>,
-        data: &str,
-    ) -> Result<Vec<StreamEvent>, ProviderError> {
-        let (payload, kind) = typed_event(data, event_type, "a Responses stream event")?;
-        let what = format!("a Responses {kind} event");
-        let r = Reader::new(&what);
-        let mut out = Vec::new();
+    /// One event; the payload's `type` decides (the SSE `event:` names the same).
+    fn on_typed(&mut self, kind: &str, payload: &Value, r: Reader) -> Result<bool, ProviderError> {
         let output_index = r.uint(payload.get("output_index"), || "output_index".into())?;
         let sub = |key: &str| {
             r.uint(payload.get(key), || key.to_string())
@@ -114,25 +103,23 @@ impl StreamMapper for ResponsesMapper {
                 .map(|t| t.unwrap_or(""))
         };
         let response = r.object(payload.get("response"), || "response".into())?;
-        match kind.as_str() {
+        match kind {
             "response.created" => {
                 let id = match response {
                     Some(resp) => r.str(resp.get("id"), || "response.id".into())?,
                     None => None,
                 }
                 .map(str::to_string);
-                if self.open {
+                let restart = self.current.start(id, "the open response", |new, old| {
+                    format!("response.created{new} before {old} completed")
+                });
+                if let Some(restart) = restart {
                     // A response started over before the last one finished (a
                     // provider or a proxy retried upstream): the partial one is
                     // discarded, and so are its tool-call indices.
-                    let old = self.response_id.as_deref().unwrap_or("the open response");
-                    out.push(restarted(id.as_deref(), |new| {
-                        format!("response.created{new} before {old} completed")
-                    }));
+                    self.out.push(restart);
                     self.next_call = 0;
                 }
-                self.open = true;
-                self.response_id = id;
                 self.items.clear();
                 self.streamed.clear();
                 self.has_calls = false;
@@ -140,8 +127,14 @@ impl StreamMapper for ResponsesMapper {
                 self.terminal = false;
             }
             "response.in_progress" | "response.queued" => {}
-            "response.output_item.added" => self.item_added(&payload, output_index, r, &mut out)?,
-            "response.output_item.done" => self.item_done(&payload, output_index, r, &mut out)?,
+            "response.output_item.added" => {
+                let item = r.member(payload, "item")?;
+                self.item_added(item, output_index.unwrap_or(u64::MAX), r)?;
+            }
+            "response.output_item.done" => {
+                let item = r.member(payload, "item")?;
+                self.item_done(item, output_index.unwrap_or(u64::MAX), r)?;
+            }
             "response.content_part.added" | "response.content_part.done" => {
                 let part = match r.object(payload.get("part"), || "part".into())? {
                     Some(part) => r.str(part.get("type"), || "part.type".into())?,
@@ -149,7 +142,7 @@ impl StreamMapper for ResponsesMapper {
                 }
                 .unwrap_or("");
                 if !matches!(part, "output_text" | "refusal" | "reasoning_text") {
-                    out.push(skipped(&format!("{kind}:{part}")));
+                    self.out.push(skipped(&format!("{kind}:{part}")));
                 }
             }
             "response.output_text.delta"
@@ -165,29 +158,23 @@ impl StreamMapper for ResponsesMapper {
                     _ => Part::ReasoningText(sub("content_index")?),
                 };
                 if kind.ends_with(".done") {
-                    self.reconcile(output_index, part, text("text")?, &kind, &mut out);
+                    self.reconcile(output_index, part, text("text")?, kind);
                 } else {
-                    self.delta(output_index, part, text("delta")?, &mut out);
+                    self.delta(output_index, part, text("delta")?);
                 }
             }
             "response.function_call_arguments.delta" => {
                 if self.is_call(output_index) {
-                    self.delta(output_index, Part::Arguments, text("delta")?, &mut out);
+                    self.delta(output_index, Part::Arguments, text("delta")?);
                 } else {
-                    out.push(skipped(&kind));
+                    self.out.push(skipped(kind));
                 }
             }
             "response.function_call_arguments.done" => {
                 if self.is_call(output_index) {
-                    self.reconcile(
-                        output_index,
-                        Part::Arguments,
-                        text("arguments")?,
-                        &kind,
-                        &mut out,
-                    );
+                    self.reconcile(output_index, Part::Arguments, text("arguments")?, kind);
                 } else {
-                    out.push(skipped(&kind));
+                    self.out.push(skipped(kind));
                 }
             }
             "response.refusal.delta" => self.refusal.push_str(text("delta")?),
@@ -201,8 +188,8 @@ impl StreamMapper for ResponsesMapper {
             // Structure of the items above: nothing to add.
             "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done" => {}
             "response.completed" => {
-                self.finish_response(response, r, &mut out)?;
-                out.push(StreamEvent::Finish {
+                self.finish_response(response, r)?;
+                self.out.push(StreamEvent::Finish {
                     reason: if self.has_calls {
                         FinishReason::ToolCalls
                     } else {
@@ -211,20 +198,16 @@ impl StreamMapper for ResponsesMapper {
                 });
             }
             "response.incomplete" => {
-                self.finish_response(response, r, &mut out)?;
-                let details = match response {
-                    Some(resp) => r.object(resp.get("incomplete_details"), || {
-                        "response.incomplete_details".into()
-                    })?,
-                    None => None,
-                };
-                let reason = match details {
-                    Some(d) => r.str(d.get("reason"), || {
+                self.finish_response(response, r)?;
+                let details = r.object(
+                    response.and_then(|resp| resp.get("incomplete_details")),
+                    || "response.incomplete_details".into(),
+                )?;
+                let reason = r
+                    .str(details.and_then(|d| d.get("reason")), || {
                         "response.incomplete_details.reason".into()
-                    })?,
-                    None => None,
-                }
-                .unwrap_or("");
+                    })?
+                    .unwrap_or("");
                 let reason = match reason {
                     "max_output_tokens" => FinishReason::Length,
                     "content_filter" => FinishReason::ContentFilter,
@@ -242,7 +225,7 @@ impl StreamMapper for ResponsesMapper {
                         });
                     }
                 };
-                out.push(StreamEvent::Finish { reason });
+                self.out.push(StreamEvent::Finish { reason });
             }
             "response.failed" => {
                 let error = response.and_then(|resp| resp.get("error"));
@@ -253,17 +236,19 @@ impl StreamMapper for ResponsesMapper {
                         .unwrap_or_else(|| "the response failed".into()),
                 });
             }
-            "error" => {
-                return Err(http::stream_error(&payload));
-            }
-            // Hosted tools' progress, annotations, and events newer than this adapter.
-            other => out.push(skipped(if other.is_empty() { "(untyped)" } else { other })),
+            // `error` (the caller turns it into the API error), hosted tools' progress,
+            // annotations, and events newer than this adapter.
+            _ => return Ok(false),
         }
-        Ok(out)
+        Ok(true)
+    }
+
+    fn events(&mut self) -> &mut Vec<StreamEvent> {
+        &mut self.out
     }
 
     /// `response.completed` / `response.incomplete` closed the last response.
-    fn is_complete(&self) -> bool {
+    fn ended(&self) -> bool {
         self.terminal
     }
 }
@@ -291,31 +276,19 @@ impl ResponsesMapper {
         }
     }
 
-    fn delta(
-        &mut self,
-        output_index: Option<u64>,
-        part: Part,
-        text: &str,
-        out: &mut Vec<StreamEvent>,
-    ) {
+    fn delta(&mut self, output_index: Option<u64>, part: Part, text: &str) {
         if text.is_empty() {
             return;
         }
         let oi = output_index.unwrap_or(u64::MAX);
         self.streamed.entry((oi, part)).or_default().push_str(text);
-        out.extend(self.part_event(oi, part, text));
+        let event = self.part_event(oi, part, text);
+        self.out.extend(event);
     }
 
     /// `full` is the final text of a part: send what the deltas left out, or record
     /// that they disagree.
-    fn reconcile(
-        &mut self,
-        output_index: Option<u64>,
-        part: Part,
-        full: &str,
-        event: &str,
-        out: &mut Vec<StreamEvent>,
-    ) {
+    fn reconcile(&mut self, output_index: Option<u64>, part: Part, full: &str, event: &str) {
         let oi = output_index.unwrap_or(u64::MAX);
         let streamed = self.streamed.entry((oi, part)).or_default();
         if streamed == full {
@@ -324,23 +297,18 @@ impl ResponsesMapper {
         if let Some(rest) = full.strip_prefix(streamed.as_str()) {
             let rest = rest.to_string();
             streamed.push_str(&rest);
-            out.extend(self.part_event(oi, part, &rest));
+            let event = self.part_event(oi, part, &rest);
+            self.out.extend(event);
         } else {
             *streamed = full.to_string();
-            out.push(skipped(&format!(
+            self.out.push(skipped(&format!(
                 "{event} (its final text differs from the streamed deltas)"
             )));
         }
     }
 
-    fn item_added(
-        &mut self,
-        payload: &Value,
-        output_index: Option<u64>,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        let item = r.member(payload, "item")?;
+    /// `response.output_item.added`: `item`, at output index `oi`.
+    fn item_added(&mut self, item: &Value, oi: u64, r: Reader) -> Result<(), ProviderError> {
         let text = |key: &str| r.text(item, "item", key);
         let kind = text("type")?;
         let state = match kind {
@@ -351,43 +319,35 @@ impl ResponsesMapper {
                 let index = self.next_call;
                 self.next_call += 1;
                 self.has_calls = true;
-                out.push(start);
+                self.out.push(start);
                 Item::FunctionCall {
                     index,
                     ended: false,
                 }
             }
             other => {
-                let name = if other.is_empty() { "(untyped)" } else { other };
-                out.push(skipped(&format!("response.output_item.added:{name}")));
-                Item::Skipped(name.to_string())
+                let name = skip_unknown(&mut self.out, "response.output_item.added", other);
+                Item::Skipped(name)
             }
         };
-        let oi = output_index.unwrap_or(u64::MAX);
         self.items.insert(oi, state);
         if kind == "function_call" {
             let arguments = text("arguments")?;
-            self.delta(Some(oi), Part::Arguments, arguments, out);
+            self.delta(Some(oi), Part::Arguments, arguments);
         }
         Ok(())
     }
 
-    fn item_done(
-        &mut self,
-        payload: &Value,
-        output_index: Option<u64>,
-        r: Reader,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        let item = r.member(payload, "item")?;
+    /// `response.output_item.done`: `item`, at output index `oi`.
+    fn item_done(&mut self, item: &Value, oi: u64, r: Reader) -> Result<(), ProviderError> {
         let text = |key: &str| r.text(item, "item", key);
         let kind = text("type")?;
-        let oi = output_index.unwrap_or(u64::MAX);
         // An item that was never announced is taken as announced now.
         if !self.items.contains_key(&oi) {
-            let mut announced = Vec::new();
-            self.item_added(payload, Some(oi), r, &mut announced)?;
-            out.extend(
+            let before = self.out.len();
+            self.item_added(item, oi, r)?;
+            let announced = self.out.split_off(before);
+            self.out.extend(
                 announced
                     .into_iter()
                     .filter(|e| !matches!(e, StreamEvent::Skipped { .. })),
@@ -409,26 +369,26 @@ impl ResponsesMapper {
             Some(Item::FunctionCall { .. }) => {
                 let arguments = text("arguments")?;
                 if !arguments.is_empty() {
-                    self.reconcile(Some(oi), Part::Arguments, arguments, event, out);
+                    self.reconcile(Some(oi), Part::Arguments, arguments, event);
                 }
                 if let Some(Item::FunctionCall { index, ended }) = self.items.get_mut(&oi)
                     && !*ended
                 {
                     *ended = true;
-                    out.push(StreamEvent::ToolCallEnd { index: *index });
+                    self.out.push(StreamEvent::ToolCallEnd { index: *index });
                 }
             }
             Some(Item::Reasoning) => {
                 for (i, t) in texts("summary", "text")? {
-                    self.reconcile(Some(oi), Part::Summary(i), &t, event, out);
+                    self.reconcile(Some(oi), Part::Summary(i), &t, event);
                 }
                 for (i, t) in texts("content", "text")? {
-                    self.reconcile(Some(oi), Part::ReasoningText(i), &t, event, out);
+                    self.reconcile(Some(oi), Part::ReasoningText(i), &t, event);
                 }
                 let enc = text("encrypted_content")?;
                 if !enc.is_empty() {
                     let id = text("id")?;
-                    out.push(StreamEvent::ReasoningSignature {
+                    self.out.push(StreamEvent::ReasoningSignature {
                         signature: signature(id, enc),
                     });
                 }
@@ -444,16 +404,19 @@ impl ResponsesMapper {
                         "refusal" => return Err(refused(field("refusal")?)),
                         "output_text" => {
                             let t = field("text")?;
-                            self.reconcile(Some(oi), Part::Text(i as u64), t, event, out);
+                            self.reconcile(Some(oi), Part::Text(i as u64), t, event);
                         }
                         _ => {}
                     }
                 }
             }
             Some(Item::Skipped(name)) => {
-                out.push(skipped(&format!("response.output_item.done:{name}")));
+                self.out
+                    .push(skipped(&format!("response.output_item.done:{name}")));
             }
-            None => out.push(skipped(&format!("response.output_item.done:{kind}"))),
+            None => self
+                .out
+                .push(skipped(&format!("response.output_item.done:{kind}"))),
         }
         Ok(())
     }
@@ -463,7 +426,6 @@ impl ResponsesMapper {
         &mut self,
         response: Option<&Value>,
         r: Reader,
-        out: &mut Vec<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let usage = match response {
             Some(resp) => r.object(resp.get("usage"), || "response.usage".into())?,
@@ -471,12 +433,12 @@ impl ResponsesMapper {
         };
         if let Some(usage) = usage {
             self.done_usage.add(&responses_usage(usage, r)?);
-            out.push(StreamEvent::Usage {
+            self.out.push(StreamEvent::Usage {
                 usage: self.done_usage,
             });
         }
         self.terminal = true;
-        self.open = false;
+        self.current.open = false;
         Ok(())
     }
 }
@@ -575,7 +537,6 @@ pub struct Responses {
 impl http::Wire for Responses {
     const NAME: &'static str = "openai-responses";
     const PATH: &'static str = "responses";
-    type Body<'a> = wire::Body<'a>;
     type Mapper = ResponsesMapper;
 
     fn for_config(config: &HttpConfig) -> Responses {
@@ -583,7 +544,7 @@ impl http::Wire for Responses {
             encrypted_reasoning: reasoning_model(&config.model),
         }
     }
-    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> wire::Body<'a> {
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> impl Serialize + 'a {
         wire::body(model, request, self.encrypted_reasoning)
     }
 }

@@ -48,13 +48,45 @@ pub fn skipped(event_type: &str) -> StreamEvent {
     }
 }
 
-/// A `restarted` event: the stream opened a new message (whose id is `new_id`, when
-/// it has one) before the open one ended; `reason` is given the new id as ` (ID)`.
-pub fn restarted(new_id: Option<&str>, reason: impl FnOnce(String) -> String) -> StreamEvent {
-    let new = new_id.map(|n| format!(" ({n})")).unwrap_or_default();
-    StreamEvent::Restarted {
-        reason: reason(new),
+/// The message a stream has open (a Messages message, a Responses response), to tell
+/// a restart (a new one before the open one ended: a provider or a proxy started over)
+/// from the next message of a multi-request exchange.
+#[derive(Debug, Default)]
+pub struct OpenMessage {
+    /// A message started and has not ended.
+    pub open: bool,
+    /// Its id, for the restart notice.
+    pub id: Option<String>,
+}
+
+impl OpenMessage {
+    /// Message `id` starts. When one was still open, the `restarted` event that says
+    /// so: `reason` is given the new id as ` (ID)` (empty without one) and the open
+    /// message's id (`unnamed` when it had none).
+    pub fn start(
+        &mut self,
+        id: Option<String>,
+        unnamed: &str,
+        reason: impl FnOnce(String, &str) -> String,
+    ) -> Option<StreamEvent> {
+        let restart = self.open.then(|| {
+            let new = id.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            StreamEvent::Restarted {
+                reason: reason(new, self.id.as_deref().unwrap_or(unnamed)),
+            }
+        });
+        self.open = true;
+        self.id = id;
+        restart
     }
+}
+
+/// A block or item of type `kind` that the mapper does not use, passed over as
+/// `skipped` under `EVENT:NAME`: its name (`(untyped)` without a type).
+pub fn skip_unknown(out: &mut Vec<StreamEvent>, event: &str, kind: &str) -> String {
+    let name = if kind.is_empty() { "(untyped)" } else { kind };
+    out.push(skipped(&format!("{event}:{name}")));
+    name.to_string()
 }
 
 /// Pushes `make(text)` onto `out` unless `text` is empty: an empty delta says nothing.

@@ -2,7 +2,8 @@
 //! as JSON lines, the message they assemble to, and the values the tests compare
 //! with (tool calls, usage, errors, a request with every kind of message).
 
-use serde_json::json;
+use expect_test::Expect;
+use serde_json::{Value, json};
 
 use crate::ModelRequest;
 use crate::http;
@@ -28,6 +29,52 @@ pub(crate) fn run_mapper<'a>(
     }
     out.extend(mapper.finish());
     (out, None)
+}
+
+/// Each line as the data of one event, with the `event:` type its payload names (as
+/// the Anthropic and Responses APIs name their events; a Chat Completions chunk names
+/// none), fed to a new `M`: the events, and the error that ended the stream early.
+pub(crate) fn run<M: StreamMapper + Default>(
+    lines: &[&str],
+) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    let kinds: Vec<Option<String>> = lines
+        .iter()
+        .map(|line| {
+            serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+        })
+        .collect();
+    run_mapper(
+        M::default(),
+        kinds
+            .iter()
+            .map(Option::as_deref)
+            .zip(lines.iter().copied()),
+    )
+}
+
+/// The lines, fed through [`run`], end without an error in the events `expect` shows.
+pub(crate) fn check<M: StreamMapper + Default>(lines: &[&str], expect: Expect) {
+    expect_events(run::<M>(lines), expect);
+}
+
+/// A stream that started over: the `attempts`' lines, then those of the `end`, fed
+/// through [`run`], end without an error; the message they assemble to, and the
+/// reasons of the `restarted` events.
+pub(crate) fn restarted<M: StreamMapper + Default>(
+    attempts: &[String],
+    end: &[&str],
+) -> (Assembled, Vec<String>) {
+    let lines: Vec<&str> = attempts
+        .iter()
+        .map(String::as_str)
+        .chain(end.iter().copied())
+        .collect();
+    let (events, err) = run::<M>(&lines);
+    assert!(err.is_none(), "{err:?}");
+    let reasons = restarts(&events).into_iter().map(String::from).collect();
+    (assemble(&events), reasons)
 }
 
 /// One JSON line per event.
@@ -170,6 +217,23 @@ pub(crate) fn sample_request() -> ModelRequest {
         }],
         max_output_tokens: 1024,
     }
+}
+
+/// A request body as the snapshots show it: pretty JSON in which the sample request's
+/// tool schema, wherever it stands whole, reads `"<the read tool's parameters>"`.
+pub(crate) fn pretty_body(body: &Value) -> String {
+    fn mark(value: &mut Value, schema: &Value) {
+        if value == schema {
+            *value = Value::String("<the read tool's parameters>".into());
+        } else if let Value::Object(map) = value {
+            map.values_mut().for_each(|v| mark(v, schema));
+        } else if let Value::Array(items) = value {
+            items.iter_mut().for_each(|v| mark(v, schema));
+        }
+    }
+    let mut body = body.clone();
+    mark(&mut body, &sample_request().tools[0].parameters);
+    serde_json::to_string_pretty(&body).unwrap()
 }
 
 /// The bytes a body is sent as are its shown value's, compact: its fields are

@@ -1,9 +1,10 @@
 //! Tests of `anthropic.rs`.
 
 use super::*;
+use crate::sse::StreamMapper;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, expect_events,
-    restarts, run_mapper, sample_request, sent_is_shown, usage,
+    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, check, pretty_body,
+    restarted, run, sample_request, sent_is_shown, usage,
 };
 use expect_test::expect;
 use serde_json::json;
@@ -16,29 +17,10 @@ fn shown(request: &ModelRequest) -> Value {
     http::shown_body(&wire::body("claude", request))
 }
 
-/// Each line sent as an event of its own `type`, as the API names its events.
-fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    let kinds: Vec<Option<String>> = lines
-        .iter()
-        .map(|line| {
-            serde_json::from_str::<Value>(line)
-                .ok()
-                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
-        })
-        .collect();
-    run_mapper(
-        AnthropicMapper::new(),
-        kinds
-            .iter()
-            .map(Option::as_deref)
-            .zip(lines.iter().copied()),
-    )
-}
-
 #[test]
 fn text_with_merged_usage() {
-    expect_events(
-        run(&[
+    check::<AnthropicMapper>(
+        &[
             r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_read_input_tokens":100,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
             r#"{"type":"ping"}"#,
@@ -47,7 +29,7 @@ fn text_with_merged_usage() {
             r#"{"type":"content_block_stop","index":0}"#,
             r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}"#,
             r#"{"type":"message_stop"}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"usage","usage":{"input_tokens":25,"output_tokens":1,"cache_read_tokens":100,"cache_write_tokens":7}}
         {"kind":"skipped","event_type":"ping"}
@@ -60,7 +42,7 @@ fn text_with_merged_usage() {
 
 #[test]
 fn thinking_with_signature_then_parallel_tool_uses() {
-    let (events, err) = run(&[
+    let (events, err) = run::<AnthropicMapper>(&[
         r#"{"type":"message_start","message":{"id":"m","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Two files."}}"#,
@@ -92,8 +74,8 @@ fn thinking_with_signature_then_parallel_tool_uses() {
 
 #[test]
 fn server_tools_are_skipped_not_called() {
-    expect_events(
-        run(&[
+    check::<AnthropicMapper>(
+        &[
             r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
@@ -107,7 +89,7 @@ fn server_tools_are_skipped_not_called() {
             r#"{"type":"brand_new_event"}"#,
             r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
             r#"{"type":"message_stop"}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
         {"kind":"skipped","event_type":"content_block_start:server_tool_use"}
@@ -125,7 +107,7 @@ fn server_tools_are_skipped_not_called() {
 
 #[test]
 fn error_event_and_stop_reasons() {
-    let (events, err) = run(&[
+    let (events, err) = run::<AnthropicMapper>(&[
         r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ]);
@@ -134,13 +116,13 @@ fn error_event_and_stop_reasons() {
     assert_eq!(stop_reason("max_tokens"), FinishReason::Length);
     assert_eq!(stop_reason("refusal"), FinishReason::ContentFilter);
     assert_eq!(stop_reason("stop_sequence"), FinishReason::Stop);
-    let (_, err) = run(&["not json"]);
+    let (_, err) = run::<AnthropicMapper>(&["not json"]);
     assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Malformed));
 }
 
 #[test]
 fn iterations_are_summed_and_messages_add_up() {
-    let (events, _) = run(&[
+    let (events, _) = run::<AnthropicMapper>(&[
         r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":100,"output_tokens":1}}}"#,
         r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"input_tokens":100,"output_tokens":20}}"#,
         r#"{"type":"message_stop"}"#,
@@ -153,27 +135,39 @@ fn iterations_are_summed_and_messages_add_up() {
 
 #[test]
 fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
-    let (events, err) = run(&[
-        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"First try."}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_A"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}"#,
-        r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}"#,
-        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Second try."}}"#,
-        r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG_B"}}"#,
-        r#"{"type":"content_block_stop","index":0}"#,
-        r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_b","name":"read","input":{}}}"#,
-        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"b.txt\"}"}}"#,
-        r#"{"type":"content_block_stop","index":1}"#,
-        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
-        r#"{"type":"message_stop"}"#,
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    let a = assemble(&events);
+    // One attempt at the message, up to the first fragment of its `read` call.
+    let attempt = |id: &str, thinking: &str, signature: &str, tool: &str, fragment: &str| {
+        [
+            json!({"type":"message_start","message":{"id":id,"type":"message","role":"assistant","content":[],"usage":{"input_tokens":30,"output_tokens":1}}}),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":thinking}}),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":signature}}),
+            json!({"type":"content_block_stop","index":0}),
+            json!({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":tool,"name":"read","input":{}}}),
+            json!({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":fragment}}),
+        ]
+        .map(|event| event.to_string())
+        .to_vec()
+    };
+    let attempts = [
+        attempt("msg_1", "First try.", "SIG_A", "toolu_a", r#"{"path": "a"#),
+        attempt(
+            "msg_2",
+            "Second try.",
+            "SIG_B",
+            "toolu_b",
+            r#"{"path": "b.txt"}"#,
+        ),
+    ]
+    .concat();
+    let (a, reasons) = restarted::<AnthropicMapper>(
+        &attempts,
+        &[
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+    );
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Second try.", "SIG_B")
@@ -181,14 +175,14 @@ fn a_restarted_anthropic_stream_keeps_only_the_second_message() {
     assert_tool_calls(&a, &[call("toolu_b", "read", r#"{"path": "b.txt"}"#)]);
     assert_eq!(a.usage, usage(30, 12));
     assert_eq!(
-        restarts(&events),
+        reasons,
         ["message_start (msg_2) before message_stop of msg_1"]
     );
 }
 
 #[test]
 fn several_thinking_blocks_keep_their_own_text_and_signature() {
-    let (events, err) = run(&[
+    let (events, err) = run::<AnthropicMapper>(&[
         r#"{"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"One."}}"#,
@@ -247,7 +241,7 @@ fn several_thinking_blocks_keep_their_own_text_and_signature() {
 
 #[test]
 fn one_thinking_block_assembles_as_before() {
-    let (events, _) = run(&[
+    let (events, _) = run::<AnthropicMapper>(&[
         r#"{"type":"message_start","message":{"content":[]}}"#,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Only."}}"#,
@@ -330,14 +324,14 @@ fn every_wrong_type_in_an_anthropic_event_is_an_error_never_a_silent_drop() {
         ),
     ];
     assert_malformed(
-        run,
+        run::<AnthropicMapper>,
         cases.map(|(lines, message)| (lines, message.to_string())),
     );
 }
 
 #[test]
 fn completeness_needs_message_stop() {
-    let mut m = AnthropicMapper::new();
+    let mut m = AnthropicMapper::default();
     m.on_event(None, r#"{"type":"message_start","message":{"content":[]}}"#)
         .unwrap();
     assert!(!m.is_complete());
@@ -477,17 +471,7 @@ fn request_renders_every_message_kind() {
           "tools": [
             {
               "description": "Read a file",
-              "input_schema": {
-                "properties": {
-                  "path": {
-                    "type": "string"
-                  }
-                },
-                "required": [
-                  "path"
-                ],
-                "type": "object"
-              },
+              "input_schema": "<the read tool's parameters>",
               "name": "read"
             },
             {
@@ -499,5 +483,5 @@ fn request_renders_every_message_kind() {
             }
           ]
         }"#]]
-    .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    .assert_eq(&pretty_body(&body));
 }

@@ -18,15 +18,14 @@ pub trait Wire: std::fmt::Debug + Clone + Send + Sync + 'static {
     const NAME: &'static str;
     /// The endpoint path under the base URL.
     const PATH: &'static str;
-    /// The borrowed request body, its fields declared in key order.
-    type Body<'a>: Serialize;
     /// Reads the protocol's SSE events (a new one for each stream).
     type Mapper: StreamMapper + Default + Send + 'static;
 
     /// The protocol's settings for `config` (chosen once, when the provider is made).
     fn for_config(config: &HttpConfig) -> Self;
-    /// The body sent to `model` for `request`.
-    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> Self::Body<'a>;
+    /// The body sent to `model` for `request`: borrowed, its fields declared in key
+    /// order.
+    fn body<'a>(&self, model: &'a str, request: &'a ModelRequest) -> impl Serialize + 'a;
     /// The protocol's fixed headers.
     fn headers() -> Vec<(String, String)> {
         Vec::new()
@@ -61,7 +60,7 @@ impl<W: Wire> HttpProvider<W> {
     }
 
     /// The body this provider sends for `request`.
-    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> W::Body<'a> {
+    pub fn body<'a>(&'a self, request: &'a ModelRequest) -> impl Serialize + 'a {
         self.wire.body(&self.config.model, request)
     }
 }

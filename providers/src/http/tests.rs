@@ -167,15 +167,15 @@ fn context_length_refusals_are_context_overflow() {
 fn in_stream_context_length_refusals_are_context_overflow() {
     use crate::anthropic::AnthropicMapper;
     use crate::responses::ResponsesMapper;
-    let openai = OpenAiMapper::new().on_event(
+    let openai = OpenAiMapper::default().on_event(
         None,
         r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
     );
-    let anthropic = AnthropicMapper::new().on_event(
+    let anthropic = AnthropicMapper::default().on_event(
         Some("error"),
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#,
     );
-    let responses = ResponsesMapper::new().on_event(
+    let responses = ResponsesMapper::default().on_event(
         Some("response.failed"),
         r#"{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}"#,
     );
@@ -319,7 +319,7 @@ async fn drive(
         body: serde_json::json!({"stream": true}).to_string(),
         max_output_tokens: Some(64),
     };
-    let mut mapper = OpenAiMapper::new();
+    let mut mapper = OpenAiMapper::default();
     streamed(|sink| async move {
         stream_sse(
             &client().unwrap(),

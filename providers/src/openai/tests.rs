@@ -3,28 +3,24 @@
 use super::*;
 use crate::Provider;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, render,
-    restarts, run_mapper, sample_request, sent_is_shown,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, render,
+    restarts, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
 use xcsh_machine::UserOrigin;
 
-fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    run_mapper(OpenAiMapper::new(), lines.iter().map(|l| (None, *l)))
-}
-
 #[test]
 fn text_then_usage_then_finish() {
-    expect_events(
-        run(&[
+    check::<OpenAiMapper>(
+        &[
             r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
             r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
             r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
             r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
             r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
             "[DONE]",
-        ]),
+        ],
         expect![[r#"
         {"kind":"text_delta","text":"Hel"}
         {"kind":"text_delta","text":"lo"}
@@ -35,7 +31,7 @@ fn text_then_usage_then_finish() {
 
 #[test]
 fn parallel_tool_calls_with_fragmented_arguments() {
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
         r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
         r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":"{\"dir"}}]}}]}"#,
@@ -70,12 +66,12 @@ fn parallel_tool_calls_with_fragmented_arguments() {
 
 #[test]
 fn mistral_calls_without_index_and_array_content() {
-    expect_events(
-        run(&[
+    check::<OpenAiMapper>(
+        &[
             r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"reasoning_delta","text":"hmm"}
         {"kind":"text_delta","text":"ok"}
@@ -92,14 +88,14 @@ fn mistral_calls_without_index_and_array_content() {
 
 #[test]
 fn reasoning_content_and_xai_usage() {
-    expect_events(
-        run(&[
+    check::<OpenAiMapper>(
+        &[
             r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
             r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
             "[DONE]",
-        ]),
+        ],
         expect![[r#"
         {"kind":"reasoning_delta","text":"think"}
         {"kind":"text_delta","text":"Hi"}
@@ -110,7 +106,7 @@ fn reasoning_content_and_xai_usage() {
 
 #[test]
 fn refusal_and_error_chunks_are_api_errors() {
-    let (_, err) = run(&[
+    let (_, err) = run::<OpenAiMapper>(&[
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't "}}]}"#,
         r#"{"choices":[{"index":0,"delta":{"refusal":"help with that."}}]}"#,
         r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
@@ -119,7 +115,7 @@ fn refusal_and_error_chunks_are_api_errors() {
         err,
         Some(api_error("the model refused: I can't help with that."))
     );
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"choices":[{"index":0,"delta":{"content":"par"}}]}"#,
         r#"{"error":{"message":"Provider returned error","code":502}}"#,
     ]);
@@ -131,20 +127,20 @@ fn refusal_and_error_chunks_are_api_errors() {
             "Provider returned error (502)".to_string()
         ))
     );
-    let (_, err) = run(&["{not json"]);
+    let (_, err) = run::<OpenAiMapper>(&["{not json"]);
     assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Malformed));
 }
 
 #[test]
 fn unknown_things_are_skipped() {
-    expect_events(
-        run(&[
+    check::<OpenAiMapper>(
+        &[
             r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
             r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
             "[DONE]",
             "[DONE]",
-        ]),
+        ],
         expect![[r#"
         {"kind":"skipped","event_type":"prompt_filter_results"}
         {"kind":"skipped","event_type":"choices[1]"}
@@ -156,7 +152,7 @@ fn unknown_things_are_skipped() {
 
 #[test]
 fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"Hmm, "}}]}"#,
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Let me re"}}]}"#,
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
@@ -179,7 +175,7 @@ fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
 
 #[test]
 fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Kept"}}]}"#,
         r#"{"id":"gen-2","choices":[{"index":0,"delta":{"content":" whole."}}]}"#,
         r#"{"id":"gen-2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
@@ -193,7 +189,7 @@ fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
 
 #[test]
 fn a_repeated_role_after_content_restarts_the_chat_message() {
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
         r#"{"choices":[{"index":0,"delta":{"content":"Half a sen"}}]}"#,
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"A whole"}}]}"#,
@@ -212,7 +208,7 @@ fn a_repeated_role_after_content_restarts_the_chat_message() {
 #[test]
 fn a_role_on_every_chunk_is_not_a_restart() {
     // Ollama's compatible endpoint sends `role` with every delta.
-    let (events, err) = run(&[
+    let (events, err) = run::<OpenAiMapper>(&[
         r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":"One"}}]}"#,
         r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":" two"}}]}"#,
         r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
@@ -224,7 +220,7 @@ fn a_role_on_every_chunk_is_not_a_restart() {
 }
 
 fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
-    run(lines).1.map(|e| (e.kind, e.message))
+    run::<OpenAiMapper>(lines).1.map(|e| (e.kind, e.message))
 }
 
 #[test]
@@ -308,14 +304,14 @@ fn every_wrong_type_in_a_chat_chunk_is_an_error_never_a_silent_drop() {
         ),
     ];
     assert_malformed(
-        run,
+        run::<OpenAiMapper>,
         cases.map(|(line, message)| (vec![line], format!("a Chat Completions chunk: {message}"))),
     );
 }
 
 #[test]
 fn completeness() {
-    let mut m = OpenAiMapper::new();
+    let mut m = OpenAiMapper::default();
     m.on_event(None, r#"{"choices":[{"index":0,"delta":{"content":"a"}}]}"#)
         .unwrap();
     assert!(!m.is_complete());
@@ -399,23 +395,13 @@ fn request_renders_every_message_kind() {
               "function": {
                 "description": "Read a file",
                 "name": "read",
-                "parameters": {
-                  "properties": {
-                    "path": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "path"
-                  ],
-                  "type": "object"
-                }
+                "parameters": "<the read tool's parameters>"
               },
               "type": "function"
             }
           ]
         }"#]]
-    .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    .assert_eq(&pretty_body(&body));
 }
 
 #[test]

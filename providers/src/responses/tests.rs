@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, expect_events, restarts,
-    run_mapper, sample_request, sent_is_shown,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, restarted,
+    run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
+use serde_json::json;
 use xcsh_machine::Message;
 
 /// The body of `request` as `--show-context` shows it, with
@@ -14,14 +15,10 @@ fn shown(model: &str, request: &ModelRequest) -> Value {
     http::shown_body(&wire::body(model, request, reasoning_model(model)))
 }
 
-fn run(lines: &[&str]) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    run_mapper(ResponsesMapper::new(), lines.iter().map(|l| (None, *l)))
-}
-
 #[test]
 fn reasoning_text_and_usage() {
-    expect_events(
-        run(&[
+    check::<ResponsesMapper>(
+        &[
             r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
             r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
             r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
@@ -37,7 +34,7 @@ fn reasoning_text_and_usage() {
             r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
             r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
             r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"reasoning_delta","text":"**Plan**"}
         {"kind":"reasoning_signature","signature":"{\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}"}
@@ -50,7 +47,7 @@ fn reasoning_text_and_usage() {
 
 #[test]
 fn parallel_function_calls_with_fragmented_arguments() {
-    let (events, err) = run(&[
+    let (events, err) = run::<ResponsesMapper>(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
         r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
         r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"list"}}"#,
@@ -76,8 +73,8 @@ fn parallel_function_calls_with_fragmented_arguments() {
 
 #[test]
 fn hosted_tools_are_skipped() {
-    expect_events(
-        run(&[
+    check::<ResponsesMapper>(
+        &[
             r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
             r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
             r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
@@ -86,7 +83,7 @@ fn hosted_tools_are_skipped() {
             r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
             r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
             r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"skipped","event_type":"response.output_item.added:web_search_call"}
         {"kind":"skipped","event_type":"response.web_search_call.in_progress"}
@@ -101,19 +98,19 @@ fn hosted_tools_are_skipped() {
 
 #[test]
 fn failures_refusals_and_incomplete() {
-    let (_, err) = run(&[
+    let (_, err) = run::<ResponsesMapper>(&[
         r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
         r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed."}}}"#,
     ]);
     assert_eq!(err, Some(api_error("The model failed. (server_error)")));
-    let (_, err) = run(&[
+    let (_, err) = run::<ResponsesMapper>(&[
         r#"{"type":"error","code":"rate_limit_exceeded","message":"Slow down.","param":null,"sequence_number":1}"#,
     ]);
     assert_eq!(
         err.map(|e| e.message),
         Some("Slow down. (rate_limit_exceeded)".into())
     );
-    let (_, err) = run(&[
+    let (_, err) = run::<ResponsesMapper>(&[
         r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
         r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"refusal","refusal":""}}"#,
         r#"{"type":"response.refusal.delta","output_index":0,"delta":"I can't"}"#,
@@ -123,7 +120,7 @@ fn failures_refusals_and_incomplete() {
         err.map(|e| e.message),
         Some("the model refused: I can't help.".into())
     );
-    let (events, err) = run(&[
+    let (events, err) = run::<ResponsesMapper>(&[
         r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
         r#"{"type":"response.output_text.delta","output_index":0,"delta":"Lo"}"#,
         r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":3,"output_tokens":9}}}"#,
@@ -139,8 +136,8 @@ fn failures_refusals_and_incomplete() {
 
 #[test]
 fn done_events_complete_or_flag_the_deltas() {
-    expect_events(
-        run(&[
+    check::<ResponsesMapper>(
+        &[
             r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
             r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
             r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
@@ -152,7 +149,7 @@ fn done_events_complete_or_flag_the_deltas() {
             r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
             r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
             r#"{"type":"response.completed","response":{"status":"completed"}}"#,
-        ]),
+        ],
         expect![[r#"
         {"kind":"text_delta","text":"Got"}
         {"kind":"text_delta","text":" it."}
@@ -167,31 +164,39 @@ fn done_events_complete_or_flag_the_deltas() {
 
 #[test]
 fn a_second_response_created_before_completion_restarts_the_response() {
-    let (events, err) = run(&[
-        r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Plan A"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"Plan A"}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"pa"}"#,
-        r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_2","type":"reasoning","summary":[]}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_2","output_index":0,"summary_index":0,"delta":"Plan B"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_2","type":"reasoning","encrypted_content":"gBBB","summary":[{"type":"summary_text","text":"Plan B"}]}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"read"}}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"path\":\"b.txt\"}"}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
-        r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    let a = assemble(&events);
+    // One attempt at response `n`, up to the first fragment of its `read` call.
+    let attempt = |n: &str, plan: &str, encrypted: &str, call: &str, fragment: &str| {
+        let (resp, rs, fc) = (format!("resp_{n}"), format!("rs_{n}"), format!("fc_{n}"));
+        [
+            json!({"type":"response.created","response":{"id":resp,"status":"in_progress"}}),
+            json!({"type":"response.output_item.added","output_index":0,"item":{"id":rs,"type":"reasoning","summary":[]}}),
+            json!({"type":"response.reasoning_summary_text.delta","item_id":rs,"output_index":0,"summary_index":0,"delta":plan}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"id":rs,"type":"reasoning","encrypted_content":encrypted,"summary":[{"type":"summary_text","text":plan}]}}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"id":fc,"type":"function_call","status":"in_progress","arguments":"","call_id":call,"name":"read"}}),
+            json!({"type":"response.function_call_arguments.delta","item_id":fc,"output_index":1,"delta":fragment}),
+        ]
+        .map(|event| event.to_string())
+        .to_vec()
+    };
+    let attempts = [
+        attempt("1", "Plan A", "gAAA", "call_A", r#"{"pa"#),
+        attempt("2", "Plan B", "gBBB", "call_B", r#"{"path":"b.txt"}"#),
+    ]
+    .concat();
+    let (a, reasons) = restarted::<ResponsesMapper>(
+        &attempts,
+        &[
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"path\":\"b.txt\"}","call_id":"call_B","name":"read"}}"#,
+            r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
+        ],
+    );
     assert_eq!(
         (a.reasoning.as_str(), a.reasoning_signature.as_str()),
         ("Plan B", r#"{"id":"rs_2","encrypted_content":"gBBB"}"#)
     );
     assert_tool_calls(&a, &[call("call_B", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
-        restarts(&events),
+        reasons,
         ["response.created (resp_2) before resp_1 completed"]
     );
 }
@@ -253,7 +258,7 @@ fn every_wrong_type_in_a_responses_event_is_an_error_never_a_silent_drop() {
         ),
     ];
     assert_malformed(
-        run,
+        run::<ResponsesMapper>,
         cases.map(|(lines, message)| (lines, message.to_string())),
     );
 }
@@ -379,21 +384,11 @@ fn request_renders_every_message_kind() {
             {
               "description": "Read a file",
               "name": "read",
-              "parameters": {
-                "properties": {
-                  "path": {
-                    "type": "string"
-                  }
-                },
-                "required": [
-                  "path"
-                ],
-                "type": "object"
-              },
+              "parameters": "<the read tool's parameters>",
               "strict": false,
               "type": "function"
             }
           ]
         }"#]]
-    .assert_eq(&serde_json::to_string_pretty(&body).unwrap());
+    .assert_eq(&pretty_body(&body));
 }
