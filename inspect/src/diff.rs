@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use similar::{Algorithm, ChangeTag, DiffOp, TextDiff, capture_diff_slices};
-use xcsh_log::{Body, Entry, Record, SessionLog};
+use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
 use xcsh_machine::{Decision, EntryId, StepOutcome};
 
 use crate::common::{args_pretty, branch_path, origin_name, outcome_text, serde_name, stop_text};
@@ -117,10 +117,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 | Record::Label { .. }
                 | Record::Undo { .. }
                 | Record::Workspace { .. }
-                | Record::MemoryIndex(_)
-                | Record::MemoryExtraction(_)
-                | Record::MemorySnapshot(_)
-                | Record::MemoryForget(_)
+                | memory_record!()
                 | Record::LateEvent { .. } => {}
                 Record::UserMessage { text, config } => {
                     run += 1;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use xcsh_log::{Body, Chain, Entry, LogReader, Record, SessionLog};
+use xcsh_log::{Body, Chain, Entry, LogReader, Record, SessionLog, memory_record};
 use xcsh_machine::{Decision, EntryId, StreamEvent};
 
 use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
@@ -331,10 +331,7 @@ fn track(entry: &Entry) -> Track<String> {
             Record::Label { .. }
             | Record::Undo { .. }
             | Record::Workspace { .. }
-            | Record::MemoryIndex(_)
-            | Record::MemoryExtraction(_)
-            | Record::MemorySnapshot(_)
-            | Record::MemoryForget(_)
+            | memory_record!()
             | Record::Steer { .. }
             | Record::FollowUp { .. }
             | Record::Interrupt {} => Track::User,

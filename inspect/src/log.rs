@@ -4,7 +4,7 @@
 //! summaries, approvals, and how each run ended.
 
 use serde::Serialize;
-use xcsh_log::{Body, Entry, Record, SessionLog};
+use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
 use xcsh_machine::{Decision, EntryId, StepOutcome, Usage};
 
 use crate::common::{
@@ -201,10 +201,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 files: files.iter().map(|f| f.display().to_string()).collect(),
                 note: note.clone(),
             },
-            Record::MemoryIndex(_)
-            | Record::MemoryExtraction(_)
-            | Record::MemorySnapshot(_)
-            | Record::MemoryForget(_) => Item::Memory {
+            memory_record!() => Item::Memory {
                 entry: id,
                 entry_type: r.type_name(),
                 text: crate::common::entry_text(entry),

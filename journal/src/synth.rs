@@ -16,13 +16,15 @@
 pub mod family;
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{Action, Journal, Player, TimedLog};
 use xcsh_log::{
-    Body, LogError, Record, SessionHeader, SessionWriter, StepRecord, TimedEvent, ToolResultRecord,
+    Body, LogError, Record, SessionHeader, SessionLog, SessionWriter, StepRecord, TimedEvent,
+    ToolResultRecord, read_session,
 };
 use xcsh_machine::{
     CallId, EntryId, FinishReason, Limits, Machine, Permissions, RunConfig, StepNo, StepOutcome,
@@ -88,6 +90,35 @@ pub fn bench_session(tag: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_file(&path);
     generate(&path, SynthOptions { entries, seed: 1 }).expect("a generated session");
     path
+}
+
+/// A bench binary's session, made once per process: [`bench_session`] of its tag,
+/// and the log read from it (`static SESSION: BenchSession = BenchSession::new("log");`).
+pub struct BenchSession {
+    tag: &'static str,
+    path: OnceLock<PathBuf>,
+    log: OnceLock<SessionLog>,
+}
+
+impl BenchSession {
+    pub const fn new(tag: &'static str) -> BenchSession {
+        BenchSession {
+            tag,
+            path: OnceLock::new(),
+            log: OnceLock::new(),
+        }
+    }
+
+    /// The session file, generated on the first call.
+    pub fn path(&self) -> &Path {
+        self.path.get_or_init(|| bench_session(self.tag))
+    }
+
+    /// The session read (every line decoded and verified), on the first call.
+    pub fn log(&self) -> &SessionLog {
+        self.log
+            .get_or_init(|| read_session(self.path()).expect("the session reads"))
+    }
 }
 
 /// What was generated.

@@ -3,14 +3,11 @@
 //! verified), the DAG, the model context rebuilt at the deepest leaf, and appending
 //! `APPENDS` decision-sized entries with an fsync after each against one group commit.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 
 use chrono::Utc;
-use xcsh_journal::synth::bench_session;
-use xcsh_log::{
-    Body, Dag, SessionHeader, SessionLog, SessionWriter, read_session, rebuild_context,
-};
+use xcsh_journal::synth::BenchSession;
+use xcsh_log::{Body, Dag, SessionHeader, SessionWriter, read_session, rebuild_context};
 use xcsh_machine::{Decision, EntryId, StepNo};
 
 /// Entries appended per iteration of the append benches.
@@ -21,29 +18,21 @@ fn main() {
 }
 
 /// The session the benches read: generated once per process unless given.
-pub fn session() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| bench_session("log"))
-}
-
-fn log() -> &'static SessionLog {
-    static LOG: OnceLock<SessionLog> = OnceLock::new();
-    LOG.get_or_init(|| read_session(session()).expect("the session reads"))
-}
+static SESSION: BenchSession = BenchSession::new("log");
 
 #[divan::bench(sample_count = 10, sample_size = 1)]
 fn open_parse() -> usize {
-    read_session(session()).expect("reads").entries.len()
+    read_session(SESSION.path()).expect("reads").entries.len()
 }
 
 #[divan::bench(sample_count = 20)]
 fn dag_build() -> usize {
-    Dag::from_log(log()).len()
+    Dag::from_log(SESSION.log()).len()
 }
 
 #[divan::bench(sample_count = 20)]
 fn context_rebuild_deep_leaf() -> usize {
-    let log = log();
+    let log = SESSION.log();
     rebuild_context(log, log.leaf()).expect("rebuilds").len()
 }
 

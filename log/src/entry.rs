@@ -183,6 +183,20 @@ pub enum Record {
     MemoryForget(memory::ForgetRecord),
 }
 
+/// The pattern of the four memory records (SPEC.md §28), for the matches that treat
+/// them alike (memory is around the turn, not in it): `memory_record!()` in a pattern
+/// position, e.g. `Record::Label { .. } | memory_record!() => {}`. A new memory
+/// record goes here, and so into every such match at once.
+#[macro_export]
+macro_rules! memory_record {
+    () => {
+        $crate::Record::MemoryIndex(_)
+            | $crate::Record::MemoryExtraction(_)
+            | $crate::Record::MemorySnapshot(_)
+            | $crate::Record::MemoryForget(_)
+    };
+}
+
 /// The record vocabulary, written once: every [`Record`] variant with its entry type
 /// name (its serde tag) and its class (`input`: it records machine inputs;
 /// `structure`: it feeds the machine nothing; `noted`: an input only with a note).

@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use xcsh_log::{Body, Dag, Entry, Record, SessionLog};
+use xcsh_log::{Body, Dag, Entry, Record, SessionLog, memory_record};
 use xcsh_machine::{
     Decision, EntryId, FinishReason, Limits, Permissions, StepNo, StepOutcome, StopReason, Usage,
     UserOrigin, Verdict,
@@ -229,10 +229,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         | Record::Label { .. }
         | Record::Undo { note: None, .. }
         | Record::Workspace { .. }
-        | Record::MemoryIndex(_)
-        | Record::MemoryExtraction(_)
-        | Record::MemorySnapshot(_)
-        | Record::MemoryForget(_)
+        | memory_record!()
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }
         | Record::LateEvent { .. }

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use xcsh_log::{Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, read_session};
+use xcsh_log::{
+    Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, memory_record, read_session,
+};
 use xcsh_machine::{Decision, EntryId};
 
 use crate::ReplayError;
@@ -48,10 +50,7 @@ impl IdMap {
             Record::Undo { run, .. } => self.map(run),
             Record::Session(_)
             | Record::Workspace { .. }
-            | Record::MemoryIndex(_)
-            | Record::MemoryExtraction(_)
-            | Record::MemorySnapshot(_)
-            | Record::MemoryForget(_)
+            | memory_record!()
             | Record::UserMessage { .. }
             | Record::Steer { .. }
             | Record::FollowUp { .. }

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use xcsh_log::{Body, Entry, Record};
+use xcsh_log::{Body, Entry, Record, memory_record};
 use xcsh_machine::{
     CallId, Decision, EntryId, FinishReason, StepOutcome, SyntheticReason, UserOrigin,
 };
@@ -314,10 +314,7 @@ impl Branch {
                                 | Record::Branch { .. }
                                 | Record::Undo { .. }
                                 | Record::Workspace { .. }
-                                | Record::MemoryIndex(_)
-                                | Record::MemoryExtraction(_)
-                                | Record::MemorySnapshot(_)
-                                | Record::MemoryForget(_)
+                                | memory_record!()
                         )
                 );
             if let Some((fin, reported)) = &mut self.finished
@@ -390,10 +387,7 @@ impl Branch {
                     // Moving the session changes no conversation either.
                     Record::Workspace { .. } => {}
                     // Memory is around the turn, not in it (SPEC.md §28).
-                    Record::MemoryIndex(_)
-                    | Record::MemoryExtraction(_)
-                    | Record::MemorySnapshot(_)
-                    | Record::MemoryForget(_) => {}
+                    memory_record!() => {}
                     Record::Step(s) => {
                         match self.streaming {
                         Some((n, _)) if n == s.step.0 => {}
