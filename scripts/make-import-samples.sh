@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Makes the import samples (fixtures/import/): runs the REAL CLIs of pi, Codex and
+# Claude Code, non-interactively (and pi's tree view in tmux), against the scripted mock
+# model server scripts/mock-model.py on 127.0.0.1, and copies the session files they
+# write into fixtures/import/{pi,codex,claude}/. No key, no network beyond 127.0.0.1
+# (except the npm install of the pinned packages into a cache folder outside the repo).
+#
+# Usage: scripts/make-import-samples.sh [pi] [codex] [claude]   (default: all three)
+#
+# Everything the agents write goes under /tmp/xcsh-import-sample (a temporary HOME, agent
+# config dirs and the workspace /tmp/xcsh-import-sample/work, fixed so that re-running
+# gives the same paths in the samples); the real home is never touched. The model's side
+# of each conversation is in fixtures/import/mock-scripts/*.json; the requests the agents
+# sent are kept in /tmp/xcsh-import-sample/requests-*.jsonl for debugging.
+# The counts (fixtures/import/counts.json) are recomputed from the samples by
+# scripts/import_sample_counts.py at the end.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/xcsh-agents
+BASE=/tmp/xcsh-import-sample
+WORK=$BASE/work
+OUT=$REPO/fixtures/import
+SCRIPTS=$OUT/mock-scripts
+
+PI_PKG=@mariozechner/pi-coding-agent@0.73.1
+CODEX_PKG=@openai/codex@0.171.0
+CLAUDE_PKG=@anthropic-ai/claude-code@2.1.332
+
+agents=("$@")
+[ ${#agents[@]} -gt 0 ] || agents=(pi codex claude)
+
+log() { echo "make-import-samples: $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# install NAME SPEC: the npm package SPEC into $CACHE/NAME (once per version).
+install() {
+    local name=$1 spec=$2 dir=$CACHE/$1
+    if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$spec" ]; then
+        log "installing $spec into $dir"
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$spec" >&2
+        echo "$spec" >"$dir/.installed"
+    fi
+}
+
+# The mock: one server for the whole run; each phase loads its own script.
+MOCK_PID=
+stop_mock() { [ -z "$MOCK_PID" ] || kill "$MOCK_PID" 2>/dev/null || true; }
+trap stop_mock EXIT
+start_mock() {
+    local reqlog=$1
+    stop_mock
+    rm -f "$BASE/mock.port"
+    python3 "$REPO/scripts/mock-model.py" --script <(echo '[]') --requests-log "$reqlog" \
+        --port-file "$BASE/mock.port" >"$BASE/mock.out" 2>"$BASE/mock.err" &
+    MOCK_PID=$!
+    for _ in $(seq 100); do [ -s "$BASE/mock.port" ] && break; sleep 0.05; done
+    PORT=$(cat "$BASE/mock.port")
+    MOCK=http://127.0.0.1:$PORT
+    log "mock model on $MOCK (requests: $reqlog)"
+}
+# load_script NAME: serve fixtures/import/mock-scripts/NAME.json from now on.
+load_script() {
+    curl -sf -X POST --data-binary "@$SCRIPTS/$1.json" "$MOCK/_mock/script" >/dev/null \
+        || die "the mock refused the script $1"
+    CURRENT_SCRIPT=$1
+}
+# check_script: every turn of the current script was served, none missed its expectation.
+check_script() {
+    local status
+    status=$(curl -sf "$MOCK/_mock/status")
+    echo "$status" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+bad = s["turns_left"] or s["exhausted_requests"] or s["expect_misses"]
+sys.exit(1 if bad else 0)' || die "script $CURRENT_SCRIPT not served as written: $status"
+}
+
+# fresh_workspace: the same small project for every agent.
+fresh_workspace() {
+    rm -rf "$WORK"
+    mkdir -p "$WORK"
+    printf 'print("Helo, world")\n' >"$WORK/hello.py"
+    printf 'The greeting in hello.py has a typo.\n' >"$WORK/notes.txt"
+}
+
+# publish AGENT SRC NAME: copy a session file into fixtures/import/AGENT/NAME.
+publish() {
+    mkdir -p "$OUT/$1"
+    cp "$2" "$OUT/$1/$3"
+    log "wrote fixtures/import/$1/$3"
+}
+
+# unknown_record AGENT NAME LINE: NAME with LINE appended, as NAME-unknown-record.jsonl
+# (hand-edited: a record type no importer knows).
+unknown_record() {
+    local src=$OUT/$1/$2.jsonl dst=$OUT/$1/$2-unknown-record.jsonl
+    cp "$src" "$dst"
+    printf '%s\n' "$3" >>"$dst"
+    log "wrote fixtures/import/$1/$2-unknown-record.jsonl (hand-edited)"
+}
+
+# tmux helpers for the interactive parts.
+TMUX_SESSION=xcsh-import-sample
+tmux_wait_for() { # tmux_wait_for TEXT [SECONDS]
+    local text=$1 secs=${2:-30} i
+    for i in $(seq $((secs * 10))); do
+        if tmux capture-pane -p -t "$TMUX_SESSION" | grep -qF -- "$text"; then return 0; fi
+        sleep 0.1
+    done
+    tmux capture-pane -p -t "$TMUX_SESSION" >&2
+    die "timed out waiting for '$text' in the terminal"
+}
+
+# ------------------------------------------------------------------ pi
+make_pi() {
+    install pi "$PI_PKG"
+    local pi=$CACHE/pi/node_modules/.bin/pi agent=$BASE/pi-agent
+    rm -rf "$BASE/home" "$agent"
+    mkdir -p "$BASE/home" "$agent"
+    fresh_workspace
+    start_mock "$BASE/requests-pi.jsonl"
+    cat >"$agent/models.json" <<EOF
+{"providers": {"mock": {"baseUrl": "$MOCK/v1", "api": "openai-completions", "apiKey": "dummy",
+  "compat": {"supportsDeveloperRole": false},
+  "models": [{"id": "mock-model", "name": "Mock model", "reasoning": true,
+    "contextWindow": 128000, "maxTokens": 8000,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
+EOF
+    cat >"$agent/settings.json" <<EOF
+{"defaultProvider": "mock", "defaultModel": "mock-model", "treeFilterMode": "user-only",
+ "quietStartup": true, "branchSummary": {"skipPrompt": true}}
+EOF
+    local env=(env HOME="$BASE/home" PI_CODING_AGENT_DIR="$agent" PI_OFFLINE=1 PI_TELEMETRY=0)
+    cd "$WORK"
+    # 1. A first prompt: shell, two reads at once, an edit, a failing read.
+    load_script pi-1
+    "${env[@]}" "$pi" -p "Read notes.txt and fix what it says in hello.py." >&2
+    check_script
+    # 2. The session continued (-c) with a second prompt.
+    load_script pi-2
+    "${env[@]}" "$pi" -c -p "Run it to check." >&2
+    check_script
+    # 3. In the interactive mode (tmux): /tree back to the second prompt and a different
+    #    one there (a branch in the same file), /compact, a last prompt, /quit.
+    tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
+    tmux new-session -d -s "$TMUX_SESSION" -x 120 -y 40 -c "$WORK" "${env[*]} $pi -c"
+    tmux_wait_for 'It prints "Hello, world".'
+    load_script pi-3
+    tmux send-keys -t "$TMUX_SESSION" -l "/tree"
+    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_wait_for "Session Tree"
+    tmux_wait_for "› • user: Run it to check."
+    tmux send-keys -t "$TMUX_SESSION" Enter # the leaf goes to that prompt's parent
+    tmux_wait_for "Navigated to selected point"
+    tmux send-keys -t "$TMUX_SESSION" C-u # the editor holds the old prompt: clear it
+    tmux send-keys -t "$TMUX_SESSION" -l "Instead of running it, add a comment at the top of hello.py."
+    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_wait_for "Added a comment at the top of hello.py."
+    check_script
+    load_script pi-4
+    tmux send-keys -t "$TMUX_SESSION" -l "/compact"
+    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_wait_for "Compacted from"
+    check_script
+    load_script pi-5
+    tmux send-keys -t "$TMUX_SESSION" -l "What did we change, in one line?"
+    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_wait_for "We fixed the typo and documented hello.py."
+    check_script
+    tmux send-keys -t "$TMUX_SESSION" -l "/quit"
+    tmux send-keys -t "$TMUX_SESSION" Enter
+    for _ in $(seq 50); do tmux has-session -t "$TMUX_SESSION" 2>/dev/null || break; sleep 0.1; done
+    tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
+    cd "$REPO"
+    local file
+    file=$(ls "$agent"/sessions/*/*.jsonl)
+    [ "$(echo "$file" | wc -l)" = 1 ] || die "pi wrote more than one session: $file"
+    publish pi "$file" branch.jsonl
+    local last
+    last=$(tail -n 1 "$OUT/pi/branch.jsonl" | jq -r .id)
+    unknown_record pi branch \
+        "{\"type\":\"xcsh_invented_record\",\"id\":\"feedbeef\",\"parentId\":\"$last\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
+}
+
+# ------------------------------------------------------------------ main
+mkdir -p "$BASE"
+for agent in "${agents[@]}"; do
+    case $agent in
+    pi) make_pi ;;
+    codex) make_codex ;;
+    claude) make_claude ;;
+    *) die "unknown agent '$agent' (pi, codex, claude)" ;;
+    esac
+done
+python3 "$REPO/scripts/import_sample_counts.py" "$OUT" >"$OUT/counts.json"
+log "wrote fixtures/import/counts.json"
