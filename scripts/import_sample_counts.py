@@ -24,7 +24,8 @@ import sys
 
 PI_TYPES = {"session", "message", "model_change", "thinking_level_change", "compaction",
             "branch_summary", "custom", "custom_message", "label", "session_info"}
-CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+               "world_state", "token_usage_record"}
 CLAUDE_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot",
                 "queue-operation", "attachment", "progress", "custom-title", "ai-title",
                 "last-prompt", "tag", "agent-name", "permission-mode", "mode",
@@ -59,15 +60,26 @@ def count_pi(records):
     return c
 
 
+# Context Codex injects as user messages (not typed by the user).
+CODEX_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md",
+                 "<turn_aborted>", "<user_shell_command>", "<skills_instructions>")
+
+
 def count_codex(records):
     c = {"user_messages": 0, "tool_calls": 0, "tool_results": 0, "branches": 0}
+    meta = records[0].get("payload", {}) if records else {}
+    if meta.get("forked_from_id"):
+        c["forked_from"] = {"id": meta["forked_from_id"],
+                            "ordinal_exclusive": meta.get("forked_from_ordinal_exclusive")}
     for r in records:
         p = r.get("payload", {})
-        if r.get("type") == "event_msg" and p.get("type") == "user_message":
-            c["user_messages"] += 1
         if r.get("type") != "response_item":
             continue
         t = p.get("type")
+        if t == "message" and p.get("role") == "user":
+            text = "".join(b.get("text", "") for b in p.get("content", []))
+            if not text.startswith(CODEX_CONTEXT):
+                c["user_messages"] += 1
         if t in ("function_call", "custom_tool_call", "local_shell_call"):
             c["tool_calls"] += 1
         elif t in ("function_call_output", "custom_tool_call_output"):
@@ -125,7 +137,19 @@ def main():
             c["records"] = len(records)
             out[f"{agent}/{name}"] = {k: c[k] for k in (
                 "user_messages", "tool_calls", "tool_results", "branches", "records",
-                "unknown_records")}
+                "unknown_records", "forked_from") if k in c}
+    # A Codex fork names its parent by session id: name the sample file too.
+    ids = {}
+    for key in out:
+        agent, name = key.split("/", 1)
+        with open(os.path.join(root, key), encoding="utf-8") as f:
+            first = json.loads(f.readline() or "{}")
+        sid = first.get("payload", {}).get("id") if agent == "codex" else None
+        if sid and "unknown-record" not in name:
+            ids[sid] = key
+    for c in out.values():
+        if "forked_from" in c:
+            c["forked_from"]["file"] = ids.get(c["forked_from"]["id"])
     json.dump(out, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
 

@@ -184,6 +184,61 @@ EOF
         "{\"type\":\"xcsh_invented_record\",\"id\":\"feedbeef\",\"parentId\":\"$last\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
 }
 
+# ------------------------------------------------------------------ codex
+make_codex() {
+    install codex "$CODEX_PKG"
+    local codex=$CACHE/codex/node_modules/.bin/codex chome=$BASE/codex-home
+    rm -rf "$BASE/home" "$chome"
+    mkdir -p "$BASE/home" "$chome"
+    fresh_workspace
+    start_mock "$BASE/requests-codex.jsonl"
+    cat >"$chome/config.toml" <<EOF
+model = "mock-model"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "Mock"
+base_url = "$MOCK/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+EOF
+    local env=(env HOME="$BASE/home" CODEX_HOME="$chome" MOCK_API_KEY=dummy)
+    local opts=(--skip-git-repo-check --dangerously-bypass-approvals-and-sandbox)
+    cd "$WORK"
+    # 1. A first prompt: shell, two reads at once, apply_patch, a failing command.
+    load_script codex-1
+    "${env[@]}" "$codex" exec "${opts[@]}" "Read notes.txt and fix what it says in hello.py." </dev/null >&2
+    check_script
+    local first id
+    first=$(ls "$chome"/sessions/*/*/*/rollout-*.jsonl)
+    id=$(head -n 1 "$first" | jq -r .payload.id)
+    # 2. A fork of that session (a new rollout file) with a different second prompt.
+    load_script codex-3
+    "${env[@]}" "$codex" exec fork "${opts[@]}" "$id" "Instead of running it, add a comment at the top of hello.py." </dev/null >&2
+    check_script
+    # 3. The first session resumed with a second prompt.
+    load_script codex-2
+    "${env[@]}" "$codex" exec resume "${opts[@]}" "$id" "Run it to check." </dev/null >&2
+    check_script
+    cd "$REPO"
+    local fork
+    fork=$(ls "$chome"/sessions/*/*/*/rollout-*.jsonl | grep -vF "$first")
+    [ "$(echo "$fork" | wc -l)" = 1 ] || die "codex: expected two rollouts, got: $first $fork"
+    publish codex "$first" resume.jsonl
+    publish codex "$fork" fork.jsonl
+    local ts
+    ts=$(tail -n 1 "$OUT/codex/resume.jsonl" | jq -r .timestamp)
+    unknown_record codex resume \
+        "{\"timestamp\":\"$ts\",\"type\":\"xcsh_invented_record\",\"payload\":{\"note\":\"hand-made: a record type no importer knows\"}}"
+}
+
 # ------------------------------------------------------------------ main
 mkdir -p "$BASE"
 for agent in "${agents[@]}"; do
