@@ -14,29 +14,23 @@ keyed by the path relative to DIR, computed from the file itself (Python 3 stdli
   in the whole file (all branches, sub-agent sidechains included).
 - branches: leaves of the entry tree minus one (0 for a linear session); only pi
   (`id`/`parentId`) and Claude Code (`uuid`/`parentUuid`, sidechains left out) have trees.
-- records: lines of the file; unknown_records: lines whose `type` the format does not
-  have (the hand-made `*-unknown-record.jsonl` samples).
+- records: lines of the file; unknown_records: lines of the invented type
+  `xcsh_invented_record` (one in each hand-made `*-unknown-record.jsonl` sample; the
+  real files hold no type their own agent does not write).
 """
 
 import json
 import os
 import sys
 
-PI_TYPES = {"session", "message", "model_change", "thinking_level_change", "compaction",
-            "branch_summary", "custom", "custom_message", "label", "session_info"}
-CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted",
-               "world_state", "token_usage_record"}
-CLAUDE_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot",
-                "queue-operation", "attachment", "progress", "custom-title", "ai-title",
-                "last-prompt", "tag", "agent-name", "permission-mode", "mode",
-                "worktree-state", "pr-link", "content-replacement"}
+INVENTED = "xcsh_invented_record"  # the type of the hand-made unknown records
 
 
-def leaves_minus_one(nodes):
-    """nodes: (id, parent) pairs; the number of leaves minus one."""
+def leaves_minus_one(nodes, ignore=()):
+    """nodes: (id, parent) pairs; the number of leaves (not in ignore) minus one."""
     ids = {i for i, _ in nodes}
     parents = {p for _, p in nodes if p in ids}
-    leaves = [i for i in ids if i not in parents]
+    leaves = [i for i in ids if i not in parents and i not in ignore]
     return max(0, len(leaves) - 1)
 
 
@@ -56,7 +50,7 @@ def count_pi(records):
         elif m["role"] == "toolResult":
             c["tool_results"] += 1
     c["branches"] = leaves_minus_one(nodes)
-    c["unknown_records"] = sum(1 for r in records if r.get("type") not in PI_TYPES)
+    c["unknown_records"] = sum(1 for r in records if r.get("type") == INVENTED)
     return c
 
 
@@ -84,18 +78,28 @@ def count_codex(records):
             c["tool_calls"] += 1
         elif t in ("function_call_output", "custom_tool_call_output"):
             c["tool_results"] += 1
-    c["unknown_records"] = sum(1 for r in records if r.get("type") not in CODEX_TYPES)
+    c["unknown_records"] = sum(1 for r in records if r.get("type") == INVENTED)
     return c
+
+
+def only_tool_results(r):
+    content = r.get("message", {}).get("content")
+    return isinstance(content, list) and content and all(
+        b.get("type") == "tool_result" for b in content)
 
 
 def count_claude(records):
     c = {"user_messages": 0, "tool_calls": 0, "tool_results": 0}
     nodes = []
+    results_only = set()
     for r in records:
         t = r.get("type")
         if t in ("user", "assistant", "system", "attachment") and "uuid" in r \
                 and not r.get("isSidechain"):
-            nodes.append((r["uuid"], r.get("parentUuid")))
+            # A compact boundary starts a new root; its logical parent links it on.
+            nodes.append((r["uuid"], r.get("parentUuid") or r.get("logicalParentUuid")))
+            if t == "user" and only_tool_results(r):
+                results_only.add(r["uuid"])
         if t not in ("user", "assistant"):
             continue
         content = r.get("message", {}).get("content")
@@ -112,8 +116,11 @@ def count_claude(records):
         if text.startswith("<command-") or text.startswith("<local-command-"):
             continue
         c["user_messages"] += 1
-    c["branches"] = leaves_minus_one(nodes)
-    c["unknown_records"] = sum(1 for r in records if r.get("type") not in CLAUDE_TYPES)
+    # Claude Code chains the results of parallel tool calls oddly (the second call's
+    # result hangs off the second tool_use record, the first call's result goes on): a
+    # tool result is never where a conversation ends, so such leaves are no branches.
+    c["branches"] = leaves_minus_one(nodes, ignore=results_only)
+    c["unknown_records"] = sum(1 for r in records if r.get("type") == INVENTED)
     return c
 
 
@@ -127,7 +134,9 @@ def main():
         d = os.path.join(root, agent)
         if not os.path.isdir(d):
             continue
-        for name in sorted(os.listdir(d)):
+        names = sorted(os.path.relpath(os.path.join(top, f), d)
+                       for top, _, files in os.walk(d) for f in files)
+        for name in names:
             if not name.endswith(".jsonl"):
                 continue
             path = os.path.join(d, name)

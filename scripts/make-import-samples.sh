@@ -239,6 +239,62 @@ EOF
         "{\"timestamp\":\"$ts\",\"type\":\"xcsh_invented_record\",\"payload\":{\"note\":\"hand-made: a record type no importer knows\"}}"
 }
 
+# ------------------------------------------------------------------ claude
+make_claude() {
+    install claude "$CLAUDE_PKG"
+    local claude=$CACHE/claude/node_modules/.bin/claude cfg=$BASE/claude-config
+    rm -rf "$BASE/home" "$cfg"
+    mkdir -p "$BASE/home" "$cfg"
+    fresh_workspace
+    start_mock "$BASE/requests-claude.jsonl"
+    local env=(env HOME="$BASE/home" CLAUDE_CONFIG_DIR="$cfg" ANTHROPIC_BASE_URL="$MOCK"
+        ANTHROPIC_API_KEY=dummy CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1
+        DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1)
+    local opts=(-p --allowedTools "Bash Read Edit Write Agent")
+    local sid=01a2357e-0000-7000-8000-00000000c1a0
+    cd "$WORK"
+    # 1. A first prompt: shell, two reads at once, an edit, a failing read.
+    load_script claude-1
+    "${env[@]}" "$claude" "${opts[@]}" --session-id "$sid" \
+        "Read notes.txt and fix what it says in hello.py." </dev/null >&2
+    check_script
+    local project=$cfg/projects/${WORK//\//-}
+    local file=$project/$sid.jsonl
+    [ -f "$file" ] || die "claude: no session file $file"
+    # The record of the first prompt's last answer: where the branch will start.
+    local at
+    at=$(jq -r 'select(.type == "assistant") | .uuid' "$file" | tail -n 1)
+    # 2. The session resumed with a second prompt.
+    load_script claude-2
+    "${env[@]}" "$claude" "${opts[@]}" --resume "$sid" "Run it to check." </dev/null >&2
+    check_script
+    # 3. A branch: resumed at the first prompt's last answer, a different second prompt.
+    load_script claude-3
+    "${env[@]}" "$claude" "${opts[@]}" --resume "$sid" --resume-session-at "$at" \
+        "Instead of running it, add a comment at the top of hello.py." </dev/null >&2
+    check_script
+    # 4. Another session: a sub-agent (the Agent tool: a sidechain), then /compact.
+    local sid2=01a2357e-0000-7000-8000-00000000c1a1
+    load_script claude-4
+    "${env[@]}" "$claude" "${opts[@]}" --session-id "$sid2" \
+        "Use a sub-agent to count the lines of hello.py." </dev/null >&2
+    check_script
+    load_script claude-5
+    "${env[@]}" "$claude" "${opts[@]}" --resume "$sid2" "/compact" </dev/null >&2
+    check_script
+    cd "$REPO"
+    publish claude "$file" branch.jsonl
+    publish claude "$project/$sid2.jsonl" subagent.jsonl
+    # The sub-agent's transcript, where Claude Code keeps it: next to the session file,
+    # in a folder named like it (SESSION/subagents/agent-ID.jsonl and its .meta.json).
+    rm -rf "$OUT/claude/subagent"
+    mkdir -p "$OUT/claude/subagent"
+    cp -r "$project/$sid2/subagents" "$OUT/claude/subagent/"
+    log "wrote fixtures/import/claude/subagent/subagents/"
+    unknown_record claude branch \
+        "{\"type\":\"xcsh_invented_record\",\"sessionId\":\"$sid\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
+}
+
 # ------------------------------------------------------------------ main
 mkdir -p "$BASE"
 for agent in "${agents[@]}"; do
