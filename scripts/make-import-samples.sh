@@ -173,11 +173,19 @@ EOF
     tmux send-keys -t "$TMUX_SESSION" Enter
     for _ in $(seq 50); do tmux has-session -t "$TMUX_SESSION" 2>/dev/null || break; sleep 0.1; done
     tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
-    cd "$REPO"
     local file
     file=$(ls "$agent"/sessions/*/*.jsonl)
     [ "$(echo "$file" | wc -l)" = 1 ] || die "pi wrote more than one session: $file"
+    # 4. --fork: a new session file from that one, and a prompt in it.
+    load_script pi-6
+    "${env[@]}" "$pi" --fork "$file" -p "Say that this session was forked." >&2
+    check_script
+    cd "$REPO"
+    local fork
+    fork=$(ls "$agent"/sessions/*/*.jsonl | grep -vF "$file")
+    [ "$(echo "$fork" | wc -l)" = 1 ] || die "pi: expected one forked session, got: $fork"
     publish pi "$file" branch.jsonl
+    publish pi "$fork" fork.jsonl
     local last
     last=$(tail -n 1 "$OUT/pi/branch.jsonl" | jq -r .id)
     unknown_record pi branch \
@@ -282,7 +290,16 @@ make_claude() {
     load_script claude-5
     "${env[@]}" "$claude" "${opts[@]}" --resume "$sid2" "/compact" </dev/null >&2
     check_script
+    # 5. --fork-session: the first session resumed into a new session id (a new file).
+    load_script claude-6
+    "${env[@]}" "$claude" "${opts[@]}" --resume "$sid" --fork-session \
+        "Say that this session was forked." </dev/null >&2
+    check_script
+    local fork
+    fork=$(ls "$project"/*.jsonl | grep -vF -e "$sid.jsonl" -e "$sid2.jsonl")
+    [ "$(echo "$fork" | wc -l)" = 1 ] || die "claude: expected one forked session, got: $fork"
     cd "$REPO"
+    publish claude "$fork" fork.jsonl
     publish claude "$file" branch.jsonl
     publish claude "$project/$sid2.jsonl" subagent.jsonl
     # The sub-agent's transcript, where Claude Code keeps it: next to the session file,
