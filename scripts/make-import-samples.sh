@@ -12,8 +12,10 @@
 # gives the same paths in the samples); the real home is never touched. The model's side
 # of each conversation is in fixtures/import/mock-scripts/*.json; the requests the agents
 # sent are kept in /tmp/xcsh-import-sample/requests-*.jsonl for debugging.
-# The counts (fixtures/import/counts.json) are recomputed from the samples by
-# scripts/import_sample_counts.py at the end.
+# Before the agents, scripts/check-mock-model.mjs checks the mock's three protocols with
+# the official SDKs. The counts (fixtures/import/counts.json) are recomputed from the
+# samples by scripts/import_sample_counts.py at the end. Needs: node/npm, python3, jq,
+# curl, tmux (scripts/setup-test-deps.sh installs tmux).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +53,7 @@ trap stop_mock EXIT
 start_mock() {
     local reqlog=$1
     stop_mock
-    rm -f "$BASE/mock.port"
+    rm -f "$BASE/mock.port" "$reqlog"
     python3 "$REPO/scripts/mock-model.py" --script <(echo '[]') --requests-log "$reqlog" \
         --port-file "$BASE/mock.port" >"$BASE/mock.out" 2>"$BASE/mock.err" &
     MOCK_PID=$!
@@ -235,6 +237,12 @@ EOF
     load_script codex-2
     "${env[@]}" "$codex" exec resume "${opts[@]}" "$id" "Run it to check." </dev/null >&2
     check_script
+    # 4. Resumed again with a low auto-compaction limit: Codex compacts before the turn
+    #    (a summary request to the model, a `compacted` record), then answers.
+    load_script codex-4
+    "${env[@]}" "$codex" exec resume "${opts[@]}" -c model_auto_compact_token_limit=5000 \
+        "$id" "What did we change, in one line?" </dev/null >&2
+    check_script
     cd "$REPO"
     local fork
     fork=$(ls "$chome"/sessions/*/*/*/rollout-*.jsonl | grep -vF "$first")
@@ -314,6 +322,12 @@ make_claude() {
 
 # ------------------------------------------------------------------ main
 mkdir -p "$BASE"
+# First the mock itself, through the official SDKs' stream parsers (pi's install has
+# both `openai` and `@anthropic-ai/sdk`).
+install pi "$PI_PKG"
+start_mock "$BASE/requests-check.jsonl"
+NODE_PATH=$CACHE/pi/node_modules node "$REPO/scripts/check-mock-model.mjs" "$MOCK" >&2 \
+    || die "the mock model failed its check (scripts/check-mock-model.mjs)"
 for agent in "${agents[@]}"; do
     case $agent in
     pi) make_pi ;;

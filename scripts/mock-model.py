@@ -11,7 +11,7 @@ and the trivial endpoints clients probe at start-up:
 
   GET  /v1/models[/ID]              a one-model list (OpenAI and Anthropic shapes)
   POST /v1/messages/count_tokens    {"input_tokens": N}
-  GET  /                            200 "ok" (health checks, HEAD too)
+  GET  /  (and /health, HEAD /)     200 {"ok": true} (health checks)
   GET  /_mock/status                JSON: turns served, turns left, unmatched expectations
   POST /_mock/script                replaces the script (the body: a script, as below) and
                                     starts its turns from the first; 200 {"ok": true}
@@ -40,7 +40,7 @@ Each model request takes the next TURN, in order, whatever protocol it came on:
                             counted in /_mock/status and logged, the turn is served anyway)
     "note": "..."           free text, ignored
   optional in a tool call:
-    "id": "call_x"          the call id (default: derived from the turn and call index)
+    "id": "call_x"          the call id (default: numbered, see "Ids" below)
     "custom": true,         Responses only: a freeform `custom_tool_call` whose raw
     "input": "text"         input is "input" (Codex's apply_patch grammar tool)
   The reasoning is sent as the protocol carries it: Anthropic `thinking` blocks (with a
@@ -55,11 +55,18 @@ answers with its "text" (or "json": the text is the JSON-encoded value):
 When the turns are used up, every request gets "default_text" (default
 "(mock script exhausted)") and the miss is counted in /_mock/status.
 
+Ids: message, response and call ids are numbered by the count of model requests since
+the server started (`toolu_mock_7_0`, `call_mock_7_1`, `resp_mock_7`: request 7, calls 0
+and 1), so they never repeat while one server runs, across script reloads.
+
 Every request is appended to --requests-log as one JSON line:
   {"n": 1, "method": "POST", "path": "/v1/messages", "kind": "turn"|"side"|"exhausted"|
    "probe"|"unknown", "turn": 0, "body": {...}}
 (a body that is not JSON is logged as a string). Responses are produced at once: no
-sleeps, so the server is as fast as the client lets it be.
+sleeps, so the server is as fast as the client lets it be (one thread per connection).
+scripts/check-mock-model.mjs checks the streams with the official SDKs' parsers; the
+real CLIs that accept them: pi 0.73 (Chat Completions), Codex 0.171 (Responses), Claude
+Code 2.1.332 (Messages), see scripts/make-import-samples.sh.
 
 Python 3 standard library only.
 """
@@ -160,7 +167,7 @@ class Script:
 
 
 def call_id(turn_index, call_index, call, prefix):
-    return call.get("id") or f"{prefix}{turn_index if turn_index is not None else 'x'}_{call_index}"
+    return call.get("id") or f"{prefix}{turn_index}_{call_index}"
 
 
 def args_json(call):
@@ -172,7 +179,7 @@ def args_json(call):
 
 def anthropic_events(turn, ti, model, in_tokens):
     """The Messages stream of a turn: a list of (event name, data)."""
-    mid = f"msg_mock_{ti if ti is not None else 'side'}"
+    mid = f"msg_mock_{ti}"
     ev = [("message_start", {"type": "message_start", "message": {
         "id": mid, "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": None, "stop_sequence": None,
@@ -234,7 +241,7 @@ def anthropic_message(turn, ti, model, in_tokens):
     for ci, call in enumerate(calls):
         content.append({"type": "tool_use", "id": call_id(ti, ci, call, "toolu_mock_"),
                         "name": call["name"], "input": json.loads(args_json(call))})
-    return {"id": f"msg_mock_{ti if ti is not None else 'side'}", "type": "message",
+    return {"id": f"msg_mock_{ti}", "type": "message",
             "role": "assistant", "model": model, "content": content,
             "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": in_tokens, "output_tokens": 10,
@@ -245,7 +252,7 @@ def anthropic_message(turn, ti, model, in_tokens):
 
 def chat_events(turn, ti, model, in_tokens):
     """The Chat Completions stream of a turn: a list of data payloads (then [DONE])."""
-    cid = f"chatcmpl-mock-{ti if ti is not None else 'side'}"
+    cid = f"chatcmpl-mock-{ti}"
 
     def chunk(delta, finish=None):
         return {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
@@ -298,7 +305,7 @@ def chat_message(turn, ti, model, in_tokens):
 
 def responses_items(turn, ti):
     """The output items of a turn, complete."""
-    tag = ti if ti is not None else "side"
+    tag = ti
     items = []
     if turn.get("reasoning"):
         items.append({"id": f"rs_mock_{tag}", "type": "reasoning",
@@ -329,7 +336,7 @@ def responses_usage(in_tokens, out_tokens):
 
 
 def responses_object(turn, ti, model, in_tokens, status, output):
-    return {"id": f"resp_mock_{ti if ti is not None else 'side'}", "object": "response",
+    return {"id": f"resp_mock_{ti}", "object": "response",
             "created_at": 0, "status": status, "model": model, "output": output,
             "usage": responses_usage(in_tokens, 10) if status == "completed" else None}
 
@@ -534,6 +541,16 @@ class Handler(BaseHTTPRequestHandler):
                                                      responses_items(turn, ti)))
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that closes its keep-alive connection is no error worth a traceback.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Scripted mock model server (see the file header).")
     ap.add_argument("--script", required=True, help="the script: JSON, a list of turns or "
@@ -548,8 +565,7 @@ def main():
             script = Script(json.load(f))
     except (OSError, ValueError) as e:
         sys.exit(f"mock-model: cannot read the script {a.script}: {e}")
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", a.port), Handler)
     srv.script = script
     srv.model = a.model
     srv.log_lock = threading.Lock()
