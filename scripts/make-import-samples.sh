@@ -26,6 +26,7 @@ OUT=$REPO/fixtures/import
 SCRIPTS=$OUT/mock-scripts
 
 PI_PKG=@mariozechner/pi-coding-agent@0.73.1
+# (and pi 0.31.1 and 0.30.2 for the older session versions 2 and 1: make_pi_old)
 CODEX_PKG=@openai/codex@0.171.0
 CLAUDE_PKG=@anthropic-ai/claude-code@2.1.332
 
@@ -115,6 +116,15 @@ tmux_wait_for() { # tmux_wait_for TEXT [SECONDS]
     die "timed out waiting for '$text' in the terminal"
 }
 
+# tmux_submit TEXT: type TEXT into the agent's editor, wait until it shows, press Enter
+# (a moment later: a TUI may first open its completion menu on a slash command).
+tmux_submit() {
+    tmux send-keys -t "$TMUX_SESSION" -l "$1"
+    tmux_wait_for "$1" 10
+    sleep 0.3
+    tmux send-keys -t "$TMUX_SESSION" Enter
+}
+
 # ------------------------------------------------------------------ pi
 make_pi() {
     install pi "$PI_PKG"
@@ -150,29 +160,24 @@ EOF
     tmux new-session -d -s "$TMUX_SESSION" -x 120 -y 40 -c "$WORK" "${env[*]} $pi -c"
     tmux_wait_for 'It prints "Hello, world".'
     load_script pi-3
-    tmux send-keys -t "$TMUX_SESSION" -l "/tree"
-    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_submit "/tree"
     tmux_wait_for "Session Tree"
     tmux_wait_for "› • user: Run it to check."
     tmux send-keys -t "$TMUX_SESSION" Enter # the leaf goes to that prompt's parent
     tmux_wait_for "Navigated to selected point"
     tmux send-keys -t "$TMUX_SESSION" C-u # the editor holds the old prompt: clear it
-    tmux send-keys -t "$TMUX_SESSION" -l "Instead of running it, add a comment at the top of hello.py."
-    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_submit "Instead of running it, add a comment at the top of hello.py."
     tmux_wait_for "Added a comment at the top of hello.py."
     check_script
     load_script pi-4
-    tmux send-keys -t "$TMUX_SESSION" -l "/compact"
-    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_submit "/compact"
     tmux_wait_for "Compacted from"
     check_script
     load_script pi-5
-    tmux send-keys -t "$TMUX_SESSION" -l "What did we change, in one line?"
-    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_submit "What did we change, in one line?"
     tmux_wait_for "We fixed the typo and documented hello.py."
     check_script
-    tmux send-keys -t "$TMUX_SESSION" -l "/quit"
-    tmux send-keys -t "$TMUX_SESSION" Enter
+    tmux_submit "/quit"
     for _ in $(seq 50); do tmux has-session -t "$TMUX_SESSION" 2>/dev/null || break; sleep 0.1; done
     tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
     local file
@@ -192,6 +197,63 @@ EOF
     last=$(tail -n 1 "$OUT/pi/branch.jsonl" | jq -r .id)
     unknown_record pi branch \
         "{\"type\":\"xcsh_invented_record\",\"id\":\"feedbeef\",\"parentId\":\"$last\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
+}
+
+# make_pi_old VERSION NAME [tree]: an older pi (its session format: 0.30 writes
+# version 1, a list without ids; 0.31-0.34 version 2, the tree without the v3 renames),
+# prompt 1 and prompt 2 (-c), with `tree` also a /tree branch with a branch summary,
+# into fixtures/import/pi/NAME.jsonl.
+make_pi_old() {
+    local version=$1 name=$2
+    install "pi-$version" "@mariozechner/pi-coding-agent@$version"
+    local pi=$CACHE/pi-$version/node_modules/.bin/pi agent=$BASE/pi-agent
+    rm -rf "$BASE/home" "$agent"
+    mkdir -p "$BASE/home" "$agent"
+    fresh_workspace
+    start_mock "$BASE/requests-pi-$version.jsonl"
+    cat >"$agent/models.json" <<EOF
+{"providers": {"mock": {"baseUrl": "$MOCK/v1", "api": "openai-completions", "apiKey": "dummy",
+  "models": [{"id": "mock-model", "name": "Mock model", "reasoning": true, "input": ["text"],
+    "contextWindow": 128000, "maxTokens": 8000,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
+EOF
+    local env=(env HOME="$BASE/home" PI_CODING_AGENT_DIR="$agent" PI_OFFLINE=1 PI_TELEMETRY=0)
+    local model=(--provider mock --model mock-model)
+    cd "$WORK"
+    load_script pi-old-1
+    "${env[@]}" "$pi" "${model[@]}" -p "Read notes.txt and fix what it says in hello.py." >&2
+    check_script
+    load_script pi-2
+    "${env[@]}" "$pi" "${model[@]}" -c -p "Run it to check." >&2
+    check_script
+    if [ "${3:-}" = tree ]; then
+        # /tree (searched) to prompt 1's answer, "Summarize branch?" Yes (a
+        # branch_summary entry), the branch prompt, then Ctrl+D on the empty editor.
+        tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
+        tmux new-session -d -s "$TMUX_SESSION" -x 120 -y 40 -c "$WORK" \
+            "${env[*]} $pi ${model[*]} -c"
+        tmux_wait_for 'It prints "Hello, world".'
+        load_script pi-old-3
+        tmux_submit "/tree"
+        tmux_wait_for "Session Tree"
+        tmux send-keys -t "$TMUX_SESSION" -l "Fixed the typo"
+        tmux_wait_for "› • assistant: Fixed the typo"
+        tmux send-keys -t "$TMUX_SESSION" Enter
+        tmux_wait_for "Summarize branch?"
+        tmux send-keys -t "$TMUX_SESSION" Enter # → Yes
+        tmux_wait_for "Navigated to selected point"
+        tmux_submit "Instead of running it, add a comment at the top of hello.py."
+        tmux_wait_for "Added a comment at the top of hello.py."
+        check_script
+        tmux send-keys -t "$TMUX_SESSION" C-d
+        for _ in $(seq 50); do tmux has-session -t "$TMUX_SESSION" 2>/dev/null || break; sleep 0.1; done
+        tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
+    fi
+    cd "$REPO"
+    local file
+    file=$(ls "$agent"/sessions/*/*.jsonl)
+    [ "$(echo "$file" | wc -l)" = 1 ] || die "pi $version wrote more than one session: $file"
+    publish pi "$file" "$name.jsonl"
 }
 
 # ------------------------------------------------------------------ codex
@@ -330,7 +392,11 @@ NODE_PATH=$CACHE/pi/node_modules node "$REPO/scripts/check-mock-model.mjs" "$MOC
     || die "the mock model failed its check (scripts/check-mock-model.mjs)"
 for agent in "${agents[@]}"; do
     case $agent in
-    pi) make_pi ;;
+    pi)
+        make_pi
+        make_pi_old 0.31.1 version2 tree
+        make_pi_old 0.30.2 version1
+        ;;
     codex) make_codex ;;
     claude) make_claude ;;
     *) die "unknown agent '$agent' (pi, codex, claude)" ;;
