@@ -121,9 +121,31 @@ async function messages(stream) {
   assert.ok(models.data.length === 1);
 }
 
+// A scripted error: status 400 (the SDKs do not retry it), in each protocol's shape.
+async function errors() {
+  const err = { turns: [{ error: { status: 400, message: "scripted" } }] };
+  const expectError = async (call) => {
+    await fetch(`${base}/_mock/script`, { method: "POST", body: JSON.stringify(err) });
+    await assert.rejects(call, (e) => e.status === 400 && /scripted/.test(e.message));
+  };
+  await expectError(() => openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }));
+  await expectError(() => openai.responses.create({ model: "m", input: "x" }));
+  await expectError(() => anthropic.messages.create({ model: "c", max_tokens: 5, messages: [{ role: "user", content: "x" }] }));
+  // A gzip-compressed request body.
+  await load();
+  const { gzipSync } = await import("node:zlib");
+  const r = await fetch(`${base}/v1/chat/completions`, {
+    method: "POST", headers: { "Content-Encoding": "gzip", "Content-Type": "application/json" },
+    body: gzipSync(JSON.stringify({ model: "m", messages: [] })),
+  });
+  assert.equal((await r.json()).choices[0].message.content, "Two calls.");
+  console.log("check-mock-model: errors, gzip body: ok");
+}
+
 for (const [name, f] of [["chat", chat], ["responses", responses], ["messages", messages]]) {
   for (const stream of [true, false]) {
     await f(stream);
     console.log(`check-mock-model: ${name} ${stream ? "streamed" : "whole"}: ok`);
   }
 }
+await errors();

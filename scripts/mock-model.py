@@ -35,6 +35,9 @@ Each model request takes the next TURN, in order, whatever protocol it came on:
   {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}, ...]}
                                                             one or more tool calls
   {"text": "...", "tool_calls": [...]}                      text, then the calls
+  {"error": {"status": 529, "message": "overloaded"}}       an HTTP error instead, in
+                            the protocol's error shape (clients retry 429/5xx: each
+                            retry takes the next turn)
   optional in a turn:
     "expect": "substring"   the raw request body should contain it (a miss is
                             counted in /_mock/status and logged, the turn is served anyway)
@@ -62,7 +65,8 @@ and 1), so they never repeat while one server runs, across script reloads.
 Every request is appended to --requests-log as one JSON line:
   {"n": 1, "method": "POST", "path": "/v1/messages", "kind": "turn"|"side"|"exhausted"|
    "probe"|"unknown", "turn": 0, "body": {...}}
-(a body that is not JSON is logged as a string). Responses are produced at once: no
+(a body that is not JSON is logged as a string; chunked and gzip/deflate request bodies
+are decoded). Responses are produced at once: no
 sleeps, so the server is as fast as the client lets it be (one thread per connection).
 scripts/check-mock-model.mjs checks the streams with the official SDKs' parsers; the
 real CLIs that accept them: pi 0.73 (Chat Completions), Codex 0.171 (Responses), Claude
@@ -72,9 +76,11 @@ Python 3 standard library only.
 """
 
 import argparse
+import gzip
 import json
 import sys
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -412,6 +418,9 @@ def responses_events(turn, ti, model, in_tokens):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mock-model/1"
+    # Headers and body go out in two writes: without TCP_NODELAY, Nagle and the
+    # client's delayed ACK add ~40 ms to every response on a kept-alive connection.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):  # quiet: the requests log is the record
         pass
@@ -451,9 +460,41 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def send_error_turn(self, path, err):
+        """An HTTP error in the protocol's own error shape."""
+        status = int(err.get("status", 500))
+        message = err.get("message", "mock-model: scripted error")
+        if path == "/messages":
+            kind = {400: "invalid_request_error", 401: "authentication_error",
+                    429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+            self.send_json(status, {"type": "error", "error": {"type": kind, "message": message}})
+        else:
+            kind = {400: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "server_error")
+            self.send_json(status, {"error": {"message": message, "type": kind, "code": None,
+                                              "param": None}})
+
     def read_body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()  # the CRLF after each chunk
+            raw = b"".join(parts)
+        else:
+            n = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(n) if n else b""
+        encoding = (self.headers.get("Content-Encoding") or "identity").lower()
+        if encoding == "gzip":
+            raw = gzip.decompress(raw)
+        elif encoding == "deflate":
+            raw = zlib.decompress(raw)
+        elif encoding != "identity":
+            raw = f"(mock-model: body in the unsupported encoding {encoding})".encode()
         text = raw.decode("utf-8", "replace")
         try:
             return json.loads(text) if text else None, text
@@ -519,6 +560,9 @@ class Handler(BaseHTTPRequestHandler):
         kind, index, turn = self.server.script.take(body, raw)
         self.record(kind, index, body)
         ti = turn["_serial"]  # ids are numbered by the server's serial, never repeated
+        if "error" in turn:
+            self.send_error_turn(path, turn["error"])
+            return
         stream = isinstance(body, dict) and body.get("stream", False)
         model = (body.get("model") if isinstance(body, dict) else None) or self.server.model
         in_tokens = tokens_of(raw)
