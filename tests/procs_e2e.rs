@@ -354,24 +354,23 @@ fn signal_interactive(plain: bool, signal: i32, code: i32, n: u32) {
     assert_none_left(&secs);
 }
 
-#[test]
-fn sigterm_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_143() {
-    signal_interactive(true, libc::SIGTERM, 143, 9);
+/// One `signal_interactive` test a row: `name: plain, signal => exit code, sleep n;`.
+macro_rules! signal_interactive_tests {
+    ($($name:ident: $plain:expr, $signal:expr => $code:expr, $n:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                signal_interactive($plain, $signal, $code, $n);
+            }
+        )*
+    };
 }
 
-#[test]
-fn sighup_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_129() {
-    signal_interactive(true, libc::SIGHUP, 129, 10);
-}
-
-#[test]
-fn sigterm_to_the_terminal_ui_mid_call_settles_it_and_exits_143() {
-    signal_interactive(false, libc::SIGTERM, 143, 11);
-}
-
-#[test]
-fn sighup_to_the_terminal_ui_mid_call_settles_it_and_exits_129() {
-    signal_interactive(false, libc::SIGHUP, 129, 12);
+signal_interactive_tests! {
+    sigterm_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_143: true, libc::SIGTERM => 143, 9;
+    sighup_to_the_plain_interactive_mode_mid_call_settles_it_and_exits_129: true, libc::SIGHUP => 129, 10;
+    sigterm_to_the_terminal_ui_mid_call_settles_it_and_exits_143: false, libc::SIGTERM => 143, 11;
+    sighup_to_the_terminal_ui_mid_call_settles_it_and_exits_129: false, libc::SIGHUP => 129, 12;
 }
 
 /// The pid of the xcsh whose `XCSH_HOME` is `home`.

@@ -523,12 +523,7 @@ pub fn generate_shaped(
     let t0 = DateTime::parse_from_rfc3339("2026-01-05T09:00:00.000Z")
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_default();
-    let header = SessionHeader {
-        session_id: format!("synth-{}", opts.seed),
-        cwd: "/work/synth".into(),
-        forked_from: None,
-        parent: None,
-    };
+    let header = SessionHeader::new(format!("synth-{}", opts.seed), "/work/synth");
     let writer = SessionWriter::create(path, header, t0)?;
     let config = RunConfig {
         limits: Limits {

@@ -43,12 +43,7 @@ fn appender(fsync_each: bool) -> usize {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(format!("append-{}-{fsync_each}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let header = SessionHeader {
-        session_id: "bench".into(),
-        cwd: "/bench".into(),
-        forked_from: None,
-        parent: None,
-    };
+    let header = SessionHeader::new("bench", "/bench");
     let mut w = SessionWriter::create(&path, header, Utc::now()).expect("creates");
     let mut leaf = EntryId(0);
     for i in 0..APPENDS {

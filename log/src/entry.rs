@@ -286,6 +286,18 @@ pub struct SessionHeader {
     pub parent: Option<ParentLink>,
 }
 
+impl SessionHeader {
+    /// The header of a new top-level session: not forked, no parent.
+    pub fn new(session_id: impl Into<String>, cwd: impl Into<String>) -> SessionHeader {
+        SessionHeader {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            forked_from: None,
+            parent: None,
+        }
+    }
+}
+
 /// Where a sub-agent's session came from: its parent's session id, the parent's
 /// `tool_dispatched` entry of the `task` call, and that call's id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -253,6 +253,21 @@ fn applied_iff(
     }
 }
 
+/// Fails unless nothing is in progress when `what` happens: no step streaming, no
+/// tool call unsettled.
+fn nothing_in_progress(run: &Run, what: impl std::fmt::Display) -> Result<(), String> {
+    if let Some(open) = run.open_step {
+        return Err(format!("{what} while step {open} streamed"));
+    }
+    if !run.in_flight.is_empty() {
+        return Err(format!(
+            "{what} while calls were unsettled: {:?}",
+            run.in_flight
+        ));
+    }
+    Ok(())
+}
+
 fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
     if !run.running && !matches!(d, Decision::Ignored { .. }) {
         return Err("a decision with no run in progress".into());
@@ -263,15 +278,7 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
     match d {
         Decision::StepStarted { step, .. } => {
             run.delivering = false;
-            if let Some(open) = run.open_step {
-                return Err(format!("step {step} started while step {open} streamed"));
-            }
-            if !run.in_flight.is_empty() {
-                return Err(format!(
-                    "step {step} started with calls unsettled: {:?}",
-                    run.in_flight
-                ));
-            }
+            nothing_in_progress(run, format_args!("step {step} started"))?;
             let retry = match run.overflow {
                 Overflow::Compacting => true,
                 Overflow::None | Overflow::Retried => false,
@@ -329,15 +336,7 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
             *run.settled.entry(call.id.0.clone()).or_default() += 1;
         }
         Decision::Delivered { origin, queued, .. } => {
-            if let Some(open) = run.open_step {
-                return Err(format!("a message delivered while step {open} streamed"));
-            }
-            if !run.in_flight.is_empty() {
-                return Err(format!(
-                    "a message delivered while calls were unsettled: {:?}",
-                    run.in_flight
-                ));
-            }
+            nothing_in_progress(run, "a message delivered")?;
             let queue = match origin {
                 UserOrigin::Steer => &mut run.steers,
                 UserOrigin::FollowUp => {
@@ -393,15 +392,7 @@ fn finished(
     usage: Usage,
     undelivered: &[EntryId],
 ) -> Result<(), String> {
-    if let Some(open) = run.open_step {
-        return Err(format!("the run finished while step {open} streamed"));
-    }
-    if !run.in_flight.is_empty() {
-        return Err(format!(
-            "the run finished with calls in flight: {:?}",
-            run.in_flight
-        ));
-    }
+    nothing_in_progress(run, "the run finished")?;
     if run.settled != run.requested {
         return Err(format!(
             "tool calls requested {:?} but settled {:?}",

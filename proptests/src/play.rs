@@ -503,12 +503,7 @@ impl PlayedStep<'_> {
 pub fn play(script: &Script) -> Played {
     let dir = crate::scratch_dir();
     let path = dir.path().join("p.jsonl");
-    let header = SessionHeader {
-        session_id: "prop".into(),
-        cwd: "/w".into(),
-        forked_from: None,
-        parent: None,
-    };
+    let header = SessionHeader::new("prop", "/w");
     let writer = SessionWriter::create(&path, header, t0()).expect("create the log");
     let mut sink = driver(TimedLog::new(writer, t0()), EntryId(0));
     let driven = drive(script, &mut sink);

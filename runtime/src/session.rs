@@ -34,12 +34,7 @@ pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeErro
             session_id,
             cwd,
         } => {
-            let header = SessionHeader {
-                session_id: session_id.clone(),
-                cwd: cwd.clone(),
-                forked_from: None,
-                parent: None,
-            };
+            let header = SessionHeader::new(session_id.clone(), cwd.clone());
             let writer = SessionWriter::create(path, header, Utc::now())?;
             Ok((
                 writer,
@@ -443,12 +438,7 @@ mod tests {
     fn a_run_works_in_the_workspace_recorded_on_its_branch() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let header = SessionHeader {
-            session_id: "s".into(),
-            cwd: "/a".into(),
-            forked_from: None,
-            parent: None,
-        };
+        let header = SessionHeader::new("s", "/a");
         drop(SessionWriter::create(&path, header, Utc::now()).unwrap());
         let (id, from) = move_workspace(&path, "/b").unwrap();
         assert_eq!((id, from.as_str()), (EntryId(1), "/a"));

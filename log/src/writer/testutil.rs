@@ -54,12 +54,7 @@ pub fn ts(n: u32) -> DateTime<Utc> {
 }
 
 pub fn header() -> SessionHeader {
-    SessionHeader {
-        session_id: "s-1".into(),
-        cwd: "/work".into(),
-        forked_from: None,
-        parent: None,
-    }
+    SessionHeader::new("s-1", "/work")
 }
 
 /// A generated session of 2,000 entries in `dir`, and its bytes.

@@ -24,40 +24,30 @@ fn check(query: &str, candidates: &[&str], want: &[&str]) {
     );
 }
 
-#[test]
-fn a_match_at_a_path_segment_beats_one_inside_a_word() {
-    check(
-        "main",
-        &["src/domain/mod.rs", "src/main.rs"],
-        &["src/main.rs", "src/domain/mod.rs"],
-    );
+/// One ranking test a row, `name: query, [candidates] => [ranked as];` (each a
+/// `#[test]` calling `check`).
+macro_rules! ranking_tests {
+    ($($name:ident: $query:expr, [$($candidate:expr),*] => [$($want:expr),*];)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check($query, &[$($candidate),*], &[$($want),*]);
+            }
+        )*
+    };
 }
 
-#[test]
-fn a_contiguous_run_beats_scattered_letters() {
-    check(
-        "abc",
-        &["a_b_c.rs", "xabcx.rs", "abc.rs"],
-        &["abc.rs", "a_b_c.rs", "xabcx.rs"],
-    );
-}
-
-#[test]
-fn matches_after_an_underscore_beat_matches_mid_word() {
-    check(
-        "tc",
-        &["src/latch.rs", "src/tool_card.rs"],
-        &["src/tool_card.rs", "src/latch.rs"],
-    );
-}
-
-#[test]
-fn equal_scores_go_to_the_shorter_path() {
-    check(
-        "lib",
-        &["core/src/lib.rs", "src/lib.rs", "tui/src/lib.rs"],
-        &["src/lib.rs", "tui/src/lib.rs", "core/src/lib.rs"],
-    );
+ranking_tests! {
+    a_match_at_a_path_segment_beats_one_inside_a_word:
+        "main", ["src/domain/mod.rs", "src/main.rs"] => ["src/main.rs", "src/domain/mod.rs"];
+    a_contiguous_run_beats_scattered_letters:
+        "abc", ["a_b_c.rs", "xabcx.rs", "abc.rs"] => ["abc.rs", "a_b_c.rs", "xabcx.rs"];
+    matches_after_an_underscore_beat_matches_mid_word:
+        "tc", ["src/latch.rs", "src/tool_card.rs"] => ["src/tool_card.rs", "src/latch.rs"];
+    equal_scores_go_to_the_shorter_path:
+        "lib", ["core/src/lib.rs", "src/lib.rs", "tui/src/lib.rs"] => ["src/lib.rs", "tui/src/lib.rs", "core/src/lib.rs"];
+    an_empty_query_lists_the_shortest_paths_first:
+        "", ["b/long.rs", "a.rs", "c.rs"] => ["a.rs", "c.rs", "b/long.rs"];
 }
 
 #[test]
@@ -89,15 +79,6 @@ fn fifty_thousand_paths_rank_without_trouble() {
     assert_eq!(
         best.first().map(|&i| candidates[i].as_str()),
         Some("crate52/src/module_7/file_4999.rs")
-    );
-}
-
-#[test]
-fn an_empty_query_lists_the_shortest_paths_first() {
-    check(
-        "",
-        &["b/long.rs", "a.rs", "c.rs"],
-        &["a.rs", "c.rs", "b/long.rs"],
     );
 }
 

@@ -1,7 +1,7 @@
 //! Tests of the input editor.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use expect_test::expect;
+use expect_test::{Expect, expect};
 use ratatui::layout::Rect;
 
 use super::*;
@@ -99,91 +99,132 @@ fn screen(editor: &Editor, width: u16) -> String {
     format!("{}cursor at ({x}, {y})\n", text(&buffer))
 }
 
+/// A new editor (no history, no completions) with `text` typed into it.
+fn typing(text: &str) -> Editor {
+    typed_into(Editor::default(), text)
+}
+
+/// `editor` after `text` is typed into it, a key a character.
+fn typed_into(mut editor: Editor, text: &str) -> Editor {
+    typed(&mut editor, text);
+    editor
+}
+
+/// `editor` after `text` is pasted into it.
+fn pasted_into(mut editor: Editor, text: &str) -> Editor {
+    editor.on_paste(text);
+    editor
+}
+
+/// Presses the keys `names` names on `editor` and checks what it answered to each
+/// (see [`pressed`]); returns the editor for what a test checks after.
+#[track_caller]
+fn check_keys(mut editor: Editor, names: &str, expect: Expect) -> Editor {
+    expect.assert_eq(&pressed(&mut editor, names));
+    editor
+}
+
+/// Checks `editor` drawn `width` columns wide, and where its cursor is.
+#[track_caller]
+fn check_screen(editor: &Editor, width: u16, expect: Expect) {
+    expect.assert_eq(&screen(editor, width));
+}
+
 #[test]
 fn enter_submits_the_text_and_empties_the_editor() {
-    let mut e = Editor::default();
-    typed(&mut e, "hello");
-    expect![[r#"
-        Enter: Submit("hello") → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Enter"));
+    let e = check_keys(
+        typing("hello"),
+        "Enter",
+        expect![[r#"
+            Enter: Submit("hello") → |
+        "#]],
+    );
     assert_eq!(e.history().entries(), ["hello".to_string()]);
 }
 
 #[test]
 fn enter_on_blank_text_does_nothing() {
-    let mut e = Editor::default();
-    typed(&mut e, "  ");
-    expect![[r#"
-        Enter: Nothing →   |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Enter"));
+    check_keys(
+        typing("  "),
+        "Enter",
+        expect![[r#"
+            Enter: Nothing →   |
+        "#]],
+    );
 }
 
 #[test]
 fn shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
-    let mut e = Editor::default();
-    expect![[r#"
-        a: Changed → a|
-        S-Enter: Changed → a⏎|
-        b: Changed → a⏎b|
-        C-j: Changed → a⏎b⏎|
-        c: Changed → a⏎b⏎c|
-        C-Enter: Changed → a⏎b⏎c⏎|
-    "#]]
-    .assert_eq(&pressed(&mut e, "a S-Enter b C-j c C-Enter"));
+    check_keys(
+        Editor::default(),
+        "a S-Enter b C-j c C-Enter",
+        expect![[r#"
+            a: Changed → a|
+            S-Enter: Changed → a⏎|
+            b: Changed → a⏎b|
+            C-j: Changed → a⏎b⏎|
+            c: Changed → a⏎b⏎c|
+            C-Enter: Changed → a⏎b⏎c⏎|
+        "#]],
+    );
 }
 
 #[test]
 fn tab_and_alt_enter_queue_a_follow_up() {
-    let mut e = Editor::default();
-    typed(&mut e, "next");
-    expect![[r#"
-        Tab: Queue("next") → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Tab"));
-    typed(&mut e, "then");
-    expect![[r#"
-        M-Enter: Queue("then") → |
-        Tab: Nothing → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "M-Enter Tab"));
+    let e = check_keys(
+        typing("next"),
+        "Tab",
+        expect![[r#"
+            Tab: Queue("next") → |
+        "#]],
+    );
+    check_keys(
+        typed_into(e, "then"),
+        "M-Enter Tab",
+        expect![[r#"
+            M-Enter: Queue("then") → |
+            Tab: Nothing → |
+        "#]],
+    );
 }
 
 #[test]
 fn esc_clears_the_text_then_reports_cancel_on_the_empty_editor() {
-    let mut e = Editor::default();
-    typed(&mut e, "draft");
-    expect![[r#"
-        Esc: Cleared → |
-        Esc: Cancel → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Esc Esc"));
+    check_keys(
+        typing("draft"),
+        "Esc Esc",
+        expect![[r#"
+            Esc: Cleared → |
+            Esc: Cancel → |
+        "#]],
+    );
 }
 
 #[test]
 fn ctrl_c_clears_the_text_and_says_whether_it_did() {
-    let mut e = Editor::default();
-    typed(&mut e, "oops");
-    expect![[r#"
-        C-c: Interrupt { cleared: true } → |
-        C-c: Interrupt { cleared: false } → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "C-c C-c"));
+    let e = check_keys(
+        typing("oops"),
+        "C-c C-c",
+        expect![[r#"
+            C-c: Interrupt { cleared: true } → |
+            C-c: Interrupt { cleared: false } → |
+        "#]],
+    );
     assert!(e.history().is_empty());
 }
 
 #[test]
 fn ctrl_d_is_eof_only_on_an_empty_editor() {
-    let mut e = Editor::default();
-    typed(&mut e, "ab");
-    expect![[r#"
-        Home: Changed → |ab
-        C-d: Changed → |b
-        C-d: Changed → |
-        C-d: Eof → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Home C-d C-d C-d"));
+    check_keys(
+        typing("ab"),
+        "Home C-d C-d C-d",
+        expect![[r#"
+            Home: Changed → |ab
+            C-d: Changed → |b
+            C-d: Changed → |
+            C-d: Eof → |
+        "#]],
+    );
 }
 
 #[test]
@@ -196,104 +237,113 @@ fn a_pasted_crlf_text_keeps_its_newlines_as_lf() {
 
 #[test]
 fn ctrl_w_deletes_back_to_whitespace_and_ctrl_y_yanks_it() {
-    let mut e = Editor::default();
-    typed(&mut e, "git commit -m  ");
-    expect![[r#"
-        C-w: Changed → git commit |
-        C-w: Changed → git |
-        Home: Changed → |git 
-        C-y: Changed → commit |git 
-    "#]]
-    .assert_eq(&pressed(&mut e, "C-w C-w Home C-y"));
+    check_keys(
+        typing("git commit -m  "),
+        "C-w C-w Home C-y",
+        expect![[r#"
+            C-w: Changed → git commit |
+            C-w: Changed → git |
+            Home: Changed → |git 
+            C-y: Changed → commit |git 
+        "#]],
+    );
 }
 
 #[test]
 fn ctrl_u_and_ctrl_k_delete_to_the_line_start_and_end() {
-    let mut e = Editor::default();
-    e.on_paste("first line\nsecond line");
+    let mut e = pasted_into(Editor::default(), "first line\nsecond line");
     for _ in 0..5 {
         e.on_key(key(KeyCode::Left));
     }
-    expect![[r#"
-        C-k: Changed → first line⏎second|
-        C-u: Changed → first line⏎|
-        C-u: Changed → first line|
-        C-a: Changed → |first line
-        C-k: Changed → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "C-k C-u C-u C-a C-k"));
+    check_keys(
+        e,
+        "C-k C-u C-u C-a C-k",
+        expect![[r#"
+            C-k: Changed → first line⏎second|
+            C-u: Changed → first line⏎|
+            C-u: Changed → first line|
+            C-a: Changed → |first line
+            C-k: Changed → |
+        "#]],
+    );
 }
 
 #[test]
 fn words_move_with_alt_and_ctrl_arrows() {
-    let mut e = Editor::default();
-    typed(&mut e, "cargo nextest-run  x");
-    expect![[r#"
-        M-Left: Changed → cargo nextest-run  |x
-        C-Left: Changed → cargo nextest-|run  x
-        M-b: Changed → cargo |nextest-run  x
-        M-b: Changed → |cargo nextest-run  x
-        M-Right: Changed → cargo| nextest-run  x
-        M-d: Changed → cargo|-run  x
-    "#]]
-    .assert_eq(&pressed(&mut e, "M-Left C-Left M-b M-b M-Right M-d"));
+    check_keys(
+        typing("cargo nextest-run  x"),
+        "M-Left C-Left M-b M-b M-Right M-d",
+        expect![[r#"
+            M-Left: Changed → cargo nextest-run  |x
+            C-Left: Changed → cargo nextest-|run  x
+            M-b: Changed → cargo |nextest-run  x
+            M-b: Changed → |cargo nextest-run  x
+            M-Right: Changed → cargo| nextest-run  x
+            M-d: Changed → cargo|-run  x
+        "#]],
+    );
 }
 
 #[test]
 fn multi_byte_text_moves_and_deletes_by_cluster() {
-    let mut e = Editor::default();
-    // An e with a combining acute accent, a CJK character, a family emoji (ZWJ).
-    e.on_paste("e\u{301}漢👨\u{200d}👩\u{200d}👧!");
-    expect![[r#"
-        Left: Changed → é漢👨‍👩‍👧|!
-        Left: Changed → é漢|👨‍👩‍👧!
-        Backspace: Changed → é|👨‍👩‍👧!
-        Delete: Changed → é|!
-        Left: Changed → |é!
-        M-Right: Changed → é|!
-    "#]]
-    .assert_eq(&pressed(&mut e, "Left Left Backspace Delete Left M-Right"));
+    check_keys(
+        // An e with a combining acute accent, a CJK character, a family emoji (ZWJ).
+        pasted_into(Editor::default(), "e\u{301}漢👨\u{200d}👩\u{200d}👧!"),
+        "Left Left Backspace Delete Left M-Right",
+        expect![[r#"
+            Left: Changed → é漢👨‍👩‍👧|!
+            Left: Changed → é漢|👨‍👩‍👧!
+            Backspace: Changed → é|👨‍👩‍👧!
+            Delete: Changed → é|!
+            Left: Changed → |é!
+            M-Right: Changed → é|!
+        "#]],
+    );
 }
 
 #[test]
 fn up_and_down_move_between_lines_at_the_same_column() {
-    let mut e = editor_with(&["older"]);
-    e.on_paste("abcdef\nab\nabcdef");
-    expect![[r#"
-        Left: Changed → abcdef⏎ab⏎abcde|f
-        Left: Changed → abcdef⏎ab⏎abcd|ef
-        Up: Changed → abcdef⏎ab|⏎abcdef
-        Up: Changed → abcd|ef⏎ab⏎abcdef
-        Down: Changed → abcdef⏎ab|⏎abcdef
-        Down: Changed → abcdef⏎ab⏎abcd|ef
-    "#]]
-    .assert_eq(&pressed(&mut e, "Left Left Up Up Down Down"));
+    check_keys(
+        pasted_into(editor_with(&["older"]), "abcdef\nab\nabcdef"),
+        "Left Left Up Up Down Down",
+        expect![[r#"
+            Left: Changed → abcdef⏎ab⏎abcde|f
+            Left: Changed → abcdef⏎ab⏎abcd|ef
+            Up: Changed → abcdef⏎ab|⏎abcdef
+            Up: Changed → abcd|ef⏎ab⏎abcdef
+            Down: Changed → abcdef⏎ab|⏎abcdef
+            Down: Changed → abcdef⏎ab⏎abcd|ef
+        "#]],
+    );
 }
 
 #[test]
 fn the_history_walk_keeps_the_draft() {
-    let mut e = editor_with(&["first", "second"]);
-    typed(&mut e, "draft");
-    expect![[r#"
-        Up: Changed → second|
-        Up: Changed → first|
-        Up: Nothing → first|
-        Down: Changed → second|
-        Down: Changed → draft|
-        Down: Nothing → draft|
-    "#]]
-    .assert_eq(&pressed(&mut e, "Up Up Up Down Down Down"));
+    check_keys(
+        typed_into(editor_with(&["first", "second"]), "draft"),
+        "Up Up Up Down Down Down",
+        expect![[r#"
+            Up: Changed → second|
+            Up: Changed → first|
+            Up: Nothing → first|
+            Down: Changed → second|
+            Down: Changed → draft|
+            Down: Nothing → draft|
+        "#]],
+    );
 }
 
 #[test]
 fn up_walks_into_a_multi_line_entry_line_by_line() {
-    let mut e = editor_with(&["old", "line one\nline two"]);
-    expect![[r#"
-        Up: Changed → line one⏎line two|
-        Up: Changed → line one|⏎line two
-        Up: Changed → old|
-    "#]]
-    .assert_eq(&pressed(&mut e, "Up Up Up"));
+    check_keys(
+        editor_with(&["old", "line one\nline two"]),
+        "Up Up Up",
+        expect![[r#"
+            Up: Changed → line one⏎line two|
+            Up: Changed → line one|⏎line two
+            Up: Changed → old|
+        "#]],
+    );
 }
 
 #[test]
@@ -366,11 +416,13 @@ fn esc_cancels_the_search_and_restores_the_text() {
 fn a_moving_key_in_the_search_accepts_the_match_and_moves() {
     let mut e = editor_with(&["make test"]);
     e.on_key(ctrl('r'));
-    typed(&mut e, "make");
-    expect![[r#"
-        Home: Changed → |make test
-    "#]]
-    .assert_eq(&pressed(&mut e, "Home"));
+    check_keys(
+        typed_into(e, "make"),
+        "Home",
+        expect![[r#"
+            Home: Changed → |make test
+        "#]],
+    );
 }
 
 #[test]
@@ -385,6 +437,11 @@ fn backspace_in_the_search_widens_it_again() {
     );
 }
 
+/// An editor without history that completes [`commands`].
+fn commanding() -> Editor {
+    Editor::new(History::default(), commands())
+}
+
 fn commands() -> Completer {
     Completer::new(&[
         ("/tree", "the branch tree of this session"),
@@ -396,7 +453,7 @@ fn commands() -> Completer {
 
 #[test]
 fn the_slash_popup_completes_with_tab_and_submits_an_exact_command_on_enter() {
-    let mut e = Editor::new(History::default(), commands());
+    let mut e = commanding();
     typed(&mut e, "/t");
     let names: Vec<&str> = e.popup().map_or(vec![], |p| {
         p.items().iter().map(|i| i.value.as_str()).collect()
@@ -417,24 +474,32 @@ fn the_slash_popup_completes_with_tab_and_submits_an_exact_command_on_enter() {
 
 #[test]
 fn enter_on_a_partial_command_completes_it() {
-    let mut e = Editor::new(History::default(), commands());
-    typed(&mut e, "/sta");
-    expect![[r#"
-        Enter: Changed → /status |
-        Enter: Submit("/status ") → |
-    "#]]
-    .assert_eq(&pressed(&mut e, "Enter Enter"));
+    check_keys(
+        typed_into(commanding(), "/sta"),
+        "Enter Enter",
+        expect![[r#"
+            Enter: Changed → /status |
+            Enter: Submit("/status ") → |
+        "#]],
+    );
 }
 
 #[test]
 fn esc_closes_the_popup_until_the_text_changes() {
-    let mut e = Editor::new(History::default(), commands());
+    let mut e = commanding();
     typed(&mut e, "/e");
     assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Changed);
     assert!(e.popup().is_none());
     assert_eq!(shown(&e), "/e|");
     typed(&mut e, "x");
     assert!(e.popup().is_some());
+}
+
+/// An editor that completes `@` mentions from [`files`].
+fn mentioning() -> Editor {
+    let mut e = Editor::default();
+    e.set_files(files());
+    e
 }
 
 fn files() -> Arc<FileIndex> {
@@ -452,8 +517,7 @@ fn files() -> Arc<FileIndex> {
 
 #[test]
 fn tab_on_a_mention_inserts_the_path_replacing_the_partial_word() {
-    let mut e = Editor::default();
-    e.set_files(files());
+    let mut e = mentioning();
     typed(&mut e, "look at @edr please");
     for _ in 0.." please".len() {
         e.on_key(key(KeyCode::Left));
@@ -466,46 +530,52 @@ fn tab_on_a_mention_inserts_the_path_replacing_the_partial_word() {
 
 #[test]
 fn an_at_sign_inside_a_word_opens_no_popup() {
-    let mut e = Editor::default();
-    e.set_files(files());
+    let mut e = mentioning();
     typed(&mut e, "mail a@b");
     assert!(e.popup().is_none());
 }
 
 #[test]
 fn the_empty_editor_shows_the_placeholder() {
-    let e = Editor::default();
-    expect![[r#"
-        › Ask xcsh to do something
-        cursor at (2, 0)
-    "#]]
-    .assert_eq(&screen(&e, 40));
+    check_screen(
+        &Editor::default(),
+        40,
+        expect![[r#"
+            › Ask xcsh to do something
+            cursor at (2, 0)
+        "#]],
+    );
 }
 
 #[test]
 fn a_multi_line_text_wraps_at_word_boundaries_at_40_columns() {
-    let mut e = Editor::default();
-    e.on_paste("Please refactor the parser so that every error names the file and line\n\nthanks");
-    expect![[r#"
-        › Please refactor the parser so that
-          every error names the file and line
+    check_screen(
+        &pasted_into(
+            Editor::default(),
+            "Please refactor the parser so that every error names the file and line\n\nthanks",
+        ),
+        40,
+        expect![[r#"
+            › Please refactor the parser so that
+              every error names the file and line
 
-          thanks
-        cursor at (8, 3)
-    "#]]
-    .assert_eq(&screen(&e, 40));
+              thanks
+            cursor at (8, 3)
+        "#]],
+    );
 }
 
 #[test]
 fn a_cursor_after_a_full_row_gets_a_row_of_its_own() {
-    let mut e = Editor::default();
-    e.on_paste("abcdefgh");
-    expect![[r#"
-        › abcdefgh
+    check_screen(
+        &pasted_into(Editor::default(), "abcdefgh"),
+        10,
+        expect![[r#"
+            › abcdefgh
 
-        cursor at (2, 1)
-    "#]]
-    .assert_eq(&screen(&e, 10));
+            cursor at (2, 1)
+        "#]],
+    );
 }
 
 #[test]
@@ -525,23 +595,25 @@ fn a_long_text_scrolls_to_keep_the_cursor_visible() {
 
 #[test]
 fn the_slash_popup_renders_above_the_input() {
-    let mut e = Editor::new(History::default(), commands());
-    typed(&mut e, "/t");
+    let mut e = typed_into(commanding(), "/t");
     e.on_key(key(KeyCode::Down));
-    expect![[r#"
-        /tree    the branch tree of this session
-        /at      continue from an earlier entry…
-        /status  provider, model, context and s…
-        /exit    leave (also Ctrl-D)
-        › /t
-        cursor at (4, 4)
-    "#]]
-    .assert_eq(&screen(&e, 40));
+    check_screen(
+        &e,
+        40,
+        expect![[r#"
+            /tree    the branch tree of this session
+            /at      continue from an earlier entry…
+            /status  provider, model, context and s…
+            /exit    leave (also Ctrl-D)
+            › /t
+            cursor at (4, 4)
+        "#]],
+    );
 }
 
 #[test]
 fn the_selected_popup_row_is_reversed() {
-    let mut e = Editor::new(History::default(), commands());
+    let mut e = commanding();
     typed(&mut e, "/t");
     e.on_key(key(KeyCode::Down));
     let buffer = draw(40, 4, |f| {
@@ -559,21 +631,21 @@ fn the_selected_popup_row_is_reversed() {
 
 #[test]
 fn the_mention_popup_renders_the_best_files_first() {
-    let mut e = Editor::default();
-    e.set_files(files());
-    typed(&mut e, "see @main");
-    expect![[r#"
-        src/main.rs
-        src/domain/model.rs
-        › see @main
-        cursor at (11, 2)
-    "#]]
-    .assert_eq(&screen(&e, 40));
+    check_screen(
+        &typed_into(mentioning(), "see @main"),
+        40,
+        expect![[r#"
+            src/main.rs
+            src/domain/model.rs
+            › see @main
+            cursor at (11, 2)
+        "#]],
+    );
 }
 
 #[test]
 fn the_editor_stays_drawable_at_every_narrow_width() {
-    let mut e = Editor::new(History::default(), commands());
+    let mut e = commanding();
     e.on_paste(
         "漢字 and e\u{301} mixed\twith a tab and a very long word: abcdefghijklmnopqrstuvwxyz",
     );
@@ -646,21 +718,23 @@ fn saving_keeps_entries_another_xcsh_added_meanwhile_and_the_cap() {
 
 #[test]
 fn the_placeholder_shows_every_hint_at_120_columns() {
-    let e = Editor::default();
-    expect![[r#"
-        › Ask xcsh to do something · / for commands · @ to mention a file
-        cursor at (2, 0)
-    "#]]
-    .assert_eq(&screen(&e, 120));
+    check_screen(
+        &Editor::default(),
+        120,
+        expect![[r#"
+            › Ask xcsh to do something · / for commands · @ to mention a file
+            cursor at (2, 0)
+        "#]],
+    );
 }
 
 #[test]
 fn tab_on_a_mention_without_matches_neither_completes_nor_queues() {
-    let mut e = Editor::default();
-    e.set_files(files());
-    typed(&mut e, "see @zzz");
-    expect![[r#"
-        Tab: Nothing → see @zzz|
-    "#]]
-    .assert_eq(&pressed(&mut e, "Tab"));
+    check_keys(
+        typed_into(mentioning(), "see @zzz"),
+        "Tab",
+        expect![[r#"
+            Tab: Nothing → see @zzz|
+        "#]],
+    );
 }

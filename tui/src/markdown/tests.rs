@@ -4,6 +4,7 @@ use ratatui::text::Line;
 
 use super::*;
 use crate::testkit::{lines_text, styled};
+use expect_test::{Expect, expect};
 
 const LISTS: &str = "Intro with `code` and **bold**.\n\n- one\n- two\n  - nested a\n  - nested b\n- three\n\n1. first\n2. second\n\n   more of second\n\n3. third\n\nAfter the lists.\n";
 
@@ -45,6 +46,18 @@ fn streamed(doc: &str, sizes: &[usize], take_every: usize, width: u16) -> Vec<Li
     }
     out.extend(stream.finish(width, &Theme::COLOR));
     out
+}
+
+/// Checks `doc` rendered in colour at `width`, as the terminal shows it.
+#[track_caller]
+fn check_shown(doc: &str, width: u16, expect: Expect) {
+    expect.assert_eq(&lines_text(&render(doc, width, &Theme::COLOR), width));
+}
+
+/// Checks `doc` rendered at `width` with `theme`, each styled run marked.
+#[track_caller]
+fn check_styled(doc: &str, width: u16, theme: &Theme, expect: Expect) {
+    expect.assert_eq(&styled(&render(doc, width, theme)));
 }
 
 #[test]
@@ -138,7 +151,7 @@ fn a_streaming_message_mid_way_shows_its_unfinished_paragraph_and_code() {
     let mut screen = stream.take_finished(40, &Theme::COLOR);
     screen.push(Line::from("-- tail --"));
     screen.extend(stream.tail(40, &Theme::COLOR));
-    expect_test::expect![[r#"
+    expect![[r#"
         ## Fixing the parser
         -- tail --
 
@@ -154,7 +167,7 @@ fn a_streaming_message_mid_way_shows_its_unfinished_paragraph_and_code() {
     let mut screen = stream.take_finished(40, &Theme::COLOR);
     screen.push(Line::from("-- tail --"));
     screen.extend(stream.tail(40, &Theme::COLOR));
-    expect_test::expect![[r#"
+    expect![[r#"
 
         The bug is in parse_line: it drops the
         last field when the line ends without a
@@ -171,117 +184,141 @@ fn a_streaming_message_mid_way_shows_its_unfinished_paragraph_and_code() {
 #[test]
 fn a_rust_code_block_is_highlighted() {
     let doc = "```rust\n// add\nfn add(a: u32) -> u32 {\n    a + 1\n}\n```";
-    expect_test::expect![[r#"
-        ⟦dim:```rust⟧
-        ⟦#65737e:// add⟧
-        ⟦#b48ead:fn⟧⟦#c0c5ce: ⟧⟦#8fa1b3:add⟧⟦#c0c5ce:(a: ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce:) -> ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce: {⟧
-        ⟦#c0c5ce:    a + ⟧⟦#d08770:1⟧
-        ⟦#c0c5ce:}⟧
-        ⟦dim:```⟧
-    "#]]
-    .assert_eq(&styled(&render(doc, 120, &Theme::COLOR)));
+    check_styled(
+        doc,
+        120,
+        &Theme::COLOR,
+        expect![[r#"
+            ⟦dim:```rust⟧
+            ⟦#65737e:// add⟧
+            ⟦#b48ead:fn⟧⟦#c0c5ce: ⟧⟦#8fa1b3:add⟧⟦#c0c5ce:(a: ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce:) -> ⟧⟦#ebcb8b:u32⟧⟦#c0c5ce: {⟧
+            ⟦#c0c5ce:    a + ⟧⟦#d08770:1⟧
+            ⟦#c0c5ce:}⟧
+            ⟦dim:```⟧
+        "#]],
+    );
 }
 
 #[test]
 fn a_table_at_120_columns_fits_its_columns() {
-    expect_test::expect![[r#"
-        Name   │  Type  │                    Notes
-        ───────┼────────┼─────────────────────────
-        foo    │  u32   │                the count
-        barbaz │ String │ a longer note that wraps
+    check_shown(
+        TABLE,
+        120,
+        expect![[r#"
+            Name   │  Type  │                    Notes
+            ───────┼────────┼─────────────────────────
+            foo    │  u32   │                the count
+            barbaz │ String │ a longer note that wraps
 
-        After.
-    "#]]
-    .assert_eq(&lines_text(&render(TABLE, 120, &Theme::COLOR), 120));
+            After.
+        "#]],
+    );
 }
 
 #[test]
 fn a_table_at_40_columns_wraps_its_cells() {
-    expect_test::expect![[r#"
-        Name   │  Type  │                  Notes
-        ───────┼────────┼───────────────────────
-        foo    │  u32   │              the count
-        barbaz │ String │     a longer note that
-               │        │                  wraps
+    check_shown(
+        TABLE,
+        40,
+        expect![[r#"
+            Name   │  Type  │                  Notes
+            ───────┼────────┼───────────────────────
+            foo    │  u32   │              the count
+            barbaz │ String │     a longer note that
+                   │        │                  wraps
 
-        After.
-    "#]]
-    .assert_eq(&lines_text(&render(TABLE, 40, &Theme::COLOR), 40));
+            After.
+        "#]],
+    );
 }
 
 #[test]
 fn a_table_too_wide_for_its_columns_shows_one_row_at_a_time() {
     let doc = "| Command | What it does | Default | Since | Notes |\n|---|---|---|---|---|\n| xcsh run | runs one prompt non-interactively | - | 0.1 | exits 3 on context overflow |\n| xcsh tree | shows the branch tree | - | 0.2 | |\n";
-    expect_test::expect![[r#"
-        Command: xcsh run
-        What it does: runs one prompt
-          non-interactively
-        Default: -
-        Since: 0.1
-        Notes: exits 3 on context overflow
+    check_shown(
+        doc,
+        40,
+        expect![[r#"
+            Command: xcsh run
+            What it does: runs one prompt
+              non-interactively
+            Default: -
+            Since: 0.1
+            Notes: exits 3 on context overflow
 
-        Command: xcsh tree
-        What it does: shows the branch tree
-        Default: -
-        Since: 0.2
-        Notes:
-    "#]]
-    .assert_eq(&lines_text(&render(doc, 40, &Theme::COLOR), 40));
+            Command: xcsh tree
+            What it does: shows the branch tree
+            Default: -
+            Since: 0.2
+            Notes:
+        "#]],
+    );
 }
 
 #[test]
 fn nested_lists_at_40_columns_hang_their_indents() {
     let doc = "- a first item whose text is long enough to wrap\n- second\n  1. nested ordered item that also wraps around\n  2. another\n     - deeper still, with more words here\n- [x] a task done\n- [ ] a task to do\n\n7. seven\n8. eight\n";
-    expect_test::expect![[r#"
-        - a first item whose text is long enough
-          to wrap
-        - second
-          1. nested ordered item that also wraps
-             around
-          2. another
-             - deeper still, with more words
-               here
-        - [x] a task done
-        - [ ] a task to do
+    check_shown(
+        doc,
+        40,
+        expect![[r#"
+            - a first item whose text is long enough
+              to wrap
+            - second
+              1. nested ordered item that also wraps
+                 around
+              2. another
+                 - deeper still, with more words
+                   here
+            - [x] a task done
+            - [ ] a task to do
 
-        7. seven
-        8. eight
-    "#]]
-    .assert_eq(&lines_text(&render(doc, 40, &Theme::COLOR), 40));
+            7. seven
+            8. eight
+        "#]],
+    );
 }
 
 #[test]
 fn a_heading_a_quote_and_a_link() {
     let doc = "# Release notes\n\n> Quoted advice that is long enough to wrap at forty columns.\n>\n> > nested\n\nRead [the guide](https://example.com/guide) and <https://example.com>.";
-    expect_test::expect![[r#"
-        ⟦magenta,bold:# Release notes⟧
+    check_styled(
+        doc,
+        40,
+        &Theme::COLOR,
+        expect![[r#"
+            ⟦magenta,bold:# Release notes⟧
 
-        ⟦green,italic:│ ⟧⟦green,italic:Quoted advice that is long enough to⟧
-        ⟦green,italic:│ ⟧⟦green,italic:wrap at forty columns.⟧
-        ⟦green,italic:│⟧
-        ⟦green,italic:│ ⟧⟦green,italic:│ ⟧⟦green,italic:nested⟧
+            ⟦green,italic:│ ⟧⟦green,italic:Quoted advice that is long enough to⟧
+            ⟦green,italic:│ ⟧⟦green,italic:wrap at forty columns.⟧
+            ⟦green,italic:│⟧
+            ⟦green,italic:│ ⟧⟦green,italic:│ ⟧⟦green,italic:nested⟧
 
-        Read ⟦blue,underlined:the guide⟧
-        ⟦dim:(https://example.com/guide)⟧ and
-        ⟦blue,underlined:https://example.com⟧.
-    "#]]
-    .assert_eq(&styled(&render(doc, 40, &Theme::COLOR)));
+            Read ⟦blue,underlined:the guide⟧
+            ⟦dim:(https://example.com/guide)⟧ and
+            ⟦blue,underlined:https://example.com⟧.
+        "#]],
+    );
 }
 
 #[test]
 fn without_colour_only_modifiers_and_marks_remain() {
     let doc =
         "# Title\n\nSome *emphasis*, **strong**, ~~gone~~ and `code`.\n\n```rust\nlet x = 1;\n```";
-    expect_test::expect![[r#"
-        ⟦bold:# Title⟧
+    check_styled(
+        doc,
+        40,
+        &Theme::MONO,
+        expect![[r#"
+            ⟦bold:# Title⟧
 
-        Some ⟦italic:emphasis⟧, ⟦bold:strong⟧, ⟦crossed:gone⟧ and `code`.
+            Some ⟦italic:emphasis⟧, ⟦bold:strong⟧, ⟦crossed:gone⟧ and `code`.
 
-        ⟦dim:```rust⟧
-        let x = 1;
-        ⟦dim:```⟧
-    "#]]
-    .assert_eq(&styled(&render(doc, 40, &Theme::MONO)));
+            ⟦dim:```rust⟧
+            let x = 1;
+            ⟦dim:```⟧
+        "#]],
+    );
 }
 
 #[test]
