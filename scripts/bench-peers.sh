@@ -25,7 +25,8 @@
 # "xcsh pi codex"), XCSH_BIN (default target/release/xcsh, built if missing),
 # XCSH_SANDBOX (xcsh's --sandbox, default off: the peers run unsandboxed too),
 # FLOOR_REPS (bare bash spawns for the floor, default 200), KEEP_WORK=1 (keep the
-# agents' folders and output; they are kept anyway when a run fails).
+# agents' folders and output; they are kept anyway when a run fails), NO_NETNS=1 (no
+# network namespace even where one is possible).
 # Needs: node/npm (Node 20+), python3, bash, GNU time; util-linux unshare and iproute2 ip for the
 # namespace.
 set -euo pipefail
@@ -110,13 +111,14 @@ versions="${versions%, }}"
 args=(--repo "$REPO" --xcsh "$XCSH" --pi "$PI" --codex "$CODEX"
     --codex-package-root "$CODEX_ROOT" --json "$JSON" --versions "$versions" "${QUICK[@]}")
 PY=$(command -v python3)
-if command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 &&
-    unshare -rn ip link set lo up 2>/dev/null; then
+if [ "${NO_NETNS:-}" != 1 ] && command -v unshare >/dev/null 2>&1 &&
+    command -v ip >/dev/null 2>&1 && unshare -rn ip link set lo up 2>/dev/null; then
     exec unshare -rn sh -c 'ip link set lo up && exec "$@"' sh "$PY" "$REPO/scripts/bench_peers.py" \
         --network "a network namespace with only loopback (unshare -rn): mock and agents on its 127.0.0.1" \
         "${args[@]}"
 fi
 why="unshare -rn is not available here"
+[ "${NO_NETNS:-}" != 1 ] || why="NO_NETNS=1"
 command -v unshare >/dev/null 2>&1 || why="no unshare (util-linux)"
 command -v ip >/dev/null 2>&1 || why="no ip (iproute2) to bring up the namespace's loopback"
 log "NOTE: $why: the mock listens on the host's 127.0.0.1"
