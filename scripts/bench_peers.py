@@ -402,6 +402,10 @@ def summarize(rows, agents, steps, reps):
                 "resume": n == "resume",
                 "reps_ok": len(good), "reps": len(mine),
                 "gap_ms": med(r["gap_ms"] for r in good),
+                # steadier under load than the mean: the median and the fastest gap
+                # of each run, then their medians over the reps (JSON only)
+                "gap_median_ms": med(med(r["gaps_ms"]) for r in good),
+                "gap_fastest_ms": med(min(r["gaps_ms"], default=None) for r in good),
                 "first_request_ms": med(r["first_request_ms"] for r in good),
                 "peak_rss_mb": med(r["peak_rss_mb"] for r in good),
                 "cpu_s": med(r["cpu_s"] for r in good),
