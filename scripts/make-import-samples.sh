@@ -19,16 +19,15 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/xcsh-agents
+# The pinned packages (PI_PKG, CODEX_PKG, CLAUDE_PKG) and agents_install.
+. "$REPO/scripts/agents.sh"
+CACHE=$AGENTS_CACHE
 BASE=/tmp/xcsh-import-sample
 WORK=$BASE/work
 OUT=$REPO/fixtures/import
 SCRIPTS=$OUT/mock-scripts
 
-PI_PKG=@mariozechner/pi-coding-agent@0.73.1
 # (and pi 0.31.1 and 0.30.2 for the older session versions 2 and 1: make_pi_old)
-CODEX_PKG=@openai/codex@0.171.0
-CLAUDE_PKG=@anthropic-ai/claude-code@2.1.332
 
 agents=("$@")
 [ ${#agents[@]} -gt 0 ] || agents=(pi codex claude)
@@ -37,15 +36,7 @@ log() { echo "make-import-samples: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # install NAME SPEC: the npm package SPEC into $CACHE/NAME (once per version).
-install() {
-    local name=$1 spec=$2 dir=$CACHE/$1
-    if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$spec" ]; then
-        log "installing $spec into $dir"
-        mkdir -p "$dir"
-        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$spec" >&2
-        echo "$spec" >"$dir/.installed"
-    fi
-}
+install() { agents_install "$@" || die "could not install $2"; }
 
 # The mock: one server for the whole run; each phase loads its own script.
 MOCK_PID=

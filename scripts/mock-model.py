@@ -62,11 +62,15 @@ Ids: message, response and call ids are numbered by the count of model requests 
 the server started (`toolu_mock_7_0`, `call_mock_7_1`, `resp_mock_7`: request 7, calls 0
 and 1), so they never repeat while one server runs, across script reloads.
 
-Every request is appended to --requests-log as one JSON line:
+Every request is appended to --requests-log as one JSON line, once its response is sent:
   {"n": 1, "method": "POST", "path": "/v1/messages", "kind": "turn"|"side"|"exhausted"|
-   "probe"|"unknown", "turn": 0, "body": {...}}
+   "probe"|"unknown", "turn": 0, "t_ns": 123, "serve_ns": 456, "body": {...}}
 (a body that is not JSON is logged as a string; chunked and gzip/deflate request bodies
-are decoded). Responses are produced at once: no
+are decoded). `n` numbers the requests in the order they arrived (lines of concurrent
+requests may be written out of that order); `t_ns` is the CLOCK_MONOTONIC time
+(time.monotonic_ns(), comparable across the processes of one machine) at which the
+request line and headers had been read, `serve_ns` the time from then until the last byte
+of the response was handed to the kernel (scripts/bench-peers.sh measures with both). Responses are produced at once: no
 sleeps, so the server is as fast as the client lets it be (one thread per connection).
 scripts/check-mock-model.mjs checks the streams with the official SDKs' parsers; the
 real CLIs that accept them: pi 0.73 (Chat Completions), Codex 0.171 (Responses), Claude
@@ -80,6 +84,7 @@ import gzip
 import json
 import sys
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -426,14 +431,40 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def record(self, kind, turn, body):
+        """Numbers the request; its log line is written once the response is out
+        (`timed`), with the receive time and the serve time."""
         srv = self.server
         with srv.log_lock:
             srv.script.n += 1
-            entry = {"n": srv.script.n, "method": self.command, "path": self.path,
-                     "kind": kind, "turn": turn, "body": body}
-            if srv.requests_log:
-                srv.requests_log.write(json.dumps(entry) + "\n")
-                srv.requests_log.flush()
+            self.pending = {"n": srv.script.n, "method": self.command, "path": self.path,
+                            "kind": kind, "turn": turn, "t_ns": self.t_recv, "body": body}
+
+    def timed(self, handler):
+        """Runs a do_* handler between the receive timestamp and the log line."""
+        self.t_recv = time.monotonic_ns()
+        self.pending = None
+        try:
+            handler()
+        finally:
+            entry = self.pending
+            srv = self.server
+            if entry is not None and srv.requests_log:
+                # "body" last: the timing fields stay at the start of the line.
+                body = entry.pop("body")
+                entry["serve_ns"] = time.monotonic_ns() - self.t_recv
+                entry["body"] = body
+                with srv.log_lock:
+                    srv.requests_log.write(json.dumps(entry) + "\n")
+                    srv.requests_log.flush()
+
+    def do_HEAD(self):
+        self.timed(self.head)
+
+    def do_GET(self):
+        self.timed(self.get)
+
+    def do_POST(self):
+        self.timed(self.post)
 
     def send_json(self, status, value):
         data = json.dumps(value).encode()
@@ -507,12 +538,12 @@ class Handler(BaseHTTPRequestHandler):
             path = path[3:]
         return path
 
-    def do_HEAD(self):
+    def head(self):
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def do_GET(self):
+    def get(self):
         path = self.route()
         model = self.server.model
         if path == "/_mock/status":
@@ -535,7 +566,7 @@ class Handler(BaseHTTPRequestHandler):
         self.record("unknown", None, None)
         self.send_json(404, {"error": {"message": f"mock-model: no route GET {self.path}"}})
 
-    def do_POST(self):
+    def post(self):
         path = self.route()
         body, raw = self.read_body()
         if path == "/_mock/script":
