@@ -80,6 +80,8 @@ settings! {
     memory: bool,
     /// Delegation (SPEC.md §29): the `task` tool is offered only when true.
     delegate: bool,
+    /// `[otel]`: where finished runs' spans go (SPEC.md "Traces (OpenTelemetry)").
+    otel: crate::otel_cmd::OtelLayer,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -155,6 +157,9 @@ pub struct Effective {
     pub memory: Setting<bool>,
     /// The `task` tool offered (SPEC.md §29); off by default.
     pub delegate: Setting<bool>,
+    /// `[otel]` (SPEC.md "Traces (OpenTelemetry)").
+    #[serde(flatten)]
+    pub otel: crate::otel_cmd::OtelSettings,
 }
 
 /// The effective `[shell_env]` lists (`shell_env_include` and `shell_env_exclude`
@@ -321,7 +326,19 @@ pub fn resolve(
     let sandbox_network = pick_or(&layers, |l| l.sandbox_network, false);
     let memory = pick_or(&layers, |l| l.memory, false);
     let delegate = pick_or(&layers, |l| l.delegate, false);
+    let otel = crate::otel_cmd::OtelSettings {
+        endpoint: pick(&layers, |l| {
+            l.otel.as_ref().and_then(|o| o.endpoint.clone())
+        }),
+        content: pick_or(&layers, |l| l.otel.as_ref().and_then(|o| o.content), false),
+        headers: pick_or(
+            &layers,
+            |l| l.otel.as_ref().and_then(|o| o.headers.clone()),
+            BTreeMap::new(),
+        ),
+    };
     Ok(Effective {
+        otel,
         memory,
         delegate,
         sandbox,
@@ -472,6 +489,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     rows.push(num("sandbox_network", &effective.sandbox_network));
     rows.push(num("memory", &effective.memory));
     rows.push(num("delegate", &effective.delegate));
+    rows.extend(effective.otel.rows());
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

@@ -8,7 +8,9 @@ mod map;
 mod otlp;
 
 pub use ids::{span_id, trace_id};
-pub use map::{Options, spans, spans_of_family};
+pub use map::{Options, spans, spans_of_family, spans_of_last_run};
+/// The span type the functions here return (the SDK's).
+pub use opentelemetry_sdk::trace::SpanData;
 pub use otlp::{Endpoint, send, send_blocking, to_otlp_json, traces_url};
 
 /// What can go wrong turning a session into spans or sending them.

@@ -55,7 +55,7 @@ pub struct Options {
 pub fn spans(log: &SessionLog, opts: &Options) -> Vec<SpanData> {
     let trace = trace_of(log);
     let mut out = Vec::new();
-    Session::new(log, trace, opts).map_into(&mut out);
+    Session::new(log, trace, opts).map_into(Keep::All, &mut out);
     out
 }
 
@@ -65,9 +65,45 @@ pub fn spans_of_family(family: &Member<SessionLog>, opts: &Options) -> Vec<SpanD
     let trace = trace_of(&family.data);
     let mut out = Vec::new();
     for m in family.members() {
-        Session::new(&m.data, trace, opts).map_into(&mut out);
+        Session::new(&m.data, trace, opts).map_into(Keep::All, &mut out);
     }
     out
+}
+
+/// The spans of the last run in the file of the family's session (the run a
+/// `xcsh run` just finished) and of the sub-agent sessions its `task` calls started.
+pub fn spans_of_last_run(family: &Member<SessionLog>, opts: &Options) -> Vec<SpanData> {
+    let trace = trace_of(&family.data);
+    let mut out = Vec::new();
+    let mut kept: HashMap<&str, HashSet<EntryId>> = HashMap::new();
+    for (i, m) in family.members().into_iter().enumerate() {
+        let h = m.data.header();
+        let keep = if i == 0 {
+            Keep::Last
+        } else {
+            match &h.parent {
+                Some(p)
+                    if kept
+                        .get(p.session_id.as_str())
+                        .is_some_and(|k| k.contains(&p.entry)) =>
+                {
+                    Keep::All
+                }
+                _ => continue,
+            }
+        };
+        let entries = Session::new(&m.data, trace, opts).map_into(keep, &mut out);
+        kept.insert(&h.session_id, entries);
+    }
+    out
+}
+
+/// Which runs of a session become spans.
+#[derive(Debug, Clone, Copy)]
+enum Keep {
+    All,
+    /// The last run in file order.
+    Last,
 }
 
 /// A session's trace: its own, or (a sub-agent's) its parent's.
@@ -289,7 +325,8 @@ impl<'a> Session<'a> {
         runs
     }
 
-    fn map_into(&self, out: &mut Vec<SpanData>) {
+    /// The spans of the runs `keep` says; returns the entries of those runs.
+    fn map_into(&self, keep: Keep, out: &mut Vec<SpanData>) -> HashSet<EntryId> {
         let runs = self.runs();
         let mut run_of: HashMap<EntryId, usize> = HashMap::new();
         for (i, r) in runs.iter().enumerate() {
@@ -298,10 +335,15 @@ impl<'a> Session<'a> {
             }
         }
         let mut continued: HashSet<EntryId> = HashSet::new();
-        for run in &runs {
+        let mut kept = HashSet::new();
+        for (i, run) in runs.iter().enumerate() {
             let links = self.links(run, &runs, &run_of, &mut continued);
-            self.run_spans(run, links, out);
+            if matches!(keep, Keep::All) || i + 1 == runs.len() {
+                kept.extend(run.entries.iter().map(|e| e.id));
+                self.run_spans(run, links, out);
+            }
         }
+        kept
     }
 
     /// The link of a run to the run whose history it continues: `previous_turn` for
