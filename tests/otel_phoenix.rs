@@ -156,3 +156,49 @@ fn phoenix_receives_the_delegation_family_with_its_tree_names_and_token_counts()
         .collect();
     assert_eq!(tasks, [parent_root.as_str(), parent_root.as_str()]);
 }
+
+#[test]
+fn a_run_with_otel_endpoint_streams_its_spans_to_phoenix_when_it_finishes() {
+    let Some(base) = phoenix() else { return };
+    let env = support::env::Env::new();
+    let script = env.script(
+        "s.jsonl",
+        &[
+            r#"{"text":"looking","tool_calls":[{"name":"echo","arguments":{"a":1}}]}"#,
+            r#"{"text":"all done"}"#,
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "do it", "--otel-endpoint", &base]);
+    let err = support::env::stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("traces not sent"), "{err}");
+    let session = xcsh_log::read_session(&env.session()).unwrap();
+    let trace = xcsh_otel::trace_id(&session.header().session_id).to_string();
+    let spans = support::poll(
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        || spans_of(&base, &trace),
+        |s| s.len() >= 4,
+        |s| format!("Phoenix holds {} of the run's 4 spans after 30 s", s.len()),
+    );
+    let mut names: Vec<String> = spans
+        .iter()
+        .map(|s| {
+            format!(
+                "{} provider={}",
+                s["name"].as_str().unwrap(),
+                s["attributes"]["gen_ai.provider.name"]
+            )
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "chat provider=\"faux\"",
+            "chat provider=\"faux\"",
+            "execute_tool echo provider=null",
+            "invoke_agent xcsh provider=\"faux\"",
+        ]
+    );
+}
