@@ -19,7 +19,14 @@ setup() {
     local py="${PYTHON:-python3}"
     echo "phoenix: installing arize-phoenix $PHOENIX_VERSION into $VENV" >&2
     mkdir -p "$CACHE"
-    "$py" -m venv "$VENV"
+    if ! "$py" -m venv "$VENV" 2>/dev/null; then
+        # Debian's python3 needs its venv package for `-m venv`.
+        rm -rf "$VENV"
+        if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+        "$py" -m venv "$VENV"
+    fi
     "$VENV/bin/pip" install -q --disable-pip-version-check "arize-phoenix==$PHOENIX_VERSION" >&2
     touch "$VENV/.installed"
 }
@@ -44,7 +51,8 @@ start() {
     printf 'pid=%s\nurl=%s\ndir=%s\n' "$pid" "$url" "$dir" >"$STATE"
     # Readiness: the REST API answers. Bounded: 120 s.
     local deadline=$((SECONDS + 120))
-    until curl -fsS -o /dev/null "$url/v1/projects" 2>/dev/null; do
+    until "$VENV/bin/python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+        "$url/v1/projects" 2>/dev/null; do
         if ! kill -0 "$pid" 2>/dev/null; then
             echo "phoenix: exited during start-up; its log:" >&2
             tail -n 40 "$dir/phoenix.log" >&2
