@@ -81,7 +81,7 @@ settings! {
     /// Delegation (SPEC.md §29): the `task` tool is offered only when true.
     delegate: bool,
     /// `[otel]`: where finished runs' spans go (SPEC.md "Traces (OpenTelemetry)").
-    otel: crate::otel_cmd::OtelLayer,
+    otel: OtelLayer,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -92,6 +92,61 @@ pub struct ShellEnvLayer {
     pub include: Option<Vec<String>>,
     /// Globs of more names removed.
     pub exclude: Option<Vec<String>>,
+}
+
+/// `[otel]` in config.toml (SPEC.md §30).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OtelLayer {
+    /// The collector's OTLP/HTTP base URL (`/v1/traces` is added).
+    pub endpoint: Option<String>,
+    /// Message content in the spans (off by default).
+    pub content: Option<bool>,
+    /// Extra request headers (e.g. `Authorization` for Langfuse).
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// The effective `[otel]` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtelSettings {
+    #[serde(rename = "otel_endpoint")]
+    pub endpoint: Option<Setting<String>>,
+    #[serde(rename = "otel_content")]
+    pub content: Setting<bool>,
+    /// Header values can be credentials: never printed (only their names).
+    #[serde(skip)]
+    pub headers: Setting<BTreeMap<String, String>>,
+}
+
+impl OtelSettings {
+    /// The rows of `xcsh config`.
+    pub fn rows(&self) -> Vec<(String, String, String)> {
+        vec![
+            match &self.endpoint {
+                Some(e) => (
+                    "otel.endpoint".into(),
+                    e.value.clone(),
+                    e.source.to_string(),
+                ),
+                None => ("otel.endpoint".into(), "none".into(), "default".into()),
+            },
+            (
+                "otel.content".into(),
+                self.content.value.to_string(),
+                self.content.source.to_string(),
+            ),
+            (
+                "otel.headers".into(),
+                if self.headers.value.is_empty() {
+                    "none".into()
+                } else {
+                    let names: Vec<&str> = self.headers.value.keys().map(String::as_str).collect();
+                    format!("{} (values hidden)", names.join(", "))
+                },
+                self.headers.source.to_string(),
+            ),
+        ]
+    }
 }
 
 /// Where an effective value came from.
@@ -159,7 +214,7 @@ pub struct Effective {
     pub delegate: Setting<bool>,
     /// `[otel]` (SPEC.md "Traces (OpenTelemetry)").
     #[serde(flatten)]
-    pub otel: crate::otel_cmd::OtelSettings,
+    pub otel: OtelSettings,
 }
 
 /// The effective `[shell_env]` lists (`shell_env_include` and `shell_env_exclude`
@@ -326,7 +381,7 @@ pub fn resolve(
     let sandbox_network = pick_or(&layers, |l| l.sandbox_network, false);
     let memory = pick_or(&layers, |l| l.memory, false);
     let delegate = pick_or(&layers, |l| l.delegate, false);
-    let otel = crate::otel_cmd::OtelSettings {
+    let otel = OtelSettings {
         endpoint: pick(&layers, |l| {
             l.otel.as_ref().and_then(|o| o.endpoint.clone())
         }),

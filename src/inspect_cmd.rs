@@ -22,7 +22,7 @@ fn style() -> Style {
 }
 
 /// A session named by path, id or id prefix.
-pub(crate) fn resolve(name: &str) -> Result<PathBuf> {
+fn resolve(name: &str) -> Result<PathBuf> {
     let looks_like_a_path = name.contains(std::path::MAIN_SEPARATOR) || name.ends_with(".jsonl");
     if looks_like_a_path && !Path::new(name).exists() {
         bail!("{name}: no such session file");

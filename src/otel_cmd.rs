@@ -11,66 +11,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use xcsh_log::family::{Depth, load_family};
 use xcsh_otel::{Endpoint, Options};
 
-use crate::config::Setting;
-
-/// `[otel]` in config.toml.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct OtelLayer {
-    /// The collector's OTLP/HTTP base URL (`/v1/traces` is added).
-    pub endpoint: Option<String>,
-    /// Message content in the spans (off by default).
-    pub content: Option<bool>,
-    /// Extra request headers (e.g. `Authorization` for Langfuse).
-    pub headers: Option<BTreeMap<String, String>>,
-}
-
-/// The effective `[otel]` settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OtelSettings {
-    #[serde(rename = "otel_endpoint")]
-    pub endpoint: Option<Setting<String>>,
-    #[serde(rename = "otel_content")]
-    pub content: Setting<bool>,
-    /// Header values can be credentials: never printed (only their names).
-    #[serde(skip)]
-    pub headers: Setting<BTreeMap<String, String>>,
-}
-
-impl OtelSettings {
-    /// The rows of `xcsh config`.
-    pub fn rows(&self) -> Vec<(String, String, String)> {
-        vec![
-            match &self.endpoint {
-                Some(e) => (
-                    "otel.endpoint".into(),
-                    e.value.clone(),
-                    e.source.to_string(),
-                ),
-                None => ("otel.endpoint".into(), "none".into(), "default".into()),
-            },
-            (
-                "otel.content".into(),
-                self.content.value.to_string(),
-                self.content.source.to_string(),
-            ),
-            (
-                "otel.headers".into(),
-                if self.headers.value.is_empty() {
-                    "none".into()
-                } else {
-                    let names: Vec<&str> = self.headers.value.keys().map(String::as_str).collect();
-                    format!("{} (values hidden)", names.join(", "))
-                },
-                self.headers.source.to_string(),
-            ),
-        ]
-    }
-}
+use crate::config::OtelLayer;
 
 /// The flags of `xcsh run` for traces.
 #[derive(Debug, Clone, Default, Args)]
@@ -153,7 +97,12 @@ fn family_spans(path: &Path, opts: &Options) -> Result<Vec<xcsh_otel::SpanData>>
 
 /// `xcsh otel`.
 pub fn main(args: OtelArgs) -> Result<ExitCode> {
-    let path = crate::inspect_cmd::resolve(&args.session)?;
+    let looks_like_a_path =
+        args.session.contains(std::path::MAIN_SEPARATOR) || args.session.ends_with(".jsonl");
+    if looks_like_a_path && !Path::new(&args.session).exists() {
+        anyhow::bail!("{}: no such session file", args.session);
+    }
+    let path = crate::sessions::resolve(&args.session)?;
     let opts = Options {
         content: args.otel_content,
         provider: args.provider,
@@ -187,7 +136,7 @@ pub fn otlp_json(path: &Path, content: bool) -> Result<String> {
 /// After a run of `xcsh run`: its spans (and its sub-agents') to the configured
 /// collector, if any. A failure is a notice; the send is bounded by a timeout.
 pub async fn after_run(
-    settings: &OtelSettings,
+    settings: &crate::config::OtelSettings,
     session: &Path,
     provider: Option<String>,
     model: Option<String>,
