@@ -362,3 +362,81 @@ fn the_traces_url_adds_v1_traces_once() {
     );
     assert!(traces_url("127.0.0.1:4318").is_err());
 }
+
+#[test]
+fn an_interrupt_is_an_event_and_the_cancelled_tool_an_error() {
+    check(
+        &of("interrupt.jsonl", &Options::default()),
+        expect![[r#"
+        invoke_agent xcsh [15b92d6e768f20d6] Internal 0..3ms
+          event interrupt at 3ms
+          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=8c4ee0b4f824 openinference.span.kind=AGENT xcsh.session.id=8c4ee0b4f824 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=interrupted xcsh.steps=1 gen_ai.usage.input_tokens=200 gen_ai.usage.output_tokens=16
+          chat [f1580720073b5db7] Client 0..2ms
+            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=200 gen_ai.usage.output_tokens=16 llm.token_count.prompt=200 llm.token_count.completion=16 llm.token_count.total=216 gen_ai.response.finish_reasons=["tool_calls"]
+          execute_tool sleep [c9b5e8645b8d2192] Internal 2..3ms ERROR(the tool `sleep` was cancelled)
+            gen_ai.operation.name=execute_tool gen_ai.tool.name=sleep gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=sleep xcsh.entry=4 xcsh.step=1 xcsh.tool.status=cancelled xcsh.tool.duration_ms=0 error.type=cancelled
+    "#]],
+    );
+}
+
+#[test]
+fn a_call_cut_by_the_output_limit_is_a_synthetic_tool_span_with_an_error() {
+    check(
+        &of("length-stop.jsonl", &Options::default()),
+        expect![[r#"
+        invoke_agent xcsh [cabb59eb820b3097] Internal 0..5ms
+          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=6070e1b776b2 openinference.span.kind=AGENT xcsh.session.id=6070e1b776b2 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=output_limit xcsh.steps=1 gen_ai.usage.input_tokens=300 gen_ai.usage.output_tokens=8192
+          chat [05c3f619bf9f3f83] Client 1..4ms
+            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=300 gen_ai.usage.output_tokens=8192 llm.token_count.prompt=300 llm.token_count.completion=8192 llm.token_count.total=8492 gen_ai.response.finish_reasons=["length"]
+          execute_tool echo [a9b0186a1082cf8a] Internal 5..5ms ERROR(not run: output_limit)
+            gen_ai.operation.name=execute_tool gen_ai.tool.name=echo gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=echo xcsh.entry=4 xcsh.tool.synthetic=output_limit error.type=output_limit
+    "#]],
+    );
+}
+
+#[test]
+fn a_run_cut_off_before_run_finished_ends_in_error_at_its_last_entry() {
+    // A crash after the first tool call: the first 6 lines of a log (a valid prefix
+    // of the hash chain).
+    let text = std::fs::read_to_string(fixture("tool-rounds.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.jsonl");
+    let head: String = text.lines().take(6).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&cut, head).unwrap();
+    let spans = spans(&read_session(&cut).unwrap(), &Options::default());
+    check(
+        &spans,
+        expect![[r#"
+        invoke_agent xcsh [bb610af3f0532dd0] Internal 0..4ms ERROR(the run did not finish (no run_finished entry))
+          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=8547e68d4a82 openinference.span.kind=AGENT xcsh.session.id=8547e68d4a82 xcsh.entry=1 xcsh.run.trigger=prompt
+          chat [abde350629ec037c] Client 0..1ms
+            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=400 gen_ai.usage.output_tokens=24 llm.token_count.prompt=400 llm.token_count.completion=24 llm.token_count.total=424 gen_ai.response.finish_reasons=["tool_calls"]
+          execute_tool list [a1bcc438bd25e8dd] Internal 2..4ms
+            gen_ai.operation.name=execute_tool gen_ai.tool.name=list gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=list xcsh.entry=4 xcsh.step=1 xcsh.tool.status=ok xcsh.tool.duration_ms=2
+    "#]],
+    );
+}
+
+#[test]
+fn after_a_run_only_the_last_run_of_the_file_is_sent() {
+    let family = load_family(&fixture("branch-at.jsonl"), Depth::All).unwrap();
+    let last = crate::spans_of_last_run(&family, &Options::default());
+    let entries: Vec<String> = last
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.span_context.span_id()))
+        .collect();
+    let session = &family.data.header().session_id;
+    assert_eq!(
+        entries,
+        [
+            format!("chat {}", span_id(session, EntryId(11))),
+            format!("invoke_agent xcsh {}", span_id(session, EntryId(10))),
+        ]
+    );
+    // A delegating run takes its sub-agents along.
+    let family = load_family(&fixture("delegation/parent.jsonl"), Depth::All).unwrap();
+    assert_eq!(
+        crate::spans_of_last_run(&family, &Options::default()).len(),
+        11
+    );
+}
