@@ -39,7 +39,7 @@ impl RunOtelArgs {
         }
         let mut headers = BTreeMap::new();
         for h in &self.otel_header {
-            let (k, v) = split_header(h)?;
+            let (k, v) = split_header("--otel-header", h)?;
             headers.insert(k, v);
         }
         Ok(Some(OtelLayer {
@@ -50,12 +50,10 @@ impl RunOtelArgs {
     }
 }
 
-fn split_header(spec: &str) -> Result<(String, String)> {
+fn split_header(flag: &str, spec: &str) -> Result<(String, String)> {
     match spec.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
-        _ => Err(
-            crate::exit::UsageError(format!("--otel-header {spec:?}: expected NAME=VALUE")).into(),
-        ),
+        _ => Err(crate::exit::UsageError(format!("{flag} {spec:?}: expected NAME=VALUE")).into()),
     }
 }
 
@@ -112,7 +110,7 @@ pub fn main(args: OtelArgs) -> Result<ExitCode> {
     let mut to = Endpoint::new(&args.endpoint);
     to.timeout = Duration::from_secs(args.timeout.max(1));
     for h in &args.headers {
-        let (k, v) = split_header(h)?;
+        let (k, v) = split_header("--header", h)?;
         to.headers.insert(k, v);
     }
     let n = spans.len();

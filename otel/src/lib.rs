@@ -22,8 +22,6 @@ pub enum OtelError {
     Json(#[from] serde_json::Error),
     #[error("bad OTLP endpoint {url:?}: {reason}")]
     Endpoint { url: String, reason: String },
-    #[error("bad header {0:?}: expected NAME=VALUE")]
-    Header(String),
     #[error("cannot send the spans to {url}: {reason}")]
     Send { url: String, reason: String },
 }

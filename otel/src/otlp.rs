@@ -67,18 +67,6 @@ impl Endpoint {
             timeout: Duration::from_secs(5),
         }
     }
-
-    /// Adds a `NAME=VALUE` header.
-    pub fn header(&mut self, spec: &str) -> Result<(), OtelError> {
-        match spec.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                self.headers
-                    .insert(k.trim().to_owned(), v.trim().to_owned());
-                Ok(())
-            }
-            _ => Err(OtelError::Header(spec.to_owned())),
-        }
-    }
 }
 
 /// The OTLP/HTTP traces URL of a collector's base URL.
