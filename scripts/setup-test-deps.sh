@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Rust: tmux (the interactive-mode test
-# drives xcsh in a real terminal). Idempotent; run by .ci/run before the tests.
+# drives xcsh in a real terminal) and Arize Phoenix (the traces test's backend,
+# scripts/phoenix.sh). Idempotent; run by .ci/run before the tests.
 set -euo pipefail
 
 missing=()
@@ -13,3 +14,4 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 echo "setup-test-deps: tmux $(tmux -V | cut -d' ' -f2)"
+"$(dirname "$0")/phoenix.sh" setup

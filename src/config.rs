@@ -80,6 +80,8 @@ settings! {
     memory: bool,
     /// Delegation (SPEC.md §29): the `task` tool is offered only when true.
     delegate: bool,
+    /// `[otel]`: where finished runs' spans go (SPEC.md "Traces (OpenTelemetry)").
+    otel: OtelLayer,
 }
 
 /// `[shell_env]`: which variables bash gets besides the default policy (§21.5).
@@ -90,6 +92,61 @@ pub struct ShellEnvLayer {
     pub include: Option<Vec<String>>,
     /// Globs of more names removed.
     pub exclude: Option<Vec<String>>,
+}
+
+/// `[otel]` in config.toml (SPEC.md §31).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OtelLayer {
+    /// The collector's OTLP/HTTP base URL (`/v1/traces` is added).
+    pub endpoint: Option<String>,
+    /// Message content in the spans (off by default).
+    pub content: Option<bool>,
+    /// Extra request headers (e.g. `Authorization` for Langfuse).
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+/// The effective `[otel]` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtelSettings {
+    #[serde(rename = "otel_endpoint")]
+    pub endpoint: Option<Setting<String>>,
+    #[serde(rename = "otel_content")]
+    pub content: Setting<bool>,
+    /// Header values can be credentials: never printed (only their names).
+    #[serde(skip)]
+    pub headers: Setting<BTreeMap<String, String>>,
+}
+
+impl OtelSettings {
+    /// The rows of `xcsh config`.
+    pub fn rows(&self) -> Vec<(String, String, String)> {
+        vec![
+            match &self.endpoint {
+                Some(e) => (
+                    "otel.endpoint".into(),
+                    e.value.clone(),
+                    e.source.to_string(),
+                ),
+                None => ("otel.endpoint".into(), "none".into(), "default".into()),
+            },
+            (
+                "otel.content".into(),
+                self.content.value.to_string(),
+                self.content.source.to_string(),
+            ),
+            (
+                "otel.headers".into(),
+                if self.headers.value.is_empty() {
+                    "none".into()
+                } else {
+                    let names: Vec<&str> = self.headers.value.keys().map(String::as_str).collect();
+                    format!("{} (values hidden)", names.join(", "))
+                },
+                self.headers.source.to_string(),
+            ),
+        ]
+    }
 }
 
 /// Where an effective value came from.
@@ -155,6 +212,9 @@ pub struct Effective {
     pub memory: Setting<bool>,
     /// The `task` tool offered (SPEC.md §29); off by default.
     pub delegate: Setting<bool>,
+    /// `[otel]` (SPEC.md "Traces (OpenTelemetry)").
+    #[serde(flatten)]
+    pub otel: OtelSettings,
 }
 
 /// The effective `[shell_env]` lists (`shell_env_include` and `shell_env_exclude`
@@ -321,7 +381,19 @@ pub fn resolve(
     let sandbox_network = pick_or(&layers, |l| l.sandbox_network, false);
     let memory = pick_or(&layers, |l| l.memory, false);
     let delegate = pick_or(&layers, |l| l.delegate, false);
+    let otel = OtelSettings {
+        endpoint: pick(&layers, |l| {
+            l.otel.as_ref().and_then(|o| o.endpoint.clone())
+        }),
+        content: pick_or(&layers, |l| l.otel.as_ref().and_then(|o| o.content), false),
+        headers: pick_or(
+            &layers,
+            |l| l.otel.as_ref().and_then(|o| o.headers.clone()),
+            BTreeMap::new(),
+        ),
+    };
     Ok(Effective {
+        otel,
         memory,
         delegate,
         sandbox,
@@ -472,6 +544,7 @@ pub fn main(args: ConfigArgs) -> Result<ExitCode> {
     rows.push(num("sandbox_network", &effective.sandbox_network));
     rows.push(num("memory", &effective.memory));
     rows.push(num("delegate", &effective.delegate));
+    rows.extend(effective.otel.rows());
     let mut table = comfy_table::Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)

@@ -462,12 +462,15 @@ enum Format {
     Md,
     Html,
     Json,
+    /// The spans (OpenTelemetry GenAI) as OTLP/JSON (SPEC.md "Traces").
+    Otlp,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     session: String,
-    /// md: a Markdown transcript; html: one self-contained page; json: the whole DAG.
+    /// md: a Markdown transcript; html: one self-contained page; json: the whole DAG;
+    /// otlp: the spans as OTLP/JSON.
     #[arg(long, value_enum)]
     format: Format,
     /// Write to this file instead of stdout.
@@ -476,6 +479,10 @@ pub struct ExportArgs {
     /// For md: the branch that ends at this entry (default: the session's leaf).
     #[arg(long, value_name = "ENTRY")]
     leaf: Option<EntryId>,
+    /// For otlp: include message content (prompts, completions, tool arguments and
+    /// results).
+    #[arg(long)]
+    otel_content: bool,
 }
 
 pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
@@ -495,6 +502,7 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
                 export::write_json(&session, out, name)
             });
         }
+        Format::Otlp => crate::otel_cmd::otlp_json(&resolve(&args.session)?, args.otel_content)?,
     };
     match &args.output {
         Some(path) => {
@@ -505,7 +513,9 @@ pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
             eprintln!("xcsh: wrote {}", path.display());
         }
         // Export is data: the bytes as they came, except on a terminal.
-        None if std::io::stdout().is_terminal() && !matches!(args.format, Format::Json) => {
+        None if std::io::stdout().is_terminal()
+            && !matches!(args.format, Format::Json | Format::Otlp) =>
+        {
             view(&text, Style::plain())?
         }
         None => out(&text)?,

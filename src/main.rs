@@ -6,6 +6,7 @@ mod exit;
 mod inspect_cmd;
 mod interactive;
 mod memory_cmd;
+mod otel_cmd;
 mod present;
 mod provider_cmd;
 mod providers;
@@ -65,7 +66,7 @@ enum Command {
     Label(inspect_cmd::LabelArgs),
     /// Check a session's integrity and ordering invariants; exit 1 on a violation.
     Check(inspect_cmd::CheckArgs),
-    /// Export a session as Markdown, a self-contained HTML page, or JSON.
+    /// Export a session as Markdown, a self-contained HTML page, JSON, or OTLP/JSON.
     Export(inspect_cmd::ExportArgs),
     /// Put back the files the last run on a session's branch changed (as `/undo`),
     /// or (`SESSION@ENTRY`) those of a call a crash interrupted.
@@ -74,6 +75,8 @@ enum Command {
     Memory(memory_cmd::MemoryArgs),
     /// Print the task plan at a session's leaf, or at an entry (`SESSION@ENTRY`).
     Plan(inspect_cmd::PlanArgs),
+    /// Send a session's spans (OpenTelemetry GenAI) to a collector over OTLP/HTTP.
+    Otel(otel_cmd::OtelArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Command::Undo(args) => undo::main(args),
         Command::Memory(args) => memory_cmd::main(args),
         Command::Plan(args) => inspect_cmd::plan_main(args),
+        Command::Otel(args) => otel_cmd::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

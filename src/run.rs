@@ -113,6 +113,8 @@ pub struct RunArgs {
     /// in a session linked to this one (SPEC §29).
     #[arg(long)]
     delegate: bool,
+    #[command(flatten)]
+    otel: crate::otel_cmd::RunOtelArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -225,6 +227,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         sandbox_network: args.sandbox_network.then_some(true),
         memory: args.memory.then_some(true),
         delegate: args.delegate.then_some(true),
+        otel: args.otel.layer()?,
     };
     let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
     let existing = if args.continue_ {
@@ -405,6 +408,11 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
     };
     let delegate = setup.delegate;
+    let otel = (
+        setup.effective.otel.clone(),
+        setup.provider.name().to_owned(),
+        setup.effective.model.as_ref().map(|m| m.value.clone()),
+    );
     let opts = RunOptions {
         session: setup.session,
         task: Task::Prompt(prompt),
@@ -527,6 +535,9 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     say(&format!("session: {}", result.session_path));
+    let (settings, provider, model) = otel;
+    let path = std::path::Path::new(&result.session_path);
+    crate::otel_cmd::after_run(&settings, path, Some(provider), model).await;
     xcsh_tools::procs::end_orphans();
     Ok(crate::signals::exit_after(Exit::of_run(&result.stop_reason)).into())
 }

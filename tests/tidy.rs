@@ -19,6 +19,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("xcsh-runtime", 5),
     ("xcsh-replay", 6),
     ("xcsh-inspect", 6),
+    ("xcsh-otel", 6),
     ("xcsh-tui", 7),
     ("xcsh-proptests", 8),
     ("xcsh", 8),
