@@ -5,6 +5,7 @@ mod debug_cmd;
 mod exit;
 mod inspect_cmd;
 mod interactive;
+mod mcp_cmd;
 mod memory_cmd;
 mod present;
 mod provider_cmd;
@@ -74,6 +75,8 @@ enum Command {
     Memory(memory_cmd::MemoryArgs),
     /// Print the task plan at a session's leaf, or at an entry (`SESSION@ENTRY`).
     Plan(inspect_cmd::PlanArgs),
+    /// List the configured MCP servers, whether they start, and their tools (SPEC.md §30).
+    Mcp(mcp_cmd::McpArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Command::Undo(args) => undo::main(args),
         Command::Memory(args) => memory_cmd::main(args),
         Command::Plan(args) => inspect_cmd::plan_main(args),
+        Command::Mcp(args) => mcp_cmd::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)
