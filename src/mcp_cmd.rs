@@ -24,6 +24,7 @@ pub(crate) async fn start(
     cwd: &Path,
     policy: SandboxPolicy,
     env: &xcsh_log::secrets::ShellEnv,
+    notify: bool,
 ) -> Result<Arc<McpServers>> {
     let path = config::path()?;
     let file = config::load(&path)?;
@@ -52,7 +53,7 @@ pub(crate) async fn start(
         prepare,
     };
     let servers = McpServers::start(configs, options).await;
-    for notice in servers.notices() {
+    for notice in servers.notices().iter().filter(|_| notify) {
         eprintln!("xcsh: {}", xcsh_inspect::terminal::neutralize(notice));
     }
     Ok(Arc::new(servers))
@@ -78,7 +79,7 @@ pub fn main(_args: McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let text = runtime.block_on(async {
-        let servers = start(&cwd, policy, &env).await?;
+        let servers = start(&cwd, policy, &env, false).await?;
         let text = render(&servers);
         servers.shutdown();
         anyhow::Ok(text)
@@ -112,7 +113,11 @@ pub(crate) fn render(servers: &McpServers) -> String {
         out.push_str(&format!("{} ({transport}): {state}\n", view.name));
         let width = view.tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
         for tool in view.tools {
-            let kind = if tool.read_only { "read-only" } else { "mutating " };
+            let kind = if tool.read_only {
+                "read-only"
+            } else {
+                "mutating "
+            };
             let first = tool.spec.description.lines().next().unwrap_or("").trim();
             out.push_str(&format!("  {:width$}  {kind}  {first}\n", tool.name).trim_end());
             out.push('\n');

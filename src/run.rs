@@ -403,7 +403,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     // The MCP servers start here, for `xcsh run` and the interactive mode only
     // (SPEC.md §30.6); they are stopped when `mcp` is dropped, at the latest.
     let env = setup.effective.env_policy().apply(std::env::vars_os());
-    let mcp = crate::mcp_cmd::start(&setup.cwd, setup.sandbox, &env).await?;
+    let mcp = crate::mcp_cmd::start(&setup.cwd, setup.sandbox, &env, true).await?;
     if !mcp.is_empty() {
         setup.tools = mcp.layered(Arc::clone(&setup.tools));
     }

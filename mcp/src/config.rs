@@ -142,3 +142,63 @@ pub fn resolve_all(
 ) -> Result<Vec<ServerConfig>, ConfigError> {
     tables.iter().map(|(name, t)| t.resolve(name)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> ServerToml {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_command_table_resolves_to_a_stdio_server_with_the_default_timeouts() {
+        let t = table("command = \"npx\"\nargs = [\"-y\", \"srv\"]\nenv = { A = \"1\" }\n");
+        assert_eq!(
+            t.resolve("s").unwrap(),
+            ServerConfig {
+                name: "s".into(),
+                transport: Transport::Stdio {
+                    command: "npx".into(),
+                    args: vec!["-y".into(), "srv".into()],
+                    env: BTreeMap::from([("A".into(), "1".into())]),
+                    cwd: None,
+                },
+                enabled: true,
+                startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            }
+        );
+    }
+
+    #[test]
+    fn each_wrong_table_names_the_server_and_what_is_wrong() {
+        let cases = [
+            ("ok", "url = \"http://x\"\ncommand = \"a\"\n"),
+            ("ok", "enabled = true\n"),
+            ("ok", "url = \"http://x\"\nargs = [\"a\"]\n"),
+            ("ok", "command = \"a\"\ntool_timeout_sec = 0\n"),
+            ("a.b", "command = \"a\"\n"),
+        ];
+        let errors: Vec<String> = cases
+            .iter()
+            .map(|(name, text)| table(text).resolve(name).unwrap_err().to_string())
+            .collect();
+        expect_test::expect![[r#"
+            [
+                "[mcp_servers.ok]: give `command` or `url`, not both",
+                "[mcp_servers.ok]: give `command` (a stdio server) or `url` (streamable HTTP)",
+                "[mcp_servers.ok]: `args`, `env` and `cwd` are for a `command`, not a `url`",
+                "[mcp_servers.ok]: `tool_timeout_sec` must be a positive number of seconds, not 0",
+                "[mcp_servers.a.b]: a server name may hold only letters, digits, `_` and `-` (its tools are named `mcp__NAME__TOOL`)",
+            ]
+        "#]]
+        .assert_debug_eq(&errors);
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_by_the_parser() {
+        let e = toml::from_str::<ServerToml>("command = \"a\"\ntimeout = 3\n").unwrap_err();
+        assert!(e.to_string().contains("unknown field `timeout`"), "{e}");
+    }
+}

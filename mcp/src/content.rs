@@ -43,7 +43,10 @@ fn block(block: &ContentBlock) -> String {
                 format!("[resource {uri}]\n{text}")
             }
             ResourceContents::BlobResourceContents { uri, blob, .. } => {
-                format!("[resource {uri}: {} bytes of base64, not shown]", blob.len())
+                format!(
+                    "[resource {uri}: {} bytes of base64, not shown]",
+                    blob.len()
+                )
             }
             _ => "[a resource of a kind xcsh does not know, not shown]".to_owned(),
         },
@@ -77,7 +80,9 @@ mod tests {
 
     #[test]
     fn is_error_makes_an_error_outcome() {
-        let r = result(serde_json::json!({"content": [{"type": "text", "text": "boom"}], "isError": true}));
+        let r = result(
+            serde_json::json!({"content": [{"type": "text", "text": "boom"}], "isError": true}),
+        );
         assert_eq!(
             outcome(&r),
             ToolOutcome {

@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
-use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
@@ -231,7 +231,10 @@ async fn connect(
     for tool in listed {
         let parameters = serde_json::Value::Object((*tool.input_schema).clone());
         let schema = ArgumentSchema::new(&parameters).map_err(|e| {
-            format!("the input schema of its tool `{}` is not usable: {e}", tool.name)
+            format!(
+                "the input schema of its tool `{}` is not usable: {e}",
+                tool.name
+            )
         })?;
         let name = naming::qualified(&config.name, &tool.name);
         let read_only = tool
@@ -340,7 +343,9 @@ impl Server {
             }
             Ended::Answer(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
             Ended::Cancelled => {
-                let _ = handle.cancel(Some("cancelled by the user".to_owned())).await;
+                let _ = handle
+                    .cancel(Some("cancelled by the user".to_owned()))
+                    .await;
                 cancelled(&call.name)
             }
             Ended::TimedOut => {

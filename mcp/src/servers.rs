@@ -87,7 +87,10 @@ impl McpServers {
                 Some(handle) => match handle.await {
                     Ok(Ok(server)) => (ServerState::Started, Some(Arc::new(server))),
                     Ok(Err(why)) => (ServerState::Failed(why), None),
-                    Err(e) => (ServerState::Failed(format!("its start-up failed: {e}")), None),
+                    Err(e) => (
+                        ServerState::Failed(format!("its start-up failed: {e}")),
+                        None,
+                    ),
                 },
             };
             entries.push(Entry {
