@@ -119,7 +119,7 @@ pub(crate) fn render(servers: &McpServers) -> String {
                 "mutating "
             };
             let first = tool.spec.description.lines().next().unwrap_or("").trim();
-            out.push_str(&format!("  {:width$}  {kind}  {first}\n", tool.name).trim_end());
+            out.push_str(format!("  {:width$}  {kind}  {first}", tool.name).trim_end());
             out.push('\n');
         }
     }

@@ -259,7 +259,7 @@ async fn connect(
 
 /// What ended a call's wait.
 enum Ended {
-    Answer(Result<ServerResult, ServiceError>),
+    Answer(Box<Result<ServerResult, ServiceError>>),
     Closed,
     Cancelled,
     TimedOut,
@@ -322,33 +322,37 @@ impl Server {
         let ended = tokio::select! {
             biased;
             answer = &mut handle.rx => match answer {
-                Ok(answer) => Ended::Answer(answer),
+                Ok(answer) => Ended::Answer(Box::new(answer)),
                 Err(_) => Ended::Closed,
             },
             () = cancel.cancelled() => Ended::Cancelled,
             () = tokio::time::sleep(self.tool_timeout) => Ended::TimedOut,
         };
+        let ended = match ended {
+            Ended::Answer(answer) => Ok(*answer),
+            other => Err(other),
+        };
         match ended {
-            Ended::Answer(Ok(ServerResult::CallToolResult(result))) => content::outcome(&result),
-            Ended::Answer(Ok(_)) => error(format!(
+            Ok(Ok(ServerResult::CallToolResult(result))) => content::outcome(&result),
+            Ok(Ok(_)) => error(format!(
                 "MCP server {} answered `{}` with something other than a tool result",
                 self.name, tool.remote
             )),
-            Ended::Answer(Err(ServiceError::McpError(e))) => error(format!(
+            Ok(Err(ServiceError::McpError(e))) => error(format!(
                 "MCP server {} refused the call: {} (error {})",
                 self.name, e.message, e.code.0
             )),
-            Ended::Answer(Err(ServiceError::TransportClosed)) | Ended::Closed => {
+            Ok(Err(ServiceError::TransportClosed)) | Err(Ended::Closed) => {
                 self.gone("the connection closed during the call")
             }
-            Ended::Answer(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
-            Ended::Cancelled => {
+            Ok(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
+            Err(Ended::Cancelled) => {
                 let _ = handle
                     .cancel(Some("cancelled by the user".to_owned()))
                     .await;
                 cancelled(&call.name)
             }
-            Ended::TimedOut => {
+            Err(Ended::TimedOut | Ended::Answer(_)) => {
                 let _ = handle
                     .cancel(Some("timed out (tool_timeout_sec)".to_owned()))
                     .await;
