@@ -418,3 +418,55 @@ fn the_server_runs_under_the_sandbox_of_the_runs_tools() {
     );
     assert!(!Path::new(&outside).exists());
 }
+
+#[test]
+fn tools_marked_read_only_run_under_readonly_and_the_others_are_denied() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__ok", serde_json::json!({"path": "p"})),
+            &call("mcp__probe__touch", serde_json::json!({"path": "t"})),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["--permissions", "readonly", "-p", "both"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = session_of(&out);
+    let started = lines(&session)
+        .into_iter()
+        .find(|v| v["type"] == "user_message")
+        .unwrap();
+    let mutating: Vec<String> =
+        serde_json::from_value(started["data"]["config"]["mutating"].clone()).unwrap();
+    assert!(
+        mutating.contains(&"mcp__probe__touch".to_owned()),
+        "{mutating:?}"
+    );
+    assert!(
+        mutating.contains(&"mcp__probe__crash".to_owned()),
+        "{mutating:?}"
+    );
+    assert!(
+        !mutating
+            .iter()
+            .any(|m| m == "mcp__probe__ok" || m == "mcp__probe__hang"),
+        "{mutating:?}"
+    );
+    assert_eq!(
+        outcomes(&session),
+        [serde_json::json!({"status": "ok", "content": "ok: p"})]
+    );
+    assert!(!env.workspace().join("t").exists());
+    let synthetic: Vec<serde_json::Value> = lines(&session)
+        .into_iter()
+        .filter(|v| v["type"] == "synthetic_result")
+        .collect();
+    assert_eq!(synthetic.len(), 1, "{synthetic:?}");
+    env.assert_clean(&session);
+}
