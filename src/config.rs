@@ -47,6 +47,9 @@ macro_rules! settings {
             $($(#[$doc])* pub $name: Option<$ty>,)*
             #[serde(default)]
             pub profiles: BTreeMap<String, Layer>,
+            /// `[mcp_servers.NAME]` (SPEC.md §32): top level only, as in Codex.
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            pub mcp_servers: BTreeMap<String, xcsh_mcp::ServerToml>,
         }
 
         impl ConfigFile {

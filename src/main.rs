@@ -5,6 +5,7 @@ mod debug_cmd;
 mod exit;
 mod inspect_cmd;
 mod interactive;
+mod mcp_cmd;
 mod memory_cmd;
 mod otel_cmd;
 mod present;
@@ -77,6 +78,8 @@ enum Command {
     Plan(inspect_cmd::PlanArgs),
     /// Send a session's spans (OpenTelemetry GenAI) to a collector over OTLP/HTTP.
     Otel(otel_cmd::OtelArgs),
+    /// List the configured MCP servers, whether they start, and their tools (SPEC.md §32).
+    Mcp(mcp_cmd::McpArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
     #[command(hide = true)]
     Debug(debug_cmd::DebugArgs),
@@ -113,6 +116,7 @@ fn main() -> ExitCode {
         Command::Memory(args) => memory_cmd::main(args),
         Command::Plan(args) => inspect_cmd::plan_main(args),
         Command::Otel(args) => otel_cmd::main(args),
+        Command::Mcp(args) => mcp_cmd::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

@@ -131,7 +131,19 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             .eq(first_config.tools.iter())
             .then_some(specs)
     });
-    let (specs, mutating) = match standard {
+    // Other tools (an MCP server's, §32.6): the specs the cassette's first request
+    // offered, when they are the recorded run's tools. No server is started.
+    let test_names: Vec<String> = TestTools
+        .specs()
+        .into_iter()
+        .filter(|s| offered(s))
+        .map(|s| s.name)
+        .collect();
+    let from_cassette = (standard.is_none() && test_names != first_config.tools)
+        .then(|| cassette_specs(cassette))
+        .transpose()?
+        .filter(|specs| specs.iter().map(|s| &s.name).eq(first_config.tools.iter()));
+    let (specs, mutating) = match standard.or(from_cassette) {
         Some(specs) => (specs, first_config.mutating.clone()),
         None => (
             TestTools
@@ -193,6 +205,35 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
         new_session: new_path,
         runs: prompts.len(),
     })
+}
+
+/// The tools the first request of the cassette at `path` offered, in the format of
+/// any of the three wire protocols (`function.parameters`, `input_schema`,
+/// `parameters`).
+fn cassette_specs(path: &Path) -> Result<Vec<ToolSpec>> {
+    let cassette = Cassette::load(path, Pace::Full, Redactor::default())?;
+    let Some(first) = cassette.exchanges().first() else {
+        return Ok(Vec::new());
+    };
+    let tools = first.body["tools"].as_array().cloned().unwrap_or_default();
+    Ok(tools
+        .iter()
+        .filter_map(|t| {
+            let f = if t["function"].is_object() {
+                &t["function"]
+            } else {
+                t
+            };
+            let parameters = [&f["parameters"], &f["input_schema"]]
+                .into_iter()
+                .find(|v| !v.is_null())?;
+            Some(ToolSpec {
+                name: f["name"].as_str()?.to_owned(),
+                description: f["description"].as_str().unwrap_or_default().to_owned(),
+                parameters: parameters.clone(),
+            })
+        })
+        .collect())
 }
 
 /// The provider the cassette was recorded from (its endpoint path and model),

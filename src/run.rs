@@ -185,8 +185,10 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let outcome = runtime.block_on(run(args));
-    // On the way out, whatever a call left is killed (a run that failed included).
+    // On the way out, whatever a call left is killed (a run that failed included),
+    // and every MCP server.
     xcsh_tools::procs::end_everything();
+    xcsh_mcp::kill_all();
     outcome
 }
 
@@ -397,12 +399,21 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
             "no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`, or run xcsh on a terminal for the interactive mode"
         );
     }
-    let setup = setup(&args, interactive)?;
+    let mut setup = setup(&args, interactive)?;
     if args.show_context {
         return show_context(&setup, args.prompt.clone());
     }
+    // The MCP servers start here, for `xcsh run` and the interactive mode only
+    // (SPEC.md §32.6); they are stopped when `mcp` is dropped, at the latest.
+    let env = setup.effective.env_policy().apply(std::env::vars_os());
+    let mcp = crate::mcp_cmd::start(&setup.cwd, setup.sandbox, &env, true).await?;
+    if !mcp.is_empty() {
+        setup.tools = mcp.layered(Arc::clone(&setup.tools));
+    }
     if interactive {
-        return crate::interactive::main(setup, args.plain).await;
+        let outcome = crate::interactive::main(setup, args.plain).await;
+        mcp.shutdown();
+        return outcome;
     }
     let Some(prompt) = args.prompt.clone() else {
         usage!("no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`");
@@ -535,6 +546,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     say(&format!("session: {}", result.session_path));
+    mcp.shutdown();
     let (settings, provider, model) = otel;
     let path = std::path::Path::new(&result.session_path);
     crate::otel_cmd::after_run(&settings, path, Some(provider), model).await;

@@ -139,6 +139,7 @@ pub fn unless_signalled(written: std::io::Result<()>) -> std::io::Result<()> {
 /// gives the terminal back, and exits with `exit`'s code.
 pub fn exit_now(exit: Exit) -> ! {
     procs::end_everything();
+    xcsh_mcp::kill_all();
     restore_terminal();
     std::process::exit(i32::from(exit.code()))
 }

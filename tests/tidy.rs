@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("xcsh-journal", 3),
     ("xcsh-providers", 4),
     ("xcsh-tools", 4),
+    ("xcsh-mcp", 4),
     ("xcsh-runtime", 5),
     ("xcsh-replay", 6),
     ("xcsh-inspect", 6),

@@ -16,6 +16,7 @@ use xcsh_machine::{
     Verdict,
 };
 
+pub mod arguments;
 mod layered;
 pub use layered::{Layer, Layered};
 

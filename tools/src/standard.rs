@@ -22,6 +22,7 @@ use super::{bash, edit, glob, grep, list, params, plan, read, write};
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use xcsh_ports::BoxFuture;
+use xcsh_ports::arguments::{self, ArgumentSchema};
 
 /// The tools that only look at the workspace; they never need approval.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "list", "grep", "glob"];
@@ -71,7 +72,7 @@ impl Default for ToolOptions {
 
 struct Tool {
     spec: ToolSpec,
-    validator: jsonschema::Validator,
+    schema: ArgumentSchema,
 }
 
 struct Inner {
@@ -119,12 +120,12 @@ impl StandardTools {
         let specs = Self::specs_of(sandbox.is_some());
         let mut tools = Vec::with_capacity(specs.len());
         for spec in specs {
-            let validator =
-                jsonschema::validator_for(&spec.parameters).map_err(|e| ToolError::Schema {
+            let schema =
+                ArgumentSchema::new(&spec.parameters).map_err(|message| ToolError::Schema {
                     tool: spec.name.clone(),
-                    message: e.to_string(),
+                    message,
                 })?;
-            tools.push(Tool { spec, validator });
+            tools.push(Tool { spec, schema });
         }
         Ok(StandardTools {
             inner: Arc::new(Inner {
@@ -276,44 +277,6 @@ fn outcome(result: Result<String, String>) -> ToolOutcome {
     }
 }
 
-/// The arguments as JSON (empty text counts as `{}`, as some providers send it for
-/// calls without arguments).
-fn parse_arguments(name: &str, text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
-    }
-    serde_json::from_str(text).map_err(|_| {
-        let why = xcsh_machine::not_an_object(text).unwrap_or("they are not valid JSON");
-        format!("invalid arguments for `{name}` (the call was not run): {why}")
-    })
-}
-
-/// Every schema violation with its JSON pointer, sorted, or nothing.
-fn validate(tool: &Tool, value: &Value) -> Result<(), String> {
-    let mut violations: Vec<(String, String)> = tool
-        .validator
-        .iter_errors(value)
-        .map(|e| (e.instance_path().as_str().to_owned(), e.to_string()))
-        .collect();
-    if violations.is_empty() {
-        return Ok(());
-    }
-    violations.sort();
-    violations.dedup();
-    let mut message = format!(
-        "invalid arguments for `{}` (the call was not run):",
-        tool.spec.name
-    );
-    for (pointer, violation) in violations {
-        if pointer.is_empty() {
-            message.push_str(&format!("\n- at \"\" (the arguments object): {violation}"));
-        } else {
-            message.push_str(&format!("\n- at \"{pointer}\": {violation}"));
-        }
-    }
-    Err(message)
-}
-
 /// Typed arguments from validated JSON.
 fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome> {
     serde_json::from_value(value).map_err(|_| {
@@ -357,11 +320,11 @@ impl Inner {
                 names.join(", ")
             ));
         };
-        let value = match parse_arguments(&call.name, &call.arguments) {
+        let value = match arguments::parse(&call.name, &call.arguments) {
             Ok(value) => value,
             Err(message) => return error(message),
         };
-        if let Err(message) = validate(tool, &value) {
+        if let Err(message) = tool.schema.validate(&tool.spec.name, &value) {
             return error(message);
         }
         if cancel.is_cancelled() {

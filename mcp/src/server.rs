@@ -1,0 +1,395 @@
+//! One MCP server: started over its transport (spawned, initialized, its tools
+//! listed, all within its startup deadline), its tools as xcsh tools, and one call
+//! of one of them (validated, with its timeout and cancellation, the server's exit
+//! an error outcome).
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
+use xcsh_ports::arguments::{self, ArgumentSchema};
+use xcsh_ports::{CANCELLED_NOTE, ToolSpec};
+
+use crate::config::{ServerConfig, Transport};
+use crate::{content, naming, registry};
+
+/// Changes a server's command before it is spawned (the binary applies the
+/// sandbox of the run's tools here).
+pub type Prepare = Arc<dyn Fn(&mut tokio::process::Command) + Send + Sync>;
+
+/// What every server of a run starts with.
+#[derive(Clone, Default)]
+pub struct StartOptions {
+    /// Where a stdio server runs unless its `cwd` says otherwise: the workspace.
+    pub cwd: PathBuf,
+    /// The environment a stdio server starts from (its `env` is added): the one
+    /// bash gets, secrets removed.
+    pub env: Vec<(OsString, OsString)>,
+    /// Applied to every stdio server's command.
+    pub prepare: Option<Prepare>,
+}
+
+impl std::fmt::Debug for StartOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartOptions")
+            .field("cwd", &self.cwd)
+            .field("prepare", &self.prepare.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One tool of a server, as the model sees it.
+pub struct McpTool {
+    /// Its name for the model (`mcp__SERVER__TOOL`).
+    pub name: String,
+    /// Its name on the server.
+    pub remote: String,
+    /// The server marks it `readOnlyHint: true`: it never asks for approval.
+    pub read_only: bool,
+    pub spec: ToolSpec,
+    schema: ArgumentSchema,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.name)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many lines of a server's stderr are kept (the last ones), to say why it
+/// failed.
+const STDERR_LINES: usize = 5;
+
+/// A started server.
+pub(crate) struct Server {
+    pub name: String,
+    pub tools: Vec<McpTool>,
+    tool_timeout: Duration,
+    client: RunningService<RoleClient, ClientConfig>,
+    /// The process group of a stdio server (its pid), 0 when there is none.
+    pgid: Arc<AtomicI32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Why the server is gone, once it is.
+    exited: Mutex<Option<String>>,
+}
+
+/// The handler xcsh answers a server with: it names itself and offers no
+/// capability (no sampling, roots or elicitation).
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("xcsh", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Starts the server of `config` within its startup deadline; the error says why
+/// it did not start (its process group is killed then).
+pub(crate) async fn start(config: &ServerConfig, options: &StartOptions) -> Result<Server, String> {
+    let pgid = Arc::new(AtomicI32::new(0));
+    let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let started = tokio::time::timeout(
+        config.startup_timeout,
+        connect(config, options, Arc::clone(&pgid), Arc::clone(&stderr)),
+    )
+    .await;
+    let failure = match started {
+        Ok(Ok((client, tools))) => {
+            return Ok(Server {
+                name: config.name.clone(),
+                tools,
+                tool_timeout: config.tool_timeout,
+                client,
+                pgid,
+                stderr,
+                exited: Mutex::new(None),
+            });
+        }
+        Ok(Err(why)) => why,
+        Err(_) => format!(
+            "it did not start within {} (startup_timeout_sec)",
+            seconds(config.startup_timeout)
+        ),
+    };
+    kill_group(&pgid);
+    Err(format!("{failure}{}", tail(&stderr)))
+}
+
+/// `N s` for a duration.
+pub(crate) fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// The last lines of the server's stderr, as a suffix of a message (empty when it
+/// wrote none).
+fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
+    let lines = lock(stderr);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let joined: Vec<&str> = lines.iter().map(String::as_str).collect();
+    format!(" (its stderr ends: {})", joined.join(" | "))
+}
+
+fn kill_group(pgid: &AtomicI32) {
+    let pid = pgid.swap(0, Ordering::SeqCst);
+    if pid > 0 {
+        registry::forget(pid);
+        // SAFETY: killpg only sends a signal, to the group this server leads.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+}
+
+type Connected = (RunningService<RoleClient, ClientConfig>, Vec<McpTool>);
+
+async fn connect(
+    config: &ServerConfig,
+    options: &StartOptions,
+    pgid: Arc<AtomicI32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+) -> Result<Connected, String> {
+    let (command, args, env, cwd) = match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => (command, args, env, cwd),
+        Transport::StreamableHttp { url } => {
+            return Err(format!(
+                "streamable HTTP ({url}) is not supported by this build of xcsh; only stdio servers (`command`) are"
+            ));
+        }
+    };
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(options.env.iter().map(|(k, v)| (k, v)))
+        .envs(env)
+        .current_dir(cwd.as_ref().unwrap_or(&options.cwd))
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(prepare) = &options.prepare {
+        prepare(&mut cmd);
+    }
+    let (transport, err) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    if let Some(pid) = transport.id().and_then(|p| i32::try_from(p).ok()) {
+        pgid.store(pid, Ordering::SeqCst);
+        registry::remember(pid);
+    }
+    if let Some(err) = err {
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(err).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut kept = lock(&stderr);
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+    }
+    let client = client_info()
+        .serve(transport)
+        .await
+        .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    let listed = client
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("listing its tools failed: {e}"))?;
+    let mut tools = Vec::with_capacity(listed.len());
+    for tool in listed {
+        let parameters = serde_json::Value::Object((*tool.input_schema).clone());
+        let schema = ArgumentSchema::new(&parameters).map_err(|e| {
+            format!(
+                "the input schema of its tool `{}` is not usable: {e}",
+                tool.name
+            )
+        })?;
+        let name = naming::qualified(&config.name, &tool.name);
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
+        tools.push(McpTool {
+            spec: ToolSpec {
+                name: name.clone(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                parameters,
+            },
+            name,
+            remote: tool.name.to_string(),
+            read_only,
+            schema,
+        });
+    }
+    Ok((client, tools))
+}
+
+/// What ended a call's wait.
+enum Ended {
+    Answer(Box<Result<ServerResult, ServiceError>>),
+    Closed,
+    Cancelled,
+    TimedOut,
+}
+
+impl Server {
+    /// Kills the server's process group (idempotent).
+    pub(crate) fn kill(&self) {
+        kill_group(&self.pgid);
+        let mut exited = lock(&self.exited);
+        exited.get_or_insert_with(|| "it was shut down".to_owned());
+    }
+
+    fn exited_error(&self, why: &str) -> ToolOutcome {
+        error(format!(
+            "MCP server {} exited: {why}{}; its tools are unavailable for the rest of the session",
+            self.name,
+            tail(&self.stderr)
+        ))
+    }
+
+    /// Runs `call` of `tool` (one of this server's).
+    pub(crate) async fn call(
+        &self,
+        tool: &McpTool,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+    ) -> ToolOutcome {
+        let value = match arguments::parse(&call.name, &call.arguments) {
+            Ok(value) => value,
+            Err(message) => return error(message),
+        };
+        if let Err(message) = tool.schema.validate(&call.name, &value) {
+            return error(message);
+        }
+        if let Some(why) = lock(&self.exited).clone() {
+            return self.exited_error(&why);
+        }
+        if cancel.is_cancelled() {
+            return cancelled(&call.name);
+        }
+        let serde_json::Value::Object(object) = value else {
+            return error(format!(
+                "invalid arguments for `{}` (the call was not run): they are not a JSON object",
+                call.name
+            ));
+        };
+        let mut params = CallToolRequestParams::new(tool.remote.clone());
+        params.arguments = Some(object);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = match self
+            .client
+            .peer()
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => return self.gone(&format!("the request could not be sent ({e})")),
+        };
+        let ended = tokio::select! {
+            biased;
+            answer = &mut handle.rx => match answer {
+                Ok(answer) => Ended::Answer(Box::new(answer)),
+                Err(_) => Ended::Closed,
+            },
+            () = cancel.cancelled() => Ended::Cancelled,
+            () = tokio::time::sleep(self.tool_timeout) => Ended::TimedOut,
+        };
+        let ended = match ended {
+            Ended::Answer(answer) => Ok(*answer),
+            other => Err(other),
+        };
+        match ended {
+            Ok(Ok(ServerResult::CallToolResult(result))) => content::outcome(&result),
+            Ok(Ok(_)) => error(format!(
+                "MCP server {} answered `{}` with something other than a tool result",
+                self.name, tool.remote
+            )),
+            Ok(Err(ServiceError::McpError(e))) => error(format!(
+                "MCP server {} refused the call: {} (error {})",
+                self.name, e.message, e.code.0
+            )),
+            Ok(Err(ServiceError::TransportClosed)) | Err(Ended::Closed) => {
+                self.gone("the connection closed during the call")
+            }
+            Ok(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
+            Err(Ended::Cancelled) => {
+                let _ = handle
+                    .cancel(Some("cancelled by the user".to_owned()))
+                    .await;
+                cancelled(&call.name)
+            }
+            Err(Ended::TimedOut | Ended::Answer(_)) => {
+                let _ = handle
+                    .cancel(Some("timed out (tool_timeout_sec)".to_owned()))
+                    .await;
+                error(format!(
+                    "MCP tool `{}` timed out after {} (tool_timeout_sec of [mcp_servers.{}]); the server was told to cancel it",
+                    call.name,
+                    seconds(self.tool_timeout),
+                    self.name
+                ))
+            }
+        }
+    }
+
+    /// The server went away: every later call of its tools is this error too.
+    fn gone(&self, why: &str) -> ToolOutcome {
+        lock(&self.exited).get_or_insert_with(|| why.to_owned());
+        kill_group(&self.pgid);
+        self.exited_error(why)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        kill_group(&self.pgid);
+    }
+}
+
+fn error(content: String) -> ToolOutcome {
+    ToolOutcome {
+        status: ToolStatus::Error,
+        content,
+    }
+}
+
+fn cancelled(name: &str) -> ToolOutcome {
+    ToolOutcome {
+        status: ToolStatus::Cancelled,
+        content: format!("{name} {CANCELLED_NOTE}"),
+    }
+}

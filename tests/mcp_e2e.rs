@@ -1,0 +1,472 @@
+//! MCP servers as tools end to end (SPEC.md §32): the real binary with real MCP
+//! servers it starts itself — the reference server `server-everything` (npm,
+//! installed by scripts/setup-test-deps.sh) and a small stdlib Python server of our
+//! own (`support/mcp_probe.py`) that crashes mid-call, hangs, or never starts —
+//! over the faux provider (and, for `--redrive`, a cassette of the local mock
+//! server).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::assert_contains;
+use support::env::{Env, lines, session_of, stderr, stdout};
+use support::mock_server::{MockServer, Reply};
+use support::sse::Wire;
+
+/// The pinned version scripts/setup-test-deps.sh installs.
+const EVERYTHING_VERSION: &str = "2026.8.31";
+
+/// Whether an external thing a test needs is here: skipped loudly outside CI,
+/// required under `CI=true`.
+fn available(what: &str, found: bool) -> bool {
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{what} is missing: run scripts/setup-test-deps.sh"
+        );
+        eprintln!("SKIPPED: {what} is missing (run scripts/setup-test-deps.sh to install it)");
+    }
+    found
+}
+
+/// `node` and the entry point of server-everything, when installed.
+fn everything() -> Option<String> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let entry = cache.join(format!(
+        "xcsh-test-deps/mcp-everything-{EVERYTHING_VERSION}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    ));
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let found = node && entry.is_file();
+    available("node or @modelcontextprotocol/server-everything", found)
+        .then(|| entry.display().to_string())
+}
+
+fn python() -> bool {
+    let found = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    available("python3", found)
+}
+
+/// The probe server's script.
+fn probe_script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/support/mcp_probe.py")
+        .display()
+        .to_string()
+}
+
+/// `[mcp_servers.NAME]` of the probe server writing its markers into `markers`,
+/// with `flags` after them and `extra` lines.
+fn probe_with(name: &str, markers: &Path, flags: &[&str], extra: &str) -> String {
+    let mut args = vec![probe_script(), markers.display().to_string()];
+    args.extend(flags.iter().map(|f| (*f).to_owned()));
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"python3\"\nargs = {}\n{extra}\n",
+        serde_json::to_string(&args).unwrap()
+    )
+}
+
+fn probe_table(name: &str, markers: &Path, extra: &str) -> String {
+    probe_with(name, markers, &[], extra)
+}
+
+fn everything_table(entry: &str) -> String {
+    format!("[mcp_servers.everything]\ncommand = \"node\"\nargs = [{entry:?}, \"stdio\"]\n")
+}
+
+/// A faux step calling `name` with `arguments`.
+fn call(name: &str, arguments: serde_json::Value) -> String {
+    serde_json::json!({"tool_calls": [{"name": name, "arguments": arguments}]}).to_string()
+}
+
+fn text(t: &str) -> String {
+    serde_json::json!({ "text": t }).to_string()
+}
+
+/// The outcomes of the session's tool results, in order.
+fn outcomes(session: &Path) -> Vec<serde_json::Value> {
+    lines(session)
+        .into_iter()
+        .filter(|v| v["type"] == "tool_result")
+        .map(
+            |v| serde_json::json!({"status": v["data"]["status"], "content": v["data"]["content"]}),
+        )
+        .collect()
+}
+
+/// The tools of the session's first run, as recorded.
+fn recorded_tools(session: &Path) -> Vec<String> {
+    let started = lines(session)
+        .into_iter()
+        .find(|v| v["type"] == "user_message")
+        .unwrap();
+    serde_json::from_value(started["data"]["config"]["tools"].clone()).unwrap()
+}
+
+#[test]
+fn a_scripted_run_calls_an_mcp_tool_and_the_log_holds_its_result_and_replays_clean() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    env.config(&everything_table(&entry));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call(
+                "mcp__everything__echo",
+                serde_json::json!({"message": "hi"}),
+            ),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "echo hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = session_of(&out);
+    assert_eq!(
+        outcomes(&session),
+        [serde_json::json!({"status": "ok", "content": "Echo: hi"})]
+    );
+    assert!(recorded_tools(&session).contains(&"mcp__everything__echo".to_owned()));
+    env.assert_clean(&session);
+}
+
+#[test]
+fn arguments_against_the_servers_schema_are_refused_before_the_call() {
+    let Some(entry) = everything() else { return };
+    let env = Env::new();
+    env.config(&everything_table(&entry));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call(
+                "mcp__everything__get-sum",
+                serde_json::json!({"a": "one", "b": 2}),
+            ),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "add"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let outcome = &outcomes(&session_of(&out))[0];
+    assert_eq!(outcome["status"], "error");
+    let content = outcome["content"].as_str().unwrap();
+    assert_contains(
+        content,
+        "invalid arguments for `mcp__everything__get-sum` (the call was not run):\n- at \"/a\": ",
+    );
+}
+
+#[test]
+fn a_server_that_fails_to_start_is_a_notice_and_the_run_goes_on_without_its_tools() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&format!(
+        "[mcp_servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n\n{}\n{}",
+        probe_with(
+            "slow",
+            &markers,
+            &["--hang-on-start"],
+            "startup_timeout_sec = 0.5"
+        ),
+        probe_table("probe", &markers, "")
+    ));
+    let script = env.script("s.jsonl", &[&text("no tools needed")]);
+    let out = env.run_script(&script, &["-p", "hello"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_contains(
+        &err,
+        "xcsh: MCP server missing failed to start: cannot run `/nonexistent/mcp-server`: No such file or directory (os error 2); its tools are unavailable\n",
+    );
+    assert_contains(
+        &err,
+        "xcsh: MCP server slow failed to start: it did not start within 0.5 s (startup_timeout_sec); its tools are unavailable\n",
+    );
+    let tools = recorded_tools(&session_of(&out));
+    assert!(tools.contains(&"mcp__probe__ok".to_owned()), "{tools:?}");
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.starts_with("mcp__slow__") || t.starts_with("mcp__missing__")),
+        "{tools:?}"
+    );
+}
+
+#[test]
+fn a_server_that_crashes_mid_call_gives_an_error_result_and_its_later_calls_too() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__crash", serde_json::json!({})),
+            &call("mcp__probe__ok", serde_json::json!({"path": "a"})),
+            &text("finished anyway"),
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "crash it"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "finished anyway\n");
+    let session = session_of(&out);
+    let gone = "MCP server probe exited: the connection closed during the call (its stderr ends: probe: crashing on purpose); its tools are unavailable for the rest of the session";
+    assert_eq!(
+        outcomes(&session),
+        [
+            serde_json::json!({"status": "error", "content": gone}),
+            serde_json::json!({"status": "error", "content": gone}),
+        ]
+    );
+    env.assert_clean(&session);
+}
+
+#[test]
+fn a_hanging_call_times_out_after_tool_timeout_sec_and_the_run_goes_on() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, "tool_timeout_sec = 0.5"));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__hang", serde_json::json!({})),
+            &call("mcp__probe__ok", serde_json::json!({"path": "still here"})),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "hang"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [
+            serde_json::json!({"status": "error", "content": "MCP tool `mcp__probe__hang` timed out after 0.5 s (tool_timeout_sec of [mcp_servers.probe]); the server was told to cancel it"}),
+            serde_json::json!({"status": "ok", "content": "ok: still here"}),
+        ]
+    );
+}
+
+#[test]
+fn an_interrupt_cancels_a_running_mcp_call() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__hang", serde_json::json!({})),
+            &text("never"),
+        ],
+    );
+    let out = env.run_script_as_user(
+        &script,
+        &[r#"{"after":"tool_call","step":1,"interrupt":true}"#],
+        &["-p", "hang"],
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [
+            serde_json::json!({"status": "cancelled", "content": "mcp__probe__hang cancelled by the user; side effects it already had were not undone"})
+        ]
+    );
+}
+
+#[test]
+fn xcsh_mcp_lists_each_server_with_its_state_and_tools() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    // Inside the workspace: `xcsh mcp` starts the servers under the sandbox.
+    let markers = env.subdir("work/markers");
+    env.config(&format!(
+        "{}\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n\n[mcp_servers.later]\ncommand = \"python3\"\nenabled = false\n",
+        probe_table("probe", &markers, "tool_timeout_sec = 30")
+    ));
+    let out = env
+        .ok(&["mcp"])
+        .replace(&probe_script(), "PROBE")
+        .replace(&markers.display().to_string(), "MARKERS");
+    expect_test::expect![[r#"
+        broken (stdio: /nonexistent/mcp-server): failed: cannot run `/nonexistent/mcp-server`: No such file or directory (os error 2)
+        later (stdio: python3): disabled (enabled = false)
+        probe (stdio: python3 PROBE MARKERS): started, 4 tool(s), tool timeout 30 s
+          mcp__probe__ok     read-only  Answers with the path it was given
+          mcp__probe__touch  mutating   Creates an empty file at the path
+          mcp__probe__crash  mutating   Exits in the middle of the call
+          mcp__probe__hang   read-only  Never answers
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn a_bad_mcp_servers_table_is_an_error_naming_the_file() {
+    let env = Env::new();
+    let config = env.config("[mcp_servers.x]\nargs = [\"a\"]\n");
+    let script = env.script("s.jsonl", &[&text("hi")]);
+    let out = env.run_script(&script, &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_contains(
+        &stderr(&out),
+        &format!(
+            "xcsh: error: {}: [mcp_servers.x]: give `command` (a stdio server) or `url` (streamable HTTP)",
+            config.display()
+        ),
+    );
+}
+
+/// The OpenAI tool step of `support::sse`, calling `name` instead of `read`.
+fn tool_step_calling(name: &str) -> Vec<String> {
+    Wire::OpenAi
+        .tool_step()
+        .into_iter()
+        .map(|frame| frame.replace(r#""name":"read""#, &format!(r#""name":"{name}""#)))
+        .collect()
+}
+
+#[test]
+fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
+    if !python() {
+        return;
+    }
+    let env = Env::for_wires();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let server = MockServer::start(vec![
+        Reply::sse(tool_step_calling("mcp__probe__ok")),
+        Reply::sse(Wire::OpenAi.text_step("the probe said ok")),
+    ]);
+    let cassette = env.dir.path().join("c.jsonl").display().to_string();
+    let out = env.run_against(
+        Wire::OpenAi,
+        &server.url(),
+        &["--tools", "test", "--record", &cassette],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = env.session();
+    assert_eq!(
+        outcomes(&original),
+        [serde_json::json!({"status": "ok", "content": "ok: a.txt"})]
+    );
+    let started = markers.join("started");
+    assert!(started.is_file());
+    std::fs::remove_file(&started).unwrap();
+    // The server cannot start now: its script is gone from the config's command.
+    env.config(&probe_table("probe", &markers, "").replace("python3", "/nonexistent/python3"));
+    let out = env.run(&[
+        "replay",
+        "--redrive",
+        original.to_str().unwrap(),
+        "--cassette",
+        &cassette,
+    ]);
+    let shown = stdout(&out);
+    assert!(out.status.success(), "{shown}{}", stderr(&out));
+    assert!(
+        shown.ends_with(": decisions and conversation match\n"),
+        "{shown}"
+    );
+    assert!(!started.exists(), "the redrive started the MCP server");
+    assert!(!stderr(&out).contains("MCP server"), "{}", stderr(&out));
+    env.assert_replays_clean(&original);
+}
+
+#[test]
+fn the_server_runs_under_the_sandbox_of_the_runs_tools() {
+    if !python() || !xcsh_tools::testing::sandbox_supported() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("work/markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let inside = env.workspace().join("inside.txt").display().to_string();
+    let outside = env.dir.path().join("outside.txt").display().to_string();
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__touch", serde_json::json!({"path": inside})),
+            &call("mcp__probe__touch", serde_json::json!({"path": outside})),
+            &text("done"),
+        ],
+    );
+    let out = env.run_standard(&script, &["-p", "touch both"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [
+            serde_json::json!({"status": "ok", "content": format!("created {inside}")}),
+            serde_json::json!({"status": "error", "content": format!("cannot create {outside}: Permission denied")}),
+        ]
+    );
+    assert!(!Path::new(&outside).exists());
+}
+
+#[test]
+fn tools_marked_read_only_run_under_readonly_and_the_others_are_denied() {
+    if !python() {
+        return;
+    }
+    let env = Env::new();
+    let markers = env.subdir("markers");
+    env.config(&probe_table("probe", &markers, ""));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call("mcp__probe__ok", serde_json::json!({"path": "p"})),
+            &call("mcp__probe__touch", serde_json::json!({"path": "t"})),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["--permissions", "readonly", "-p", "both"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = session_of(&out);
+    let started = lines(&session)
+        .into_iter()
+        .find(|v| v["type"] == "user_message")
+        .unwrap();
+    let mutating: Vec<String> =
+        serde_json::from_value(started["data"]["config"]["mutating"].clone()).unwrap();
+    assert!(
+        mutating.contains(&"mcp__probe__touch".to_owned()),
+        "{mutating:?}"
+    );
+    assert!(
+        mutating.contains(&"mcp__probe__crash".to_owned()),
+        "{mutating:?}"
+    );
+    assert!(
+        !mutating
+            .iter()
+            .any(|m| m == "mcp__probe__ok" || m == "mcp__probe__hang"),
+        "{mutating:?}"
+    );
+    assert_eq!(
+        outcomes(&session),
+        [serde_json::json!({"status": "ok", "content": "ok: p"})]
+    );
+    assert!(!env.workspace().join("t").exists());
+    let synthetic: Vec<serde_json::Value> = lines(&session)
+        .into_iter()
+        .filter(|v| v["type"] == "synthetic_result")
+        .collect();
+    assert_eq!(synthetic.len(), 1, "{synthetic:?}");
+    env.assert_clean(&session);
+}
