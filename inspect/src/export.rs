@@ -516,7 +516,7 @@ pub fn write_html(
         items,
         labels,
         timeline: timeline(log),
-        plans: crate::plan::updates_by_entry(log)?,
+        plans: crate::plan::updates_by_entry(log),
     };
     let n_branches = page.branches.len();
     let title = escape(&format!("xcsh session {}", page.session_id));

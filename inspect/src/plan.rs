@@ -9,7 +9,9 @@ use serde::Serialize;
 use super::common::branch_path;
 use super::error::InspectError;
 use xcsh_log::SessionLog;
-use xcsh_log::plan::{Plan, PlanStatus, PlanUpdate, plan_at, plan_difference, plan_history};
+use xcsh_log::plan::{
+    Plan, PlanStatus, PlanUpdate, plan_at, plan_difference, plan_updates_in_tree,
+};
 use xcsh_machine::EntryId;
 
 /// The plan at an entry: where it was asked for, and the update in effect there.
@@ -71,15 +73,13 @@ pub fn difference(a: &PlanView, b: &PlanView) -> Option<String> {
 }
 
 /// Every valid plan update in the session, on any branch, by the id of its
-/// `tool_result` entry (the HTML export marks them in the conversation).
-pub fn updates_by_entry(log: &SessionLog) -> Result<BTreeMap<u64, Plan>, InspectError> {
-    let mut out = BTreeMap::new();
-    for leaf in xcsh_log::Dag::from_log(log).leaves() {
-        for u in plan_history(branch_path(log, leaf)?) {
-            out.insert(u.entry.0, u.plan);
-        }
-    }
-    Ok(out)
+/// `tool_result` entry (the HTML export marks them in the conversation): one walk over
+/// the tree, linear in the entries whatever the number of branches.
+pub fn updates_by_entry(log: &SessionLog) -> BTreeMap<u64, Plan> {
+    plan_updates_in_tree(&log.entries)
+        .into_iter()
+        .map(|u| (u.entry.0, u.plan))
+        .collect()
 }
 
 /// The plan as a Markdown task list: the explanation as a paragraph, then
@@ -101,4 +101,62 @@ pub fn markdown_list(plan: &Plan) -> String {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The per-leaf reference: the fold run over the path to every leaf, as
+    /// `updates_by_entry` did before it walked the tree once.
+    fn per_leaf(log: &SessionLog) -> BTreeMap<u64, Plan> {
+        let mut out = BTreeMap::new();
+        for leaf in xcsh_log::Dag::from_log(log).leaves() {
+            for u in xcsh_log::plan::plan_history(branch_path(log, leaf).unwrap()) {
+                out.insert(u.entry.0, u.plan);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_tree_walk_finds_the_updates_of_every_branch_as_the_per_leaf_fold_does() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions/plan.jsonl");
+        let log = xcsh_log::read_session(&path).unwrap();
+        let got = updates_by_entry(&log);
+        assert_eq!(got, per_leaf(&log));
+        // The fixture's plan results (`xcsh tree fixtures/sessions/plan.jsonl`): #5 and
+        // #11 on the shared trunk (#1..14), #25 on the first branch, #34 on the second.
+        let summary: Vec<(u64, usize, usize)> = got
+            .iter()
+            .map(|(id, p)| (*id, p.completed(), p.items.len()))
+            .collect();
+        expect_test::expect![[r#"
+            [
+                (
+                    5,
+                    0,
+                    3,
+                ),
+                (
+                    11,
+                    1,
+                    3,
+                ),
+                (
+                    25,
+                    2,
+                    3,
+                ),
+                (
+                    34,
+                    1,
+                    4,
+                ),
+            ]
+        "#]]
+        .assert_debug_eq(&summary);
+    }
 }

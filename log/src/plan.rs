@@ -5,7 +5,7 @@
 //! update is an ordinary tool call, so it is branch-aware, resumed, forked and
 //! replayed like any other.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -205,32 +205,113 @@ pub struct PlanUpdate {
 /// ok and whose arguments pass [`Plan::parse`]. A call that was denied, failed,
 /// cancelled or got a synthetic result changes nothing.
 pub fn plan_history<'a>(path: impl IntoIterator<Item = &'a Entry>) -> Vec<PlanUpdate> {
-    let mut dispatched: BTreeMap<CallId, (EntryId, String)> = BTreeMap::new();
-    let mut updates = Vec::new();
-    for entry in path {
+    let mut fold = PlanFold::default();
+    path.into_iter()
+        .filter_map(|entry| fold.enter(entry).1)
+        .collect()
+}
+
+/// Every valid update of the plan in `entries` (a whole session in file order, so
+/// parents before children), on any branch, in file order: for each `tool_result`
+/// entry, the update [`plan_history`] finds there on the path from the root to it.
+/// One walk over the tree (the fold entered and undone along a depth-first walk),
+/// so linear in the entries however many branches there are; an entry whose parent
+/// is not in `entries` starts a tree of its own.
+pub fn plan_updates_in_tree(entries: &[Entry]) -> Vec<PlanUpdate> {
+    let position: HashMap<EntryId, usize> =
+        entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+    let mut roots = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        match e.parent.and_then(|p| position.get(&p)) {
+            Some(&p) if p != i => children[p].push(i),
+            Some(_) | None => roots.push(i),
+        }
+    }
+    let mut fold = PlanFold::default();
+    let mut found: Vec<(usize, PlanUpdate)> = Vec::new();
+    // `Enter(i)` applies entry i and schedules its children and its own undo;
+    // `Leave(change)` undoes what entering one entry changed.
+    enum Visit {
+        Enter(usize),
+        Leave(FoldChange),
+    }
+    let mut stack: Vec<Visit> = roots.into_iter().rev().map(Visit::Enter).collect();
+    while let Some(visit) = stack.pop() {
+        match visit {
+            Visit::Enter(i) => {
+                let (change, update) = fold.enter(&entries[i]);
+                if let Some(u) = update {
+                    found.push((i, u));
+                }
+                stack.push(Visit::Leave(change));
+                stack.extend(children[i].iter().rev().map(|&c| Visit::Enter(c)));
+            }
+            Visit::Leave(change) => fold.undo(change),
+        }
+    }
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().map(|(_, u)| u).collect()
+}
+
+/// The fold of [`plan_history`] along a path: the `plan` calls dispatched and not yet
+/// settled by an ok result. [`PlanFold::enter`] takes the next entry of the path;
+/// [`PlanFold::undo`] takes back what entering one did (for the tree walk).
+#[derive(Default)]
+struct PlanFold {
+    dispatched: BTreeMap<CallId, (EntryId, String)>,
+}
+
+/// What entering one entry changed in a [`PlanFold`].
+enum FoldChange {
+    Nothing,
+    /// A `plan` call was dispatched; the dispatch of the same call id it replaced.
+    Dispatched(CallId, Option<(EntryId, String)>),
+    /// An ok result settled the call dispatched at the entry kept here.
+    Settled(CallId, (EntryId, String)),
+}
+
+impl PlanFold {
+    fn enter(&mut self, entry: &Entry) -> (FoldChange, Option<PlanUpdate>) {
         match &entry.body {
             Body::Decision(Decision::ToolDispatched { call, .. }) if call.name == PLAN_TOOL => {
-                dispatched.insert(call.id.clone(), (entry.id, call.arguments.clone()));
+                let replaced = self
+                    .dispatched
+                    .insert(call.id.clone(), (entry.id, call.arguments.clone()));
+                (FoldChange::Dispatched(call.id.clone(), replaced), None)
             }
             Body::Record(Record::ToolResult(r))
                 if r.name == PLAN_TOOL && r.outcome.status == ToolStatus::Ok =>
             {
-                let Some((at, arguments)) = dispatched.remove(&r.call_id) else {
-                    continue;
+                let Some((at, arguments)) = self.dispatched.remove(&r.call_id) else {
+                    return (FoldChange::Nothing, None);
                 };
-                if let Ok(plan) = Plan::parse(&arguments) {
-                    updates.push(PlanUpdate {
-                        entry: entry.id,
-                        dispatched: at,
-                        call_id: r.call_id.clone(),
-                        plan,
-                    });
-                }
+                let update = Plan::parse(&arguments).ok().map(|plan| PlanUpdate {
+                    entry: entry.id,
+                    dispatched: at,
+                    call_id: r.call_id.clone(),
+                    plan,
+                });
+                (
+                    FoldChange::Settled(r.call_id.clone(), (at, arguments)),
+                    update,
+                )
             }
-            _ => {}
+            _ => (FoldChange::Nothing, None),
         }
     }
-    updates
+
+    fn undo(&mut self, change: FoldChange) {
+        match change {
+            FoldChange::Nothing => {}
+            FoldChange::Dispatched(id, None) => {
+                self.dispatched.remove(&id);
+            }
+            FoldChange::Dispatched(id, Some(before)) | FoldChange::Settled(id, before) => {
+                self.dispatched.insert(id, before);
+            }
+        }
+    }
 }
 
 /// The plan at the end of `path` (entries from the root): the last valid update on
