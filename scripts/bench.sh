@@ -18,7 +18,8 @@
 # sessions would live on), BIG_ENTRIES (default 1000000), RESUME_ENTRIES (default
 # 225000, about 100 MB), SKIP_DIVAN=1 (command timings only), VIEWS_ONLY=1 (only the
 # views at scale: no 1M-entry session, no resume, no divan), TUI_ONLY=1 (only the
-# terminal UI's streaming benchmark).
+# terminal UI's streaming benchmark), SCALING_ONLY=1 (only the scaling table of every
+# command over SCALE_SIZES, default "10000 100000 1000000", and three shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -126,6 +127,52 @@ measure() {
         echo "$name $(((t1 - t0) / 1000)) $(tail -n 1 "$WORK/rss")" >> "$RESULTS"
     done
 }
+
+# The scaling table (issue 19 item 4; SCALING_ONLY=1 runs only it): every command over
+# the sizes SCALE_SIZES (default 10k, 100k and 1M entries) of three shapes (a deep
+# chain: gen-session's default; wide branching: a branch every run; many labels: a
+# chain of labels), time per entry at each size and its growth, peak RSS at the
+# largest against the file (scripts/bench_scaling.py prints the table).
+scaling_section() {
+    local facts=$WORK/scaling-facts.txt results=$RESULTS shape size f leaf
+    : > "$facts"
+    for shape in deep wide labels; do
+        for size in ${SCALE_SIZES:-10000 100000 1000000}; do
+            f=$WORK/scale-$shape-$size.jsonl
+            rm -f "$f" "$f".*
+            case $shape in
+                deep) "$X" debug gen-session --entries "$size" --seed 5 -o "$f" > /dev/null ;;
+                wide) "$X" debug gen-session --entries "$size" --seed 5 --branch-per-mille 1000 --max-rounds 1 -o "$f" > /dev/null ;;
+                labels) "$X" debug gen-session --entries "$size" --seed 5 --label-chain $((size * 9 / 10)) -o "$f" > /dev/null ;;
+            esac
+            echo "$shape $size $(wc -l < "$f") $(stat -c %s "$f")" >> "$facts"
+            echo "bench: scaling, $shape, $size entries" >&2
+            cat "$f" > /dev/null
+            local p=scale_${shape}_${size}
+            BEFORE="rm -f '$f.idx'" measure "${p}_tree_no_index" "$X" tree "$f"
+            leaf=$("$X" tree "$f" --json | jq .leaf)
+            measure "${p}_tree" "$X" tree "$f"
+            measure "${p}_tree_full" "$X" tree "$f" --full
+            measure "${p}_log" "$X" log "$f"
+            measure "${p}_events" "$X" events "$f"
+            measure "${p}_events_tool_result" "$X" events "$f" --type tool_result --json
+            measure "${p}_stats" "$X" stats "$f"
+            measure "${p}_check" "$X" check "$f"
+            measure "${p}_replay" "$X" replay "$f"
+            # Two entries that differ: exit 1 is the answer, not a failure.
+            measure "${p}_diff" bash -c '"$0" diff "$1" "$2"; [ $? -le 1 ]' "$X" "$f@$leaf" "$f@$((leaf - 10))"
+            measure "${p}_export_json" "$X" export "$f" --format json
+            measure "${p}_export_md" "$X" export "$f" --format md
+            measure "${p}_export_html" "$X" export "$f" --format html
+            rm -f "$f" "$f".*
+        done
+    done
+    python3 "$ROOT/scripts/bench_scaling.py" "$results" "$facts" "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+if [ "${SCALING_ONLY:-0}" = 1 ]; then
+    scaling_section
+    exit 0
+fi
 
 # The views at scale: S = the small shape, L = 4× larger.
 echo "bench: views at scale (many branches, long chains of labels)" >&2

@@ -146,44 +146,50 @@ def script(calls, expect_first, text="done"):
 # ------------------------------------------------------------------ the agents
 class Agent:
     name = ""
-    sessions_rel = ""
+    # The agent's own folder in the run (its XCSH_HOME, PI_CODING_AGENT_DIR or
+    # CODEX_HOME), made by __init__ as self.agent_home; its sessions are below it.
+    home_dir = ""
 
-    def __init__(self, run_dir, mock):
+    def __init__(self, run_dir, mock, binary):
         self.dir = run_dir
         self.mock = mock
+        self.binary = binary
         self.work = os.path.join(run_dir, "work")
         self.home = os.path.join(run_dir, "home")
+        self.agent_home = os.path.join(run_dir, self.home_dir)
         os.makedirs(self.work)
         os.makedirs(self.home)
+        os.makedirs(self.agent_home)
 
     def sessions(self):
-        return os.path.join(self.dir, self.sessions_rel)
+        return os.path.join(self.agent_home, "sessions")
 
     def env(self):
         env = {k: v for k, v in os.environ.items()
                if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
         env.update(HOME=self.home, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+        env.update(self.own_env())
         return env
+
+    def own_env(self):
+        """The agent's own variables (its home, its key), on top of `env`'s."""
+        return {}
+
+    def call(self, k):
+        """Step K's tool call in the agent's shell tool (pi's and xcsh's: `bash`)."""
+        return {"name": "bash", "arguments": {"command": f"echo step {k}"}}
 
 
 class Xcsh(Agent):
     name = "xcsh"
-    sessions_rel = "xcsh-home/sessions"
+    home_dir = "xcsh-home"
 
     def __init__(self, run_dir, mock, binary, sandbox):
-        super().__init__(run_dir, mock)
-        self.binary = binary
+        super().__init__(run_dir, mock, binary)
         self.sandbox = sandbox
-        self.xhome = os.path.join(run_dir, "xcsh-home")
-        os.makedirs(self.xhome)
 
-    def call(self, k):
-        return {"name": "bash", "arguments": {"command": f"echo step {k}"}}
-
-    def env(self):
-        env = super().env()
-        env.update(XCSH_HOME=self.xhome, OPENAI_API_KEY="dummy")
-        return env
+    def own_env(self):
+        return dict(XCSH_HOME=self.agent_home, OPENAI_API_KEY="dummy")
 
     def command(self, prompt, steps, resume):
         cmd = [self.binary, "run", "-p", prompt, "--provider", "openai",
@@ -200,14 +206,11 @@ class Xcsh(Agent):
 
 class Pi(Agent):
     name = "pi"
-    sessions_rel = "pi-agent/sessions"
+    home_dir = "pi-agent"
 
     def __init__(self, run_dir, mock, binary):
-        super().__init__(run_dir, mock)
-        self.binary = binary
-        self.agent_dir = os.path.join(run_dir, "pi-agent")
-        os.makedirs(self.agent_dir)
-        with open(os.path.join(self.agent_dir, "models.json"), "w") as f:
+        super().__init__(run_dir, mock, binary)
+        with open(os.path.join(self.agent_home, "models.json"), "w") as f:
             json.dump({"providers": {"mock": {
                 "baseUrl": mock.url + "/v1", "api": "openai-completions", "apiKey": "dummy",
                 "compat": {"supportsDeveloperRole": False},
@@ -215,17 +218,12 @@ class Pi(Agent):
                             "contextWindow": 128000, "maxTokens": 8000,
                             "cost": {"input": 0, "output": 0, "cacheRead": 0,
                                      "cacheWrite": 0}}]}}}, f)
-        with open(os.path.join(self.agent_dir, "settings.json"), "w") as f:
+        with open(os.path.join(self.agent_home, "settings.json"), "w") as f:
             json.dump({"defaultProvider": "mock", "defaultModel": "mock-model",
                        "quietStartup": True}, f)
 
-    def call(self, k):
-        return {"name": "bash", "arguments": {"command": f"echo step {k}"}}
-
-    def env(self):
-        env = super().env()
-        env.update(PI_CODING_AGENT_DIR=self.agent_dir, PI_OFFLINE="1", PI_TELEMETRY="0")
-        return env
+    def own_env(self):
+        return dict(PI_CODING_AGENT_DIR=self.agent_home, PI_OFFLINE="1", PI_TELEMETRY="0")
 
     def command(self, prompt, steps, resume):
         return [self.binary] + (["-c"] if resume else []) + ["-p", prompt]
@@ -233,39 +231,24 @@ class Pi(Agent):
 
 class Codex(Agent):
     name = "codex"
-    sessions_rel = "codex-home/sessions"
+    home_dir = "codex-home"
 
     def __init__(self, run_dir, mock, binary, package_root):
-        super().__init__(run_dir, mock)
-        self.binary = binary
+        super().__init__(run_dir, mock, binary)
         self.package_root = package_root
-        self.chome = os.path.join(run_dir, "codex-home")
-        os.makedirs(self.chome)
-        with open(os.path.join(self.chome, "config.toml"), "w") as f:
-            f.write(f'''model = "mock-model"
-model_provider = "mock"
-check_for_update_on_startup = false
-
-[model_providers.mock]
-name = "Mock"
-base_url = "{mock.url}/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-''')
+        template = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "codex-mock-config.toml")
+        with open(template) as f:
+            config = f.read().replace("@BASE_URL@", mock.url + "/v1")
+        with open(os.path.join(self.agent_home, "config.toml"), "w") as f:
+            f.write(config)
 
     def call(self, k):
         return {"name": "exec_command", "arguments": {"cmd": f"echo step {k}",
                                                       "workdir": self.work}}
 
-    def env(self):
-        env = super().env()
-        env.update(CODEX_HOME=self.chome, MOCK_API_KEY="dummy")
+    def own_env(self):
+        env = dict(CODEX_HOME=self.agent_home, MOCK_API_KEY="dummy")
         if self.package_root:  # what the npm launcher sets before it runs the binary
             env.update(CODEX_MANAGED_BY_NPM="1", CODEX_MANAGED_PACKAGE_ROOT=self.package_root)
         return env

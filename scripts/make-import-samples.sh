@@ -86,6 +86,27 @@ publish() {
     log "wrote fixtures/import/$1/$3"
 }
 
+# new_file AGENT LISTING KNOWN...: the one path of LISTING (one a line) that is none
+# of the KNOWN ones (the session file a fork wrote), or die naming what was there.
+new_file() {
+    local agent=$1 listing=$2 known=() k found
+    shift 2
+    for k in "$@"; do known+=(-e "$k"); done
+    found=$(echo "$listing" | grep -vF "${known[@]}" || true)
+    [ -n "$found" ] && [ "$(echo "$found" | wc -l)" = 1 ] ||
+        die "$agent: expected one new session file beside $*, got: ${found:-none}"
+    echo "$found"
+}
+
+# publish_with_fork AGENT SRC NAME FORK: SRC as NAME.jsonl and FORK as fork.jsonl.
+publish_with_fork() {
+    publish "$1" "$2" "$3.jsonl"
+    publish "$1" "$4" fork.jsonl
+}
+
+# last_of AGENT NAME FILTER: the jq FILTER of the last record of a published sample.
+last_of() { tail -n 1 "$OUT/$1/$2.jsonl" | jq -r "$3"; }
+
 # unknown_record AGENT NAME LINE: NAME with LINE appended, as NAME-unknown-record.jsonl
 # (hand-edited: a record type no importer knows).
 unknown_record() {
@@ -180,14 +201,10 @@ EOF
     check_script
     cd "$REPO"
     local fork
-    fork=$(ls "$agent"/sessions/*/*.jsonl | grep -vF "$file")
-    [ "$(echo "$fork" | wc -l)" = 1 ] || die "pi: expected one forked session, got: $fork"
-    publish pi "$file" branch.jsonl
-    publish pi "$fork" fork.jsonl
-    local last
-    last=$(tail -n 1 "$OUT/pi/branch.jsonl" | jq -r .id)
+    fork=$(new_file pi "$(ls "$agent"/sessions/*/*.jsonl)" "$file")
+    publish_with_fork pi "$file" branch "$fork"
     unknown_record pi branch \
-        "{\"type\":\"xcsh_invented_record\",\"id\":\"feedbeef\",\"parentId\":\"$last\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
+        "{\"type\":\"xcsh_invented_record\",\"id\":\"feedbeef\",\"parentId\":\"$(last_of pi branch .id)\",\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"note\":\"hand-made: a record type no importer knows\"}"
 }
 
 # make_pi_old VERSION NAME [tree]: an older pi (its session format: 0.30 writes
@@ -255,23 +272,7 @@ make_codex() {
     mkdir -p "$BASE/home" "$chome"
     fresh_workspace
     start_mock "$BASE/requests-codex.jsonl"
-    cat >"$chome/config.toml" <<EOF
-model = "mock-model"
-model_provider = "mock"
-check_for_update_on_startup = false
-
-[model_providers.mock]
-name = "Mock"
-base_url = "$MOCK/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-EOF
+    sed "s|@BASE_URL@|$MOCK/v1|" "$REPO/scripts/codex-mock-config.toml" >"$chome/config.toml"
     local env=(env HOME="$BASE/home" CODEX_HOME="$chome" MOCK_API_KEY=dummy)
     local opts=(--skip-git-repo-check --dangerously-bypass-approvals-and-sandbox)
     cd "$WORK"
@@ -298,14 +299,10 @@ EOF
     check_script
     cd "$REPO"
     local fork
-    fork=$(ls "$chome"/sessions/*/*/*/rollout-*.jsonl | grep -vF "$first")
-    [ "$(echo "$fork" | wc -l)" = 1 ] || die "codex: expected two rollouts, got: $first $fork"
-    publish codex "$first" resume.jsonl
-    publish codex "$fork" fork.jsonl
-    local ts
-    ts=$(tail -n 1 "$OUT/codex/resume.jsonl" | jq -r .timestamp)
+    fork=$(new_file codex "$(ls "$chome"/sessions/*/*/*/rollout-*.jsonl)" "$first")
+    publish_with_fork codex "$first" resume "$fork"
     unknown_record codex resume \
-        "{\"timestamp\":\"$ts\",\"type\":\"xcsh_invented_record\",\"payload\":{\"note\":\"hand-made: a record type no importer knows\"}}"
+        "{\"timestamp\":\"$(last_of codex resume .timestamp)\",\"type\":\"xcsh_invented_record\",\"payload\":{\"note\":\"hand-made: a record type no importer knows\"}}"
 }
 
 # ------------------------------------------------------------------ claude
@@ -357,8 +354,7 @@ make_claude() {
         "Say that this session was forked." </dev/null >&2
     check_script
     local fork
-    fork=$(ls "$project"/*.jsonl | grep -vF -e "$sid.jsonl" -e "$sid2.jsonl")
-    [ "$(echo "$fork" | wc -l)" = 1 ] || die "claude: expected one forked session, got: $fork"
+    fork=$(new_file claude "$(ls "$project"/*.jsonl)" "$sid.jsonl" "$sid2.jsonl")
     cd "$REPO"
     publish claude "$fork" fork.jsonl
     publish claude "$file" branch.jsonl
