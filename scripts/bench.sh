@@ -267,7 +267,9 @@ BEFORE="cp '$WORK/resume.jsonl.saved' '$R'; rm -f '$R.idx'" measure resume_no_in
 fi # VIEWS_ONLY
 
 DIVAN=$WORK/divan.txt
+LONG_RUN=$WORK/long_run.txt
 : > "$DIVAN"
+: > "$LONG_RUN"
 if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
     echo "bench: divan benchmarks" >&2
     export XCSH_BENCH_DIR=$WORK/divan-sessions
@@ -277,12 +279,14 @@ if [ "${SKIP_DIVAN:-0}" != 1 ] && [ "$VIEWS_ONLY" != 1 ]; then
         echo "## $2" >> "$DIVAN"
         cargo bench -q -p "$1" --bench "$2" 2> /dev/null >> "$DIVAN"
     done
+    # The 1,000-step run (runtime/benches/long_run.rs prints `NAME VALUE` lines).
+    cargo bench -q -p xcsh-runtime --bench long_run 2> /dev/null > "$LONG_RUN"
 fi
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" "$BIG_ENTRIES" "$VIEWS" << 'PY'
+python3 - "$RESULTS" "$DIVAN" "$BIG_BYTES" "$MID_BYTES" "$LOAD_START" "$LOAD_END" "$GEN_BIG" "$GEN_MID" "$BIG_ENTRIES" "$VIEWS" "$LONG_RUN" << 'PY'
 import re, statistics, subprocess, sys
-results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid, big_entries, views = sys.argv[1:]
+results, divan, big_bytes, mid_bytes, load0, load1, gen_big, gen_mid, big_entries, views, long_run = sys.argv[1:]
 n = int(big_entries)
 N = f"{n // 1000000}M" if n % 1000000 == 0 else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
 big, mid = int(big_bytes), int(mid_bytes)
@@ -373,6 +377,12 @@ if bench:
         row("runtime: per step, faux provider + echo tool (median)", f"{f * 1e3:.3f} ms", "", "", "≤ 0.5 ms", f <= 0.5e-3)
     if h is not None:
         row("runtime: per step, OpenAI SSE from a local HTTP server", f"{h * 1e3:.3f} ms", "pi ~10 ms, Claude Code ~40 ms, Codex ~65 ms", f"{10e-3 / h:.0f}× pi", "≤ 0.5 ms", h <= 0.5e-3)
+    lr = dict((l.split()[0], float(l.split()[1])) for l in open(long_run) if len(l.split()) == 2)
+    if "long_run_gap_at_10_us" in lr and "long_run_gap_at_1000_us" in lr:
+        e, l = lr["long_run_gap_at_10_us"], lr["long_run_gap_at_1000_us"]
+        row("runtime: per step at step 1,000 of a 1,000-step faux run / at step 10", f"{l / 1e3:.3f} ms / {e / 1e3:.3f} ms", f"mean over the run {lr.get('long_run_gap_mean_us', 0) / 1e3:.3f} ms", f"{l / e:.2f}×", "≤ 1.5×", l / e <= 1.5)
+    if "long_run_body_at_1000_us_per_kb" in lr:
+        row("runtime: the OpenAI request body at step 10 / 1,000, serialized (reported apart)", f"{lr['long_run_body_at_10_us_per_kb']:.2f} / {lr['long_run_body_at_1000_us_per_kb']:.2f} µs per KB", f"{lr['long_run_body_at_10_kb']:.0f} KB / {lr['long_run_body_at_1000_kb']:.0f} KB", "", "", None)
     if "step_2000_deltas" in bench and "step_1_delta" in bench:
         d = (bench["step_2000_deltas"] - bench["step_1_delta"]) / 1999
         row("runtime: per stream delta", f"{d * 1e6:.2f} µs", "", "", "< 2 µs", d < 2e-6)
