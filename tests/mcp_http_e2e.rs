@@ -213,3 +213,47 @@ fn xcsh_mcp_lists_the_http_server_with_its_state_and_tools() {
     "#]]
     .assert_eq(&out);
 }
+
+#[test]
+fn a_call_after_the_server_stopped_is_an_error_naming_the_refused_connection() {
+    let Some(mut server) = HttpEverything::start() else {
+        return;
+    };
+    let env = Env::new();
+    env.config(&url_table("everything", &server.url(), ""));
+    // Step 2 streams slowly (10 chunks, 200 ms apart) before its call: the server
+    // is stopped as soon as its text starts, after the first call's result.
+    let slow = serde_json::json!({
+        "text": "x".repeat(120),
+        "chunk_delay_ms": 200,
+        "tool_calls": [{"name": "mcp__everything__echo", "arguments": {"message": "after"}}],
+    })
+    .to_string();
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call(
+                "mcp__everything__echo",
+                serde_json::json!({"message": "before"}),
+            ),
+            &slow,
+            &text("done"),
+        ],
+    );
+    let (child, session) =
+        support::env::streaming(env.scripted(&script, &["--json", "echo twice"]), 2);
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session),
+        [
+            serde_json::json!({"status": "ok", "content": "Echo: before"}),
+            serde_json::json!({"status": "error", "content": format!(
+                "MCP server everything could not be reached: Client error: error sending request for url ({}): client error (Connect): tcp connect error: Connection refused (os error 111)",
+                server.url()
+            )}),
+        ]
+    );
+    env.assert_clean(&session);
+}

@@ -442,6 +442,12 @@ impl Server {
             Ok(Err(ServiceError::TransportClosed)) | Err(Ended::Closed) => {
                 self.gone("the connection closed during the call")
             }
+            // A streamable HTTP request that got no answer (the server is down):
+            // this call's error; the next call tries again.
+            Ok(Err(ServiceError::TransportSend(e))) => error(format!(
+                "MCP server {} could not be reached: {}",
+                self.name, e.error
+            )),
             Ok(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
             Err(Ended::Cancelled) => {
                 let _ = handle
