@@ -257,3 +257,66 @@ fn a_call_after_the_server_stopped_is_an_error_naming_the_refused_connection() {
     );
     env.assert_clean(&session);
 }
+
+/// A call of server-everything's tool that answers after a minute.
+fn long_call() -> String {
+    call(
+        "mcp__everything__trigger-long-running-operation",
+        serde_json::json!({"duration": 60, "steps": 1}),
+    )
+}
+
+#[test]
+fn a_slow_http_call_times_out_after_tool_timeout_sec_and_the_next_call_works() {
+    let Some(server) = HttpEverything::start() else {
+        return;
+    };
+    let env = Env::new();
+    env.config(&url_table(
+        "everything",
+        &server.url(),
+        "tool_timeout_sec = 0.5",
+    ));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &long_call(),
+            &call(
+                "mcp__everything__echo",
+                serde_json::json!({"message": "still here"}),
+            ),
+            &text("done"),
+        ],
+    );
+    let out = env.run_script(&script, &["-p", "wait"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [
+            serde_json::json!({"status": "error", "content": "MCP tool `mcp__everything__trigger-long-running-operation` timed out after 0.5 s (tool_timeout_sec of [mcp_servers.everything]); the server was told to cancel it"}),
+            serde_json::json!({"status": "ok", "content": "Echo: still here"}),
+        ]
+    );
+}
+
+#[test]
+fn an_interrupt_cancels_a_running_http_call() {
+    let Some(server) = HttpEverything::start() else {
+        return;
+    };
+    let env = Env::new();
+    env.config(&url_table("everything", &server.url(), ""));
+    let script = env.script("s.jsonl", &[&long_call(), &text("never")]);
+    let out = env.run_script_as_user(
+        &script,
+        &[r#"{"after":"tool_call","step":1,"interrupt":true}"#],
+        &["-p", "wait"],
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [
+            serde_json::json!({"status": "cancelled", "content": "mcp__everything__trigger-long-running-operation cancelled by the user; side effects it already had were not undone"})
+        ]
+    );
+}
