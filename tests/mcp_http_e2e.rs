@@ -320,3 +320,30 @@ fn an_interrupt_cancels_a_running_http_call() {
         ]
     );
 }
+
+#[test]
+fn a_url_server_is_reached_with_the_sandbox_on_and_no_sandbox_network() {
+    let Some(server) = HttpEverything::start() else {
+        return;
+    };
+    let env = Env::new();
+    env.config(&url_table("everything", &server.url(), ""));
+    let script = env.script(
+        "s.jsonl",
+        &[
+            &call(
+                "mcp__everything__echo",
+                serde_json::json!({"message": "sandboxed run"}),
+            ),
+            &text("done"),
+        ],
+    );
+    // The standard tools: bash's sandbox is on (where the machine has one), without
+    // network; the server is reached by xcsh itself (SPEC.md §32.7).
+    let out = env.run_standard(&script, &["-p", "echo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [serde_json::json!({"status": "ok", "content": "Echo: sandboxed run"})]
+    );
+}
