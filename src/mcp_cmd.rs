@@ -81,7 +81,7 @@ pub fn main(_args: McpArgs) -> Result<ExitCode> {
     let text = runtime.block_on(async {
         let servers = start(&cwd, policy, &env, false).await?;
         let text = render(&servers);
-        servers.shutdown();
+        servers.close().await;
         anyhow::Ok(text)
     })?;
     print!("{}", xcsh_inspect::terminal::neutralize(&text));

@@ -412,7 +412,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if interactive {
         let outcome = crate::interactive::main(setup, args.plain).await;
-        mcp.shutdown();
+        mcp.close().await;
         return outcome;
     }
     let Some(prompt) = args.prompt.clone() else {
@@ -546,7 +546,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         }
     }
     say(&format!("session: {}", result.session_path));
-    mcp.shutdown();
+    mcp.close().await;
     let (settings, provider, model) = otel;
     let path = std::path::Path::new(&result.session_path);
     crate::otel_cmd::after_run(&settings, path, Some(provider), model).await;

@@ -1,5 +1,6 @@
 //! MCP servers as tools (SPEC.md §32): the servers of `[mcp_servers.NAME]` started
-//! concurrently over stdio with the official SDK (`rmcp`), each within its startup
+//! concurrently over stdio or streamable HTTP (our reqwest 0.12 client under its
+//! transport, `http.rs`) with the official SDK (`rmcp`), each within its startup
 //! deadline, their tools offered to the model as `mcp__NAME__TOOL` with the
 //! server's input schema ([`McpServers::layered`]), validated like every tool call,
 //! mutating unless marked `readOnlyHint`, each call under its timeout and the run's
@@ -8,6 +9,7 @@
 
 mod config;
 mod content;
+mod http;
 pub mod naming;
 mod registry;
 mod server;

@@ -16,8 +16,12 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{
+    ClientInitializeError, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
@@ -25,6 +29,7 @@ use xcsh_ports::arguments::{self, ArgumentSchema};
 use xcsh_ports::{CANCELLED_NOTE, ToolSpec};
 
 use crate::config::{ServerConfig, Transport};
+use crate::http::HttpClient;
 use crate::{content, naming, registry};
 
 /// Changes a server's command before it is spawned (the binary applies the
@@ -77,17 +82,28 @@ impl std::fmt::Debug for McpTool {
 /// failed.
 const STDERR_LINES: usize = 5;
 
+/// How long closing a streamable HTTP server's session may take (its DELETE).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+type Service = RunningService<RoleClient, ClientConfig>;
+
 /// A started server.
 pub(crate) struct Server {
     pub name: String,
     pub tools: Vec<McpTool>,
     tool_timeout: Duration,
-    client: RunningService<RoleClient, ClientConfig>,
+    /// Whom requests go to.
+    peer: Peer<RoleClient>,
+    /// The running connection, until the server is shut down or closed.
+    service: Mutex<Option<Service>>,
     /// The process group of a stdio server (its pid), 0 when there is none.
     pgid: Arc<AtomicI32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Why the server is gone, once it is.
     exited: Mutex<Option<String>>,
+    /// A streamable HTTP server (not xcsh's process: it does not exit, it stops
+    /// answering).
+    remote: bool,
 }
 
 /// The handler xcsh answers a server with: it names itself and offers no
@@ -119,10 +135,12 @@ pub(crate) async fn start(config: &ServerConfig, options: &StartOptions) -> Resu
                 name: config.name.clone(),
                 tools,
                 tool_timeout: config.tool_timeout,
-                client,
+                peer: client.peer().clone(),
+                service: Mutex::new(Some(client)),
                 pgid,
                 stderr,
                 exited: Mutex::new(None),
+                remote: matches!(config.transport, Transport::StreamableHttp { .. }),
             });
         }
         Ok(Err(why)) => why,
@@ -167,7 +185,7 @@ fn kill_group(pgid: &AtomicI32) {
     }
 }
 
-type Connected = (RunningService<RoleClient, ClientConfig>, Vec<McpTool>);
+type Connected = (Service, Vec<McpTool>);
 
 async fn connect(
     config: &ServerConfig,
@@ -175,25 +193,84 @@ async fn connect(
     pgid: Arc<AtomicI32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<Connected, String> {
-    let (command, args, env, cwd) = match &config.transport {
+    let client = match &config.transport {
         Transport::Stdio {
             command,
             args,
             env,
             cwd,
-        } => (command, args, env, cwd),
+        } => {
+            let child = Child {
+                command,
+                args,
+                env,
+                cwd: cwd.as_ref(),
+            };
+            spawn(child, options, pgid, stderr).await?
+        }
         Transport::StreamableHttp { url } => {
-            return Err(format!(
-                "streamable HTTP ({url}) is not supported by this build of xcsh; only stdio servers (`command`) are"
-            ));
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            config.retry_config = Arc::new(reconnects());
+            let transport = StreamableHttpClientTransport::with_client(HttpClient::new()?, config);
+            client_info()
+                .serve(transport)
+                .await
+                .map_err(http_handshake_error)?
         }
     };
+    let tools = list_tools(config, &client).await?;
+    Ok((client, tools))
+}
+
+/// How a dropped SSE stream of a streamable HTTP server is reopened: 3 times, after
+/// 0.25, 0.5 and 1 s; then a call waiting on it ends as the server gone (rmcp's
+/// default tries forever, and the call would wait for its tool timeout).
+fn reconnects() -> ExponentialBackoff {
+    let mut backoff = ExponentialBackoff::default();
+    backoff.max_times = Some(3);
+    backoff.base_duration = Duration::from_millis(250);
+    backoff.max_delay = Some(Duration::from_secs(1));
+    backoff
+}
+
+/// Why the handshake with a streamable HTTP server failed: the HTTP error itself,
+/// without the transport's type name that rmcp's message carries.
+fn http_handshake_error(e: ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("the MCP handshake failed ({context}): {}", error.error)
+        }
+        other => format!("the MCP handshake failed: {other}"),
+    }
+}
+
+/// What a stdio server is started from.
+struct Child<'a> {
+    command: &'a str,
+    args: &'a [String],
+    env: &'a std::collections::BTreeMap<String, String>,
+    cwd: Option<&'a PathBuf>,
+}
+
+/// Spawns a stdio server and initializes it.
+async fn spawn(
+    child: Child<'_>,
+    options: &StartOptions,
+    pgid: Arc<AtomicI32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+) -> Result<Service, String> {
+    let Child {
+        command,
+        args,
+        env,
+        cwd,
+    } = child;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args)
         .env_clear()
         .envs(options.env.iter().map(|(k, v)| (k, v)))
         .envs(env)
-        .current_dir(cwd.as_ref().unwrap_or(&options.cwd))
+        .current_dir(cwd.unwrap_or(&options.cwd))
         .process_group(0)
         .kill_on_drop(true);
     if let Some(prepare) = &options.prepare {
@@ -219,10 +296,14 @@ async fn connect(
             }
         });
     }
-    let client = client_info()
+    client_info()
         .serve(transport)
         .await
-        .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        .map_err(|e| format!("the MCP handshake failed: {e}"))
+}
+
+/// The tools of a started server, as xcsh tools.
+async fn list_tools(config: &ServerConfig, client: &Service) -> Result<Vec<McpTool>, String> {
     let listed = client
         .list_all_tools()
         .await
@@ -254,7 +335,7 @@ async fn connect(
             schema,
         });
     }
-    Ok((client, tools))
+    Ok(tools)
 }
 
 /// What ended a call's wait.
@@ -266,16 +347,33 @@ enum Ended {
 }
 
 impl Server {
-    /// Kills the server's process group (idempotent).
+    /// Kills the server's process group and drops its connection, a streamable
+    /// HTTP session closing in the background (idempotent).
     pub(crate) fn kill(&self) {
         kill_group(&self.pgid);
+        drop(lock(&self.service).take());
         let mut exited = lock(&self.exited);
         exited.get_or_insert_with(|| "it was shut down".to_owned());
     }
 
+    /// Closes the connection and waits, at most [`CLOSE_TIMEOUT`], for it to end
+    /// (a streamable HTTP session's DELETE), then kills the server's process group.
+    pub(crate) async fn close(&self) {
+        let service = lock(&self.service).take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
+        }
+        self.kill();
+    }
+
     fn exited_error(&self, why: &str) -> ToolOutcome {
+        let gone = if self.remote {
+            "stopped answering"
+        } else {
+            "exited"
+        };
         error(format!(
-            "MCP server {} exited: {why}{}; its tools are unavailable for the rest of the session",
+            "MCP server {} {gone}: {why}{}; its tools are unavailable for the rest of the session",
             self.name,
             tail(&self.stderr)
         ))
@@ -311,8 +409,7 @@ impl Server {
         params.arguments = Some(object);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let mut handle = match self
-            .client
-            .peer()
+            .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
         {
@@ -345,6 +442,12 @@ impl Server {
             Ok(Err(ServiceError::TransportClosed)) | Err(Ended::Closed) => {
                 self.gone("the connection closed during the call")
             }
+            // A streamable HTTP request that got no answer (the server is down):
+            // this call's error; the next call tries again.
+            Ok(Err(ServiceError::TransportSend(e))) => error(format!(
+                "MCP server {} could not be reached: {}",
+                self.name, e.error
+            )),
             Ok(Err(e)) => error(format!("MCP server {}: {e}", self.name)),
             Err(Ended::Cancelled) => {
                 let _ = handle

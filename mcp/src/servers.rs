@@ -155,6 +155,17 @@ impl McpServers {
         }
     }
 
+    /// Closes every server: each connection ended (a streamable HTTP session
+    /// deleted, each within a bound), then every process group killed.
+    pub async fn close(&self) {
+        let closing = self
+            .entries
+            .iter()
+            .filter_map(|e| e.server.as_ref())
+            .map(|server| server.close());
+        futures::future::join_all(closing).await;
+    }
+
     fn tool(&self, name: &str) -> Option<(&Arc<Server>, &McpTool)> {
         let (i, j) = *self.tools.get(name)?;
         let server = self.entries[i].server.as_ref()?;
