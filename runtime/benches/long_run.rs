@@ -9,12 +9,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use xcsh_machine::{Limits, Permissions, ProviderError};
+use xcsh_machine::ProviderError;
 use xcsh_ports::ModelRequest;
 use xcsh_providers::faux::{FauxProvider, ScriptCall, ScriptStep};
 use xcsh_providers::{BoxFuture, Provider, StreamCall};
-use xcsh_runtime::{RunEvent, RunOptions, SessionTarget, Task, run_agent};
-use xcsh_tools::testing::TestTools;
+use xcsh_runtime::RunEvent;
+
+mod support;
 
 /// Tool steps in the run (plus the final answer).
 const STEPS: usize = 1_000;
@@ -87,43 +88,13 @@ fn run(
         kept: Arc::clone(&kept),
     });
     let path = dir.join(format!("long-run-{n}.jsonl"));
-    let starts = rt.block_on(async {
-        let mut handle = run_agent(RunOptions {
-            session: SessionTarget::New {
-                path: path.clone(),
-                session_id: "bench".into(),
-                cwd: "/bench".into(),
-            },
-            task: Task::Prompt("go".into()),
-            limits: Limits {
-                max_steps: 10_000,
-                max_tokens: 0,
-                ..Limits::default()
-            },
-            system_prompt: String::new(),
-            provider,
-            tools: Arc::new(TestTools),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
-            memory: None,
-        })
-        .expect("the run starts");
-        let mut starts = Vec::with_capacity(STEPS + 1);
-        while let Some(event) = handle.events.recv().await {
-            if let RunEvent::StepStarted { .. } = event {
-                starts.push(Instant::now());
-            }
+    let mut starts = Vec::with_capacity(STEPS + 1);
+    let steps = support::run(rt, &path, provider, |event| {
+        if let RunEvent::StepStarted { .. } = event {
+            starts.push(Instant::now());
         }
-        let steps = handle.result().await.expect("the run ends").steps as usize;
-        assert_eq!(steps, STEPS + 1, "every step of the script ran");
-        starts
     });
-    let _ = std::fs::remove_file(&path);
-    let mut lock = path.into_os_string();
-    lock.push(".lock");
-    let _ = std::fs::remove_file(lock);
+    assert_eq!(steps as usize, STEPS + 1, "every step of the script ran");
     let kept = std::mem::take(&mut *kept.lock().expect("the kept requests"));
     (starts, kept)
 }

@@ -14,17 +14,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use xcsh_machine::{FinishReason, Limits, Permissions, ProviderError, StreamEvent};
+use xcsh_machine::{FinishReason, ProviderError, StreamEvent};
 use xcsh_providers::faux::{FauxProvider, ScriptCall, ScriptStep};
 use xcsh_providers::http::HttpConfig;
 use xcsh_providers::openai::OpenAiProvider;
 use xcsh_providers::{BoxFuture, Provider, StreamCall};
-use xcsh_runtime::{RunOptions, SessionTarget, Task, run_agent};
-use xcsh_tools::testing::TestTools;
 
 #[allow(dead_code)]
 #[path = "../../tests/support/sse.rs"]
 mod sse;
+mod support;
 
 /// A provider that sends `n` text deltas at once, without yielding between them.
 struct Burst(usize);
@@ -156,38 +155,7 @@ fn session_path() -> PathBuf {
 
 /// One whole run; returns its steps.
 fn run(rt: &tokio::runtime::Runtime, provider: Arc<dyn Provider>) -> u32 {
-    let path = session_path();
-    let steps = rt.block_on(async {
-        let mut handle = run_agent(RunOptions {
-            session: SessionTarget::New {
-                path: path.clone(),
-                session_id: "bench".into(),
-                cwd: "/bench".into(),
-            },
-            task: Task::Prompt("go".into()),
-            limits: Limits {
-                max_steps: 10_000,
-                max_tokens: 0,
-                ..Limits::default()
-            },
-            system_prompt: String::new(),
-            provider,
-            tools: Arc::new(TestTools),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
-            memory: None,
-        })
-        .expect("the run starts");
-        while handle.events.recv().await.is_some() {}
-        handle.result().await.expect("the run ends").steps
-    });
-    let _ = std::fs::remove_file(&path);
-    let mut lock = path.into_os_string();
-    lock.push(".lock");
-    let _ = std::fs::remove_file(lock);
-    steps
+    support::run(rt, &session_path(), provider, |_| {})
 }
 
 fn tool_step() -> ScriptStep {
