@@ -219,6 +219,10 @@ impl HttpClient {
     }
 }
 
+/// rmcp's transport calls `post_message_with_response_limits` and
+/// `get_stream_with_max_sse_event_size`; `post_message` and `get_stream` are the
+/// trait's required methods and apply the default limits. (The trait's default
+/// `post_message_with_max_sse_event_size` goes to `post_message`; rmcp does not call it.)
 impl StreamableHttpClient for HttpClient {
     type Error = HttpError;
 
@@ -231,21 +235,6 @@ impl StreamableHttpClient for HttpClient {
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, Error> {
         let limits = StreamableHttpResponseLimits::default();
-        self.post(uri, message, session_id, auth, headers, limits)
-            .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, Error> {
-        let mut limits = StreamableHttpResponseLimits::default();
-        limits.max_sse_event_size = max_sse_event_size;
         self.post(uri, message, session_id, auth, headers, limits)
             .await
     }
