@@ -331,6 +331,7 @@ fn track(entry: &Entry) -> Track<String> {
             Record::Label { .. }
             | Record::Undo { .. }
             | Record::Workspace { .. }
+            | Record::Foreign(_)
             | memory_record!()
             | Record::Steer { .. }
             | Record::FollowUp { .. }
@@ -379,6 +380,7 @@ fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
         Kind::Label
         | Kind::Undo
         | Kind::Workspace
+        | Kind::Foreign
         | Kind::MemoryIndex
         | Kind::MemoryExtraction
         | Kind::MemorySnapshot
