@@ -349,3 +349,85 @@ fn tree_of_an_imported_pi_session_keeps_its_branch() {
         #46..49 user "What did we change, in one line?" · 1 step · 0 tool calls · 2104 tok · completed ◀ leaf
     "##]].assert_eq(&tree_of("pi/branch.jsonl"));
 }
+
+#[test]
+fn claude_session_with_a_branch_imports_clean_with_its_counts() {
+    imports_clean_with_the_source_counts("claude/branch.jsonl", 0);
+}
+
+#[test]
+fn claude_forked_session_imports_clean_with_its_counts() {
+    imports_clean_with_the_source_counts("claude/fork.jsonl", 0);
+}
+
+#[test]
+fn claude_session_with_a_sub_agent_and_a_compaction_imports_clean_with_its_counts() {
+    imports_clean_with_the_source_counts("claude/subagent.jsonl", 0);
+}
+
+/// The sub-agent's task prompt is its user message in xcsh (as in xcsh's own
+/// delegation); counts.json leaves it out, as not typed by the user.
+#[test]
+fn claude_sub_agent_file_imports_on_its_own_with_its_counts() {
+    imports_clean_with_the_source_counts(
+        "claude/subagent/subagents/agent-ad4ec5c8f36844ccc.jsonl",
+        1,
+    );
+}
+
+#[test]
+fn claude_unknown_record_is_kept_as_foreign_and_reported() {
+    keeps_the_invented_record_as_foreign(
+        "claude/branch-unknown-record.jsonl",
+        "claude/branch.jsonl",
+    );
+}
+
+#[test]
+fn claude_parallel_calls_answered_off_two_records_stay_on_one_branch() {
+    let (_dir, out, o) = import("claude/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = xcsh_log::read_session(&out).unwrap();
+    // The two reads of one response: dispatched, then both results, in a line.
+    let order: Vec<String> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Decision(Decision::ToolDispatched { call, .. })
+                if call.id.0.starts_with("toolu_mock_2_") =>
+            {
+                Some(format!("{} dispatched {}", e.id, call.id.0))
+            }
+            Body::Record(Record::ToolResult(t)) if t.call_id.0.starts_with("toolu_mock_2_") => {
+                Some(format!(
+                    "{} result {} under {}",
+                    e.id,
+                    t.call_id.0,
+                    e.parent.unwrap()
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    expect_test::expect![[r#"
+        [
+            "30 dispatched toolu_mock_2_0",
+            "31 dispatched toolu_mock_2_1",
+            "32 result toolu_mock_2_0 under 31",
+            "33 result toolu_mock_2_1 under 32",
+        ]
+    "#]]
+    .assert_debug_eq(&order);
+}
+
+#[test]
+fn tree_of_an_imported_claude_session_keeps_its_branch() {
+    expect_test::expect![[r##"
+        #0..2 session 01a2357e-0000-7000-8000-00000000c1a0 /tmp/xcsh-import-sample/work
+        #3..50 user "Read notes.txt and fix what it says in hello.py." · 5 steps · 5 tool calls · 62739 tok · completed ┬ 2 branches at #50
+        ├─ #51..54 entries foreign claude record "last-prompt" (line 45), kept verbatim
+        │  #55..64 user "Run it to check." · 2 steps · 1 tool call · 25726 tok · completed
+        #65..70 ↳ new branch (the leaf was #64)
+        #71..82 user "Instead of running it, add a comment at the top o…" · 2 steps · 1 tool call · 25839 tok · completed ◀ leaf
+    "##]].assert_eq(&tree_of("claude/branch.jsonl"));
+}

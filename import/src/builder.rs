@@ -132,6 +132,11 @@ impl Builder {
         EntryId(0)
     }
 
+    /// The last entry written.
+    pub fn last(&self) -> EntryId {
+        self.writer.last_id()
+    }
+
     /// `ts`, or the last entry's time for a record without one (never earlier).
     pub fn time(&mut self, ts: Option<DateTime<Utc>>) -> DateTime<Utc> {
         if let Some(t) = ts {
