@@ -431,3 +431,75 @@ fn tree_of_an_imported_claude_session_keeps_its_branch() {
         #71..82 user "Instead of running it, add a comment at the top o…" · 2 steps · 1 tool call · 25839 tok · completed ◀ leaf
     "##]].assert_eq(&tree_of("claude/branch.jsonl"));
 }
+
+#[test]
+fn replay_on_an_imported_session_says_what_it_checks_and_passes() {
+    let (dir, out, o) = import("pi/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = xcsh(dir.path(), &["replay", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r));
+    let said = String::from_utf8_lossy(&r.stdout)
+        .replace(out.to_str().unwrap(), "OUT")
+        .replace(samples().to_str().unwrap(), "SAMPLES");
+    expect_test::expect![[r#"
+        OUT: imported from pi (SAMPLES/pi/branch.jsonl); xcsh did not make its decisions, so replay cannot re-make them.
+        checked: the hash chain of 50 entries
+        checked: the request context of each of 10 step(s) rebuilds from the entries before it (all as recorded)
+        checked: the model context rebuilds at each of 2 leaf entries
+        not checked: the other agent's decisions (its steps, tool calls, compactions)
+    "#]].assert_eq(&said);
+}
+
+/// The files under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for f in std::fs::read_dir(&d).unwrap() {
+            let p = f.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn import_all_imports_every_session_file_of_a_directory_sub_agents_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let source = samples().join("claude");
+    let o = xcsh(
+        dir.path(),
+        &[
+            "import",
+            "--all",
+            source.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "imported 5 of 5 file(s) under {}",
+            source.display()
+        )),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        files_under(&out),
+        vec![
+            "branch-unknown-record.xcsh.jsonl",
+            "branch.xcsh.jsonl",
+            "fork.xcsh.jsonl",
+            "subagent.xcsh.jsonl",
+            "subagent/subagents/agent-ad4ec5c8f36844ccc.xcsh.jsonl",
+        ]
+    );
+}
