@@ -31,6 +31,7 @@ struct Sample {
     #[serde(flatten)]
     counts: Counts,
     unknown_records: u64,
+    records: u64,
 }
 
 fn expected(name: &str) -> Sample {
@@ -113,9 +114,21 @@ fn imports_clean_with_the_source_counts(name: &str, extra_users: u64) {
     assert!(o.status.success(), "{}", text(&o));
     let check = xcsh(dir.path(), &["check", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}", text(&check));
-    let mut want = expected(name).counts;
+    let sample = expected(name);
+    let mut want = sample.counts;
     want.user_messages += extra_users;
     assert_eq!(counted(&out), want);
+    // Every source record is mapped or kept: the summary's totals add up to them.
+    let said = text(&o);
+    let total: u64 = said
+        .lines()
+        .find(|l| l.starts_with("total "))
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(|n| n.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, sample.records, "{said}");
 }
 
 #[test]
@@ -502,4 +515,18 @@ fn import_all_imports_every_session_file_of_a_directory_sub_agents_included() {
             "subagent/subagents/agent-ad4ec5c8f36844ccc.xcsh.jsonl",
         ]
     );
+}
+
+#[test]
+fn from_names_the_format_and_a_wrong_one_is_a_clear_error() {
+    let (_dir, _out, o) = import("codex/fork.jsonl", &["--from", "pi"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("holds no pi session header"),
+        "{}",
+        text(&o)
+    );
+    let (_dir, out, o) = import("codex/fork.jsonl", &["--from", "codex"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.exists());
 }
