@@ -530,3 +530,16 @@ fn from_names_the_format_and_a_wrong_one_is_a_clear_error() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(out.exists());
 }
+
+#[test]
+fn without_o_the_log_goes_beside_the_source_as_name_xcsh_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("rollout.jsonl");
+    std::fs::copy(samples().join("codex/fork.jsonl"), &source).unwrap();
+    let o = xcsh(dir.path(), &["import", source.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        files_under(dir.path()),
+        vec!["rollout.jsonl", "rollout.xcsh.jsonl"]
+    );
+}

@@ -238,3 +238,48 @@ pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     out.sort();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_format_is_told_by_its_first_records() {
+        let codex = r#"{"timestamp":"2026-12-02T07:05:39.939Z","type":"session_meta","payload":{"id":"x","cwd":"/w"}}"#;
+        let pi = r#"{"type":"session","version":3,"id":"x","timestamp":"2026-12-02T07:05:04.098Z","cwd":"/w"}"#;
+        let claude_queue = r#"{"type":"queue-operation","operation":"enqueue","timestamp":"2026-12-02T07:05:04.098Z"}"#;
+        let claude = r#"{"parentUuid":null,"type":"user","uuid":"u","sessionId":"s","cwd":"/w"}"#;
+        let found: Vec<Option<SourceFormat>> = vec![
+            detect([codex]),
+            detect([pi]),
+            detect([claude_queue, claude]),
+            detect(["not json", "{}"]),
+        ];
+        assert_eq!(
+            found,
+            vec![
+                Some(SourceFormat::Codex),
+                Some(SourceFormat::Pi),
+                Some(SourceFormat::Claude),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn the_default_output_is_beside_the_source() {
+        let outs: Vec<PathBuf> = ["/s/rollout-1.jsonl", "/s/notes", "a.jsonl"]
+            .iter()
+            .map(|p| default_output(Path::new(p)))
+            .collect();
+        assert_eq!(
+            outs,
+            vec![
+                PathBuf::from("/s/rollout-1.xcsh.jsonl"),
+                PathBuf::from("/s/notes.xcsh.jsonl"),
+                PathBuf::from("a.xcsh.jsonl"),
+            ]
+        );
+        assert!(is_import_output(Path::new("/s/rollout-1.xcsh.jsonl")));
+    }
+}
