@@ -543,3 +543,29 @@ fn without_o_the_log_goes_beside_the_source_as_name_xcsh_jsonl() {
         vec!["rollout.jsonl", "rollout.xcsh.jsonl"]
     );
 }
+
+#[test]
+fn replay_of_a_directory_checks_imported_logs_without_rerunning_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let source = samples().join("pi");
+    let o = xcsh(
+        dir.path(),
+        &[
+            "import",
+            "--all",
+            source.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let r = xcsh(dir.path(), &["replay", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r));
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(said.matches(" imported ").count(), 5, "{said}");
+    assert!(
+        said.contains("5 session(s): 5 ok, 0 diverged, 0 failed"),
+        "{said}"
+    );
+}
