@@ -327,11 +327,12 @@ fn track(entry: &Entry) -> Track<String> {
         Body::Record(r) => match r {
             Record::Session(_) => Track::Session,
             Record::Branch { .. } => Track::Branch,
+            // Another agent's record (an import), like an unknown one: no lane of its own.
+            Record::Foreign(_) => Track::Machine,
             Record::UserMessage { .. } | Record::Compact { .. } => Track::Run,
             Record::Label { .. }
             | Record::Undo { .. }
             | Record::Workspace { .. }
-            | Record::Foreign(_)
             | memory_record!()
             | Record::Steer { .. }
             | Record::FollowUp { .. }
@@ -380,7 +381,6 @@ fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
         Kind::Label
         | Kind::Undo
         | Kind::Workspace
-        | Kind::Foreign
         | Kind::MemoryIndex
         | Kind::MemoryExtraction
         | Kind::MemorySnapshot
@@ -428,6 +428,7 @@ fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
         | Kind::CompactionStarted
         | Kind::Compacted
         | Kind::Ignored
+        | Kind::Foreign
         | Kind::Unknown => Track::Machine,
     }
 }
