@@ -569,3 +569,55 @@ fn replay_of_a_directory_checks_imported_logs_without_rerunning_them() {
         "{said}"
     );
 }
+
+#[test]
+fn claude_text_sent_with_tool_results_is_a_steer_delivered_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_of = std::fs::read_to_string(samples().join("claude/branch.jsonl")).unwrap();
+    let edited: Vec<String> = text_of
+        .lines()
+        .map(|l| {
+            if l.contains(r#""tool_use_id":"toolu_mock_1_0""#) {
+                l.replacen(
+                    r#""is_error":false}]"#,
+                    r#""is_error":false},{"type":"text","text":"Also look at notes.txt."}]"#,
+                    1,
+                )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let source = dir.path().join("steered.jsonl");
+    std::fs::write(&source, edited.join("\n") + "\n").unwrap();
+    let out = dir.path().join("out.jsonl");
+    let o = xcsh(
+        dir.path(),
+        &[
+            "import",
+            source.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let check = xcsh(dir.path(), &["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", text(&check));
+    let log = xcsh_log::read_session(&out).unwrap();
+    let steered: Vec<(&str, String)> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Record(Record::Steer { text }) => Some(("steer", text.clone())),
+            Body::Decision(Decision::Delivered { text, .. }) => Some(("delivered", text.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steered,
+        vec![
+            ("steer", "Also look at notes.txt.".to_string()),
+            ("delivered", "Also look at notes.txt.".to_string())
+        ]
+    );
+}

@@ -16,7 +16,7 @@ use xcsh_log::{
 use xcsh_machine::{
     Assembler, CallId, Context, ContextItem, Decision, EntryId, FinishReason, Limits, Message,
     Permissions, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
-    Usage,
+    Usage, UserOrigin,
 };
 
 use crate::ImportError;
@@ -288,6 +288,34 @@ impl Builder {
         }
         let config = self.config.clone();
         self.append(at, ts, Body::Record(Record::UserMessage { text, config }))
+    }
+
+    /// Text the user sent along with tool results, mid-run: a `steer` delivered at
+    /// once (the results have settled), as xcsh delivers a steer; a prompt when no
+    /// run is open.
+    pub fn steer(
+        &mut self,
+        parent: EntryId,
+        ts: DateTime<Utc>,
+        text: String,
+    ) -> Result<EntryId, ImportError> {
+        if !self.run(parent).open {
+            return self.user(parent, ts, text);
+        }
+        let queued = self.append(
+            parent,
+            ts,
+            Body::Record(Record::Steer { text: text.clone() }),
+        )?;
+        self.append(
+            queued,
+            ts,
+            Body::Decision(Decision::Delivered {
+                origin: UserOrigin::Steer,
+                queued,
+                text,
+            }),
+        )
     }
 
     fn finish_run(

@@ -390,6 +390,10 @@ fn user(
             at = b.result(at, ts, call, None, outcome)?;
         }
         b.summary.mapped("user (tool result)");
+        let said = texts(&blocks);
+        if !said.is_empty() {
+            at = b.steer(at, ts, said)?;
+        }
         return Ok(at);
     }
     let said = texts(&blocks);
