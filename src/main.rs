@@ -3,6 +3,7 @@
 mod config;
 mod debug_cmd;
 mod exit;
+mod import_cmd;
 mod inspect_cmd;
 mod interactive;
 mod mcp_cmd;
@@ -78,6 +79,8 @@ enum Command {
     Plan(inspect_cmd::PlanArgs),
     /// Send a session's spans (OpenTelemetry GenAI) to a collector over OTLP/HTTP.
     Otel(otel_cmd::OtelArgs),
+    /// Import a session of Codex, pi or Claude Code as an xcsh log (SPEC.md §33).
+    Import(import_cmd::ImportArgs),
     /// List the configured MCP servers, whether they start, and their tools (SPEC.md §32).
     Mcp(mcp_cmd::McpArgs),
     /// Developer tools: `gen-session` writes a synthetic session for benchmarks.
@@ -117,6 +120,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => inspect_cmd::plan_main(args),
         Command::Otel(args) => otel_cmd::main(args),
         Command::Mcp(args) => mcp_cmd::main(args),
+        Command::Import(args) => import_cmd::main(args),
         Command::Debug(args) => debug_cmd::main(args),
     };
     finish(outcome)

@@ -82,6 +82,9 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     }
     let path = sessions::resolve(&args.target)?;
     let session = path.display().to_string();
+    if xcsh_log::read_header(&path).is_ok_and(|h| h.imported.is_some()) {
+        return replay_imported(&path, &session, args.json);
+    }
     if args.deep {
         return replay_deep(&path, &overrides, args.json);
     }
@@ -266,4 +269,71 @@ fn minimize(
         print!("{}", xcsh_inspect::terminal::neutralize(&report));
     }
     Ok(Exit::Ok.into())
+}
+
+/// `xcsh replay` on an imported session (SPEC.md §33): what can be checked, and
+/// plainly what cannot. Exit 0 when the contexts rebuild as recorded.
+fn replay_imported(path: &Path, session: &str, json: bool) -> Result<ExitCode> {
+    let log = read_session(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let Some(c) = xcsh_replay::check_imported(&log)? else {
+        bail!("{session}: not an imported session");
+    };
+    let ok = c.mismatches.is_empty();
+    if json {
+        let mismatches: Vec<serde_json::Value> = c
+            .mismatches
+            .iter()
+            .map(|m| {
+                json!({
+                    "step_started": m.step_started,
+                    "recorded_messages": m.recorded_messages,
+                    "rebuilt_messages": m.rebuilt_messages,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "session": session,
+                "imported_from": c.imported.format.name(),
+                "source": c.imported.source,
+                "entries": c.entries,
+                "steps": c.steps,
+                "leaves": c.leaves,
+                "context_mismatches": mismatches,
+                "decisions_checked": false,
+            })
+        );
+    } else {
+        println!(
+            "{session}: imported from {} ({}); xcsh did not make its decisions, so replay cannot re-make them.",
+            c.imported.format, c.imported.source
+        );
+        println!("checked: the hash chain of {} entries", c.entries);
+        println!(
+            "checked: the request context of each of {} step(s) rebuilds from the entries before it ({})",
+            c.steps,
+            if ok {
+                "all as recorded".to_string()
+            } else {
+                format!("{} differ", c.mismatches.len())
+            }
+        );
+        println!(
+            "checked: the model context rebuilds at each of {} leaf entries",
+            c.leaves
+        );
+        println!("not checked: the other agent's decisions (its steps, tool calls, compactions)");
+        for m in &c.mismatches {
+            println!(
+                "  step_started {}: {} message(s) recorded, {} rebuilt",
+                m.step_started, m.recorded_messages, m.rebuilt_messages
+            );
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("xcsh-machine", 0),
     ("xcsh-log", 1),
     ("xcsh-ports", 2),
+    ("xcsh-import", 2),
     ("xcsh-journal", 3),
     ("xcsh-providers", 4),
     ("xcsh-tools", 4),

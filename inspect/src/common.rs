@@ -248,6 +248,14 @@ fn cache_text(read: u64, write: u64) -> String {
     }
 }
 
+/// A `foreign` entry in a few words: the source format, the record's type and line.
+pub fn foreign_text(f: &xcsh_log::foreign::ForeignRecord) -> String {
+    match &f.source_type {
+        Some(t) => format!("{} record {t:?} (line {}), kept verbatim", f.format, f.line),
+        None => format!("{} line {}, kept verbatim", f.format, f.line),
+    }
+}
+
 /// An entry in a few words (after its type): what the timeline, `tree --full` and
 /// the checker show of it.
 pub fn entry_text(entry: &Entry) -> String {
@@ -266,6 +274,7 @@ pub fn entry_text(entry: &Entry) -> String {
                 format!("undo of run {run}: {} file(s)", files.len())
             }
             Record::Workspace { from, to } => format!("moved from {from} to {to}"),
+            Record::Foreign(f) => foreign_text(f),
             Record::MemoryIndex(m) => m.summary(),
             Record::MemoryExtraction(m) => m.summary(),
             Record::MemorySnapshot(m) => m.summary(),

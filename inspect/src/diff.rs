@@ -117,6 +117,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 | Record::Label { .. }
                 | Record::Undo { .. }
                 | Record::Workspace { .. }
+                | Record::Foreign(_)
                 | memory_record!()
                 | Record::LateEvent { .. } => {}
                 Record::UserMessage { text, config } => {

@@ -327,6 +327,8 @@ fn track(entry: &Entry) -> Track<String> {
         Body::Record(r) => match r {
             Record::Session(_) => Track::Session,
             Record::Branch { .. } => Track::Branch,
+            // Another agent's record (an import), like an unknown one: no lane of its own.
+            Record::Foreign(_) => Track::Machine,
             Record::UserMessage { .. } | Record::Compact { .. } => Track::Run,
             Record::Label { .. }
             | Record::Undo { .. }
@@ -426,6 +428,7 @@ fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
         | Kind::CompactionStarted
         | Kind::Compacted
         | Kind::Ignored
+        | Kind::Foreign
         | Kind::Unknown => Track::Machine,
     }
 }

@@ -146,6 +146,11 @@ pub enum Item {
         entry_type: &'static str,
         text: String,
     },
+    /// A record of an imported session kept verbatim (SPEC.md §33).
+    Foreign {
+        entry: EntryId,
+        text: String,
+    },
     /// The session moved to another workspace (`--workspace DIR`).
     Workspace {
         entry: EntryId,
@@ -210,6 +215,10 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 from: from.clone(),
                 to: to.clone(),
+            },
+            Record::Foreign(_) => Item::Foreign {
+                entry: id,
+                text: crate::common::entry_text(entry),
             },
             Record::UserMessage { text, .. } => Item::User {
                 entry: id,
@@ -617,6 +626,9 @@ pub fn render(items: &[Item], style: Style) -> String {
             )),
             Item::Memory { entry, text, .. } => {
                 push(style.paint(Paint::Blue, &format!("\n◆ {text} #{entry}")))
+            }
+            Item::Foreign { entry, text } => {
+                push(style.paint(Paint::Dim, &format!("\n⇢ foreign #{entry}: {text}")))
             }
             Item::Workspace { entry, from, to } => push(style.paint(
                 Paint::Blue,

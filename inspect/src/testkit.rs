@@ -76,6 +76,7 @@ impl Kit {
             cwd: "/work".into(),
             forked_from: None,
             parent: None,
+            imported: None,
         };
         let writer = SessionWriter::create(&path, header, t0()).unwrap();
         let rec = Player::new(

@@ -192,6 +192,7 @@ impl<L: Append> Player<L> {
             | Record::Label { .. }
             | Record::Undo { .. }
             | Record::Workspace { .. }
+            | Record::Foreign(_)
             | Record::Recovered { .. }
             | Record::Step(_)
             | Record::ToolResult(_)) => self.on(Happening::Recorded(record)),

@@ -34,7 +34,8 @@ impl RecordedInput {
             | Record::Workspace { .. }
             | Record::MemoryExtraction(_)
             | Record::MemorySnapshot(_)
-            | Record::MemoryForget(_) => return None,
+            | Record::MemoryForget(_)
+            | Record::Foreign(_) => return None,
             Record::MemoryIndex(m) => Input::MemoryIndex { hash: m.hash },
             Record::Step(step) => {
                 return Some(RecordedInput::Step {

@@ -181,6 +181,9 @@ pub enum Record {
     MemorySnapshot(memory::SnapshotRecord),
     /// The user forgot (deleted) a memory note.
     MemoryForget(memory::ForgetRecord),
+    /// A record of an imported session that has no xcsh equivalent, kept verbatim
+    /// (`xcsh import`, SPEC.md §33). Feeds the machine nothing.
+    Foreign(foreign::ForeignRecord),
 }
 
 /// The pattern of the four memory records (SPEC.md §28), for the matches that treat
@@ -228,6 +231,7 @@ macro_rules! for_each_record {
                 MemoryExtraction "memory_extraction" structure,
                 MemorySnapshot "memory_snapshot" structure,
                 MemoryForget "memory_forget" structure,
+                Foreign "foreign" structure,
             ]
         }
     };
@@ -284,6 +288,9 @@ pub struct SessionHeader {
     /// `tool_dispatched` entry of the `task` call that started it. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<ParentLink>,
+    /// An imported session (SPEC.md §33): the agent and file it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<foreign::ImportedFrom>,
 }
 
 impl SessionHeader {
@@ -294,6 +301,7 @@ impl SessionHeader {
             cwd: cwd.into(),
             forked_from: None,
             parent: None,
+            imported: None,
         }
     }
 }
@@ -609,6 +617,7 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
 #[cfg(test)]
 mod derived;
 mod fast;
+pub mod foreign;
 pub mod memory;
 mod wire;
 
@@ -689,6 +698,12 @@ mod tests {
             Body::Decision(Decision::Ignored {
                 reason: xcsh_machine::IgnoreReason::NoRunInProgress,
             }),
+            Body::Record(Record::Foreign(foreign::ForeignRecord {
+                format: foreign::SourceFormat::Pi,
+                line: 7,
+                source_type: Some("custom".into()),
+                raw: foreign::RawJson::parse(r#"{"type":"custom","x":[1, 2]}"#).unwrap(),
+            })),
         ]);
         let mut seen = std::collections::BTreeSet::new();
         for body in bodies {

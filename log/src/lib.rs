@@ -26,7 +26,7 @@ pub use entry::*;
 pub use error::LogError;
 pub use naming::{file_session_id, is_child_session, new_session_name, read_header, session_id};
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
-pub use rebuild::rebuild_context;
+pub use rebuild::{contribution, rebuild_context};
 pub use verify::Chain;
 pub use workspace::{recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

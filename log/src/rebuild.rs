@@ -88,8 +88,9 @@ fn path_entries(log: &SessionLog, leaf: EntryId) -> Result<Vec<&Entry>, LogError
     })
 }
 
-/// What one entry adds to the context (see [`rebuild_context`]).
-fn contribution(entry: &Entry) -> Option<ContextItem> {
+/// What one entry adds to the context (see [`rebuild_context`]); public for the
+/// writers that keep a context as they write (`xcsh import`).
+pub fn contribution(entry: &Entry) -> Option<ContextItem> {
     let user = |origin, text: &String| ContextItem {
         source: None,
         message: Message::User {

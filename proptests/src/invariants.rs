@@ -229,6 +229,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
         | Record::Label { .. }
         | Record::Undo { note: None, .. }
         | Record::Workspace { .. }
+        | Record::Foreign(_)
         | memory_record!()
         | Record::Interrupt {}
         | Record::CompactionSummary { .. }

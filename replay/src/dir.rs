@@ -36,6 +36,13 @@ pub enum SessionResult {
         replayed: ReplayReport,
         divergence: Box<Divergence>,
     },
+    /// An imported session (SPEC.md §33.4): not re-run; its chain and its steps'
+    /// contexts checked, and they hold.
+    Imported {
+        format: String,
+        steps: usize,
+        leaves: usize,
+    },
     /// The file could not be read or replayed.
     Failed {
         error: String,
@@ -44,7 +51,10 @@ pub enum SessionResult {
 
 impl SessionRun {
     pub fn is_ok(&self) -> bool {
-        matches!(self.result, SessionResult::Ok { .. })
+        matches!(
+            self.result,
+            SessionResult::Ok { .. } | SessionResult::Imported { .. }
+        )
     }
 }
 
@@ -141,6 +151,28 @@ pub(crate) fn replay_result(
     options: &ReplayOptions,
     failed: &dyn Fn(&dyn std::fmt::Display) -> SessionResult,
 ) -> SessionResult {
+    match crate::check_imported(log) {
+        Err(e) => return failed(&e),
+        Ok(Some(c)) if c.mismatches.is_empty() => {
+            return SessionResult::Imported {
+                format: c.imported.format.name().to_string(),
+                steps: c.steps,
+                leaves: c.leaves,
+            };
+        }
+        Ok(Some(c)) => {
+            let steps: Vec<String> = c
+                .mismatches
+                .iter()
+                .map(|m| m.step_started.to_string())
+                .collect();
+            return failed(&format!(
+                "imported: the context of step_started {} does not rebuild as recorded",
+                steps.join(", ")
+            ));
+        }
+        Ok(None) => {}
+    }
     match replay(log, log.leaf(), options) {
         Err(e) => failed(&e),
         Ok(r) => match r.outcome {

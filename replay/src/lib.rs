@@ -8,6 +8,7 @@
 mod dir;
 mod family;
 mod fields;
+mod imported;
 mod minimize;
 mod overrides;
 pub mod render;
@@ -28,6 +29,7 @@ use runner::{Fed, Runner};
 pub use dir::{SessionResult, SessionRun, find_sessions, replay_all};
 pub use family::replay_family;
 pub use fields::changed_fields;
+pub use imported::{ContextMismatch, ImportedCheck, check_imported};
 pub use minimize::{Minimized, Signature, Size, minimize};
 pub use overrides::{KEYS as SET_KEYS, Overrides};
 pub use state::{ContextSnapshot, LAST_MESSAGES, MessageRef, Replayed, RunSnapshot};

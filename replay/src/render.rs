@@ -255,6 +255,15 @@ pub fn table(runs: &[SessionRun]) -> String {
                 diverged += 1;
                 ("DIVERGED", first_divergence(divergence))
             }
+            SessionResult::Imported { format, steps, .. } => {
+                ok += 1;
+                (
+                    "imported",
+                    format!(
+                        "from {format}: chain and {steps} step context(s) checked, its decisions not"
+                    ),
+                )
+            }
             SessionResult::Failed { error } => {
                 failed += 1;
                 ("FAILED", error.clone())

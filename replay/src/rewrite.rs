@@ -50,6 +50,7 @@ impl IdMap {
             Record::Undo { run, .. } => self.map(run),
             Record::Session(_)
             | Record::Workspace { .. }
+            | Record::Foreign(_)
             | memory_record!()
             | Record::UserMessage { .. }
             | Record::Steer { .. }

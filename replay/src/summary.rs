@@ -177,6 +177,13 @@ fn record_summary(record: &Record) -> String {
         Record::Workspace { from, to } => {
             format!("the session moved from the workspace {from} to {to}")
         }
+        Record::Foreign(f) => match &f.source_type {
+            Some(t) => format!(
+                "a {} record {t:?} (line {}) kept verbatim",
+                f.format, f.line
+            ),
+            None => format!("{} line {} kept verbatim", f.format, f.line),
+        },
         Record::MemoryIndex(m) => m.summary(),
         Record::MemoryExtraction(m) => m.summary(),
         Record::MemorySnapshot(m) => m.summary(),

@@ -29,6 +29,7 @@ fn recorder(dir: &tempfile::TempDir, name: &str) -> Player {
         cwd: "/w".into(),
         forked_from: None,
         parent: None,
+        imported: None,
     };
     let writer = SessionWriter::create(&dir.path().join(name), header, t0()).unwrap();
     Player::new(

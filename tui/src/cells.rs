@@ -443,7 +443,7 @@ fn on_record<'e>(
         Record::Workspace { to, .. } => notice(Level::Info, format!("the workspace is now {to}")),
         Record::MemorySnapshot(m) => notice(Level::Info, m.summary()),
         Record::MemoryForget(m) => notice(Level::Info, m.summary()),
-        Record::MemoryIndex(_) | Record::MemoryExtraction(_) => {}
+        Record::MemoryIndex(_) | Record::MemoryExtraction(_) | Record::Foreign(_) => {}
         Record::CompactionSummary { error: None, .. }
         | Record::Session(_)
         | Record::Label { .. }

@@ -314,6 +314,7 @@ impl Branch {
                                 | Record::Branch { .. }
                                 | Record::Undo { .. }
                                 | Record::Workspace { .. }
+                                | Record::Foreign(_)
                                 | memory_record!()
                         )
                 );
@@ -386,6 +387,8 @@ impl Branch {
                     Record::Undo { .. } => {}
                     // Moving the session changes no conversation either.
                     Record::Workspace { .. } => {}
+                    // A record of another agent kept verbatim changes nothing here.
+                    Record::Foreign(_) => {}
                     // Memory is around the turn, not in it (SPEC.md §28).
                     memory_record!() => {}
                     Record::Step(s) => {

@@ -103,6 +103,7 @@ impl Member {
             cwd: "/workspace".into(),
             forked_from: None,
             parent,
+            imported: None,
         };
         let writer = SessionWriter::create(&dir.join(file_of(id)), header, start)?;
         Ok(Member(Player::new(

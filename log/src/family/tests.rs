@@ -30,6 +30,7 @@ fn write(
         cwd: "/w".into(),
         forked_from: None,
         parent,
+        imported: None,
     };
     let mut w = SessionWriter::create(&dir.join(file), header, ts()).unwrap();
     let mut leaf = EntryId(0);

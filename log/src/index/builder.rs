@@ -227,7 +227,8 @@ impl IndexBuilder {
                 | Record::Workspace { .. }
                 | Record::MemoryIndex(_)
                 | Record::MemorySnapshot(_)
-                | Record::MemoryForget(_) => u32::MAX,
+                | Record::MemoryForget(_)
+                | Record::Foreign(_) => u32::MAX,
             },
             Body::Decision(d) => match d {
                 Decision::Delivered { origin, .. } => match origin {

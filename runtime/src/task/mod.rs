@@ -119,6 +119,7 @@ impl Delegation {
                 entry: dispatch.entry,
                 call_id: call.id.clone(),
             }),
+            imported: None,
         };
         drop(SessionWriter::create(&path, header, Utc::now()).map_err(|e| cannot(&e))?);
         let child = ChildRun {
