@@ -9,6 +9,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use serde_json::json;
+
 use support::assert_contains;
 use support::env::{Env, lines, session_of, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
@@ -102,58 +104,103 @@ fn outcomes(session: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The tools of the session's first run, as recorded.
-fn recorded_tools(session: &Path) -> Vec<String> {
+/// A list of the session's first run configuration (`tools`, `mutating`), as recorded.
+fn recorded(session: &Path, list: &str) -> Vec<String> {
     let started = lines(session)
         .into_iter()
         .find(|v| v["type"] == "user_message")
         .unwrap();
-    serde_json::from_value(started["data"]["config"]["tools"].clone()).unwrap()
+    serde_json::from_value(started["data"]["config"][list].clone()).unwrap()
+}
+
+/// When python3 is here: `env`, its config made by `config` from the probe servers'
+/// markers directory (`markers`, below the home), and that directory.
+fn with_probe(
+    env: Env,
+    markers: &str,
+    config: impl FnOnce(&Path) -> String,
+) -> Option<(Env, PathBuf)> {
+    if !python() {
+        return None;
+    }
+    let markers = env.subdir(markers);
+    env.config(&config(&markers));
+    Some((env, markers))
+}
+
+/// [`with_probe`] with the one server `probe`, `extra` lines in its table.
+fn probe_only(extra: &str) -> Option<(Env, PathBuf)> {
+    with_probe(Env::new(), "markers", |m| probe_table("probe", m, extra))
+}
+
+/// When python3 is here: a run with the one server `probe` (`extra` lines in its
+/// table) that calls its tools `calls` in turn, then answers `answer`; the run must
+/// succeed.
+fn probe_run(
+    extra: &str,
+    calls: &[(&str, serde_json::Value)],
+    answer: &str,
+    args: &[&str],
+) -> Option<(Env, std::process::Output)> {
+    let (env, _) = probe_only(extra)?;
+    let mut steps: Vec<String> = calls
+        .iter()
+        .map(|(tool, arguments)| call(&format!("mcp__probe__{tool}"), arguments.clone()))
+        .collect();
+    steps.push(text(answer));
+    let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+    let out = run_ok(&env, &steps, args);
+    Some((env, out))
+}
+
+/// When server-everything is here: a run that calls its tool `tool` with `arguments`
+/// (prompted `prompt`), then answers "done"; the run must succeed.
+fn everything_run(
+    tool: &str,
+    arguments: serde_json::Value,
+    prompt: &str,
+) -> Option<(Env, std::process::Output)> {
+    let entry = everything()?;
+    let env = Env::new();
+    env.config(&everything_table(&entry));
+    let steps = [
+        call(&format!("mcp__everything__{tool}"), arguments),
+        text("done"),
+    ];
+    let out = run_ok(&env, &[&steps[0], &steps[1]], &["-p", prompt]);
+    Some((env, out))
+}
+
+/// Runs the faux script of `steps` with `args`; the run must succeed.
+fn run_ok(env: &Env, steps: &[&str], args: &[&str]) -> std::process::Output {
+    let script = env.script("s.jsonl", steps);
+    let out = env.run_script(&script, args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
 }
 
 #[test]
 fn a_scripted_run_calls_an_mcp_tool_and_the_log_holds_its_result_and_replays_clean() {
-    let Some(entry) = everything() else { return };
-    let env = Env::new();
-    env.config(&everything_table(&entry));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call(
-                "mcp__everything__echo",
-                serde_json::json!({"message": "hi"}),
-            ),
-            &text("done"),
-        ],
-    );
-    let out = env.run_script(&script, &["-p", "echo hi"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let Some((env, out)) = everything_run("echo", serde_json::json!({"message": "hi"}), "echo hi")
+    else {
+        return;
+    };
     let session = session_of(&out);
     assert_eq!(
         outcomes(&session),
         [serde_json::json!({"status": "ok", "content": "Echo: hi"})]
     );
-    assert!(recorded_tools(&session).contains(&"mcp__everything__echo".to_owned()));
+    assert!(recorded(&session, "tools").contains(&"mcp__everything__echo".to_owned()));
     env.assert_clean(&session);
 }
 
 #[test]
 fn arguments_against_the_servers_schema_are_refused_before_the_call() {
-    let Some(entry) = everything() else { return };
-    let env = Env::new();
-    env.config(&everything_table(&entry));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call(
-                "mcp__everything__get-sum",
-                serde_json::json!({"a": "one", "b": 2}),
-            ),
-            &text("done"),
-        ],
-    );
-    let out = env.run_script(&script, &["-p", "add"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let Some((_env, out)) =
+        everything_run("get-sum", serde_json::json!({"a": "one", "b": 2}), "add")
+    else {
+        return;
+    };
     let outcome = &outcomes(&session_of(&out))[0];
     assert_eq!(outcome["status"], "error");
     let content = outcome["content"].as_str().unwrap();
@@ -165,24 +212,21 @@ fn arguments_against_the_servers_schema_are_refused_before_the_call() {
 
 #[test]
 fn a_server_that_fails_to_start_is_a_notice_and_the_run_goes_on_without_its_tools() {
-    if !python() {
+    let Some((env, _)) = with_probe(Env::new(), "markers", |markers| {
+        format!(
+            "[mcp_servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n\n{}\n{}",
+            probe_with(
+                "slow",
+                markers,
+                &["--hang-on-start"],
+                "startup_timeout_sec = 0.5"
+            ),
+            probe_table("probe", markers, "")
+        )
+    }) else {
         return;
-    }
-    let env = Env::new();
-    let markers = env.subdir("markers");
-    env.config(&format!(
-        "[mcp_servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n\n{}\n{}",
-        probe_with(
-            "slow",
-            &markers,
-            &["--hang-on-start"],
-            "startup_timeout_sec = 0.5"
-        ),
-        probe_table("probe", &markers, "")
-    ));
-    let script = env.script("s.jsonl", &[&text("no tools needed")]);
-    let out = env.run_script(&script, &["-p", "hello"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let out = run_ok(&env, &[&text("no tools needed")], &["-p", "hello"]);
     let err = stderr(&out);
     assert_contains(
         &err,
@@ -192,7 +236,7 @@ fn a_server_that_fails_to_start_is_a_notice_and_the_run_goes_on_without_its_tool
         &err,
         "xcsh: MCP server slow failed to start: it did not start within 0.5 s (startup_timeout_sec); its tools are unavailable\n",
     );
-    let tools = recorded_tools(&session_of(&out));
+    let tools = recorded(&session_of(&out), "tools");
     assert!(tools.contains(&"mcp__probe__ok".to_owned()), "{tools:?}");
     assert!(
         !tools
@@ -204,22 +248,10 @@ fn a_server_that_fails_to_start_is_a_notice_and_the_run_goes_on_without_its_tool
 
 #[test]
 fn a_server_that_crashes_mid_call_gives_an_error_result_and_its_later_calls_too() {
-    if !python() {
+    let calls = [("crash", json!({})), ("ok", json!({"path": "a"}))];
+    let Some((env, out)) = probe_run("", &calls, "finished anyway", &["-p", "crash it"]) else {
         return;
-    }
-    let env = Env::new();
-    let markers = env.subdir("markers");
-    env.config(&probe_table("probe", &markers, ""));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call("mcp__probe__crash", serde_json::json!({})),
-            &call("mcp__probe__ok", serde_json::json!({"path": "a"})),
-            &text("finished anyway"),
-        ],
-    );
-    let out = env.run_script(&script, &["-p", "crash it"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    };
     assert_eq!(stdout(&out), "finished anyway\n");
     let session = session_of(&out);
     let gone = "MCP server probe exited: the connection closed during the call (its stderr ends: probe: crashing on purpose); its tools are unavailable for the rest of the session";
@@ -235,22 +267,11 @@ fn a_server_that_crashes_mid_call_gives_an_error_result_and_its_later_calls_too(
 
 #[test]
 fn a_hanging_call_times_out_after_tool_timeout_sec_and_the_run_goes_on() {
-    if !python() {
+    let calls = [("hang", json!({})), ("ok", json!({"path": "still here"}))];
+    let Some((_env, out)) = probe_run("tool_timeout_sec = 0.5", &calls, "done", &["-p", "hang"])
+    else {
         return;
-    }
-    let env = Env::new();
-    let markers = env.subdir("markers");
-    env.config(&probe_table("probe", &markers, "tool_timeout_sec = 0.5"));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call("mcp__probe__hang", serde_json::json!({})),
-            &call("mcp__probe__ok", serde_json::json!({"path": "still here"})),
-            &text("done"),
-        ],
-    );
-    let out = env.run_script(&script, &["-p", "hang"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    };
     assert_eq!(
         outcomes(&session_of(&out)),
         [
@@ -262,12 +283,9 @@ fn a_hanging_call_times_out_after_tool_timeout_sec_and_the_run_goes_on() {
 
 #[test]
 fn an_interrupt_cancels_a_running_mcp_call() {
-    if !python() {
+    let Some((env, _)) = probe_only("") else {
         return;
-    }
-    let env = Env::new();
-    let markers = env.subdir("markers");
-    env.config(&probe_table("probe", &markers, ""));
+    };
     let script = env.script(
         "s.jsonl",
         &[
@@ -291,16 +309,15 @@ fn an_interrupt_cancels_a_running_mcp_call() {
 
 #[test]
 fn xcsh_mcp_lists_each_server_with_its_state_and_tools() {
-    if !python() {
-        return;
-    }
-    let env = Env::new();
     // Inside the workspace: `xcsh mcp` starts the servers under the sandbox.
-    let markers = env.subdir("work/markers");
-    env.config(&format!(
-        "{}\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n\n[mcp_servers.later]\ncommand = \"python3\"\nenabled = false\n",
-        probe_table("probe", &markers, "tool_timeout_sec = 30")
-    ));
+    let Some((env, markers)) = with_probe(Env::new(), "work/markers", |markers| {
+        format!(
+            "{}\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n\n[mcp_servers.later]\ncommand = \"python3\"\nenabled = false\n",
+            probe_table("probe", markers, "tool_timeout_sec = 30")
+        )
+    }) else {
+        return;
+    };
     let out = env
         .ok(&["mcp"])
         .replace(&probe_script(), "PROBE")
@@ -344,12 +361,11 @@ fn tool_step_calling(name: &str) -> Vec<String> {
 
 #[test]
 fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
-    if !python() {
+    let Some((env, markers)) =
+        with_probe(Env::for_wires(), "markers", |m| probe_table("probe", m, ""))
+    else {
         return;
-    }
-    let env = Env::for_wires();
-    let markers = env.subdir("markers");
-    env.config(&probe_table("probe", &markers, ""));
+    };
     let server = MockServer::start(vec![
         Reply::sse(tool_step_calling("mcp__probe__ok")),
         Reply::sse(Wire::OpenAi.text_step("the probe said ok")),
@@ -391,12 +407,13 @@ fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
 
 #[test]
 fn the_server_runs_under_the_sandbox_of_the_runs_tools() {
-    if !python() || !xcsh_tools::testing::sandbox_supported() {
+    let Some((env, _)) = with_probe(Env::new(), "work/markers", |m| probe_table("probe", m, ""))
+    else {
+        return;
+    };
+    if !xcsh_tools::testing::sandbox_supported() {
         return;
     }
-    let env = Env::new();
-    let markers = env.subdir("work/markers");
-    env.config(&probe_table("probe", &markers, ""));
     let inside = env.workspace().join("inside.txt").display().to_string();
     let outside = env.dir.path().join("outside.txt").display().to_string();
     let script = env.script(
@@ -421,29 +438,16 @@ fn the_server_runs_under_the_sandbox_of_the_runs_tools() {
 
 #[test]
 fn tools_marked_read_only_run_under_readonly_and_the_others_are_denied() {
-    if !python() {
+    let calls = [
+        ("ok", json!({"path": "p"})),
+        ("touch", json!({"path": "t"})),
+    ];
+    let args = ["--permissions", "readonly", "-p", "both"];
+    let Some((env, out)) = probe_run("", &calls, "done", &args) else {
         return;
-    }
-    let env = Env::new();
-    let markers = env.subdir("markers");
-    env.config(&probe_table("probe", &markers, ""));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call("mcp__probe__ok", serde_json::json!({"path": "p"})),
-            &call("mcp__probe__touch", serde_json::json!({"path": "t"})),
-            &text("done"),
-        ],
-    );
-    let out = env.run_script(&script, &["--permissions", "readonly", "-p", "both"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    };
     let session = session_of(&out);
-    let started = lines(&session)
-        .into_iter()
-        .find(|v| v["type"] == "user_message")
-        .unwrap();
-    let mutating: Vec<String> =
-        serde_json::from_value(started["data"]["config"]["mutating"].clone()).unwrap();
+    let mutating = recorded(&session, "mutating");
     assert!(
         mutating.contains(&"mcp__probe__touch".to_owned()),
         "{mutating:?}"

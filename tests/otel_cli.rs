@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use support::assert_contains;
 use support::env::{Env, stderr};
+use support::{assert_contains, assert_lacks};
 
 const TOOL_STEP: &str = r#"{"text":"looking","tool_calls":[{"name":"echo","arguments":{"a":1}}]}"#;
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
@@ -156,11 +156,7 @@ fn a_run_with_otel_endpoint_posts_its_spans_as_protobuf_to_v1_traces() {
         !contains(&got.body, "all done"),
         "content without --otel-content"
     );
-    assert!(
-        !stderr(&out).contains("traces not sent"),
-        "{}",
-        stderr(&out)
-    );
+    assert_lacks(&stderr(&out), "traces not sent");
 }
 
 #[test]

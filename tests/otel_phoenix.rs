@@ -72,6 +72,19 @@ fn spans_of(base: &str, trace: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The spans of `trace` once Phoenix holds at least `n` of them: it writes what it
+/// receives in batches, so this polls its API for up to 30 s (`what` names the spans
+/// in the failure message).
+fn spans_arrived(base: &str, trace: &str, n: usize, what: &str) -> Vec<Value> {
+    support::poll(
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        || spans_of(base, trace),
+        |s| s.len() >= n,
+        |s| format!("Phoenix holds {} of {what} after 30 s", s.len()),
+    )
+}
+
 #[test]
 fn phoenix_receives_the_delegation_family_with_its_tree_names_and_token_counts() {
     let Some(base) = phoenix() else { return };
@@ -93,14 +106,7 @@ fn phoenix_receives_the_delegation_family_with_its_tree_names_and_token_counts()
     assert!(out.status.success(), "xcsh otel failed: {stderr}");
     assert!(stderr.contains("sent 11 span(s)"), "{stderr}");
 
-    // Phoenix writes what it receives in batches: poll its API until all arrived.
-    let spans = support::poll(
-        Duration::from_secs(30),
-        Duration::from_millis(100),
-        || spans_of(&base, &trace),
-        |s| s.len() >= 11,
-        |s| format!("Phoenix holds {} of the 11 spans after 30 s", s.len()),
-    );
+    let spans = spans_arrived(&base, &trace, 11, "the 11 spans");
 
     // span id -> (name, parent id, status, input tokens)
     let by_id: BTreeMap<String, &Value> = spans
@@ -171,16 +177,10 @@ fn a_run_with_otel_endpoint_streams_its_spans_to_phoenix_when_it_finishes() {
     let out = env.run_script(&script, &["-p", "do it", "--otel-endpoint", &base]);
     let err = support::env::stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(!err.contains("traces not sent"), "{err}");
+    support::assert_lacks(&err, "traces not sent");
     let session = xcsh_log::read_session(&env.session()).unwrap();
     let trace = xcsh_otel::trace_id(&session.header().session_id).to_string();
-    let spans = support::poll(
-        Duration::from_secs(30),
-        Duration::from_millis(100),
-        || spans_of(&base, &trace),
-        |s| s.len() >= 4,
-        |s| format!("Phoenix holds {} of the run's 4 spans after 30 s", s.len()),
-    );
+    let spans = spans_arrived(&base, &trace, 4, "the run's 4 spans");
     let mut names: Vec<String> = spans
         .iter()
         .map(|s| {

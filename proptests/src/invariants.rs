@@ -163,14 +163,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             }
         }
         Record::Step(s) => {
-            let settles = run.open_step == Some(s.step);
-            applied_iff(
-                settles,
+            if applied_iff(
+                run.open_step == Some(s.step),
                 ignored,
                 || format!("the end of streaming step {} was ignored", s.step),
                 || format!("step {} settled but it was not streaming", s.step),
-            )?;
-            if settles {
+            )? {
                 run.open_step = None;
                 let refused = matches!(&s.outcome, StepOutcome::Failed { error }
                     if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow);
@@ -192,14 +190,12 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             }
         }
         Record::ToolResult(r) => {
-            let pending = run.in_flight.contains(&r.call_id.0);
-            applied_iff(
-                pending,
+            if applied_iff(
+                run.in_flight.contains(&r.call_id.0),
                 ignored,
                 || format!("the result of in-flight call {} was ignored", r.call_id),
                 || format!("a result for {}, which is not in flight", r.call_id),
-            )?;
-            if pending {
+            )? {
                 run.in_flight.remove(&r.call_id.0);
                 *run.settled.entry(r.call_id.0.clone()).or_default() += 1;
             }
@@ -240,17 +236,17 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
 }
 
 /// An input that should apply exactly when `applies` was `ignored`, or not: the error
-/// says which way it went wrong.
+/// says which way it went wrong; otherwise `applies`, for the caller to fold it in.
 fn applied_iff(
     applies: bool,
     ignored: bool,
     wrongly_ignored: impl FnOnce() -> String,
     wrongly_applied: impl FnOnce() -> String,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     match (applies, ignored) {
         (true, true) => Err(wrongly_ignored()),
         (false, false) => Err(wrongly_applied()),
-        (true, false) | (false, true) => Ok(()),
+        (true, false) | (false, true) => Ok(applies),
     }
 }
 

@@ -18,6 +18,15 @@ pub fn assert_contains(haystack: &str, needle: &str) {
     );
 }
 
+/// Asserts that `haystack` does not contain `needle`, showing both when it does.
+#[track_caller]
+pub fn assert_lacks(haystack: &str, needle: &str) {
+    assert!(
+        !haystack.contains(needle),
+        "{haystack}\n(expected it not to contain {needle:?})"
+    );
+}
+
 /// Asserts that `haystack` starts with `prefix`, showing both when it does not.
 #[track_caller]
 pub fn assert_starts_with(haystack: &str, prefix: &str) {

@@ -144,6 +144,26 @@ fn case(name: &'static str, args: Value, want: Expect) -> Case {
     }
 }
 
+impl Case {
+    /// The case after the calls of `setup`.
+    fn after(self, setup: Vec<(&'static str, Value)>) -> Case {
+        Case { setup, ..self }
+    }
+
+    /// The case after a `read` of `path`.
+    fn after_reading(self, path: &str) -> Case {
+        self.after(vec![read(path)])
+    }
+
+    /// The case with the files changed by `meddle` after the setup calls.
+    fn meddled(self, meddle: fn(&Path)) -> Case {
+        Case {
+            meddle: Some(meddle),
+            ..self
+        }
+    }
+}
+
 /// Runs every case on a fresh fixture; afterwards the file outside the workspace is
 /// untouched.
 async fn run_table(tool: &str, caps: Caps, cases: Vec<Case>) {
@@ -602,66 +622,60 @@ fn read(path: &str) -> (&'static str, Value) {
 #[tokio::test]
 async fn edit_table() {
     let cases = vec![
-        Case {
-            setup: vec![read("a.txt")],
-            ..case(
-                "allowed after read, diff in the result",
-                json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"}),
-                expect![[r#"
-                    Ok
-                    edited `a.txt`: replaced 1 occurrence
-                    --- a/a.txt
-                    +++ b/a.txt
-                    @@ -1,3 +1,3 @@
-                     alpha
-                    -beta
-                    +BETA
-                     gamma"#]],
-            )
-        },
-        Case {
-            setup: vec![
-                read("a.txt"),
-                (
-                    "edit",
-                    json!({"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
-                ),
-            ],
-            ..case(
-                "consecutive edits need no new read",
-                json!({"path": "a.txt", "old_string": "gamma\n", "new_string": ""}),
-                expect![[r#"
-                    Ok
-                    edited `a.txt`: replaced 1 occurrence
-                    --- a/a.txt
-                    +++ b/a.txt
-                    @@ -1,3 +1,2 @@
-                     ALPHA
-                     beta
-                    -gamma"#]],
-            )
-        },
-        Case {
-            setup: vec![read("many.txt")],
-            ..case(
-                "replace_all, cap reached on the diff",
-                json!({"path": "many.txt", "old_string": "line", "new_string": "row", "replace_all": true}),
-                expect![[r#"
-                    Ok
-                    edited `many.txt`: replaced 10 occurrences
-                    --- a/many.txt
-                    +++ b/many.txt
-                    @@ -1,10 +1,10 @@
-                    -line 1
-                    -line 2
-                    -line 3
-                    -line 4
-                    -line 5
-                    -line 6
-                    -line 7
-                    [output truncated: 10 of 23 lines, 104 of 200 bytes shown; cap 10 lines / 300 bytes; read the file to see the rest]"#]],
-            )
-        },
+        case(
+            "allowed after read, diff in the result",
+            json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"}),
+            expect![[r#"
+                Ok
+                edited `a.txt`: replaced 1 occurrence
+                --- a/a.txt
+                +++ b/a.txt
+                @@ -1,3 +1,3 @@
+                 alpha
+                -beta
+                +BETA
+                 gamma"#]],
+        )
+        .after_reading("a.txt"),
+        case(
+            "consecutive edits need no new read",
+            json!({"path": "a.txt", "old_string": "gamma\n", "new_string": ""}),
+            expect![[r#"
+                Ok
+                edited `a.txt`: replaced 1 occurrence
+                --- a/a.txt
+                +++ b/a.txt
+                @@ -1,3 +1,2 @@
+                 ALPHA
+                 beta
+                -gamma"#]],
+        )
+        .after(vec![
+            read("a.txt"),
+            (
+                "edit",
+                json!({"path": "a.txt", "old_string": "alpha", "new_string": "ALPHA"}),
+            ),
+        ]),
+        case(
+            "replace_all, cap reached on the diff",
+            json!({"path": "many.txt", "old_string": "line", "new_string": "row", "replace_all": true}),
+            expect![[r#"
+                Ok
+                edited `many.txt`: replaced 10 occurrences
+                --- a/many.txt
+                +++ b/many.txt
+                @@ -1,10 +1,10 @@
+                -line 1
+                -line 2
+                -line 3
+                -line 4
+                -line 5
+                -line 6
+                -line 7
+                [output truncated: 10 of 23 lines, 104 of 200 bytes shown; cap 10 lines / 300 bytes; read the file to see the rest]"#]],
+        )
+        .after_reading("many.txt"),
         case(
             "read-before-write: refused without a read",
             json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"}),
@@ -669,39 +683,33 @@ async fn edit_table() {
                 Error
                 `a.txt` already exists and has not been read in this run; read it first with the `read` tool, then retry"#]],
         ),
-        Case {
-            setup: vec![read("a.txt")],
-            meddle: Some(|root| {
-                std::fs::write(root.join("a.txt"), "alpha\nbeta\ndelta\n").expect("meddle");
-            }),
-            ..case(
-                "read-before-write: refused when changed since the read",
-                json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"}),
-                expect![[r#"
-                    Error
-                    `a.txt` changed since it was read (its content is not what `read` returned); read it again, then retry"#]],
-            )
-        },
-        Case {
-            setup: vec![read("many.txt")],
-            ..case(
-                "must match exactly once",
-                json!({"path": "many.txt", "old_string": "line", "new_string": "row"}),
-                expect![[r#"
-                    Error
-                    `old_string` occurs 10 times in `many.txt`; include more surrounding text to make it unique, or set `replace_all` to true"#]],
-            )
-        },
-        Case {
-            setup: vec![read("a.txt")],
-            ..case(
-                "not found",
-                json!({"path": "a.txt", "old_string": "delta", "new_string": "x"}),
-                expect![[r#"
-                    Error
-                    `old_string` was not found in `a.txt`; it must match the file exactly, whitespace and indentation included, without `read`'s line-number prefixes"#]],
-            )
-        },
+        case(
+            "read-before-write: refused when changed since the read",
+            json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"}),
+            expect![[r#"
+                Error
+                `a.txt` changed since it was read (its content is not what `read` returned); read it again, then retry"#]],
+        )
+        .after_reading("a.txt")
+        .meddled(|root| {
+            std::fs::write(root.join("a.txt"), "alpha\nbeta\ndelta\n").expect("meddle");
+        }),
+        case(
+            "must match exactly once",
+            json!({"path": "many.txt", "old_string": "line", "new_string": "row"}),
+            expect![[r#"
+                Error
+                `old_string` occurs 10 times in `many.txt`; include more surrounding text to make it unique, or set `replace_all` to true"#]],
+        )
+        .after_reading("many.txt"),
+        case(
+            "not found",
+            json!({"path": "a.txt", "old_string": "delta", "new_string": "x"}),
+            expect![[r#"
+                Error
+                `old_string` was not found in `a.txt`; it must match the file exactly, whitespace and indentation included, without `read`'s line-number prefixes"#]],
+        )
+        .after_reading("a.txt"),
         case(
             "missing file",
             json!({"path": "new.txt", "old_string": "a", "new_string": "b"}),
@@ -732,26 +740,22 @@ async fn write_table() {
                 Ok
                 created `new/dir/file.txt` (2 lines, 8 bytes)"#]],
         ),
-        Case {
-            setup: vec![read("a.txt")],
-            ..case(
-                "read-before-write: allowed after a read",
-                json!({"path": "a.txt", "content": "replaced\n"}),
-                expect![[r#"
-                    Ok
-                    overwrote `a.txt` (1 line, 9 bytes)"#]],
-            )
-        },
-        Case {
-            setup: vec![("write", json!({"path": "fresh.txt", "content": "v1"}))],
-            ..case(
-                "a file this run wrote may be overwritten",
-                json!({"path": "fresh.txt", "content": "v2"}),
-                expect![[r#"
-                    Ok
-                    overwrote `fresh.txt` (1 line, 2 bytes)"#]],
-            )
-        },
+        case(
+            "read-before-write: allowed after a read",
+            json!({"path": "a.txt", "content": "replaced\n"}),
+            expect![[r#"
+                Ok
+                overwrote `a.txt` (1 line, 9 bytes)"#]],
+        )
+        .after_reading("a.txt"),
+        case(
+            "a file this run wrote may be overwritten",
+            json!({"path": "fresh.txt", "content": "v2"}),
+            expect![[r#"
+                Ok
+                overwrote `fresh.txt` (1 line, 2 bytes)"#]],
+        )
+        .after(vec![("write", json!({"path": "fresh.txt", "content": "v1"}))]),
         case(
             "through a symlink inside the workspace",
             json!({"path": "inner/new.rs", "content": "// new\n"}),
@@ -766,19 +770,17 @@ async fn write_table() {
                 Error
                 `a.txt` already exists and has not been read in this run; read it first with the `read` tool, then retry"#]],
         ),
-        Case {
-            setup: vec![read("a.txt")],
-            meddle: Some(|root| {
-                std::fs::write(root.join("a.txt"), "someone else\n").expect("meddle");
-            }),
-            ..case(
-                "read-before-write: refused when changed since the read",
-                json!({"path": "a.txt", "content": "clobbered"}),
-                expect![[r#"
-                    Error
-                    `a.txt` changed since it was read (its content is not what `read` returned); read it again, then retry"#]],
-            )
-        },
+        case(
+            "read-before-write: refused when changed since the read",
+            json!({"path": "a.txt", "content": "clobbered"}),
+            expect![[r#"
+                Error
+                `a.txt` changed since it was read (its content is not what `read` returned); read it again, then retry"#]],
+        )
+        .after_reading("a.txt")
+        .meddled(|root| {
+            std::fs::write(root.join("a.txt"), "someone else\n").expect("meddle");
+        }),
         case(
             "schema: missing content, unknown argument",
             json!({"path": "b.txt", "text": "x"}),

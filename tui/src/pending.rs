@@ -111,8 +111,7 @@ mod tests {
             ↳ steer  and ␛[2J do not clear my screen
             ---
             ↳ steer  actually, keep the old function name and only fix the tests
-            ↳ queued then run clippy …
-            ↳ steer  and ␛[2J do not clear my screen
+            (lines 2-3 as above)
         "#]]
         .assert_eq(&crate::testkit::narrow_and_wide(
             lines_text(&p.lines(40, &Theme::COLOR), 40),

@@ -140,8 +140,7 @@ mod tests {
               [>] Fix the off-by-one in the tokeniz…
               [ ] Run the whole test suite
             ---
-            Plan · 1 of 3 completed
-              [x] Read the parser and its tests
+            (lines 1-2 as above)
               [>] Fix the off-by-one in the tokenizer's column count for wide characters
               [ ] Run the whole test suite
         "#]]

@@ -42,13 +42,32 @@ pub fn lines_text(lines: &[Line<'static>], width: u16) -> String {
 
 /// Two renderings of one thing for one snapshot, at 40 columns and at 120, between
 /// them `---`; the second is written `(the same at 120 columns)` when it is the
-/// first again.
+/// first again, and in it a run of two or more lines that are the first's lines at
+/// the same places is written `(lines A-B as above)`.
 pub fn narrow_and_wide(narrow: String, wide: String) -> String {
     if wide == narrow {
-        format!("{narrow}---\n(the same at 120 columns)\n")
-    } else {
-        format!("{narrow}---\n{wide}")
+        return format!("{narrow}---\n(the same at 120 columns)\n");
     }
+    let above: Vec<&str> = narrow.lines().collect();
+    let lines: Vec<&str> = wide.lines().collect();
+    let same = |k: usize| above.get(k) == lines.get(k);
+    let mut out = format!("{narrow}---\n");
+    let mut i = 0;
+    while i < lines.len() {
+        let end = (i..lines.len()).find(|&k| !same(k)).unwrap_or(lines.len());
+        if end - i >= 2 {
+            out.push_str(&format!("(lines {}-{end} as above)\n", i + 1));
+            i = end;
+        } else {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+        }
+    }
+    if !wide.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
 
 /// `lines` as text with each styled run marked: `⟦red,bold:text⟧`. Unstyled text is

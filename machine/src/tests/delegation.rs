@@ -69,36 +69,37 @@ fn a_task_whose_sub_agent_may_write_is_denied_under_readonly() {
         );
 }
 
-#[test]
-fn what_a_sub_agent_spent_counts_against_the_parents_budget() {
-    task_running().check(
-        "tool c11 ok spent=800/100 the sub-agent's answer",
-        expect![[r#"
-            > tool c11 ok spent=800/100 the sub-agent's answer
-              record run_finished {"reason":{"kind":"max_tokens","limit":1000,"spent":1010},"steps":1,"usage":{"input_tokens":100,"output_tokens":10}}
-        "#]],
-    );
+/// One test a row, each from [`task_running`]: `name: script => transcript;`.
+macro_rules! task_running_tests {
+    ($($name:ident: $script:literal => $expect:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                task_running().check($script, $expect);
+            }
+        )*
+    };
 }
 
-#[test]
-fn a_result_without_spent_tokens_leaves_the_budget_to_the_parents_steps() {
-    task_running().check(
-        "tool c11 ok the sub-agent's answer",
-        expect![[r#"
+task_running_tests! {
+    what_a_sub_agent_spent_counts_against_the_parents_budget:
+        "tool c11 ok spent=800/100 the sub-agent's answer"
+        => expect![[r#"
+            > tool c11 ok spent=800/100 the sub-agent's answer
+              record run_finished {"reason":{"kind":"max_tokens","limit":1000,"spent":1010},"steps":1,"usage":{"input_tokens":100,"output_tokens":10}}
+        "#]];
+    a_result_without_spent_tokens_leaves_the_budget_to_the_parents_steps:
+        "tool c11 ok the sub-agent's answer"
+        => expect![[r#"
             > tool c11 ok the sub-agent's answer
               record step_started {"context_hash":"86d10f9f","messages":3,"step":2}
               call_model step=2
-        "#]],
-    );
-}
-
-#[test]
-fn a_late_result_does_not_count_what_it_spent() {
-    task_running().check(
+        "#]];
+    a_late_result_does_not_count_what_it_spent:
         "tool c11 ok spent=10/10 first
          tool c11 ok spent=900/100 again
-         step 2 text=done finish=stop usage=100/10",
-        expect![[r#"
+         step 2 text=done finish=stop usage=100/10"
+        => expect![[r#"
             > tool c11 ok spent=10/10 first
               record step_started {"context_hash":"28057fc0","messages":3,"step":2}
               call_model step=2
@@ -106,6 +107,5 @@ fn a_late_result_does_not_count_what_it_spent() {
               record ignored {"reason":"late_tool_result"}
             > step 2 text=done finish=stop usage=100/10
               record run_finished {"reason":{"kind":"completed"},"steps":2,"usage":{"input_tokens":200,"output_tokens":20}}
-        "#]],
-    );
+        "#]];
 }

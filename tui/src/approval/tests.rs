@@ -42,12 +42,7 @@ fn an_edit_approval_shows_the_diff_of_the_file_as_it_is_now() {
           A this exact call · n deny
           m deny with a message
         ---
-        ? allow edit src/main.rs · +1 -1
-          @@ -1,3 +1,3 @@
-          1 1  fn main() {
-          2   -    println!("hi");
-            2 +    println!("hello");
-          3 3  }
+        (lines 1-6 as above)
           y once · a always edit · A this exact call · n deny · m deny with a message
     "#]]
     .assert_eq(&choosing_at_40_and_120(&a));
@@ -174,8 +169,7 @@ fn typing_a_denial_message_shows_the_text_and_how_to_send_it() {
             it is configured in src/log.rs▏
           Enter sends · Esc back
         ---
-        ? allow edit src/main.rs · +1 -1
-          @@ -1,3 +1,3 @@
+        (lines 1-2 as above)
           1 1  fn main() {
           2   -    println!("hi");
             2 +    println!("hello");

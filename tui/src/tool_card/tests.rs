@@ -54,12 +54,7 @@ fn a_running_bash_card_shows_spinner_elapsed_time_and_the_live_tail() {
                 running 3 te
             ---
             ⠸ bash cargo test --workspace --all-features -- --nocapture · 3.2s
-              └ … 4 earlier lines
-                test t5 ... ok
-                test t6 ... ok
-                test t7 ... ok
-                test t8 ... ok
-                running 3 te
+            (lines 2-7 as above)
         "#]],
     );
 }
@@ -182,14 +177,7 @@ fn an_edit_card_shows_the_diff_from_the_recorded_file_content() {
                 7 8  }
             ---
             ✓ edit core/src/tools/some/deeply/nested/module.rs · +2 -1 · 0.0s
-              └ @@ -3,5 +3,6 @@
-                3 3  }
-                4 4
-                5 5  fn b() {
-                6   -    2
-                  6 +    20
-                  7 +    21
-                7 8  }
+            (lines 2-9 as above)
         "#]],
     );
 }
