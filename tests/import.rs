@@ -621,3 +621,78 @@ fn claude_text_sent_with_tool_results_is_a_steer_delivered_at_once() {
         ]
     );
 }
+
+#[test]
+fn events_and_every_export_format_work_on_an_imported_session() {
+    let (dir, out, o) = import("pi/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let log = out.to_str().unwrap();
+    let events = xcsh(
+        dir.path(),
+        &["events", log, "--type", "tool_result", "--json"],
+    );
+    assert!(events.status.success(), "{}", text(&events));
+    let kinds: Vec<String> = String::from_utf8_lossy(&events.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].to_string())
+        .collect();
+    let results = expected("pi/branch.jsonl").counts.tool_results as usize;
+    assert_eq!(kinds, vec!["\"tool_result\"".to_owned(); results]);
+    for format in ["md", "html", "json"] {
+        let e = xcsh(dir.path(), &["export", log, "--format", format]);
+        assert!(e.status.success(), "{format}: {}", text(&e));
+        let page = String::from_utf8_lossy(&e.stdout);
+        assert!(
+            page.contains("Read notes.txt and fix what it says in hello.py."),
+            "{format}: the first prompt is exported"
+        );
+        if format == "json" {
+            serde_json::from_str::<serde_json::Value>(&page).unwrap();
+        }
+    }
+}
+
+/// `xcsh diff A B` (exit 1: they differ), from its third line (the first two name the
+/// files, which are temporary).
+fn diff_head(a: &Path, b: &Path) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let d = xcsh(
+        home.path(),
+        &["diff", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    assert_eq!(d.status.code(), Some(1), "{}", text(&d));
+    String::from_utf8_lossy(&d.stdout)
+        .lines()
+        .skip(2)
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn diff_of_two_agents_on_the_same_task_starts_at_their_first_step() {
+    let (_pi_dir, pi, o) = import("pi/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (_claude_dir, claude, o) = import("claude/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    expect_test::expect![[r#"
+        common history: none (the headers differ); aligned from the start
+        first divergence: run 1 step 1 model (A #6 / B #20): usage differs
+            usage: in 1412 out 28 cache r 0 w 0 -> in 12272 out 39 cache r 0 w 0
+    "#]]
+    .assert_eq(&diff_head(&pi, &claude));
+}
+
+#[test]
+fn diff_of_an_imported_session_and_an_xcsh_session_aligns_their_runs() {
+    let (_dir, pi, o) = import("pi/branch.jsonl", &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let xcsh_session =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions/tool-rounds.jsonl");
+    expect_test::expect![[r#"
+        common history: none (the headers differ); aligned from the start
+        first divergence: run 1 prompt (A #4 / B #1): text, tools, limits differs
+            text: [-Read notes.txt and fix what it says in hello.py.-]{+How does this project build? Write the answer to answer.txt.+}
+    "#]]
+    .assert_eq(&diff_head(&pi, &xcsh_session));
+}
