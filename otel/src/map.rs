@@ -140,20 +140,6 @@ fn finish_word(f: FinishReason) -> &'static str {
     }
 }
 
-fn stop_word(r: &StopReason) -> &'static str {
-    match r {
-        StopReason::Completed => "completed",
-        StopReason::MaxSteps { .. } => "max_steps",
-        StopReason::MaxTokens { .. } => "max_tokens",
-        StopReason::OutputLimit => "output_limit",
-        StopReason::ContentFilter => "content_filter",
-        StopReason::Interrupted => "interrupted",
-        StopReason::ProviderError { .. } => "provider_error",
-        StopReason::ContextOverflow { .. } => "context_overflow",
-        StopReason::Crashed => "crashed",
-    }
-}
-
 /// A JSON word of a serde enum (`ProviderErrorKind`, `SyntheticReason`, …).
 fn word(value: &impl serde::Serialize) -> String {
     match serde_json::to_value(value) {
@@ -571,17 +557,13 @@ impl<'a> Session<'a> {
                     usage,
                     ..
                 }) => {
-                    root_span
-                        .attrs
-                        .push(kv("xcsh.stop_reason", stop_word(reason)));
+                    root_span.attrs.push(kv("xcsh.stop_reason", reason.kind()));
                     root_span.attrs.push(kv("xcsh.steps", i64::from(*n)));
                     usage_attrs(usage, &mut root_span.attrs);
                     status = match reason {
                         StopReason::ProviderError { error: err }
                         | StopReason::ContextOverflow { error: err, .. } => {
-                            root_span
-                                .attrs
-                                .push(kv(semconv::ERROR_TYPE, stop_word(reason)));
+                            root_span.attrs.push(kv(semconv::ERROR_TYPE, reason.kind()));
                             error(err.to_string())
                         }
                         StopReason::Crashed => {
