@@ -140,6 +140,19 @@ fn finish_word(f: FinishReason) -> &'static str {
     }
 }
 
+/// Keeps an approval event of `call_id` for its tool span (the call is dispatched
+/// after its approval, so the span does not exist yet).
+fn approval_event(
+    approvals: &mut HashMap<CallId, Vec<Event>>,
+    call_id: &CallId,
+    name: &'static str,
+    ts: &DateTime<Utc>,
+    attrs: Vec<KeyValue>,
+) {
+    let event = Event::new(name, time(ts), attrs, 0);
+    approvals.entry(call_id.clone()).or_default().push(event);
+}
+
 /// A JSON word of a serde enum (`ProviderErrorKind`, `SyntheticReason`, …).
 fn word(value: &impl serde::Serialize) -> String {
     match serde_json::to_value(value) {
@@ -442,29 +455,25 @@ impl<'a> Session<'a> {
                     verdict,
                     by,
                     ..
-                }) => approvals
-                    .entry(call_id.clone())
-                    .or_default()
-                    .push(Event::new(
-                        "approval",
-                        time(&e.ts),
-                        vec![
-                            kv("xcsh.approval.verdict", word(verdict)),
-                            kv("xcsh.approval.by", word(by)),
-                        ],
-                        0,
-                    )),
+                }) => approval_event(
+                    &mut approvals,
+                    call_id,
+                    "approval",
+                    &e.ts,
+                    vec![
+                        kv("xcsh.approval.verdict", word(verdict)),
+                        kv("xcsh.approval.by", word(by)),
+                    ],
+                ),
                 Body::Record(Record::ApprovalAnswer {
                     call_id, verdict, ..
-                }) => approvals
-                    .entry(call_id.clone())
-                    .or_default()
-                    .push(Event::new(
-                        "approval_answer",
-                        time(&e.ts),
-                        vec![kv("xcsh.approval.verdict", word(verdict))],
-                        0,
-                    )),
+                }) => approval_event(
+                    &mut approvals,
+                    call_id,
+                    "approval_answer",
+                    &e.ts,
+                    vec![kv("xcsh.approval.verdict", word(verdict))],
+                ),
                 Body::Record(Record::ToolResult(r)) => {
                     let (mut span, call) = match tools.remove(&r.call_id) {
                         Some(t) => t,
