@@ -162,12 +162,13 @@ pub fn origin_name(origin: UserOrigin) -> &'static str {
 /// A stop reason in a few words: `completed`, `max_tokens 1000 (1234 spent)`.
 pub fn stop_text(reason: &StopReason) -> String {
     match reason {
-        StopReason::Completed => "completed".into(),
+        StopReason::Completed
+        | StopReason::OutputLimit
+        | StopReason::ContentFilter
+        | StopReason::Interrupted
+        | StopReason::Crashed => reason.kind().into(),
         StopReason::MaxSteps { limit } => format!("max_steps {limit}"),
         StopReason::MaxTokens { limit, spent } => format!("max_tokens {limit} ({spent} spent)"),
-        StopReason::OutputLimit => "output_limit".into(),
-        StopReason::ContentFilter => "content_filter".into(),
-        StopReason::Interrupted => "interrupted".into(),
         StopReason::ProviderError { error } => {
             format!(
                 "provider_error {}: {}",
@@ -175,7 +176,6 @@ pub fn stop_text(reason: &StopReason) -> String {
                 one_line(&error.message, 80)
             )
         }
-        StopReason::Crashed => "crashed".into(),
         StopReason::ContextOverflow { error, compacted } => format!(
             "context_overflow{}: {}",
             if *compacted { " after compacting" } else { "" },

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::{Action, Append, Happening, Journal, ToolEnd};
+use super::{Action, Append, Happening, Journal};
 use xcsh_log::{Body, LogError, Record, SessionWriter};
 use xcsh_machine::{EntryId, Machine, ProviderError, ProviderErrorKind, StepOutcome};
 
@@ -144,14 +144,7 @@ impl<L: Append> Player<L> {
                 Ok(actions)
             }
             Record::ToolResult(r) if self.journal.running().any(|id| *id == r.call_id) => {
-                self.on(Happening::ToolEnded(ToolEnd {
-                    call_id: r.call_id,
-                    name: r.name,
-                    outcome: r.outcome,
-                    duration_ms: r.duration_ms,
-                    changes: r.changes,
-                    child: r.child,
-                }))
+                self.on(Happening::ToolEnded(r))
             }
             Record::ApprovalAnswer {
                 call_id,

@@ -11,14 +11,11 @@ use memory::MemoryStage;
 use super::{Append, RunEvent, RunResult};
 use xcsh_log::memory::{MemoryIndexRecord, ProposedNote, SnapshotRecord};
 use xcsh_log::plan::{PLAN_TOOL, Plan};
-use xcsh_log::{
-    Body, ChildRun, FileChange, LogError, Record, RecordedInput, StepRecord, TimedEvent,
-    ToolResultRecord,
-};
+use xcsh_log::{Body, LogError, Record, RecordedInput, StepRecord, TimedEvent, ToolResultRecord};
 use xcsh_machine::{
     ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Message, Notice, Phase,
-    ProviderError, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
-    ToolStatus, Usage, Verdict,
+    ProviderError, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolStatus,
+    Usage, Verdict,
 };
 
 /// What the owner observed.
@@ -80,17 +77,9 @@ pub enum Happening {
     NotesWritten(SnapshotRecord),
 }
 
-/// A tool call that ended: its outcome, how long it ran, what it changed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolEnd {
-    pub call_id: CallId,
-    pub name: String,
-    pub outcome: ToolOutcome,
-    pub duration_ms: u64,
-    pub changes: Vec<FileChange>,
-    /// The sub-agent run of a `task` call (its `tool_result` names it).
-    pub child: Option<ChildRun>,
-}
+/// A tool call that ended: its outcome, how long it ran, what it changed, the
+/// sub-agent run of a `task` call; exactly what its `tool_result` entry records.
+pub type ToolEnd = ToolResultRecord;
 
 /// What the owner must do, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -496,28 +485,12 @@ impl Journal {
         }
         while self.in_flight.first().is_some_and(|f| f.ended.is_some()) {
             let first = self.in_flight.remove(0);
-            let Some(ToolEnd {
-                call_id,
-                name,
-                outcome,
-                duration_ms,
-                changes,
-                child,
-            }) = first.ended
-            else {
+            let Some(end) = first.ended else {
                 continue;
             };
-            self.append(
-                s,
-                Body::Record(Record::ToolResult(ToolResultRecord {
-                    call_id: call_id.clone(),
-                    name,
-                    outcome: outcome.clone(),
-                    duration_ms,
-                    changes,
-                    child: child.clone(),
-                })),
-            )?;
+            let (call_id, outcome) = (end.call_id.clone(), end.outcome.clone());
+            let spent = end.child.as_ref().and_then(|c| c.usage);
+            self.append(s, Body::Record(Record::ToolResult(end)))?;
             if let (ToolStatus::Ok, Some(plan)) = (outcome.status, first.plan) {
                 s.emit(RunEvent::Plan {
                     call_id: call_id.clone(),
@@ -525,7 +498,6 @@ impl Journal {
                 });
             }
             self.settled_unsynced.push(first.dispatched);
-            let spent = child.and_then(|c| c.usage);
             self.apply(
                 s,
                 Input::ToolSettled {

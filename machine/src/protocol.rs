@@ -389,6 +389,24 @@ pub enum StopReason {
     Crashed,
 }
 
+impl StopReason {
+    /// This reason's `kind`, as it is serialized (`max_steps`): the one table of the
+    /// names that reports, journals and traces show.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StopReason::Completed => "completed",
+            StopReason::MaxSteps { .. } => "max_steps",
+            StopReason::MaxTokens { .. } => "max_tokens",
+            StopReason::OutputLimit => "output_limit",
+            StopReason::ContentFilter => "content_filter",
+            StopReason::Interrupted => "interrupted",
+            StopReason::ProviderError { .. } => "provider_error",
+            StopReason::ContextOverflow { .. } => "context_overflow",
+            StopReason::Crashed => "crashed",
+        }
+    }
+}
+
 /// What the machine asks the runtime to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {

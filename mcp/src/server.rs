@@ -24,9 +24,10 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
-use xcsh_machine::{ToolCall, ToolOutcome, ToolStatus};
+use xcsh_machine::{ToolCall, ToolOutcome};
+use xcsh_ports::ToolSpec;
 use xcsh_ports::arguments::{self, ArgumentSchema};
-use xcsh_ports::{CANCELLED_NOTE, ToolSpec};
+use xcsh_ports::outcome::{cancelled, error};
 
 use crate::config::{ServerConfig, Transport};
 use crate::http::HttpClient;
@@ -480,19 +481,5 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         kill_group(&self.pgid);
-    }
-}
-
-fn error(content: String) -> ToolOutcome {
-    ToolOutcome {
-        status: ToolStatus::Error,
-        content,
-    }
-}
-
-fn cancelled(name: &str) -> ToolOutcome {
-    ToolOutcome {
-        status: ToolStatus::Cancelled,
-        content: format!("{name} {CANCELLED_NOTE}"),
     }
 }

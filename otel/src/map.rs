@@ -140,18 +140,17 @@ fn finish_word(f: FinishReason) -> &'static str {
     }
 }
 
-fn stop_word(r: &StopReason) -> &'static str {
-    match r {
-        StopReason::Completed => "completed",
-        StopReason::MaxSteps { .. } => "max_steps",
-        StopReason::MaxTokens { .. } => "max_tokens",
-        StopReason::OutputLimit => "output_limit",
-        StopReason::ContentFilter => "content_filter",
-        StopReason::Interrupted => "interrupted",
-        StopReason::ProviderError { .. } => "provider_error",
-        StopReason::ContextOverflow { .. } => "context_overflow",
-        StopReason::Crashed => "crashed",
-    }
+/// Keeps an approval event of `call_id` for its tool span (the call is dispatched
+/// after its approval, so the span does not exist yet).
+fn approval_event(
+    approvals: &mut HashMap<CallId, Vec<Event>>,
+    call_id: &CallId,
+    name: &'static str,
+    ts: &DateTime<Utc>,
+    attrs: Vec<KeyValue>,
+) {
+    let event = Event::new(name, time(ts), attrs, 0);
+    approvals.entry(call_id.clone()).or_default().push(event);
 }
 
 /// A JSON word of a serde enum (`ProviderErrorKind`, `SyntheticReason`, …).
@@ -456,29 +455,25 @@ impl<'a> Session<'a> {
                     verdict,
                     by,
                     ..
-                }) => approvals
-                    .entry(call_id.clone())
-                    .or_default()
-                    .push(Event::new(
-                        "approval",
-                        time(&e.ts),
-                        vec![
-                            kv("xcsh.approval.verdict", word(verdict)),
-                            kv("xcsh.approval.by", word(by)),
-                        ],
-                        0,
-                    )),
+                }) => approval_event(
+                    &mut approvals,
+                    call_id,
+                    "approval",
+                    &e.ts,
+                    vec![
+                        kv("xcsh.approval.verdict", word(verdict)),
+                        kv("xcsh.approval.by", word(by)),
+                    ],
+                ),
                 Body::Record(Record::ApprovalAnswer {
                     call_id, verdict, ..
-                }) => approvals
-                    .entry(call_id.clone())
-                    .or_default()
-                    .push(Event::new(
-                        "approval_answer",
-                        time(&e.ts),
-                        vec![kv("xcsh.approval.verdict", word(verdict))],
-                        0,
-                    )),
+                }) => approval_event(
+                    &mut approvals,
+                    call_id,
+                    "approval_answer",
+                    &e.ts,
+                    vec![kv("xcsh.approval.verdict", word(verdict))],
+                ),
                 Body::Record(Record::ToolResult(r)) => {
                     let (mut span, call) = match tools.remove(&r.call_id) {
                         Some(t) => t,
@@ -571,17 +566,13 @@ impl<'a> Session<'a> {
                     usage,
                     ..
                 }) => {
-                    root_span
-                        .attrs
-                        .push(kv("xcsh.stop_reason", stop_word(reason)));
+                    root_span.attrs.push(kv("xcsh.stop_reason", reason.kind()));
                     root_span.attrs.push(kv("xcsh.steps", i64::from(*n)));
                     usage_attrs(usage, &mut root_span.attrs);
                     status = match reason {
                         StopReason::ProviderError { error: err }
                         | StopReason::ContextOverflow { error: err, .. } => {
-                            root_span
-                                .attrs
-                                .push(kv(semconv::ERROR_TYPE, stop_word(reason)));
+                            root_span.attrs.push(kv(semconv::ERROR_TYPE, reason.kind()));
                             error(err.to_string())
                         }
                         StopReason::Crashed => {

@@ -18,6 +18,7 @@ use xcsh_machine::{
 
 pub mod arguments;
 mod layered;
+pub mod outcome;
 pub use layered::{Layer, Layered};
 
 /// A boxed, sendable future: the shape every provider and tool returns.

@@ -278,6 +278,9 @@ fn the_generated_runs_reach_every_decision_and_stop_reason() {
         StopReason::Crashed,
     ];
     assert_eq!(reasons, all.iter().map(stop_kind).collect());
+    // `StopReason::kind` names each reason as serde tags it.
+    let kinds: Vec<String> = all.iter().map(|r| r.kind().to_string()).collect();
+    assert_eq!(kinds, all.iter().map(stop_kind).collect::<Vec<_>>());
 }
 
 fn stop_kind(reason: &StopReason) -> String {

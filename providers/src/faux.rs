@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use super::http::cancelled;
 use super::{BoxFuture, ModelRequest, Provider, StreamCall, StreamSink};
 use xcsh_machine::{
     CallId, FinishReason, Message, ProviderError, ProviderErrorKind, StreamEvent, Usage,
@@ -191,13 +192,6 @@ impl Provider for FauxProvider {
             };
             play(step, *line, &request, &sink, &cancel).await
         })
-    }
-}
-
-fn cancelled() -> ProviderError {
-    ProviderError {
-        kind: ProviderErrorKind::Disconnected,
-        message: "cancelled".into(),
     }
 }
 

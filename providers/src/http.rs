@@ -92,7 +92,8 @@ impl fmt::Debug for HttpRequest {
     }
 }
 
-fn cancelled() -> ProviderError {
+/// The error of a provider call the user cancelled (the faux provider's too).
+pub(crate) fn cancelled() -> ProviderError {
     ProviderError {
         kind: ProviderErrorKind::Disconnected,
         message: "cancelled".into(),

@@ -84,14 +84,15 @@ pub fn phase_name(phase: &Phase) -> String {
 /// A stop reason in words (`max_steps (limit 4)`).
 pub fn stop_reason(reason: &StopReason) -> String {
     match reason {
-        StopReason::Completed => "completed".into(),
+        StopReason::Completed
+        | StopReason::OutputLimit
+        | StopReason::ContentFilter
+        | StopReason::Interrupted
+        | StopReason::Crashed => reason.kind().into(),
         StopReason::MaxSteps { limit } => format!("max_steps (limit {limit})"),
         StopReason::MaxTokens { limit, spent } => {
             format!("max_tokens (limit {limit}, spent {spent})")
         }
-        StopReason::OutputLimit => "output_limit".into(),
-        StopReason::ContentFilter => "content_filter".into(),
-        StopReason::Interrupted => "interrupted".into(),
         StopReason::ProviderError { error } => {
             format!(
                 "provider_error ({}: {})",
@@ -99,7 +100,6 @@ pub fn stop_reason(reason: &StopReason) -> String {
                 clip(&error.message)
             )
         }
-        StopReason::Crashed => "crashed".into(),
         StopReason::ContextOverflow { error, compacted } => {
             format!(
                 "context_overflow ({}{})",

@@ -17,12 +17,13 @@ use super::caps::Caps;
 use super::sandbox::{OUTSIDE_TOOL, Sandbox, SandboxMode, SandboxPolicy};
 use super::workspace::Scan;
 pub use super::workspace::{FileChange, ToolError, Workspace};
-use super::{CANCELLED_NOTE, CallContext, ToolExecutor, ToolSpec};
+use super::{CallContext, ToolExecutor, ToolSpec};
 use super::{bash, edit, glob, grep, list, params, plan, read, write};
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolCall, ToolOutcome, ToolStatus};
 use xcsh_ports::BoxFuture;
 use xcsh_ports::arguments::{self, ArgumentSchema};
+use xcsh_ports::outcome::{cancelled, error};
 
 /// The tools that only look at the workspace; they never need approval.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["read", "list", "grep", "glob"];
@@ -250,20 +251,6 @@ impl ToolExecutor for StandardTools {
 
     fn before_images(&self) -> Option<BlobStore> {
         self.inner.options.blobs.clone()
-    }
-}
-
-fn error(content: String) -> ToolOutcome {
-    ToolOutcome {
-        status: ToolStatus::Error,
-        content,
-    }
-}
-
-fn cancelled(name: &str) -> ToolOutcome {
-    ToolOutcome {
-        status: ToolStatus::Cancelled,
-        content: format!("{name} {CANCELLED_NOTE}"),
     }
 }
 

@@ -96,7 +96,7 @@ impl Journal {
                 s.emit(RunEvent::Notice {
                     message: format!(
                         "memory: no extraction, the turn did not complete ({})",
-                        stop_name(&reason)
+                        reason.kind()
                     ),
                 });
             }
@@ -235,18 +235,4 @@ impl Journal {
 
 fn note_name(n: &ProposedNote) -> String {
     format!("{}/{}", n.scope.name(), n.name)
-}
-
-fn stop_name(reason: &StopReason) -> &'static str {
-    match reason {
-        StopReason::Completed => "completed",
-        StopReason::MaxSteps { .. } => "max_steps",
-        StopReason::MaxTokens { .. } => "max_tokens",
-        StopReason::OutputLimit => "output_limit",
-        StopReason::ContentFilter => "content_filter",
-        StopReason::Interrupted => "interrupted",
-        StopReason::ProviderError { .. } => "provider_error",
-        StopReason::ContextOverflow { .. } => "context_overflow",
-        StopReason::Crashed => "crashed",
-    }
 }

@@ -24,6 +24,7 @@ use xcsh_log::{ChildRun, ParentLink, SessionHeader, SessionWriter};
 use xcsh_machine::{
     CallId, Limits, Permissions, StopReason, TASK_TOOL, ToolCall, ToolOutcome, ToolStatus,
 };
+use xcsh_ports::outcome::error;
 use xcsh_ports::{CANCELLED_NOTE, OutputStream, RunHeadroom};
 use xcsh_providers::{BoxFuture, Provider};
 use xcsh_tools::{CallContext, Layer, Layered, ToolExecutor, ToolSpec};
@@ -227,13 +228,6 @@ fn child_limits(run: &RunHeadroom, asked: Option<u32>) -> Limits {
         max_steps: asked.map_or(half, |n| n.min(half)),
         max_tokens,
         ..run.limits
-    }
-}
-
-fn error(content: String) -> ToolOutcome {
-    ToolOutcome {
-        status: ToolStatus::Error,
-        content,
     }
 }
 
