@@ -231,8 +231,11 @@ async fn an_sse_event_longer_than_the_limit_ends_the_stream_with_an_error() {
         &body,
     ))
     .await;
+    // The limit as rmcp's transport passes it (`post_message_with_response_limits`).
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_sse_event_size = 32;
     let outcome = client()
-        .post_message_with_max_sse_event_size(url.into(), ping(), None, None, HashMap::new(), 32)
+        .post_message_with_response_limits(url.into(), ping(), None, None, HashMap::new(), limits)
         .await;
     assert_eq!(
         posted(outcome).await,
