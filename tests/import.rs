@@ -200,21 +200,27 @@ fn with_broken_line(dir: &Path, name: &str, at: usize) -> PathBuf {
     path
 }
 
+/// `xcsh import SOURCE -o DIR/out.jsonl EXTRA…`: the output path and the command's output.
+fn import_file(dir: &Path, source: &Path, extra: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join("out.jsonl");
+    let mut args = vec![
+        "import",
+        source.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = xcsh(dir, &args);
+    (out, o)
+}
+
 #[test]
 fn a_malformed_line_is_an_error_naming_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let broken = with_broken_line(dir.path(), "codex/resume.jsonl", 5);
-    let out = dir.path().join("out.jsonl");
-    let o = xcsh(
-        dir.path(),
-        &[
-            "import",
-            broken.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (out, o) = import_file(dir.path(), &broken, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!out.exists(), "a failed import leaves no file");
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(
         said.contains(&format!("{}:5: malformed codex record", broken.display())),
@@ -226,17 +232,7 @@ fn a_malformed_line_is_an_error_naming_file_and_line() {
 fn a_malformed_line_under_lenient_is_kept_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let broken = with_broken_line(dir.path(), "codex/resume.jsonl", 5);
-    let out = dir.path().join("out.jsonl");
-    let o = xcsh(
-        dir.path(),
-        &[
-            "import",
-            broken.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--lenient",
-        ],
-    );
+    let (out, o) = import_file(dir.path(), &broken, &["--lenient"]);
     assert!(o.status.success(), "{}", text(&o));
     let said = text(&o);
     assert!(
@@ -481,11 +477,13 @@ fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
-#[test]
-fn import_all_imports_every_session_file_of_a_directory_sub_agents_included() {
+/// `xcsh import --all` of the samples of `agent` into a new temporary folder's `out/`:
+/// the folder, the source directory, `out` and the command's output (checked to
+/// have succeeded).
+fn import_all(agent: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Output) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let source = samples().join("claude");
+    let source = samples().join(agent);
     let o = xcsh(
         dir.path(),
         &[
@@ -497,6 +495,12 @@ fn import_all_imports_every_session_file_of_a_directory_sub_agents_included() {
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
+    (dir, source, out, o)
+}
+
+#[test]
+fn import_all_imports_every_session_file_of_a_directory_sub_agents_included() {
+    let (_dir, source, out, o) = import_all("claude");
     assert!(
         text(&o).contains(&format!(
             "imported 5 of 5 file(s) under {}",
@@ -546,20 +550,7 @@ fn without_o_the_log_goes_beside_the_source_as_name_xcsh_jsonl() {
 
 #[test]
 fn replay_of_a_directory_checks_imported_logs_without_rerunning_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let source = samples().join("pi");
-    let o = xcsh(
-        dir.path(),
-        &[
-            "import",
-            "--all",
-            source.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, _source, out, _o) = import_all("pi");
     let r = xcsh(dir.path(), &["replay", out.to_str().unwrap()]);
     assert!(r.status.success(), "{}", text(&r));
     let said = String::from_utf8_lossy(&r.stdout);

@@ -5,48 +5,23 @@
 //! over the faux provider (and, for `--redrive`, a cassette of the local mock
 //! server).
 
+#[path = "support/mcp.rs"]
+mod mcp;
 mod support;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use mcp::{available, call, everything_entry, outcomes, text};
 use support::assert_contains;
 use support::env::{Env, lines, session_of, stderr, stdout};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
 
-/// The pinned version scripts/setup-test-deps.sh installs.
-const EVERYTHING_VERSION: &str = "2026.8.31";
-
-/// Whether an external thing a test needs is here: skipped loudly outside CI,
-/// required under `CI=true`.
-fn available(what: &str, found: bool) -> bool {
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{what} is missing: run scripts/setup-test-deps.sh"
-        );
-        eprintln!("SKIPPED: {what} is missing (run scripts/setup-test-deps.sh to install it)");
-    }
-    found
-}
-
 /// `node` and the entry point of server-everything, when installed.
 fn everything() -> Option<String> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let entry = cache.join(format!(
-        "xcsh-test-deps/mcp-everything-{EVERYTHING_VERSION}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    ));
-    let node = std::process::Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let found = node && entry.is_file();
-    available("node or @modelcontextprotocol/server-everything", found)
-        .then(|| entry.display().to_string())
+    everything_entry().map(|e| e.display().to_string())
 }
 
 fn python() -> bool {
@@ -82,26 +57,6 @@ fn probe_table(name: &str, markers: &Path, extra: &str) -> String {
 
 fn everything_table(entry: &str) -> String {
     format!("[mcp_servers.everything]\ncommand = \"node\"\nargs = [{entry:?}, \"stdio\"]\n")
-}
-
-/// A faux step calling `name` with `arguments`.
-fn call(name: &str, arguments: serde_json::Value) -> String {
-    serde_json::json!({"tool_calls": [{"name": name, "arguments": arguments}]}).to_string()
-}
-
-fn text(t: &str) -> String {
-    serde_json::json!({ "text": t }).to_string()
-}
-
-/// The outcomes of the session's tool results, in order.
-fn outcomes(session: &Path) -> Vec<serde_json::Value> {
-    lines(session)
-        .into_iter()
-        .filter(|v| v["type"] == "tool_result")
-        .map(
-            |v| serde_json::json!({"status": v["data"]["status"], "content": v["data"]["content"]}),
-        )
-        .collect()
 }
 
 /// A list of the session's first run configuration (`tools`, `mutating`), as recorded.

@@ -4,12 +4,15 @@
 //! listens on and a listener that never answers, over the faux provider (and, for
 //! `--redrive`, a cassette of the local mock server).
 
+#[path = "support/mcp.rs"]
+mod mcp;
 #[path = "support/mcp_http.rs"]
 mod mcp_http;
 mod support;
 
 use std::path::Path;
 
+use mcp::{call, outcomes, text};
 use mcp_http::{HttpEverything, Silent, free_port};
 use support::assert_contains;
 use support::env::{Env, lines, session_of, stderr, stdout};
@@ -18,26 +21,6 @@ use support::sse::Wire;
 
 fn url_table(name: &str, url: &str, extra: &str) -> String {
     format!("[mcp_servers.{name}]\nurl = {url:?}\n{extra}\n")
-}
-
-/// A faux step calling `name` with `arguments`.
-fn call(name: &str, arguments: serde_json::Value) -> String {
-    serde_json::json!({"tool_calls": [{"name": name, "arguments": arguments}]}).to_string()
-}
-
-fn text(t: &str) -> String {
-    serde_json::json!({ "text": t }).to_string()
-}
-
-/// The outcomes of the session's tool results, in order.
-fn outcomes(session: &Path) -> Vec<serde_json::Value> {
-    lines(session)
-        .into_iter()
-        .filter(|v| v["type"] == "tool_result")
-        .map(
-            |v| serde_json::json!({"status": v["data"]["status"], "content": v["data"]["content"]}),
-        )
-        .collect()
 }
 
 /// The tools of the session's first run, as recorded.
@@ -49,11 +32,9 @@ fn recorded_tools(session: &Path) -> Vec<String> {
     serde_json::from_value(started["data"]["config"]["tools"].clone()).unwrap()
 }
 
-#[test]
-fn a_scripted_run_calls_an_mcp_tool_over_streamable_http_and_the_log_replays_clean() {
-    let Some(server) = HttpEverything::start() else {
-        return;
-    };
+/// An environment whose config names `server` as `everything`, and a faux script
+/// that calls its `echo` with `message`, then answers "done".
+fn echo_env(server: &HttpEverything, message: &str) -> (Env, std::path::PathBuf) {
     let env = Env::new();
     env.config(&url_table("everything", &server.url(), ""));
     let script = env.script(
@@ -61,11 +42,20 @@ fn a_scripted_run_calls_an_mcp_tool_over_streamable_http_and_the_log_replays_cle
         &[
             &call(
                 "mcp__everything__echo",
-                serde_json::json!({"message": "over http"}),
+                serde_json::json!({ "message": message }),
             ),
             &text("done"),
         ],
     );
+    (env, script)
+}
+
+#[test]
+fn a_scripted_run_calls_an_mcp_tool_over_streamable_http_and_the_log_replays_clean() {
+    let Some(server) = HttpEverything::start() else {
+        return;
+    };
+    let (env, script) = echo_env(&server, "over http");
     let out = env.run_script(&script, &["-p", "echo over http"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("MCP server"), "{}", stderr(&out));
@@ -326,18 +316,7 @@ fn a_url_server_is_reached_with_the_sandbox_on_and_no_sandbox_network() {
     let Some(server) = HttpEverything::start() else {
         return;
     };
-    let env = Env::new();
-    env.config(&url_table("everything", &server.url(), ""));
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call(
-                "mcp__everything__echo",
-                serde_json::json!({"message": "sandboxed run"}),
-            ),
-            &text("done"),
-        ],
-    );
+    let (env, script) = echo_env(&server, "sandboxed run");
     // The standard tools: bash's sandbox is on (where the machine has one), without
     // network; the server is reached by xcsh itself (SPEC.md §32.7).
     let out = env.run_standard(&script, &["-p", "echo"]);

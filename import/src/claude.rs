@@ -80,7 +80,7 @@ struct ClaudeUsage {
 
 /// A content block (Anthropic Messages): `text`, `thinking`, `tool_use`,
 /// `tool_result` (whose `content` is a string or text blocks), images and the rest.
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct Block {
     #[serde(rename = "type")]
     kind: String,
@@ -97,32 +97,15 @@ struct Block {
 
 /// Content: a string, or blocks.
 fn blocks_of(content: Option<&RawValue>) -> Vec<Block> {
-    let Some(raw) = content else {
-        return Vec::new();
-    };
-    if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
-        return vec![Block {
-            kind: "text".into(),
-            text: Some(text),
-            thinking: None,
-            id: None,
-            name: None,
-            input: None,
-            tool_use_id: None,
-            content: None,
-            is_error: false,
-        }];
-    }
-    serde_json::from_str(raw.get()).unwrap_or_default()
+    crate::content_blocks(content, |text| Block {
+        kind: "text".into(),
+        text: Some(text),
+        ..Block::default()
+    })
 }
 
 fn texts(blocks: &[Block]) -> String {
-    blocks
-        .iter()
-        .filter(|b| b.kind == "text")
-        .filter_map(|b| b.text.as_deref())
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::text_of(blocks.iter().map(|b| (b.kind.as_str(), b.text.as_deref())))
 }
 
 pub(crate) fn head(src: &Source) -> Option<Head> {
@@ -297,18 +280,12 @@ pub(crate) fn import(src: &Source, b: &mut Builder) -> Result<(), ImportError> {
                     continue;
                 }
                 "user" => user(&mut r, b, parent, ts, no, rec, text)?,
-                "system" if rec.subtype.as_deref() == Some("compact_boundary") => {
-                    r.tokens_before = rec.compact_metadata.map_or(0, |m| m.pre_tokens);
-                    b.foreign(
-                        parent,
-                        ts,
-                        no,
-                        Some(kind.clone()),
-                        text,
-                        "system/compact_boundary",
-                    )?
-                }
                 _ => {
+                    // A compact boundary is kept as foreign too; the compaction it
+                    // starts takes its token count.
+                    if kind == "system" && rec.subtype.as_deref() == Some("compact_boundary") {
+                        r.tokens_before = rec.compact_metadata.as_ref().map_or(0, |m| m.pre_tokens);
+                    }
                     let label = match &rec.subtype {
                         Some(s) => format!("{kind}/{s}"),
                         None => kind.clone(),

@@ -88,6 +88,32 @@ pub(crate) struct Head {
 }
 
 /// An RFC 3339 time of a source record.
+/// A message's `content`: a string (one text block, made by `text`) or an array of
+/// blocks; absent or neither, no blocks. (Shared by the pi and Claude Code readers,
+/// whose block types differ.)
+pub(crate) fn content_blocks<B: DeserializeOwned>(
+    content: Option<&serde_json::value::RawValue>,
+    text: impl FnOnce(String) -> B,
+) -> Vec<B> {
+    let Some(raw) = content else {
+        return Vec::new();
+    };
+    if let Ok(s) = serde_json::from_str::<String>(raw.get()) {
+        return vec![text(s)];
+    }
+    serde_json::from_str(raw.get()).unwrap_or_default()
+}
+
+/// The text of a message: its `text` blocks' texts (given as kind and text), one a
+/// line; other blocks (thinking, tool calls, images) are not text.
+pub(crate) fn text_of<'a>(blocks: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    blocks
+        .filter(|(kind, _)| *kind == "text")
+        .filter_map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub(crate) fn parse_ts(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()

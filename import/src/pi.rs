@@ -64,24 +64,15 @@ struct Message {
 
 /// A message's content: a string (a user's, in older sessions) or blocks.
 fn blocks_of(content: Option<&RawValue>) -> Vec<Block> {
-    let Some(raw) = content else {
-        return Vec::new();
-    };
-    if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
-        return vec![Block {
-            kind: "text".into(),
-            text: Some(text),
-            thinking: None,
-            id: None,
-            name: None,
-            arguments: None,
-        }];
-    }
-    serde_json::from_str(raw.get()).unwrap_or_default()
+    crate::content_blocks(content, |text| Block {
+        kind: "text".into(),
+        text: Some(text),
+        ..Block::default()
+    })
 }
 
 /// A content block: `text`, `thinking`, `toolCall` (images and the rest: no text).
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct Block {
     #[serde(rename = "type")]
     kind: String,
@@ -117,12 +108,7 @@ struct Compaction {
 }
 
 fn texts(blocks: &[Block]) -> String {
-    blocks
-        .iter()
-        .filter(|b| b.kind == "text")
-        .filter_map(|b| b.text.as_deref())
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::text_of(blocks.iter().map(|b| (b.kind.as_str(), b.text.as_deref())))
 }
 
 pub(crate) fn head(src: &Source) -> Option<Head> {

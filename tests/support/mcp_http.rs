@@ -4,40 +4,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-/// The pinned version scripts/setup-test-deps.sh installs.
-pub const EVERYTHING_VERSION: &str = "2026.8.31";
-
-/// Whether an external thing a test needs is here: skipped loudly outside CI,
-/// required under `CI=true`.
-pub fn available(what: &str, found: bool) -> bool {
-    if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{what} is missing: run scripts/setup-test-deps.sh"
-        );
-        eprintln!("SKIPPED: {what} is missing (run scripts/setup-test-deps.sh to install it)");
-    }
-    found
-}
-
-/// The entry point of server-everything when it and `node` are installed.
-pub fn everything_entry() -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let entry = cache.join(format!(
-        "xcsh-test-deps/mcp-everything-{EVERYTHING_VERSION}/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    ));
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let found = node && entry.is_file();
-    available("node or @modelcontextprotocol/server-everything", found).then_some(entry)
-}
+use crate::mcp::everything_entry;
 
 /// A port on 127.0.0.1 that nothing listens on (it was free a moment ago).
 pub fn free_port() -> u16 {
