@@ -3,7 +3,9 @@
 //! tool results and branches as fixtures/import/counts.json says the source does;
 //! invented records are kept as foreign and said so; malformed lines are errors
 //! naming file:line (or, with --lenient, counted); importing twice gives the same
-//! bytes; `tree`, `log` and `stats` work on the result.
+//! bytes; `tree`, `log`, `stats` (its totals equal the source's counts), `events`,
+//! `export` and `diff` (two agents on one task; an import against an xcsh session)
+//! work on the result.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -686,4 +688,43 @@ fn diff_of_an_imported_session_and_an_xcsh_session_aligns_their_runs() {
             text: [-Read notes.txt and fix what it says in hello.py.-]{+How does this project build? Write the answer to answer.txt.+}
     "#]]
     .assert_eq(&diff_head(&pi, &xcsh_session));
+}
+
+/// `xcsh stats --json` of the imported `name`: (tool calls, settled tool results) over
+/// every branch.
+fn stats_counts(name: &str) -> (u64, u64) {
+    let (dir, out, o) = import(name, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = xcsh(dir.path(), &["stats", out.to_str().unwrap(), "--json"]);
+    assert!(s.status.success(), "{}", text(&s));
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let calls = v["total"]["tool_calls"].as_u64().unwrap();
+    let settled = v["tools"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|t| {
+            ["ok", "error", "cancelled"]
+                .map(|k| t[k].as_u64().unwrap())
+                .iter()
+                .sum::<u64>()
+        })
+        .sum();
+    (calls, settled)
+}
+
+#[test]
+fn stats_of_an_import_counts_the_sources_tool_calls_and_results_for_each_agent() {
+    for name in [
+        "codex/resume.jsonl",
+        "pi/branch.jsonl",
+        "claude/branch.jsonl",
+    ] {
+        let want = expected(name).counts;
+        assert_eq!(
+            stats_counts(name),
+            (want.tool_calls, want.tool_results),
+            "{name}"
+        );
+    }
 }
