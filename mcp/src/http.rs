@@ -91,8 +91,29 @@ impl HttpClient {
         }
         request
     }
+}
 
-    async fn post(
+/// rmcp's transport calls `post_message_with_response_limits` and
+/// `get_stream_with_max_sse_event_size`; `post_message` and `get_stream` are the
+/// trait's required methods and apply the default limits. (The trait's default
+/// `post_message_with_max_sse_event_size` goes to `post_message`; rmcp does not call it.)
+impl StreamableHttpClient for HttpClient {
+    type Error = HttpError;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(uri, message, session_id, auth, headers, limits)
+            .await
+    }
+
+    async fn post_message_with_response_limits(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
@@ -157,7 +178,40 @@ impl HttpClient {
         }
     }
 
-    async fn get(
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Error> {
+        let request = Self::prepare(self.client.delete(uri.as_ref()), auth, headers)
+            .header(HEADER_SESSION_ID, session_id.as_ref());
+        let response = request.send().await.map_err(client_error)?;
+        let status = response.status();
+        // 405: the server does not let clients end sessions, which is allowed.
+        if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
+            return Ok(());
+        }
+        Err(StreamableHttpError::UnexpectedServerResponse(
+            format!("HTTP {status} to its DELETE").into(),
+        ))
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Events, Error> {
+        let max = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth, headers, max)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
@@ -196,103 +250,6 @@ impl HttpClient {
                 Err(StreamableHttpError::UnexpectedContentType(content_type))
             }
         }
-    }
-
-    async fn delete(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), Error> {
-        let request = Self::prepare(self.client.delete(uri.as_ref()), auth, headers)
-            .header(HEADER_SESSION_ID, session_id.as_ref());
-        let response = request.send().await.map_err(client_error)?;
-        let status = response.status();
-        // 405: the server does not let clients end sessions, which is allowed.
-        if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
-            return Ok(());
-        }
-        Err(StreamableHttpError::UnexpectedServerResponse(
-            format!("HTTP {status} to its DELETE").into(),
-        ))
-    }
-}
-
-/// rmcp's transport calls `post_message_with_response_limits` and
-/// `get_stream_with_max_sse_event_size`; `post_message` and `get_stream` are the
-/// trait's required methods and apply the default limits. (The trait's default
-/// `post_message_with_max_sse_event_size` goes to `post_message`; rmcp does not call it.)
-impl StreamableHttpClient for HttpClient {
-    type Error = HttpError;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, Error> {
-        let limits = StreamableHttpResponseLimits::default();
-        self.post(uri, message, session_id, auth, headers, limits)
-            .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(uri, message, session_id, auth, headers, limits)
-            .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), Error> {
-        self.delete(uri, session_id, auth, headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<Events, Error> {
-        let max = StreamableHttpResponseLimits::default().max_sse_event_size;
-        self.get(uri, session_id, last_event_id, auth, headers, max)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<Events, Error> {
-        self.get(
-            uri,
-            session_id,
-            last_event_id,
-            auth,
-            headers,
-            max_sse_event_size,
-        )
-        .await
     }
 }
 
