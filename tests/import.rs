@@ -728,3 +728,40 @@ fn stats_of_an_import_counts_the_sources_tool_calls_and_results_for_each_agent()
         );
     }
 }
+
+#[test]
+fn a_message_whose_content_is_neither_text_nor_blocks_is_malformed_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(samples().join("pi/branch.jsonl")).unwrap();
+    let at = sample
+        .lines()
+        .position(|l| l.contains(r#""role":"user","content":["#))
+        .unwrap();
+    let edited: Vec<String> = sample
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == at {
+                l.replacen(r#""content":["#, r#""content":42,"was":["#, 1)
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    let source = dir.path().join("edited.jsonl");
+    std::fs::write(&source, edited.join("\n") + "\n").unwrap();
+    let (out, o) = import_file(dir.path(), &source, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!out.exists(), "a failed import leaves no file");
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(&format!(
+            "{}:{}: malformed pi record",
+            source.display(),
+            at + 1
+        )),
+        "{said}"
+    );
+    let (_, o) = import_file(dir.path(), &source, &["--lenient"]);
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use xcsh_machine::{CallId, EntryId, FinishReason, ToolCall, ToolOutcome, ToolStatus, Usage};
 
 use crate::builder::{Builder, Reply};
-use crate::{Head, ImportError, Source, parse_ts};
+use crate::{Content, Head, ImportError, Source, parse_ts};
 
 #[derive(Deserialize)]
 struct Record {
@@ -55,7 +55,7 @@ struct HeadProbe {
 #[derive(Deserialize)]
 struct Message {
     id: Option<String>,
-    content: Option<Box<RawValue>>,
+    content: Option<Content<Block>>,
     usage: Option<ClaudeUsage>,
     stop_reason: Option<String>,
 }
@@ -90,14 +90,14 @@ struct Block {
     name: Option<String>,
     input: Option<Box<RawValue>>,
     tool_use_id: Option<String>,
-    content: Option<Box<RawValue>>,
+    content: Option<Content<Block>>,
     #[serde(default)]
     is_error: bool,
 }
 
 /// Content: a string, or blocks.
-fn blocks_of(content: Option<&RawValue>) -> Vec<Block> {
-    crate::content_blocks(content, |text| Block {
+fn blocks_of(content: Option<Content<Block>>) -> Vec<Block> {
+    Content::into_blocks(content, |text| Block {
         kind: "text".into(),
         text: Some(text),
         ..Block::default()
@@ -306,7 +306,7 @@ pub(crate) fn import(src: &Source, b: &mut Builder) -> Result<(), ImportError> {
 
 /// Adds one assistant record's content to the response.
 fn add_to(g: &mut Group, m: Message) {
-    for block in blocks_of(m.content.as_deref()) {
+    for block in blocks_of(m.content) {
         match block.kind.as_str() {
             "text" => g.texts.extend(block.text),
             "thinking" => g.thinking.extend(block.thinking.filter(|t| !t.is_empty())),
@@ -346,22 +346,25 @@ fn user(
     parent: EntryId,
     ts: DateTime<Utc>,
     no: u64,
-    rec: Record,
+    mut rec: Record,
     text: &str,
 ) -> Result<EntryId, ImportError> {
-    let blocks = blocks_of(rec.message.as_ref().and_then(|m| m.content.as_deref()));
+    let blocks = blocks_of(rec.message.as_mut().and_then(|m| m.content.take()));
     let results: Vec<&Block> = blocks.iter().filter(|b| b.kind == "tool_result").collect();
     if !results.is_empty() {
         let mut at = parent;
         for res in results {
-            let content = blocks_of(res.content.as_deref());
             let outcome = ToolOutcome {
                 status: if res.is_error {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
                 },
-                content: texts(&content),
+                content: match &res.content {
+                    None => String::new(),
+                    Some(Content::Text(text)) => text.clone(),
+                    Some(Content::Blocks(blocks)) => texts(blocks),
+                },
             };
             let call = CallId(res.tool_use_id.clone().unwrap_or_default());
             at = b.result(at, ts, call, None, outcome)?;

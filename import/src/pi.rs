@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use xcsh_machine::{CallId, EntryId, FinishReason, ToolCall, ToolOutcome, ToolStatus, Usage};
 
 use crate::builder::{Builder, Reply};
-use crate::{Head, ImportError, Source, parse_ts};
+use crate::{Content, Head, ImportError, Source, parse_ts};
 
 #[derive(Deserialize)]
 struct Header {
@@ -50,7 +50,7 @@ struct MessageEntry {
 #[derive(Deserialize)]
 struct Message {
     role: String,
-    content: Option<Box<RawValue>>,
+    content: Option<Content<Block>>,
     usage: Option<PiUsage>,
     #[serde(rename = "stopReason")]
     stop_reason: Option<String>,
@@ -63,8 +63,8 @@ struct Message {
 }
 
 /// A message's content: a string (a user's, in older sessions) or blocks.
-fn blocks_of(content: Option<&RawValue>) -> Vec<Block> {
-    crate::content_blocks(content, |text| Block {
+fn blocks_of(content: Option<Content<Block>>) -> Vec<Block> {
+    Content::into_blocks(content, |text| Block {
         kind: "text".into(),
         text: Some(text),
         ..Block::default()
@@ -235,7 +235,7 @@ fn message(
         Err(e) if !src.lenient => return Err(src.malformed(no, e.to_string())),
         Err(_) => return b.foreign(parent, ts, no, None, text, "(malformed)"),
     };
-    let blocks = blocks_of(m.content.as_deref());
+    let blocks = blocks_of(m.content);
     match m.role.as_str() {
         "user" => {
             b.summary.mapped("message/user");
