@@ -331,9 +331,5 @@ fn replay_imported(path: &Path, session: &str, json: bool) -> Result<ExitCode> {
             );
         }
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if ok { Exit::Ok } else { Exit::Failed }.into())
 }
