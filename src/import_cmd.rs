@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use xcsh_import::{ImportOptions, Imported};
+
+use crate::exit::Exit;
 use xcsh_log::foreign::SourceFormat;
 
 #[derive(Debug, Args)]
@@ -47,7 +49,7 @@ pub fn main(args: ImportArgs) -> Result<ExitCode> {
             .unwrap_or_else(|| xcsh_import::default_output(&args.file));
         let imported = xcsh_import::import(&args.file, &out, opts)?;
         report(&imported);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Exit::Ok.into());
     }
     let files = xcsh_import::session_files(&args.file)?;
     let mut failed = 0;
@@ -67,11 +69,7 @@ pub fn main(args: ImportArgs) -> Result<ExitCode> {
         files.len(),
         args.file.display()
     );
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if failed == 0 { Exit::Ok } else { Exit::Failed }.into())
 }
 
 /// Where `--all` writes the import of `file` (found under `dir`): beside it, or in
