@@ -99,7 +99,7 @@ pub(crate) struct Server {
     service: Mutex<Option<Service>>,
     /// The process group of a stdio server (its pid), 0 when there is none.
     pgid: Arc<AtomicI32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Stderr>,
     /// Why the server is gone, once it is.
     exited: Mutex<Option<String>>,
     /// A streamable HTTP server (not xcsh's process: it does not exit, it stops
@@ -116,6 +116,29 @@ fn client_info() -> ClientConfig {
     )
 }
 
+/// The last lines of a stdio server's stderr, and the task reading them (none for a
+/// `url` server), so that a server that crashed is described with what it wrote
+/// before it died: its stderr is read to the end first.
+#[derive(Default)]
+struct Stderr {
+    lines: Mutex<VecDeque<String>>,
+    reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// How long a crashed server's stderr is waited for (its end comes when the process
+/// is gone, unless a child of it still holds the pipe).
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
+
+impl Stderr {
+    /// Waits (at most [`STDERR_DRAIN`]) until the server's stderr is read to its end.
+    async fn drained(&self) {
+        let reader = lock(&self.reader).take();
+        if let Some(reader) = reader {
+            let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -124,7 +147,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// it did not start (its process group is killed then).
 pub(crate) async fn start(config: &ServerConfig, options: &StartOptions) -> Result<Server, String> {
     let pgid = Arc::new(AtomicI32::new(0));
-    let stderr = Arc::new(Mutex::new(VecDeque::new()));
+    let stderr = Arc::new(Stderr::default());
     let started = tokio::time::timeout(
         config.startup_timeout,
         connect(config, options, Arc::clone(&pgid), Arc::clone(&stderr)),
@@ -151,6 +174,7 @@ pub(crate) async fn start(config: &ServerConfig, options: &StartOptions) -> Resu
         ),
     };
     kill_group(&pgid);
+    stderr.drained().await;
     Err(format!("{failure}{}", tail(&stderr)))
 }
 
@@ -166,8 +190,8 @@ pub(crate) fn seconds(d: Duration) -> String {
 
 /// The last lines of the server's stderr, as a suffix of a message (empty when it
 /// wrote none).
-fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
-    let lines = lock(stderr);
+fn tail(stderr: &Stderr) -> String {
+    let lines = lock(&stderr.lines);
     if lines.is_empty() {
         return String::new();
     }
@@ -192,7 +216,7 @@ async fn connect(
     config: &ServerConfig,
     options: &StartOptions,
     pgid: Arc<AtomicI32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Stderr>,
 ) -> Result<Connected, String> {
     let client = match &config.transport {
         Transport::Stdio {
@@ -258,7 +282,7 @@ async fn spawn(
     child: Child<'_>,
     options: &StartOptions,
     pgid: Arc<AtomicI32>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Stderr>,
 ) -> Result<Service, String> {
     let Child {
         command,
@@ -286,16 +310,18 @@ async fn spawn(
         registry::remember(pid);
     }
     if let Some(err) = err {
-        tokio::spawn(async move {
+        let kept = Arc::clone(&stderr);
+        let reader = tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(err).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                let mut kept = lock(&stderr);
+                let mut kept = lock(&kept.lines);
                 if kept.len() == STDERR_LINES {
                     kept.pop_front();
                 }
                 kept.push_back(line);
             }
         });
+        *lock(&stderr.reader) = Some(reader);
     }
     client_info()
         .serve(transport)
@@ -415,7 +441,11 @@ impl Server {
             .await
         {
             Ok(handle) => handle,
-            Err(e) => return self.gone(&format!("the request could not be sent ({e})")),
+            Err(e) => {
+                return self
+                    .gone(&format!("the request could not be sent ({e})"))
+                    .await;
+            }
         };
         let ended = tokio::select! {
             biased;
@@ -441,7 +471,7 @@ impl Server {
                 self.name, e.message, e.code.0
             )),
             Ok(Err(ServiceError::TransportClosed)) | Err(Ended::Closed) => {
-                self.gone("the connection closed during the call")
+                self.gone("the connection closed during the call").await
             }
             // A streamable HTTP request that got no answer (the server is down):
             // this call's error; the next call tries again.
@@ -471,9 +501,10 @@ impl Server {
     }
 
     /// The server went away: every later call of its tools is this error too.
-    fn gone(&self, why: &str) -> ToolOutcome {
+    async fn gone(&self, why: &str) -> ToolOutcome {
         lock(&self.exited).get_or_insert_with(|| why.to_owned());
         kill_group(&self.pgid);
+        self.stderr.drained().await;
         self.exited_error(why)
     }
 }
