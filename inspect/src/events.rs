@@ -13,12 +13,16 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use xcsh_log::{Body, Chain, Entry, LogReader, Record, SessionLog, memory_record};
+use xcsh_log::{Body, Chain, Entry, LogReader, Record, SessionLog};
 use xcsh_machine::{Decision, EntryId, StreamEvent};
 
 use crate::common::{entry_text, event_kind, event_text, fmt_rel, rel_ms};
 use crate::error::InspectError;
 use crate::style::{Paint, Style};
+use track::{Steps, Track, track, track_at};
+
+mod scan;
+mod track;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -212,227 +216,6 @@ impl Timeline {
     }
 }
 
-/// What the timeline's step tracking reads of an entry: the same from the entry
-/// ([`track`]) and from the index ([`track_at`]), so that the step, lane and tool of
-/// a row are worked out once ([`Steps::classify`]). `K` is a call id or tool name.
-enum Track<K> {
-    Session,
-    Branch,
-    /// A prompt or `/compact`: a new run.
-    Run,
-    /// A label, undo, workspace, steer, follow-up or interrupt.
-    User,
-    ApprovalAnswer {
-        call_id: K,
-    },
-    Step {
-        step: u32,
-    },
-    ToolResult {
-        call_id: K,
-        name: K,
-    },
-    CompactionSummary,
-    LateEvent {
-        step: u32,
-    },
-    Recovered,
-    StepStarted {
-        step: u32,
-    },
-    ToolDispatched {
-        step: u32,
-        call_id: K,
-        name: K,
-    },
-    /// A synthetic result or an approval, of the tool `name`.
-    Tool {
-        name: K,
-    },
-    RunFinished,
-    /// Another decision, or an entry of a type this version does not know.
-    Machine,
-}
-
-/// The step in progress and the calls dispatched in the run in progress (step and
-/// tool name of each).
-#[derive(Debug)]
-struct Steps<K> {
-    current: Option<u32>,
-    calls: HashMap<K, (u32, K)>,
-}
-
-impl<K> Default for Steps<K> {
-    fn default() -> Steps<K> {
-        Steps {
-            current: None,
-            calls: HashMap::new(),
-        }
-    }
-}
-
-impl<K: Eq + std::hash::Hash + Clone> Steps<K> {
-    /// The step, lane and tool of an entry, and what it changes in the tracking.
-    fn classify(&mut self, track: Track<K>) -> (Option<u32>, Lane, Option<K>) {
-        let cur = self.current;
-        match track {
-            Track::Session => (None, Lane::Machine, None),
-            Track::Branch => {
-                self.current = None;
-                (None, Lane::User, None)
-            }
-            Track::Run => {
-                // A new run: every call of the last one has settled (the map stays
-                // as small as one run).
-                self.current = None;
-                self.calls.clear();
-                (None, Lane::User, None)
-            }
-            Track::User => (cur, Lane::User, None),
-            Track::ApprovalAnswer { call_id } => {
-                let c = self.calls.get(&call_id).cloned();
-                (c.as_ref().map(|c| c.0).or(cur), Lane::User, c.map(|c| c.1))
-            }
-            Track::Step { step } | Track::LateEvent { step } => (Some(step), Lane::Model, None),
-            Track::ToolResult { call_id, name } => {
-                let step = self.calls.get(&call_id).map(|c| c.0).or(cur);
-                (step, Lane::Tools, Some(name))
-            }
-            Track::CompactionSummary => (cur, Lane::Model, None),
-            Track::Recovered | Track::Machine => (cur, Lane::Machine, None),
-            Track::StepStarted { step } => {
-                self.current = Some(step);
-                (Some(step), Lane::Model, None)
-            }
-            Track::ToolDispatched {
-                step,
-                call_id,
-                name,
-            } => {
-                self.calls.insert(call_id, (step, name.clone()));
-                (Some(step), Lane::Tools, Some(name))
-            }
-            Track::Tool { name } => (cur, Lane::Tools, Some(name)),
-            Track::RunFinished => {
-                self.current = None;
-                (cur, Lane::Machine, None)
-            }
-        }
-    }
-}
-
-/// What the step tracking reads of `entry`.
-fn track(entry: &Entry) -> Track<String> {
-    match &entry.body {
-        Body::Record(r) => match r {
-            Record::Session(_) => Track::Session,
-            Record::Branch { .. } => Track::Branch,
-            // Another agent's record (an import), like an unknown one: no lane of its own.
-            Record::Foreign(_) => Track::Machine,
-            Record::UserMessage { .. } | Record::Compact { .. } => Track::Run,
-            Record::Label { .. }
-            | Record::Undo { .. }
-            | Record::Workspace { .. }
-            | memory_record!()
-            | Record::Steer { .. }
-            | Record::FollowUp { .. }
-            | Record::Interrupt {} => Track::User,
-            Record::ApprovalAnswer { call_id, .. } => Track::ApprovalAnswer {
-                call_id: call_id.0.clone(),
-            },
-            Record::Step(s) => Track::Step { step: s.step.0 },
-            Record::ToolResult(t) => Track::ToolResult {
-                call_id: t.call_id.0.clone(),
-                name: t.name.clone(),
-            },
-            Record::CompactionSummary { .. } => Track::CompactionSummary,
-            Record::LateEvent { step, .. } => Track::LateEvent { step: step.0 },
-            Record::Recovered { .. } => Track::Recovered,
-        },
-        Body::Decision(d) => match d {
-            Decision::StepStarted { step, .. } => Track::StepStarted { step: step.0 },
-            Decision::ToolDispatched { step, call } => Track::ToolDispatched {
-                step: step.0,
-                call_id: call.id.0.clone(),
-                name: call.name.clone(),
-            },
-            Decision::SyntheticResult { call, .. } => Track::Tool {
-                name: call.name.clone(),
-            },
-            Decision::Approval { tool, .. } => Track::Tool { name: tool.clone() },
-            Decision::RunFinished { .. } => Track::RunFinished,
-            Decision::Delivered { .. }
-            | Decision::CompactionStarted { .. }
-            | Decision::Compacted { .. }
-            | Decision::Ignored { .. } => Track::Machine,
-        },
-        Body::Unknown { .. } => Track::Machine,
-    }
-}
-
-/// What the step tracking reads of the entry at `pos` of an index.
-fn track_at(d: &xcsh_log::index::ArchivedIndexData, pos: usize) -> Track<&str> {
-    use xcsh_log::index::Kind;
-    let call = |r: usize| &d.calls[r];
-    match d.kind(pos) {
-        Kind::Session => Track::Session,
-        Kind::Branch => Track::Branch,
-        Kind::UserMessage | Kind::Compact => Track::Run,
-        Kind::Label
-        | Kind::Undo
-        | Kind::Workspace
-        | Kind::MemoryIndex
-        | Kind::MemoryExtraction
-        | Kind::MemorySnapshot
-        | Kind::MemoryForget
-        | Kind::Steer
-        | Kind::FollowUp
-        | Kind::Interrupt => Track::User,
-        Kind::ApprovalAnswer => Track::ApprovalAnswer {
-            call_id: d.str(&call(d.aux(pos)).call_id),
-        },
-        Kind::Step => Track::Step {
-            step: d.steps[d.aux(pos)].step.to_native(),
-        },
-        Kind::ToolResult => {
-            let t = &d.tools[d.aux(pos)];
-            Track::ToolResult {
-                call_id: d.str(&t.call_id),
-                name: d.str(&t.name),
-            }
-        }
-        Kind::CompactionSummary => Track::CompactionSummary,
-        Kind::LateEvent => Track::LateEvent {
-            step: d.aux[pos].to_native(),
-        },
-        Kind::Recovered => Track::Recovered,
-        Kind::StepStarted => Track::StepStarted {
-            step: d.aux[pos].to_native(),
-        },
-        Kind::ToolDispatched => {
-            let c = call(d.aux(pos));
-            Track::ToolDispatched {
-                step: c.step.to_native(),
-                call_id: d.str(&c.call_id),
-                name: d.str(&c.name),
-            }
-        }
-        Kind::SyntheticResult => Track::Tool {
-            name: d.str(&d.tools[d.aux(pos)].name),
-        },
-        Kind::Approval => Track::Tool {
-            name: d.str(&call(d.aux(pos)).name),
-        },
-        Kind::RunFinished => Track::RunFinished,
-        Kind::Delivered
-        | Kind::CompactionStarted
-        | Kind::Compacted
-        | Kind::Ignored
-        | Kind::Foreign
-        | Kind::Unknown => Track::Machine,
-    }
-}
-
 /// The whole timeline of a log read already.
 pub fn timeline(log: &SessionLog) -> Vec<Row> {
     let mut t = Timeline::new();
@@ -446,19 +229,23 @@ pub fn timeline(log: &SessionLog) -> Vec<Row> {
 
 /// Streams the timeline of the file at `path` through `each` (only the rows
 /// `filter` keeps). Returns the number of torn bytes at the end, if any. When the
-/// filter names entry types only and the session has a valid derived index, only
-/// the entries of those types are read (their rows are the same: entry rows come in
-/// file order, and the index holds what the timeline tracks between them).
+/// filter names entry types only, only the entries of those types are decoded whole
+/// (their rows are the same: entry rows come in file order): with a valid derived
+/// index, which holds what the timeline tracks between them, only their lines are
+/// read; without one every line is read and verified on parallel workers, and of the
+/// others only what the tracking needs is decoded ([`scan`]).
 pub fn stream_file(
     path: &Path,
     filter: &Filter,
     mut each: impl FnMut(&Row),
 ) -> Result<Option<usize>, InspectError> {
-    if entry_types_only(filter)
-        && let Ok(Some(index)) = xcsh_log::index::open_existing_index(path)
-        && let Some(torn) = stream_indexed(path, index.data(), filter, &mut each)?
-    {
-        return Ok(torn);
+    if entry_types_only(filter) {
+        if let Ok(Some(index)) = xcsh_log::index::open_existing_index(path)
+            && let Some(torn) = stream_indexed(path, index.data(), filter, &mut each)?
+        {
+            return Ok(torn);
+        }
+        return scan::stream_scanned(path, filter, &mut each);
     }
     let file = File::open(path).map_err(|e| InspectError::io(path, e))?;
     let mut reader = LogReader::new(path, BufReader::with_capacity(4 << 20, file));

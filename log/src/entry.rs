@@ -616,7 +616,9 @@ fn push_json<T: Serialize + ?Sized>(line: &mut Vec<u8>, value: &T) {
 
 #[cfg(test)]
 mod derived;
+pub mod envelope;
 mod fast;
+pub use envelope::Envelope;
 pub mod foreign;
 pub mod memory;
 mod wire;

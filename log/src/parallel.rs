@@ -15,9 +15,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use super::entry::{DecodeError, Entry, EntryHash};
+use super::entry::{DecodeError, Entry, EntryHash, Envelope};
 use super::error::LogError;
-use super::verify::{Chain, Facts, HashIndex, decode_one};
+use super::index::Kind;
+use super::verify::{Chain, Facts, HashIndex, decode_one, line_text};
 use xcsh_machine::EntryId;
 
 /// The bytes a worker reads at once (whole lines: a longer line grows the chunk).
@@ -76,19 +77,106 @@ impl Window {
 /// on worker threads; `keep` turns each decoded entry into what the caller keeps
 /// (on the workers), and `each` receives it with its 1-based line number, in file
 /// order, on this thread, and returns whether to go on (`false` stops the reading).
-/// After the first error nothing more is delivered and the error is returned. A source without a complete line is [`LogError::NotASession`].
+/// After the first error nothing more is delivered and the error is returned. A
+/// source without a complete line is [`LogError::NotASession`].
 /// `window` bounds what is read ahead ([`Window::default`] for most callers).
-pub fn read_parallel<R, T, K, F>(
+pub fn read_parallel<T: Send>(
+    path: &Path,
+    source: impl Read + Send,
+    window: Window,
+    keep: impl Fn(Entry) -> T + Sync,
+    each: impl FnMut(u32, T) -> bool,
+) -> Result<ParallelRead, LogError> {
+    read_with(path, source, window, &Whole(keep), each)
+}
+
+/// What [`read_lines_parallel`]'s `keep` gets of a line: its envelope, the body not
+/// decoded ([`Envelope::entry`] decodes it), or, for a line not in the writer's
+/// form, the entry decoded whole.
+pub enum Line<'a> {
+    Envelope(&'a Envelope<'a>),
+    Entry(Box<Entry>),
+}
+
+/// [`read_parallel`] for a caller that needs the bodies of some lines only (a scan
+/// by type): every line is verified the same (the line rules, and the envelope's
+/// id, parent and hash in the chain), but a line in the writer's form reaches
+/// `keep` as its [`Envelope`], its body decoded only if `keep` asks.
+pub fn read_lines_parallel<T: Send>(
+    path: &Path,
+    source: impl Read + Send,
+    window: Window,
+    keep: impl Fn(Line<'_>) -> Result<T, DecodeError> + Sync,
+    each: impl FnMut(u32, T) -> bool,
+) -> Result<ParallelRead, LogError> {
+    read_with(path, source, window, &Lazy(keep), each)
+}
+
+/// How a worker turns a line into the facts the chain checks and what the caller
+/// keeps; `lookup` tells the hashes of the lines before it in the same chunk.
+trait Decode<T>: Sync {
+    fn decode(
+        &self,
+        bytes: &[u8],
+        lookup: &dyn Fn(EntryId) -> Option<EntryHash>,
+    ) -> Result<(Facts, T), DecodeError>;
+}
+
+/// Every line decoded whole.
+struct Whole<K>(K);
+
+impl<T, K: Fn(Entry) -> T + Sync> Decode<T> for Whole<K> {
+    fn decode(
+        &self,
+        bytes: &[u8],
+        lookup: &dyn Fn(EntryId) -> Option<EntryHash>,
+    ) -> Result<(Facts, T), DecodeError> {
+        let d = decode_one(bytes, Some(lookup))?;
+        Ok((Facts::of(&d), (self.0)(d.entry)))
+    }
+}
+
+/// A line in the writer's form read by its envelope, any other decoded whole.
+struct Lazy<K>(K);
+
+impl<T, K: Fn(Line<'_>) -> Result<T, DecodeError> + Sync> Decode<T> for Lazy<K> {
+    fn decode(
+        &self,
+        bytes: &[u8],
+        lookup: &dyn Fn(EntryId) -> Option<EntryHash>,
+    ) -> Result<(Facts, T), DecodeError> {
+        let Some(env) = Envelope::read(line_text(bytes)?) else {
+            let d = decode_one(bytes, Some(lookup))?;
+            return Ok((Facts::of(&d), (self.0)(Line::Entry(Box::new(d.entry)))?));
+        };
+        let kind = Kind::named(env.type_name);
+        let facts = Facts {
+            id: env.id,
+            parent: env.parent,
+            hash: env.hash,
+            session: kind == Kind::Session,
+            unknown: (kind == Kind::Unknown).then(|| env.type_name.into()),
+            prefix: env.prefix,
+            hash_ok: env
+                .parent
+                .and_then(lookup)
+                .map(|h| EntryHash::compute(Some(&h), &bytes[..env.prefix]) == env.hash),
+        };
+        Ok((facts, (self.0)(Line::Envelope(&env))?))
+    }
+}
+
+fn read_with<R, T, D, F>(
     path: &Path,
     source: R,
     window: Window,
-    keep: K,
+    decoder: &D,
     mut each: F,
 ) -> Result<ParallelRead, LogError>
 where
     R: Read + Send,
     T: Send,
-    K: Fn(Entry) -> T + Sync,
+    D: Decode<T>,
     F: FnMut(u32, T) -> bool,
 {
     // One worker more than cores: the calling thread waits on the workers part of
@@ -120,8 +208,8 @@ where
     let failed = std::thread::scope(|s| {
         for _ in 0..workers {
             let done_tx = done_tx.clone();
-            let (source, pool_rx, stop, keep) = (&source, &pool_rx, &stop, &keep);
-            s.spawn(move || work(source, pool_rx, stop, keep, &done_tx));
+            let (source, pool_rx, stop) = (&source, &pool_rx, &stop);
+            s.spawn(move || work(source, pool_rx, stop, decoder, &done_tx));
         }
         drop(done_tx);
         let mut pool_tx = Some(pool_tx);
@@ -303,11 +391,11 @@ impl<R: Read> Source<R> {
 }
 
 /// A worker: takes chunks and decodes them until the source ends or reading stops.
-fn work<R: Read, T, K: Fn(Entry) -> T>(
+fn work<R: Read, T>(
     source: &Mutex<Source<R>>,
     pool: &Mutex<mpsc::Receiver<Chunk<T>>>,
     stop: &AtomicBool,
-    keep: &K,
+    decoder: &impl Decode<T>,
     done: &mpsc::Sender<Decoded<T>>,
 ) {
     let mut seen: HashMap<EntryId, EntryHash, BuildHasherDefault<IdHasher>> = HashMap::default();
@@ -327,7 +415,7 @@ fn work<R: Read, T, K: Fn(Entry) -> T>(
         let Some((seq, read)) = next else { return };
         let error = read.err();
         if error.is_none() {
-            decode_chunk(&mut chunk, &mut seen, keep);
+            decode_chunk(&mut chunk, &mut seen, decoder);
         }
         if done.send(Decoded { seq, chunk, error }).is_err() {
             return;
@@ -339,7 +427,7 @@ fn work<R: Read, T, K: Fn(Entry) -> T>(
 fn decode_chunk<T>(
     chunk: &mut Chunk<T>,
     seen: &mut HashMap<EntryId, EntryHash, BuildHasherDefault<IdHasher>>,
-    keep: &impl Fn(Entry) -> T,
+    decoder: &impl Decode<T>,
 ) {
     seen.clear();
     chunk.lines.clear();
@@ -350,11 +438,10 @@ fn decode_chunk<T>(
     for nl in memchr::memchr_iter(b'\n', bytes) {
         let lookup = |id: EntryId| seen.get(&id).copied();
         chunk.ends.push(nl);
-        match decode_one(&bytes[start..nl], Some(&lookup)) {
-            Ok(d) => {
-                let facts = Facts::of(&d);
+        match decoder.decode(&bytes[start..nl], &lookup) {
+            Ok((facts, item)) => {
                 seen.insert(facts.id, facts.hash);
-                chunk.lines.push((facts, keep(d.entry)));
+                chunk.lines.push((facts, item));
             }
             Err(e) => {
                 chunk.failed = Some(e);

@@ -59,6 +59,16 @@ macro_rules! kinds {
                 }
             }
 
+            /// The kind of the entry type `name` (`Unknown` for a type this
+            /// version does not know).
+            pub fn named(name: &str) -> Kind {
+                match name {
+                    $($rn => Kind::$r,)*
+                    $($dn => Kind::$d,)*
+                    _ => Kind::Unknown,
+                }
+            }
+
             /// The kind of an archived kind.
             #[inline]
             pub fn from_archived(kind: &ArchivedKind) -> Kind {
@@ -118,6 +128,12 @@ mod tests {
         want.push("unknown");
         assert_eq!(names, want);
         for k in Kind::ALL {
+            let named = if k == Kind::Unknown {
+                "no such type"
+            } else {
+                k.name()
+            };
+            assert_eq!(Kind::named(named), k);
             assert_eq!(
                 k.is_decision(),
                 Decision::TYPE_NAMES.contains(&k.name()),
