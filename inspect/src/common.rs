@@ -11,7 +11,27 @@ use crate::error::InspectError;
 
 /// The text on one line (whitespace collapsed), at most `max` characters (`…` when cut).
 pub fn one_line(text: &str, max: usize) -> String {
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The words joined by single spaces, read only as far as `cut` looks (one
+    // character past `max`, or past 1): a long text costs no more than a short one.
+    let seen = max.max(1) + 1;
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        if chars >= seen {
+            break;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+            chars += 1;
+        }
+        let room = seen - chars.min(seen);
+        let word = word
+            .char_indices()
+            .nth(room)
+            .map_or(word, |(at, _)| &word[..at]);
+        line.push_str(word);
+        chars += word.chars().count();
+    }
     cut(&line, max)
 }
 
@@ -408,6 +428,29 @@ mod tests {
             "abcd\n… capped: 1 line(s), 10 character(s) in all"
         );
         assert_eq!(cap("", 5, 5), "");
+    }
+
+    /// `one_line` reads a text only as far as it shows, and shows what collapsing the
+    /// whole text and cutting it would: every cut point, around every kind of word.
+    #[test]
+    fn one_line_is_the_whole_text_collapsed_then_cut() {
+        let texts = [
+            "",
+            "   ",
+            "one",
+            "  two  words ",
+            "a\tb\nc  d",
+            "exactly ten",
+            "héllo wörld — ünïcode ✓ text",
+            "averyveryverylongwordwithoutanyspaceinitatall and more",
+            "x y z w v u t s r q p o n m l k j i h g f e d c b a",
+        ];
+        for text in texts {
+            let whole = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            for max in 0..=60 {
+                assert_eq!(one_line(text, max), cut(&whole, max), "{text:?} at {max}");
+            }
+        }
     }
 
     #[test]
