@@ -7,7 +7,7 @@
 //! group or not, is killed ([`procs`]).
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -211,6 +211,27 @@ fn render_stream(name: &str, drained: &Drained, caps: Caps) -> String {
     )
 }
 
+/// Where the shell's own `PATH` finds `bash` (as `execvp` in the child would: a
+/// relative entry from the workspace root, `/bin:/usr/bin` when `PATH` is unset): an
+/// executable file, by its path. Given a path, std spawns with `posix_spawn` (the
+/// kernel's vfork and exec); given a bare name under a changed environment, it must
+/// fork, which copies this process's page tables and costs about a third of the
+/// call. `None` when no `bash` is there: the child then looks it up itself and
+/// fails with the usual error.
+fn shell_program(env: &ShellEnv, root: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = env
+        .vars()
+        .find(|(name, _)| *name == "PATH")
+        .map_or(std::ffi::OsStr::new("/bin:/usr/bin"), |(_, value)| value);
+    std::env::split_paths(path)
+        .map(|dir| root.join(dir).join("bash"))
+        .find(|bash| {
+            std::fs::metadata(bash)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// How the shell ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
@@ -242,8 +263,12 @@ pub(crate) async fn run(
         .map(Duration::from_millis)
         .unwrap_or(default_timeout);
     let started = Instant::now();
-    let mut command = Command::new("bash");
+    let mut command = match shell_program(env, root) {
+        Some(bash) => Command::new(bash),
+        None => Command::new("bash"),
+    };
     command
+        .arg0("bash")
         .arg("-c")
         .arg(&args.command)
         .current_dir(root)
@@ -399,6 +424,33 @@ mod tests {
     use super::*;
     use xcsh_log::secrets::EnvPolicy;
 
+    #[test]
+    fn bash_is_found_on_the_shells_own_path_from_the_workspace_root() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (sub, mode) in [("plain", 0o644), ("bin", 0o755), ("later", 0o755)] {
+            std::fs::create_dir(root.join(sub)).unwrap();
+            let bash = root.join(sub).join("bash");
+            std::fs::write(&bash, "").unwrap();
+            std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::create_dir(root.join("dir/bash")).unwrap();
+        let env = |path: &str| EnvPolicy::default().apply([("PATH".into(), path.into())]);
+        // Not a file, not executable, missing: skipped; a relative entry is from the
+        // root.
+        assert_eq!(
+            shell_program(&env("nowhere:dir:plain:bin:later"), root),
+            Some(root.join("bin/bash"))
+        );
+        assert_eq!(shell_program(&env("nowhere:plain"), root), None);
+        // Without PATH, the default search path.
+        let unset = EnvPolicy::default().apply(std::iter::empty());
+        let default = ["/bin/bash", "/usr/bin/bash"].map(PathBuf::from);
+        assert!(default.contains(&shell_program(&unset, root).expect("a bash on this machine")));
+    }
+
     #[tokio::test]
     async fn bash_runs_with_exactly_the_shell_env_it_is_given() {
         let dir = tempfile::tempdir().unwrap();
@@ -409,9 +461,8 @@ mod tests {
             ("OPENAI_API_KEY".into(), "sk-test-0123456789".into()),
         ]);
         let args = Args {
-            command:
-                r#"printf '%s|' "${XCSH_PLAIN-unset}" "${OPENAI_API_KEY-unset}" "${HOME-unset}""#
-                    .into(),
+            command: r#"printf '%s|' "$0" "${XCSH_PLAIN-unset}" "${OPENAI_API_KEY-unset}" "${HOME-unset}""#
+                .into(),
             timeout_ms: None,
         };
         let outcome = run(
@@ -428,7 +479,7 @@ mod tests {
         .await;
         assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.content);
         assert!(
-            outcome.content.contains("stdout:\nplain|unset|unset|"),
+            outcome.content.contains("stdout:\nbash|plain|unset|unset|"),
             "{}",
             outcome.content
         );
