@@ -286,24 +286,9 @@ pub fn import(source: &Path, out: &Path, opts: ImportOptions) -> Result<Imported
 /// Every `*.jsonl` file under `dir` (sub-folders too, so Claude Code's sub-agent
 /// files come along; earlier imports' outputs left out), sorted by path.
 pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let io = |e| ImportError::Io {
-            path: d.clone(),
-            source: e,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") && !is_import_output(&path) {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    let mut files = xcsh_log::jsonl_files_under(dir)?;
+    files.retain(|path| !is_import_output(path));
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod rebuild;
 pub mod resume;
 pub mod secrets;
 mod verify;
+mod walk;
 mod workspace;
 mod writer;
 
@@ -28,5 +29,6 @@ pub use naming::{file_session_id, is_child_session, new_session_name, read_heade
 pub use reader::{LogReader, SessionLog, TornTail, read_session};
 pub use rebuild::{contribution, rebuild_context};
 pub use verify::Chain;
+pub use walk::jsonl_files_under;
 pub use workspace::{recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};
