@@ -8,6 +8,7 @@
 mod builder;
 mod claude;
 mod codex;
+mod content;
 mod error;
 mod pi;
 mod summary;
@@ -88,73 +89,6 @@ pub(crate) struct Head {
 }
 
 /// An RFC 3339 time of a source record.
-/// A message's `content`: a string or an array of blocks (pi's and Claude Code's
-/// block types differ). Anything else fails the record's parse, so that its line is
-/// an error naming it (or, with `--lenient`, a foreign entry), never text dropped.
-pub(crate) enum Content<B> {
-    Text(String),
-    Blocks(Vec<B>),
-}
-
-/// By hand, not `#[serde(untagged)]`: untagged buffers the value, and the blocks'
-/// `RawValue` fields (tool arguments) cannot be read from a buffer.
-impl<'de, B: Deserialize<'de>> Deserialize<'de> for Content<B> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<B>(std::marker::PhantomData<B>);
-        impl<'de, B: Deserialize<'de>> serde::de::Visitor<'de> for Visit<B> {
-            type Value = Content<B>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Content<B>, E> {
-                Ok(Content::Text(s.to_owned()))
-            }
-
-            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Content<B>, E> {
-                Ok(Content::Text(s))
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Content<B>, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(Content::Blocks(blocks))
-            }
-        }
-        d.deserialize_any(Visit(std::marker::PhantomData))
-    }
-}
-
-impl<B> Content<B> {
-    /// The blocks of `content` (a string as one block, made by `text`; none when absent).
-    pub(crate) fn into_blocks(
-        content: Option<Content<B>>,
-        text: impl FnOnce(String) -> B,
-    ) -> Vec<B> {
-        match content {
-            None => Vec::new(),
-            Some(Content::Text(s)) => vec![text(s)],
-            Some(Content::Blocks(blocks)) => blocks,
-        }
-    }
-}
-
-/// The text of a message: its `text` blocks' texts (given as kind and text), one a
-/// line; other blocks (thinking, tool calls, images) are not text.
-pub(crate) fn text_of<'a>(blocks: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
-    blocks
-        .filter(|(kind, _)| *kind == "text")
-        .filter_map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 pub(crate) fn parse_ts(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
