@@ -106,7 +106,7 @@ pub fn default_output(source: &Path) -> PathBuf {
     source.with_file_name(format!("{stem}.xcsh.jsonl"))
 }
 
-/// Whether `path` is the output of an import (skipped by [`import_dir`]).
+/// Whether `path` is the output of an import (left out by [`session_files`]).
 pub fn is_import_output(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().ends_with(".xcsh.jsonl"))
