@@ -65,18 +65,7 @@ pub fn explicit_workspace(dir: &Path) -> Result<PathBuf> {
 /// A path with every character that is not an ASCII letter or digit, `.` or `_`
 /// made `-`, and `-` trimmed from both ends: the folder name of the first layout.
 fn slug(path: &Path) -> String {
-    let slug: String = path
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let slug = xcsh_log::sanitized(&path.display().to_string(), &['.', '_'], '-');
     slug.trim_matches('-').to_string()
 }
 

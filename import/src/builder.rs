@@ -282,12 +282,18 @@ impl Builder {
         ts: DateTime<Utc>,
         text: String,
     ) -> Result<EntryId, ImportError> {
-        let mut at = parent;
-        if self.run(at).open {
-            at = self.finish_run(at, ts, StopReason::Completed)?;
-        }
+        let at = self.between_runs(parent, ts)?;
         let config = self.config.clone();
         self.append(at, ts, Body::Record(Record::UserMessage { text, config }))
+    }
+
+    /// Where a new run starts under `parent`: `parent` itself, or the finish of the
+    /// run open there (written now, `completed`).
+    fn between_runs(&mut self, parent: EntryId, ts: DateTime<Utc>) -> Result<EntryId, ImportError> {
+        if self.run(parent).open {
+            return self.finish_run(parent, ts, StopReason::Completed);
+        }
+        Ok(parent)
     }
 
     /// Text the user sent along with tool results, mid-run: a `steer` delivered at
@@ -462,10 +468,7 @@ impl Builder {
         tokens_before: u64,
     ) -> Result<EntryId, ImportError> {
         // A compaction between turns is a run of its own, as `/compact` is in xcsh.
-        let mut at = parent;
-        if self.run(at).open {
-            at = self.finish_run(at, ts, StopReason::Completed)?;
-        }
+        let mut at = self.between_runs(parent, ts)?;
         let first_kept = first_kept.unwrap_or(at);
         let config = self.config.clone();
         at = self.append(at, ts, Body::Record(Record::Compact { config }))?;

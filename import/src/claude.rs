@@ -13,11 +13,11 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::value::RawValue;
-use xcsh_machine::{CallId, EntryId, FinishReason, ToolCall, ToolOutcome, ToolStatus, Usage};
+use xcsh_machine::{CallId, EntryId, FinishReason, ToolOutcome, ToolStatus, Usage};
 
 use crate::builder::{Builder, Reply};
-use crate::{Content, Head, ImportError, Source, parse_ts};
+use crate::content::{Block, Content, blocks_of, texts};
+use crate::{Head, ImportError, Source, parse_ts};
 
 #[derive(Deserialize)]
 struct Record {
@@ -55,7 +55,7 @@ struct HeadProbe {
 #[derive(Deserialize)]
 struct Message {
     id: Option<String>,
-    content: Option<Content<Block>>,
+    content: Option<Content>,
     usage: Option<ClaudeUsage>,
     stop_reason: Option<String>,
 }
@@ -76,36 +76,6 @@ struct ClaudeUsage {
     cache_read_input_tokens: u64,
     #[serde(default)]
     cache_creation_input_tokens: u64,
-}
-
-/// A content block (Anthropic Messages): `text`, `thinking`, `tool_use`,
-/// `tool_result` (whose `content` is a string or text blocks), images and the rest.
-#[derive(Default, Deserialize)]
-struct Block {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
-    thinking: Option<String>,
-    id: Option<String>,
-    name: Option<String>,
-    input: Option<Box<RawValue>>,
-    tool_use_id: Option<String>,
-    content: Option<Content<Block>>,
-    #[serde(default)]
-    is_error: bool,
-}
-
-/// Content: a string, or blocks.
-fn blocks_of(content: Option<Content<Block>>) -> Vec<Block> {
-    Content::into_blocks(content, |text| Block {
-        kind: "text".into(),
-        text: Some(text),
-        ..Block::default()
-    })
-}
-
-fn texts(blocks: &[Block]) -> String {
-    crate::text_of(blocks.iter().map(|b| (b.kind.as_str(), b.text.as_deref())))
 }
 
 pub(crate) fn head(src: &Source) -> Option<Head> {
@@ -310,13 +280,7 @@ fn add_to(g: &mut Group, m: Message) {
         match block.kind.as_str() {
             "text" => g.texts.extend(block.text),
             "thinking" => g.thinking.extend(block.thinking.filter(|t| !t.is_empty())),
-            "tool_use" => g.reply.tool_calls.push(ToolCall {
-                id: CallId(block.id.unwrap_or_default()),
-                name: block.name.unwrap_or_default(),
-                arguments: block
-                    .input
-                    .map_or_else(|| "{}".into(), |i| i.get().to_string()),
-            }),
+            "tool_use" => g.reply.tool_calls.push(block.into_call()),
             _ => {}
         }
     }

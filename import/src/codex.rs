@@ -328,27 +328,24 @@ fn response_item(
     sub: Option<&str>,
 ) -> Result<(), ImportError> {
     let kind = format!("response_item/{}", sub.unwrap_or("?"));
-    match item {
+    // The items that are a tool call of the response end in the match; every other
+    // item returns from it.
+    let call = match item {
         Item::Message { role, content } if role == "user" => {
             let said = text_of(&content);
-            if INJECTED.iter().any(|p| said.starts_with(p)) {
-                r.flush(b)?;
-                return r.keep(
-                    b,
-                    ts,
-                    no,
-                    "response_item",
-                    Some("message (injected context)"),
-                    text,
-                );
-            }
             r.flush(b)?;
+            if INJECTED.iter().any(|p| said.starts_with(p)) {
+                let sub = Some("message (injected context)");
+                return r.keep(b, ts, no, "response_item", sub, text);
+            }
             b.summary.mapped(&kind);
             r.tip = b.user(r.tip, ts, said)?;
+            return Ok(());
         }
         Item::Message { role, content } if role == "assistant" => {
             r.reply(ts).text.push_str(&text_of(&content));
             b.summary.mapped(&kind);
+            return Ok(());
         }
         Item::Reasoning { summary, content } => {
             let mut said = summary
@@ -365,60 +362,51 @@ fn response_item(
             }
             reply.reasoning.push_str(&said);
             b.summary.mapped(&kind);
+            return Ok(());
         }
         Item::FunctionCall {
             name,
             arguments,
             call_id,
-        } => {
-            call(r, ts, call_id, name, arguments);
-            b.summary.mapped(&kind);
-        }
+        } => ToolCall {
+            id: CallId(call_id),
+            name,
+            arguments,
+        },
         Item::CustomToolCall {
             name,
             input,
             call_id,
-        } => {
+        } => ToolCall {
+            id: CallId(call_id),
+            name,
             // A freeform tool's input is text: as a JSON string argument.
-            let arguments = serde_json::to_string(&input)?;
-            call(r, ts, call_id, name, arguments);
-            b.summary.mapped(&kind);
-        }
+            arguments: serde_json::to_string(&input)?,
+        },
         Item::LocalShellCall {
             call_id,
             id,
             action,
-        } => {
-            let call_id = call_id.or(id).unwrap_or_else(|| format!("line-{no}"));
-            call(
-                r,
-                ts,
-                call_id,
-                "local_shell".into(),
-                action.get().to_string(),
-            );
-            b.summary.mapped(&kind);
-        }
+        } => ToolCall {
+            id: CallId(call_id.or(id).unwrap_or_else(|| format!("line-{no}"))),
+            name: "local_shell".into(),
+            arguments: action.get().to_string(),
+        },
         Item::FunctionCallOutput { call_id, output }
         | Item::CustomToolCallOutput { call_id, output } => {
             r.flush(b)?;
             b.summary.mapped(&kind);
             r.tip = b.result(r.tip, ts, CallId(call_id), None, outcome(output))?;
+            return Ok(());
         }
         Item::Message { .. } | Item::Other => {
             r.flush(b)?;
-            r.keep(b, ts, no, "response_item", sub, text)?;
+            return r.keep(b, ts, no, "response_item", sub, text);
         }
-    }
+    };
+    r.reply(ts).tool_calls.push(call);
+    b.summary.mapped(&kind);
     Ok(())
-}
-
-fn call(r: &mut Reader, ts: DateTime<Utc>, id: String, name: String, arguments: String) {
-    r.reply(ts).tool_calls.push(ToolCall {
-        id: CallId(id),
-        name,
-        arguments,
-    });
 }
 
 /// A result's status: Codex's exec output says `Process exited with code N` (an

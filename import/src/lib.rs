@@ -8,6 +8,7 @@
 mod builder;
 mod claude;
 mod codex;
+mod content;
 mod error;
 mod pi;
 mod summary;
@@ -88,73 +89,6 @@ pub(crate) struct Head {
 }
 
 /// An RFC 3339 time of a source record.
-/// A message's `content`: a string or an array of blocks (pi's and Claude Code's
-/// block types differ). Anything else fails the record's parse, so that its line is
-/// an error naming it (or, with `--lenient`, a foreign entry), never text dropped.
-pub(crate) enum Content<B> {
-    Text(String),
-    Blocks(Vec<B>),
-}
-
-/// By hand, not `#[serde(untagged)]`: untagged buffers the value, and the blocks'
-/// `RawValue` fields (tool arguments) cannot be read from a buffer.
-impl<'de, B: Deserialize<'de>> Deserialize<'de> for Content<B> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<B>(std::marker::PhantomData<B>);
-        impl<'de, B: Deserialize<'de>> serde::de::Visitor<'de> for Visit<B> {
-            type Value = Content<B>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Content<B>, E> {
-                Ok(Content::Text(s.to_owned()))
-            }
-
-            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Content<B>, E> {
-                Ok(Content::Text(s))
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Content<B>, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(Content::Blocks(blocks))
-            }
-        }
-        d.deserialize_any(Visit(std::marker::PhantomData))
-    }
-}
-
-impl<B> Content<B> {
-    /// The blocks of `content` (a string as one block, made by `text`; none when absent).
-    pub(crate) fn into_blocks(
-        content: Option<Content<B>>,
-        text: impl FnOnce(String) -> B,
-    ) -> Vec<B> {
-        match content {
-            None => Vec::new(),
-            Some(Content::Text(s)) => vec![text(s)],
-            Some(Content::Blocks(blocks)) => blocks,
-        }
-    }
-}
-
-/// The text of a message: its `text` blocks' texts (given as kind and text), one a
-/// line; other blocks (thinking, tool calls, images) are not text.
-pub(crate) fn text_of<'a>(blocks: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> String {
-    blocks
-        .filter(|(kind, _)| *kind == "text")
-        .filter_map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 pub(crate) fn parse_ts(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
@@ -172,7 +106,7 @@ pub fn default_output(source: &Path) -> PathBuf {
     source.with_file_name(format!("{stem}.xcsh.jsonl"))
 }
 
-/// Whether `path` is the output of an import (skipped by [`import_dir`]).
+/// Whether `path` is the output of an import (left out by [`session_files`]).
 pub fn is_import_output(path: &Path) -> bool {
     path.file_name()
         .is_some_and(|n| n.to_string_lossy().ends_with(".xcsh.jsonl"))
@@ -286,24 +220,9 @@ pub fn import(source: &Path, out: &Path, opts: ImportOptions) -> Result<Imported
 /// Every `*.jsonl` file under `dir` (sub-folders too, so Claude Code's sub-agent
 /// files come along; earlier imports' outputs left out), sorted by path.
 pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let io = |e| ImportError::Io {
-            path: d.clone(),
-            source: e,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") && !is_import_output(&path) {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    let mut files = xcsh_log::jsonl_files_under(dir)?;
+    files.retain(|path| !is_import_output(path));
+    Ok(files)
 }
 
 #[cfg(test)]

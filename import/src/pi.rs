@@ -12,11 +12,11 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
-use xcsh_machine::{CallId, EntryId, FinishReason, ToolCall, ToolOutcome, ToolStatus, Usage};
+use xcsh_machine::{CallId, EntryId, FinishReason, ToolOutcome, ToolStatus, Usage};
 
 use crate::builder::{Builder, Reply};
-use crate::{Content, Head, ImportError, Source, parse_ts};
+use crate::content::{Block, Content, blocks_of, texts};
+use crate::{Head, ImportError, Source, parse_ts};
 
 #[derive(Deserialize)]
 struct Header {
@@ -50,7 +50,7 @@ struct MessageEntry {
 #[derive(Deserialize)]
 struct Message {
     role: String,
-    content: Option<Content<Block>>,
+    content: Option<Content>,
     usage: Option<PiUsage>,
     #[serde(rename = "stopReason")]
     stop_reason: Option<String>,
@@ -60,27 +60,6 @@ struct Message {
     tool_name: Option<String>,
     #[serde(default, rename = "isError")]
     is_error: bool,
-}
-
-/// A message's content: a string (a user's, in older sessions) or blocks.
-fn blocks_of(content: Option<Content<Block>>) -> Vec<Block> {
-    Content::into_blocks(content, |text| Block {
-        kind: "text".into(),
-        text: Some(text),
-        ..Block::default()
-    })
-}
-
-/// A content block: `text`, `thinking`, `toolCall` (images and the rest: no text).
-#[derive(Default, Deserialize)]
-struct Block {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
-    thinking: Option<String>,
-    id: Option<String>,
-    name: Option<String>,
-    arguments: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -107,10 +86,6 @@ struct Compaction {
     tokens_before: u64,
 }
 
-fn texts(blocks: &[Block]) -> String {
-    crate::text_of(blocks.iter().map(|b| (b.kind.as_str(), b.text.as_deref())))
-}
-
 pub(crate) fn head(src: &Source) -> Option<Head> {
     let (_, text) = src.lines.first()?;
     let h: Header = serde_json::from_str(text).ok()?;
@@ -135,13 +110,7 @@ fn reply(content: Vec<Block>, usage: Option<PiUsage>, stop: Option<&str>) -> Rep
     for b in content {
         match b.kind.as_str() {
             "thinking" => thinking.extend(b.thinking),
-            "toolCall" => r.tool_calls.push(ToolCall {
-                id: CallId(b.id.unwrap_or_default()),
-                name: b.name.unwrap_or_default(),
-                arguments: b
-                    .arguments
-                    .map_or_else(|| "{}".into(), |a| a.get().to_string()),
-            }),
+            "toolCall" => r.tool_calls.push(b.into_call()),
             _ => {}
         }
     }

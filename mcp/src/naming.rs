@@ -15,16 +15,7 @@ pub const MAX_LEN: usize = 64;
 /// character outside `[A-Za-z0-9_-]` of the tool's name becomes `_`, and a name past
 /// [`MAX_LEN`] keeps its head and ends in 8 hex digits of the blake3 of the whole.
 pub fn qualified(server: &str, tool: &str) -> String {
-    let clean: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let clean = xcsh_log::sanitized(tool, &['_', '-'], '_');
     let name = format!("{PREFIX}{server}{SEPARATOR}{clean}");
     if name.len() <= MAX_LEN {
         return name;

@@ -101,6 +101,34 @@ pub trait Provider: Send + Sync + 'static {
     }
 }
 
+/// A provider that is another one (its name, its model, its requests as rendered)
+/// but for what it does around a stream: a sub-agent's provider tags its requests,
+/// a benchmark keeps some. Every `Wrapper` is a [`Provider`].
+pub trait Wrapper: Send + Sync + 'static {
+    /// The provider this one is.
+    fn inner(&self) -> &dyn Provider;
+    /// [`Provider::stream`], asked of [`Wrapper::inner`] as this wrapper does it.
+    fn stream_inner(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>>;
+}
+
+impl<W: Wrapper> Provider for W {
+    fn name(&self) -> &str {
+        self.inner().name()
+    }
+
+    fn model(&self) -> &str {
+        self.inner().model()
+    }
+
+    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+        self.stream_inner(call)
+    }
+
+    fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
+        self.inner().render_request(request)
+    }
+}
+
 /// A tool as the model sees it: name, description and JSON schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolSpec {

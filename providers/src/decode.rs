@@ -219,7 +219,7 @@ impl<'m> Decoder<'m> {
                             "the stream sent more than {MAX_OTHER_BYTES} bytes of events that are not output (after {} bytes and {} events; the last: {}): the client stopped reading",
                             self.bytes,
                             self.events,
-                            kind(&event)
+                            event.kind()
                         )));
                     }
                 }
@@ -247,14 +247,6 @@ fn strings_len(event: &StreamEvent) -> u64 {
         | StreamEvent::OutputLimitExceeded { .. } => 0,
     };
     n as u64
-}
-
-/// The `kind` of an event (for messages).
-fn kind(event: &StreamEvent) -> String {
-    serde_json::to_value(event)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Cuts `text` to at most `max` bytes, at a character boundary.

@@ -16,4 +16,6 @@ pub mod sse;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use xcsh_ports::{BoxFuture, ModelRequest, Provider, StreamCall, StreamItem, StreamSink};
+pub use xcsh_ports::{
+    BoxFuture, ModelRequest, Provider, StreamCall, StreamItem, StreamSink, Wrapper,
+};

@@ -60,26 +60,7 @@ impl SessionRun {
 
 /// Every `*.jsonl` file under `dir`, recursively, sorted by path.
 pub fn find_sessions(dir: &Path) -> Result<Vec<PathBuf>, ReplayError> {
-    let mut found = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        let io = |source| ReplayError::Io {
-            path: d.clone(),
-            source,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let path = entry.path();
-            let kind = entry.file_type().map_err(io)?;
-            if kind.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
+    Ok(xcsh_log::jsonl_files_under(dir)?)
 }
 
 /// Replays each of `paths` (on its active branch, with `overrides`) on up to

@@ -117,11 +117,6 @@ pub enum ReplayError {
     },
     #[error("--set {setting}: {why}")]
     BadSetting { setting: String, why: String },
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
     #[error("{path}: replays without divergence, so there is nothing to minimize")]
     NoDivergence { path: PathBuf },
     #[error("{path}: {why}")]

@@ -12,7 +12,7 @@ use std::time::Instant;
 use xcsh_machine::ProviderError;
 use xcsh_ports::ModelRequest;
 use xcsh_providers::faux::{FauxProvider, ScriptCall, ScriptStep};
-use xcsh_providers::{BoxFuture, Provider, StreamCall};
+use xcsh_providers::{BoxFuture, Provider, StreamCall, Wrapper};
 use xcsh_runtime::RunEvent;
 
 mod support;
@@ -34,16 +34,12 @@ struct Capturing {
     kept: Arc<Mutex<Vec<(usize, ModelRequest)>>>,
 }
 
-impl Provider for Capturing {
-    fn name(&self) -> &str {
-        self.inner.name()
+impl Wrapper for Capturing {
+    fn inner(&self) -> &dyn Provider {
+        &self.inner
     }
 
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+    fn stream_inner(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
         // A poisoned lock means a panic elsewhere in the bench: stop there.
         let mut n = self.calls.lock().expect("the call counter");
         *n += 1;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use xcsh_machine::{ProviderError, SandboxConfig};
-use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
+use xcsh_providers::{BoxFuture, Provider, StreamCall, Wrapper};
 use xcsh_tools::{Layer, ToolSpec};
 
 /// The parent's executor offering only these tools (the machine rejects any other
@@ -38,23 +38,15 @@ pub(crate) struct AgentProvider {
     pub(crate) agent: String,
 }
 
-impl Provider for AgentProvider {
-    fn name(&self) -> &str {
-        self.inner.name()
+impl Wrapper for AgentProvider {
+    fn inner(&self) -> &dyn Provider {
+        &*self.inner
     }
 
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn stream(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
+    fn stream_inner(&self, call: StreamCall) -> BoxFuture<Result<(), ProviderError>> {
         self.inner.stream(StreamCall {
             agent: Some(self.agent.clone()),
             ..call
         })
-    }
-
-    fn render_request(&self, request: &ModelRequest) -> serde_json::Value {
-        self.inner.render_request(request)
     }
 }
