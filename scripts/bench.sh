@@ -18,7 +18,8 @@
 # sessions would live on), BIG_ENTRIES (default 1000000), RESUME_ENTRIES (default
 # 225000, about 100 MB), SKIP_DIVAN=1 (command timings only), VIEWS_ONLY=1 (only the
 # views at scale: no 1M-entry session, no resume, no divan), TUI_ONLY=1 (only the
-# terminal UI's streaming benchmark), SCALING_ONLY=1 (only the scaling table of every
+# terminal UI's streaming benchmark), XCSH_BIN (the binary timed; default this tree's
+# release build), SCALING_ONLY=1 (only the scaling table of every
 # command over SCALE_SIZES, default "10000 100000 1000000", and three shapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,7 +101,9 @@ fi
 
 echo "bench: building (release)" >&2
 cargo build --release --bin xcsh --example parse_floor -p xcsh -p xcsh-log 2>&1 | tail -n 1 >&2
-X=$ROOT/target/release/xcsh
+# XCSH_BIN: time another build of xcsh (an older commit's, for a before/after
+# comparison) with this script and this tree's references.
+X=${XCSH_BIN:-$ROOT/target/release/xcsh}
 FLOOR=$ROOT/target/release/examples/parse_floor
 
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
