@@ -344,6 +344,17 @@ impl Env {
         files.pop().unwrap()
     }
 
+    /// `xcsh replay --redrive SESSION --cassette CASSETTE`.
+    pub fn redrive(&self, session: &Path, cassette: &str) -> Output {
+        self.run(&[
+            "replay",
+            "--redrive",
+            session.to_str().unwrap(),
+            "--cassette",
+            cassette,
+        ])
+    }
+
     /// `xcsh replay SESSION` re-makes every recorded decision.
     pub fn assert_replays_clean(&self, session: &Path) {
         let out = self.run(&["replay", session.to_str().unwrap()]);
