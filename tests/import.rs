@@ -15,6 +15,8 @@ use serde::Deserialize;
 use xcsh_log::{Body, Record};
 use xcsh_machine::Decision;
 
+mod support;
+
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/import")
 }
@@ -60,11 +62,16 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// Imports the sample `name` into a new temporary folder; the folder and the log.
-fn import(name: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Output) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("imported.jsonl");
-    let source = samples().join(name);
+/// `xcsh ARGS` with `home`, which must succeed.
+fn ok(home: &Path, args: &[&str]) -> Output {
+    let o = xcsh(home, args);
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+/// `xcsh import SOURCE -o DIR/out.jsonl EXTRA…`: the output path and the command's output.
+fn import_file(dir: &Path, source: &Path, extra: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join("out.jsonl");
     let mut args = vec![
         "import",
         source.to_str().unwrap(),
@@ -72,8 +79,29 @@ fn import(name: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Output) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let o = xcsh(dir.path(), &args);
+    let o = xcsh(dir, &args);
+    (out, o)
+}
+
+/// Imports the sample `name` into a new temporary folder: the folder, the log and
+/// the command's output.
+fn import(name: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, o) = import_file(dir.path(), &samples().join(name), extra);
     (dir, out, o)
+}
+
+/// [`import`] without options, which must succeed.
+fn imported(name: &str) -> (tempfile::TempDir, PathBuf, Output) {
+    let (dir, out, o) = import(name, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    (dir, out, o)
+}
+
+/// Whether the import summary `said` counts one record of the kind `kind`.
+fn counts_one(said: &str, kind: &str) -> bool {
+    said.lines()
+        .any(|l| l.starts_with(kind) && l.ends_with(" 1"))
 }
 
 /// What the imported log holds: the counts of counts.json, read from its entries.
@@ -112,10 +140,8 @@ fn counted(log: &Path) -> Counts {
 /// counts.json (`extra_users`: user messages xcsh has that the source's count
 /// leaves out, a sub-agent's task prompt).
 fn imports_clean_with_the_source_counts(name: &str, extra_users: u64) {
-    let (dir, out, o) = import(name, &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let check = xcsh(dir.path(), &["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", text(&check));
+    let (dir, out, o) = imported(name);
+    ok(dir.path(), &["check", out.to_str().unwrap()]);
     let sample = expected(name);
     let mut want = sample.counts;
     want.user_messages += extra_users;
@@ -145,8 +171,7 @@ fn codex_fork_imports_clean_with_its_counts() {
 
 #[test]
 fn codex_fork_names_its_parent_rollout_in_the_header() {
-    let (_dir, out, o) = import("codex/fork.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, out, _) = imported("codex/fork.jsonl");
     let log = xcsh_log::read_session(&out).unwrap();
     let imported = log.header().imported.clone().unwrap();
     assert_eq!(
@@ -160,14 +185,9 @@ fn codex_fork_names_its_parent_rollout_in_the_header() {
 
 /// The invented record of `name` is a foreign entry, and the summary says so.
 fn keeps_the_invented_record_as_foreign(name: &str, base: &str) {
-    let (_dir, out, o) = import(name, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, out, o) = imported(name);
     let said = text(&o);
-    assert!(
-        said.lines()
-            .any(|l| l.starts_with("xcsh_invented_record") && l.ends_with(" 1")),
-        "{said}"
-    );
+    assert!(counts_one(&said, "xcsh_invented_record"), "{said}");
     assert!(said.contains("kept verbatim as foreign entries"), "{said}");
     let log = xcsh_log::read_session(&out).unwrap();
     let invented: Vec<_> = log
@@ -192,28 +212,25 @@ fn codex_unknown_record_is_kept_as_foreign_and_reported() {
     keeps_the_invented_record_as_foreign("codex/resume-unknown-record.jsonl", "codex/resume.jsonl");
 }
 
-/// A copy of the sample `name` with line `at` (1-based) replaced by broken JSON.
-fn with_broken_line(dir: &Path, name: &str, at: usize) -> PathBuf {
+/// A copy of the sample `name` in `dir`, with each line put through `edit` (with its
+/// 0-based number).
+fn edited_sample(dir: &Path, name: &str, edit: impl Fn(usize, &str) -> String) -> PathBuf {
     let text = std::fs::read_to_string(samples().join(name)).unwrap();
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines[at - 1] = "{\"type\": \"message\", oops";
-    let path = dir.join("broken.jsonl");
+    let lines: Vec<String> = text.lines().enumerate().map(|(i, l)| edit(i, l)).collect();
+    let path = dir.join("edited.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
 
-/// `xcsh import SOURCE -o DIR/out.jsonl EXTRA…`: the output path and the command's output.
-fn import_file(dir: &Path, source: &Path, extra: &[&str]) -> (PathBuf, Output) {
-    let out = dir.join("out.jsonl");
-    let mut args = vec![
-        "import",
-        source.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = xcsh(dir, &args);
-    (out, o)
+/// A copy of the sample `name` with line `at` (1-based) replaced by broken JSON.
+fn with_broken_line(dir: &Path, name: &str, at: usize) -> PathBuf {
+    edited_sample(dir, name, |i, l| {
+        if i == at - 1 {
+            "{\"type\": \"message\", oops".to_owned()
+        } else {
+            l.to_owned()
+        }
+    })
 }
 
 #[test]
@@ -237,11 +254,7 @@ fn a_malformed_line_under_lenient_is_kept_and_counted() {
     let (out, o) = import_file(dir.path(), &broken, &["--lenient"]);
     assert!(o.status.success(), "{}", text(&o));
     let said = text(&o);
-    assert!(
-        said.lines()
-            .any(|l| l.starts_with("(malformed)") && l.ends_with(" 1")),
-        "{said}"
-    );
+    assert!(counts_one(&said, "(malformed)"), "{said}");
     let log = xcsh_log::read_session(&out).unwrap();
     let kept: Vec<(u64, Option<String>)> = log
         .entries
@@ -258,10 +271,8 @@ fn a_malformed_line_under_lenient_is_kept_and_counted() {
 
 #[test]
 fn importing_twice_gives_the_same_bytes() {
-    let (_a, first, o) = import("codex/resume.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let (_b, second, o) = import("codex/resume.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_a, first, _) = imported("codex/resume.jsonl");
+    let (_b, second, _) = imported("codex/resume.jsonl");
     assert_eq!(
         std::fs::read(first).unwrap(),
         std::fs::read(second).unwrap()
@@ -270,28 +281,16 @@ fn importing_twice_gives_the_same_bytes() {
 
 #[test]
 fn an_existing_output_is_not_overwritten() {
-    let (dir, out, o) = import("codex/fork.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let source = samples().join("codex/fork.jsonl");
-    let again = xcsh(
-        dir.path(),
-        &[
-            "import",
-            source.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (dir, _, _) = imported("codex/fork.jsonl");
+    let (_, again) = import_file(dir.path(), &samples().join("codex/fork.jsonl"), &[]);
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again).contains("exists already"), "{}", text(&again));
 }
 
 /// `xcsh tree` of the import of `name`, the temporary paths taken out.
 fn tree_of(name: &str) -> String {
-    let (dir, out, o) = import(name, &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let t = xcsh(dir.path(), &["tree", out.to_str().unwrap()]);
-    assert!(t.status.success(), "{}", text(&t));
+    let (dir, out, _) = imported(name);
+    let t = ok(dir.path(), &["tree", out.to_str().unwrap()]);
     String::from_utf8_lossy(&t.stdout).into_owned()
 }
 
@@ -309,17 +308,14 @@ fn tree_of_an_imported_codex_rollout() {
 
 #[test]
 fn log_and_stats_work_on_an_imported_rollout() {
-    let (dir, out, o) = import("codex/resume.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let log = xcsh(dir.path(), &["log", out.to_str().unwrap()]);
-    assert!(log.status.success(), "{}", text(&log));
+    let (dir, out, _) = imported("codex/resume.jsonl");
+    let log = ok(dir.path(), &["log", out.to_str().unwrap()]);
     assert!(
         text(&log).contains("We fixed the typo in hello.py."),
         "{}",
         text(&log)
     );
-    let stats = xcsh(dir.path(), &["stats", out.to_str().unwrap()]);
-    assert!(stats.status.success(), "{}", text(&stats));
+    let stats = ok(dir.path(), &["stats", out.to_str().unwrap()]);
     assert!(text(&stats).contains("exec_command"), "{}", text(&stats));
 }
 
@@ -396,8 +392,7 @@ fn claude_unknown_record_is_kept_as_foreign_and_reported() {
 
 #[test]
 fn claude_parallel_calls_answered_off_two_records_stay_on_one_branch() {
-    let (_dir, out, o) = import("claude/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, out, _) = imported("claude/branch.jsonl");
     let log = xcsh_log::read_session(&out).unwrap();
     // The two reads of one response: dispatched, then both results, in a line.
     let order: Vec<String> = log
@@ -445,10 +440,8 @@ fn tree_of_an_imported_claude_session_keeps_its_branch() {
 
 #[test]
 fn replay_on_an_imported_session_says_what_it_checks_and_passes() {
-    let (dir, out, o) = import("pi/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let r = xcsh(dir.path(), &["replay", out.to_str().unwrap()]);
-    assert!(r.status.success(), "{}", text(&r));
+    let (dir, out, _) = imported("pi/branch.jsonl");
+    let r = ok(dir.path(), &["replay", out.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&r.stdout)
         .replace(out.to_str().unwrap(), "OUT")
         .replace(samples().to_str().unwrap(), "SAMPLES");
@@ -461,22 +454,14 @@ fn replay_on_an_imported_session_says_what_it_checks_and_passes() {
     "#]].assert_eq(&said);
 }
 
-/// The files under `dir`, relative, sorted.
+/// The files under `dir`, relative, sorted as text.
 fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for f in std::fs::read_dir(&d).unwrap() {
-            let p = f.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
-            }
-        }
-    }
-    out.sort();
-    out
+    let mut names: Vec<String> = support::env::files_under(dir)
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    names.sort();
+    names
 }
 
 /// `xcsh import --all` of the samples of `agent` into a new temporary folder's `out/`:
@@ -486,7 +471,7 @@ fn import_all(agent: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Output) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let source = samples().join(agent);
-    let o = xcsh(
+    let o = ok(
         dir.path(),
         &[
             "import",
@@ -496,7 +481,6 @@ fn import_all(agent: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Output) {
             out.to_str().unwrap(),
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
     (dir, source, out, o)
 }
 
@@ -542,8 +526,7 @@ fn without_o_the_log_goes_beside_the_source_as_name_xcsh_jsonl() {
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("rollout.jsonl");
     std::fs::copy(samples().join("codex/fork.jsonl"), &source).unwrap();
-    let o = xcsh(dir.path(), &["import", source.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok(dir.path(), &["import", source.to_str().unwrap()]);
     assert_eq!(
         files_under(dir.path()),
         vec!["rollout.jsonl", "rollout.xcsh.jsonl"]
@@ -553,8 +536,7 @@ fn without_o_the_log_goes_beside_the_source_as_name_xcsh_jsonl() {
 #[test]
 fn replay_of_a_directory_checks_imported_logs_without_rerunning_them() {
     let (dir, _source, out, _o) = import_all("pi");
-    let r = xcsh(dir.path(), &["replay", out.to_str().unwrap()]);
-    assert!(r.status.success(), "{}", text(&r));
+    let r = ok(dir.path(), &["replay", out.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&r.stdout);
     assert_eq!(said.matches(" imported ").count(), 5, "{said}");
     assert!(
@@ -566,36 +548,20 @@ fn replay_of_a_directory_checks_imported_logs_without_rerunning_them() {
 #[test]
 fn claude_text_sent_with_tool_results_is_a_steer_delivered_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let text_of = std::fs::read_to_string(samples().join("claude/branch.jsonl")).unwrap();
-    let edited: Vec<String> = text_of
-        .lines()
-        .map(|l| {
-            if l.contains(r#""tool_use_id":"toolu_mock_1_0""#) {
-                l.replacen(
-                    r#""is_error":false}]"#,
-                    r#""is_error":false},{"type":"text","text":"Also look at notes.txt."}]"#,
-                    1,
-                )
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    let source = dir.path().join("steered.jsonl");
-    std::fs::write(&source, edited.join("\n") + "\n").unwrap();
-    let out = dir.path().join("out.jsonl");
-    let o = xcsh(
-        dir.path(),
-        &[
-            "import",
-            source.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let source = edited_sample(dir.path(), "claude/branch.jsonl", |_, l| {
+        if l.contains(r#""tool_use_id":"toolu_mock_1_0""#) {
+            l.replacen(
+                r#""is_error":false}]"#,
+                r#""is_error":false},{"type":"text","text":"Also look at notes.txt."}]"#,
+                1,
+            )
+        } else {
+            l.to_string()
+        }
+    });
+    let (out, o) = import_file(dir.path(), &source, &[]);
     assert!(o.status.success(), "{}", text(&o));
-    let check = xcsh(dir.path(), &["check", out.to_str().unwrap()]);
-    assert!(check.status.success(), "{}", text(&check));
+    ok(dir.path(), &["check", out.to_str().unwrap()]);
     let log = xcsh_log::read_session(&out).unwrap();
     let steered: Vec<(&str, String)> = log
         .entries
@@ -617,14 +583,12 @@ fn claude_text_sent_with_tool_results_is_a_steer_delivered_at_once() {
 
 #[test]
 fn events_and_every_export_format_work_on_an_imported_session() {
-    let (dir, out, o) = import("pi/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, out, _) = imported("pi/branch.jsonl");
     let log = out.to_str().unwrap();
-    let events = xcsh(
+    let events = ok(
         dir.path(),
         &["events", log, "--type", "tool_result", "--json"],
     );
-    assert!(events.status.success(), "{}", text(&events));
     let kinds: Vec<String> = String::from_utf8_lossy(&events.stdout)
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].to_string())
@@ -664,10 +628,8 @@ fn diff_head(a: &Path, b: &Path) -> String {
 
 #[test]
 fn diff_of_two_agents_on_the_same_task_starts_at_their_first_step() {
-    let (_pi_dir, pi, o) = import("pi/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let (_claude_dir, claude, o) = import("claude/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_pi_dir, pi, _) = imported("pi/branch.jsonl");
+    let (_claude_dir, claude, _) = imported("claude/branch.jsonl");
     expect_test::expect![[r#"
         common history: none (the headers differ); aligned from the start
         first divergence: run 1 step 1 model (A #6 / B #20): usage differs
@@ -678,8 +640,7 @@ fn diff_of_two_agents_on_the_same_task_starts_at_their_first_step() {
 
 #[test]
 fn diff_of_an_imported_session_and_an_xcsh_session_aligns_their_runs() {
-    let (_dir, pi, o) = import("pi/branch.jsonl", &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    let (_dir, pi, _) = imported("pi/branch.jsonl");
     let xcsh_session =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions/tool-rounds.jsonl");
     expect_test::expect![[r#"
@@ -693,10 +654,8 @@ fn diff_of_an_imported_session_and_an_xcsh_session_aligns_their_runs() {
 /// `xcsh stats --json` of the imported `name`: (tool calls, settled tool results) over
 /// every branch.
 fn stats_counts(name: &str) -> (u64, u64) {
-    let (dir, out, o) = import(name, &[]);
-    assert!(o.status.success(), "{}", text(&o));
-    let s = xcsh(dir.path(), &["stats", out.to_str().unwrap(), "--json"]);
-    assert!(s.status.success(), "{}", text(&s));
+    let (dir, out, _) = imported(name);
+    let s = ok(dir.path(), &["stats", out.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
     let calls = v["total"]["tool_calls"].as_u64().unwrap();
     let settled = v["tools"]
@@ -737,19 +696,13 @@ fn a_message_whose_content_is_neither_text_nor_blocks_is_malformed_not_dropped()
         .lines()
         .position(|l| l.contains(r#""role":"user","content":["#))
         .unwrap();
-    let edited: Vec<String> = sample
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == at {
-                l.replacen(r#""content":["#, r#""content":42,"was":["#, 1)
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect();
-    let source = dir.path().join("edited.jsonl");
-    std::fs::write(&source, edited.join("\n") + "\n").unwrap();
+    let source = edited_sample(dir.path(), "pi/branch.jsonl", |i, l| {
+        if i == at {
+            l.replacen(r#""content":["#, r#""content":42,"was":["#, 1)
+        } else {
+            l.to_owned()
+        }
+    });
     let (out, o) = import_file(dir.path(), &source, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(!out.exists(), "a failed import leaves no file");

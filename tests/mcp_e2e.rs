@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use mcp::{available, call, everything_entry, outcomes, text};
+use mcp::{
+    assert_redrives, assert_timed_out_then, available, call, everything_entry, interrupted,
+    outcomes, record_one_call, text,
+};
 use support::assert_contains;
 use support::env::{Env, lines, session_of, stderr, stdout};
-use support::mock_server::{MockServer, Reply};
-use support::sse::Wire;
 
 /// `node` and the entry point of server-everything, when installed.
 fn everything() -> Option<String> {
@@ -227,12 +228,11 @@ fn a_hanging_call_times_out_after_tool_timeout_sec_and_the_run_goes_on() {
     else {
         return;
     };
-    assert_eq!(
-        outcomes(&session_of(&out)),
-        [
-            serde_json::json!({"status": "error", "content": "MCP tool `mcp__probe__hang` timed out after 0.5 s (tool_timeout_sec of [mcp_servers.probe]); the server was told to cancel it"}),
-            serde_json::json!({"status": "ok", "content": "ok: still here"}),
-        ]
+    assert_timed_out_then(
+        &session_of(&out),
+        "mcp__probe__hang",
+        "probe",
+        "ok: still here",
     );
 }
 
@@ -241,21 +241,8 @@ fn an_interrupt_cancels_a_running_mcp_call() {
     let Some((env, _)) = probe_only("") else {
         return;
     };
-    let script = env.script(
-        "s.jsonl",
-        &[
-            &call("mcp__probe__hang", serde_json::json!({})),
-            &text("never"),
-        ],
-    );
-    let out = env.run_script_as_user(
-        &script,
-        &[r#"{"after":"tool_call","step":1,"interrupt":true}"#],
-        &["-p", "hang"],
-    );
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(
-        outcomes(&session_of(&out)),
+        interrupted(&env, &call("mcp__probe__hang", json!({}))),
         [
             serde_json::json!({"status": "cancelled", "content": "mcp__probe__hang cancelled by the user; side effects it already had were not undone"})
         ]
@@ -305,15 +292,6 @@ fn a_bad_mcp_servers_table_is_an_error_naming_the_file() {
     );
 }
 
-/// The OpenAI tool step of `support::sse`, calling `name` instead of `read`.
-fn tool_step_calling(name: &str) -> Vec<String> {
-    Wire::OpenAi
-        .tool_step()
-        .into_iter()
-        .map(|frame| frame.replace(r#""name":"read""#, &format!(r#""name":"{name}""#)))
-        .collect()
-}
-
 #[test]
 fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
     let Some((env, markers)) =
@@ -321,18 +299,7 @@ fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
     else {
         return;
     };
-    let server = MockServer::start(vec![
-        Reply::sse(tool_step_calling("mcp__probe__ok")),
-        Reply::sse(Wire::OpenAi.text_step("the probe said ok")),
-    ]);
-    let cassette = env.dir.path().join("c.jsonl").display().to_string();
-    let out = env.run_against(
-        Wire::OpenAi,
-        &server.url(),
-        &["--tools", "test", "--record", &cassette],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = env.session();
+    let (original, cassette) = record_one_call(&env, "mcp__probe__ok", "path");
     assert_eq!(
         outcomes(&original),
         [serde_json::json!({"status": "ok", "content": "ok: a.txt"})]
@@ -342,22 +309,8 @@ fn redrive_serves_the_mcp_result_from_the_log_and_never_starts_the_server() {
     std::fs::remove_file(&started).unwrap();
     // The server cannot start now: its script is gone from the config's command.
     env.config(&probe_table("probe", &markers, "").replace("python3", "/nonexistent/python3"));
-    let out = env.run(&[
-        "replay",
-        "--redrive",
-        original.to_str().unwrap(),
-        "--cassette",
-        &cassette,
-    ]);
-    let shown = stdout(&out);
-    assert!(out.status.success(), "{shown}{}", stderr(&out));
-    assert!(
-        shown.ends_with(": decisions and conversation match\n"),
-        "{shown}"
-    );
+    assert_redrives(&env, &original, &cassette);
     assert!(!started.exists(), "the redrive started the MCP server");
-    assert!(!stderr(&out).contains("MCP server"), "{}", stderr(&out));
-    env.assert_replays_clean(&original);
 }
 
 #[test]

@@ -11,13 +11,14 @@ mod mcp_http;
 mod support;
 
 use std::path::Path;
+use std::process::Output;
 
-use mcp::{call, outcomes, text};
+use mcp::{
+    assert_redrives, assert_timed_out_then, call, interrupted, outcomes, record_one_call, text,
+};
 use mcp_http::{HttpEverything, Silent, free_port};
 use support::assert_contains;
 use support::env::{Env, lines, session_of, stderr, stdout};
-use support::mock_server::{MockServer, Reply};
-use support::sse::Wire;
 
 fn url_table(name: &str, url: &str, extra: &str) -> String {
     format!("[mcp_servers.{name}]\nurl = {url:?}\n{extra}\n")
@@ -32,95 +33,62 @@ fn recorded_tools(session: &Path) -> Vec<String> {
     serde_json::from_value(started["data"]["config"]["tools"].clone()).unwrap()
 }
 
-/// An environment whose config names `server` as `everything`, and a faux script
-/// that calls its `echo` with `message`, then answers "done".
-fn echo_env(server: &HttpEverything, message: &str) -> (Env, std::path::PathBuf) {
-    let env = Env::new();
-    env.config(&url_table("everything", &server.url(), ""));
+/// When server-everything is here: it serving HTTP, and `env` with a config that
+/// names it `everything` (`extra` lines in its table).
+fn serving(env: Env, extra: &str) -> Option<(HttpEverything, Env)> {
+    let server = HttpEverything::start()?;
+    env.config(&url_table("everything", &server.url(), extra));
+    Some((server, env))
+}
+
+/// When server-everything is here: a run of the faux script that calls its `echo`
+/// with `message`, then answers "done", run by `run` (prompted "echo"); the run must
+/// succeed with the echo as its one tool outcome. Returns the environment and the
+/// output, the server still serving.
+fn echo_run(
+    message: &str,
+    run: fn(&Env, &Path, &[&str]) -> Output,
+) -> Option<(HttpEverything, Env, Output)> {
+    let (server, env) = serving(Env::new(), "")?;
+    let arguments = serde_json::json!({ "message": message });
     let script = env.script(
         "s.jsonl",
-        &[
-            &call(
-                "mcp__everything__echo",
-                serde_json::json!({ "message": message }),
-            ),
-            &text("done"),
-        ],
+        &[&call("mcp__everything__echo", arguments), &text("done")],
     );
-    (env, script)
+    let out = run(&env, &script, &["-p", "echo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        outcomes(&session_of(&out)),
+        [serde_json::json!({"status": "ok", "content": format!("Echo: {message}")})]
+    );
+    Some((server, env, out))
 }
 
 #[test]
 fn a_scripted_run_calls_an_mcp_tool_over_streamable_http_and_the_log_replays_clean() {
-    let Some(server) = HttpEverything::start() else {
+    let Some((_server, env, out)) = echo_run("over http", |env, script, args| {
+        env.run_script(script, args)
+    }) else {
         return;
     };
-    let (env, script) = echo_env(&server, "over http");
-    let out = env.run_script(&script, &["-p", "echo over http"]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("MCP server"), "{}", stderr(&out));
     let session = session_of(&out);
-    assert_eq!(
-        outcomes(&session),
-        [serde_json::json!({"status": "ok", "content": "Echo: over http"})]
-    );
     assert!(recorded_tools(&session).contains(&"mcp__everything__echo".to_owned()));
     env.assert_clean(&session);
 }
 
-/// The OpenAI tool step of `support::sse`, calling `echo` of server-everything
-/// with `{"message": "a.txt"}` instead of `read` with `{"path": "a.txt"}`.
-fn echo_step() -> Vec<String> {
-    Wire::OpenAi
-        .tool_step()
-        .into_iter()
-        .map(|frame| {
-            frame
-                .replace(r#""name":"read""#, r#""name":"mcp__everything__echo""#)
-                .replace(r#"\"path\":"#, r#"\"message\":"#)
-        })
-        .collect()
-}
-
 #[test]
 fn redrive_serves_the_http_servers_result_from_the_log_with_the_server_stopped() {
-    let Some(mut server) = HttpEverything::start() else {
+    let Some((mut server, env)) = serving(Env::for_wires(), "") else {
         return;
     };
-    let env = Env::for_wires();
-    env.config(&url_table("everything", &server.url(), ""));
-    let provider = MockServer::start(vec![
-        Reply::sse(echo_step()),
-        Reply::sse(Wire::OpenAi.text_step("the server echoed")),
-    ]);
-    let cassette = env.dir.path().join("c.jsonl").display().to_string();
-    let out = env.run_against(
-        Wire::OpenAi,
-        &provider.url(),
-        &["--tools", "test", "--record", &cassette],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = env.session();
+    let (original, cassette) = record_one_call(&env, "mcp__everything__echo", "message");
     assert_eq!(
         outcomes(&original),
         [serde_json::json!({"status": "ok", "content": "Echo: a.txt"})]
     );
     server.stop();
-    let out = env.run(&[
-        "replay",
-        "--redrive",
-        original.to_str().unwrap(),
-        "--cassette",
-        &cassette,
-    ]);
-    let shown = stdout(&out);
-    assert!(out.status.success(), "{shown}{}", stderr(&out));
-    assert!(
-        shown.ends_with(": decisions and conversation match\n"),
-        "{shown}"
-    );
-    assert!(!stderr(&out).contains("MCP server"), "{}", stderr(&out));
-    env.assert_replays_clean(&original);
+    assert_redrives(&env, &original, &cassette);
 }
 
 #[test]
@@ -206,11 +174,9 @@ fn xcsh_mcp_lists_the_http_server_with_its_state_and_tools() {
 
 #[test]
 fn a_call_after_the_server_stopped_is_an_error_naming_the_refused_connection() {
-    let Some(mut server) = HttpEverything::start() else {
+    let Some((mut server, env)) = serving(Env::new(), "") else {
         return;
     };
-    let env = Env::new();
-    env.config(&url_table("everything", &server.url(), ""));
     // Step 2 streams slowly (10 chunks, 200 ms apart) before its call: the server
     // is stopped as soon as its text starts, after the first call's result.
     let slow = serde_json::json!({
@@ -258,15 +224,9 @@ fn long_call() -> String {
 
 #[test]
 fn a_slow_http_call_times_out_after_tool_timeout_sec_and_the_next_call_works() {
-    let Some(server) = HttpEverything::start() else {
+    let Some((_server, env)) = serving(Env::new(), "tool_timeout_sec = 0.5") else {
         return;
     };
-    let env = Env::new();
-    env.config(&url_table(
-        "everything",
-        &server.url(),
-        "tool_timeout_sec = 0.5",
-    ));
     let script = env.script(
         "s.jsonl",
         &[
@@ -280,31 +240,21 @@ fn a_slow_http_call_times_out_after_tool_timeout_sec_and_the_next_call_works() {
     );
     let out = env.run_script(&script, &["-p", "wait"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        outcomes(&session_of(&out)),
-        [
-            serde_json::json!({"status": "error", "content": "MCP tool `mcp__everything__trigger-long-running-operation` timed out after 0.5 s (tool_timeout_sec of [mcp_servers.everything]); the server was told to cancel it"}),
-            serde_json::json!({"status": "ok", "content": "Echo: still here"}),
-        ]
+    assert_timed_out_then(
+        &session_of(&out),
+        "mcp__everything__trigger-long-running-operation",
+        "everything",
+        "Echo: still here",
     );
 }
 
 #[test]
 fn an_interrupt_cancels_a_running_http_call() {
-    let Some(server) = HttpEverything::start() else {
+    let Some((_server, env)) = serving(Env::new(), "") else {
         return;
     };
-    let env = Env::new();
-    env.config(&url_table("everything", &server.url(), ""));
-    let script = env.script("s.jsonl", &[&long_call(), &text("never")]);
-    let out = env.run_script_as_user(
-        &script,
-        &[r#"{"after":"tool_call","step":1,"interrupt":true}"#],
-        &["-p", "wait"],
-    );
-    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(
-        outcomes(&session_of(&out)),
+        interrupted(&env, &long_call()),
         [
             serde_json::json!({"status": "cancelled", "content": "mcp__everything__trigger-long-running-operation cancelled by the user; side effects it already had were not undone"})
         ]
@@ -313,16 +263,9 @@ fn an_interrupt_cancels_a_running_http_call() {
 
 #[test]
 fn a_url_server_is_reached_with_the_sandbox_on_and_no_sandbox_network() {
-    let Some(server) = HttpEverything::start() else {
-        return;
-    };
-    let (env, script) = echo_env(&server, "sandboxed run");
     // The standard tools: bash's sandbox is on (where the machine has one), without
     // network; the server is reached by xcsh itself (SPEC.md §32.7).
-    let out = env.run_standard(&script, &["-p", "echo"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        outcomes(&session_of(&out)),
-        [serde_json::json!({"status": "ok", "content": "Echo: sandboxed run"})]
-    );
+    echo_run("sandboxed run", |env, script, args| {
+        env.run_standard(script, args)
+    });
 }

@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::assert_contains;
-use support::env::{Env, bodies, stderr, tool_outcomes};
+use support::env::{Env, bodies, files_under, stderr, tool_outcomes};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
 use xcsh_log::{Body, Record};
@@ -16,24 +16,6 @@ use xcsh_machine::{StepOutcome, StreamEvent};
 
 const KEY: &str = "sk-test-a1b2c3d4e5f6g7h8";
 const PLACEHOLDER: &str = "[redacted:OPENAI_API_KEY]";
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// The files under `dir` whose bytes contain `needle`.
 fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {

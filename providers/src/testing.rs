@@ -119,6 +119,25 @@ pub(crate) fn assert_tool_calls(a: &Assembled, calls: &[ToolCall]) {
     assert_eq!(a.finish, Some(FinishReason::ToolCalls));
 }
 
+/// The lines, fed through [`run`], end without an error in a step that calls, in
+/// parallel, `read` with `{"path":"a"}` (id `ids[0]`) and `list` with `{"dir":"."}`
+/// (id `ids[1]`); the events.
+pub(crate) fn parallel_read_and_list<M: StreamMapper + Default>(
+    lines: &[&str],
+    ids: [&str; 2],
+) -> Vec<StreamEvent> {
+    let (events, err) = run::<M>(lines);
+    assert!(err.is_none(), "{err:?}");
+    assert_tool_calls(
+        &assemble(&events),
+        &[
+            call(ids[0], "read", r#"{"path":"a"}"#),
+            call(ids[1], "list", r#"{"dir":"."}"#),
+        ],
+    );
+    events
+}
+
 /// A tool call.
 pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {

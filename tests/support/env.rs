@@ -344,6 +344,17 @@ impl Env {
         files.pop().unwrap()
     }
 
+    /// `xcsh replay --redrive SESSION --cassette CASSETTE`.
+    pub fn redrive(&self, session: &Path, cassette: &str) -> Output {
+        self.run(&[
+            "replay",
+            "--redrive",
+            session.to_str().unwrap(),
+            "--cassette",
+            cassette,
+        ])
+    }
+
     /// `xcsh replay SESSION` re-makes every recorded decision.
     pub fn assert_replays_clean(&self, session: &Path) {
         let out = self.run(&["replay", session.to_str().unwrap()]);
@@ -372,6 +383,24 @@ pub fn tool_names(body: &serde_json::Value) -> Vec<&str> {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect()
+}
+
+/// Every file under `dir`, recursively, sorted.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The names of the entries of `dir`, sorted.

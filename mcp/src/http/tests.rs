@@ -76,6 +76,17 @@ async fn serve(response: &str) -> (String, tokio::task::JoinHandle<Seen>) {
     (url, handle)
 }
 
+/// Serves a response built by [`response`] to the first connection and returns the
+/// url, for the tests that do not look at the request.
+async fn answering(status: &str, headers: &[&str], body: &str) -> String {
+    serve(&response(status, headers, body)).await.0
+}
+
+/// The content types the canned answers carry.
+const JSON: &str = "content-type: application/json";
+const SSE: &str = "content-type: text/event-stream";
+const HTML: &str = "content-type: text/html";
+
 /// A raw response with `status`, `headers` and `body` (its length given).
 fn response(status: &str, headers: &[&str], body: &str) -> String {
     let mut out = format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\n", body.len());
@@ -132,29 +143,42 @@ async fn posted(outcome: Result<StreamableHttpPostResponse, Error>) -> String {
     }
 }
 
+/// POSTs `message` (in `session`, if any) to `url` with no extra headers.
+async fn send(
+    url: &str,
+    message: ClientJsonRpcMessage,
+    session: Option<&str>,
+) -> Result<StreamableHttpPostResponse, Error> {
+    client()
+        .post_message(
+            url.into(),
+            message,
+            session.map(Into::into),
+            None,
+            HashMap::new(),
+        )
+        .await
+}
+
+/// [`send`]'s outcome as text (see [`posted`]).
 async fn post(url: &str, message: ClientJsonRpcMessage, session: Option<&str>) -> String {
-    posted(
-        client()
-            .post_message(
-                url.into(),
-                message,
-                session.map(Into::into),
-                None,
-                HashMap::new(),
-            )
-            .await,
-    )
-    .await
+    posted(send(url, message, session).await).await
+}
+
+/// POSTs a ping to `url` under the response `limits` that `limit` sets, as rmcp's
+/// transport passes them (`post_message_with_response_limits`); the outcome as text.
+async fn post_limited(url: &str, limit: impl FnOnce(&mut StreamableHttpResponseLimits)) -> String {
+    let mut limits = StreamableHttpResponseLimits::default();
+    limit(&mut limits);
+    let outcome = client()
+        .post_message_with_response_limits(url.into(), ping(), None, None, HashMap::new(), limits)
+        .await;
+    posted(outcome).await
 }
 
 #[tokio::test]
 async fn a_post_sends_the_message_with_the_accept_header_and_its_json_answer_is_the_message() {
-    let (url, seen) = serve(&response(
-        "200 OK",
-        &["content-type: application/json", "mcp-session-id: s-1"],
-        PONG,
-    ))
-    .await;
+    let (url, seen) = serve(&response("200 OK", &[JSON, "mcp-session-id: s-1"], PONG)).await;
     let outcome = post(&url, ping(), None).await;
     assert_eq!(outcome, format!("json {PONG} session Some(\"s-1\")"));
     assert_eq!(
@@ -197,15 +221,13 @@ async fn an_sse_answer_is_its_events_in_order() {
     let body = format!(
         ": keep-alive\r\n\r\nid: 1\r\ndata: {PONG}\r\n\r\nevent: message\ndata: a\ndata: b\n\n"
     );
-    let (url, _seen) = serve(&response(
+    let url = answering(
         "200 OK",
         &["content-type: text/event-stream; charset=utf-8"],
         &body,
-    ))
+    )
     .await;
-    let outcome = client()
-        .post_message(url.into(), ping(), None, None, HashMap::new())
-        .await;
+    let outcome = send(&url, ping(), None).await;
     let Ok(StreamableHttpPostResponse::Sse(stream, None)) = outcome else {
         panic!("{}", posted(outcome).await);
     };
@@ -225,46 +247,25 @@ async fn an_sse_answer_is_its_events_in_order() {
 #[tokio::test]
 async fn an_sse_event_longer_than_the_limit_ends_the_stream_with_an_error() {
     let body = format!("data: {}\n\ndata: never\n\n", "x".repeat(64));
-    let (url, _seen) = serve(&response(
-        "200 OK",
-        &["content-type: text/event-stream"],
-        &body,
-    ))
-    .await;
-    // The limit as rmcp's transport passes it (`post_message_with_response_limits`).
-    let mut limits = StreamableHttpResponseLimits::default();
-    limits.max_sse_event_size = 32;
-    let outcome = client()
-        .post_message_with_response_limits(url.into(), ping(), None, None, HashMap::new(), limits)
-        .await;
+    let url = answering("200 OK", &[SSE], &body).await;
     assert_eq!(
-        posted(outcome).await,
+        post_limited(&url, |l| l.max_sse_event_size = 32).await,
         "sse [\"error body error: an SSE event is longer than 32 bytes\"] session None"
     );
 }
 
 #[tokio::test]
 async fn a_json_answer_longer_than_the_limit_is_refused_unread() {
-    let (url, _seen) = serve(&response(
-        "200 OK",
-        &["content-type: application/json"],
-        PONG,
-    ))
-    .await;
-    let mut limits = StreamableHttpResponseLimits::default();
-    limits.max_json_response_size = 8;
-    let outcome = client()
-        .post_message_with_response_limits(url.into(), ping(), None, None, HashMap::new(), limits)
-        .await;
+    let url = answering("200 OK", &[JSON], PONG).await;
     assert_eq!(
-        posted(outcome).await,
+        post_limited(&url, |l| l.max_json_response_size = 8).await,
         "error: HTTP response body exceeded the maximum size of 8 bytes"
     );
 }
 
 #[tokio::test]
 async fn a_404_in_a_session_is_an_expired_session() {
-    let (url, _seen) = serve(&response("404 Not Found", &[], "")).await;
+    let url = answering("404 Not Found", &[], "").await;
     assert_eq!(
         post(&url, ping(), Some("gone")).await,
         "error: Session expired (HTTP 404)"
@@ -274,12 +275,7 @@ async fn a_404_in_a_session_is_an_expired_session() {
 #[tokio::test]
 async fn a_json_rpc_error_with_an_error_status_is_the_servers_answer() {
     let error = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
-    let (url, _seen) = serve(&response(
-        "400 Bad Request",
-        &["content-type: application/json"],
-        error,
-    ))
-    .await;
+    let url = answering("400 Bad Request", &[JSON], error).await;
     assert_eq!(
         post(&url, ping(), None).await,
         format!("json {error} session None")
@@ -288,15 +284,13 @@ async fn a_json_rpc_error_with_an_error_status_is_the_servers_answer() {
 
 #[tokio::test]
 async fn a_server_error_is_its_status_and_retry_after_without_the_body() {
-    let (url, _seen) = serve(&response(
+    let url = answering(
         "503 Service Unavailable",
-        &["content-type: text/html", "retry-after: 3"],
+        &[HTML, "retry-after: 3"],
         "<html>down</html>",
-    ))
+    )
     .await;
-    let outcome = client()
-        .post_message(url.into(), ping(), None, None, HashMap::new())
-        .await;
+    let outcome = send(&url, ping(), None).await;
     match outcome {
         Err(StreamableHttpError::HttpStatus(e)) => {
             assert_eq!((e.status, e.retry_after), (503, Some("3".to_owned())))
@@ -307,11 +301,11 @@ async fn a_server_error_is_its_status_and_retry_after_without_the_body() {
 
 #[tokio::test]
 async fn another_error_status_shows_the_start_of_its_body() {
-    let (url, _seen) = serve(&response(
+    let url = answering(
         "400 Bad Request",
         &["content-type: text/plain"],
         "no such endpoint",
-    ))
+    )
     .await;
     assert_eq!(
         post(&url, ping(), None).await,
@@ -321,15 +315,13 @@ async fn another_error_status_shows_the_start_of_its_body() {
 
 #[tokio::test]
 async fn a_401_with_a_challenge_says_authorization_is_required() {
-    let (url, _seen) = serve(&response(
+    let url = answering(
         "401 Unauthorized",
         &["www-authenticate: Bearer realm=\"mcp\""],
         "",
-    ))
+    )
     .await;
-    let outcome = client()
-        .post_message(url.into(), ping(), None, None, HashMap::new())
-        .await;
+    let outcome = send(&url, ping(), None).await;
     match outcome {
         Err(StreamableHttpError::AuthRequired(e)) => {
             assert_eq!(
@@ -343,12 +335,7 @@ async fn a_401_with_a_challenge_says_authorization_is_required() {
 
 #[tokio::test]
 async fn a_request_answered_with_html_is_an_unexpected_content_type() {
-    let (url, _seen) = serve(&response(
-        "200 OK",
-        &["content-type: text/html"],
-        "<html></html>",
-    ))
-    .await;
+    let url = answering("200 OK", &[HTML], "<html></html>").await;
     assert_eq!(
         post(&url, ping(), None).await,
         "error: Unexpected content type: Some(\"text/html\")"
@@ -357,12 +344,7 @@ async fn a_request_answered_with_html_is_an_unexpected_content_type() {
 
 #[tokio::test]
 async fn a_notification_answered_with_anything_successful_is_accepted() {
-    let (url, _seen) = serve(&response(
-        "200 OK",
-        &["content-type: text/html"],
-        "<html></html>",
-    ))
-    .await;
+    let url = answering("200 OK", &[HTML], "<html></html>").await;
     assert_eq!(post(&url, initialized(), None).await, "accepted");
 }
 
@@ -413,12 +395,7 @@ async fn a_get_answered_405_means_the_server_has_no_stream_of_its_own() {
 
 #[tokio::test]
 async fn a_get_stream_yields_the_servers_events() {
-    let (url, _seen) = serve(&response(
-        "200 OK",
-        &["content-type: text/event-stream"],
-        "data: hello\n\n",
-    ))
-    .await;
+    let url = answering("200 OK", &[SSE], "data: hello\n\n").await;
     let stream = client()
         .get_stream(url.into(), Some("s-1".into()), None, None, HashMap::new())
         .await
@@ -446,32 +423,33 @@ async fn delete_ends_the_session_by_its_id() {
 
 #[tokio::test]
 async fn delete_refused_with_405_is_fine() {
-    let (url, _seen) = serve(&response("405 Method Not Allowed", &[], "")).await;
+    let url = answering("405 Method Not Allowed", &[], "").await;
     let outcome = client()
         .delete_session(url.into(), "s-1".into(), None, HashMap::new())
         .await;
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
 
+/// What an [`EventSize`] of `max` bytes answers to each of `chunks`, fed in order.
+fn fed(max: usize, chunks: &[&[u8]]) -> Vec<Result<(), ()>> {
+    let mut size = EventSize::new(max);
+    chunks.iter().map(|chunk| size.observe(chunk)).collect()
+}
+
 #[test]
 fn an_event_size_counts_field_lines_across_chunks_and_line_endings_but_not_comments() {
-    let mut size = EventSize::new(12);
-    let fed = [
-        size.observe(b": a comment longer than twelve bytes\r\n"),
-        size.observe(b"data: 1234"),
-        size.observe(b"\r"),
-        size.observe(b"\n\r\n"),
-        size.observe(b"data: 1234567"),
+    let chunks: [&[u8]; 5] = [
+        b": a comment longer than twelve bytes\r\n",
+        b"data: 1234",
+        b"\r",
+        b"\n\r\n",
+        b"data: 1234567",
     ];
-    assert_eq!(fed, [Ok(()), Ok(()), Ok(()), Ok(()), Err(())]);
+    assert_eq!(fed(12, &chunks), [Ok(()), Ok(()), Ok(()), Ok(()), Err(())]);
 }
 
 #[test]
 fn an_empty_line_starts_a_new_event() {
-    let mut size = EventSize::new(10);
-    let fed = [
-        size.observe(b"data: 123\n\n"),
-        size.observe(b"data: 123\r\rdata: 123\n"),
-    ];
-    assert_eq!(fed, [Ok(()), Ok(())]);
+    let chunks: [&[u8]; 2] = [b"data: 123\n\n", b"data: 123\r\rdata: 123\n"];
+    assert_eq!(fed(10, &chunks), [Ok(()), Ok(())]);
 }

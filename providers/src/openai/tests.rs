@@ -3,8 +3,8 @@
 use super::*;
 use crate::Provider;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, render,
-    restarts, run, sample_request, sent_is_shown,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, check, parallel_read_and_list,
+    pretty_body, render, restarts, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
@@ -31,24 +31,18 @@ fn text_then_usage_then_finish() {
 
 #[test]
 fn parallel_tool_calls_with_fragmented_arguments() {
-    let (events, err) = run::<OpenAiMapper>(&[
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":"{\"dir"}}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\":\".\"}"}}]}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-        r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}"#,
-        "[DONE]",
-    ]);
-    assert!(err.is_none());
-    let a = assemble(&events);
-    assert_tool_calls(
-        &a,
+    let events = parallel_read_and_list::<OpenAiMapper>(
         &[
-            call("call_a", "read", r#"{"path":"a"}"#),
-            call("call_b", "list", r#"{"dir":"."}"#),
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"list","arguments":"{\"dir"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\":\".\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}"#,
+            "[DONE]",
         ],
+        ["call_a", "call_b"],
     );
     expect![[r#"
         {"kind":"tool_call_start","index":0,"id":"call_a","name":"read"}

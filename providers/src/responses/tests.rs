@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, check, pretty_body, restarted,
-    run, sample_request, sent_is_shown,
+    api_error, assert_malformed, assert_tool_calls, call, check, parallel_read_and_list,
+    pretty_body, restarted, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use serde_json::json;
@@ -47,27 +47,21 @@ fn reasoning_text_and_usage() {
 
 #[test]
 fn parallel_function_calls_with_fragmented_arguments() {
-    let (events, err) = run::<ResponsesMapper>(&[
-        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
-        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"list"}}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"path\""}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"dir\":\".\"}"}"#,
-        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":":\"a\"}"}"#,
-        r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"path\":\"a\"}"}"#,
-        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"call_A","name":"read"}}"#,
-        r#"{"type":"response.function_call_arguments.done","item_id":"fc_2","output_index":1,"arguments":"{\"dir\":\".\"}"}"#,
-        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"dir\":\".\"}","call_id":"call_B","name":"list"}}"#,
-        r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
-    ]);
-    assert!(err.is_none());
-    let a = assemble(&events);
-    assert_tool_calls(
-        &a,
+    parallel_read_and_list::<ResponsesMapper>(
         &[
-            call("call_A", "read", r#"{"path":"a"}"#),
-            call("call_B", "list", r#"{"dir":"."}"#),
+            r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"in_progress","arguments":"","call_id":"call_B","name":"list"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"path\""}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_2","output_index":1,"delta":"{\"dir\":\".\"}"}"#,
+            r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":":\"a\"}"}"#,
+            r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":0,"arguments":"{\"path\":\"a\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"call_A","name":"read"}}"#,
+            r#"{"type":"response.function_call_arguments.done","item_id":"fc_2","output_index":1,"arguments":"{\"dir\":\".\"}"}"#,
+            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"dir\":\".\"}","call_id":"call_B","name":"list"}}"#,
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
         ],
+        ["call_A", "call_B"],
     );
 }
 

@@ -92,14 +92,14 @@ fn a_new_file_is_all_added_lines_with_only_new_numbers() {
 
 #[test]
 fn a_long_diff_is_cut_with_the_count_of_hidden_rows_and_the_hint() {
-    let after: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    let lines = Diff::new(None, &after).lines_cut(120, 5, " (Ctrl-T shows all)", &Theme::COLOR);
+    let diff = Diff::new(Some(BEFORE), &after());
+    let lines = diff.lines_cut(120, 5, " (Ctrl-T shows all)", &Theme::COLOR);
     expect![[r#"
-        @@ -0,0 +1,30 @@
-            1 +line 1
-            2 +line 2
-            3 +line 3
-        … 27 more lines (Ctrl-T shows all)
+        @@ -1,6 +1,7 @@
+         1  1  fn main() {
+         2  2      let a = 1;
+         3    -    let b = 2;
+        … 11 more lines (Ctrl-T shows all)
     "#]]
     .assert_eq(&lines_text(&lines, 120));
 }

@@ -131,18 +131,6 @@ fn check_screen(editor: &Editor, width: u16, expect: Expect) {
 }
 
 #[test]
-fn enter_submits_the_text_and_empties_the_editor() {
-    let e = check_keys(
-        typing("hello"),
-        "Enter",
-        expect![[r#"
-            Enter: Submit("hello") → |
-        "#]],
-    );
-    assert_eq!(e.history().entries(), ["hello".to_string()]);
-}
-
-#[test]
 fn enter_on_blank_text_does_nothing() {
     check_keys(
         typing("  "),
@@ -170,9 +158,17 @@ fn shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
 }
 
 #[test]
-fn tab_and_alt_enter_queue_a_follow_up() {
+fn enter_submits_the_text_and_tab_or_alt_enter_queue_it_each_emptying_the_editor() {
     let e = check_keys(
-        typing("next"),
+        typing("hello"),
+        "Enter",
+        expect![[r#"
+            Enter: Submit("hello") → |
+        "#]],
+    );
+    assert_eq!(e.history().entries(), ["hello".to_string()]);
+    let e = check_keys(
+        typed_into(e, "next"),
         "Tab",
         expect![[r#"
             Tab: Queue("next") → |
