@@ -424,33 +424,6 @@ mod tests {
     use super::*;
     use xcsh_log::secrets::EnvPolicy;
 
-    #[test]
-    fn bash_is_found_on_the_shells_own_path_from_the_workspace_root() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for (sub, mode) in [("plain", 0o644), ("bin", 0o755), ("later", 0o755)] {
-            std::fs::create_dir(root.join(sub)).unwrap();
-            let bash = root.join(sub).join("bash");
-            std::fs::write(&bash, "").unwrap();
-            std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(mode)).unwrap();
-        }
-        std::fs::create_dir(root.join("dir")).unwrap();
-        std::fs::create_dir(root.join("dir/bash")).unwrap();
-        let env = |path: &str| EnvPolicy::default().apply([("PATH".into(), path.into())]);
-        // Not a file, not executable, missing: skipped; a relative entry is from the
-        // root.
-        assert_eq!(
-            shell_program(&env("nowhere:dir:plain:bin:later"), root),
-            Some(root.join("bin/bash"))
-        );
-        assert_eq!(shell_program(&env("nowhere:plain"), root), None);
-        // Without PATH, the default search path.
-        let unset = EnvPolicy::default().apply(std::iter::empty());
-        let default = ["/bin/bash", "/usr/bin/bash"].map(PathBuf::from);
-        assert!(default.contains(&shell_program(&unset, root).expect("a bash on this machine")));
-    }
-
     #[tokio::test]
     async fn bash_runs_with_exactly_the_shell_env_it_is_given() {
         let dir = tempfile::tempdir().unwrap();
@@ -483,5 +456,32 @@ mod tests {
             "{}",
             outcome.content
         );
+    }
+
+    #[test]
+    fn bash_is_found_on_the_shells_own_path_from_the_workspace_root() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (sub, mode) in [("plain", 0o644), ("bin", 0o755), ("later", 0o755)] {
+            std::fs::create_dir(root.join(sub)).unwrap();
+            let bash = root.join(sub).join("bash");
+            std::fs::write(&bash, "").unwrap();
+            std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::create_dir(root.join("dir/bash")).unwrap();
+        let env = |path: &str| EnvPolicy::default().apply([("PATH".into(), path.into())]);
+        // Not a file, not executable, missing: skipped; a relative entry is from the
+        // root.
+        assert_eq!(
+            shell_program(&env("nowhere:dir:plain:bin:later"), root),
+            Some(root.join("bin/bash"))
+        );
+        assert_eq!(shell_program(&env("nowhere:plain"), root), None);
+        // Without PATH, the default search path.
+        let unset = EnvPolicy::default().apply(std::iter::empty());
+        let default = ["/bin/bash", "/usr/bin/bash"].map(PathBuf::from);
+        assert!(default.contains(&shell_program(&unset, root).expect("a bash on this machine")));
     }
 }
