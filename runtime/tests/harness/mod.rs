@@ -27,7 +27,8 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
+    CallId, Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome,
+    ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
 use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
@@ -504,7 +505,7 @@ pub fn event_line(event: &RunEvent) -> String {
             status,
             content,
             ..
-        } => format!("tool_result {call_id} {status:?} {content:?}"),
+        } => format!("tool_result {}", settled(call_id, *status, content)),
         RunEvent::Plan { call_id, plan } => format!(
             "plan {call_id} {}",
             plan.checklist().trim_end().replace('\n', " | ")
@@ -527,6 +528,12 @@ pub fn event_line(event: &RunEvent) -> String {
     }
 }
 
+/// A settled call as its `tool_result` event and entry show it: its id, status and
+/// content.
+fn settled(call_id: &CallId, status: ToolStatus, content: &str) -> String {
+    format!("{call_id} {status:?} {content:?}")
+}
+
 /// The log's entries as compact lines: `#id type`, and what tells it apart.
 pub fn entry_lines(path: &Path) -> Vec<String> {
     let log = read_session(path).unwrap();
@@ -537,8 +544,8 @@ pub fn entry_lines(path: &Path) -> Vec<String> {
                 Body::Record(Record::Step(s)) => format!(" {} {:?}", s.step, s.outcome),
                 Body::Record(Record::ToolResult(r)) => {
                     format!(
-                        " {} {:?} {:?}",
-                        r.call_id, r.outcome.status, r.outcome.content
+                        " {}",
+                        settled(&r.call_id, r.outcome.status, &r.outcome.content)
                     )
                 }
                 Body::Record(Record::Steer { text } | Record::FollowUp { text }) => {
