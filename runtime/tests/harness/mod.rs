@@ -6,7 +6,9 @@
 //! transcript, the run's events as they came, its result and then the entries of its
 //! log, is rendered as compact lines and compared with `expect![[…]]`, as
 //! `machine/src/tests.rs` does for the machine (`UPDATE_EXPECT=1` accepts a
-//! change).
+//! change). As there, the start that runs share is a named given ([`PROMPTED`], …),
+//! checked by [`Finished::after`], so that a test's own transcript shows what comes
+//! after it.
 //!
 //! The scripted executor has the test tools (`echo`, `sleep`) and two of its own:
 //! `wait {"ms": N, "out": TEXT}` sleeps N virtual milliseconds and returns TEXT
@@ -23,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use expect_test::{Expect, expect};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
@@ -85,7 +88,8 @@ pub struct Pair {
     witness: Arc<Witness>,
     timed: bool,
     start: tokio::time::Instant,
-    out: String,
+    /// The events read so far, one line each.
+    events: Vec<String>,
 }
 
 impl Pair {
@@ -176,7 +180,7 @@ impl Pair {
             witness,
             timed,
             start: tokio::time::Instant::now(),
-            out: String::new(),
+            events: Vec::new(),
         }
     }
 
@@ -195,11 +199,13 @@ impl Pair {
     /// met before the stream ended.
     pub async fn events_until(&mut self, mut until: impl FnMut(&RunEvent) -> bool) -> bool {
         while let Some(event) = self.handle.events.recv().await {
+            let mut line = String::new();
             if self.timed {
                 let ms = self.start.elapsed().as_millis();
-                let _ = write!(self.out, "{ms:>5}ms ");
+                let _ = write!(line, "{ms:>5}ms ");
             }
-            let _ = writeln!(self.out, "{}", scrub(&event_line(&event)));
+            line.push_str(&scrub(&event_line(&event)));
+            self.events.push(line);
             if until(&event) {
                 return true;
             }
@@ -213,32 +219,34 @@ impl Pair {
     pub async fn finish(mut self) -> Finished {
         self.events_until(|_| false).await;
         let result = self.handle.result().await.unwrap();
-        let mut out = self.out;
-        let _ = writeln!(
-            out,
+        let mut ending = vec![format!(
             "result {:?} steps {} final {:?}",
             result.stop_reason, result.steps, result.final_text
-        );
+        )];
         if !result.undelivered.is_empty() {
-            let _ = writeln!(out, "undelivered {:?}", result.undelivered);
+            ending.push(format!("undelivered {:?}", result.undelivered));
         }
-        for line in entry_lines(&self.path) {
-            let _ = writeln!(out, "{}", scrub(&line));
-        }
-        if self.witness.on.load(Ordering::SeqCst) {
-            let _ = writeln!(out, "starts");
-            for note in self.witness.notes.lock().unwrap().iter() {
-                let _ = writeln!(out, "{note}");
-            }
-        }
+        let log: Vec<String> = entry_lines(&self.path).iter().map(|l| scrub(l)).collect();
+        let starts: Vec<String> = if self.witness.on.load(Ordering::SeqCst) {
+            let notes = self.witness.notes.lock().unwrap();
+            std::iter::once("starts".to_string())
+                .chain(notes.iter().cloned())
+                .collect()
+        } else {
+            Vec::new()
+        };
         Finished {
             requests: self.provider.requests.lock().unwrap().clone(),
+            transcript: transcript(&self.events, &ending, &log, &starts),
             _dir: self._dir,
             path: self.path,
             work: self.work,
             tools: self.tools,
             result,
-            transcript: out,
+            events: self.events,
+            ending,
+            log,
+            starts,
         }
     }
 }
@@ -253,6 +261,58 @@ pub struct Finished {
     /// Every request the provider was sent, in order.
     pub requests: Vec<ModelRequest>,
     pub transcript: String,
+    /// The transcript's sections: the events, the result, the log's entries, the
+    /// witness's notes.
+    events: Vec<String>,
+    ending: Vec<String>,
+    log: Vec<String>,
+    starts: Vec<String>,
+}
+
+impl Finished {
+    /// The transcript after the start that `givens` name, one after the other (in
+    /// the style of the machine tests' named givens), each checked first: a given
+    /// holds the events that follow the ones before it, then the entries of the log
+    /// that follow (the lines that start with `#`).
+    pub fn after(&self, givens: &[&Expect]) -> String {
+        let (mut events, mut log) = (&self.events[..], &self.log[..]);
+        for given in givens {
+            let lines: Vec<&str> = given
+                .data()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let entries = lines.iter().filter(|l| l.starts_with('#')).count();
+            let (given_events, rest_events) =
+                events.split_at((lines.len() - entries).min(events.len()));
+            let (given_log, rest_log) = log.split_at(entries.min(log.len()));
+            given.assert_eq(&transcript(given_events, &[], given_log, &[]));
+            (events, log) = (rest_events, rest_log);
+        }
+        transcript(events, &self.ending, log, &self.starts)
+    }
+}
+
+/// Given: the start of every run of [`Pair::start`] (on the paused clock): the run
+/// started and the prompt started step 1, as events and as the first entries of the
+/// new session's log.
+pub static PROMPTED: Expect = expect![[r#"
+        0ms run_started
+        0ms step_started 1
+    #0 session
+    #1 user_message
+    #2 step_started 1
+"#]];
+
+/// A transcript from its sections, a line each.
+fn transcript(events: &[String], ending: &[String], log: &[String], starts: &[String]) -> String {
+    let mut out = String::new();
+    for line in events.iter().chain(ending).chain(log).chain(starts) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A text with the numbers that change from run to run (a bash call's `duration: N
