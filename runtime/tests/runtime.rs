@@ -12,7 +12,7 @@ use xcsh_runtime::{ApprovalAnswer, RunEvent};
 use xcsh_tools::testing::TestTools;
 
 mod harness;
-use harness::{PROMPTED, Pair, calls};
+use harness::{DONE_AT_STEP_3, PROMPTED, Pair, calls};
 
 fn last_user(request: &ModelRequest) -> Option<(UserOrigin, String)> {
     request.messages.iter().rev().find_map(|m| match m {
@@ -261,11 +261,6 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
             0ms approval call_2_1 Allow
             0ms tool_call call_2_1 echo {"i":0}
             0ms tool_result call_2_1 Ok "{\"i\":0}"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
         #3 step 1 Completed
         #4 approval_answer call_1_1 Allow Tool None
         #5 tool_dispatched call_1_1
@@ -282,7 +277,7 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
         #16 step 3 Completed
         #17 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
 
 /// The transcript shows the three denials as results and as entries, and no
@@ -303,11 +298,6 @@ async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
             0ms step_finished 2 completed
             0ms approval call_2_1 Deny
             0ms tool_result call_2_1 Error "denied: this session is read-only (--permissions readonly), so `echo` was not run"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
         #3 step 1 Completed
         #4 approval
         #5 synthetic_result call_1_1 Denied "denied: this session is read-only (--permissions readonly), so `echo` was not run"
@@ -321,7 +311,7 @@ async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
         #13 step 3 Completed
         #14 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
 
 #[tokio::test(start_paused = true)]
@@ -419,11 +409,6 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
             0ms tool_call call_2_2 echo {"i":1}
             0ms tool_result call_2_1 Ok "{\"i\":0}"
             0ms tool_result call_2_2 Ok "{\"i\":1}"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
         #3 step 1 Completed
         #4 tool_dispatched call_1_1
         #5 tool_result call_1_1 Ok "{\"i\":0}"
@@ -444,5 +429,5 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
         tool after tool_dispatched
         model after step_started
     "#]]
-    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }

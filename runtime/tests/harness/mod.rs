@@ -6,9 +6,10 @@
 //! transcript, the run's events as they came, its result and then the entries of its
 //! log, is rendered as compact lines and compared with `expect![[…]]`, as
 //! `machine/src/tests.rs` does for the machine (`UPDATE_EXPECT=1` accepts a
-//! change). As there, the start that runs share is a named given ([`PROMPTED`], …),
-//! checked by [`Finished::after`], so that a test's own transcript shows what comes
-//! after it.
+//! change). As there, the start that runs share is a named given ([`PROMPTED`], …)
+//! and an ending they share a named then ([`DONE_AT_STEP_3`]), each checked once by
+//! [`Finished::after`] or [`Finished::between`], so that a test's own transcript
+//! shows what it is about.
 //!
 //! The scripted executor has the test tools (`echo`, `sleep`) and two of its own:
 //! `wait {"ms": N, "out": TEXT}` sleeps N virtual milliseconds and returns TEXT
@@ -275,23 +276,44 @@ impl Finished {
     /// holds the events that follow the ones before it, then the entries of the log
     /// that follow (the lines that start with `#`).
     pub fn after(&self, givens: &[&Expect]) -> String {
+        let (events, log) = self.given(givens);
+        transcript(events, &self.ending, log, &self.starts)
+    }
+
+    /// The transcript between the start that `givens` name (see [`Finished::after`])
+    /// and the ending that `then` names, which is checked too: `then` holds the run's
+    /// last events, then its result; the transcript goes on from the events before
+    /// them to the log.
+    pub fn between(&self, givens: &[&Expect], then: &Expect) -> String {
+        let (events, log) = self.given(givens);
+        let last = count(then) - self.ending.len();
+        let (events, then_events) = events.split_at(events.len() - last.min(events.len()));
+        then.assert_eq(&transcript(then_events, &self.ending, &[], &[]));
+        transcript(events, &[], log, &self.starts)
+    }
+
+    /// Checks `givens` in order; the events and the entries after them.
+    fn given(&self, givens: &[&Expect]) -> (&[String], &[String]) {
         let (mut events, mut log) = (&self.events[..], &self.log[..]);
         for given in givens {
-            let lines: Vec<&str> = given
+            let entries = given
                 .data()
                 .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect();
-            let entries = lines.iter().filter(|l| l.starts_with('#')).count();
+                .filter(|l| l.trim_start().starts_with('#'))
+                .count();
             let (given_events, rest_events) =
-                events.split_at((lines.len() - entries).min(events.len()));
+                events.split_at((count(given) - entries).min(events.len()));
             let (given_log, rest_log) = log.split_at(entries.min(log.len()));
             given.assert_eq(&transcript(given_events, &[], given_log, &[]));
             (events, log) = (rest_events, rest_log);
         }
-        transcript(events, &self.ending, log, &self.starts)
+        (events, log)
     }
+}
+
+/// How many lines a named part of a transcript has.
+fn count(part: &Expect) -> usize {
+    part.data().lines().filter(|l| !l.trim().is_empty()).count()
 }
 
 /// Given: the start of every run of [`Pair::start`] (on the paused clock): the run
@@ -303,6 +325,15 @@ pub static PROMPTED: Expect = expect![[r#"
     #0 session
     #1 user_message
     #2 step_started 1
+"#]];
+
+/// Then: step 3 answers `done`, and the run completes.
+pub static DONE_AT_STEP_3: Expect = expect![[r#"
+        0ms step_started 3
+        0ms text 3 "done"
+        0ms step_finished 3 completed
+        0ms run_finished Completed 3
+    result Completed steps 3 final "done"
 "#]];
 
 /// A transcript from its sections, a line each.
