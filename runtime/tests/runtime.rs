@@ -12,7 +12,7 @@ use xcsh_runtime::{ApprovalAnswer, RunEvent};
 use xcsh_tools::testing::TestTools;
 
 mod harness;
-use harness::{Pair, calls};
+use harness::{DONE_AT_STEP_3, PROMPTED, Pair, calls};
 
 fn last_user(request: &ModelRequest) -> Option<(UserOrigin, String)> {
     request.messages.iter().rev().find_map(|m| match m {
@@ -48,8 +48,6 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
     pair.release();
     let end = pair.finish().await;
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms queued Steer "steer: also look at b"
             0ms queued FollowUp "follow-up: then summarize"
             0ms text 1 "one"
@@ -83,9 +81,6 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
             0ms step_finished 5 completed
             0ms run_finished Completed 5
         result Completed steps 5 final "follow-up answer"
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 steer "steer: also look at b"
         #4 follow_up "follow-up: then summarize"
         #5 step 1 Completed
@@ -113,7 +108,7 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
         #27 step 5 Completed
         #28 run_finished Completed
     "#]]
-    .assert_eq(&end.transcript);
+    .assert_eq(&end.after(&[&PROMPTED]));
 
     // The model saw each message in the request right after its delivery.
     let requests = &end.requests;
@@ -164,23 +159,18 @@ async fn interrupt_during_a_tool_settles_it_as_cancelled_and_stops_the_run() {
         .await;
     pair.handle.interrupt();
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms tool_call call_1_1 sleep {"ms":600000}
             0ms tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
             0ms run_finished Interrupted 1
         result Interrupted steps 1 final ""
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 tool_dispatched call_1_1
         #5 interrupt
         #6 tool_result call_1_1 Cancelled "sleep cancelled by the user; side effects it already had were not undone"
         #7 run_finished Interrupted
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
 }
 
 #[tokio::test(start_paused = true)]
@@ -192,8 +182,6 @@ async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it(
     );
     let pair = Pair::start(&script, "go", |_| {});
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms tool_call call_1_1 wait {"ms":30,"out":"slow"}
             0ms tool_call call_1_2 wait {"ms":10,"out":"fast"}
@@ -204,9 +192,6 @@ async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it(
            30ms step_finished 2 completed
            30ms run_finished Completed 2
         result Completed steps 2 final "done"
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 tool_dispatched call_1_1
         #5 tool_dispatched call_1_2
@@ -216,7 +201,7 @@ async fn a_call_that_ends_first_is_recorded_after_the_call_dispatched_before_it(
         #9 step 2 Completed
         #10 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
 }
 
 /// The transcript's result line holds the provider error and its message.
@@ -225,8 +210,6 @@ async fn a_script_that_runs_out_ends_with_a_clear_provider_error() {
     let script = format!(r#"{{"tool_calls":[{}]}}"#, calls("echo", 1));
     let pair = Pair::start(&script, "go", |_| {});
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms tool_call call_1_1 echo {"i":0}
             0ms tool_result call_1_1 Ok "{\"i\":0}"
@@ -234,9 +217,6 @@ async fn a_script_that_runs_out_ends_with_a_clear_provider_error() {
             0ms step_finished 2 failed
             0ms run_finished ProviderError { error: ProviderError { kind: ScriptExhausted, message: "the faux script test has 1 step(s) and step 2 was requested" } } 2
         result ProviderError { error: ProviderError { kind: ScriptExhausted, message: "the faux script test has 1 step(s) and step 2 was requested" } } steps 2 final ""
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 tool_dispatched call_1_1
         #5 tool_result call_1_1 Ok "{\"i\":0}"
@@ -244,7 +224,7 @@ async fn a_script_that_runs_out_ends_with_a_clear_provider_error() {
         #7 step 2 Failed { error: ProviderError { kind: ScriptExhausted, message: "the faux script test has 1 step(s) and step 2 was requested" } }
         #8 run_finished ProviderError { error: ProviderError { kind: ScriptExhausted, message: "the faux script test has 1 step(s) and step 2 was requested" } }
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
 }
 
 /// Step 1 asks for two `echo` calls, step 2 for one, step 3 answers; `echo` is
@@ -269,8 +249,6 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
     });
     // One question at a time: the `a` answer to the first covered the second.
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms approval_requested call_1_1
             0ms tool_call call_1_1 echo {"i":0}
@@ -283,14 +261,6 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
             0ms approval call_2_1 Allow
             0ms tool_call call_2_1 echo {"i":0}
             0ms tool_result call_2_1 Ok "{\"i\":0}"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 approval_answer call_1_1 Allow Tool None
         #5 tool_dispatched call_1_1
@@ -307,7 +277,7 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
         #16 step 3 Completed
         #17 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
 
 /// The transcript shows the three denials as results and as entries, and no
@@ -319,8 +289,6 @@ async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
         s.run.permissions = Permissions::Readonly;
     });
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms approval call_1_1 Deny
             0ms tool_result call_1_1 Error "denied: this session is read-only (--permissions readonly), so `echo` was not run"
@@ -330,14 +298,6 @@ async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
             0ms step_finished 2 completed
             0ms approval call_2_1 Deny
             0ms tool_result call_2_1 Error "denied: this session is read-only (--permissions readonly), so `echo` was not run"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 approval
         #5 synthetic_result call_1_1 Denied "denied: this session is read-only (--permissions readonly), so `echo` was not run"
@@ -351,7 +311,7 @@ async fn readonly_denies_every_mutation_and_the_model_sees_the_denial() {
         #13 step 3 Completed
         #14 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
 
 #[tokio::test(start_paused = true)]
@@ -440,8 +400,6 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
     .join("\n");
     let pair = Pair::start(&script, "go", |s| s.witness = true);
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
             0ms step_finished 1 completed
             0ms tool_call call_1_1 echo {"i":0}
             0ms tool_result call_1_1 Ok "{\"i\":0}"
@@ -451,14 +409,6 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
             0ms tool_call call_2_2 echo {"i":1}
             0ms tool_result call_2_1 Ok "{\"i\":0}"
             0ms tool_result call_2_2 Ok "{\"i\":1}"
-            0ms step_started 3
-            0ms text 3 "done"
-            0ms step_finished 3 completed
-            0ms run_finished Completed 3
-        result Completed steps 3 final "done"
-        #0 session
-        #1 user_message
-        #2 step_started 1
         #3 step 1 Completed
         #4 tool_dispatched call_1_1
         #5 tool_result call_1_1 Ok "{\"i\":0}"
@@ -479,5 +429,5 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
         tool after tool_dispatched
         model after step_started
     "#]]
-    .assert_eq(&pair.finish().await.transcript);
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }

@@ -6,12 +6,12 @@
 
 use std::num::NonZeroUsize;
 
-use expect_test::expect;
+use expect_test::{Expect, expect};
 use xcsh_log::{Body, Record, ToolResultRecord, read_session};
 use xcsh_machine::{Decision, StopReason, ToolStatus};
 
 mod harness;
-use harness::{Pair, calls, index};
+use harness::{PROMPTED, Pair, calls, index};
 
 /// A run whose first step asks for `n` `block` calls, and whose second answers.
 fn start(n: usize, limit: usize) -> Pair {
@@ -23,6 +23,25 @@ fn start(n: usize, limit: usize) -> Pair {
         s.run.max_parallel_tools = NonZeroUsize::new(limit).unwrap();
     })
 }
+
+/// Given ([`PROMPTED`], then [`start`] with six calls): step 1 asked for six
+/// `block` calls, and all were dispatched.
+static SIX_DISPATCHED: Expect = expect![[r#"
+        0ms step_finished 1 completed
+        0ms tool_call call_1_1 block {"i":0}
+        0ms tool_call call_1_2 block {"i":1}
+        0ms tool_call call_1_3 block {"i":2}
+        0ms tool_call call_1_4 block {"i":3}
+        0ms tool_call call_1_5 block {"i":4}
+        0ms tool_call call_1_6 block {"i":5}
+    #3 step 1 Completed
+    #4 tool_dispatched call_1_1
+    #5 tool_dispatched call_1_2
+    #6 tool_dispatched call_1_3
+    #7 tool_dispatched call_1_4
+    #8 tool_dispatched call_1_5
+    #9 tool_dispatched call_1_6
+"#]];
 
 /// The `i` argument of each `tool_dispatched` decision, in log order, and the
 /// `tool_result` records (which follow dispatch order).
@@ -84,58 +103,43 @@ async fn three_hundred_calls_with_a_limit_of_8_run_at_most_8_at_once_and_settle_
 /// The transcript adds the events and the whole log to the old checks.
 #[tokio::test(start_paused = true)]
 async fn with_a_limit_of_1_the_calls_run_strictly_one_after_another() {
-    let mut pair = start(5, 1);
-    for i in 0..5 {
+    let mut pair = start(6, 1);
+    for i in 0..6 {
         assert_eq!(pair.started.recv().await.unwrap(), i);
         pair.tools.permit(1);
     }
     let end = pair.finish().await;
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
-            0ms step_finished 1 completed
-            0ms tool_call call_1_1 block {"i":0}
-            0ms tool_call call_1_2 block {"i":1}
-            0ms tool_call call_1_3 block {"i":2}
-            0ms tool_call call_1_4 block {"i":3}
-            0ms tool_call call_1_5 block {"i":4}
             0ms tool_result call_1_1 Ok "done 0"
             0ms tool_result call_1_2 Ok "done 1"
             0ms tool_result call_1_3 Ok "done 2"
             0ms tool_result call_1_4 Ok "done 3"
             0ms tool_result call_1_5 Ok "done 4"
+            0ms tool_result call_1_6 Ok "done 5"
             0ms step_started 2
             0ms text 2 "all done"
             0ms step_finished 2 completed
             0ms run_finished Completed 2
         result Completed steps 2 final "all done"
-        #0 session
-        #1 user_message
-        #2 step_started 1
-        #3 step 1 Completed
-        #4 tool_dispatched call_1_1
-        #5 tool_dispatched call_1_2
-        #6 tool_dispatched call_1_3
-        #7 tool_dispatched call_1_4
-        #8 tool_dispatched call_1_5
-        #9 tool_result call_1_1 Ok "done 0"
-        #10 tool_result call_1_2 Ok "done 1"
-        #11 tool_result call_1_3 Ok "done 2"
-        #12 tool_result call_1_4 Ok "done 3"
-        #13 tool_result call_1_5 Ok "done 4"
-        #14 step_started 2
-        #15 step 2 Completed
-        #16 run_finished Completed
+        #10 tool_result call_1_1 Ok "done 0"
+        #11 tool_result call_1_2 Ok "done 1"
+        #12 tool_result call_1_3 Ok "done 2"
+        #13 tool_result call_1_4 Ok "done 3"
+        #14 tool_result call_1_5 Ok "done 4"
+        #15 tool_result call_1_6 Ok "done 5"
+        #16 step_started 2
+        #17 step 2 Completed
+        #18 run_finished Completed
     "#]]
-    .assert_eq(&end.transcript);
+    .assert_eq(&end.after(&[&PROMPTED, &SIX_DISPATCHED]));
 
     assert_eq!(end.tools.max_running(), 1);
-    let sequential: Vec<String> = (0..5)
+    let sequential: Vec<String> = (0..6)
         .flat_map(|i| [format!("start {i}"), format!("end {i}")])
         .collect();
     assert_eq!(end.tools.seen(), sequential);
     let (dispatched, _) = log_order(&end.path);
-    assert_eq!(dispatched, (0..5).collect::<Vec<_>>());
+    assert_eq!(dispatched, (0..6).collect::<Vec<_>>());
 }
 
 /// The transcript holds every call's outcome (the two running ones cancelled, the
@@ -149,15 +153,6 @@ async fn an_interrupt_settles_the_waiting_calls_as_cancelled_without_starting_th
     pair.handle.interrupt();
     let end = pair.finish().await;
     expect![[r#"
-            0ms run_started
-            0ms step_started 1
-            0ms step_finished 1 completed
-            0ms tool_call call_1_1 block {"i":0}
-            0ms tool_call call_1_2 block {"i":1}
-            0ms tool_call call_1_3 block {"i":2}
-            0ms tool_call call_1_4 block {"i":3}
-            0ms tool_call call_1_5 block {"i":4}
-            0ms tool_call call_1_6 block {"i":5}
             0ms tool_result call_1_3 Cancelled "`block` was cancelled by the user before it started (it was waiting: at most 2 tool calls run at once); it did nothing"
             0ms tool_result call_1_4 Cancelled "`block` was cancelled by the user before it started (it was waiting: at most 2 tool calls run at once); it did nothing"
             0ms tool_result call_1_5 Cancelled "`block` was cancelled by the user before it started (it was waiting: at most 2 tool calls run at once); it did nothing"
@@ -166,16 +161,6 @@ async fn an_interrupt_settles_the_waiting_calls_as_cancelled_without_starting_th
             0ms tool_result call_1_2 Cancelled "block cancelled by the user; side effects it already had were not undone"
             0ms run_finished Interrupted 1
         result Interrupted steps 1 final ""
-        #0 session
-        #1 user_message
-        #2 step_started 1
-        #3 step 1 Completed
-        #4 tool_dispatched call_1_1
-        #5 tool_dispatched call_1_2
-        #6 tool_dispatched call_1_3
-        #7 tool_dispatched call_1_4
-        #8 tool_dispatched call_1_5
-        #9 tool_dispatched call_1_6
         #10 interrupt
         #11 tool_result call_1_1 Cancelled "block cancelled by the user; side effects it already had were not undone"
         #12 tool_result call_1_2 Cancelled "block cancelled by the user; side effects it already had were not undone"
@@ -185,7 +170,7 @@ async fn an_interrupt_settles_the_waiting_calls_as_cancelled_without_starting_th
         #16 tool_result call_1_6 Cancelled "`block` was cancelled by the user before it started (it was waiting: at most 2 tool calls run at once); it did nothing"
         #17 run_finished Interrupted
     "#]]
-    .assert_eq(&end.transcript);
+    .assert_eq(&end.after(&[&PROMPTED, &SIX_DISPATCHED]));
 
     let starts: Vec<String> = end
         .tools

@@ -6,7 +6,10 @@
 //! transcript, the run's events as they came, its result and then the entries of its
 //! log, is rendered as compact lines and compared with `expect![[…]]`, as
 //! `machine/src/tests.rs` does for the machine (`UPDATE_EXPECT=1` accepts a
-//! change).
+//! change). As there, the start that runs share is a named given ([`PROMPTED`], …)
+//! and an ending they share a named then ([`DONE_AT_STEP_3`]), each checked once by
+//! [`Finished::after`] or [`Finished::between`], so that a test's own transcript
+//! shows what it is about.
 //!
 //! The scripted executor has the test tools (`echo`, `sleep`) and two of its own:
 //! `wait {"ms": N, "out": TEXT}` sleeps N virtual milliseconds and returns TEXT
@@ -23,11 +26,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use expect_test::{Expect, expect};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
+    CallId, Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome,
+    ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
 use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
@@ -84,7 +89,8 @@ pub struct Pair {
     witness: Arc<Witness>,
     timed: bool,
     start: tokio::time::Instant,
-    out: String,
+    /// The events read so far, one line each.
+    events: Vec<String>,
 }
 
 impl Pair {
@@ -175,7 +181,7 @@ impl Pair {
             witness,
             timed,
             start: tokio::time::Instant::now(),
-            out: String::new(),
+            events: Vec::new(),
         }
     }
 
@@ -194,11 +200,13 @@ impl Pair {
     /// met before the stream ended.
     pub async fn events_until(&mut self, mut until: impl FnMut(&RunEvent) -> bool) -> bool {
         while let Some(event) = self.handle.events.recv().await {
+            let mut line = String::new();
             if self.timed {
                 let ms = self.start.elapsed().as_millis();
-                let _ = write!(self.out, "{ms:>5}ms ");
+                let _ = write!(line, "{ms:>5}ms ");
             }
-            let _ = writeln!(self.out, "{}", scrub(&event_line(&event)));
+            line.push_str(&scrub(&event_line(&event)));
+            self.events.push(line);
             if until(&event) {
                 return true;
             }
@@ -212,32 +220,34 @@ impl Pair {
     pub async fn finish(mut self) -> Finished {
         self.events_until(|_| false).await;
         let result = self.handle.result().await.unwrap();
-        let mut out = self.out;
-        let _ = writeln!(
-            out,
+        let mut ending = vec![format!(
             "result {:?} steps {} final {:?}",
             result.stop_reason, result.steps, result.final_text
-        );
+        )];
         if !result.undelivered.is_empty() {
-            let _ = writeln!(out, "undelivered {:?}", result.undelivered);
+            ending.push(format!("undelivered {:?}", result.undelivered));
         }
-        for line in entry_lines(&self.path) {
-            let _ = writeln!(out, "{}", scrub(&line));
-        }
-        if self.witness.on.load(Ordering::SeqCst) {
-            let _ = writeln!(out, "starts");
-            for note in self.witness.notes.lock().unwrap().iter() {
-                let _ = writeln!(out, "{note}");
-            }
-        }
+        let log: Vec<String> = entry_lines(&self.path).iter().map(|l| scrub(l)).collect();
+        let starts: Vec<String> = if self.witness.on.load(Ordering::SeqCst) {
+            let notes = self.witness.notes.lock().unwrap();
+            std::iter::once("starts".to_string())
+                .chain(notes.iter().cloned())
+                .collect()
+        } else {
+            Vec::new()
+        };
         Finished {
             requests: self.provider.requests.lock().unwrap().clone(),
+            transcript: transcript(&self.events, &ending, &log, &starts),
             _dir: self._dir,
             path: self.path,
             work: self.work,
             tools: self.tools,
             result,
-            transcript: out,
+            events: self.events,
+            ending,
+            log,
+            starts,
         }
     }
 }
@@ -252,6 +262,88 @@ pub struct Finished {
     /// Every request the provider was sent, in order.
     pub requests: Vec<ModelRequest>,
     pub transcript: String,
+    /// The transcript's sections: the events, the result, the log's entries, the
+    /// witness's notes.
+    events: Vec<String>,
+    ending: Vec<String>,
+    log: Vec<String>,
+    starts: Vec<String>,
+}
+
+impl Finished {
+    /// The transcript after the start that `givens` name, one after the other (in
+    /// the style of the machine tests' named givens), each checked first: a given
+    /// holds the events that follow the ones before it, then the entries of the log
+    /// that follow (the lines that start with `#`).
+    pub fn after(&self, givens: &[&Expect]) -> String {
+        let (events, log) = self.given(givens);
+        transcript(events, &self.ending, log, &self.starts)
+    }
+
+    /// The transcript between the start that `givens` name (see [`Finished::after`])
+    /// and the ending that `then` names, which is checked too: `then` holds the run's
+    /// last events, then its result; the transcript goes on from the events before
+    /// them to the log.
+    pub fn between(&self, givens: &[&Expect], then: &Expect) -> String {
+        let (events, log) = self.given(givens);
+        let last = count(then) - self.ending.len();
+        let (events, then_events) = events.split_at(events.len() - last.min(events.len()));
+        then.assert_eq(&transcript(then_events, &self.ending, &[], &[]));
+        transcript(events, &[], log, &self.starts)
+    }
+
+    /// Checks `givens` in order; the events and the entries after them.
+    fn given(&self, givens: &[&Expect]) -> (&[String], &[String]) {
+        let (mut events, mut log) = (&self.events[..], &self.log[..]);
+        for given in givens {
+            let entries = given
+                .data()
+                .lines()
+                .filter(|l| l.trim_start().starts_with('#'))
+                .count();
+            let (given_events, rest_events) =
+                events.split_at((count(given) - entries).min(events.len()));
+            let (given_log, rest_log) = log.split_at(entries.min(log.len()));
+            given.assert_eq(&transcript(given_events, &[], given_log, &[]));
+            (events, log) = (rest_events, rest_log);
+        }
+        (events, log)
+    }
+}
+
+/// How many lines a named part of a transcript has.
+fn count(part: &Expect) -> usize {
+    part.data().lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// Given: the start of every run of [`Pair::start`] (on the paused clock): the run
+/// started and the prompt started step 1, as events and as the first entries of the
+/// new session's log.
+pub static PROMPTED: Expect = expect![[r#"
+        0ms run_started
+        0ms step_started 1
+    #0 session
+    #1 user_message
+    #2 step_started 1
+"#]];
+
+/// Then: step 3 answers `done`, and the run completes.
+pub static DONE_AT_STEP_3: Expect = expect![[r#"
+        0ms step_started 3
+        0ms text 3 "done"
+        0ms step_finished 3 completed
+        0ms run_finished Completed 3
+    result Completed steps 3 final "done"
+"#]];
+
+/// A transcript from its sections, a line each.
+fn transcript(events: &[String], ending: &[String], log: &[String], starts: &[String]) -> String {
+    let mut out = String::new();
+    for line in events.iter().chain(ending).chain(log).chain(starts) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// A text with the numbers that change from run to run (a bash call's `duration: N
@@ -504,7 +596,7 @@ pub fn event_line(event: &RunEvent) -> String {
             status,
             content,
             ..
-        } => format!("tool_result {call_id} {status:?} {content:?}"),
+        } => format!("tool_result {}", settled(call_id, *status, content)),
         RunEvent::Plan { call_id, plan } => format!(
             "plan {call_id} {}",
             plan.checklist().trim_end().replace('\n', " | ")
@@ -527,6 +619,12 @@ pub fn event_line(event: &RunEvent) -> String {
     }
 }
 
+/// A settled call as its `tool_result` event and entry show it: its id, status and
+/// content.
+fn settled(call_id: &CallId, status: ToolStatus, content: &str) -> String {
+    format!("{call_id} {status:?} {content:?}")
+}
+
 /// The log's entries as compact lines: `#id type`, and what tells it apart.
 pub fn entry_lines(path: &Path) -> Vec<String> {
     let log = read_session(path).unwrap();
@@ -537,8 +635,8 @@ pub fn entry_lines(path: &Path) -> Vec<String> {
                 Body::Record(Record::Step(s)) => format!(" {} {:?}", s.step, s.outcome),
                 Body::Record(Record::ToolResult(r)) => {
                     format!(
-                        " {} {:?} {:?}",
-                        r.call_id, r.outcome.status, r.outcome.content
+                        " {}",
+                        settled(&r.call_id, r.outcome.status, &r.outcome.content)
                     )
                 }
                 Body::Record(Record::Steer { text } | Record::FollowUp { text }) => {
