@@ -4,6 +4,7 @@
 //! each prompt recorded, never today's defaults.
 
 use serde::Serialize;
+use xcsh_log::describe::serde_name;
 use xcsh_machine::{Input, Permissions, RunConfig};
 
 use crate::ReplayError;
@@ -142,7 +143,7 @@ impl Overrides {
             out.push(format!("compact_at_tokens={v}"));
         }
         if let Some(v) = self.permissions {
-            out.push(format!("permissions={}", crate::summary::tag(&v)));
+            out.push(format!("permissions={}", serde_name(&v)));
         }
         out
     }

@@ -5,7 +5,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
-use crate::summary::{EntryRef, clip, tag};
+use xcsh_log::describe::serde_name;
+
+use crate::summary::{EntryRef, clip};
 use crate::{
     Divergence, Minimized, Overrides, ReplayReport, Replayed, SessionResult, SessionRun,
     changed_fields,
@@ -146,7 +148,7 @@ pub fn state(
                 l.max_tokens,
                 l.max_output_tokens,
                 l.compact_at_tokens,
-                tag(&c.permissions),
+                serde_name(&c.permissions),
                 c.tools.join(", ")
             ));
         }
@@ -300,10 +302,10 @@ pub fn minimized(session: &str, out: &str, m: &Minimized, overrides: &Overrides)
     );
     text.push_str(&format!(
         "same first divergence: {} (recorded {}, re-made {}, phase {})\n",
-        tag(&sig.kind),
+        serde_name(&sig.kind),
         name(sig.recorded),
         name(sig.remade),
-        tag(&sig.phase)
+        serde_name(&sig.phase)
     ));
     if !overrides.is_empty() {
         text.push_str(&format!(
