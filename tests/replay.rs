@@ -370,7 +370,7 @@ fn until_prints_the_machine_state_at_that_entry() {
         SESSION: state after entry 5 (line 6, steer): "Also look at the README."
           phase:    running 1 tool call(s) of step 1
           run:      1 step(s), 1 in this window; spent 220 tokens (200 in / 20 out); last input 200 tokens; 0 compaction(s)
-          limits:   max_steps 32, max_tokens 400000, max_output_tokens 8192, compact_at_tokens 150000; permissions yolo; tools echo, sleep
+          limits:   max_steps=32, max_tokens=400000, max_output_tokens=8192, compact_at_tokens=150000, permissions=yolo; tools echo, sleep
           pending:  steers "Also look at the README."; follow-ups none
           context:  2 message(s), hash ba2e0ecd; the last 2:
             #0   user               -          "Run the slow check."

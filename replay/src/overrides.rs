@@ -88,6 +88,19 @@ impl Overrides {
         Ok(())
     }
 
+    /// Every setting as `config` records it: what `--set` would have to say to
+    /// replay under exactly this config.
+    pub fn recorded(config: &RunConfig) -> Overrides {
+        let l = &config.limits;
+        Overrides {
+            max_steps: Some(l.max_steps),
+            max_tokens: Some(l.max_tokens),
+            max_output_tokens: Some(l.max_output_tokens),
+            compact_at_tokens: Some(l.compact_at_tokens),
+            permissions: Some(config.permissions),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         *self == Overrides::default()
     }

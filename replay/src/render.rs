@@ -140,18 +140,12 @@ pub fn state(
         r.compactions
     ));
     match &r.config {
-        Some(c) => {
-            let l = &c.limits;
-            out.push_str(&format!(
-                "  limits:   max_steps {}, max_tokens {}, max_output_tokens {}, compact_at_tokens {}; permissions {}; tools {}\n",
-                l.max_steps,
-                l.max_tokens,
-                l.max_output_tokens,
-                l.compact_at_tokens,
-                serde_name(&c.permissions),
-                c.tools.join(", ")
-            ));
-        }
+        // In `--set`'s words (`max_steps=4`), which take them as they are.
+        Some(c) => out.push_str(&format!(
+            "  limits:   {}; tools {}\n",
+            Overrides::recorded(c).describe().join(", "),
+            c.tools.join(", ")
+        )),
         None => out.push_str("  limits:   none yet (no prompt so far)\n"),
     }
     let queue = |items: &[String]| {
