@@ -268,7 +268,7 @@ fn an_altered_decision_is_reported_at_exactly_that_entry() {
     expect_test::expect![[r#"
         SESSION: diverged at entry 4 (line 5, tool_dispatched)
           the machine re-made a different decision than the one recorded
-          input:  entry 3 (line 4, step): step 1 completed, "Running the slow check.", 1 call(s): sleep, finish tool_calls, 200 in / 20 out
+          input:  entry 3 (line 4, step): step 1 "Running the slow check." calls sleep completed
           phase:  running 1 tool call(s) of step 1
           tool_dispatched differs in call.arguments (decision 1 after the input):
             --- recorded
@@ -283,11 +283,11 @@ fn an_altered_decision_is_reported_at_exactly_that_entry() {
                }
              }
           path to it (the last 5 entries of the branch):
-                0  session          session SESSION_ID in WORKSPACE
-                1  user_message     "Run the slow check." (max_steps 32, max_tokens 400000, compact_at_tokens 150000, yolo)
-                2  step_started     step 1, 1 message(s), context 7147ce5b
-                3  step             step 1 completed, "Running the slow check.", 1 call(s): sleep, finish tool_calls, 200 in / 20 out
-          >     4  tool_dispatched  step 1: call_1_1 sleep {"ms":30}
+                0  session          SESSION_ID WORKSPACE
+                1  user_message     "Run the slow check."
+                2  step_started     step 1 with 1 message(s)
+                3  step             step 1 "Running the slow check." calls sleep completed
+          >     4  tool_dispatched  step 1 call_1_1 sleep {"ms":30}
           5 entries replayed (2 inputs, 2 decisions) in _ ms before diverging
     "#]]
     .assert_eq(&scrub_header(&scrub(&stdout(&text), &path), &path));
@@ -370,7 +370,7 @@ fn until_prints_the_machine_state_at_that_entry() {
         SESSION: state after entry 5 (line 6, steer): "Also look at the README."
           phase:    running 1 tool call(s) of step 1
           run:      1 step(s), 1 in this window; spent 220 tokens (200 in / 20 out); last input 200 tokens; 0 compaction(s)
-          limits:   max_steps 32, max_tokens 400000, max_output_tokens 8192, compact_at_tokens 150000; permissions yolo; tools echo, sleep
+          limits:   max_steps=32, max_tokens=400000, max_output_tokens=8192, compact_at_tokens=150000, permissions=yolo; tools echo, sleep
           pending:  steers "Also look at the README."; follow-ups none
           context:  2 message(s), hash ba2e0ecd; the last 2:
             #0   user               -          "Run the slow check."

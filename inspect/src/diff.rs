@@ -18,7 +18,7 @@ use similar::{Algorithm, ChangeTag, DiffOp, TextDiff, capture_diff_slices};
 use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
 use xcsh_machine::{Decision, EntryId, StepOutcome};
 
-use crate::common::{args_pretty, branch_path, origin_name, outcome_text, serde_name, stop_text};
+use crate::common::{args_pretty, branch_path, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;
 use crate::style::{Paint, Style};
 
@@ -228,10 +228,7 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 | Decision::CompactionStarted { .. }
                 | Decision::ToolDispatched { .. } => {}
                 Decision::Delivered { origin, text, .. } => push(
-                    nth(
-                        &mut counts,
-                        format!("{r} delivered {}", origin_name(*origin)),
-                    ),
+                    nth(&mut counts, format!("{r} delivered {}", serde_name(origin))),
                     vec![("text", Field::Text(text.clone()))],
                 ),
                 Decision::Approval {

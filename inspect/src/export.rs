@@ -12,12 +12,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use xcsh_log::parallel::{Window, read_parallel};
 use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
-use xcsh_machine::{Decision, EntryId};
+use xcsh_machine::{Decision, EntryId, UserOrigin};
 
-use crate::common::{args_pretty, cap, one_line};
+use crate::common::{args_pretty, cap, one_line, stop_text};
 use crate::error::InspectError;
 use crate::events::{Row, timeline};
-use crate::log::{Item, conversation, item};
+use crate::log::{Item, conversation, item, origin_word};
 use crate::style::Style;
 use crate::tree::{self, Node, Tree};
 
@@ -100,86 +100,65 @@ fn markdown_level(
                 .as_ref()
                 .map(|f| format!("- forked from {f}\n"))
                 .unwrap_or_default(),
-            Item::User {
-                entry,
-                origin,
-                text,
-                queued,
-            } => {
-                if *origin == "prompt" {
-                    turn += 1;
-                    format!(
-                        "\n{turn_heading} Turn {turn}\n\n**User** (entry {entry}):\n\n{}\n",
-                        quote(text)
-                    )
-                } else {
-                    format!(
-                        "\n**User, {}** (entry {entry}, arrived as entry {}):\n\n{}\n",
-                        origin.replace('_', "-"),
-                        queued.map(|q| q.to_string()).unwrap_or_default(),
-                        quote(text)
-                    )
-                }
+            Item::User(u) if u.origin == UserOrigin::Prompt => {
+                turn += 1;
+                format!(
+                    "\n{turn_heading} Turn {turn}\n\n**User** (entry {}):\n\n{}\n",
+                    u.entry,
+                    quote(&u.text)
+                )
             }
+            Item::User(u) => format!(
+                "\n**User, {}** (entry {}, arrived as entry {}):\n\n{}\n",
+                origin_word(u.origin),
+                u.entry,
+                u.queued.map(|q| q.to_string()).unwrap_or_default(),
+                quote(&u.text)
+            ),
             Item::Queued { origin, text, .. } => format!(
                 "\n_{} queued: {}_\n",
-                origin.replace('_', "-"),
+                origin_word(*origin),
                 one_line(text, 100)
             ),
-            Item::Assistant {
-                entry,
-                step,
-                text,
-                reasoning,
-                tool_calls,
-                outcome,
-                ..
-            } => {
-                let mut s = format!("\n**Assistant** (step {step}, entry {entry}");
-                if outcome != "completed" {
+            Item::Assistant(a) => {
+                let mut s = format!("\n**Assistant** (step {}, entry {}", a.step, a.entry);
+                if let Some(outcome) = a.unless_completed() {
                     s.push_str(&format!(", {outcome}"));
                 }
                 s.push_str("):\n\n");
-                if !reasoning.is_empty() {
+                if !a.reasoning.is_empty() {
                     s.push_str(&format!(
-                        "<details><summary>reasoning</summary>\n\n{reasoning}\n\n</details>\n\n"
+                        "<details><summary>reasoning</summary>\n\n{}\n\n</details>\n\n",
+                        a.reasoning
                     ));
                 }
-                if !text.is_empty() {
-                    s.push_str(text);
+                if !a.text.is_empty() {
+                    s.push_str(&a.text);
                     s.push('\n');
                 }
-                for c in tool_calls {
+                for c in &a.tool_calls {
                     s.push_str(&format!("\n→ `{}` ({})\n\n", c.name, c.id));
                     s.push_str(&block(&args_pretty(&c.arguments), "json"));
                 }
                 s
             }
-            Item::ToolResult { entry, call_id, .. }
-                if let Some(u) = updates.iter().find(|u| u.entry == *entry) =>
-            {
+            Item::ToolResult(r) if let Some(u) = updates.iter().find(|u| u.entry == r.entry) => {
                 format!(
-                    "\n**Plan updated** (`plan` {call_id}, entry {entry}; {} of {} completed):\n\n{}",
+                    "\n**Plan updated** (`plan` {}, entry {}; {} of {} completed):\n\n{}",
+                    r.call_id,
+                    r.entry,
                     u.plan.completed(),
                     u.plan.items.len(),
                     crate::plan::markdown_list(&u.plan)
                 )
             }
-            Item::ToolResult {
-                name,
-                call_id,
-                status,
-                content,
-                duration_ms,
-                synthetic,
-                ..
-            } => {
-                let how = match synthetic {
-                    Some(r) => format!("not run: {r}"),
-                    None => format!("{status}, {duration_ms} ms"),
-                };
-                format!("\n← `{name}` ({call_id}, {how})\n\n{}", block(content, ""))
-            }
+            Item::ToolResult(r) => format!(
+                "\n← `{}` ({}, {})\n\n{}",
+                r.name,
+                r.call_id,
+                r.how(", "),
+                block(&r.content, "")
+            ),
             Item::Compaction {
                 summary,
                 tokens_before,
@@ -194,7 +173,10 @@ fn markdown_level(
                 steps,
                 tokens,
                 ..
-            } => format!("\n_Run finished: {reason}, {steps} step(s), {tokens} tokens._\n"),
+            } => format!(
+                "\n_Run finished: {}, {steps} step(s), {tokens} tokens._\n",
+                stop_text(reason)
+            ),
             Item::Branch { from_leaf, .. } => {
                 format!("\n_New branch here (the leaf was entry {from_leaf})._\n")
             }

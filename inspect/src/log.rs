@@ -3,12 +3,15 @@
 //! (capped) results, steers and follow-ups marked as such, compactions with their
 //! summaries, approvals, and how each run ended.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
-use xcsh_machine::{Decision, EntryId, StepOutcome, Usage};
+use xcsh_machine::{
+    ApprovalScope, ApprovedBy, Decision, EntryId, FinishReason, IgnoreReason, StepOutcome,
+    StopReason, SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
+};
 
 use crate::common::{
-    args_compact, branch_path, cap, one_line, origin_name, outcome_text, serde_name, stop_text,
+    args_compact, branch_path, cap, one_line, outcome_text, serde_name, stop_text,
 };
 use crate::error::InspectError;
 use crate::style::{Paint, Style};
@@ -26,6 +29,86 @@ pub struct CallView {
     pub arguments: String,
 }
 
+/// A message the model sees as the user's: the prompt, or a delivered steer or
+/// follow-up (`queued` is its arrival entry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserView {
+    pub entry: EntryId,
+    pub origin: UserOrigin,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued: Option<EntryId>,
+}
+
+/// What the model answered in one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AssistantView {
+    pub entry: EntryId,
+    pub step: u32,
+    pub text: String,
+    /// The reasoning on one line, shortened.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    pub reasoning_chars: usize,
+    pub tool_calls: Vec<CallView>,
+    pub usage: Usage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish: Option<FinishReason>,
+    /// In words (`failed http: 503 …`).
+    #[serde(serialize_with = "outcome_words")]
+    pub outcome: StepOutcome,
+}
+
+impl AssistantView {
+    /// How the step ended, unless it completed.
+    pub fn unless_completed(&self) -> Option<String> {
+        (self.outcome != StepOutcome::Completed).then(|| outcome_text(&self.outcome))
+    }
+}
+
+/// A tool call's result, or the result it was given without running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResultView {
+    pub entry: EntryId,
+    pub call_id: String,
+    pub name: String,
+    pub status: ToolStatus,
+    /// Capped to [`RESULT_LINES`] lines and [`RESULT_CHARS`] characters.
+    pub content: String,
+    pub duration_ms: u64,
+    /// Why the call was answered without running (`synthetic_result`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic: Option<SyntheticReason>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+}
+
+impl ResultView {
+    /// How the call went: `not run: denied`, or its status and time joined by `sep`
+    /// (`ok · 30 ms`).
+    pub fn how(&self, sep: &str) -> String {
+        match self.synthetic {
+            Some(r) => format!("not run: {}", serde_name(&r)),
+            None => format!("{}{sep}{} ms", serde_name(&self.status), self.duration_ms),
+        }
+    }
+}
+
+/// A message's origin as a reader reads it: `steer`, `follow-up`.
+pub fn origin_word(origin: UserOrigin) -> String {
+    serde_name(&origin).replace('_', "-")
+}
+
+/// A step outcome in the conversation's JSON: in words, as the views show it.
+fn outcome_words<S: Serializer>(outcome: &StepOutcome, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&outcome_text(outcome))
+}
+
+/// A stop reason in the conversation's JSON: in words, as the views show it.
+fn stop_words<S: Serializer>(reason: &StopReason, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&stop_text(reason))
+}
+
 /// One thing the conversation shows, made from one entry (so it is the same on every
 /// branch that holds the entry).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,68 +121,34 @@ pub enum Item {
         #[serde(skip_serializing_if = "Option::is_none")]
         forked_from: Option<String>,
     },
-    /// A message the model sees as the user's: the prompt, or a delivered steer or
-    /// follow-up (`queued` is its arrival entry).
-    User {
-        entry: EntryId,
-        origin: &'static str,
-        text: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        queued: Option<EntryId>,
-    },
+    User(UserView),
     /// A steer or follow-up arrived (it is delivered later, or never).
     Queued {
         entry: EntryId,
-        origin: &'static str,
+        origin: UserOrigin,
         text: String,
     },
-    Assistant {
-        entry: EntryId,
-        step: u32,
-        text: String,
-        /// The reasoning on one line, shortened.
-        #[serde(skip_serializing_if = "String::is_empty")]
-        reasoning: String,
-        reasoning_chars: usize,
-        tool_calls: Vec<CallView>,
-        usage: Usage,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        finish: Option<String>,
-        outcome: String,
-    },
-    ToolResult {
-        entry: EntryId,
-        call_id: String,
-        name: String,
-        status: String,
-        /// Capped to [`RESULT_LINES`] lines and [`RESULT_CHARS`] characters.
-        content: String,
-        duration_ms: u64,
-        /// Why the call was answered without running (`synthetic_result`).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        synthetic: Option<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        changed: Vec<String>,
-    },
+    Assistant(AssistantView),
+    ToolResult(ResultView),
     Approval {
         entry: EntryId,
         call_id: String,
         tool: String,
-        verdict: String,
-        by: String,
+        verdict: Verdict,
+        by: ApprovedBy,
     },
     ApprovalAnswer {
         entry: EntryId,
         call_id: String,
-        verdict: String,
-        scope: String,
+        verdict: Verdict,
+        scope: ApprovalScope,
     },
     Interrupt {
         entry: EntryId,
     },
     Ignored {
         entry: EntryId,
-        reason: String,
+        reason: IgnoreReason,
     },
     Compaction {
         entry: EntryId,
@@ -114,7 +163,9 @@ pub enum Item {
     },
     RunFinished {
         entry: EntryId,
-        reason: String,
+        /// In words (`max_steps 4`).
+        #[serde(serialize_with = "stop_words")]
+        reason: StopReason,
         steps: u32,
         tokens: u64,
         #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -220,20 +271,20 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 text: crate::common::entry_text(entry),
             },
-            Record::UserMessage { text, .. } => Item::User {
+            Record::UserMessage { text, .. } => Item::User(UserView {
                 entry: id,
-                origin: "prompt",
+                origin: UserOrigin::Prompt,
                 text: text.clone(),
                 queued: None,
-            },
+            }),
             Record::Steer { text } => Item::Queued {
                 entry: id,
-                origin: "steer",
+                origin: UserOrigin::Steer,
                 text: text.clone(),
             },
             Record::FollowUp { text } => Item::Queued {
                 entry: id,
-                origin: "follow_up",
+                origin: UserOrigin::FollowUp,
                 text: text.clone(),
             },
             Record::Interrupt {} => Item::Interrupt { entry: id },
@@ -243,7 +294,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                     StepOutcome::Completed => m.tool_calls.as_slice(),
                     StepOutcome::Failed { .. } | StepOutcome::Aborted => &[],
                 };
-                Item::Assistant {
+                Item::Assistant(AssistantView {
                     entry: id,
                     step: s.step.0,
                     text: m.text.clone(),
@@ -258,15 +309,15 @@ pub fn item(entry: &Entry) -> Option<Item> {
                         })
                         .collect(),
                     usage: m.usage,
-                    finish: m.finish.as_ref().map(serde_name),
-                    outcome: outcome_text(&s.outcome),
-                }
+                    finish: m.finish,
+                    outcome: s.outcome.clone(),
+                })
             }
-            Record::ToolResult(t) => Item::ToolResult {
+            Record::ToolResult(t) => Item::ToolResult(ResultView {
                 entry: id,
                 call_id: t.call_id.0.clone(),
                 name: t.name.clone(),
-                status: serde_name(&t.outcome.status),
+                status: t.outcome.status,
                 content: cap(&t.outcome.content, RESULT_LINES, RESULT_CHARS),
                 duration_ms: t.duration_ms,
                 synthetic: None,
@@ -275,7 +326,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                     .iter()
                     .map(|c| c.path.display().to_string())
                     .collect(),
-            },
+            }),
             Record::CompactionSummary { error: Some(e), .. } => Item::CompactionFailed {
                 entry: id,
                 error: one_line(&e.message, 200),
@@ -298,8 +349,8 @@ pub fn item(entry: &Entry) -> Option<Item> {
             } => Item::ApprovalAnswer {
                 entry: id,
                 call_id: call_id.0.clone(),
-                verdict: serde_name(verdict),
-                scope: serde_name(scope),
+                verdict: *verdict,
+                scope: *scope,
             },
         },
         Body::Decision(d) => match d {
@@ -310,12 +361,12 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 origin,
                 queued,
                 text,
-            } => Item::User {
+            } => Item::User(UserView {
                 entry: id,
-                origin: origin_name(*origin),
+                origin: *origin,
                 text: text.clone(),
                 queued: Some(*queued),
-            },
+            }),
             Decision::Approval {
                 call_id,
                 tool,
@@ -325,23 +376,23 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 call_id: call_id.0.clone(),
                 tool: tool.clone(),
-                verdict: serde_name(verdict),
-                by: serde_name(by),
+                verdict: *verdict,
+                by: *by,
             },
             Decision::SyntheticResult {
                 call,
                 reason,
                 content,
-            } => Item::ToolResult {
+            } => Item::ToolResult(ResultView {
                 entry: id,
                 call_id: call.id.0.clone(),
                 name: call.name.clone(),
-                status: "error".into(),
+                status: ToolStatus::Error,
                 content: cap(content, RESULT_LINES, RESULT_CHARS),
                 duration_ms: 0,
-                synthetic: Some(serde_name(reason)),
+                synthetic: Some(*reason),
                 changed: Vec::new(),
-            },
+            }),
             Decision::Compacted {
                 summary,
                 first_kept,
@@ -356,7 +407,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
             },
             Decision::Ignored { reason } => Item::Ignored {
                 entry: id,
-                reason: serde_name(reason),
+                reason: *reason,
             },
             Decision::RunFinished {
                 reason,
@@ -365,7 +416,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 undelivered,
             } => Item::RunFinished {
                 entry: id,
-                reason: stop_text(reason),
+                reason: reason.clone(),
                 steps: *steps,
                 tokens: usage.spend(),
                 undelivered: undelivered.clone(),
@@ -439,22 +490,18 @@ pub fn render(items: &[Item], style: Style) -> String {
                     push(style.paint(Paint::Dim, &format!("forked from {f}")));
                 }
             }
-            Item::User {
-                entry,
-                origin,
-                text,
-                queued,
-            } => {
-                let head = match (origin, queued) {
-                    (&"prompt", _) => format!("\n▶ user #{entry}"),
+            Item::User(u) => {
+                let head = match (u.origin, u.queued) {
+                    (UserOrigin::Prompt, _) => format!("\n▶ user #{}", u.entry),
                     (o, Some(q)) => format!(
-                        "▶ {} #{entry} (delivered, arrived as #{q})",
-                        o.replace('_', "-")
+                        "▶ {} #{} (delivered, arrived as #{q})",
+                        origin_word(o),
+                        u.entry
                     ),
-                    (o, None) => format!("▶ {} #{entry}", o.replace('_', "-")),
+                    (o, None) => format!("▶ {} #{}", origin_word(o), u.entry),
                 };
                 push(style.paint(Paint::Bold, &style.paint(Paint::Cyan, &head)));
-                push(indent(text));
+                push(indent(&u.text));
             }
             Item::Queued {
                 entry,
@@ -464,39 +511,32 @@ pub fn render(items: &[Item], style: Style) -> String {
                 Paint::Cyan,
                 &format!(
                     "⧗ {} arrived #{entry}: {}",
-                    origin.replace('_', "-"),
+                    origin_word(*origin),
                     one_line(text, 100)
                 ),
             )),
-            Item::Assistant {
-                entry,
-                step,
-                text,
-                reasoning,
-                reasoning_chars,
-                tool_calls,
-                usage,
-                outcome,
-                ..
-            } => {
+            Item::Assistant(a) => {
                 let mut head = format!(
-                    "◆ assistant #{entry} · step {step} · {} in / {} out",
-                    usage.input_tokens, usage.output_tokens
+                    "◆ assistant #{} · step {} · {} in / {} out",
+                    a.entry, a.step, a.usage.input_tokens, a.usage.output_tokens
                 );
-                if outcome != "completed" {
+                if let Some(outcome) = a.unless_completed() {
                     head.push_str(&format!(" · {outcome}"));
                 }
                 push(style.paint(Paint::Bold, &head));
-                if !reasoning.is_empty() {
+                if !a.reasoning.is_empty() {
                     push(style.paint(
                         Paint::Dim,
-                        &format!("    (reasoning, {reasoning_chars} chars) {reasoning}"),
+                        &format!(
+                            "    (reasoning, {} chars) {}",
+                            a.reasoning_chars, a.reasoning
+                        ),
                     ));
                 }
-                if !text.is_empty() {
-                    push(indent(text));
+                if !a.text.is_empty() {
+                    push(indent(&a.text));
                 }
-                for c in tool_calls {
+                for c in &a.tool_calls {
                     push(style.paint(
                         Paint::Yellow,
                         &format!(
@@ -508,30 +548,17 @@ pub fn render(items: &[Item], style: Style) -> String {
                     ));
                 }
             }
-            Item::ToolResult {
-                entry,
-                call_id,
-                name,
-                status,
-                content,
-                duration_ms,
-                synthetic,
-                changed,
-            } => {
-                let how = match synthetic {
-                    Some(reason) => format!("not run: {reason}"),
-                    None => format!("{status} · {duration_ms} ms"),
-                };
-                let head = format!("← {name} {call_id} #{entry} · {how}");
-                push(if status == "ok" {
+            Item::ToolResult(r) => {
+                let head = format!("← {} {} #{} · {}", r.name, r.call_id, r.entry, r.how(" · "));
+                push(if r.status == ToolStatus::Ok {
                     style.paint(Paint::Green, &head)
                 } else {
                     style.paint(Paint::Red, &head)
                 });
-                if !content.is_empty() {
-                    push(indent(content));
+                if !r.content.is_empty() {
+                    push(indent(&r.content));
                 }
-                for path in changed {
+                for path in &r.changed {
                     push(style.paint(Paint::Dim, &format!("    changed {path}")));
                 }
             }
@@ -543,7 +570,11 @@ pub fn render(items: &[Item], style: Style) -> String {
                 by,
             } => push(style.paint(
                 Paint::Magenta,
-                &format!("✓ approval #{entry}: {tool} {call_id} {verdict} by {by}"),
+                &format!(
+                    "✓ approval #{entry}: {tool} {call_id} {} by {}",
+                    serde_name(verdict),
+                    serde_name(by)
+                ),
             )),
             Item::ApprovalAnswer {
                 entry,
@@ -552,14 +583,19 @@ pub fn render(items: &[Item], style: Style) -> String {
                 scope,
             } => push(style.paint(
                 Paint::Magenta,
-                &format!("✓ the user answered #{entry}: {call_id} {verdict} ({scope})"),
+                &format!(
+                    "✓ the user answered #{entry}: {call_id} {} ({})",
+                    serde_name(verdict),
+                    serde_name(scope)
+                ),
             )),
             Item::Interrupt { entry } => {
                 push(style.paint(Paint::Red, &format!("✗ interrupt #{entry}")))
             }
-            Item::Ignored { entry, reason } => {
-                push(style.paint(Paint::Dim, &format!("  (ignored #{entry}: {reason})")))
-            }
+            Item::Ignored { entry, reason } => push(style.paint(
+                Paint::Dim,
+                &format!("  (ignored #{entry}: {})", serde_name(reason)),
+            )),
             Item::Compaction {
                 entry,
                 summary,
@@ -584,7 +620,8 @@ pub fn render(items: &[Item], style: Style) -> String {
                 undelivered,
             } => {
                 let mut s = format!(
-                    "■ run finished #{entry}: {reason} · {steps} step(s) · {tokens} tokens"
+                    "■ run finished #{entry}: {} · {steps} step(s) · {tokens} tokens",
+                    stop_text(reason)
                 );
                 if !undelivered.is_empty() {
                     let ids: Vec<String> = undelivered.iter().map(|i| format!("#{i}")).collect();

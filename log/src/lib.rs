@@ -4,6 +4,7 @@
 pub mod blobs;
 mod convert;
 mod dag;
+pub mod describe;
 mod entry;
 mod error;
 pub mod family;

@@ -17,10 +17,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use xcsh_log::{Body, Dag, Entry, Record, SessionLog, memory_record};
+use xcsh_log::{Body, Dag, Entry, Record, RecordedInput, SessionLog, StepRecord};
 use xcsh_machine::{
-    Decision, EntryId, FinishReason, Limits, Permissions, StepNo, StepOutcome, StopReason, Usage,
-    UserOrigin, Verdict,
+    Decision, EntryId, FinishReason, Input, Limits, Permissions, StepNo, StepOutcome, StopReason,
+    Usage, UserOrigin, Verdict,
 };
 
 /// Checks every path from the root to a leaf of `log`. Returns the first violation,
@@ -111,8 +111,8 @@ pub fn check_path(entries: &[&Entry]) -> Result<(), String> {
             return fail("a delivered message was not followed by a step".into());
         }
         match &entry.body {
-            Body::Record(record) => {
-                if let Err(e) = on_record(&mut run, id, record, ignored) {
+            Body::Record(_) => {
+                if let Err(e) = on_record(&mut run, entry, ignored) {
                     return fail(e);
                 }
             }
@@ -129,9 +129,18 @@ pub fn check_path(entries: &[&Entry]) -> Result<(), String> {
     Ok(())
 }
 
-fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Result<(), String> {
-    match record {
-        Record::UserMessage { config, .. } => match (ignored, run.running) {
+fn on_record(run: &mut Run, entry: &Entry, ignored: bool) -> Result<(), String> {
+    // A step is checked from what the log keeps of it for readers (the calls its
+    // message requested, its usage); every other record as the inputs it recorded,
+    // through the one conversion (structure records none).
+    if let Body::Record(Record::Step(s)) = &entry.body {
+        return on_step(run, s, ignored);
+    }
+    let Some(RecordedInput::One(input)) = RecordedInput::cloned(entry) else {
+        return Ok(());
+    };
+    match input {
+        Input::Prompt { config, .. } => match (ignored, run.running) {
             (false, true) => return Err("a prompt started a run inside a run".into()),
             (true, false) => return Err("a prompt with no run in progress was ignored".into()),
             (false, false) => {
@@ -140,7 +149,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
             }
             (true, true) => {}
         },
-        Record::Compact { config } => {
+        Input::Compact { config } => {
             if !ignored {
                 if run.running {
                     return Err("a compaction started inside a run".into());
@@ -148,7 +157,7 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
                 run.start(config.limits, config.permissions);
             }
         }
-        Record::Steer { .. } | Record::FollowUp { .. } => {
+        Input::Steer { entry, .. } | Input::FollowUp { entry, .. } => {
             applied_iff(
                 run.running,
                 ignored,
@@ -156,63 +165,36 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
                 || "a message with no run in progress was queued".into(),
             )?;
             if !ignored {
-                match record {
-                    Record::Steer { .. } => run.steers.push_back(id),
-                    _ => run.follow_ups.push_back(id),
+                match input {
+                    Input::Steer { .. } => run.steers.push_back(entry),
+                    _ => run.follow_ups.push_back(entry),
                 }
             }
         }
-        Record::Step(s) => {
+        Input::ToolSettled { call_id, .. } => {
             if applied_iff(
-                run.open_step == Some(s.step),
+                run.in_flight.contains(&call_id.0),
                 ignored,
-                || format!("the end of streaming step {} was ignored", s.step),
-                || format!("step {} settled but it was not streaming", s.step),
+                || format!("the result of in-flight call {call_id} was ignored"),
+                || format!("a result for {call_id}, which is not in flight"),
             )? {
-                run.open_step = None;
-                let refused = matches!(&s.outcome, StepOutcome::Failed { error }
-                    if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow);
-                run.overflow = match (refused, run.overflow) {
-                    (true, Overflow::Retried) => Overflow::RefusedRetry,
-                    (true, _) => Overflow::Refused,
-                    (false, _) => Overflow::None,
-                };
-                let spend = s.message.usage.spend();
-                run.spent += spend;
-                run.usage.add(&s.message.usage);
-                let kept = s.outcome == StepOutcome::Completed
-                    && s.message.finish != Some(FinishReason::Error);
-                if kept {
-                    for call in &s.message.tool_calls {
-                        *run.requested.entry(call.id.0.clone()).or_default() += 1;
-                    }
-                }
+                run.in_flight.remove(&call_id.0);
+                *run.settled.entry(call_id.0).or_default() += 1;
             }
         }
-        Record::ToolResult(r) => {
-            if applied_iff(
-                run.in_flight.contains(&r.call_id.0),
-                ignored,
-                || format!("the result of in-flight call {} was ignored", r.call_id),
-                || format!("a result for {}, which is not in flight", r.call_id),
-            )? {
-                run.in_flight.remove(&r.call_id.0);
-                *run.settled.entry(r.call_id.0.clone()).or_default() += 1;
-            }
-        }
-        Record::Recovered { .. } => {
+        Input::Recover => {
             if ignored == run.running {
                 return Err("recover did not match whether a run was in progress".into());
             }
             // The step in flight is abandoned with the process that ran it.
             run.open_step = None;
         }
-        Record::ApprovalAnswer {
+        Input::Approval {
             call_id,
             verdict: Verdict::Allow,
             ..
-        } if !ignored => run.allowed.push(call_id.0.clone()),
-        Record::Undo { note: Some(_), .. } => {
+        } if !ignored => run.allowed.push(call_id.0),
+        Input::Undo { .. } => {
             applied_iff(
                 !run.running,
                 ignored,
@@ -220,17 +202,42 @@ fn on_record(run: &mut Run, id: EntryId, record: &Record, ignored: bool) -> Resu
                 || "an undo during a run was applied".into(),
             )?;
         }
-        Record::Session(_)
-        | Record::Branch { .. }
-        | Record::Label { .. }
-        | Record::Undo { note: None, .. }
-        | Record::Workspace { .. }
-        | Record::Foreign(_)
-        | memory_record!()
-        | Record::Interrupt {}
-        | Record::CompactionSummary { .. }
-        | Record::LateEvent { .. }
-        | Record::ApprovalAnswer { .. } => {}
+        Input::Interrupt
+        | Input::Stream { .. }
+        | Input::StepEnded { .. }
+        | Input::CompactionDone { .. }
+        | Input::Approval { .. }
+        | Input::MemoryIndex { .. } => {}
+    }
+    Ok(())
+}
+
+/// A step settled: its calls are requested, its usage spent.
+fn on_step(run: &mut Run, s: &StepRecord, ignored: bool) -> Result<(), String> {
+    if applied_iff(
+        run.open_step == Some(s.step),
+        ignored,
+        || format!("the end of streaming step {} was ignored", s.step),
+        || format!("step {} settled but it was not streaming", s.step),
+    )? {
+        run.open_step = None;
+        let refused = matches!(&s.outcome, StepOutcome::Failed { error }
+            if error.kind == xcsh_machine::ProviderErrorKind::ContextOverflow);
+        run.overflow = match (refused, run.overflow) {
+            (true, Overflow::Retried) => Overflow::RefusedRetry,
+            (true, _) => Overflow::Refused,
+            (false, _) => Overflow::None,
+        };
+        let spend = s.message.usage.spend();
+        run.spent += spend;
+        run.usage.add(&s.message.usage);
+        let kept =
+            s.outcome == StepOutcome::Completed && s.message.finish != Some(FinishReason::Error);
+        if kept {
+            for call in &s.message.tool_calls {
+                *run.requested.entry(call.id.0.clone()).or_default() += 1;
+            }
+        }
     }
     Ok(())
 }

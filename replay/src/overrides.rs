@@ -4,6 +4,7 @@
 //! each prompt recorded, never today's defaults.
 
 use serde::Serialize;
+use xcsh_log::describe::serde_name;
 use xcsh_machine::{Input, Permissions, RunConfig};
 
 use crate::ReplayError;
@@ -87,6 +88,19 @@ impl Overrides {
         Ok(())
     }
 
+    /// Every setting as `config` records it: what `--set` would have to say to
+    /// replay under exactly this config.
+    pub fn recorded(config: &RunConfig) -> Overrides {
+        let l = &config.limits;
+        Overrides {
+            max_steps: Some(l.max_steps),
+            max_tokens: Some(l.max_tokens),
+            max_output_tokens: Some(l.max_output_tokens),
+            compact_at_tokens: Some(l.compact_at_tokens),
+            permissions: Some(config.permissions),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         *self == Overrides::default()
     }
@@ -142,7 +156,7 @@ impl Overrides {
             out.push(format!("compact_at_tokens={v}"));
         }
         if let Some(v) = self.permissions {
-            out.push(format!("permissions={}", crate::summary::tag(&v)));
+            out.push(format!("permissions={}", serde_name(&v)));
         }
         out
     }

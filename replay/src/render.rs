@@ -5,7 +5,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
-use crate::summary::{EntryRef, clip, tag};
+use xcsh_log::describe::serde_name;
+
+use crate::summary::{EntryRef, clip};
 use crate::{
     Divergence, Minimized, Overrides, ReplayReport, Replayed, SessionResult, SessionRun,
     changed_fields,
@@ -138,18 +140,12 @@ pub fn state(
         r.compactions
     ));
     match &r.config {
-        Some(c) => {
-            let l = &c.limits;
-            out.push_str(&format!(
-                "  limits:   max_steps {}, max_tokens {}, max_output_tokens {}, compact_at_tokens {}; permissions {}; tools {}\n",
-                l.max_steps,
-                l.max_tokens,
-                l.max_output_tokens,
-                l.compact_at_tokens,
-                tag(&c.permissions),
-                c.tools.join(", ")
-            ));
-        }
+        // In `--set`'s words (`max_steps=4`), which take them as they are.
+        Some(c) => out.push_str(&format!(
+            "  limits:   {}; tools {}\n",
+            Overrides::recorded(c).describe().join(", "),
+            c.tools.join(", ")
+        )),
         None => out.push_str("  limits:   none yet (no prompt so far)\n"),
     }
     let queue = |items: &[String]| {
@@ -300,10 +296,10 @@ pub fn minimized(session: &str, out: &str, m: &Minimized, overrides: &Overrides)
     );
     text.push_str(&format!(
         "same first divergence: {} (recorded {}, re-made {}, phase {})\n",
-        tag(&sig.kind),
+        serde_name(&sig.kind),
         name(sig.recorded),
         name(sig.remade),
-        tag(&sig.phase)
+        serde_name(&sig.phase)
     ));
     if !overrides.is_empty() {
         text.push_str(&format!(

@@ -476,7 +476,7 @@ fn minimize_keeps_an_altered_late_input_and_the_decision_it_changes() {
     assert!(m.after.steps <= 5, "{:?}", m.after);
     let input = m.divergence.input.as_ref().unwrap();
     assert_eq!(input.type_name, "tool_result");
-    expect!["c310 echo ok: something else"].assert_eq(&input.summary);
+    expect![[r#"c310 echo ok 1ms "something else""#]].assert_eq(&input.summary);
 }
 
 #[test]

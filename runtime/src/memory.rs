@@ -10,8 +10,9 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use xcsh_log::TimedEvent;
+use xcsh_log::describe::speaker;
 use xcsh_log::secrets::Secrets;
-use xcsh_machine::{Message, UserOrigin};
+use xcsh_machine::Message;
 use xcsh_providers::{ModelRequest, Provider};
 use xcsh_tools::memory::{MemoryStore, Private};
 
@@ -43,13 +44,11 @@ pub fn render_turn(mut turn: Vec<Message>, private: &mut Private, secrets: &Secr
     for m in &turn {
         match m {
             Message::User { origin, text } => {
-                let who = match origin {
-                    UserOrigin::Prompt => "User",
-                    UserOrigin::Steer => "User (steer)",
-                    UserOrigin::FollowUp => "User (follow-up)",
-                    UserOrigin::Undo => "Note",
-                };
-                out.push_str(&format!("## {who}\n\n{}\n\n", text.trim_end()));
+                out.push_str(&format!(
+                    "## {}\n\n{}\n\n",
+                    speaker(*origin),
+                    text.trim_end()
+                ));
             }
             Message::Assistant {
                 text, tool_calls, ..
@@ -109,7 +108,7 @@ pub(super) fn spawn_extraction(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xcsh_machine::{CallId, ToolCall};
+    use xcsh_machine::{CallId, ToolCall, UserOrigin};
 
     #[test]
     fn spec_quotes_the_extraction_prompt_exactly() {

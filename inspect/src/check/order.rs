@@ -621,7 +621,7 @@ impl Branch {
         let Some(pos) = queue.iter().position(|q| *q == queued) else {
             f.order(
                 "delivered_unknown",
-                format!("delivery {id} names {queued}, which is not a queued {} of this run on this branch", crate::common::origin_name(origin)),
+                format!("delivery {id} names {queued}, which is not a queued {} of this run on this branch", crate::common::serde_name(&origin)),
                 vec![id],
             );
             return;
@@ -629,13 +629,13 @@ impl Branch {
         if let Some((n, started)) = self.streaming {
             f.order(
                 "delivered_mid_step",
-                format!("{} {queued} was delivered ({id}) while step {n} ({started}) was streaming; steers wait for a boundary", crate::common::origin_name(origin)),
+                format!("{} {queued} was delivered ({id}) while step {n} ({started}) was streaming; steers wait for a boundary", crate::common::serde_name(&origin)),
                 vec![id, started],
             );
         } else if let Some((call, d)) = self.unsettled.first() {
             f.order(
                 "delivered_mid_step",
-                format!("{} {queued} was delivered ({id}) while call {call} ({d}) of the step was unsettled; steers wait for every call to settle", crate::common::origin_name(origin)),
+                format!("{} {queued} was delivered ({id}) while call {call} ({d}) of the step was unsettled; steers wait for every call to settle", crate::common::serde_name(&origin)),
                 vec![id, *d],
             );
         }
@@ -644,7 +644,7 @@ impl Branch {
                 "out_of_order",
                 format!(
                     "{} {queued} was delivered ({id}) before {}, which arrived first",
-                    crate::common::origin_name(origin),
+                    crate::common::serde_name(&origin),
                     queue[0]
                 ),
                 vec![id, queued, queue[0]],

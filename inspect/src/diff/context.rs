@@ -7,7 +7,7 @@ use xcsh_log::rebuild_context;
 use xcsh_machine::{Message, UserOrigin};
 
 use super::Side;
-use crate::common::{args_pretty, origin_name};
+use crate::common::{args_pretty, serde_name};
 use crate::error::InspectError;
 use crate::style::{Paint, Style};
 
@@ -16,7 +16,7 @@ pub fn message_text(m: &Message) -> String {
     match m {
         Message::User { origin, text } => match origin {
             UserOrigin::Prompt => format!("user:\n{text}"),
-            o => format!("user ({}):\n{text}", origin_name(*o)),
+            o => format!("user ({}):\n{text}", serde_name(o)),
         },
         Message::Assistant {
             text,
