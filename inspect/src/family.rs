@@ -30,9 +30,13 @@ pub fn open_indexed(path: &Path) -> Result<Opened<SessionIndex>, LogError> {
     let mut links = Vec::new();
     for pos in 0..d.len() {
         match d.kind(pos) {
+            // Only a `task` call can have a child: the other dispatches (nearly all)
+            // are not kept.
             Kind::ToolDispatched => {
                 let call = &d.calls[d.aux(pos)];
-                dispatches.insert(d.str(&call.call_id).to_string(), d.id(pos));
+                if d.str(&call.name) == TASK_TOOL {
+                    dispatches.insert(d.str(&call.call_id).to_string(), d.id(pos));
+                }
             }
             Kind::ToolResult if d.str(&d.tools[d.aux(pos)].name) == TASK_TOOL => {
                 if let Some(Body::Record(Record::ToolResult(r))) =
