@@ -236,7 +236,6 @@ macro_rules! for_each_record {
         }
     };
 }
-pub(crate) use for_each_record;
 
 /// Whether a record of a class records inputs (`$r`: the record).
 macro_rules! record_is_input {
@@ -620,6 +619,8 @@ pub mod envelope;
 mod fast;
 pub use envelope::Envelope;
 pub mod foreign;
+mod kind;
+pub use kind::{ArchivedKind, Kind};
 pub mod memory;
 mod wire;
 

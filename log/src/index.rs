@@ -24,9 +24,8 @@ use rkyv::rancor::Error as RkyvError;
 use rkyv::util::AlignedVec;
 
 mod builder;
-mod kind;
+pub use crate::entry::{ArchivedKind, Kind};
 pub use builder::IndexBuilder;
-pub use kind::{ArchivedKind, Kind};
 
 use super::entry::{Body, Entry, EntryHash, Record, line_hash};
 use super::error::LogError;

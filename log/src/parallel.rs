@@ -15,9 +15,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use super::entry::{DecodeError, Entry, EntryHash, Envelope};
+use super::entry::{DecodeError, Entry, EntryHash, Envelope, Kind};
 use super::error::LogError;
-use super::index::Kind;
 use super::verify::{Chain, Facts, HashIndex, decode_one, line_text};
 use xcsh_machine::EntryId;
 

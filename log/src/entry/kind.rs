@@ -1,11 +1,12 @@
-//! The entry kinds as the index stores them, generated from the one entry
+//! The entry kinds (as the derived index stores them, and as a scan by type reads
+//! a line's `type`), generated from the one entry
 //! vocabulary (`for_each_record!` beside [`Record`], `for_each_decision!` beside
 //! [`Decision`]): records first, then decisions, then `Unknown`, in the order of the
 //! tables. An archived kind is a typed enum, checked when the index is opened; a
 //! change of the tables changes the codes, so it goes with a new
-//! [`super::INDEX_VERSION`] (an index of another version is rebuilt).
+//! [`crate::index::INDEX_VERSION`] (an index of another version is rebuilt).
 
-use crate::entry::{Body, Record, for_each_record};
+use super::{Body, Record};
 use xcsh_machine::{Decision, for_each_decision};
 
 /// Whether a kind of a record class may record an input (an `undo` may).
@@ -80,7 +81,7 @@ macro_rules! kinds {
             }
 
             /// The entry type name (for unknown entries see
-            /// [`super::ArchivedIndexData::type_name`]).
+            /// [`crate::index::ArchivedIndexData::type_name`]).
             pub fn name(self) -> &'static str {
                 match self {
                     $(Kind::$r => $rn,)*
