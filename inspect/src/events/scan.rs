@@ -23,7 +23,9 @@ struct Scanned {
     track: Track<String>,
     /// The time of a line without a parent (the header: the timeline's origin).
     root_ts: Option<DateTime<Utc>>,
-    row: Option<Own>,
+    /// Boxed: most lines have none, and every line's result is moved into its
+    /// chunk's list.
+    row: Option<Box<Own>>,
 }
 
 /// The parts of a row that the entry alone tells.
@@ -87,11 +89,13 @@ fn scanned(entry: &Entry, wanted: bool) -> Scanned {
     Scanned {
         track: track(entry),
         root_ts: entry.parent.is_none().then_some(entry.ts),
-        row: wanted.then(|| Own {
-            id: entry.id,
-            ts: entry.ts,
-            kind: entry.type_name().to_string(),
-            detail: entry_text(entry),
+        row: wanted.then(|| {
+            Box::new(Own {
+                id: entry.id,
+                ts: entry.ts,
+                kind: entry.type_name().to_string(),
+                detail: entry_text(entry),
+            })
         }),
     }
 }
