@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use xcsh_machine::{ApprovalScope, EntryId, Permissions, StopReason, Verdict};
+use xcsh_machine::{ApprovalScope, Delta, EntryId, Permissions, StopReason, Verdict};
 use xcsh_providers::BoxFuture;
 use xcsh_runtime::instructions;
 use xcsh_runtime::{
@@ -602,7 +602,7 @@ fn render(
         Ok(())
     };
     match event {
-        RunEvent::TextDelta { text, .. } => {
+        RunEvent::TextDelta(Delta { text, .. }) => {
             write!(out, "{}", shown(text, terminal))?;
             out.flush()?;
             *mid_line = !text.ends_with('\n');

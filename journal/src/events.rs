@@ -7,8 +7,8 @@ use xcsh_log::plan::Plan;
 use xcsh_ports::OutputStream;
 
 use xcsh_machine::{
-    ApprovedBy, CallId, EntryId, FinishReason, IgnoreReason, ProviderError, StepNo, StopReason,
-    SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
+    ApprovedBy, CallId, Delta, EntryId, FinishReason, IgnoreReason, ProviderError, StepNo,
+    StopReason, SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
 };
 
 /// One event of a run, in the order the owner task saw it.
@@ -37,14 +37,8 @@ pub enum RunEvent {
     StepStarted {
         step: StepNo,
     },
-    TextDelta {
-        step: StepNo,
-        text: String,
-    },
-    ReasoningDelta {
-        step: StepNo,
-        text: String,
-    },
+    TextDelta(Delta),
+    ReasoningDelta(Delta),
     /// The step's stream settled.
     StepFinished {
         step: StepNo,

@@ -667,8 +667,8 @@ impl Pass<'_> {
 
 fn notice_event(notice: Notice) -> RunEvent {
     match notice {
-        Notice::TextDelta { step, text } => RunEvent::TextDelta { step, text },
-        Notice::ReasoningDelta { step, text } => RunEvent::ReasoningDelta { step, text },
+        Notice::TextDelta(delta) => RunEvent::TextDelta(delta),
+        Notice::ReasoningDelta(delta) => RunEvent::ReasoningDelta(delta),
         Notice::Queued { origin, text } => RunEvent::Queued { origin, text },
         Notice::Restarted { step, reason } => RunEvent::Notice {
             message: format!(

@@ -339,16 +339,16 @@ impl Machine {
             Phase::Streaming(s) if s.step == step => {
                 match &event {
                     StreamEvent::TextDelta { text } => {
-                        out.push(Effect::Notify(Notice::TextDelta {
+                        out.push(Effect::Notify(Notice::TextDelta(Delta {
                             step,
                             text: text.clone(),
-                        }))
+                        })))
                     }
                     StreamEvent::ReasoningDelta { text } => {
-                        out.push(Effect::Notify(Notice::ReasoningDelta {
+                        out.push(Effect::Notify(Notice::ReasoningDelta(Delta {
                             step,
                             text: text.clone(),
-                        }))
+                        })))
                     }
                     StreamEvent::Restarted { reason } => {
                         out.push(Effect::Notify(Notice::Restarted {

@@ -433,17 +433,20 @@ pub enum Effect {
     Notify(Notice),
 }
 
+/// A piece of a step's text or reasoning as it streams in, for the interface to show
+/// (the step's entry holds the stream events themselves): a [`Notice`] of the machine
+/// and a run event of the runtime alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delta {
+    pub step: StepNo,
+    pub text: String,
+}
+
 /// Things worth showing that are not decisions (the runtime turns them into events).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice {
-    TextDelta {
-        step: StepNo,
-        text: String,
-    },
-    ReasoningDelta {
-        step: StepNo,
-        text: String,
-    },
+    TextDelta(Delta),
+    ReasoningDelta(Delta),
     /// A queued message waits for its boundary.
     Queued {
         origin: UserOrigin,

@@ -233,7 +233,7 @@ fn plain_answer_finishes_completed() {
               record step_started {"context_hash":"49f2f268","messages":1,"step":1}
               call_model step=1
             > delta 1 Hel
-              notify TextDelta { step: StepNo(1), text: "Hel" }
+              notify TextDelta(Delta { step: StepNo(1), text: "Hel" })
             > step 1 text=lo finish=stop usage=10/2
               record run_finished {"reason":{"kind":"completed"},"steps":1,"usage":{"input_tokens":10,"output_tokens":2}}
         "#]],
@@ -307,7 +307,7 @@ fn steer_during_streaming_waits_for_the_steps_tools_then_grants_a_fresh_window()
               record step_started {"context_hash":"d26bc4e7","messages":1,"step":1}
               call_model step=1
             > delta 1 work
-              notify TextDelta { step: StepNo(1), text: "work" }
+              notify TextDelta(Delta { step: StepNo(1), text: "work" })
             > steer also check b
               notify Queued { origin: Steer, text: "also check b" }
             > step 1 calls=echo,echo finish=tool_calls
@@ -442,7 +442,7 @@ fn provider_error_keeps_the_partial_prose_and_stops() {
          steer too late",
         expect![[r#"
             > delta 1 half an ans
-              notify TextDelta { step: StepNo(1), text: "half an ans" }
+              notify TextDelta(Delta { step: StepNo(1), text: "half an ans" })
             > end 1 failed
               record run_finished {"reason":{"error":{"kind":"disconnected","message":"connection reset after 12 bytes"},"kind":"provider_error"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
             > steer too late
@@ -463,13 +463,13 @@ fn interrupt_during_streaming_cancels_the_call_and_settles_once() {
          tool c11 ok late",
         expect![[r#"
             > delta 1 thinking
-              notify TextDelta { step: StepNo(1), text: "thinking" }
+              notify TextDelta(Delta { step: StepNo(1), text: "thinking" })
             > interrupt
               cancel_model step=1
             > interrupt
               record ignored {"reason":"already_interrupting"}
             > delta 1 more
-              notify TextDelta { step: StepNo(1), text: "more" }
+              notify TextDelta(Delta { step: StepNo(1), text: "more" })
             > end 1 aborted
               record run_finished {"reason":{"kind":"interrupted"},"steps":1,"usage":{"input_tokens":0,"output_tokens":0}}
             > end 1 aborted

@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
-use xcsh_machine::{IgnoreReason, StopReason};
+use xcsh_machine::{Delta, IgnoreReason, StopReason};
 use xcsh_runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
@@ -409,13 +409,13 @@ impl Ui {
 
     fn on_event(&mut self, event: RunEvent) {
         match event {
-            RunEvent::TextDelta { text, .. } => {
+            RunEvent::TextDelta(Delta { text, .. }) => {
                 if !self.out.thinking.is_empty() {
                     self.out.flush();
                 }
                 self.out.text(&text)
             }
-            RunEvent::ReasoningDelta { text, .. } => self.out.reasoning(&text),
+            RunEvent::ReasoningDelta(Delta { text, .. }) => self.out.reasoning(&text),
             RunEvent::Notice { message } => self.out.line(format!("[note] {message}")),
             RunEvent::MemoryIndex { .. } | RunEvent::MemoryExtracted { .. } => {}
             RunEvent::MemoryWritten { written, .. } => self

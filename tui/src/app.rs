@@ -12,7 +12,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use xcsh_machine::{ApprovalScope, CallId, IgnoreReason, Permissions, ProviderErrorKind, Verdict};
+use xcsh_machine::{
+    ApprovalScope, CallId, Delta, IgnoreReason, Permissions, ProviderErrorKind, Verdict,
+};
 use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
 use crate::Theme;
@@ -292,7 +294,7 @@ impl App {
                     at_ms: now_ms.saturating_add(delay_ms),
                 });
             }
-            RunEvent::TextDelta { text, .. } => {
+            RunEvent::TextDelta(Delta { text, .. }) => {
                 self.retry = None;
                 self.end_reasoning();
                 let stream = self.stream.get_or_insert_with(|| LiveStream {
@@ -302,7 +304,7 @@ impl App {
                 stream.markdown.push(&text);
                 self.take_stream_blocks(false);
             }
-            RunEvent::ReasoningDelta { text, .. } => {
+            RunEvent::ReasoningDelta(Delta { text, .. }) => {
                 self.retry = None;
                 self.reasoning
                     .get_or_insert_with(|| LiveReasoning {

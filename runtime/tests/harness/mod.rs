@@ -31,8 +31,8 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    CallId, Decision, Limits, Permissions, ProviderError, StreamEvent, ToolCall, ToolOutcome,
-    ToolStatus,
+    CallId, Decision, Delta, Limits, Permissions, ProviderError, StreamEvent, ToolCall,
+    ToolOutcome, ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
 use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
@@ -581,8 +581,8 @@ pub fn event_line(event: &RunEvent) -> String {
             reason,
         } => format!("retrying {step} #{attempt} in {delay_ms}ms: {reason}"),
         RunEvent::StepStarted { step } => format!("step_started {step}"),
-        RunEvent::TextDelta { step, text } => format!("text {step} {text:?}"),
-        RunEvent::ReasoningDelta { step, text } => format!("reasoning {step} {text:?}"),
+        RunEvent::TextDelta(Delta { step, text }) => format!("text {step} {text:?}"),
+        RunEvent::ReasoningDelta(Delta { step, text }) => format!("reasoning {step} {text:?}"),
         RunEvent::StepFinished { step, outcome, .. } => format!("step_finished {step} {outcome}"),
         RunEvent::ToolCall {
             call_id,

@@ -3,8 +3,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use expect_test::expect;
 use xcsh_machine::{
-    ApprovalScope, CallId, EntryId, Permissions, StepNo, StopReason, ToolCall, ToolStatus, Usage,
-    UserOrigin, Verdict,
+    ApprovalScope, CallId, Delta, EntryId, Permissions, StepNo, StopReason, ToolCall, ToolStatus,
+    Usage, UserOrigin, Verdict,
 };
 use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
@@ -45,10 +45,10 @@ fn started(app: &mut App) {
 
 fn delta(app: &mut App, text: &str, now_ms: u64) {
     app.on_run_event(
-        RunEvent::TextDelta {
+        RunEvent::TextDelta(Delta {
             step: StepNo(1),
             text: text.into(),
-        },
+        }),
         now_ms,
     );
 }
