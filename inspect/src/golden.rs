@@ -46,7 +46,9 @@ fn views(fixture: &Path, tmp: &Path) -> String {
         }
     };
     section("tree", tree::render(&tree::build(&log, false), s));
-    section("tree --full", tree::render(&tree::build(&log, true), s));
+    // As `xcsh tree --full` builds it: streamed from the file.
+    let full = tree::build_full(&log.path).unwrap().data;
+    section("tree --full", tree::render(&full, s));
     // As `xcsh log` draws it: streamed from the file, item by item.
     let mut conversation = String::new();
     log::conversation_with(&crate::Streamed::new(&log.path), None, &mut |it| {
