@@ -464,14 +464,29 @@ pub fn branch_items(
     let on_path: HashSet<EntryId> = path.iter().copied().collect();
     // Labels are not on any path (nothing continues from them): show those naming
     // an entry of this branch right after it, in file order.
+    // Only those are read (a pass of their own, skipped when there are none).
     let mut labels: HashMap<EntryId, Vec<Item>> = HashMap::new();
-    for e in &shapes.labels {
-        if let Body::Record(Record::Label { target, .. }) = &e.body
-            && on_path.contains(target)
-            && let Some(label) = item(e)
-        {
-            labels.entry(*target).or_default().push(label);
-        }
+    let wanted: HashSet<EntryId> = shapes
+        .labels
+        .iter()
+        .filter(|(_, target)| on_path.contains(target))
+        .map(|&(id, _)| id)
+        .collect();
+    if !wanted.is_empty() {
+        source.entries(
+            shapes,
+            &|id| wanted.contains(&id),
+            &|e| match &e.body {
+                Body::Record(Record::Label { target, .. }) => Some((*target, item(e)?)),
+                _ => None,
+            },
+            &mut |label| {
+                if let Some((target, it)) = label {
+                    labels.entry(target).or_default().push(it);
+                }
+                true
+            },
+        )?;
     }
     let mut first = true;
     source.entries(
@@ -573,6 +588,13 @@ mod tests {
             .map(|i| serde_json::to_value(i).unwrap()["entry"].as_u64().unwrap())
             .collect();
         assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
+        let mut streamed = Vec::new();
+        conversation_with(&crate::Streamed::new(&log.path), None, &mut |it| {
+            streamed.push(it);
+            true
+        })
+        .unwrap();
+        assert_eq!(streamed, conversation(&log, None).unwrap());
         drop(dir);
     }
 

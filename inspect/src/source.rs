@@ -1,7 +1,7 @@
 //! Where the views that show one branch take their entries from: a log held in
 //! memory ([`SessionLog`]) or its file streamed in two verified passes ([`Streamed`]).
 //! The first pass keeps only the shape of the DAG ([`Shapes`]: ids, parents, the
-//! header, the label entries); the second hands the views the entries they ask for,
+//! header, the labels' targets); the second hands the views the entries they ask for,
 //! in file order, decoded on worker threads, so that memory grows with the ids, not
 //! with the bytes of the entries. Both passes verify every line through the one
 //! chain verifier, so a broken log fails with the reader's first error (§12.5).
@@ -23,8 +23,8 @@ const NONE: u32 = u32::MAX;
 const IN_FLIGHT: usize = 6;
 
 /// The shape of a session's DAG: every entry's id and parent position in file
-/// order, the header and the label entries (labels are shown beside the entry they
-/// name, which comes before them in the file).
+/// order, the header and the labels' targets (labels are shown beside the entry
+/// they name, which comes before them in the file).
 #[derive(Debug)]
 pub struct Shapes {
     pub file: PathBuf,
@@ -33,8 +33,8 @@ pub struct Shapes {
     ids: Vec<EntryId>,
     parents: Vec<u32>,
     is_label: Vec<bool>,
-    /// The `label` entries, in file order.
-    pub labels: Vec<Entry>,
+    /// Each `label` entry's id and target, in file order.
+    pub labels: Vec<(EntryId, EntryId)>,
     position: HashMap<EntryId, u32>,
 }
 
@@ -42,19 +42,23 @@ pub struct Shapes {
 struct Shape {
     id: EntryId,
     parent: Option<EntryId>,
-    /// The whole entry, for the header and labels only.
+    /// The target of a label.
+    target: Option<EntryId>,
+    /// The whole entry, for the header only.
     whole: Option<Box<Entry>>,
 }
 
 impl Shape {
     fn of(entry: &Entry) -> Shape {
-        // Only the header lacks a parent in a verified log.
-        let keep =
-            entry.parent.is_none() || matches!(entry.body, Body::Record(Record::Label { .. }));
         Shape {
             id: entry.id,
             parent: entry.parent,
-            whole: keep.then(|| Box::new(entry.clone())),
+            target: match entry.body {
+                Body::Record(Record::Label { target, .. }) => Some(target),
+                _ => None,
+            },
+            // Only the header lacks a parent in a verified log.
+            whole: entry.parent.is_none().then(|| Box::new(entry.clone())),
         }
     }
 }
@@ -66,7 +70,7 @@ struct Building {
     ids: Vec<EntryId>,
     parents: Vec<u32>,
     is_label: Vec<bool>,
-    labels: Vec<Entry>,
+    labels: Vec<(EntryId, EntryId)>,
     position: HashMap<EntryId, u32>,
 }
 
@@ -92,15 +96,12 @@ impl Building {
                 .unwrap_or(NONE),
         );
         self.position.insert(s.id, pos);
-        let label = s
-            .whole
-            .as_ref()
-            .is_some_and(|e| matches!(e.body, Body::Record(Record::Label { .. })));
-        self.is_label.push(label);
-        match s.whole {
-            Some(e) if pos == 0 => self.first = Some(*e),
-            Some(e) if label => self.labels.push(*e),
-            _ => {}
+        self.is_label.push(s.target.is_some());
+        if let Some(target) = s.target {
+            self.labels.push((s.id, target));
+        }
+        if let Some(e) = s.whole.filter(|_| pos == 0) {
+            self.first = Some(*e);
         }
     }
 
