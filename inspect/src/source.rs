@@ -138,6 +138,11 @@ impl Shapes {
         self.ids.len()
     }
 
+    /// Whether the first pass read no entry (never, for a session: it has a header).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// The current leaf (§12.6): the last entry that is not a `label` record.
     pub fn leaf(&self) -> EntryId {
         (0..self.len())
