@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use xcsh_inspect::{Style, check, diff, events, export, fork, log, stats, tree};
+use xcsh_inspect::{Source, Style, check, diff, events, export, fork, log, stats, tree};
 use xcsh_log::{SessionLog, read_session};
 use xcsh_machine::EntryId;
 
@@ -116,20 +116,58 @@ pub struct LogArgs {
 }
 
 pub fn log_main(args: LogArgs) -> Result<ExitCode> {
-    let log = open(&args.session)?;
-    let items = log::conversation(&log, args.leaf)?;
-    if args.json {
-        let mut text = String::new();
-        for it in &items {
-            text.push_str(&serde_json::to_string(it)?);
+    // Streamed: the shape of the log first, then the entries of the branch, each
+    // item written as it comes (SPEC.md §25.2).
+    let path = resolve(&args.session)?;
+    let cannot_read = || format!("cannot read {}", path.display());
+    let source = xcsh_inspect::Streamed::new(&path);
+    let shapes = source.shapes().with_context(cannot_read)?;
+    let branch = shapes.path_to(args.leaf.unwrap_or_else(|| shapes.leaf()))?;
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let st = style();
+    let mut failed: Option<anyhow::Error> = None;
+    let mut text = String::new();
+    log::branch_items(&source, &shapes, &branch, &mut |it| {
+        text.clear();
+        if args.json {
+            match serde_json::to_string(&it) {
+                Ok(j) => text.push_str(&j),
+                Err(e) => {
+                    failed = Some(e.into());
+                    return false;
+                }
+            }
             text.push('\n');
+        } else {
+            log::render_item(&it, st, &mut text);
         }
-        out(&text)?;
-    } else {
-        let st = style();
-        view(&log::render(&items, st), st)?;
+        let bytes = if args.json {
+            std::borrow::Cow::Borrowed(text.as_str())
+        } else {
+            st.neutralize(&text)
+        };
+        match stdout.write_all(bytes.as_bytes()) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e.into());
+                false
+            }
+        }
+    })
+    .with_context(cannot_read)?;
+    let flushed = match failed {
+        Some(e) => Err(e),
+        None => stdout.flush().map_err(Into::into),
+    };
+    match flushed {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        other => other.map(|()| ExitCode::SUCCESS),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]

@@ -17,9 +17,11 @@ use xcsh_machine::{Decision, EntryId, UserOrigin};
 use crate::common::{args_pretty, cap, one_line, stop_text};
 use crate::error::InspectError;
 use crate::events::{Row, timeline};
-use crate::log::{Item, conversation, item, origin_word};
+use crate::log::{Item, branch_items, item, origin_word};
+use crate::source::Source;
 use crate::style::Style;
 use crate::tree::{self, Node, Tree};
+use xcsh_log::plan::concerns_plan;
 
 const CSS: &str = include_str!("../assets/export.css");
 const JS: &str = include_str!("../assets/export.js");
@@ -58,32 +60,45 @@ pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, Inspe
 }
 
 /// [`markdown`] with its headings `level` deeper (a sub-agent's transcript under
-/// its parent's, SPEC.md §29.6).
+/// its parent's, SPEC.md §29.6), of a log in memory or streamed from its file.
 fn markdown_level(
-    log: &SessionLog,
+    source: &impl Source,
     leaf: Option<EntryId>,
     level: usize,
 ) -> Result<String, InspectError> {
-    let leaf = leaf.unwrap_or_else(|| log.leaf());
-    let h = log.header();
-    let id = xcsh_log::session_id(&log.path, &h.session_id);
+    let shapes = source.shapes()?;
+    let leaf = leaf.unwrap_or_else(|| shapes.leaf());
+    let path = shapes.path_to(leaf)?;
+    let h = shapes.header();
+    let id = xcsh_log::session_id(source.file(), &h.session_id);
     let title = "#".repeat((1 + level).min(6));
     let turn_heading = "#".repeat((2 + level).min(6));
     let mut out = format!("{title} xcsh session {id}\n\n");
     out.push_str(&format!("- workspace: `{}`\n", h.cwd));
-    if let Some(first) = log.entries.first() {
-        out.push_str(&format!(
-            "- started: {}\n",
-            first.ts.format("%Y-%m-%d %H:%M:%S UTC")
-        ));
-    }
-    let leaves = branch_leaves(log);
+    out.push_str(&format!(
+        "- started: {}\n",
+        shapes.first.ts.format("%Y-%m-%d %H:%M:%S UTC")
+    ));
     out.push_str(&format!(
         "- branch: the one ending at entry {leaf} ({} branch(es) in the session)\n",
-        leaves.len()
+        shapes.branch_leaves().len()
     ));
-    // The task plan (SPEC.md §27.4): at the leaf here, each update where it happened.
-    let updates = xcsh_log::plan::plan_history(crate::common::branch_path(log, leaf)?);
+    // The task plan (SPEC.md §27.4): at the leaf here, each update where it happened;
+    // a pass over the branch that keeps only the entries of `plan` calls.
+    let on_path: std::collections::HashSet<EntryId> = path.iter().copied().collect();
+    let mut plan_entries = Vec::new();
+    source.entries(
+        &shapes,
+        &|id| on_path.contains(&id),
+        &|e| concerns_plan(e).then(|| e.clone()),
+        &mut |e| {
+            plan_entries.extend(e);
+            true
+        },
+    )?;
+    drop(on_path);
+    let updates = xcsh_log::plan::plan_history(&plan_entries);
+    drop(plan_entries);
     if let Some(last) = updates.last() {
         out.push_str(&format!(
             "\n## Plan\n\nAt the leaf, from entry {} ({} of {} completed):\n\n{}",
@@ -94,7 +109,7 @@ fn markdown_level(
         ));
     }
     let mut turn = 0;
-    for it in conversation(log, Some(leaf))? {
+    branch_items(source, &shapes, &path, &mut |it| {
         let s = match &it {
             Item::Session { forked_from, .. } => forked_from
                 .as_ref()
@@ -187,7 +202,8 @@ fn markdown_level(
             }
         };
         out.push_str(&s);
-    }
+        true
+    })?;
     Ok(out)
 }
 
@@ -685,6 +701,50 @@ mod tests {
             _Run finished: completed, 3 step(s), 730 tokens._
         "##]]
         .assert_eq(&markdown(&log, None).unwrap());
+    }
+
+    /// Streamed from the file (as `xcsh export --format md` reads it), the transcript
+    /// is the one of the log in memory, on every branch; a missing leaf is the same
+    /// error.
+    #[test]
+    fn the_streamed_markdown_is_the_one_in_memory() {
+        for (_dir, log) in [
+            testkit::steer_session(),
+            testkit::branched_session(),
+            testkit::compaction_session(),
+        ] {
+            for leaf in [None, Some(EntryId(12)), Some(EntryId(3))] {
+                assert_eq!(
+                    markdown_family(&log.path, leaf).unwrap(),
+                    markdown(&log, leaf).unwrap()
+                );
+            }
+            assert_eq!(
+                markdown_family(&log.path, Some(EntryId(999)))
+                    .unwrap_err()
+                    .to_string(),
+                markdown(&log, Some(EntryId(999))).unwrap_err().to_string()
+            );
+        }
+    }
+
+    /// The same over every recorded fixture (plans, compactions, forks, memory).
+    #[test]
+    fn the_streamed_markdown_of_every_fixture_is_the_one_in_memory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions");
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            let log = xcsh_log::read_session(&path).unwrap();
+            assert_eq!(
+                markdown_level(&crate::Streamed::new(&path), None, 0).unwrap(),
+                markdown(&log, None).unwrap(),
+                "{}",
+                path.display()
+            );
+        }
     }
 
     /// The whole DAG as one `Value`, as the export was built before it streamed:

@@ -46,11 +46,17 @@ fn views(fixture: &Path, tmp: &Path) -> String {
         }
     };
     section("tree", tree::render(&tree::build(&log, false), s));
-    section("tree --full", tree::render(&tree::build(&log, true), s));
-    section(
-        "log",
-        log::render(&log::conversation(&log, None).unwrap(), s),
-    );
+    // As `xcsh tree --full` builds it: streamed from the file.
+    let full = tree::build_full(&log.path).unwrap().data;
+    section("tree --full", tree::render(&full, s));
+    // As `xcsh log` draws it: streamed from the file, item by item.
+    let mut conversation = String::new();
+    log::conversation_with(&crate::Streamed::new(&log.path), None, &mut |it| {
+        log::render_item(&it, s, &mut conversation);
+        true
+    })
+    .unwrap();
+    section("log", conversation);
     section("events", events::render(&events::timeline(&log), s));
     section("stats", stats::render(&stats::compute(&log)));
     let report = check::check_file(fixture).unwrap();

@@ -14,6 +14,7 @@ mod family;
 pub mod fork;
 pub mod log;
 pub mod plan;
+mod source;
 pub mod stats;
 mod style;
 mod summary;
@@ -34,6 +35,7 @@ mod family_tests;
 
 pub use common::{branch_path, one_line, parse_entry_spec};
 pub use error::InspectError;
+pub use source::{Shapes, Source, Streamed};
 pub use style::Style;
 pub use summary::{
     SessionSummary, family_order, sessions_table, summarize, summarize_indexed, summarize_path,

@@ -10,11 +10,11 @@ use xcsh_machine::{
     StopReason, SyntheticReason, ToolStatus, Usage, UserOrigin, Verdict,
 };
 
-use crate::common::{
-    args_compact, branch_path, cap, one_line, outcome_text, serde_name, stop_text,
-};
+use std::collections::{HashMap, HashSet};
+
+use crate::common::{args_compact, cap, one_line, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;
-use crate::style::{Paint, Style};
+use crate::source::{Shapes, Source};
 
 /// Longest tool result shown, in lines and characters.
 pub const RESULT_LINES: usize = 12;
@@ -432,265 +432,94 @@ pub fn item(entry: &Entry) -> Option<Item> {
 
 /// The conversation of the branch ending at `leaf` (the recorded leaf when `None`).
 pub fn conversation(log: &SessionLog, leaf: Option<EntryId>) -> Result<Vec<Item>, InspectError> {
-    let leaf = leaf.unwrap_or_else(|| log.leaf());
-    let mut path: Vec<(EntryId, Item)> = branch_path(log, leaf)?
-        .into_iter()
-        .filter_map(|e| Some((e.id, item(e)?)))
-        .collect();
-    // The session's own id (a fork's is in its file name, its header is its source's).
-    if let Some((_, Item::Session { session_id, .. })) = path.first_mut() {
-        *session_id = xcsh_log::session_id(&log.path, session_id).to_string();
-    }
-    // Labels are not on any path (nothing continues from them): show those naming
-    // an entry of this branch right after it, in file order.
-    let on_path: std::collections::HashSet<EntryId> = path.iter().map(|(id, _)| *id).collect();
-    let mut labels: std::collections::HashMap<EntryId, Vec<Item>> = Default::default();
-    for e in &log.entries {
-        if let Body::Record(Record::Label { target, .. }) = &e.body
-            && on_path.contains(target)
-            && let Some(label) = item(e)
-        {
-            labels.entry(*target).or_default().push(label);
-        }
-    }
-    let mut items = Vec::with_capacity(path.len() + labels.values().map(Vec::len).sum::<usize>());
-
-    for (id, it) in path {
-        let named = labels.remove(&id);
+    let mut items = Vec::new();
+    conversation_with(log, leaf, &mut |it| {
         items.push(it);
-        items.extend(named.into_iter().flatten());
-    }
+        true
+    })?;
     Ok(items)
 }
 
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The conversation of the branch ending at `leaf` (the recorded leaf when `None`)
+/// of `source`, item by item through `each` (until it returns `false`): from a log
+/// in memory, or streamed from its file without holding more than its shape.
+pub fn conversation_with(
+    source: &impl Source,
+    leaf: Option<EntryId>,
+    each: &mut dyn FnMut(Item) -> bool,
+) -> Result<(), InspectError> {
+    let shapes = source.shapes()?;
+    let path = shapes.path_to(leaf.unwrap_or_else(|| shapes.leaf()))?;
+    branch_items(source, &shapes, &path, each)
 }
 
-/// The conversation as text.
-pub fn render(items: &[Item], style: Style) -> String {
-    let mut out = String::new();
-    let mut push = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    for it in items {
-        match it {
-            Item::Session {
-                session_id,
-                cwd,
-                forked_from,
-                ..
-            } => {
-                push(style.paint(Paint::Dim, &format!("session {session_id} in {cwd}")));
-                if let Some(f) = forked_from {
-                    push(style.paint(Paint::Dim, &format!("forked from {f}")));
+/// [`conversation_with`] over the shapes read already, of the branch `path` (its
+/// ids from the root, [`Shapes::path_to`]).
+pub fn branch_items(
+    source: &impl Source,
+    shapes: &Shapes,
+    path: &[EntryId],
+    each: &mut dyn FnMut(Item) -> bool,
+) -> Result<(), InspectError> {
+    let on_path: HashSet<EntryId> = path.iter().copied().collect();
+    // Labels are not on any path (nothing continues from them): show those naming
+    // an entry of this branch right after it, in file order.
+    // Only those are read (a pass of their own, skipped when there are none).
+    let mut labels: HashMap<EntryId, Vec<Item>> = HashMap::new();
+    let wanted: HashSet<EntryId> = shapes
+        .labels
+        .iter()
+        .filter(|(_, target)| on_path.contains(target))
+        .map(|&(id, _)| id)
+        .collect();
+    if !wanted.is_empty() {
+        source.entries(
+            shapes,
+            &|id| wanted.contains(&id),
+            &|e| match &e.body {
+                Body::Record(Record::Label { target, .. }) => Some((*target, item(e)?)),
+                _ => None,
+            },
+            &mut |label| {
+                if let Some((target, it)) = label {
+                    labels.entry(target).or_default().push(it);
                 }
-            }
-            Item::User(u) => {
-                let head = match (u.origin, u.queued) {
-                    (UserOrigin::Prompt, _) => format!("\n▶ user #{}", u.entry),
-                    (o, Some(q)) => format!(
-                        "▶ {} #{} (delivered, arrived as #{q})",
-                        origin_word(o),
-                        u.entry
-                    ),
-                    (o, None) => format!("▶ {} #{}", origin_word(o), u.entry),
-                };
-                push(style.paint(Paint::Bold, &style.paint(Paint::Cyan, &head)));
-                push(indent(&u.text));
-            }
-            Item::Queued {
-                entry,
-                origin,
-                text,
-            } => push(style.paint(
-                Paint::Cyan,
-                &format!(
-                    "⧗ {} arrived #{entry}: {}",
-                    origin_word(*origin),
-                    one_line(text, 100)
-                ),
-            )),
-            Item::Assistant(a) => {
-                let mut head = format!(
-                    "◆ assistant #{} · step {} · {} in / {} out",
-                    a.entry, a.step, a.usage.input_tokens, a.usage.output_tokens
-                );
-                if let Some(outcome) = a.unless_completed() {
-                    head.push_str(&format!(" · {outcome}"));
-                }
-                push(style.paint(Paint::Bold, &head));
-                if !a.reasoning.is_empty() {
-                    push(style.paint(
-                        Paint::Dim,
-                        &format!(
-                            "    (reasoning, {} chars) {}",
-                            a.reasoning_chars, a.reasoning
-                        ),
-                    ));
-                }
-                if !a.text.is_empty() {
-                    push(indent(&a.text));
-                }
-                for c in &a.tool_calls {
-                    push(style.paint(
-                        Paint::Yellow,
-                        &format!(
-                            "    → {} {} {}",
-                            c.name,
-                            c.id,
-                            crate::common::cut(&c.arguments, 300)
-                        ),
-                    ));
-                }
-            }
-            Item::ToolResult(r) => {
-                let head = format!("← {} {} #{} · {}", r.name, r.call_id, r.entry, r.how(" · "));
-                push(if r.status == ToolStatus::Ok {
-                    style.paint(Paint::Green, &head)
-                } else {
-                    style.paint(Paint::Red, &head)
-                });
-                if !r.content.is_empty() {
-                    push(indent(&r.content));
-                }
-                for path in &r.changed {
-                    push(style.paint(Paint::Dim, &format!("    changed {path}")));
-                }
-            }
-            Item::Approval {
-                entry,
-                call_id,
-                tool,
-                verdict,
-                by,
-            } => push(style.paint(
-                Paint::Magenta,
-                &format!(
-                    "✓ approval #{entry}: {tool} {call_id} {} by {}",
-                    serde_name(verdict),
-                    serde_name(by)
-                ),
-            )),
-            Item::ApprovalAnswer {
-                entry,
-                call_id,
-                verdict,
-                scope,
-            } => push(style.paint(
-                Paint::Magenta,
-                &format!(
-                    "✓ the user answered #{entry}: {call_id} {} ({})",
-                    serde_name(verdict),
-                    serde_name(scope)
-                ),
-            )),
-            Item::Interrupt { entry } => {
-                push(style.paint(Paint::Red, &format!("✗ interrupt #{entry}")))
-            }
-            Item::Ignored { entry, reason } => push(style.paint(
-                Paint::Dim,
-                &format!("  (ignored #{entry}: {})", serde_name(reason)),
-            )),
-            Item::Compaction {
-                entry,
-                summary,
-                first_kept,
-                tokens_before,
-                tokens_after,
-            } => {
-                push(style.paint(Paint::Blue, &format!(
-                    "⇢ compacted #{entry}: {tokens_before} → {tokens_after} tokens, kept from #{first_kept}"
-                )));
-                push(indent(&cap(summary, RESULT_LINES, RESULT_CHARS)));
-            }
-            Item::CompactionFailed { entry, error } => push(style.paint(
-                Paint::Red,
-                &format!("⇢ compaction failed #{entry}: {error}"),
-            )),
-            Item::RunFinished {
-                entry,
-                reason,
-                steps,
-                tokens,
-                undelivered,
-            } => {
-                let mut s = format!(
-                    "■ run finished #{entry}: {} · {steps} step(s) · {tokens} tokens",
-                    stop_text(reason)
-                );
-                if !undelivered.is_empty() {
-                    let ids: Vec<String> = undelivered.iter().map(|i| format!("#{i}")).collect();
-                    s.push_str(&format!(" · undelivered {}", ids.join(", ")));
-                }
-                push(style.paint(Paint::Dim, &s));
-            }
-            Item::Branch { entry, from_leaf } => push(style.paint(
-                Paint::Blue,
-                &format!("\n↳ branch #{entry}: continues here (the leaf was #{from_leaf})"),
-            )),
-            Item::Label {
-                entry,
-                target,
-                name,
-            } => push(style.paint(
-                Paint::Magenta,
-                &format!("◇ label #{entry} on #{target}: {name}"),
-            )),
-            Item::Recovered { entry, note } => {
-                push(style.paint(Paint::Red, &format!("! recovered #{entry}: {note}")))
-            }
-            Item::Undo {
-                entry,
-                run,
-                files,
-                note,
-            } => push(style.paint(
-                Paint::Magenta,
-                &format!(
-                    "↶ undo #{entry}: the file changes of run #{run} reverted: {}{}",
-                    files.join(", "),
-                    if note.is_some() {
-                        " (the model is told with the next request on this branch)"
-                    } else {
-                        ""
-                    }
-                ),
-            )),
-            Item::Memory { entry, text, .. } => {
-                push(style.paint(Paint::Blue, &format!("\n◆ {text} #{entry}")))
-            }
-            Item::Foreign { entry, text } => {
-                push(style.paint(Paint::Dim, &format!("\n⇢ foreign #{entry}: {text}")))
-            }
-            Item::Workspace { entry, from, to } => push(style.paint(
-                Paint::Blue,
-                &format!("\n⇢ workspace #{entry}: the session moved from {from} to {to}"),
-            )),
-            Item::CompactRequest { entry } => push(style.paint(
-                Paint::Blue,
-                &format!("\n⇢ compact requested #{entry} (/compact)"),
-            )),
-            Item::LateEvent { entry, step } => push(style.paint(
-                Paint::Dim,
-                &format!("  (a late stream event of step {step} #{entry})"),
-            )),
-            Item::Unknown { entry, type_name } => push(style.paint(
-                Paint::Dim,
-                &format!("? #{entry} of unknown type {type_name}"),
-            )),
-        }
+                true
+            },
+        )?;
     }
-    out
+    let mut first = true;
+    source.entries(
+        shapes,
+        &|id| on_path.contains(&id),
+        &|e| Some((e.id, item(e)?)),
+        &mut |kept| {
+            let Some((id, mut it)) = kept else {
+                return true;
+            };
+            // The session's own id (a fork's is in its file name, its header is its
+            // source's).
+            if std::mem::take(&mut first)
+                && let Item::Session { session_id, .. } = &mut it
+            {
+                *session_id = xcsh_log::session_id(source.file(), session_id).to_string();
+            }
+            if !each(it) {
+                return false;
+            }
+            labels.remove(&id).into_iter().flatten().all(&mut *each)
+        },
+    )
 }
+
+mod render;
+
+pub use render::{render, render_item};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Style;
     use crate::testkit;
 
     #[test]
@@ -759,7 +588,39 @@ mod tests {
             .map(|i| serde_json::to_value(i).unwrap()["entry"].as_u64().unwrap())
             .collect();
         assert_eq!(entries, vec![0, 1, 3, 5, 7, 8, 13, 14, 18, 19, 16, 17]);
+        let mut streamed = Vec::new();
+        conversation_with(&crate::Streamed::new(&log.path), None, &mut |it| {
+            streamed.push(it);
+            true
+        })
+        .unwrap();
+        assert_eq!(streamed, conversation(&log, None).unwrap());
         drop(dir);
+    }
+
+    /// Streamed from the file, the conversation is the one of the log in memory,
+    /// on every branch.
+    #[test]
+    fn the_streamed_conversation_is_the_one_in_memory() {
+        for (_dir, log) in [testkit::steer_session(), testkit::branched_session()] {
+            let source = crate::Streamed::new(&log.path);
+            for leaf in [None, Some(EntryId(12)), Some(EntryId(3))] {
+                let mut streamed = Vec::new();
+                conversation_with(&source, leaf, &mut |it| {
+                    streamed.push(it);
+                    true
+                })
+                .unwrap();
+                assert_eq!(streamed, conversation(&log, leaf).unwrap());
+            }
+            let missing = conversation_with(&source, Some(EntryId(999)), &mut |_| true);
+            assert_eq!(
+                missing.unwrap_err().to_string(),
+                conversation(&log, Some(EntryId(999)))
+                    .unwrap_err()
+                    .to_string()
+            );
+        }
     }
 
     #[test]

@@ -3,13 +3,16 @@
 //! labels, compactions, the recorded leaf marked, and the fork origin; with `full`,
 //! one line per entry.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
-use xcsh_log::index::{ArchivedIndexData, Kind, index_of, open_index};
-use xcsh_log::{Entry, SessionLog, read_session};
+use xcsh_log::family::{Links, Opened};
+use xcsh_log::index::{
+    ArchivedIndexData, IndexBuilder, IndexSource, Kind, SessionIndex, index_of, open_index,
+};
+use xcsh_log::parallel::{Window, read_parallel};
+use xcsh_log::{Body, LogError, Record, SessionLog};
 use xcsh_machine::EntryId;
 
 use crate::common::{cut, entry_text, stop_text};
@@ -152,7 +155,7 @@ impl Straight {
 pub fn build(log: &SessionLog, full: bool) -> Tree {
     match index_of(log, None) {
         Ok(index) => build_indexed(index.data(), &log.path, full, &mut |pos| {
-            log.entries.get(pos).map(Cow::Borrowed)
+            log.entries.get(pos).map(entry_text)
         }),
         // An index is made of any log but one without entries, whose tree is empty.
         Err(_) => Tree {
@@ -167,17 +170,69 @@ pub fn build(log: &SessionLog, full: bool) -> Tree {
 }
 
 /// The tree of the session file at `path`: from its index (built or extended when
-/// needed) unless `full`, which reads every entry.
+/// needed) unless `full`, which reads every entry ([`build_full`]).
 pub fn build_path(path: &Path, full: bool) -> Result<Tree, InspectError> {
     if full {
-        return Ok(build(&read_session(path)?, true));
+        return Ok(build_full(path)?.data);
     }
     let index = open_index(path)?;
     let data = index.data();
     let mut file = std::fs::File::open(path).map_err(|e| InspectError::io(path, e))?;
     Ok(build_indexed(data, path, false, &mut |pos| {
-        crate::common::entry_at(&mut file, data, pos).map(Cow::Owned)
+        crate::common::entry_at(&mut file, data, pos).map(|e| entry_text(&e))
     }))
+}
+
+/// The tree with every entry (`--full`) of the session file at `path`, in one
+/// verified pass over the file that keeps of each entry only its row of an index
+/// made in memory and its text (made on the worker threads), not the entry; with
+/// the header and the links of the `task` results (SPEC.md §29.6).
+pub fn build_full(path: &Path) -> Result<Opened<Tree>, LogError> {
+    let file = std::fs::File::open(path).map_err(|e| LogError::io(path, e))?;
+    let mut builder = IndexBuilder::new();
+    let mut texts: Vec<String> = Vec::new();
+    let mut links = Links::default();
+    let mut header = None;
+    read_parallel(
+        path,
+        file,
+        Window::in_flight(6),
+        |e| {
+            let text = entry_text(&e);
+            (e, text)
+        },
+        |_, (e, text)| {
+            builder.push(0, &e);
+            links.push(&e);
+            if let Body::Record(Record::Session(h)) = &e.body
+                && header.is_none()
+            {
+                header = Some(h.clone());
+            }
+            texts.push(text);
+            true
+        },
+    )?;
+    let Some(header) = header else {
+        return Err(LogError::NotASession {
+            path: path.to_path_buf(),
+        });
+    };
+    let index = SessionIndex::from_data(
+        &builder.finish(0),
+        IndexSource::Rebuilt {
+            reason: "in memory",
+        },
+    )?;
+    // Each entry starts its own node, so each text is taken once.
+    let tree = build_indexed(index.data(), path, true, &mut |pos| {
+        texts.get_mut(pos).map(std::mem::take)
+    });
+    Ok(Opened {
+        header,
+        links: links.finish(),
+        data: tree,
+    })
 }
 
 mod build;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use xcsh_machine::{CallId, Decision, EntryId};
 
-use crate::{Body, ChildRun, LogError, Record, SessionHeader, SessionLog, read_session};
+use crate::{Body, ChildRun, Entry, LogError, Record, SessionHeader, SessionLog, read_session};
 
 /// The tool whose results link to a child session.
 pub const TASK_TOOL: &str = "task";
@@ -183,18 +183,32 @@ impl<M> Member<M> {
 /// The links of a whole log: each `task` result with a `child`, in file order, with
 /// its call's dispatch entry.
 pub fn links_of(log: &SessionLog) -> Vec<LinkRef> {
-    let mut dispatches: BTreeMap<&str, EntryId> = BTreeMap::new();
-    let mut out = Vec::new();
+    let mut links = Links::default();
     for e in &log.entries {
+        links.push(e);
+    }
+    links.finish()
+}
+
+/// [`links_of`] entry by entry, for a reader that streams the log (in file order).
+#[derive(Debug, Default)]
+pub struct Links {
+    dispatches: BTreeMap<String, EntryId>,
+    out: Vec<LinkRef>,
+}
+
+impl Links {
+    /// Takes the next entry of the log.
+    pub fn push(&mut self, e: &Entry) {
         match &e.body {
             Body::Decision(Decision::ToolDispatched { call, .. }) => {
-                dispatches.insert(call.id.0.as_str(), e.id);
+                self.dispatches.insert(call.id.0.clone(), e.id);
             }
             Body::Record(Record::ToolResult(r)) if r.name == TASK_TOOL => {
                 if let Some(child) = &r.child {
-                    out.push(LinkRef {
+                    self.out.push(LinkRef {
                         result: e.id,
-                        dispatch: dispatches.get(r.call_id.0.as_str()).copied(),
+                        dispatch: self.dispatches.get(r.call_id.0.as_str()).copied(),
                         call_id: r.call_id.clone(),
                         child: child.clone(),
                     });
@@ -203,7 +217,11 @@ pub fn links_of(log: &SessionLog) -> Vec<LinkRef> {
             _ => {}
         }
     }
-    out
+
+    /// The links found.
+    pub fn finish(self) -> Vec<LinkRef> {
+        self.out
+    }
 }
 
 /// The family of the session file at `path`, each member read whole and verified

@@ -211,6 +211,16 @@ pub fn plan_history<'a>(path: impl IntoIterator<Item = &'a Entry>) -> Vec<PlanUp
         .collect()
 }
 
+/// Whether [`plan_history`] looks at `entry` at all (a `plan` call dispatched, or a
+/// `plan` call's result): a caller that streams a path keeps only these for it.
+pub fn concerns_plan(entry: &Entry) -> bool {
+    match &entry.body {
+        Body::Decision(Decision::ToolDispatched { call, .. }) => call.name == PLAN_TOOL,
+        Body::Record(Record::ToolResult(r)) => r.name == PLAN_TOOL,
+        _ => false,
+    }
+}
+
 /// Every valid update of the plan in `entries` (a whole session in file order, so
 /// parents before children), on any branch, in file order: for each `tool_result`
 /// entry, the update [`plan_history`] finds there on the path from the root to it.

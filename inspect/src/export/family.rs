@@ -8,17 +8,26 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use xcsh_log::family::{Child, Depth, Member, load_family, load_with};
+use xcsh_log::family::{Child, Depth, Member, load_with};
 use xcsh_log::{SessionLog, read_session};
 use xcsh_machine::EntryId;
 
 use super::markdown_level;
 use crate::error::InspectError;
+use crate::source::Streamed;
 
 /// The Markdown transcript of the session at `path` (the branch ending at `leaf`),
 /// then its sub-agents'.
+/// Every member is streamed from its file (its header and links through its index).
 pub fn markdown_family(path: &Path, leaf: Option<EntryId>) -> Result<String, InspectError> {
-    let family = load_family(path, Depth::All)?;
+    let family = load_with(path, Depth::All, &mut |p| {
+        let o = crate::family::open_indexed(p)?;
+        Ok(xcsh_log::family::Opened {
+            header: o.header,
+            links: o.links,
+            data: Streamed::new(p),
+        })
+    })?;
     let mut out = markdown_level(&family.data, leaf, 0)?;
     children_markdown(&family, 1, &mut out)?;
     Ok(out)
@@ -37,7 +46,7 @@ fn child_note<M>(parent: &str, c: &Child<M>) -> String {
 }
 
 fn children_markdown(
-    m: &Member<SessionLog>,
+    m: &Member<Streamed>,
     level: usize,
     out: &mut String,
 ) -> Result<(), InspectError> {

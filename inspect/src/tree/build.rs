@@ -3,8 +3,6 @@
 //! already, the one built in memory ([`super::build`]); with `full`, one node per
 //! entry, labels among them, each entry's text fetched from the log.
 
-use std::borrow::Cow;
-
 use super::*;
 
 /// The children of each position (labels left out), without a list per position:
@@ -54,7 +52,7 @@ impl Children<'_> {
     }
 }
 
-struct Builder<'a, 'e> {
+struct Builder<'a> {
     d: &'a ArchivedIndexData,
     session_id: &'a str,
     /// One node per entry.
@@ -65,10 +63,10 @@ struct Builder<'a, 'e> {
     labeled: Vec<bool>,
     leaf: usize,
     straight: Straight,
-    fetch: &'a mut dyn FnMut(usize) -> Option<Cow<'e, Entry>>,
+    fetch: &'a mut dyn FnMut(usize) -> Option<String>,
 }
 
-impl Builder<'_, '_> {
+impl Builder<'_> {
     fn starts_turn(&self, pos: usize) -> bool {
         matches!(
             self.d.kind(pos),
@@ -132,9 +130,7 @@ impl Builder<'_, '_> {
             }
             _ if self.full => (
                 d.type_name(first).to_string(),
-                (self.fetch)(first)
-                    .map(|e| entry_text(&e))
-                    .unwrap_or_default(),
+                (self.fetch)(first).unwrap_or_default(),
             ),
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
@@ -154,9 +150,7 @@ impl Builder<'_, '_> {
                 format!(
                     "{} {}",
                     d.type_name(first),
-                    (self.fetch)(first)
-                        .map(|e| entry_text(&e))
-                        .unwrap_or_default()
+                    (self.fetch)(first).unwrap_or_default()
                 ),
             ),
         };
@@ -271,14 +265,15 @@ fn labeled_positions(d: &ArchivedIndexData, targets: &BTreeMap<EntryId, Vec<Labe
 
 /// The tree from an index of the session file at `path` (whose name gives the
 /// session's id, [`xcsh_log::session_id`]); `full` shows every entry (labels
-/// as entries too). `fetch` gives the entry at a position: for every node with
+/// as entries too). `fetch` gives the text of the entry at a position
+/// ([`crate::common::entry_text`]): for every node with
 /// `full`, otherwise for the rare node that starts with an entry the index does not
 /// describe.
-pub fn build_indexed<'e>(
+pub fn build_indexed(
     d: &ArchivedIndexData,
     path: &Path,
     full: bool,
-    fetch: &mut dyn FnMut(usize) -> Option<Cow<'e, Entry>>,
+    fetch: &mut dyn FnMut(usize) -> Option<String>,
 ) -> Tree {
     let n = d.len();
     let mut labels: BTreeMap<EntryId, Vec<Label>> = BTreeMap::new();

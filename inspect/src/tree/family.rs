@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use serde::Serialize;
-use xcsh_log::family::{ChildState, Depth, Member, Opened, links_of, load_with};
-use xcsh_log::{LogError, read_session};
+use xcsh_log::LogError;
+use xcsh_log::family::{ChildState, Depth, Member, Opened, load_with};
 use xcsh_machine::EntryId;
 
-use super::{Node, Tree, build, build_indexed, render_prefixed};
+use super::{Node, Tree, build_indexed, render_prefixed};
 use crate::error::InspectError;
 use crate::style::{Paint, Style};
 
@@ -52,18 +52,13 @@ pub fn build_family_path(path: &Path, full: bool, deep: bool) -> Result<Tree, In
 /// A member's tree, from its index unless `full`.
 fn open_tree(path: &Path, full: bool) -> Result<Opened<Tree>, LogError> {
     if full {
-        let log = read_session(path)?;
-        return Ok(Opened {
-            header: log.header().clone(),
-            links: links_of(&log),
-            data: build(&log, true),
-        });
+        return super::build_full(path);
     }
     let opened = crate::family::open_indexed(path)?;
     let d = opened.data.data();
     let mut file = std::fs::File::open(path).map_err(|e| LogError::io(path, e))?;
     let tree = build_indexed(d, path, false, &mut |pos| {
-        crate::common::entry_at(&mut file, d, pos).map(std::borrow::Cow::Owned)
+        crate::common::entry_at(&mut file, d, pos).map(|e| crate::common::entry_text(&e))
     });
     Ok(Opened {
         header: opened.header,

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testkit;
+use xcsh_log::read_session;
 
 #[test]
 fn a_branched_session_draws_both_branches_and_marks_the_leaf() {

@@ -1,0 +1,307 @@
+//! Where the views that show one branch take their entries from: a log held in
+//! memory ([`SessionLog`]) or its file streamed in two verified passes ([`Streamed`]).
+//! The first pass keeps only the shape of the DAG ([`Shapes`]: ids, parents, the
+//! header, the labels' targets); the second hands the views the entries they ask for,
+//! in file order, decoded on worker threads, so that memory grows with the ids, not
+//! with the bytes of the entries. Both passes verify every line through the one
+//! chain verifier, so a broken log fails with the reader's first error (§12.5).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use xcsh_log::parallel::{Line, Window, read_lines_parallel, read_parallel};
+use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
+use xcsh_machine::EntryId;
+
+use crate::error::InspectError;
+
+/// No parent (the header), in [`Shapes`]'s table of parent positions.
+const NONE: u32 = u32::MAX;
+
+/// Chunks of the file in flight in each pass: enough for the workers to stay busy.
+const IN_FLIGHT: usize = 6;
+
+/// The shape of a session's DAG: every entry's id and parent position in file
+/// order, the header and the labels' targets (labels are shown beside the entry
+/// they name, which comes before them in the file).
+#[derive(Debug)]
+pub struct Shapes {
+    pub file: PathBuf,
+    /// The first line (the `session` record).
+    pub first: Entry,
+    ids: Vec<EntryId>,
+    parents: Vec<u32>,
+    is_label: Vec<bool>,
+    /// Each `label` entry's id and target, in file order.
+    pub labels: Vec<(EntryId, EntryId)>,
+    position: HashMap<EntryId, u32>,
+}
+
+/// What the first pass keeps of an entry.
+struct Shape {
+    id: EntryId,
+    parent: Option<EntryId>,
+    /// The target of a label.
+    target: Option<EntryId>,
+    /// The whole entry, for the header only.
+    whole: Option<Box<Entry>>,
+}
+
+impl Shape {
+    fn of(entry: &Entry) -> Shape {
+        Shape {
+            id: entry.id,
+            parent: entry.parent,
+            target: match entry.body {
+                Body::Record(Record::Label { target, .. }) => Some(target),
+                _ => None,
+            },
+            // Only the header lacks a parent in a verified log.
+            whole: entry.parent.is_none().then(|| Box::new(entry.clone())),
+        }
+    }
+}
+
+/// [`Shapes`] as the first pass finds them, entry by entry.
+struct Building {
+    file: PathBuf,
+    first: Option<Entry>,
+    ids: Vec<EntryId>,
+    parents: Vec<u32>,
+    is_label: Vec<bool>,
+    labels: Vec<(EntryId, EntryId)>,
+    position: HashMap<EntryId, u32>,
+}
+
+impl Building {
+    fn new(file: &Path) -> Building {
+        Building {
+            file: file.to_path_buf(),
+            first: None,
+            ids: Vec::new(),
+            parents: Vec::new(),
+            is_label: Vec::new(),
+            labels: Vec::new(),
+            position: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, s: Shape) {
+        let pos = self.ids.len() as u32;
+        self.ids.push(s.id);
+        self.parents.push(
+            s.parent
+                .and_then(|p| self.position.get(&p).copied())
+                .unwrap_or(NONE),
+        );
+        self.position.insert(s.id, pos);
+        self.is_label.push(s.target.is_some());
+        if let Some(target) = s.target {
+            self.labels.push((s.id, target));
+        }
+        if let Some(e) = s.whole.filter(|_| pos == 0) {
+            self.first = Some(*e);
+        }
+    }
+
+    fn finish(self) -> Result<Shapes, LogError> {
+        let Some(first) = self
+            .first
+            .filter(|e| matches!(e.body, Body::Record(Record::Session(_))))
+        else {
+            return Err(LogError::NotASession { path: self.file });
+        };
+        Ok(Shapes {
+            file: self.file,
+            first,
+            ids: self.ids,
+            parents: self.parents,
+            is_label: self.is_label,
+            labels: self.labels,
+            position: self.position,
+        })
+    }
+}
+
+impl Shapes {
+    /// The session header.
+    pub fn header(&self) -> &SessionHeader {
+        match &self.first.body {
+            Body::Record(Record::Session(h)) => h,
+            _ => unreachable!("checked when built"),
+        }
+    }
+
+    /// Entries read in the first pass.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the first pass read no entry (never, for a session: it has a header).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The current leaf (§12.6): the last entry that is not a `label` record.
+    pub fn leaf(&self) -> EntryId {
+        (0..self.len())
+            .rev()
+            .find(|&i| !self.is_label[i])
+            .map_or(EntryId(0), |i| self.ids[i])
+    }
+
+    /// Leaves of branches: entries that are not labels and have no children other
+    /// than labels, in file order.
+    pub fn branch_leaves(&self) -> Vec<EntryId> {
+        let mut has_child = vec![false; self.len()];
+        for i in 0..self.len() {
+            if self.parents[i] != NONE && !self.is_label[i] {
+                has_child[self.parents[i] as usize] = true;
+            }
+        }
+        (0..self.len())
+            .filter(|&i| !self.is_label[i] && !has_child[i])
+            .map(|i| self.ids[i])
+            .collect()
+    }
+
+    /// The ids from the root to `leaf` (root first); the reader's error for an
+    /// entry the session does not hold.
+    pub fn path_to(&self, leaf: EntryId) -> Result<Vec<EntryId>, LogError> {
+        let Some(&start) = self.position.get(&leaf) else {
+            return Err(LogError::NoSuchEntry {
+                path: self.file.clone(),
+                id: leaf,
+                first: self.ids.iter().copied().min().unwrap_or(EntryId(0)),
+                last: self.ids.iter().copied().max().unwrap_or(EntryId(0)),
+            });
+        };
+        let mut path = Vec::new();
+        let mut at = start;
+        while at != NONE {
+            path.push(self.ids[at as usize]);
+            at = self.parents[at as usize];
+        }
+        path.reverse();
+        Ok(path)
+    }
+}
+
+/// A source of a session's entries for the views of one branch.
+pub trait Source {
+    /// The file the entries come from.
+    fn file(&self) -> &Path;
+    /// The shape of the DAG (the first pass).
+    fn shapes(&self) -> Result<Shapes, InspectError>;
+    /// The entries `want` accepts, in file order, each made into what `keep` makes of
+    /// it (on worker threads for a streamed file), through `each` until it returns
+    /// `false`; only the first `shapes.len()` entries (lines appended after the first
+    /// pass are left out).
+    fn entries<T: Send>(
+        &self,
+        shapes: &Shapes,
+        want: &(dyn Fn(EntryId) -> bool + Sync),
+        keep: &(dyn Fn(&Entry) -> T + Sync),
+        each: &mut dyn FnMut(T) -> bool,
+    ) -> Result<(), InspectError>;
+}
+
+impl Source for SessionLog {
+    fn file(&self) -> &Path {
+        &self.path
+    }
+
+    fn shapes(&self) -> Result<Shapes, InspectError> {
+        let mut b = Building::new(&self.path);
+        for e in &self.entries {
+            b.push(Shape::of(e));
+        }
+        Ok(b.finish()?)
+    }
+
+    fn entries<T: Send>(
+        &self,
+        shapes: &Shapes,
+        want: &(dyn Fn(EntryId) -> bool + Sync),
+        keep: &(dyn Fn(&Entry) -> T + Sync),
+        each: &mut dyn FnMut(T) -> bool,
+    ) -> Result<(), InspectError> {
+        for e in self.entries.iter().take(shapes.len()) {
+            if want(e.id) && !each(keep(e)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A session file read in two verified passes (see the module's doc).
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    pub path: PathBuf,
+}
+
+impl Streamed {
+    pub fn new(path: &Path) -> Streamed {
+        Streamed {
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn open(&self) -> Result<File, InspectError> {
+        File::open(&self.path).map_err(|e| InspectError::io(&self.path, e))
+    }
+}
+
+impl Source for Streamed {
+    fn file(&self) -> &Path {
+        &self.path
+    }
+
+    fn shapes(&self) -> Result<Shapes, InspectError> {
+        let mut b = Building::new(&self.path);
+        read_parallel(
+            &self.path,
+            self.open()?,
+            Window::in_flight(IN_FLIGHT),
+            |e| Shape::of(&e),
+            |_, s| {
+                b.push(s);
+                true
+            },
+        )?;
+        Ok(b.finish()?)
+    }
+
+    fn entries<T: Send>(
+        &self,
+        shapes: &Shapes,
+        want: &(dyn Fn(EntryId) -> bool + Sync),
+        keep: &(dyn Fn(&Entry) -> T + Sync),
+        each: &mut dyn FnMut(T) -> bool,
+    ) -> Result<(), InspectError> {
+        let n = shapes.len();
+        let mut read = 0usize;
+        read_lines_parallel(
+            &self.path,
+            self.open()?,
+            Window::in_flight(IN_FLIGHT),
+            |line| match line {
+                Line::Entry(e) => Ok(want(e.id).then(|| keep(&e))),
+                Line::Envelope(env) if want(env.id) => Ok(Some(keep(&env.entry()?))),
+                Line::Envelope(_) => Ok(None),
+            },
+            |_, kept| {
+                read += 1;
+                if let Some(t) = kept
+                    && !each(t)
+                {
+                    return false;
+                }
+                read < n
+            },
+        )?;
+        Ok(())
+    }
+}
