@@ -218,13 +218,19 @@ impl Timeline {
 
 /// The whole timeline of a log read already.
 pub fn timeline(log: &SessionLog) -> Vec<Row> {
-    let mut t = Timeline::new();
     let mut rows = Vec::new();
-    for (entry, line) in log.entries.iter().zip(&log.lines) {
-        rows.extend(t.push(*line, entry));
-    }
-    rows.extend(t.flush());
+    each_row(log, |row| rows.push(row));
     rows
+}
+
+/// Hands the rows of [`timeline`] to `each` one at a time, as they are made (the
+/// HTML page serializes them so, never holding them all).
+pub fn each_row(log: &SessionLog, mut each: impl FnMut(Row)) {
+    let mut t = Timeline::new();
+    for (entry, line) in log.entries.iter().zip(&log.lines) {
+        t.push(*line, entry).into_iter().for_each(&mut each);
+    }
+    t.flush().into_iter().for_each(each);
 }
 
 /// Streams the timeline of the file at `path` through `each` (only the rows

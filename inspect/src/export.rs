@@ -16,7 +16,6 @@ use xcsh_machine::{Decision, EntryId, UserOrigin};
 
 use crate::common::{args_pretty, cap, one_line, stop_text};
 use crate::error::InspectError;
-use crate::events::{Row, timeline};
 use crate::log::{Item, branch_items, item, origin_word};
 use crate::source::Source;
 use crate::style::Style;
@@ -411,17 +410,17 @@ struct BranchView {
 /// following `parents` up from it, so the page grows with the entries, not with
 /// branches × their depth.
 #[derive(Serialize)]
-struct Page {
+struct Page<'a> {
     session_id: String,
     leaf: EntryId,
     tree: Tree,
     tree_lines: BTreeMap<u64, String>,
     branches: Vec<BranchView>,
     /// The parent of every entry but the root.
-    parents: BTreeMap<u64, u64>,
-    items: BTreeMap<u64, Item>,
-    labels: BTreeMap<u64, Vec<Item>>,
-    timeline: Vec<Row>,
+    parents: Parents<'a>,
+    items: Items<'a>,
+    labels: Labels<'a>,
+    timeline: Rows<'a>,
     /// The task plan each valid `plan` update set, by its `tool_result` entry.
     plans: BTreeMap<u64, xcsh_log::plan::Plan>,
 }
@@ -481,40 +480,36 @@ pub fn write_html(
         .zip(titles(log, &leaves))
         .map(|(&leaf, title)| BranchView { leaf, title })
         .collect();
-    let parents = log
-        .entries
-        .iter()
-        .filter_map(|e| e.parent.map(|p| (e.id.0, p.0)))
-        .collect();
-    let mut items = BTreeMap::new();
-    let mut labels: BTreeMap<u64, Vec<Item>> = BTreeMap::new();
-    for e in &log.entries {
-        match (&e.body, item(e)) {
-            (Body::Record(Record::Label { target, .. }), Some(it)) => {
-                labels.entry(target.0).or_default().push(it)
-            }
-            (_, Some(it)) => {
-                items.insert(e.id.0, it);
-            }
-            (_, None) => {}
+    let mut labels: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    for (i, e) in log.entries.iter().enumerate() {
+        if let Body::Record(Record::Label { target, .. }) = &e.body {
+            labels.entry(target.0).or_default().push(i as u32);
         }
     }
+    // The entries by id (the order of the page's maps), made into items and rows
+    // only as they are serialized.
+    let mut by_id: Vec<u32> = (0..log.entries.len() as u32).collect();
+    by_id.sort_unstable_by_key(|&i| log.entries[i as usize].id);
     let h = log.header();
     let session_id = xcsh_log::session_id(&log.path, &h.session_id).to_string();
-    if let Some(Item::Session { session_id: id, .. }) = items.get_mut(&log.entries[0].id.0) {
-        id.clone_from(&session_id);
-    }
     let page = Page {
-        session_id,
         leaf: log.leaf(),
         tree,
         tree_lines,
         branches,
-        parents,
-        items,
-        labels,
-        timeline: timeline(log),
+        parents: Parents { log, by_id: &by_id },
+        items: Items {
+            log,
+            by_id: &by_id,
+            session_id: &session_id,
+        },
+        labels: Labels {
+            log,
+            by_target: labels,
+        },
+        timeline: Rows(log),
         plans: crate::plan::updates_by_entry(log),
+        session_id: session_id.clone(),
     };
     let n_branches = page.branches.len();
     let title = escape(&format!("xcsh session {}", page.session_id));
@@ -586,6 +581,96 @@ pub fn write_html(
         }
     })?;
     out.write_all(tail.as_bytes()).map_err(werr)
+}
+
+/// The page's `parents`: every entry's parent but the root's, by the entry's id.
+struct Parents<'a> {
+    log: &'a SessionLog,
+    by_id: &'a [u32],
+}
+
+impl Serialize for Parents<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = &self.log.entries;
+        s.collect_map(self.by_id.iter().filter_map(|&i| {
+            let e = &entries[i as usize];
+            e.parent.map(|p| (e.id.0, p.0))
+        }))
+    }
+}
+
+/// The page's `items`: every entry's item (the labels' go beside their target), by
+/// the entry's id, each made as it is written; the first names the session as the
+/// page does.
+struct Items<'a> {
+    log: &'a SessionLog,
+    by_id: &'a [u32],
+    session_id: &'a str,
+}
+
+impl Serialize for Items<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = &self.log.entries;
+        s.collect_map(self.by_id.iter().filter_map(|&i| {
+            let e = &entries[i as usize];
+            if matches!(e.body, Body::Record(Record::Label { .. })) {
+                return None;
+            }
+            let mut it = item(e)?;
+            if let (0, Item::Session { session_id, .. }) = (i, &mut it) {
+                *session_id = self.session_id.to_string();
+            }
+            Some((e.id.0, it))
+        }))
+    }
+}
+
+/// The page's `labels`: the items of the labels, by their target's id, each made as
+/// it is written.
+struct Labels<'a> {
+    log: &'a SessionLog,
+    by_target: BTreeMap<u64, Vec<u32>>,
+}
+
+impl Serialize for Labels<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            self.by_target
+                .iter()
+                .map(|(target, at)| (target, LabelItems(&self.log.entries, at))),
+        )
+    }
+}
+
+/// The items of some labels (their positions in the file).
+struct LabelItems<'a>(&'a [Entry], &'a [u32]);
+
+impl Serialize for LabelItems<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.1.iter().filter_map(|&i| item(&self.0[i as usize])))
+    }
+}
+
+/// The page's `timeline`, each row written as the timeline makes it.
+struct Rows<'a>(&'a SessionLog);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        crate::events::each_row(self.0, |row| {
+            if failed.is_none()
+                && let Err(e) = seq.serialize_element(&row)
+            {
+                failed = Some(e);
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => seq.end(),
+        }
+    }
 }
 
 /// JSON written inside `<script>`: `<` must not start `</script>` or `<!--`, so it
