@@ -336,7 +336,7 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let request = ModelRequest {
             system: String::new(),
-            messages: Vec::new(),
+            messages: Default::default(),
             tools: Vec::new(),
             max_output_tokens: 100,
         };
