@@ -218,7 +218,7 @@ mod tests {
             serde_json::to_string(&owned).unwrap()
         );
         assert_eq!(format!("{a:?}"), format!("{owned:?}"));
-        assert_eq!(a.iter().rev().next(), a.last());
+        assert_eq!(a.iter().next_back(), a.last());
         assert_eq!(a.iter().len(), 3);
     }
 }

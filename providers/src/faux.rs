@@ -88,13 +88,16 @@ pub struct ScriptUsage {
     pub output: u64,
 }
 
+/// A step and its 1-based line in the script.
+type Lined = (usize, ScriptStep);
+
 /// Plays a script; each `stream` call takes the next step of its agent.
 #[derive(Debug)]
 pub struct FauxProvider {
     source: String,
     /// Per agent (`None`: the parent), its steps in script order, each with its
     /// 1-based line in the script (call ids name the line).
-    steps: Arc<BTreeMap<Option<String>, Vec<(usize, ScriptStep)>>>,
+    steps: Arc<BTreeMap<Option<String>, Vec<Lined>>>,
     /// Per agent (`None`: the parent), how many of its steps were requested.
     next: Mutex<BTreeMap<Option<String>, usize>>,
 }
@@ -139,8 +142,8 @@ impl FauxProvider {
 
     /// Steps with their lines, grouped by agent once, so that a request finds its
     /// step without walking the script.
-    fn by_agent(source: &str, steps: impl IntoIterator<Item = (usize, ScriptStep)>) -> Self {
-        let mut by_agent: BTreeMap<Option<String>, Vec<(usize, ScriptStep)>> = BTreeMap::new();
+    fn by_agent(source: &str, steps: impl IntoIterator<Item = Lined>) -> Self {
+        let mut by_agent: BTreeMap<Option<String>, Vec<Lined>> = BTreeMap::new();
         for (line, step) in steps {
             by_agent
                 .entry(step.agent.clone())
