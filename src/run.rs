@@ -379,7 +379,7 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     };
     let request = xcsh_providers::ModelRequest {
         system,
-        messages,
+        messages: messages.into(),
         tools: {
             let mut specs = setup.tools.specs();
             specs.extend(setup.delegate.then(xcsh_runtime::task::spec));

@@ -311,7 +311,7 @@ mod tests {
             drop(self.writer);
             let log = read_session(&path).unwrap();
             let context = rebuild_context(&log, self.leaf).unwrap();
-            assert_eq!(context, self.machine.context().items());
+            assert_eq!(context, self.machine.context().to_items());
             (log, context)
         }
     }

@@ -1,6 +1,9 @@
 //! The model context the machine maintains: messages with the entry each came from,
 //! and a running blake3 hash over them so that a step's decision names its context.
 
+use std::sync::Arc;
+
+use super::messages::Messages;
 use super::types::{EntryId, Message, ToolCall};
 
 /// One context message and, where it has one, the entry it came from (the step
@@ -12,11 +15,14 @@ pub struct ContextItem {
 }
 
 /// The ordered messages of the active branch, as the next request will carry them.
+/// The messages are shared ([`Messages`]): a request takes them as a pointer copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
-    items: Vec<ContextItem>,
+    /// The entry each message came from, by position in `messages`.
+    sources: Vec<Option<EntryId>>,
+    messages: Messages,
     hash: [u8; 32],
-    /// The bytes the token estimate counts, over `items` (kept as they change).
+    /// The bytes the token estimate counts, over `messages` (kept as they change).
     bytes: usize,
     /// The buffer each message is serialized into to be hashed (reused).
     scratch: Scratch,
@@ -57,25 +63,49 @@ impl Context {
     }
 
     pub fn push(&mut self, source: Option<EntryId>, message: Message) {
+        self.push_shared(source, Arc::new(message));
+    }
+
+    fn push_shared(&mut self, source: Option<EntryId>, message: Arc<Message>) {
         self.hash = chain(&self.hash, &message, &mut self.scratch.0);
         self.bytes += message_len(&message);
-        self.items.push(ContextItem { source, message });
+        self.sources.push(source);
+        self.messages.push_shared(message);
     }
 
-    pub fn items(&self) -> &[ContextItem] {
-        &self.items
+    /// Each message with the entry it came from, in order.
+    pub fn items(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (Option<EntryId>, &Message)> + ExactSizeIterator {
+        self.sources.iter().copied().zip(self.messages.iter())
     }
 
-    pub fn messages(&self) -> impl Iterator<Item = &Message> {
-        self.items.iter().map(|i| &i.message)
+    /// The items as owned values (each message copied).
+    pub fn to_items(&self) -> Vec<ContextItem> {
+        self.items()
+            .map(|(source, message)| ContextItem {
+                source,
+                message: message.clone(),
+            })
+            .collect()
+    }
+
+    /// The entry the message at `index` came from (`None` past the end too).
+    pub fn source(&self, index: usize) -> Option<EntryId> {
+        self.sources.get(index).copied().flatten()
+    }
+
+    /// The messages, shared: cloning them is a pointer copy.
+    pub fn messages(&self) -> &Messages {
+        &self.messages
     }
 
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.messages.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.messages.is_empty()
     }
 
     /// Hex of the running hash: blake3 chained over the canonical JSON of each message.
@@ -95,16 +125,20 @@ impl Context {
 
     /// Replaces messages `0..upto` by one summary message.
     pub fn compact(&mut self, upto: usize, summary: String) {
-        let tail = self.items.split_off(upto);
-        let mut items = Vec::with_capacity(tail.len() + 1);
-        items.push(ContextItem {
-            source: None,
-            message: Message::Summary { text: summary },
-        });
-        items.extend(tail);
+        let tail: Vec<_> = self.sources[upto..]
+            .iter()
+            .copied()
+            .zip(self.messages.shared()[upto..].iter().cloned())
+            .collect();
         let scratch = std::mem::take(&mut self.scratch);
-        *self = Context::from_items(items);
-        self.scratch = scratch;
+        *self = Context {
+            scratch,
+            ..Context::default()
+        };
+        self.push(None, Message::Summary { text: summary });
+        for (source, message) in tail {
+            self.push_shared(source, message);
+        }
     }
 
     /// A rough token estimate (4 bytes a token) used for `tokens_after`.
@@ -215,6 +249,6 @@ mod tests {
         let mut after = vec![Message::Summary { text: "sum".into() }];
         after.push(messages[2].clone());
         assert_eq!(ctx.hash_hex(), expected(&after));
-        assert_eq!(ctx, Context::from_items(ctx.items().to_vec()));
+        assert_eq!(ctx, Context::from_items(ctx.to_items()));
     }
 }

@@ -9,6 +9,7 @@ mod build_id;
 mod context;
 mod estimate;
 mod memory;
+mod messages;
 mod overflow;
 mod protocol;
 pub mod script;
@@ -24,6 +25,7 @@ use std::collections::VecDeque;
 pub use approval::{Grants, TASK_TOOL, read_only_task};
 pub use build_id::BUILD_INPUTS;
 pub use context::{Context, ContextItem};
+pub use messages::Messages;
 pub use protocol::*;
 pub use snapshot::MachineSnapshot;
 pub use tools::not_an_object;
@@ -622,14 +624,15 @@ impl Machine {
     /// that just requested tools); the middle is everything before it and must hold
     /// at least one assistant message to be worth summarizing.
     fn middle_section(&self) -> Option<(usize, EntryId)> {
-        let items = self.context.items();
-        let tail = items
+        let messages = self.context.messages();
+        let tail = messages
             .iter()
-            .rposition(|i| matches!(i.message, Message::Assistant { .. }))?;
-        let first_kept = items[tail].source?;
-        let has_middle = items[..tail]
+            .rposition(|m| matches!(m, Message::Assistant { .. }))?;
+        let first_kept = self.context.source(tail)?;
+        let has_middle = messages
             .iter()
-            .any(|i| matches!(i.message, Message::Assistant { .. }));
+            .take(tail)
+            .any(|m| matches!(m, Message::Assistant { .. }));
         has_middle.then_some((tail, first_kept))
     }
 

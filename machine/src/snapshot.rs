@@ -43,8 +43,7 @@ impl Machine {
             context: self
                 .context
                 .items()
-                .iter()
-                .map(|i| (i.source, i.message.clone()))
+                .map(|(source, message)| (source, message.clone()))
                 .collect(),
             run: self.run.clone(),
             steers: self.steers.clone(),

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use xcsh_machine::{
-    ApprovalScope, CallId, Message, ProviderError, StepNo, StreamEvent, ToolCall, ToolOutcome,
+    ApprovalScope, CallId, Messages, ProviderError, StepNo, StreamEvent, ToolCall, ToolOutcome,
     Verdict,
 };
 
@@ -28,7 +28,9 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelRequest {
     pub system: String,
-    pub messages: Vec<Message>,
+    /// The context's messages, shared with it: a request is built without copying
+    /// one (a `Vec<Message>` converts with `into`).
+    pub messages: Messages,
     pub tools: Vec<ToolSpec>,
     pub max_output_tokens: u32,
 }

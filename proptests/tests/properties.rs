@@ -120,8 +120,8 @@ fn context_at_every_settled_entry(s: &Script) -> Result<(), String> {
     for (leaf, live) in &played.states {
         let rebuilt = rebuild_context(&log, *leaf).map_err(|e| e.to_string())?;
         same(
-            rebuilt.as_slice(),
-            live.context().items(),
+            rebuilt,
+            live.context().to_items(),
             &format!("the context rebuilt at entry {leaf} (left) and the live one"),
         )?;
         // Resuming there (the runtime's rebuild) gives the same machine.
@@ -316,8 +316,8 @@ fn the_context_rebuilt_after_a_step_that_finished_with_error_has_no_calls() {
     let log = read_session(&played.path).unwrap();
     let (leaf, live) = played.states.last().unwrap();
     assert_eq!(
-        rebuild_context(&log, *leaf).unwrap().as_slice(),
-        live.context().items()
+        rebuild_context(&log, *leaf).unwrap(),
+        live.context().to_items()
     );
 }
 

@@ -88,12 +88,16 @@ pub struct ScriptUsage {
     pub output: u64,
 }
 
+/// A step and its 1-based line in the script.
+type Lined = (usize, ScriptStep);
+
 /// Plays a script; each `stream` call takes the next step of its agent.
 #[derive(Debug)]
 pub struct FauxProvider {
     source: String,
-    /// Each step with its 1-based line in the script (call ids name the line).
-    steps: Arc<Vec<(usize, ScriptStep)>>,
+    /// Per agent (`None`: the parent), its steps in script order, each with its
+    /// 1-based line in the script (call ids name the line).
+    steps: Arc<BTreeMap<Option<String>, Vec<Lined>>>,
     /// Per agent (`None`: the parent), how many of its steps were requested.
     next: Mutex<BTreeMap<Option<String>, usize>>,
 }
@@ -125,24 +129,30 @@ impl FauxProvider {
             }
             steps.push((i + 1, serde_json::from_str(line).map_err(|e| (i + 1, e))?));
         }
-        Ok(FauxProvider {
-            source: source.to_string(),
-            steps: Arc::new(steps),
-            next: Mutex::new(BTreeMap::new()),
-        })
+        Ok(FauxProvider::by_agent(source, steps))
     }
 
     /// A provider over steps given in code; step N counts as line N.
     pub fn from_steps(source: &str, steps: Vec<ScriptStep>) -> FauxProvider {
+        FauxProvider::by_agent(
+            source,
+            steps.into_iter().enumerate().map(|(i, s)| (i + 1, s)),
+        )
+    }
+
+    /// Steps with their lines, grouped by agent once, so that a request finds its
+    /// step without walking the script.
+    fn by_agent(source: &str, steps: impl IntoIterator<Item = Lined>) -> Self {
+        let mut by_agent: BTreeMap<Option<String>, Vec<Lined>> = BTreeMap::new();
+        for (line, step) in steps {
+            by_agent
+                .entry(step.agent.clone())
+                .or_default()
+                .push((line, step));
+        }
         FauxProvider {
             source: source.to_string(),
-            steps: Arc::new(
-                steps
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, s)| (i + 1, s))
-                    .collect(),
-            ),
+            steps: Arc::new(by_agent),
             next: Mutex::new(BTreeMap::new()),
         }
     }
@@ -175,8 +185,8 @@ impl Provider for FauxProvider {
         let steps = Arc::clone(&self.steps);
         let source = self.source.clone();
         Box::pin(async move {
-            let mut own = steps.iter().filter(|(_, s)| s.agent == key);
-            let Some((line, step)) = own.clone().nth(index) else {
+            let own = steps.get(&key).map_or(&[][..], Vec::as_slice);
+            let Some((line, step)) = own.get(index) else {
                 let whose = match &key {
                     Some(agent) => format!(" for the sub-agent {agent:?}"),
                     None => String::new(),
@@ -185,7 +195,7 @@ impl Provider for FauxProvider {
                     kind: ProviderErrorKind::ScriptExhausted,
                     message: format!(
                         "the faux script {source} has {} step(s){whose} and step {} was requested",
-                        own.by_ref().count(),
+                        own.len(),
                         index + 1
                     ),
                 });
@@ -336,7 +346,7 @@ mod tests {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let request = ModelRequest {
             system: String::new(),
-            messages: Vec::new(),
+            messages: Default::default(),
             tools: Vec::new(),
             max_output_tokens: 100,
         };

@@ -228,7 +228,8 @@ pub(crate) fn sample_request() -> ModelRequest {
             assistant("", vec![call("call_2", "read", r#"{"path":"b.txt"}"#)]),
             read_result("call_2", true, "error: no such file"),
             assistant("Done.", vec![]),
-        ],
+        ]
+        .into(),
         tools: vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),

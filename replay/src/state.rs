@@ -61,16 +61,18 @@ pub struct MessageRef {
 impl Replayed {
     pub(crate) fn capture(entry: EntryRef, machine: &Machine, owed: Vec<Decision>) -> Replayed {
         let run = machine.run();
-        let items = machine.context().items();
-        let from = items.len().saturating_sub(LAST_MESSAGES);
-        let last = items[from..]
-            .iter()
+        let count = machine.context().len();
+        let from = count.saturating_sub(LAST_MESSAGES);
+        let last = machine
+            .context()
+            .items()
+            .skip(from)
             .enumerate()
-            .map(|(i, item)| {
-                let (role, summary) = message_summary(&item.message);
+            .map(|(i, (source, message))| {
+                let (role, summary) = message_summary(message);
                 MessageRef {
                     index: from + i,
-                    source: item.source,
+                    source,
                     role,
                     summary,
                 }
@@ -91,7 +93,7 @@ impl Replayed {
             },
             pending: machine.pending(),
             context: ContextSnapshot {
-                messages: items.len(),
+                messages: count,
                 hash: machine.context().hash_hex(),
                 last,
             },

@@ -514,7 +514,8 @@ impl Owner {
             messages: vec![xcsh_machine::Message::User {
                 origin: xcsh_machine::UserOrigin::Prompt,
                 text,
-            }],
+            }]
+            .into(),
             tools: Vec::new(),
             max_output_tokens: self.journal.machine().limits().max_output_tokens,
         };
@@ -568,13 +569,8 @@ impl Owner {
     fn request(&self) -> ModelRequest {
         ModelRequest {
             system: self.system(),
-            messages: self
-                .journal
-                .machine()
-                .context()
-                .messages()
-                .cloned()
-                .collect(),
+            // Shared with the context: a pointer copy, not a copy of the messages.
+            messages: self.journal.machine().context().messages().clone(),
             tools: self.requests.specs.clone(),
             max_output_tokens: self.journal.machine().limits().max_output_tokens,
         }
@@ -583,14 +579,7 @@ impl Owner {
     /// A summary is an ordinary model request over the middle of the context, with
     /// an instruction to summarize; its text is the summary.
     fn spawn_summary(&self, upto: usize, cancel: CancellationToken) {
-        let mut messages: Vec<_> = self
-            .journal
-            .machine()
-            .context()
-            .messages()
-            .take(upto)
-            .cloned()
-            .collect();
+        let mut messages = self.journal.machine().context().messages().prefix(upto);
         messages.push(xcsh_machine::Message::User {
             origin: xcsh_machine::UserOrigin::Prompt,
             text: SUMMARY_INSTRUCTION.to_string(),

@@ -106,12 +106,12 @@ impl Journal {
     /// The turn the extraction reads: the context from the run's prompt on (from
     /// the summary on, when a compaction summarized the prompt away).
     fn turn_messages(&self) -> Vec<Message> {
-        let items = self.machine.context().items();
-        let from = items
+        let messages = self.machine.context().messages();
+        let from = messages
             .iter()
-            .rposition(|i| {
+            .rposition(|m| {
                 matches!(
-                    i.message,
+                    m,
                     Message::User {
                         origin: UserOrigin::Prompt,
                         ..
@@ -119,12 +119,12 @@ impl Journal {
                 )
             })
             .or_else(|| {
-                items
+                messages
                     .iter()
-                    .rposition(|i| matches!(i.message, Message::Summary { .. }))
+                    .rposition(|m| matches!(m, Message::Summary { .. }))
             })
             .unwrap_or(0);
-        items[from..].iter().map(|i| i.message.clone()).collect()
+        messages.iter().skip(from).cloned().collect()
     }
 
     /// An interrupt while extracting cancels it (the machine, finished, ignores the

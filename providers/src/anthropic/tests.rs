@@ -227,7 +227,8 @@ fn several_thinking_blocks_keep_their_own_text_and_signature() {
         reasoning_signature: a.reasoning_signature,
         reasoning_blocks: a.reasoning_blocks,
         tool_calls: a.tool_calls,
-    }];
+    }]
+    .into();
     assert_eq!(
         shown(&request)["messages"][0]["content"],
         json!([

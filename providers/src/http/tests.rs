@@ -569,7 +569,8 @@ async fn run_provider(
         messages: vec![xcsh_machine::Message::User {
             origin: xcsh_machine::UserOrigin::Prompt,
             text: "hi".into(),
-        }],
+        }]
+        .into(),
         tools: vec![],
         max_output_tokens: 64,
     };

@@ -409,7 +409,7 @@ fn the_bytes_sent_are_the_shown_body_in_key_order() {
     });
     let empty = ModelRequest {
         system: String::new(),
-        messages: Vec::new(),
+        messages: Default::default(),
         tools: Vec::new(),
         max_output_tokens: 0,
     };

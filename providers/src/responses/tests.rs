@@ -263,7 +263,7 @@ fn request_renders_every_message_kind() {
     if let Message::Assistant {
         reasoning_signature,
         ..
-    } = &mut request.messages[2]
+    } = request.messages.make_mut(2)
     {
         *reasoning_signature =
             r#"{"encrypted_content":"gAAA","id":"rs_1"}{"encrypted_content":"gBBB","id":"rs_2"}"#
