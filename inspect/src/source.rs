@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use xcsh_log::parallel::{Line, Window, read_lines_parallel, read_parallel};
+use xcsh_log::index::Kind;
+use xcsh_log::parallel::{Line, Window, read_lines_parallel};
 use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
 use xcsh_machine::EntryId;
 
@@ -261,11 +262,26 @@ impl Source for Streamed {
 
     fn shapes(&self) -> Result<Shapes, InspectError> {
         let mut b = Building::new(&self.path);
-        read_parallel(
+        // Every line verified; of a line in the writer's form only its envelope is
+        // read, but for the header and the labels, whose bodies the shape keeps.
+        read_lines_parallel(
             &self.path,
             self.open()?,
             Window::in_flight(IN_FLIGHT),
-            |e| Shape::of(&e),
+            |line| match line {
+                Line::Entry(e) => Ok(Shape::of(&e)),
+                Line::Envelope(env)
+                    if env.parent.is_none() || Kind::named(env.type_name) == Kind::Label =>
+                {
+                    Ok(Shape::of(&env.entry()?))
+                }
+                Line::Envelope(env) => Ok(Shape {
+                    id: env.id,
+                    parent: env.parent,
+                    target: None,
+                    whole: None,
+                }),
+            },
             |_, s| {
                 b.push(s);
                 true
