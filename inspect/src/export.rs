@@ -3,7 +3,7 @@
 //! conversation of the selected branch and the timeline, switchable between branches
 //! by a click), or JSON (the whole DAG: every entry with its line and children).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use std::io::Write;
 use std::path::Path;
@@ -11,13 +11,13 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value, json};
 use xcsh_log::parallel::{Window, read_parallel};
-use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
+use xcsh_log::{Body, Entry, Record, SessionLog};
 use xcsh_machine::{Decision, EntryId, UserOrigin};
 
 use crate::common::{args_pretty, cap, one_line, stop_text};
 use crate::error::InspectError;
 use crate::log::{Item, branch_items, item, origin_word};
-use crate::source::Source;
+use crate::source::{Source, Streamed};
 use crate::style::Style;
 use crate::tree::{self, Node, Tree};
 use xcsh_log::plan::concerns_plan;
@@ -210,38 +210,10 @@ mod family;
 
 pub use family::markdown_family;
 
-/// Leaves of branches: entries that are not labels and have no children other
-/// than labels, in file order.
-pub(crate) fn branch_leaves(log: &SessionLog) -> Vec<EntryId> {
-    let is_label = |e: &Entry| matches!(e.body, Body::Record(Record::Label { .. }));
-    let mut has_child: BTreeSet<EntryId> = BTreeSet::new();
-    for e in &log.entries {
-        if let Some(p) = e.parent
-            && !is_label(e)
-        {
-            has_child.insert(p);
-        }
-    }
-    log.entries
-        .iter()
-        .filter(|e| !is_label(e) && !has_child.contains(&e.id))
-        .map(|e| e.id)
-        .collect()
-}
-
 /// Chunks of the file in flight in each pass of the JSON export: the rendered text of
 /// a chunk is about twice its lines, and the workers need no more read ahead than
 /// this to stay busy.
 const IN_FLIGHT: usize = 6;
-
-/// What the JSON export keeps of an entry on its first pass over the file.
-struct Shape {
-    id: EntryId,
-    parent: Option<EntryId>,
-    label: bool,
-    /// The header's record (on the first line only).
-    header: Option<Box<SessionHeader>>,
-}
 
 /// Writes the whole DAG of the session file at `path` as JSON to `out` (`out_name`
 /// names it in errors): the leaves and branch points, every entry (line, id, parent,
@@ -266,47 +238,13 @@ fn write_json_member(
 ) -> Result<(), InspectError> {
     let family = family.filter(|f| f.as_array().is_some_and(|a| !a.is_empty()));
     let open = || std::fs::File::open(path).map_err(|e| InspectError::io(path, e));
-    let mut shapes: Vec<Shape> = Vec::new();
-    let mut lines: Vec<u32> = Vec::new();
-    read_parallel(
-        path,
-        open()?,
-        Window::in_flight(IN_FLIGHT),
-        |e| Shape {
-            id: e.id,
-            parent: e.parent,
-            label: matches!(e.body, Body::Record(Record::Label { .. })),
-            header: match e.body {
-                Body::Record(Record::Session(h)) => Some(Box::new(h)),
-                _ => None,
-            },
-        },
-        |line, shape| {
-            shapes.push(shape);
-            lines.push(line);
-            true
-        },
-    )?;
-    let Some(header) = shapes.first().and_then(|s| s.header.as_deref()).cloned() else {
-        return Err(InspectError::Log(LogError::NotASession {
-            path: path.to_path_buf(),
-        }));
-    };
+    let shapes = Streamed::new(path).shapes_decoding_every_line()?;
     let n = shapes.len();
-    let pos: HashMap<EntryId, u32> = shapes.iter().zip(0u32..).map(|(s, i)| (s.id, i)).collect();
-    let parent_pos = |s: &Shape| {
-        s.parent
-            .as_ref()
-            .and_then(|p| pos.get(p))
-            .map(|&p| p as usize)
-    };
     // The children of each position (labels too), in file order: `kids[start[p]..start[p + 1]]`.
     let mut start = vec![0u32; n + 1];
-    let mut has_branch_child = vec![false; n];
-    for s in &shapes {
-        if let Some(p) = parent_pos(s) {
+    for i in 0..n {
+        if let Some(p) = shapes.parent(i) {
             start[p + 1] += 1;
-            has_branch_child[p] |= !s.label;
         }
     }
     for i in 1..=n {
@@ -314,24 +252,20 @@ fn write_json_member(
     }
     let mut fill = start.clone();
     let mut kids = vec![EntryId(0); start[n] as usize];
-    for s in &shapes {
-        if let Some(p) = parent_pos(s) {
-            kids[fill[p] as usize] = s.id;
+    for i in 0..n {
+        if let Some(p) = shapes.parent(i) {
+            kids[fill[p] as usize] = shapes.id(i);
             fill[p] += 1;
         }
     }
     drop(fill);
     let children = |i: usize| &kids[start[i] as usize..start[i + 1] as usize];
-    let ids = |keep: &dyn Fn(usize) -> bool| -> Vec<EntryId> {
-        (0..n).filter(|&i| keep(i)).map(|i| shapes[i].id).collect()
-    };
-    let branch_points = ids(&|i| children(i).len() > 1);
-    let branches = ids(&|i| !shapes[i].label && !has_branch_child[i]);
-    let leaf = shapes
-        .iter()
-        .rev()
-        .find(|s| !s.label)
-        .map_or(EntryId(0), |s| s.id);
+    let branch_points: Vec<EntryId> = (0..n)
+        .filter(|&i| children(i).len() > 1)
+        .map(|i| shapes.id(i))
+        .collect();
+    let branches = shapes.branch_leaves();
+    let leaf = shapes.leaf();
     let werr = |e: std::io::Error| InspectError::io(out_name, e);
     let mut head = String::from("{\n");
     field(&mut head, "branch_points", &json!(branch_points), ",\n");
@@ -347,10 +281,11 @@ fn write_json_member(
         |e| {
             let (bytes, _) = Entry::encode(e.id, e.parent, None, e.ts, &e.body);
             let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            let at = pos.get(&e.id).map(|&i| i as usize);
+            let at = shapes.position(e.id);
             if let Value::Object(m) = &mut v {
                 m.insert("hash".into(), Value::String(e.hash.to_hex()));
-                m.insert("line".into(), json!(at.map(|i| lines[i])));
+                // Every line of a verified log is an entry: the line is the position + 1.
+                m.insert("line".into(), json!(at.map(|i| i + 1)));
                 m.insert("children".into(), json!(at.map_or(&[][..], children)));
             }
             indented(&v, "    ")
@@ -378,7 +313,7 @@ fn write_json_member(
     }
     field(&mut tail, "file", &json!(path.display().to_string()), ",\n");
     field(&mut tail, "leaf", &json!(leaf), ",\n");
-    let session = serde_json::to_value(&header).unwrap_or(Value::Null);
+    let session = serde_json::to_value(shapes.header()).unwrap_or(Value::Null);
     field(&mut tail, "session", &session, "\n}\n");
     out.write_all(tail.as_bytes()).map_err(werr)
 }
@@ -474,7 +409,7 @@ pub fn write_html(
     let tree = tree::build(log, false);
     let mut tree_lines = BTreeMap::new();
     lines(&tree.root, false, &mut tree_lines);
-    let leaves = branch_leaves(log);
+    let leaves = log.shapes()?.branch_leaves();
     let branches = leaves
         .iter()
         .zip(titles(log, &leaves))
@@ -855,7 +790,7 @@ mod tests {
             "session": log.header(),
             "file": log.path.display().to_string(),
             "leaf": log.leaf(),
-            "branches": branch_leaves(log),
+            "branches": log.shapes().unwrap().branch_leaves(),
             "branch_points": dag.branch_points(),
             "entries": entries,
         })

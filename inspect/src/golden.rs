@@ -84,7 +84,8 @@ fn views(fixture: &Path, tmp: &Path) -> String {
 
 /// Ends of branches (not labels), in file order.
 fn tree_leaves(log: &xcsh_log::SessionLog) -> Vec<EntryId> {
-    crate::export::branch_leaves(log)
+    use crate::source::Source;
+    log.shapes().unwrap().branch_leaves()
 }
 
 #[test]

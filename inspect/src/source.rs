@@ -139,6 +139,28 @@ impl Shapes {
         self.ids.len()
     }
 
+    /// The id of the entry at `pos` (its line is `pos + 1`: every line of a verified
+    /// log is an entry).
+    pub fn id(&self, pos: usize) -> EntryId {
+        self.ids[pos]
+    }
+
+    /// The position of the parent of the entry at `pos` (none for the header).
+    pub fn parent(&self, pos: usize) -> Option<usize> {
+        let p = self.parents[pos];
+        (p != NONE).then_some(p as usize)
+    }
+
+    /// Whether the entry at `pos` is a `label` record.
+    pub fn is_label(&self, pos: usize) -> bool {
+        self.is_label[pos]
+    }
+
+    /// The position of the entry `id`.
+    pub fn position(&self, id: EntryId) -> Option<usize> {
+        self.position.get(&id).map(|&p| p as usize)
+    }
+
     /// Whether the first pass read no entry (never, for a session: it has a header).
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
@@ -253,17 +275,18 @@ impl Streamed {
     fn open(&self) -> Result<File, InspectError> {
         File::open(&self.path).map_err(|e| InspectError::io(&self.path, e))
     }
-}
 
-impl Source for Streamed {
-    fn file(&self) -> &Path {
-        &self.path
+    /// The first pass with every line's body decoded too, so that a body that would
+    /// not decode fails it, before anything is written (the JSON export).
+    pub fn shapes_decoding_every_line(&self) -> Result<Shapes, InspectError> {
+        self.first_pass(true)
     }
 
-    fn shapes(&self) -> Result<Shapes, InspectError> {
+    /// The first pass: every line verified through the chain; of a line in the
+    /// writer's form only its envelope is read unless `decode_all`, but for the
+    /// header and the labels, whose bodies the shape keeps.
+    fn first_pass(&self, decode_all: bool) -> Result<Shapes, InspectError> {
         let mut b = Building::new(&self.path);
-        // Every line verified; of a line in the writer's form only its envelope is
-        // read, but for the header and the labels, whose bodies the shape keeps.
         read_lines_parallel(
             &self.path,
             self.open()?,
@@ -271,7 +294,9 @@ impl Source for Streamed {
             |line| match line {
                 Line::Entry(e) => Ok(Shape::of(&e)),
                 Line::Envelope(env)
-                    if env.parent.is_none() || Kind::named(env.type_name) == Kind::Label =>
+                    if decode_all
+                        || env.parent.is_none()
+                        || Kind::named(env.type_name) == Kind::Label =>
                 {
                     Ok(Shape::of(&env.entry()?))
                 }
@@ -288,6 +313,18 @@ impl Source for Streamed {
             },
         )?;
         Ok(b.finish()?)
+    }
+}
+
+impl Source for Streamed {
+    fn file(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every line verified; of a line in the writer's form only its envelope is read,
+    /// but for the header and the labels, whose bodies the shape keeps.
+    fn shapes(&self) -> Result<Shapes, InspectError> {
+        self.first_pass(false)
     }
 
     fn entries<T: Send>(
