@@ -85,6 +85,11 @@ impl<L: Layer> ToolExecutor for Layered<L> {
         self.inner.execute_with(call, context)
     }
 
+    /// A layer's own tools start once durable; the inner executor's say for theirs.
+    fn starts_gated(&self, call: &ToolCall) -> bool {
+        !self.layer.owns(&call.name) && self.inner.starts_gated(call)
+    }
+
     fn mutating(&self) -> Vec<String> {
         self.layer.mutating(self.inner.mutating())
     }

@@ -153,6 +153,15 @@ pub trait ToolExecutor: Send + Sync + 'static {
     fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
         self.execute(call, context.cancel)
     }
+    /// Whether `execute_with` may be called for `call` before its `tool_dispatched`
+    /// entry is durable (write-ahead, SPEC.md §21.4): the executor then starts only
+    /// what has no effect yet (bash: its shell, held at a gate) and does nothing of
+    /// the call until `context.durable` resolves. The default, `false`, has the
+    /// runtime call `execute_with` only once the dispatch is durable.
+    fn starts_gated(&self, call: &ToolCall) -> bool {
+        let _ = call;
+        false
+    }
     /// The names of the tools that change the workspace; they go through the
     /// permission policy. Read-only tools never ask.
     fn mutating(&self) -> Vec<String> {
@@ -197,6 +206,10 @@ pub struct CallContext {
     /// What the run had left when the call started: the `task` tool sizes its
     /// sub-agent's limits from it (SPEC.md §29.3). `None` outside a run.
     pub run: Option<RunHeadroom>,
+    /// When the call's dispatch is durable. Only a call started gated
+    /// ([`ToolExecutor::starts_gated`]) can see it pending; every other call starts
+    /// durable already.
+    pub durable: Durable,
 }
 
 impl CallContext {
@@ -207,7 +220,55 @@ impl CallContext {
             progress: ToolProgress::none(),
             dispatch: None,
             run: None,
+            durable: Durable::now(),
         }
+    }
+}
+
+/// Whether a call's `tool_dispatched` entry is durable yet: the write-ahead rule a
+/// call started gated ([`ToolExecutor::starts_gated`]) waits on before anything of
+/// it happens. The runtime holds the [`MakeDurable`] of a sync in progress.
+#[derive(Debug, Clone)]
+pub struct Durable(Option<tokio::sync::watch::Receiver<bool>>);
+
+/// The runtime's end of a [`Durable`]: [`MakeDurable::done`] once the log is synced.
+/// Dropped without it, the dispatch never became durable, and the gated calls
+/// must never start.
+#[derive(Debug)]
+pub struct MakeDurable(tokio::sync::watch::Sender<bool>);
+
+impl Durable {
+    /// Durable already (outside a run, or synced before the call started).
+    pub fn now() -> Durable {
+        Durable(None)
+    }
+
+    /// Not durable yet: it becomes so when the returned [`MakeDurable`] says so.
+    pub fn pending() -> (MakeDurable, Durable) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (MakeDurable(tx), Durable(Some(rx)))
+    }
+
+    /// Whether it is durable at this moment.
+    pub fn is_now(&self) -> bool {
+        self.0.as_ref().is_none_or(|rx| *rx.borrow())
+    }
+
+    /// Resolves `true` once durable, `false` if it never will be (the sync failed
+    /// and the runtime dropped its [`MakeDurable`]).
+    pub async fn wait(self) -> bool {
+        match self.0 {
+            None => true,
+            Some(mut rx) => rx.wait_for(|durable| *durable).await.is_ok(),
+        }
+    }
+}
+
+impl MakeDurable {
+    /// The log is synced: every call waiting on this sync may go.
+    pub fn done(self) {
+        // Receivers that are gone (their calls ended) need no word.
+        let _ = self.0.send(true);
     }
 }
 

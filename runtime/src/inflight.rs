@@ -15,13 +15,11 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::ApprovalAnswer;
-use xcsh_log::blobs::Dispatch;
 use xcsh_machine::{
     CallId, ProviderError, ProviderErrorKind, StepNo, ToolCall, ToolOutcome, ToolStatus,
 };
-use xcsh_ports::RunHeadroom;
 use xcsh_providers::BoxFuture;
-use xcsh_tools::{CallContext, ToolExecutor, ToolProgress};
+use xcsh_tools::{CallContext, ToolExecutor};
 
 /// Work that finished: a tool call, an approval, a summary.
 pub(super) enum Done {
@@ -63,10 +61,7 @@ pub(super) struct ToolRun {
 /// A dispatched tool call waiting for a free slot: it has not started.
 struct Waiting {
     call: ToolCall,
-    dispatch: Dispatch,
-    run: RunHeadroom,
-    cancel: CancellationToken,
-    progress: ToolProgress,
+    context: CallContext,
 }
 
 /// The dispatched tool calls the runtime executes: at most `limit` run at once
@@ -96,23 +91,11 @@ impl ToolSlots {
         }
     }
 
-    /// A dispatched call (its decision already durable): it starts now when a slot
-    /// is free, else it waits behind the calls dispatched before it.
-    pub(super) fn dispatch(
-        &mut self,
-        call: ToolCall,
-        dispatch: Dispatch,
-        run: RunHeadroom,
-        cancel: CancellationToken,
-        progress: ToolProgress,
-    ) {
-        self.waiting.push_back(Waiting {
-            call,
-            dispatch,
-            run,
-            cancel,
-            progress,
-        });
+    /// A dispatched call: it starts now when a slot is free, else it waits behind
+    /// the calls dispatched before it. Its decision is durable already, or (a call
+    /// the executor starts gated) becomes so when `context.durable` says.
+    pub(super) fn dispatch(&mut self, call: ToolCall, context: CallContext) {
+        self.waiting.push_back(Waiting { call, context });
         self.fill();
     }
 
@@ -137,17 +120,10 @@ impl ToolSlots {
     /// cancelled ends as cancelled instead.
     fn fill(&mut self) {
         while self.runs.len() < self.limit.get() {
-            let Some(Waiting {
-                call,
-                dispatch,
-                run,
-                cancel,
-                progress,
-            }) = self.waiting.pop_front()
-            else {
+            let Some(Waiting { call, context }) = self.waiting.pop_front() else {
                 return;
             };
-            if cancel.is_cancelled() {
+            if context.cancel.is_cancelled() {
                 self.ended.push_back(never_started(call, self.limit));
                 continue;
             }
@@ -157,15 +133,7 @@ impl ToolSlots {
             let name = call.name.clone();
             let work = std::panic::catch_unwind(std::panic::AssertUnwindSafe({
                 let call = call.clone();
-                move || {
-                    let context = CallContext {
-                        cancel,
-                        progress,
-                        dispatch: Some(dispatch),
-                        run: Some(run),
-                    };
-                    tools.execute_with(call, context)
-                }
+                move || tools.execute_with(call, context)
             }))
             .unwrap_or_else(move |_| {
                 Box::pin(async move {

@@ -26,8 +26,9 @@ use xcsh_machine::{
     CallId, EntryId, Machine, Permissions, ProviderError, ProviderErrorKind, RunConfig, StepNo,
     StreamEvent,
 };
+use xcsh_ports::{Durable, MakeDurable};
 use xcsh_providers::{ModelRequest, Provider, StreamCall, StreamItem, StreamSink};
-use xcsh_tools::{OutputStream, ToolExecutor, ToolProgress, ToolSpec};
+use xcsh_tools::{CallContext, OutputStream, ToolExecutor, ToolProgress, ToolSpec};
 
 /// Transient output of a running tool call, on its way to the owner task.
 type Progress = (CallId, OutputStream, String);
@@ -94,6 +95,11 @@ pub(crate) struct Owner {
     /// is woken once for them rather than once each.
     outbox: Vec<RunEvent>,
     work: Work,
+    /// A sync the journal asked for and the owner has not made yet: it is made
+    /// before the next action that needs it, or when the actions of a happening
+    /// are done, whichever comes first; meanwhile a tool call the executor starts
+    /// gated is started, so that it starts up while the disk works (SPEC.md §21.4).
+    sync_due: Option<(MakeDurable, Durable)>,
     /// The journal's time is measured from here.
     origin: Instant,
 }
@@ -169,6 +175,7 @@ impl Owner {
                 summary: None,
                 extraction: None,
             },
+            sync_due: None,
             origin: Instant::now(),
         }
     }
@@ -287,6 +294,19 @@ impl Owner {
             .on(happening, now, &mut Stamped(&mut self.writer))?;
         for action in actions {
             self.act(action)?;
+        }
+        self.sync_if_due()
+    }
+
+    /// Makes the sync that is due (write-ahead): the waiting events go out first,
+    /// their reader works while the disk does; then the calls started gated may go.
+    fn sync_if_due(&mut self) -> Result<(), RuntimeError> {
+        if let Some((durable, _)) = self.sync_due.take() {
+            self.flush_events();
+            // On an error, `durable` is dropped unsaid: the gated calls never start.
+            self.writer.sync()?;
+            durable.done();
+            self.happen(Happening::Synced)?;
         }
         Ok(())
     }
@@ -407,14 +427,23 @@ impl Owner {
     }
 
     fn act(&mut self, action: Action) -> Result<(), RuntimeError> {
+        // What may come before the sync that is due: events, the sync itself, and a
+        // tool call its executor starts gated. Anything else (a new action too) is
+        // carried out after it.
+        let before_sync = match &action {
+            Action::Emit(_) | Action::Sync => true,
+            Action::StartTool { call, .. } => self.tools.starts_gated(call),
+            _ => false,
+        };
+        if !before_sync {
+            self.sync_if_due()?;
+        }
         match action {
             Action::Emit(event) => self.outbox.push(event),
             Action::Sync => {
-                // Write-ahead; the waiting events go out first: their reader works
-                // while the disk does.
-                self.flush_events();
-                self.writer.sync()?;
-                self.happen(Happening::Synced)?;
+                if self.sync_due.is_none() {
+                    self.sync_due = Some(Durable::pending());
+                }
             }
             Action::Release(entries) => {
                 let released: Vec<Dispatch> =
@@ -431,11 +460,17 @@ impl Owner {
                 let cancel = CancellationToken::new();
                 self.work.tools.push((call.id.clone(), cancel.clone()));
                 let progress = self.progress_sink(&call.id);
-                let dispatch = self.dispatch(dispatched);
-                let run = self.headroom();
-                self.work
-                    .tool_slots
-                    .dispatch(call, dispatch, run, cancel, progress);
+                let context = CallContext {
+                    cancel,
+                    progress,
+                    dispatch: Some(self.dispatch(dispatched)),
+                    run: Some(self.headroom()),
+                    durable: match &self.sync_due {
+                        Some((_, durable)) => durable.clone(),
+                        None => Durable::now(),
+                    },
+                };
+                self.work.tool_slots.dispatch(call, context);
             }
             Action::CancelTool { call_id } => {
                 if let Some((_, token)) = self.work.tools.iter().find(|(id, _)| *id == call_id) {

@@ -11,7 +11,7 @@ use xcsh_log::{Body, Record, ToolResultRecord, read_session};
 use xcsh_machine::{Decision, StopReason, ToolStatus};
 
 mod harness;
-use harness::{PROMPTED, Pair, calls, index};
+use harness::{PROMPTED, Pair, calls, index, tool_results};
 
 /// A run whose first step asks for `n` `block` calls, and whose second answers.
 fn start(n: usize, limit: usize) -> Pair {
@@ -190,5 +190,19 @@ async fn an_interrupt_settles_the_waiting_calls_as_cancelled_without_starting_th
         durations,
         vec![0; 4],
         "a call that never started took no time"
+    );
+}
+
+/// Write-ahead with a gated start (SPEC.md §21.4): a call its executor starts gated
+/// is started while its dispatch is synced, and runs once it is durable; any other
+/// call is started only then.
+#[tokio::test(start_paused = true)]
+async fn a_gated_call_starts_before_its_dispatch_is_durable_and_runs_after() {
+    let script = r#"{"tool_calls":[{"name":"gated","arguments":{}},{"name":"echo","arguments":{"i":1}}]}
+{"text":"all done"}"#;
+    let end = Pair::start(script, "go", |_| {}).finish().await;
+    assert_eq!(
+        tool_results(&end.path),
+        ["durable when started: false, when run: true", r#"{"i":1}"#]
     );
 }

@@ -16,7 +16,7 @@ use xcsh_runtime::{ApprovalAnswer, RunEvent};
 use xcsh_tools::{OutputStream, StandardTools, ToolExecutor};
 
 mod harness;
-use harness::{DONE_AT_STEP_3, PROMPTED, Pair, scrub};
+use harness::{DONE_AT_STEP_3, PROMPTED, Pair, scrub, tool_results};
 
 const BASH_RESULT: &str = "exit code: 0\nduration: _ ms\nstdout:\na\nb\nc\nstderr:\ne";
 
@@ -94,16 +94,7 @@ async fn bash_output_arrives_as_tool_output_events_while_it_runs_and_before_its_
     let result = result.unwrap();
     assert_eq!(scrub(&result), BASH_RESULT);
     // The recorded result is the event's content: progress is not recorded.
-    let log = read_session(&end.path).unwrap();
-    let recorded = log
-        .entries
-        .iter()
-        .find_map(|e| match &e.body {
-            Body::Record(Record::ToolResult(r)) => Some(r.outcome.content.clone()),
-            _ => None,
-        })
-        .unwrap();
-    assert_eq!(recorded, result);
+    assert_eq!(tool_results(&end.path), [result]);
     let log_text = std::fs::read_to_string(&end.path).unwrap();
     assert!(!log_text.contains("tool_output"));
 }

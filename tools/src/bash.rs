@@ -21,8 +21,12 @@ use super::params::Param;
 use super::procs;
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
 use crate::sandbox::Sandbox;
+use gate::Gate;
 use xcsh_log::secrets::ShellEnv;
 use xcsh_machine::{CallId, ToolOutcome, ToolStatus};
+use xcsh_ports::Durable;
+
+mod gate;
 
 pub(crate) const NAME: &str = "bash";
 
@@ -240,6 +244,97 @@ enum End {
     Cancelled,
 }
 
+/// `bash -c text` as every call runs it: the shell its own `PATH` finds, in the
+/// workspace root, its own process group, exactly `env`, stdin at EOF, stdout and
+/// stderr piped.
+fn shell(env: &ShellEnv, root: &Path, text: &str) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = match shell_program(env, root) {
+        Some(bash) => std::process::Command::new(bash),
+        None => std::process::Command::new("bash"),
+    };
+    command
+        .arg0("bash")
+        .arg("-c")
+        .arg(text)
+        .current_dir(root)
+        .env_clear()
+        .envs(env.vars())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    command
+}
+
+/// Whether calls in `env` may start their shell held at a gate ([`gate`]): not
+/// when the environment changes how bash starts (its own `BASH_ENV`, or
+/// `SHELLOPTS` / `POSIXLY_CORRECT`, which may turn the start-up file off or trace
+/// it), and only if the shell, tried once, holds.
+pub(crate) fn gate_holds(env: &ShellEnv, root: &Path) -> bool {
+    let changes_start_up = env.vars().any(|(name, _)| {
+        ["BASH_ENV", "ENV", "SHELLOPTS", "POSIXLY_CORRECT"]
+            .iter()
+            .any(|v| name == *v)
+    });
+    !changes_start_up && gate::holds(shell(env, root, "printf ran"))
+}
+
+/// A shell started for a call: running, or held at its gate.
+pub(crate) struct Shell {
+    child: tokio::process::Child,
+    procs: procs::CallProcs,
+    pgid: libc::pid_t,
+    gate: Option<Gate>,
+    timeout: Duration,
+}
+
+/// Starts the shell of a call (held at a gate when `gated`): spawned now, so that
+/// it starts up while the caller waits for the dispatch to be durable. Must be
+/// called inside the tokio runtime. An error is the call's result.
+pub(crate) fn start(
+    call: &CallId,
+    root: &Path,
+    default_timeout: Duration,
+    env: &ShellEnv,
+    sandbox: Option<&std::sync::Arc<Sandbox>>,
+    args: &Args,
+    gated: bool,
+) -> Result<Shell, ToolOutcome> {
+    let error = |content: String| ToolOutcome {
+        status: ToolStatus::Error,
+        content,
+    };
+    let timeout = args
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(default_timeout);
+    let mut command = shell(env, root, &args.command);
+    let gate = match gated.then(|| Gate::hold(&mut command)).transpose() {
+        Ok(gate) => gate,
+        Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
+    };
+    let mut command = Command::from(command);
+    if let Some(sandbox) = sandbox {
+        sandbox.confine(&mut command);
+    }
+    let (child, procs) = match procs::spawn_marked(&mut command, call) {
+        Ok(spawned) => spawned,
+        Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
+    };
+    // A freshly spawned child that has not been waited for always has an id.
+    let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+        return Err(error("`bash -c` started without a process id".to_owned()));
+    };
+    Ok(Shell {
+        child,
+        procs,
+        pgid,
+        gate,
+        timeout,
+    })
+}
+
 // The call's settings, each from a different owner (the executor's options, its
 // sandbox, the call): a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
@@ -254,41 +349,50 @@ pub(crate) async fn run(
     cancel: CancellationToken,
     progress: ToolProgress,
 ) -> ToolOutcome {
-    let error = |content: String| ToolOutcome {
-        status: ToolStatus::Error,
-        content,
-    };
-    let timeout = args
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(default_timeout);
-    let started = Instant::now();
-    let mut command = match shell_program(env, root) {
-        Some(bash) => Command::new(bash),
-        None => Command::new("bash"),
-    };
-    command
-        .arg0("bash")
-        .arg("-c")
-        .arg(&args.command)
-        .current_dir(root)
-        .env_clear()
-        .envs(env.vars())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(sandbox) = sandbox {
-        sandbox.confine(&mut command);
+    match start(call, root, default_timeout, env, sandbox, &args, false) {
+        Ok(shell) => finish(shell, caps, sandbox, cancel, progress, Durable::now()).await,
+        Err(outcome) => outcome,
     }
-    let (mut child, mut procs) = match procs::spawn_marked(&mut command, call) {
-        Ok(spawned) => spawned,
-        Err(e) => return error(format!("cannot start `bash -c` for `command`: {e}")),
-    };
-    // A freshly spawned child that has not been waited for always has an id.
-    let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
-        return error("`bash -c` started without a process id".to_owned());
-    };
+}
+
+/// Runs a started shell to its end: opens its gate once `durable` (a shell held
+/// there whose dispatch never becomes durable, or whose call is cancelled first,
+/// exits without running its command), then reads its output until it ends, times
+/// out or is cancelled.
+pub(crate) async fn finish(
+    shell: Shell,
+    caps: Caps,
+    sandbox: Option<&std::sync::Arc<Sandbox>>,
+    cancel: CancellationToken,
+    progress: ToolProgress,
+    durable: Durable,
+) -> ToolOutcome {
+    let Shell {
+        mut child,
+        mut procs,
+        pgid,
+        gate,
+        timeout,
+    } = shell;
+    let mut notes = Vec::new();
+    if let Some(gate) = gate {
+        let go = tokio::select! {
+            biased;
+            () = cancel.cancelled() => false,
+            durable = durable.wait() => durable,
+        };
+        if go {
+            // A shell that is gone already says why in its exit status.
+            let _ = gate.open();
+        } else {
+            drop(gate);
+            notes.push(format!(
+                "the command was not run: the call ended before its dispatch was durable (the shell exited {} at its gate)",
+                gate::HELD_EXIT
+            ));
+        }
+    }
+    let started = Instant::now();
     let stdout = tokio::spawn(drain(
         child.stdout.take(),
         caps.max_bytes,
@@ -306,7 +410,6 @@ pub(crate) async fn run(
         status = child.wait() => (End::Exited, Some(status)),
         () = tokio::time::sleep(timeout) => (End::TimedOut, None),
     };
-    let mut notes = Vec::new();
     let status = match exited {
         Some(status) => status,
         None => {

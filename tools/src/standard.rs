@@ -83,6 +83,9 @@ struct Inner {
     changes: Mutex<BTreeMap<CallId, Vec<FileChange>>>,
     /// The prepared sandbox of bash calls (`None` with `off`).
     sandbox: Option<Arc<Sandbox>>,
+    /// Whether bash calls may start held at a gate (SPEC.md §21.4): the shell tried
+    /// once, at the first call that could.
+    gate: std::sync::OnceLock<bool>,
 }
 
 /// The standard tools over one workspace, for one run (or session): the
@@ -135,6 +138,7 @@ impl StandardTools {
                 tools,
                 changes: Mutex::new(BTreeMap::new()),
                 sandbox,
+                gate: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -232,9 +236,36 @@ impl ToolExecutor for StandardTools {
     /// bash reports its stdout and stderr as they are read; the other tools report
     /// nothing (their results come at once). `edit` and `write` keep before-images
     /// of a call with a dispatch.
+    ///
+    /// A bash call started before its dispatch is durable spawns its shell now, held
+    /// at a gate that opens once `context.durable` resolves.
     fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
         let inner = Arc::clone(&self.inner);
+        if !context.durable.is_now() && self.starts_gated(&call) {
+            return match inner.start_gated(&call) {
+                Ok(shell) => Box::pin(async move {
+                    let CallContext {
+                        cancel,
+                        progress,
+                        durable,
+                        ..
+                    } = context;
+                    bash::finish(shell, inner.options.caps, None, cancel, progress, durable).await
+                }),
+                Err(outcome) => Box::pin(std::future::ready(outcome)),
+            };
+        }
         Box::pin(async move { Inner::execute(inner, call, context).await })
+    }
+
+    /// bash outside a sandbox, when its shell holds at the gate (tried once).
+    fn starts_gated(&self, call: &ToolCall) -> bool {
+        let inner = &self.inner;
+        call.name == bash::NAME
+            && inner.sandbox.is_none()
+            && *inner
+                .gate
+                .get_or_init(|| bash::gate_holds(&inner.options.shell_env, inner.workspace.root()))
     }
 
     /// Removes the manifests of calls whose results are durable (and the blobs no
@@ -292,28 +323,58 @@ impl Inner {
         self.changes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The call's arguments, checked against its tool's schema; or its result.
+    fn arguments(&self, call: &ToolCall) -> Result<Value, ToolOutcome> {
+        let Some(tool) = self.tools.iter().find(|t| t.spec.name == call.name) else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.spec.name.as_str()).collect();
+            return Err(error(format!(
+                "no tool named `{}`; the tools are: {}",
+                call.name,
+                names.join(", ")
+            )));
+        };
+        let value = arguments::parse(&call.name, &call.arguments).map_err(error)?;
+        tool.schema
+            .validate(&tool.spec.name, &value)
+            .map_err(error)?;
+        Ok(value)
+    }
+
+    /// A bash call's shell, started held at its gate.
+    fn start_gated(&self, call: &ToolCall) -> Result<bash::Shell, ToolOutcome> {
+        let args = self
+            .arguments(call)
+            .and_then(|value| typed(&call.name, value))?;
+        bash::start(
+            &call.id,
+            self.workspace.root(),
+            self.options.bash_timeout,
+            &self.options.shell_env,
+            None,
+            &args,
+            true,
+        )
+    }
+
     async fn execute(this: Arc<Inner>, call: ToolCall, context: CallContext) -> ToolOutcome {
         let CallContext {
             cancel,
             progress,
             dispatch,
             run: _,
+            durable,
         } = context;
-        let Some(tool) = this.tools.iter().find(|t| t.spec.name == call.name) else {
-            let names: Vec<&str> = this.tools.iter().map(|t| t.spec.name.as_str()).collect();
+        // Started before its dispatch was durable: nothing happens until it is.
+        if !durable.wait().await {
             return error(format!(
-                "no tool named `{}`; the tools are: {}",
-                call.name,
-                names.join(", ")
+                "`{}` was not run: its dispatch could not be made durable",
+                call.name
             ));
-        };
-        let value = match arguments::parse(&call.name, &call.arguments) {
-            Ok(value) => value,
-            Err(message) => return error(message),
-        };
-        if let Err(message) = tool.schema.validate(&tool.spec.name, &value) {
-            return error(message);
         }
+        let value = match this.arguments(&call) {
+            Ok(value) => value,
+            Err(outcome) => return outcome,
+        };
         if cancel.is_cancelled() {
             return cancelled(&call.name);
         }

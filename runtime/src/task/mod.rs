@@ -90,6 +90,8 @@ impl Delegation {
             progress,
             dispatch: Some(dispatch),
             run: Some(run),
+            // Not gated (`starts_gated` is false): durable before the call starts.
+            durable: _,
         } = context
         else {
             return Err(

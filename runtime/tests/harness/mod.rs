@@ -41,7 +41,7 @@ use xcsh_runtime::{
     SessionTarget, Task, run_agent,
 };
 use xcsh_tools::testing::TestTools;
-use xcsh_tools::{CANCELLED_NOTE, StandardTools, ToolExecutor, ToolSpec};
+use xcsh_tools::{CANCELLED_NOTE, CallContext, StandardTools, ToolExecutor, ToolSpec};
 
 /// What a run is started with; `Pair::start` hands it to the test to change.
 pub struct Setup {
@@ -491,6 +491,10 @@ impl ToolExecutor for Scripted {
         for (name, description) in [
             ("wait", "Waits `ms` milliseconds, then returns `out`."),
             ("block", "Waits until the test lets it end."),
+            (
+                "gated",
+                "Started gated: says whether its dispatch was durable when it started and when it ran.",
+            ),
         ] {
             specs.push(ToolSpec {
                 name: name.into(),
@@ -503,6 +507,25 @@ impl ToolExecutor for Scripted {
 
     fn mutating(&self) -> Vec<String> {
         self.0.mutating.lock().unwrap().clone()
+    }
+
+    fn starts_gated(&self, call: &ToolCall) -> bool {
+        call.name == "gated"
+    }
+
+    /// `gated` reads its dispatch's durability as it is started and as it runs.
+    fn execute_with(&self, call: ToolCall, context: CallContext) -> BoxFuture<ToolOutcome> {
+        if call.name != "gated" {
+            return self.execute(call, context.cancel);
+        }
+        let started = context.durable.is_now();
+        Box::pin(async move {
+            let ran = context.durable.wait().await;
+            outcome(
+                ToolStatus::Ok,
+                format!("durable when started: {started}, when run: {ran}"),
+            )
+        })
     }
 
     fn execute(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<ToolOutcome> {
@@ -550,6 +573,18 @@ fn outcome(status: ToolStatus, content: String) -> ToolOutcome {
 }
 
 /// The `i` argument of a scripted call.
+/// The content of each `tool_result` entry of the log at `path`, in log order.
+pub fn tool_results(path: &Path) -> Vec<String> {
+    let log = read_session(path).unwrap();
+    log.entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Record(Record::ToolResult(r)) => Some(r.outcome.content.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn index(call: &ToolCall) -> usize {
     let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
     usize::try_from(args["i"].as_u64().unwrap()).unwrap()
