@@ -244,40 +244,125 @@ enum End {
     Cancelled,
 }
 
-/// `bash -c text` as every call runs it: the shell its own `PATH` finds, in the
-/// workspace root, its own process group, exactly `env`, stdin at EOF, stdout and
-/// stderr piped.
-fn shell(env: &ShellEnv, root: &Path, text: &str) -> std::process::Command {
-    use std::os::unix::process::CommandExt;
-    let mut command = match shell_program(env, root) {
-        Some(bash) => std::process::Command::new(bash),
-        None => std::process::Command::new("bash"),
-    };
-    command
-        .arg0("bash")
-        .arg("-c")
-        .arg(text)
-        .current_dir(root)
-        .env_clear()
-        .envs(env.vars())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    command
+/// How one tool set starts its shells: the program (found once, when the tool set
+/// is made), the workspace root, the shell environment, the default timeout, and
+/// whether the gate holds (tried at the first call that could use it).
+#[derive(Debug)]
+pub(crate) struct Shells {
+    program: Option<PathBuf>,
+    root: PathBuf,
+    env: ShellEnv,
+    default_timeout: Duration,
+    gate: std::sync::OnceLock<bool>,
 }
 
-/// Whether calls in `env` may start their shell held at a gate ([`gate`]): not
-/// when the environment changes how bash starts (its own `BASH_ENV`, or
-/// `SHELLOPTS` / `POSIXLY_CORRECT`, which may turn the start-up file off or trace
-/// it), and only if the shell, tried once, holds.
-pub(crate) fn gate_holds(env: &ShellEnv, root: &Path) -> bool {
-    let changes_start_up = env.vars().any(|(name, _)| {
-        ["BASH_ENV", "ENV", "SHELLOPTS", "POSIXLY_CORRECT"]
-            .iter()
-            .any(|v| name == *v)
-    });
-    !changes_start_up && gate::holds(shell(env, root, "printf ran"))
+impl Shells {
+    pub(crate) fn new(root: &Path, env: ShellEnv, default_timeout: Duration) -> Shells {
+        Shells {
+            program: shell_program(&env, root),
+            root: root.to_path_buf(),
+            env,
+            default_timeout,
+            gate: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `bash -c text` as every call runs it: in the workspace root, its own process
+    /// group, exactly the shell environment, stdin at EOF, stdout and stderr piped.
+    fn command(&self, text: &str) -> std::process::Command {
+        use std::os::unix::process::CommandExt;
+        let mut command = match &self.program {
+            Some(bash) => std::process::Command::new(bash),
+            None => std::process::Command::new("bash"),
+        };
+        command
+            .arg0("bash")
+            .arg("-c")
+            .arg(text)
+            .current_dir(&self.root)
+            .env_clear()
+            .envs(self.env.vars())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        command
+    }
+
+    /// Whether calls may start their shell held at a gate ([`gate`]): not when the
+    /// environment changes how bash starts (its own `BASH_ENV`, or `SHELLOPTS` /
+    /// `POSIXLY_CORRECT`, which may turn the start-up file off or trace it), and
+    /// only if the shell, tried once, holds.
+    pub(crate) fn gate_holds(&self) -> bool {
+        *self.gate.get_or_init(|| {
+            let changes_start_up = self.env.vars().any(|(name, _)| {
+                ["BASH_ENV", "ENV", "SHELLOPTS", "POSIXLY_CORRECT"]
+                    .iter()
+                    .any(|v| name == *v)
+            });
+            !changes_start_up && gate::holds(self.command("printf ran"))
+        })
+    }
+
+    /// Starts the shell of a call (held at a gate when `gated`): spawned now, so
+    /// that it starts up while the caller waits for the dispatch to be durable. Must
+    /// be called inside the tokio runtime. An error is the call's result.
+    pub(crate) fn start(
+        &self,
+        call: &CallId,
+        sandbox: Option<&std::sync::Arc<Sandbox>>,
+        args: &Args,
+        gated: bool,
+    ) -> Result<Shell, ToolOutcome> {
+        let error = |content: String| ToolOutcome {
+            status: ToolStatus::Error,
+            content,
+        };
+        let timeout = args
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(self.default_timeout);
+        let mut command = self.command(&args.command);
+        let gate = match gated.then(|| Gate::hold(&mut command)).transpose() {
+            Ok(gate) => gate,
+            Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
+        };
+        let mut command = Command::from(command);
+        if let Some(sandbox) = sandbox {
+            sandbox.confine(&mut command);
+        }
+        let (child, procs) = match procs::spawn_marked(&mut command, call) {
+            Ok(spawned) => spawned,
+            Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
+        };
+        // A freshly spawned child that has not been waited for always has an id.
+        let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+            return Err(error("`bash -c` started without a process id".to_owned()));
+        };
+        Ok(Shell {
+            child,
+            procs,
+            pgid,
+            gate,
+            timeout,
+        })
+    }
+
+    /// Runs a call's shell, not gated, to its end.
+    pub(crate) async fn run(
+        &self,
+        call: &CallId,
+        caps: Caps,
+        sandbox: Option<&std::sync::Arc<Sandbox>>,
+        args: Args,
+        cancel: CancellationToken,
+        progress: ToolProgress,
+    ) -> ToolOutcome {
+        match self.start(call, sandbox, &args, false) {
+            Ok(shell) => finish(shell, caps, sandbox, cancel, progress, Durable::now()).await,
+            Err(outcome) => outcome,
+        }
+    }
 }
 
 /// A shell started for a call: running, or held at its gate.
@@ -287,72 +372,6 @@ pub(crate) struct Shell {
     pgid: libc::pid_t,
     gate: Option<Gate>,
     timeout: Duration,
-}
-
-/// Starts the shell of a call (held at a gate when `gated`): spawned now, so that
-/// it starts up while the caller waits for the dispatch to be durable. Must be
-/// called inside the tokio runtime. An error is the call's result.
-pub(crate) fn start(
-    call: &CallId,
-    root: &Path,
-    default_timeout: Duration,
-    env: &ShellEnv,
-    sandbox: Option<&std::sync::Arc<Sandbox>>,
-    args: &Args,
-    gated: bool,
-) -> Result<Shell, ToolOutcome> {
-    let error = |content: String| ToolOutcome {
-        status: ToolStatus::Error,
-        content,
-    };
-    let timeout = args
-        .timeout_ms
-        .map(Duration::from_millis)
-        .unwrap_or(default_timeout);
-    let mut command = shell(env, root, &args.command);
-    let gate = match gated.then(|| Gate::hold(&mut command)).transpose() {
-        Ok(gate) => gate,
-        Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
-    };
-    let mut command = Command::from(command);
-    if let Some(sandbox) = sandbox {
-        sandbox.confine(&mut command);
-    }
-    let (child, procs) = match procs::spawn_marked(&mut command, call) {
-        Ok(spawned) => spawned,
-        Err(e) => return Err(error(format!("cannot start `bash -c` for `command`: {e}"))),
-    };
-    // A freshly spawned child that has not been waited for always has an id.
-    let Some(pgid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
-        return Err(error("`bash -c` started without a process id".to_owned()));
-    };
-    Ok(Shell {
-        child,
-        procs,
-        pgid,
-        gate,
-        timeout,
-    })
-}
-
-// The call's settings, each from a different owner (the executor's options, its
-// sandbox, the call): a struct would only rename them.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn run(
-    call: &CallId,
-    root: &Path,
-    caps: Caps,
-    default_timeout: Duration,
-    env: &ShellEnv,
-    sandbox: Option<&std::sync::Arc<Sandbox>>,
-    args: Args,
-    cancel: CancellationToken,
-    progress: ToolProgress,
-) -> ToolOutcome {
-    match start(call, root, default_timeout, env, sandbox, &args, false) {
-        Ok(shell) => finish(shell, caps, sandbox, cancel, progress, Durable::now()).await,
-        Err(outcome) => outcome,
-    }
 }
 
 /// Runs a started shell to its end: opens its gate once `durable` (a shell held
@@ -541,18 +560,16 @@ mod tests {
                 .into(),
             timeout_ms: None,
         };
-        let outcome = run(
-            &CallId("c1".into()),
-            dir.path(),
-            Caps::default(),
-            DEFAULT_TIMEOUT,
-            &env,
-            None,
-            args,
-            CancellationToken::new(),
-            ToolProgress::none(),
-        )
-        .await;
+        let outcome = Shells::new(dir.path(), env, DEFAULT_TIMEOUT)
+            .run(
+                &CallId("c1".into()),
+                Caps::default(),
+                None,
+                args,
+                CancellationToken::new(),
+                ToolProgress::none(),
+            )
+            .await;
         assert_eq!(outcome.status, ToolStatus::Ok, "{}", outcome.content);
         assert!(
             outcome.content.contains("stdout:\nbash|plain|unset|unset|"),

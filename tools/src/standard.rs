@@ -83,9 +83,8 @@ struct Inner {
     changes: Mutex<BTreeMap<CallId, Vec<FileChange>>>,
     /// The prepared sandbox of bash calls (`None` with `off`).
     sandbox: Option<Arc<Sandbox>>,
-    /// Whether bash calls may start held at a gate (SPEC.md §21.4): the shell tried
-    /// once, at the first call that could.
-    gate: std::sync::OnceLock<bool>,
+    /// How bash calls start their shells (the program found once, the gate).
+    shells: bash::Shells,
 }
 
 /// The standard tools over one workspace, for one run (or session): the
@@ -122,6 +121,11 @@ impl StandardTools {
             }
         };
         let specs = Self::specs_of(sandbox.is_some());
+        let shells = bash::Shells::new(
+            workspace.root(),
+            options.shell_env.clone(),
+            options.bash_timeout,
+        );
         let mut tools = Vec::with_capacity(specs.len());
         for spec in specs {
             let schema =
@@ -138,7 +142,7 @@ impl StandardTools {
                 tools,
                 changes: Mutex::new(BTreeMap::new()),
                 sandbox,
-                gate: std::sync::OnceLock::new(),
+                shells,
             }),
         })
     }
@@ -260,12 +264,7 @@ impl ToolExecutor for StandardTools {
 
     /// bash outside a sandbox, when its shell holds at the gate (tried once).
     fn starts_gated(&self, call: &ToolCall) -> bool {
-        let inner = &self.inner;
-        call.name == bash::NAME
-            && inner.sandbox.is_none()
-            && *inner
-                .gate
-                .get_or_init(|| bash::gate_holds(&inner.options.shell_env, inner.workspace.root()))
+        call.name == bash::NAME && self.inner.sandbox.is_none() && self.inner.shells.gate_holds()
     }
 
     /// Removes the manifests of calls whose results are durable (and the blobs no
@@ -345,15 +344,7 @@ impl Inner {
         let args = self
             .arguments(call)
             .and_then(|value| typed(&call.name, value))?;
-        bash::start(
-            &call.id,
-            self.workspace.root(),
-            self.options.bash_timeout,
-            &self.options.shell_env,
-            None,
-            &args,
-            true,
-        )
+        self.shells.start(&call.id, None, &args, true)
     }
 
     async fn execute(this: Arc<Inner>, call: ToolCall, context: CallContext) -> ToolOutcome {
@@ -382,18 +373,16 @@ impl Inner {
         match call.name.as_str() {
             "bash" | OUTSIDE_TOOL => match typed(&call.name, value) {
                 Ok(args) => {
-                    bash::run(
-                        &call.id,
-                        this.workspace.root(),
-                        caps,
-                        this.options.bash_timeout,
-                        &this.options.shell_env,
-                        this.sandbox.as_ref().filter(|_| call.name == "bash"),
-                        args,
-                        cancel,
-                        progress,
-                    )
-                    .await
+                    this.shells
+                        .run(
+                            &call.id,
+                            caps,
+                            this.sandbox.as_ref().filter(|_| call.name == "bash"),
+                            args,
+                            cancel,
+                            progress,
+                        )
+                        .await
                 }
                 Err(outcome) => outcome,
             },

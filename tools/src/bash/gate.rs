@@ -68,7 +68,7 @@ pub(crate) fn holds(mut command: Command) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Args, DEFAULT_TIMEOUT, finish, gate_holds, start};
+    use super::super::{Args, DEFAULT_TIMEOUT, Shells, finish};
     use crate::ToolProgress;
     use crate::caps::Caps;
     use std::path::Path;
@@ -93,15 +93,8 @@ mod tests {
             command: command.into(),
             timeout_ms: None,
         };
-        match start(
-            &CallId("c1".into()),
-            root,
-            DEFAULT_TIMEOUT,
-            &env(),
-            None,
-            &args,
-            gated,
-        ) {
+        let shells = Shells::new(root, env(), DEFAULT_TIMEOUT);
+        match shells.start(&CallId("c1".into()), None, &args, gated) {
             Ok(shell) => {
                 finish(
                     shell,
@@ -189,12 +182,13 @@ mod tests {
     #[test]
     fn the_gate_holds_for_this_machines_bash_and_is_off_when_the_env_changes_its_start_up() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(gate_holds(&env(), dir.path()));
+        assert!(Shells::new(dir.path(), env(), DEFAULT_TIMEOUT).gate_holds());
         let path = std::env::var_os("PATH").unwrap_or_default();
         for var in ["BASH_ENV", "ENV", "SHELLOPTS", "POSIXLY_CORRECT"] {
             let env = EnvPolicy::default()
                 .apply([("PATH".into(), path.clone()), (var.into(), "x".into())]);
-            assert!(!gate_holds(&env, dir.path()), "{var}");
+            let shells = Shells::new(dir.path(), env, DEFAULT_TIMEOUT);
+            assert!(!shells.gate_holds(), "{var}");
         }
     }
 }
