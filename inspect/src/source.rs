@@ -3,16 +3,18 @@
 //! The first pass keeps only the shape of the DAG ([`Shapes`]: ids, parents, the
 //! header, the labels' targets); the second hands the views the entries they ask for,
 //! in file order, decoded on worker threads, so that memory grows with the ids, not
-//! with the bytes of the entries. Both passes verify every line through the one
-//! chain verifier, so a broken log fails with the reader's first error (§12.5).
+//! with the bytes of the entries. Both passes check every line through the one
+//! chain verifier, so a broken log fails with the reader's first error (§12.5); the
+//! second hashes again only the lines it hands on (a line it skips must carry the
+//! id and hash the first pass verified), and stops after the last one wanted.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use xcsh_log::index::Kind;
-use xcsh_log::parallel::{Line, Window, read_lines_parallel};
-use xcsh_log::{Body, Entry, LogError, Record, SessionHeader, SessionLog};
+use xcsh_log::parallel::{Line, Window, read_lines_parallel, reread_lines_parallel};
+use xcsh_log::{Body, Entry, EntryHash, LogError, Record, SessionHeader, SessionLog};
 use xcsh_machine::EntryId;
 
 use crate::error::InspectError;
@@ -34,6 +36,9 @@ pub struct Shapes {
     ids: Vec<EntryId>,
     parents: Vec<u32>,
     is_label: Vec<bool>,
+    /// Each entry's hash, as the first pass verified it: a later pass need not hash
+    /// again a line it does not read (`Streamed::entries`).
+    hashes: Vec<EntryHash>,
     /// Each `label` entry's id and target, in file order.
     pub labels: Vec<(EntryId, EntryId)>,
     position: HashMap<EntryId, u32>,
@@ -43,6 +48,7 @@ pub struct Shapes {
 struct Shape {
     id: EntryId,
     parent: Option<EntryId>,
+    hash: EntryHash,
     /// The target of a label.
     target: Option<EntryId>,
     /// The whole entry, for the header only.
@@ -54,6 +60,7 @@ impl Shape {
         Shape {
             id: entry.id,
             parent: entry.parent,
+            hash: entry.hash,
             target: match entry.body {
                 Body::Record(Record::Label { target, .. }) => Some(target),
                 _ => None,
@@ -71,6 +78,7 @@ struct Building {
     ids: Vec<EntryId>,
     parents: Vec<u32>,
     is_label: Vec<bool>,
+    hashes: Vec<EntryHash>,
     labels: Vec<(EntryId, EntryId)>,
     position: HashMap<EntryId, u32>,
 }
@@ -83,6 +91,7 @@ impl Building {
             ids: Vec::new(),
             parents: Vec::new(),
             is_label: Vec::new(),
+            hashes: Vec::new(),
             labels: Vec::new(),
             position: HashMap::new(),
         }
@@ -98,6 +107,7 @@ impl Building {
         );
         self.position.insert(s.id, pos);
         self.is_label.push(s.target.is_some());
+        self.hashes.push(s.hash);
         if let Some(target) = s.target {
             self.labels.push((s.id, target));
         }
@@ -119,6 +129,7 @@ impl Building {
             ids: self.ids,
             parents: self.parents,
             is_label: self.is_label,
+            hashes: self.hashes,
             labels: self.labels,
             position: self.position,
         })
@@ -145,6 +156,12 @@ impl Shapes {
         self.ids[pos]
     }
 
+    /// Whether the first pass verified entry `id` with this `hash`.
+    pub fn verified(&self, id: EntryId, hash: EntryHash) -> bool {
+        self.position(id)
+            .is_some_and(|pos| self.hashes[pos] == hash)
+    }
+
     /// The position of the parent of the entry at `pos` (none for the header).
     pub fn parent(&self, pos: usize) -> Option<usize> {
         let p = self.parents[pos];
@@ -158,7 +175,12 @@ impl Shapes {
 
     /// The position of the entry `id`.
     pub fn position(&self, id: EntryId) -> Option<usize> {
-        self.position.get(&id).map(|&p| p as usize)
+        // Ids are given in file order from 0, so most entries sit at their id (all
+        // but those of a fork's file and those after an import's gaps).
+        let at_id = usize::try_from(id.0)
+            .ok()
+            .filter(|&p| self.ids.get(p) == Some(&id));
+        at_id.or_else(|| self.position.get(&id).map(|&p| p as usize))
     }
 
     /// Whether the first pass read no entry (never, for a session: it has a header).
@@ -220,7 +242,9 @@ pub trait Source {
     /// The entries `want` accepts, in file order, each made into what `keep` makes of
     /// it (on worker threads for a streamed file), through `each` until it returns
     /// `false`; only the first `shapes.len()` entries (lines appended after the first
-    /// pass are left out).
+    /// pass are left out). A streamed file is read up to the last entry wanted, and
+    /// its lines not wanted are checked against the first pass (their ids and hashes
+    /// in the chain) without hashing them again.
     fn entries<T: Send>(
         &self,
         shapes: &Shapes,
@@ -303,6 +327,7 @@ impl Streamed {
                 Line::Envelope(env) => Ok(Shape {
                     id: env.id,
                     parent: env.parent,
+                    hash: env.hash,
                     target: None,
                     whole: None,
                 }),
@@ -334,12 +359,22 @@ impl Source for Streamed {
         keep: &(dyn Fn(&Entry) -> T + Sync),
         each: &mut dyn FnMut(T) -> bool,
     ) -> Result<(), InspectError> {
-        let n = shapes.len();
+        // Read up to the last entry wanted only (a branch that ends early in the file,
+        // the labels of a short branch).
+        let n = (0..shapes.len())
+            .rev()
+            .find(|&pos| want(shapes.id(pos)))
+            .map_or(0, |pos| pos + 1);
+        if n == 0 {
+            return Ok(());
+        }
         let mut read = 0usize;
-        read_lines_parallel(
+        reread_lines_parallel(
             &self.path,
             self.open()?,
             Window::in_flight(IN_FLIGHT),
+            // A line not wanted, as the first pass verified it, is not hashed again.
+            |env| !want(env.id) && shapes.verified(env.id, env.hash),
             |line| match line {
                 Line::Entry(e) => Ok(want(e.id).then(|| keep(&e))),
                 Line::Envelope(env) if want(env.id) => Ok(Some(keep(&env.entry()?))),

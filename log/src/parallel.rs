@@ -108,7 +108,30 @@ pub fn read_lines_parallel<T: Send>(
     keep: impl Fn(Line<'_>) -> Result<T, DecodeError> + Sync,
     each: impl FnMut(u32, T) -> bool,
 ) -> Result<ParallelRead, LogError> {
-    read_with(path, source, window, &Lazy(keep), each)
+    read_with(
+        path,
+        source,
+        window,
+        &Lazy(keep, |_: &Envelope<'_>| false),
+        each,
+    )
+}
+
+/// [`read_lines_parallel`] for another pass over lines verified already (a view
+/// that reads a file twice, the first time for its shape): a line in the writer's
+/// form that `verified` vouches for (by its envelope: the id and hash the first pass
+/// verified, and a body the caller will not read) is not hashed again. Every other
+/// line, each one the caller decodes among them, is verified as in the first pass,
+/// and the chain is checked line by line all the same.
+pub fn reread_lines_parallel<T: Send>(
+    path: &Path,
+    source: impl Read + Send,
+    window: Window,
+    verified: impl Fn(&Envelope<'_>) -> bool + Sync,
+    keep: impl Fn(Line<'_>) -> Result<T, DecodeError> + Sync,
+    each: impl FnMut(u32, T) -> bool,
+) -> Result<ParallelRead, LogError> {
+    read_with(path, source, window, &Lazy(keep, verified), each)
 }
 
 /// How a worker turns a line into the facts the chain checks and what the caller
@@ -135,10 +158,15 @@ impl<T, K: Fn(Entry) -> T + Sync> Decode<T> for Whole<K> {
     }
 }
 
-/// A line in the writer's form read by its envelope, any other decoded whole.
-struct Lazy<K>(K);
+/// A line in the writer's form read by its envelope, any other decoded whole; the
+/// hash of a line the second closure vouches for is not computed again.
+struct Lazy<K, V>(K, V);
 
-impl<T, K: Fn(Line<'_>) -> Result<T, DecodeError> + Sync> Decode<T> for Lazy<K> {
+impl<T, K, V> Decode<T> for Lazy<K, V>
+where
+    K: Fn(Line<'_>) -> Result<T, DecodeError> + Sync,
+    V: Fn(&Envelope<'_>) -> bool + Sync,
+{
     fn decode(
         &self,
         bytes: &[u8],
@@ -156,10 +184,13 @@ impl<T, K: Fn(Line<'_>) -> Result<T, DecodeError> + Sync> Decode<T> for Lazy<K> 
             session: kind == Kind::Session,
             unknown: (kind == Kind::Unknown).then(|| env.type_name.into()),
             prefix: env.prefix,
-            hash_ok: env
-                .parent
-                .and_then(lookup)
-                .map(|h| EntryHash::compute(Some(&h), &bytes[..env.prefix]) == env.hash),
+            hash_ok: if (self.1)(&env) {
+                Some(true)
+            } else {
+                env.parent
+                    .and_then(lookup)
+                    .map(|h| EntryHash::compute(Some(&h), &bytes[..env.prefix]) == env.hash)
+            },
         };
         Ok((facts, (self.0)(Line::Envelope(&env))?))
     }
@@ -605,6 +636,59 @@ mod tests {
             let read = read_parallel(&path, source, Window::default(), |e| e, |_, _| true);
             assert!(matches!(read, Err(LogError::NotASession { .. })));
         }
+    }
+
+    /// A second pass hashes again only the lines the first pass does not vouch for:
+    /// an edit of a line's body (its hash left as it was) fails every reading that
+    /// hashes that line, and no other.
+    #[test]
+    fn a_reread_hashes_again_only_the_lines_not_vouched_for() {
+        let (_dir, path) = crate::writer::testutil::scratch();
+        let entries = crate::writer::testutil::write_sample(&path);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Line 3's year, 2026 -> 3026: still a valid entry, no longer its hash.
+        let line3 = bytes
+            .split(|&b| b == b'\n')
+            .take(2)
+            .map(|l| l.len() + 1)
+            .sum::<usize>();
+        let year = line3
+            + bytes[line3..]
+                .windows(6)
+                .position(|w| w == b"\"ts\":\"")
+                .unwrap()
+            + 6;
+        assert_eq!(bytes[year], b'2');
+        bytes[year] = b'3';
+        let edited = entries[2].id;
+        let reread = |vouched: &(dyn Fn(EntryId) -> bool + Sync)| {
+            reread_lines_parallel(
+                &path,
+                bytes.as_slice(),
+                Window::default(),
+                |env| vouched(env.id),
+                |_| Ok(()),
+                |_, ()| true,
+            )
+            .map(|read| read.lines)
+            .map_err(|e| e.to_string())
+        };
+        let mismatch = Err(format!(
+            "{}:3: entry {} fails its hash check (the line or its parent was altered)",
+            path.display(),
+            edited.0
+        ));
+        let first = read_lines_parallel(
+            &path,
+            bytes.as_slice(),
+            Window::default(),
+            |_| Ok(()),
+            |_, ()| true,
+        );
+        assert_eq!(first.map(|r| r.lines).map_err(|e| e.to_string()), mismatch);
+        assert_eq!(reread(&|_| false), mismatch);
+        assert_eq!(reread(&|id| id != edited), mismatch);
+        assert_eq!(reread(&|id| id == edited), Ok(5));
     }
 
     #[test]
