@@ -362,10 +362,11 @@ pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSum
         // A moved session shows where it is now.
         summary.workspace = workspace;
         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-        summaries.push((summary, size));
+        let family = xcsh_inspect::opened_in(&path, &index).ok();
+        summaries.push((summary, family, size));
     }
     // A sub-agent's session goes under its parent, never at the top level.
-    Ok(xcsh_inspect::family_order(summaries))
+    Ok(xcsh_inspect::family_order_opened(summaries))
 }
 
 #[cfg(test)]

@@ -16,6 +16,17 @@ use crate::common::entry_at;
 /// its header (line 1) and its `task` results' links, each read at its offset.
 pub fn open_indexed(path: &Path) -> Result<Opened<SessionIndex>, LogError> {
     let index = open_index(path)?;
+    let Opened { header, links, .. } = opened_in(path, &index)?;
+    Ok(Opened {
+        header,
+        links,
+        data: index,
+    })
+}
+
+/// What [`open_indexed`] reads, from an index opened already (`sessions`, which
+/// opens each one for its summary).
+pub fn opened_in(path: &Path, index: &SessionIndex) -> Result<Opened<()>, LogError> {
     let d = index.data();
     let mut file = std::fs::File::open(path).map_err(|e| LogError::io(path, e))?;
     let header = match entry_at(&mut file, d, 0).map(|e| e.body) {
@@ -28,7 +39,9 @@ pub fn open_indexed(path: &Path) -> Result<Opened<SessionIndex>, LogError> {
     };
     let mut dispatches = HashMap::new();
     let mut links = Vec::new();
-    for pos in 0..d.len() {
+    // Most sessions made no `task` call: then there is nothing to look for.
+    let delegates = d.calls.iter().any(|c| d.str(&c.name) == TASK_TOOL);
+    for pos in (0..d.len()).filter(|_| delegates) {
         match d.kind(pos) {
             // Only a `task` call can have a child: the other dispatches (nearly all)
             // are not kept.
@@ -57,6 +70,6 @@ pub fn open_indexed(path: &Path) -> Result<Opened<SessionIndex>, LogError> {
     Ok(Opened {
         header,
         links,
-        data: index,
+        data: (),
     })
 }

@@ -35,8 +35,10 @@ mod family_tests;
 
 pub use common::{branch_path, one_line, parse_entry_spec};
 pub use error::InspectError;
+pub use family::opened_in;
 pub use source::{Shapes, Source, Streamed};
 pub use style::Style;
 pub use summary::{
-    SessionSummary, family_order, sessions_table, summarize, summarize_indexed, summarize_path,
+    SessionSummary, family_order, family_order_opened, sessions_table, summarize,
+    summarize_indexed, summarize_path,
 };

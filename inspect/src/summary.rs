@@ -156,7 +156,7 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
 
 mod family;
 
-pub use family::family_order;
+pub use family::{family_order, family_order_opened};
 
 #[cfg(test)]
 mod tests {

@@ -7,29 +7,47 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use xcsh_log::family::{Depth, Member, load_with};
+use xcsh_log::family::{Depth, Member, Opened, load_with};
 
 use super::SessionSummary;
 
 /// `list` (summaries with a size, in the order to show) reordered: each session,
 /// then its family below it, depth first; `parent` and `depth` set.
 pub fn family_order<T>(list: Vec<(SessionSummary, T)>) -> Vec<(SessionSummary, T)> {
-    let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    // What each listed session's header and links say.
-    let mut opened: HashMap<PathBuf, xcsh_log::family::Opened<()>> = HashMap::new();
-    for (s, _) in &list {
-        let path = Path::new(&s.path);
-        if let Ok(o) = crate::family::open_indexed(path) {
-            opened.insert(
-                key(path),
-                xcsh_log::family::Opened {
+    let list = list
+        .into_iter()
+        .map(|(s, t)| {
+            let opened = crate::family::open_indexed(Path::new(&s.path))
+                .ok()
+                .map(|o| Opened {
                     header: o.header,
                     links: o.links,
                     data: (),
-                },
-            );
-        }
-    }
+                });
+            (s, opened, t)
+        })
+        .collect();
+    family_order_opened(list)
+}
+
+/// [`family_order`] of sessions whose header and links were read already (with
+/// their summaries, through the one opening of each index): `None` for one that
+/// could not be.
+pub fn family_order_opened<T>(
+    list: Vec<(SessionSummary, Option<Opened<()>>, T)>,
+) -> Vec<(SessionSummary, T)> {
+    let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // What each listed session's header and links say.
+    let mut opened: HashMap<PathBuf, Opened<()>> = HashMap::new();
+    let list: Vec<(SessionSummary, T)> = list
+        .into_iter()
+        .map(|(s, o, t)| {
+            if let Some(o) = o {
+                opened.insert(key(Path::new(&s.path)), o);
+            }
+            (s, t)
+        })
+        .collect();
     let ids: HashMap<String, PathBuf> = list
         .iter()
         .map(|(s, _)| (s.id.clone(), key(Path::new(&s.path))))
@@ -53,7 +71,7 @@ pub fn family_order<T>(list: Vec<(SessionSummary, T)>) -> Vec<(SessionSummary, T
         let family = load_with(root, Depth::All, &mut |p| {
             opened
                 .get(&key(p))
-                .map(|o| xcsh_log::family::Opened {
+                .map(|o| Opened {
                     header: o.header.clone(),
                     links: o.links.clone(),
                     data: (),
