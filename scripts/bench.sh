@@ -398,7 +398,9 @@ if bench:
         row("bash call `true` (tool) / a bare `bash -c true`", f"{t * 1e3:.2f} ms / {b * 1e3:.2f} ms", f"with an unknown child (scan): {u * 1e3:.2f} ms" if u else "", f"{t / b:.2f}×", "≤ 1.2×", t / b <= 1.2)
     if "bash_bare" in bench and "bash_sandboxed" in bench:
         b, sb = bench["bash_bare"], bench["bash_sandboxed"]
-        row("bash -c true spawned and waited for, in the sandbox (workspace-write)", f"{sb * 1e3:.2f} ms", f"bare: {b * 1e3:.2f} ms", f"{sb / b:.2f}× bare", "≤ 1.2× bare", sb <= 1.2 * b)
+        fk = bench.get("bash_forked")
+        why = f"; bare but forked (a pre_exec hook, as the sandbox needs): {fk * 1e3:.2f} ms" if fk else ""
+        row("bash -c true spawned and waited for, in the sandbox (workspace-write)", f"{sb * 1e3:.2f} ms", f"bare: {b * 1e3:.2f} ms{why}", f"{sb / b:.2f}× bare", "≤ 1.2× bare", sb <= 1.2 * b)
     a, g = per("append_100_fsync_each", 100), per("append_100_group_commit", 100)
     if a is not None and g is not None:
         rows.append(("append: fsync per decision / group commit", f"{a * 1e6:.0f} µs / {g * 1e6:.1f} µs per entry", "", f"{a / g:.0f}×", "", "", ""))
