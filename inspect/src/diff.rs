@@ -454,18 +454,19 @@ pub fn compare(a: &Side<'_>, b: &Side<'_>) -> Result<Report, InspectError> {
         compared: ua.len().max(ub.len()),
         equal,
         changes,
-        plans: plan_change(a, b)?,
+        plans: plan_change((a.leaf, &pa), (b.leaf, &pb)),
     })
 }
 
-/// The plans at the ends of `a` and `b`, if they differ.
-fn plan_change(a: &Side<'_>, b: &Side<'_>) -> Result<Option<PlanChange>, InspectError> {
+/// The plans at the ends of the two branches (each its leaf and path), if they
+/// differ.
+fn plan_change(a: (EntryId, &[&Entry]), b: (EntryId, &[&Entry])) -> Option<PlanChange> {
     let (va, vb) = (
-        crate::plan::view(a.log, a.leaf)?,
-        crate::plan::view(b.log, b.leaf)?,
+        crate::plan::view_on(a.0, a.1),
+        crate::plan::view_on(b.0, b.1),
     );
     let plan = |v: &crate::plan::PlanView| v.plan.as_ref().map(|u| u.plan.clone());
-    Ok((plan(&va) != plan(&vb)).then_some(PlanChange { a: va, b: vb }))
+    (plan(&va) != plan(&vb)).then_some(PlanChange { a: va, b: vb })
 }
 
 fn only(op: &'static str, u: &Unit<'_>, fields: Vec<FieldChange>) -> Change {

@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use super::common::branch_path;
 use super::error::InspectError;
-use xcsh_log::SessionLog;
 use xcsh_log::plan::{
     Plan, PlanStatus, PlanUpdate, plan_at, plan_difference, plan_updates_in_tree,
 };
+use xcsh_log::{Entry, SessionLog};
 use xcsh_machine::EntryId;
 
 /// The plan at an entry: where it was asked for, and the update in effect there.
@@ -25,11 +25,15 @@ pub struct PlanView {
 
 /// The plan of `log` at entry `at`.
 pub fn view(log: &SessionLog, at: EntryId) -> Result<PlanView, InspectError> {
-    let path = branch_path(log, at)?;
-    Ok(PlanView {
+    Ok(view_on(at, &branch_path(log, at)?))
+}
+
+/// The plan at entry `at`, whose path from the root (root first) is `path`.
+pub fn view_on(at: EntryId, path: &[&Entry]) -> PlanView {
+    PlanView {
         at,
-        plan: plan_at(path),
-    })
+        plan: plan_at(path.iter().copied()),
+    }
 }
 
 impl PlanView {
