@@ -41,7 +41,8 @@ pub fn opened_in(path: &Path, index: &SessionIndex) -> Result<Opened<()>, LogErr
     let mut links = Vec::new();
     // Most sessions made no `task` call: then there is nothing to look for.
     let delegates = d.calls.iter().any(|c| d.str(&c.name) == TASK_TOOL);
-    for pos in (0..d.len()).filter(|_| delegates) {
+    let scanned = if delegates { 0..d.len() } else { 0..0 };
+    for pos in scanned {
         match d.kind(pos) {
             // Only a `task` call can have a child: the other dispatches (nearly all)
             // are not kept.

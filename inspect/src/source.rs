@@ -41,7 +41,30 @@ pub struct Shapes {
     hashes: Vec<EntryHash>,
     /// Each `label` entry's id and target, in file order.
     pub labels: Vec<(EntryId, EntryId)>,
-    position: HashMap<EntryId, u32>,
+    positions: Positions,
+}
+
+/// Where each entry is, by id. Ids are given in file order from 0, so most entries
+/// sit at their id; only the others (those of a fork's file, those after an
+/// import's gaps) are kept in a map.
+#[derive(Debug, Default)]
+struct Positions(HashMap<EntryId, u32>);
+
+impl Positions {
+    /// The position of `id` among `ids`.
+    fn find(&self, ids: &[EntryId], id: EntryId) -> Option<usize> {
+        let at_id = usize::try_from(id.0)
+            .ok()
+            .filter(|&p| ids.get(p) == Some(&id));
+        at_id.or_else(|| self.0.get(&id).map(|&p| p as usize))
+    }
+
+    /// `id` is at `pos`.
+    fn note(&mut self, id: EntryId, pos: u32) {
+        if id.0 != u64::from(pos) {
+            self.0.insert(id, pos);
+        }
+    }
 }
 
 /// What the first pass keeps of an entry.
@@ -80,7 +103,7 @@ struct Building {
     is_label: Vec<bool>,
     hashes: Vec<EntryHash>,
     labels: Vec<(EntryId, EntryId)>,
-    position: HashMap<EntryId, u32>,
+    positions: Positions,
 }
 
 impl Building {
@@ -93,19 +116,16 @@ impl Building {
             is_label: Vec::new(),
             hashes: Vec::new(),
             labels: Vec::new(),
-            position: HashMap::new(),
+            positions: Positions::default(),
         }
     }
 
     fn push(&mut self, s: Shape) {
         let pos = self.ids.len() as u32;
+        let parent = s.parent.and_then(|p| self.positions.find(&self.ids, p));
+        self.parents.push(parent.map_or(NONE, |p| p as u32));
         self.ids.push(s.id);
-        self.parents.push(
-            s.parent
-                .and_then(|p| self.position.get(&p).copied())
-                .unwrap_or(NONE),
-        );
-        self.position.insert(s.id, pos);
+        self.positions.note(s.id, pos);
         self.is_label.push(s.target.is_some());
         self.hashes.push(s.hash);
         if let Some(target) = s.target {
@@ -131,7 +151,7 @@ impl Building {
             is_label: self.is_label,
             hashes: self.hashes,
             labels: self.labels,
-            position: self.position,
+            positions: self.positions,
         })
     }
 }
@@ -175,12 +195,7 @@ impl Shapes {
 
     /// The position of the entry `id`.
     pub fn position(&self, id: EntryId) -> Option<usize> {
-        // Ids are given in file order from 0, so most entries sit at their id (all
-        // but those of a fork's file and those after an import's gaps).
-        let at_id = usize::try_from(id.0)
-            .ok()
-            .filter(|&p| self.ids.get(p) == Some(&id));
-        at_id.or_else(|| self.position.get(&id).map(|&p| p as usize))
+        self.positions.find(&self.ids, id)
     }
 
     /// Whether the first pass read no entry (never, for a session: it has a header).
@@ -214,7 +229,7 @@ impl Shapes {
     /// The ids from the root to `leaf` (root first); the reader's error for an
     /// entry the session does not hold.
     pub fn path_to(&self, leaf: EntryId) -> Result<Vec<EntryId>, LogError> {
-        let Some(&start) = self.position.get(&leaf) else {
+        let Some(start) = self.position(leaf) else {
             return Err(LogError::NoSuchEntry {
                 path: self.file.clone(),
                 id: leaf,
@@ -223,7 +238,7 @@ impl Shapes {
             });
         };
         let mut path = Vec::new();
-        let mut at = start;
+        let mut at = start as u32;
         while at != NONE {
             path.push(self.ids[at as usize]);
             at = self.parents[at as usize];
@@ -391,5 +406,43 @@ impl Source for Streamed {
             },
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry found at its id or, off it (a fork's file: ids kept from its source),
+    /// through the map; an id the file does not hold is not found.
+    #[test]
+    fn positions_find_entries_at_their_ids_and_off_them() {
+        let ids: Vec<EntryId> = [0, 1, 2, 9, 10, 4].map(EntryId).to_vec();
+        let mut positions = Positions::default();
+        for (pos, &id) in ids.iter().enumerate() {
+            positions.note(id, pos as u32);
+        }
+        assert_eq!(
+            positions.0.len(),
+            3,
+            "only the entries off their ids are mapped"
+        );
+        let found: Vec<Option<usize>> = [0, 1, 2, 9, 10, 4, 3, 5, 11]
+            .map(|id| positions.find(&ids, EntryId(id)))
+            .to_vec();
+        assert_eq!(
+            found,
+            [
+                Some(0),
+                Some(1),
+                Some(2),
+                Some(3),
+                Some(4),
+                Some(5),
+                None,
+                None,
+                None
+            ]
+        );
     }
 }
