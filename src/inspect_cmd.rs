@@ -31,8 +31,7 @@ fn resolve(name: &str) -> Result<PathBuf> {
 }
 
 fn open(name: &str) -> Result<SessionLog> {
-    let path = resolve(name)?;
-    read_session(&path).with_context(|| format!("cannot read {}", path.display()))
+    read(&resolve(name)?)
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends quietly.
@@ -338,20 +337,43 @@ pub struct DiffArgs {
     json: bool,
 }
 
-/// `SESSION@ENTRY` or `SESSION`: the log and the leaf.
-fn side(spec: &str) -> Result<(SessionLog, EntryId)> {
+/// `SESSION@ENTRY` or `SESSION`: the file, and the entry if one is named.
+fn side_spec(spec: &str) -> Result<(PathBuf, Option<EntryId>)> {
     if let Some((name, entry)) = spec.rsplit_once('@')
         && let Ok(at) = xcsh_inspect::parse_entry_spec(entry)
     {
-        let log = open(name)?;
-        if log.get(at).is_none() {
-            return Err(log.no_entry(at).into());
-        }
-        return Ok((log, at));
+        return Ok((resolve(name)?, Some(at)));
     }
-    let log = open(spec)?;
-    let leaf = log.leaf();
+    Ok((resolve(spec)?, None))
+}
+
+fn read(path: &Path) -> Result<SessionLog> {
+    read_session(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The entry `at` names in `log` (it must be there), or the log's leaf.
+fn leaf_at(log: &SessionLog, at: Option<EntryId>) -> Result<EntryId> {
+    match at {
+        Some(at) if log.get(at).is_none() => Err(log.no_entry(at).into()),
+        Some(at) => Ok(at),
+        None => Ok(log.leaf()),
+    }
+}
+
+/// `SESSION@ENTRY` or `SESSION`: the log and the leaf.
+fn side(spec: &str) -> Result<(SessionLog, EntryId)> {
+    let (path, at) = side_spec(spec)?;
+    let log = read(&path)?;
+    let leaf = leaf_at(&log, at)?;
     Ok((log, leaf))
+}
+
+/// The two files are one (two branches of one session): it is read once.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
@@ -372,8 +394,18 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
     let Some(b) = &args.b else {
         usage!("diff needs two sessions or branches (A B), or --workspace SESSION");
     };
-    let (la, ea) = side(&args.a)?;
-    let (lb, eb) = side(b)?;
+    let (pa, at_a) = side_spec(&args.a)?;
+    let (pb, at_b) = side_spec(b)?;
+    let la = read(&pa)?;
+    let ea = leaf_at(&la, at_a)?;
+    let lb_own;
+    let lb = if same_file(&pa, &pb) {
+        &la
+    } else {
+        lb_own = read(&pb)?;
+        &lb_own
+    };
+    let eb = leaf_at(lb, at_b)?;
     let sa = diff::Side {
         name: args.a.clone(),
         log: &la,
@@ -381,7 +413,7 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
     };
     let sb = diff::Side {
         name: b.clone(),
-        log: &lb,
+        log: lb,
         leaf: eb,
     };
     let differ = if args.context {

@@ -86,15 +86,30 @@ pub struct Unit<'a> {
     pub fields: Vec<(&'static str, Field)>,
 }
 
-/// The units of a path, in order.
-pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
+/// A prompt or a compaction request: the entries that start a run of units.
+fn starts_run(e: &Entry) -> bool {
+    matches!(
+        &e.body,
+        Body::Record(Record::UserMessage { .. } | Record::Compact { .. })
+    )
+}
+
+/// The units of a path made by its entries from `from` on, in order. Their keys
+/// count within a run, so the walk starts at the run `from` is in; the runs before
+/// it are only counted.
+pub fn units<'a>(path: &[&'a Entry], from: usize) -> Vec<Unit<'a>> {
     let mut out = Vec::new();
-    let mut run = 0u32;
+    let start = path[..from]
+        .iter()
+        .rposition(|e| starts_run(e))
+        .unwrap_or(0);
+    let mut run = path[..start].iter().filter(|e| starts_run(e)).count() as u32;
     let mut counts: HashMap<String, u32> = HashMap::new();
     // Call id → (step, ordinal, name) for the current run.
     let mut calls: HashMap<String, (u32, usize, String)> = HashMap::new();
     let v = |s: String| Field::Value(s);
-    for e in path {
+    for (i, e) in path.iter().enumerate().skip(start) {
+        let made = out.len();
         let r = format!("run {run}");
         let call_key =
             |calls: &HashMap<String, (u32, usize, String)>, id: &str, name: &str| match calls
@@ -288,6 +303,9 @@ pub fn units<'a>(path: &[&'a Entry]) -> Vec<Unit<'a>> {
                 push(nth(&mut counts, format!("{r} {type_name}")), vec![])
             }
         }
+        if i < from {
+            out.truncate(made);
+        }
     }
     out
 }
@@ -358,18 +376,8 @@ pub fn compare(a: &Side<'_>, b: &Side<'_>) -> Result<Report, InspectError> {
         .zip(&pb)
         .take_while(|(x, y)| x.hash == y.hash)
         .count();
-    let ua = units(&pa);
-    let ub = units(&pb);
-    // Units made by the common entries are equal by construction: skip them.
-    let skip = |u: &[Unit<'_>], path: &[&Entry]| {
-        let shared: std::collections::HashSet<EntryId> =
-            path[..common].iter().map(|e| e.id).collect();
-        u.iter()
-            .take_while(|x| shared.contains(&x.entry.id))
-            .count()
-    };
-    let (sa, sb) = (skip(&ua, &pa), skip(&ub, &pb));
-    let (ua, ub) = (&ua[sa..], &ub[sb..]);
+    // Units made by the common entries are equal by construction: not made.
+    let (ua, ub) = (units(&pa, common), units(&pb, common));
     let ka: Vec<&str> = ua.iter().map(|u| u.key.as_str()).collect();
     let kb: Vec<&str> = ub.iter().map(|u| u.key.as_str()).collect();
     let mut changes = Vec::new();

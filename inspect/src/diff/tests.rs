@@ -95,3 +95,34 @@ fn a_path_equals_itself_and_arguments_compare_as_json() {
         "the [-cat-]{+dog+} sat"
     );
 }
+
+/// The units made from an entry on are those the whole path makes for the entries
+/// from there, keys included, wherever the walk starts: in the first run, at a run's
+/// first entry, inside a later run, at the end.
+#[test]
+fn units_from_an_entry_are_the_whole_paths_units_from_there() {
+    let mut runs = 0;
+    for (_dir, log) in [
+        testkit::steer_session(),
+        testkit::compaction_session(),
+        testkit::branched_session(),
+    ] {
+        let path = branch_path(&log, log.leaf()).unwrap();
+        let whole = units(&path, 0);
+        runs = runs.max(path.iter().filter(|e| starts_run(e)).count());
+        let shown = |u: &[Unit<'_>]| -> Vec<String> {
+            u.iter()
+                .map(|u| format!("{} #{} {:?}", u.key, u.entry.id, u.fields))
+                .collect()
+        };
+        for from in 0..=path.len() {
+            let expected: Vec<Unit<'_>> = whole
+                .iter()
+                .filter(|u| path[from..].iter().any(|e| e.id == u.entry.id))
+                .cloned()
+                .collect();
+            assert_eq!(shown(&units(&path, from)), shown(&expected), "from {from}");
+        }
+    }
+    assert!(runs >= 2, "a path of two runs or more is among them");
+}
