@@ -1,7 +1,9 @@
 //! Snapshots of every family view (SPEC.md §29.6) over the test family of
 //! `testkit::family` (a parent with two concurrent children, one failed, a
 //! grandchild, a missing child file). Each view has a helper that takes the parent's
-//! path, so the same snapshots can be taken of a family the binary recorded.
+//! path, so the same snapshots can be taken of a family the binary recorded. The
+//! Markdown export, a document of its own, is a golden file
+//! (`inspect/tests/golden/family-export.md`, `UPDATE_EXPECT=1` rewrites it).
 
 use std::path::Path;
 
@@ -329,165 +331,7 @@ pub fn export_md_view(path: &Path) -> String {
 #[test]
 fn export_md_includes_each_child_transcript_after_the_parent() {
     let (_dir, path) = family();
-    expect_test::expect![[r##"
-        # xcsh session parent01
-
-        - workspace: `/workspace`
-        - started: 2026-01-01 00:00:00 UTC
-        - branch: the one ending at entry 14 (1 branch(es) in the session)
-
-        ## Turn 1
-
-        **User** (entry 1):
-
-        > split the work
-
-        **Assistant** (step 1, entry 3):
-
-        delegating
-
-        → `task` (call_1_1)
-
-        ```json
-        {
-          "prompt": "look at a"
-        }
-        ```
-
-        → `task` (call_1_2)
-
-        ```json
-        {
-          "prompt": "look at b"
-        }
-        ```
-
-        ← `task` (call_1_1, ok, 7 ms)
-
-        ```
-        a is fine
-        ```
-
-        ← `task` (call_1_2, error, 7 ms)
-
-        ```
-        sub-agent childb01 failed: 503 service unavailable
-        ```
-
-        **Assistant** (step 2, entry 9):
-
-        one more look
-
-        → `task` (call_2_1)
-
-        ```json
-        {
-          "prompt": "look at c"
-        }
-        ```
-
-        ← `task` (call_2_1, ok, 7 ms)
-
-        ```
-        c is fine
-        ```
-
-        **Assistant** (step 3, entry 13):
-
-        all done
-
-        _Run finished: completed, 3 step(s), 730 tokens._
-
-        ---
-
-        _Sub-agent childa01 of parent01: started by the `task` call call_1_1 (its result is entry 6), file `2026-01-01T00-00-00-000Z_childa01.jsonl`._
-
-        ## xcsh session childa01
-
-        - workspace: `/workspace`
-        - started: 2026-01-01 00:00:00 UTC
-        - branch: the one ending at entry 8 (1 branch(es) in the session)
-
-        ### Turn 1
-
-        **User** (entry 1):
-
-        > look at a
-
-        **Assistant** (step 1, entry 3):
-
-        asking deeper
-
-        → `task` (call_1_1)
-
-        ```json
-        {
-          "prompt": "deeper"
-        }
-        ```
-
-        ← `task` (call_1_1, ok, 7 ms)
-
-        ```
-        found it deep down
-        ```
-
-        **Assistant** (step 2, entry 7):
-
-        a is fine
-
-        _Run finished: completed, 2 step(s), 370 tokens._
-
-        ---
-
-        _Sub-agent grand001 of childa01: started by the `task` call call_1_1 (its result is entry 5), file `2026-01-01T00-00-00-000Z_grand001.jsonl`._
-
-        ### xcsh session grand001
-
-        - workspace: `/workspace`
-        - started: 2026-01-01 00:00:00 UTC
-        - branch: the one ending at entry 4 (1 branch(es) in the session)
-
-        #### Turn 1
-
-        **User** (entry 1):
-
-        > deeper
-
-        **Assistant** (step 1, entry 3):
-
-        found it deep down
-
-        _Run finished: completed, 1 step(s), 110 tokens._
-
-        ---
-
-        _Sub-agent childb01 of parent01: started by the `task` call call_1_2 (its result is entry 7), file `2026-01-01T00-00-00-000Z_childb01.jsonl`._
-
-        ## xcsh session childb01
-
-        - workspace: `/workspace`
-        - started: 2026-01-01 00:00:00 UTC
-        - branch: the one ending at entry 4 (1 branch(es) in the session)
-
-        ### Turn 1
-
-        **User** (entry 1):
-
-        > look at b
-
-        **Assistant** (step 1, entry 3, failed http: 503 service unavailable):
-
-
-        _Run finished: provider_error http: 503 service unavailable, 1 step(s), 0 tokens._
-
-        ---
-
-        _Sub-agent childc01 of parent01: started by the `task` call call_2_1 (its result is entry 11), file `2026-01-01T00-00-00-000Z_childc01.jsonl`._
-
-        _child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)_
-
-    "##]].assert_eq(&export_md_view(&path));
+    expect_test::expect_file!["../tests/golden/family-export.md"].assert_eq(&export_md_view(&path));
 }
 
 /// `xcsh export PATH --format json`'s `family` member: per child, its link, state
