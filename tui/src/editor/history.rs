@@ -115,7 +115,8 @@ impl History {
     /// Writes the entries recorded since the last save to the file (a history
     /// without a file does nothing). The file is read again first, so that entries
     /// another xcsh added meanwhile are kept; it is rewritten whole (capped) through
-    /// a temporary file and a rename, readable by the owner only.
+    /// a temporary file and a rename, readable by the owner only; its folder is
+    /// made if it is missing.
     pub fn save(&mut self) -> Result<(), HistoryError> {
         let Some(path) = self.path.clone() else {
             self.unsaved.clear();
@@ -132,6 +133,10 @@ impl History {
             path: path.clone(),
             source,
         };
+        // A new xcsh home: the history is the first thing written there.
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(write_err)?;
+        }
         let tmp = path.with_extension("tmp");
         {
             let mut file = open_private(&tmp).map_err(write_err)?;

@@ -670,6 +670,20 @@ fn a_history_file_round_trips_through_the_rustyline_format() {
     assert_eq!(again.entries(), h.entries());
 }
 
+/// A first prompt under a new `XCSH_HOME` saves the history: the folder is made.
+#[test]
+fn a_history_saved_into_a_folder_not_made_yet_makes_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("new-home/history");
+    let mut h = History::load(&path, 100).expect("a missing file is an empty history");
+    h.record("first prompt");
+    h.save().expect("saved");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("the file"),
+        "#V2\nfirst prompt\n"
+    );
+}
+
 #[test]
 fn a_file_written_by_rustyline_loads_with_its_escapes() {
     // As rustyline 19's FileHistory::save_to writes it (empty lines are skipped).
