@@ -2,7 +2,7 @@
 //! (`interactive/`): how an approval answer is typed and read, how a stop reason and a
 //! tool result are put in words.
 
-use xcsh_machine::{ApprovalScope, StopReason, Verdict};
+use xcsh_machine::{ApprovalScope, Verdict};
 use xcsh_runtime::ApprovalAnswer;
 
 /// The choices of an approval question, as both text modes print them.
@@ -48,30 +48,5 @@ pub(crate) fn list(items: &[String]) -> String {
         "none".into()
     } else {
         items.join(" | ")
-    }
-}
-
-/// Why a run stopped, in words.
-pub(crate) fn describe(reason: &StopReason) -> String {
-    match reason {
-        StopReason::Completed => "completed".into(),
-        StopReason::MaxSteps { limit } => format!("the step limit ({limit}) was reached"),
-        StopReason::MaxTokens { limit, spent } => {
-            format!("the spend budget of {limit} tokens is used up ({spent} spent)")
-        }
-        StopReason::OutputLimit => "the response hit its output limit".into(),
-        StopReason::ContentFilter => "the provider withheld the response (content filter)".into(),
-        StopReason::Interrupted => "interrupted".into(),
-        StopReason::ProviderError { error } => format!("provider error: {}", error.message),
-        StopReason::Crashed => "the previous run ended without finishing".into(),
-        StopReason::ContextOverflow { error, compacted } => format!(
-            "the request is too long for the model's context, {} (provider: {})",
-            if *compacted {
-                "even after compacting the conversation"
-            } else {
-                "and it could not be compacted"
-            },
-            error.message
-        ),
     }
 }

@@ -18,10 +18,11 @@ use xcsh_runtime::{
 use xcsh_tools::sandbox::{SandboxMode, SandboxPolicy};
 use xcsh_tools::testing::TestTools;
 use xcsh_tools::{StandardTools, ToolOptions};
+use xcsh_tui::fmt::why_stopped;
 
 use crate::config;
 use crate::exit::{Exit, usage};
-use crate::present::{APPROVAL_CHOICES, context_overflow, describe, first_line, parse_answer};
+use crate::present::{APPROVAL_CHOICES, context_overflow, first_line, parse_answer};
 use crate::providers::{self, ProviderArgs};
 use crate::sessions;
 use crate::setup::{DEFAULT_SYSTEM_PROMPT, Setup};
@@ -539,10 +540,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
                 ))?;
             }
         } else {
-            say(&format!(
-                "xcsh: run stopped: {}",
-                describe(&result.stop_reason)
-            ));
+            say(&format!("xcsh: run {}", why_stopped(&result.stop_reason)));
         }
     }
     say(&format!("session: {}", result.session_path));
@@ -646,7 +644,7 @@ fn render(
         RunEvent::RunFinished { reason, .. } => {
             end_line(out)?;
             if !matches!(reason, StopReason::Completed) {
-                say(&format!("xcsh: run stopped: {}", describe(reason)));
+                say(&format!("xcsh: run {}", why_stopped(reason)));
             }
         }
         _ => {}

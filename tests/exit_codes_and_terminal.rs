@@ -276,7 +276,7 @@ fn a_failed_print_run_writes_nothing_to_stdout() {
     assert_eq!(out.stdout, b"");
     assert_eq!(
         stderr_before_session(&out),
-        "xcsh: run stopped: provider error: overloaded (529)\n"
+        "xcsh: run failed: API error: overloaded (529)\n"
     );
 }
 

@@ -57,7 +57,7 @@ fn a_user_session_in_a_real_terminal() {
     tmux.wait_for(r#"[bash] {"command":"sleep 30"}"#, 1);
     tmux.keys(&["C-c"]);
     tmux.wait_for("[stopping the turn]", 1);
-    tmux.wait_for("[stopped] 1 step(s)", 1);
+    tmux.wait_for("[stopped by you] 1 step(s)", 1);
 
     // Back to the end of turn 1: its `run_finished`.
     let turn1_end = first_entry(&session, |b| {

@@ -72,7 +72,10 @@ fn a_disconnect_mid_stream_fails_the_step_with_what_arrived() {
     ]);
     let out = env.run_against(wire, &server.url(), &[]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert_contains(&stderr(&out), "provider error: the stream broke off after");
+    assert_contains(
+        &stderr(&out),
+        "run failed: disconnected: the stream broke off after",
+    );
     let steps = steps(&env.session());
     let StepOutcome::Failed { error } = &steps[0].outcome else {
         panic!("{:?}", steps[0].outcome)
@@ -191,7 +194,7 @@ fn a_4xx_json_error_is_not_retried_and_names_the_providers_message() {
     assert_eq!(server.received().len(), 1);
     assert_contains(
         &stderr(&out),
-        "provider error: HTTP 401 Unauthorized: Incorrect API key provided (invalid_api_key)",
+        "run failed: API error: HTTP 401 Unauthorized: Incorrect API key provided (invalid_api_key)",
     );
 }
 

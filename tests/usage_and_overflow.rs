@@ -208,6 +208,6 @@ fn a_second_refusal_stops_the_run_with_context_overflow() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_contains(
         &stderr(&out),
-        "xcsh: run stopped: the request is too long for the model's context, and it could not be compacted",
+        "xcsh: run failed: the request is too long for the model's context and could not be compacted: ",
     );
 }

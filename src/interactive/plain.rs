@@ -14,13 +14,11 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
-use xcsh_machine::{Delta, IgnoreReason, StopReason};
+use xcsh_machine::{Delta, IgnoreReason};
 use xcsh_runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
-use crate::present::{
-    APPROVAL_CHOICES, context_overflow, describe, first_line, list, parse_answer,
-};
+use crate::present::{APPROVAL_CHOICES, context_overflow, first_line, list, parse_answer};
 use crate::sessions;
 use crate::setup::Setup;
 use crate::signals::{self, Signals, Termination};
@@ -471,7 +469,7 @@ impl Ui {
                 let approx = if usage.estimated { "~" } else { "" };
                 self.out.line(format!(
                     "[{}] {steps} step(s) · {approx}{} in / {approx}{} out tokens{}",
-                    stop(&reason),
+                    xcsh_tui::fmt::why_stopped(&reason),
                     usage.context_tokens(),
                     usage.output_tokens,
                     if usage.estimated {
@@ -591,14 +589,6 @@ fn clip(s: &str, max: usize) -> String {
     } else {
         let cut: String = s.chars().take(max - 1).collect();
         format!("{cut}…")
-    }
-}
-
-fn stop(reason: &StopReason) -> String {
-    match reason {
-        StopReason::Completed => "done".into(),
-        StopReason::Interrupted => "stopped".into(),
-        other => format!("stopped: {}", describe(other)),
     }
 }
 

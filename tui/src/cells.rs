@@ -10,8 +10,7 @@ use ratatui::text::{Line, Span};
 use xcsh_log::plan::{Plan, plan_history};
 use xcsh_log::{Body, Dag, Entry, LogError, Record, SessionLog};
 use xcsh_machine::{
-    CallId, Decision, EntryId, ProviderErrorKind, StepOutcome, StopReason, ToolStatus, Usage,
-    UserOrigin,
+    CallId, Decision, EntryId, StepOutcome, StopReason, ToolStatus, Usage, UserOrigin,
 };
 
 use crate::Theme;
@@ -201,45 +200,17 @@ fn turn_end(
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let (what, role) = match reason {
-        StopReason::Completed => ("done".to_owned(), Role::Dim),
-        StopReason::Interrupted => ("stopped by you".to_owned(), Role::Warning),
-        StopReason::MaxSteps { limit } => (
-            format!("stopped: {limit} steps, the step limit"),
-            Role::Warning,
-        ),
-        StopReason::MaxTokens { limit, spent } => (
-            format!(
-                "stopped: the budget of {} tokens is spent ({})",
-                fmt::tokens(*limit),
-                fmt::tokens(*spent)
-            ),
-            Role::Warning,
-        ),
-        StopReason::OutputLimit => (
-            "stopped: the response hit its output limit".to_owned(),
-            Role::Warning,
-        ),
-        StopReason::ContentFilter => (
-            "stopped: the provider withheld the response".to_owned(),
-            Role::Warning,
-        ),
-        StopReason::ProviderError { error } => (
-            format!(
-                "failed: {}: {}",
-                kind_name(error.kind),
-                error.message.trim()
-            ),
-            Role::Error,
-        ),
-        StopReason::ContextOverflow { error, .. } => (
-            format!("failed: the context is too long: {}", error.message.trim()),
-            Role::Error,
-        ),
-        StopReason::Crashed => (
-            "failed: the previous process ended during the run".to_owned(),
-            Role::Error,
-        ),
+    let what = fmt::why_stopped(reason);
+    let role = match reason {
+        StopReason::Completed => Role::Dim,
+        StopReason::Interrupted
+        | StopReason::MaxSteps { .. }
+        | StopReason::MaxTokens { .. }
+        | StopReason::OutputLimit
+        | StopReason::ContentFilter => Role::Warning,
+        StopReason::ProviderError { .. }
+        | StopReason::ContextOverflow { .. }
+        | StopReason::Crashed => Role::Error,
     };
     let approx = if usage.estimated { "~" } else { "" };
     let plural = if steps == 1 { "step" } else { "steps" };
@@ -259,18 +230,6 @@ fn turn_end(
         .into_iter()
         .map(|l| Line::from(fmt::clip_spans(l.spans, usize::from(width))))
         .collect()
-}
-
-fn kind_name(kind: ProviderErrorKind) -> &'static str {
-    match kind {
-        ProviderErrorKind::Http => "HTTP error",
-        ProviderErrorKind::Api => "API error",
-        ProviderErrorKind::Disconnected => "disconnected",
-        ProviderErrorKind::IdleTimeout => "idle timeout",
-        ProviderErrorKind::Malformed => "malformed stream",
-        ProviderErrorKind::ScriptExhausted => "script exhausted",
-        ProviderErrorKind::ContextOverflow => "context overflow",
-    }
 }
 
 /// Every cell at `width`, one blank line between cells.
@@ -383,7 +342,7 @@ fn on_record<'e>(
                     Level::Error,
                     format!(
                         "the provider failed: {}: {}",
-                        kind_name(error.kind),
+                        fmt::kind_name(error.kind),
                         error.message
                     ),
                 );

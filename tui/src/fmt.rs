@@ -5,6 +5,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use xcsh_machine::{ProviderErrorKind, StopReason};
 
 /// How many columns a tab becomes (tool output, `read`'s line-number prefix).
 const TAB: usize = 4;
@@ -194,6 +195,54 @@ pub fn clip_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
         break;
     }
     out
+}
+
+/// Why a run stopped, as the user reads it wherever it is shown: the terminal UI's
+/// turn end, the line mode's, a one-shot run's stderr (`done`, `stopped by you`,
+/// `stopped: …`, `failed: …`).
+pub fn why_stopped(reason: &StopReason) -> String {
+    match reason {
+        StopReason::Completed => "done".to_owned(),
+        StopReason::Interrupted => "stopped by you".to_owned(),
+        StopReason::MaxSteps { limit } => format!("stopped: {limit} steps, the step limit"),
+        StopReason::MaxTokens { limit, spent } => format!(
+            "stopped: the budget of {} tokens is spent ({})",
+            tokens(*limit),
+            tokens(*spent)
+        ),
+        StopReason::OutputLimit => "stopped: the response hit its output limit".to_owned(),
+        StopReason::ContentFilter => "stopped: the provider withheld the response".to_owned(),
+        StopReason::ProviderError { error } => {
+            format!(
+                "failed: {}: {}",
+                kind_name(error.kind),
+                error.message.trim()
+            )
+        }
+        StopReason::ContextOverflow { error, compacted } => format!(
+            "failed: the request is too long for the model's context{}: {}",
+            if *compacted {
+                ", even after compacting the conversation"
+            } else {
+                " and could not be compacted"
+            },
+            error.message.trim()
+        ),
+        StopReason::Crashed => "failed: the previous process ended during the run".to_owned(),
+    }
+}
+
+/// A provider error's kind, in words.
+pub fn kind_name(kind: ProviderErrorKind) -> &'static str {
+    match kind {
+        ProviderErrorKind::Http => "HTTP error",
+        ProviderErrorKind::Api => "API error",
+        ProviderErrorKind::Disconnected => "disconnected",
+        ProviderErrorKind::IdleTimeout => "idle timeout",
+        ProviderErrorKind::Malformed => "malformed stream",
+        ProviderErrorKind::ScriptExhausted => "script exhausted",
+        ProviderErrorKind::ContextOverflow => "context overflow",
+    }
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ fn stopped_and_failed_turns_say_why_and_estimates_are_marked() {
         StopReason::MaxSteps { limit: 32 },
         StopReason::ProviderError {
             error: ProviderError {
-                kind: ProviderErrorKind::Http,
+                kind: xcsh_machine::ProviderErrorKind::Http,
                 message: "503 service unavailable".into(),
             },
         },
