@@ -249,6 +249,52 @@ pub fn kind_name(kind: ProviderErrorKind) -> &'static str {
 mod tests {
     use super::*;
 
+    /// Each way a run can stop, in the words every mode shows.
+    #[test]
+    fn why_stopped_words_every_stop() {
+        use xcsh_machine::ProviderError;
+        let error = |kind, message: &str| ProviderError {
+            kind,
+            message: message.into(),
+        };
+        let reasons = [
+            StopReason::Completed,
+            StopReason::Interrupted,
+            StopReason::MaxSteps { limit: 32 },
+            StopReason::MaxTokens {
+                limit: 400_000,
+                spent: 401_234,
+            },
+            StopReason::OutputLimit,
+            StopReason::ContentFilter,
+            StopReason::ProviderError {
+                error: error(ProviderErrorKind::Api, "overloaded (529)\n"),
+            },
+            StopReason::ContextOverflow {
+                error: error(ProviderErrorKind::ContextOverflow, "128000 tokens at most"),
+                compacted: false,
+            },
+            StopReason::ContextOverflow {
+                error: error(ProviderErrorKind::ContextOverflow, "128000 tokens at most"),
+                compacted: true,
+            },
+            StopReason::Crashed,
+        ];
+        let words: Vec<String> = reasons.iter().map(why_stopped).collect();
+        expect_test::expect![[r#"
+            done
+            stopped by you
+            stopped: 32 steps, the step limit
+            stopped: the budget of 400k tokens is spent (401k)
+            stopped: the response hit its output limit
+            stopped: the provider withheld the response
+            failed: API error: overloaded (529)
+            failed: the request is too long for the model's context and could not be compacted: 128000 tokens at most
+            failed: the request is too long for the model's context, even after compacting the conversation: 128000 tokens at most
+            failed: the previous process ended during the run"#]]
+        .assert_eq(&words.join("\n"));
+    }
+
     #[test]
     fn clip_counts_columns_and_marks_the_cut() {
         assert_eq!(clip("hello world", 5), "hell…");
