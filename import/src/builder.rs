@@ -374,12 +374,12 @@ impl Builder {
         at = self.append(
             at,
             ts,
-            Body::Record(Record::Step(StepRecord {
+            Body::Record(Record::Step(Box::new(StepRecord {
                 step,
                 events,
                 outcome: StepOutcome::Completed,
                 message,
-            })),
+            }))),
         )?;
         let group = self.groups.len();
         for call in calls.iter() {
@@ -436,7 +436,11 @@ impl Builder {
             changes: Vec::new(),
             child: None,
         };
-        let id = self.append(parent, ts, Body::Record(Record::ToolResult(record)))?;
+        let id = self.append(
+            parent,
+            ts,
+            Body::Record(Record::ToolResult(Box::new(record))),
+        )?;
         if let Some(g) = group {
             self.groups[g] = id;
         }

@@ -69,7 +69,7 @@ pub fn opened_in(path: &Path, index: &SessionIndex) -> Result<Opened<()>, LogErr
         }
     }
     Ok(Opened {
-        header,
+        header: *header,
         links,
         data: (),
     })

@@ -159,7 +159,7 @@ impl Kit {
     }
 
     pub fn settle(&mut self, id: &str, name: &str, status: ToolStatus, content: &str) {
-        self.record(Record::ToolResult(ToolResultRecord {
+        self.record(Record::ToolResult(Box::new(ToolResultRecord {
             call_id: CallId(id.into()),
             name: name.into(),
             outcome: ToolOutcome {
@@ -169,7 +169,7 @@ impl Kit {
             duration_ms: 7,
             changes: Vec::new(),
             child: None,
-        }));
+        })));
     }
 
     /// Continues on a new branch from `at` (a settled boundary), as `--at` does.
@@ -258,12 +258,12 @@ pub fn step_record(
             },
         });
     }
-    Record::Step(StepRecord {
+    Record::Step(Box::new(StepRecord {
         step: StepNo(n),
         events,
         outcome,
         message: Assembled::default(),
-    })
+    }))
 }
 
 /// Rewrites the session at `input` into `output` with deterministic times: the

@@ -229,7 +229,7 @@ pub fn build_full(path: &Path) -> Result<Opened<Tree>, LogError> {
         texts.get_mut(pos).map(std::mem::take)
     });
     Ok(Opened {
-        header,
+        header: *header,
         links: links.finish(),
         data: tree,
     })

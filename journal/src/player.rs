@@ -144,7 +144,7 @@ impl<L: Append> Player<L> {
                 Ok(actions)
             }
             Record::ToolResult(r) if self.journal.running().any(|id| *id == r.call_id) => {
-                self.on(Happening::ToolEnded(r))
+                self.on(Happening::ToolEnded(*r))
             }
             Record::ApprovalAnswer {
                 call_id,

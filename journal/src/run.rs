@@ -453,12 +453,12 @@ impl Journal {
         });
         let entry = self.append(
             s,
-            Body::Record(Record::Step(StepRecord {
+            Body::Record(Record::Step(Box::new(StepRecord {
                 step,
                 events: open.events,
                 outcome: outcome.clone(),
                 message,
-            })),
+            }))),
         )?;
         self.apply(
             s,
@@ -490,7 +490,7 @@ impl Journal {
             };
             let (call_id, outcome) = (end.call_id.clone(), end.outcome.clone());
             let spent = end.child.as_ref().and_then(|c| c.usage);
-            self.append(s, Body::Record(Record::ToolResult(end)))?;
+            self.append(s, Body::Record(Record::ToolResult(Box::new(end))))?;
             if let (ToolStatus::Ok, Some(plan)) = (outcome.status, first.plan) {
                 s.emit(RunEvent::Plan {
                     call_id: call_id.clone(),

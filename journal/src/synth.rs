@@ -467,7 +467,7 @@ impl Gen {
                     self.record(Record::FollowUp { text })?;
                 }
                 let result = self.tool_result(&call);
-                self.record(Record::ToolResult(result))?
+                self.record(Record::ToolResult(Box::new(result)))?
             } else if let Some(step) = model.take() {
                 if !late && self.rng.chance(10) {
                     let text = prose(&mut self.rng, 80);
@@ -494,7 +494,7 @@ impl Gen {
                 }
                 self.report.steps += 1;
                 let id = self.p.log.writer.next_id();
-                let made = self.record(Record::Step(record))?;
+                let made = self.record(Record::Step(Box::new(record)))?;
                 self.recent.push(id);
                 made
             } else {

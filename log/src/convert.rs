@@ -96,13 +96,13 @@ impl RecordedInput {
     /// result's outcome, not its changes).
     pub fn cloned(entry: &Entry) -> Option<RecordedInput> {
         let record = match &entry.body {
-            Body::Record(Record::Step(s)) => Record::Step(StepRecord {
+            Body::Record(Record::Step(s)) => Record::Step(Box::new(StepRecord {
                 step: s.step,
                 events: s.events.clone(),
                 outcome: s.outcome.clone(),
                 message: Assembled::default(),
-            }),
-            Body::Record(Record::ToolResult(r)) => Record::ToolResult(ToolResultRecord {
+            })),
+            Body::Record(Record::ToolResult(r)) => Record::ToolResult(Box::new(ToolResultRecord {
                 call_id: r.call_id.clone(),
                 name: String::new(),
                 outcome: r.outcome.clone(),
@@ -110,7 +110,7 @@ impl RecordedInput {
                 changes: Vec::new(),
                 // Its usage is an input (what a sub-agent spent, SPEC.md §29.3).
                 child: r.child.clone(),
-            }),
+            })),
             Body::Record(r) if r.is_input() => r.clone(),
             Body::Record(_) | Body::Decision(_) | Body::Unknown { .. } => return None,
         };

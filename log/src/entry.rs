@@ -112,11 +112,15 @@ impl Body {
 }
 
 /// Entries that are not decisions: the session header, DAG structure, and inputs.
+///
+/// The four large variants are boxed: unboxed they made every `Entry` 344 bytes, more
+/// than a small entry's line, and the views that hold a log as entries (`check`, `diff`,
+/// the HTML export) peaked at 2.1-3.6x the file (README, "Missed targets").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Record {
     /// The first line of every session file.
-    Session(SessionHeader),
+    Session(Box<SessionHeader>),
     /// The leaf moved: the branch that follows continues from this entry's parent
     /// (an earlier entry) instead of the previous leaf `from_leaf`.
     Branch { from_leaf: EntryId },
@@ -132,9 +136,9 @@ pub enum Record {
     Interrupt {},
     /// Input: one provider step settled: its normalized events with their timing
     /// relative to the request, how it ended, and the assembled message.
-    Step(StepRecord),
+    Step(Box<StepRecord>),
     /// Input: a dispatched tool call settled.
-    ToolResult(ToolResultRecord),
+    ToolResult(Box<ToolResultRecord>),
     /// Input: the compaction summary (or why it failed).
     CompactionSummary {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,7 +180,7 @@ pub enum Record {
     MemoryIndex(memory::MemoryIndexRecord),
     /// The memory extraction after a completed turn (SPEC.md §28): a step of its
     /// own kind, feeding the machine nothing.
-    MemoryExtraction(memory::ExtractionRecord),
+    MemoryExtraction(Box<memory::ExtractionRecord>),
     /// The memory notes after an extraction's notes were written.
     MemorySnapshot(memory::SnapshotRecord),
     /// The user forgot (deleted) a memory note.

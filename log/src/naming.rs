@@ -42,7 +42,7 @@ pub fn read_header(path: &Path) -> Result<crate::SessionHeader, crate::LogError>
     let mut reader = crate::LogReader::new(path, std::io::BufReader::new(file));
     match reader.next() {
         Some(Ok((_, entry))) => match entry.body {
-            crate::Body::Record(crate::Record::Session(header)) => Ok(header),
+            crate::Body::Record(crate::Record::Session(header)) => Ok(*header),
             _ => Err(crate::LogError::NotASession {
                 path: path.to_path_buf(),
             }),

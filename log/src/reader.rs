@@ -68,7 +68,7 @@ impl SessionLog {
             lines,
             torn_tail,
             unknown,
-            header,
+            header: *header,
             index,
         })
     }

@@ -245,7 +245,7 @@ mod tests {
                     assert!(!matches!(effect, Effect::Record(_)), "{effect:?}");
                 }
             }
-            let record = Record::Step(StepRecord {
+            let record = Record::Step(Box::new(StepRecord {
                 step,
                 events: events
                     .into_iter()
@@ -253,7 +253,7 @@ mod tests {
                     .collect(),
                 outcome: StepOutcome::Completed,
                 message: assembler.finish(),
-            });
+            }));
             let entry = self.append(&Body::Record(record));
             self.apply(Input::StepEnded {
                 step,
@@ -275,14 +275,14 @@ mod tests {
                 content: content.into(),
             };
             self.record(
-                Record::ToolResult(ToolResultRecord {
+                Record::ToolResult(Box::new(ToolResultRecord {
                     call_id: CallId(call.into()),
                     name: "echo".into(),
                     outcome: outcome.clone(),
                     duration_ms: 3,
                     changes: Vec::new(),
                     child: None,
-                }),
+                })),
                 Input::ToolSettled {
                     call_id: CallId(call.into()),
                     outcome,

@@ -67,7 +67,7 @@ impl SessionWriter {
             .map_err(io)?;
         let note = lock(path, &file, ts)?;
         let id = EntryId(0);
-        let body = Body::Record(Record::Session(header));
+        let body = Body::Record(Record::Session(Box::new(header)));
         let (line, hash) = Entry::encode(id, None, None, ts, &body);
         (&file).write_all(&line).map_err(io)?;
         file.sync_all().map_err(io)?;
@@ -419,7 +419,7 @@ fn stream_branch(
             if let Body::Record(Record::Session(h)) = &e.body
                 && p == 0
             {
-                header = Some(h.clone());
+                header = Some(SessionHeader::clone(h));
             }
             each(BranchEntry::Decoded(e));
         }

@@ -11,7 +11,7 @@ fn ts() -> DateTime<Utc> {
 
 /// A session of a header (id 0) and one label with id `last`.
 fn session_ending_at(dir: &std::path::Path, last: u64) -> std::path::PathBuf {
-    let header = Body::Record(Record::Session(SessionHeader::new("s", "/w")));
+    let header = Body::Record(Record::Session(Box::new(SessionHeader::new("s", "/w"))));
     let (mut bytes, hash) = Entry::encode(EntryId(0), None, None, ts(), &header);
     let label = Body::Record(Record::Label {
         target: EntryId(0),

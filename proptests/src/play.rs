@@ -54,7 +54,7 @@ struct Tapped<L> {
 impl<L: Append> Append for Tapped<L> {
     fn append(&mut self, parent: EntryId, body: &Body) -> Result<EntryId, LogError> {
         if let Body::Record(Record::ToolResult(r)) = body {
-            self.results.push(r.clone());
+            self.results.push(ToolResultRecord::clone(r));
         }
         self.log.append(parent, body)
     }
@@ -225,7 +225,7 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     .map_or("echo", |c| c.name.as_str());
                 let content = format!("result-{i}");
                 // Its line is printed when the journal records it.
-                let record = Record::ToolResult(ToolResultRecord {
+                let record = Record::ToolResult(Box::new(ToolResultRecord {
                     call_id: id.clone(),
                     name: name.into(),
                     outcome: ToolOutcome {
@@ -235,12 +235,12 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     duration_ms: 1,
                     changes: Vec::new(),
                     child: None,
-                });
+                }));
                 (record, None)
             }
             Action::LateTool => {
                 let id = CallId(format!("never-{i}"));
-                let record = Record::ToolResult(ToolResultRecord {
+                let record = Record::ToolResult(Box::new(ToolResultRecord {
                     call_id: id,
                     name: "echo".into(),
                     outcome: ToolOutcome {
@@ -250,7 +250,7 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                     duration_ms: 1,
                     changes: Vec::new(),
                     child: None,
-                });
+                }));
                 (record, None)
             }
             Action::LateEvent => {
@@ -490,12 +490,12 @@ impl PlayedStep<'_> {
             End::Overflow => StepOutcome::Failed { error: too_long() },
             End::Aborted => StepOutcome::Aborted,
         };
-        Record::Step(StepRecord {
+        Record::Step(Box::new(StepRecord {
             step: self.step,
             events,
             outcome,
             message: Assembled::default(),
-        })
+        }))
     }
 }
 

@@ -41,7 +41,7 @@ static ALLOCATOR: Counting = Counting;
 /// ids `0, stride, 2·stride, …`, every hash chained as the writer chains them.
 fn log_with_id_stride(lines: u64, stride: u64) -> Vec<u8> {
     let ts = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
-    let header = Body::Record(Record::Session(SessionHeader::new("s", "/w")));
+    let header = Body::Record(Record::Session(Box::new(SessionHeader::new("s", "/w"))));
     let (mut bytes, mut hash): (Vec<u8>, EntryHash) =
         Entry::encode(EntryId(0), None, None, ts, &header);
     for n in 1..lines {

@@ -129,7 +129,7 @@ fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let step = rec.machine().run().steps;
-    rec.record(Record::Step(xcsh_log::StepRecord {
+    rec.record(Record::Step(Box::new(xcsh_log::StepRecord {
         step: xcsh_machine::StepNo(step),
         events: vec![xcsh_log::TimedEvent {
             ms: 1,
@@ -139,7 +139,7 @@ fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
         }],
         outcome: xcsh_machine::StepOutcome::Completed,
         message: Default::default(),
-    }))
+    })))
     .map_err(|e| e.to_string())?;
     Ok(())
 }

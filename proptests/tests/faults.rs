@@ -165,7 +165,7 @@ fn steps(log: &SessionLog) -> Vec<StepRecord> {
     log.entries
         .iter()
         .filter_map(|e| match &e.body {
-            Body::Record(Record::Step(s)) => Some(s.clone()),
+            Body::Record(Record::Step(s)) => Some(StepRecord::clone(s)),
             _ => None,
         })
         .collect()

@@ -168,7 +168,7 @@ pub fn minimize(
 
     let entries = plan.build(&cut);
     let header = match &plan.header.body {
-        Body::Record(Record::Session(h)) => h.clone(),
+        Body::Record(Record::Session(h)) => xcsh_log::SessionHeader::clone(h),
         Body::Record(_) | Body::Decision(_) | Body::Unknown { .. } => log.header().clone(),
     };
     let written = write_chain(out, header, plan.header.ts, &entries)?;

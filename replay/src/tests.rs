@@ -61,12 +61,12 @@ fn step(n: u32, text: &str, calls: &[&str]) -> Record {
             },
         });
     }
-    Record::Step(StepRecord {
+    Record::Step(Box::new(StepRecord {
         step: StepNo(n),
         events,
         outcome: StepOutcome::Completed,
         message: Assembled::default(),
-    })
+    }))
 }
 
 /// Plays `steps` (text, tool-call arguments) as one run, settling every tool call
@@ -97,7 +97,7 @@ fn record_run(limits: Limits, steps: &[(&str, &[&str])]) -> (tempfile::TempDir, 
         let actions = rec.record(step(n, text, calls)).unwrap();
         for action in actions {
             if let Action::StartTool { call, .. } = action {
-                rec.record(Record::ToolResult(ToolResultRecord {
+                rec.record(Record::ToolResult(Box::new(ToolResultRecord {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     outcome: ToolOutcome {
@@ -107,7 +107,7 @@ fn record_run(limits: Limits, steps: &[(&str, &[&str])]) -> (tempfile::TempDir, 
                     duration_ms: 1,
                     changes: Vec::new(),
                     child: None,
-                }))
+                })))
                 .unwrap();
             }
         }

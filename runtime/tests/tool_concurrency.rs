@@ -54,7 +54,7 @@ fn log_order(path: &std::path::Path) -> (Vec<usize>, Vec<ToolResultRecord>) {
             Body::Decision(Decision::ToolDispatched { call, .. }) => {
                 dispatched_calls.push(call.clone());
             }
-            Body::Record(Record::ToolResult(r)) => results.push(r.clone()),
+            Body::Record(Record::ToolResult(r)) => results.push(ToolResultRecord::clone(r)),
             _ => {}
         }
     }

@@ -527,7 +527,7 @@ pub fn entry_where(path: &Path, wanted: impl Fn(&Body) -> bool) -> Entry {
 pub fn steps(path: &Path) -> Vec<StepRecord> {
     bodies(path)
         .filter_map(|b| match b {
-            Body::Record(Record::Step(s)) => Some(s),
+            Body::Record(Record::Step(s)) => Some(*s),
             _ => None,
         })
         .collect()

@@ -236,7 +236,7 @@ mod tests {
             (&created, None, "made\n"),
         ];
         for (call, (path, before, now)) in k.calls.clone().iter().zip(results) {
-            k.record(Record::ToolResult(ToolResultRecord {
+            k.record(Record::ToolResult(Box::new(ToolResultRecord {
                 call_id: CallId(call.id.0.clone()),
                 name: call.name.clone(),
                 outcome: ToolOutcome {
@@ -246,7 +246,7 @@ mod tests {
                 duration_ms: 1,
                 changes: vec![FileChange::new(path, before, now)],
                 child: None,
-            }));
+            })));
         }
         k.step(2, "done", &[]);
         std::fs::write(&changed, "new\n").unwrap();

@@ -193,13 +193,13 @@ impl Journal {
         }
         self.append(
             s,
-            Body::Record(Record::MemoryExtraction(ExtractionRecord {
+            Body::Record(Record::MemoryExtraction(Box::new(ExtractionRecord {
                 events,
                 outcome,
                 message,
                 notes: notes.clone(),
                 problems,
-            })),
+            }))),
         )?;
         if notes.is_empty() {
             self.memory = MemoryStage::Done;

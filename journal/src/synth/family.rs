@@ -61,7 +61,7 @@ pub fn write_family(dir: &Path) -> Result<PathBuf, LogError> {
     // childb01's provider fails.
     let mut b = Member::create(dir, "childb01", Some(b_link), start)?;
     b.prompt("look at b")?;
-    b.record(Record::Step(StepRecord {
+    b.record(Record::Step(Box::new(StepRecord {
         step: StepNo(1),
         events: Vec::new(),
         outcome: StepOutcome::Failed {
@@ -71,7 +71,7 @@ pub fn write_family(dir: &Path) -> Result<PathBuf, LogError> {
             },
         },
         message: Assembled::default(),
-    }))?;
+    })))?;
 
     p.wait_until(a.now().max(b.now()));
     drop((a, b));
@@ -180,12 +180,12 @@ impl Member {
                 FinishReason::ToolCalls
             },
         });
-        self.record(Record::Step(StepRecord {
+        self.record(Record::Step(Box::new(StepRecord {
             step: StepNo(n),
             events,
             outcome: StepOutcome::Completed,
             message: Assembled::default(),
-        }))
+        })))
     }
 
     /// Settles `task` call `call` with `content`, its result naming child `child`.
@@ -196,7 +196,7 @@ impl Member {
         content: &str,
         child: &str,
     ) -> Result<(), LogError> {
-        self.record(Record::ToolResult(ToolResultRecord {
+        self.record(Record::ToolResult(Box::new(ToolResultRecord {
             call_id: CallId(call.into()),
             name: "task".into(),
             outcome: ToolOutcome {
@@ -210,7 +210,7 @@ impl Member {
                 file: file_of(child),
                 usage: None,
             }),
-        }))
+        })))
     }
 }
 

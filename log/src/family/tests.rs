@@ -45,7 +45,7 @@ fn write(
             call: call.clone(),
         });
         leaf = w.append(leaf, ts(), &d).unwrap().0;
-        let r = Body::Record(Record::ToolResult(ToolResultRecord {
+        let r = Body::Record(Record::ToolResult(Box::new(ToolResultRecord {
             call_id: call.id.clone(),
             name: TASK_TOOL.into(),
             outcome: ToolOutcome {
@@ -59,7 +59,7 @@ fn write(
                 file: (*child_file).into(),
                 usage: None,
             }),
-        }));
+        })));
         leaf = w.append(leaf, ts(), &r).unwrap().0;
     }
 }

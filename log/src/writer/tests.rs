@@ -15,7 +15,7 @@ fn create_append_read_round_trip_with_chained_hashes() {
         None,
         None,
         ts(0),
-        &Body::Record(Record::Session(header())),
+        &Body::Record(Record::Session(Box::new(header()))),
     );
     let mut bytes = line;
     want.push(Entry {
@@ -23,7 +23,7 @@ fn create_append_read_round_trip_with_chained_hashes() {
         id: EntryId(0),
         parent: None,
         ts: ts(0),
-        body: Body::Record(Record::Session(header())),
+        body: Body::Record(Record::Session(Box::new(header()))),
         hash: h0,
     });
     for ((n, body), parent) in (1..).zip(sample_bodies()).zip(SAMPLE_PARENTS) {

@@ -92,7 +92,7 @@ pub fn sample_bodies() -> Vec<Body> {
             text: "hi".into(),
             config: config(),
         }),
-        Body::Record(Record::Step(StepRecord {
+        Body::Record(Record::Step(Box::new(StepRecord {
             step: StepNo(1),
             events: vec![
                 TimedEvent {
@@ -115,7 +115,7 @@ pub fn sample_bodies() -> Vec<Body> {
                 finish: Some(FinishReason::Stop),
                 ..Assembled::default()
             },
-        })),
+        }))),
         Body::Record(Record::Label {
             target: EntryId(2),
             name: "greeting".into(),
@@ -174,7 +174,7 @@ pub fn write_sample(path: &Path) -> Vec<Entry> {
         id: EntryId(0),
         parent: None,
         ts: ts(0),
-        body: Body::Record(Record::Session(header())),
+        body: Body::Record(Record::Session(Box::new(header()))),
         hash: w.hash_of(EntryId(0)).unwrap(),
     }];
     for ((n, body), parent) in (1..).zip(sample_bodies()).zip(SAMPLE_PARENTS) {

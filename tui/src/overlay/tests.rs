@@ -628,7 +628,7 @@ fn two_files() -> (
     .into_iter()
     .enumerate()
     {
-        let body = Body::Record(Record::ToolResult(ToolResultRecord {
+        let body = Body::Record(Record::ToolResult(Box::new(ToolResultRecord {
             call_id: CallId(format!("call_{i}")),
             name: "write".into(),
             outcome: ToolOutcome {
@@ -638,7 +638,7 @@ fn two_files() -> (
             duration_ms: 1,
             changes: vec![change],
             child: None,
-        }));
+        })));
         parent = w.append(parent, ts, &body).unwrap().0;
     }
     let undo = Body::Record(Record::Undo {
