@@ -21,6 +21,7 @@ use crate::Theme;
 use crate::approval::{Approval, Choice};
 use crate::cells::{Cell, Level, assistant_lines};
 use crate::editor::{Editor, EditorOutcome};
+use crate::fmt;
 use crate::markdown::MarkdownStream;
 use crate::overlay::{Overlay, OverlayAction, OverlayOutcome};
 use crate::pending::Pending;
@@ -71,6 +72,8 @@ struct LivePlan {
 /// The open approval question.
 struct LiveQuestion {
     call_id: CallId,
+    /// The tool asked about (`a` allows it for the session).
+    tool: String,
     approval: Approval,
     /// `Some` while the user types the message of a denial (`m`).
     message: Option<String>,
@@ -113,6 +116,8 @@ pub struct App {
     theme: Theme,
     info: StatusInfo,
     queue: Vec<Item>,
+    /// Notices that came while a message streamed (see `notice`).
+    deferred: Vec<Cell>,
     /// Something was written into history (items get a blank line between).
     wrote_any: bool,
     stream: Option<LiveStream>,
@@ -143,6 +148,7 @@ impl App {
             theme,
             info,
             queue: Vec::new(),
+            deferred: Vec::new(),
             wrote_any: false,
             stream: None,
             reasoning: None,
@@ -194,12 +200,29 @@ impl App {
         self.queue.push(Item::Cell(cell));
     }
 
-    /// A line of information for history.
+    /// A line of information for history. One that comes while a message or its
+    /// reasoning streams is written after it: a notice never splits a message.
     pub fn notice(&mut self, level: Level, text: impl Into<String>) {
-        self.push_cell(Cell::Notice {
+        let cell = Cell::Notice {
             level,
             text: text.into(),
-        });
+        };
+        if self.stream.is_some() || self.reasoning.is_some() {
+            self.deferred.push(cell);
+        } else {
+            self.push_cell(cell);
+        }
+    }
+
+    /// Writes the notices held back while a message streamed, once it has ended.
+    fn flush_deferred(&mut self) {
+        if self.stream.is_none() && self.reasoning.is_none() {
+            self.queue.extend(
+                std::mem::take(&mut self.deferred)
+                    .into_iter()
+                    .map(Item::Cell),
+            );
+        }
     }
 
     /// `/clear`: the controller clears the screen; the session keeps everything
@@ -487,10 +510,15 @@ impl App {
         let preview = crate::approval::preview(&call.name, &call.arguments, current, &request.cwd);
         self.question = Some(LiveQuestion {
             call_id: call.id.clone(),
+            tool: call.name.clone(),
             approval: Approval::new(&call.name, &call.arguments, preview),
             message: None,
         });
-        self.focus = Focus::Question;
+        // Keys typed ahead must not answer: while the input holds a draft the
+        // question waits (Esc on the empty input goes to it).
+        if self.editor.is_empty() {
+            self.focus = Focus::Question;
+        }
     }
 
     /// The open question (Ctrl-T while asking shows its whole preview).
@@ -523,6 +551,7 @@ impl App {
         }
         if all {
             self.stream = None;
+            self.flush_deferred();
         }
     }
 
@@ -535,6 +564,7 @@ impl App {
                 expanded: self.show_reasoning,
             });
         }
+        self.flush_deferred();
     }
 
     // ---- keys ----
@@ -593,8 +623,12 @@ impl App {
             EditorOutcome::Cancel => {
                 if self.question.is_some() {
                     self.focus = Focus::Question;
+                    Vec::new()
+                } else if self.working() {
+                    self.interrupt("Esc")
+                } else {
+                    Vec::new()
                 }
-                Vec::new()
             }
             EditorOutcome::Interrupt { .. } => self.ctrl_c(),
             EditorOutcome::Nothing
@@ -620,10 +654,15 @@ impl App {
         self.editor.on_paste(text);
     }
 
+    /// Stops the running turn (`key` names what asked, in the notice).
+    fn interrupt(&mut self, key: &str) -> Vec<Action> {
+        self.notice(Level::Warning, format!("stopping the turn ({key})"));
+        vec![Action::Interrupt]
+    }
+
     fn ctrl_c(&mut self) -> Vec<Action> {
         if self.working() {
-            self.notice(Level::Warning, "stopping the turn (Ctrl-C)");
-            return vec![Action::Interrupt];
+            return self.interrupt("Ctrl-C");
         }
         if !self.editor.is_empty() {
             self.editor.clear();
@@ -688,6 +727,13 @@ impl App {
                     let scope = choice.scope().unwrap_or(ApprovalScope::Once);
                     self.answer(Verdict::Allow, scope, None)
                 }
+                // Not an answer: the user is typing (a steer, `/status`); the key
+                // goes to the input and the question waits.
+                None if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.focus = Focus::Editor;
+                    self.editor.on_key(key);
+                    Vec::new()
+                }
                 None => Vec::new(),
             },
             KeyCode::Esc | KeyCode::Tab => {
@@ -704,7 +750,27 @@ impl App {
         scope: ApprovalScope,
         message: Option<String>,
     ) -> Vec<Action> {
-        self.question = None;
+        if let Some(q) = self.question.take()
+            && verdict == Verdict::Allow
+        {
+            match scope {
+                ApprovalScope::Tool => self.notice(
+                    Level::Info,
+                    format!(
+                        "{}: allowed without asking for the rest of this session (a)",
+                        fmt::clean(&q.tool)
+                    ),
+                ),
+                ApprovalScope::Call => self.notice(
+                    Level::Info,
+                    format!(
+                        "{}: this exact call allowed without asking for the rest of this session (A)",
+                        fmt::clean(&q.tool)
+                    ),
+                ),
+                ApprovalScope::Once => {}
+            }
+        }
         self.focus = Focus::Editor;
         let message = message.filter(|m| !m.is_empty());
         vec![Action::Answer(ApprovalAnswer {
@@ -723,6 +789,7 @@ impl App {
                     FooterState::Asking
                 }
             }
+            Some(_) => FooterState::QuestionWaits,
             _ if self.working() => FooterState::Working,
             _ if self.ctrl_c_armed => FooterState::ConfirmExit,
             _ => FooterState::Idle,

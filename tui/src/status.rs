@@ -178,6 +178,9 @@ pub enum FooterState {
     Working,
     /// An approval question is open.
     Asking,
+    /// A question is open but the input has the keys (Esc or a typed key moved
+    /// them, or a draft was being typed when it came).
+    QuestionWaits,
     /// The user types the message of a denial (`m`).
     DenyMessage,
     /// A full-screen overlay (transcript, tree, picker, diff) is open.
@@ -199,8 +202,13 @@ fn hints(state: FooterState) -> &'static [(&'static str, &'static str)] {
         FooterState::Working => &[
             ("⏎", "steer"),
             ("Tab", "queue"),
-            ("^C", "stop"),
+            ("Esc/^C", "stop"),
             ("^T", "transcript"),
+        ],
+        FooterState::QuestionWaits => &[
+            ("⏎", "steer"),
+            ("Esc", "back to the question"),
+            ("^C", "stop"),
         ],
         FooterState::Asking => &[
             ("y a A n m", "answer"),

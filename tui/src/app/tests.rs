@@ -88,7 +88,7 @@ fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in
 
         › Ask xcsh to do something · / for commands
         openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.3s
-        ⏎ steer · Tab queue · ^C stop · ^T transcript
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
     "#]]
     .assert_eq(&live(&mut app, 60, 20, 300));
     // The second paragraph's first line is complete: the first one is finished.
@@ -104,7 +104,7 @@ fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in
 
         › Ask xcsh to do something · / for commands
         openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.5s
-        ⏎ steer · Tab queue · ^C stop · ^T transcript
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
     "#]]
     .assert_eq(&live(&mut app, 60, 20, 500));
 }
@@ -172,7 +172,7 @@ fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
 
         › Ask xcsh to do something
         gpt-test · ask · step 1/32 · 2.2s
-        ⏎ steer · Tab queue · ^C stop
+        ⏎ steer · Tab queue · Esc/^C stop
     "#]]
     .assert_eq(&live(&mut app, 40, 20, 2_200));
     app.on_run_event(
@@ -302,6 +302,110 @@ fn while_a_question_is_open_esc_lets_the_user_type_a_steer() {
 }
 
 #[test]
+fn a_key_that_is_not_an_answer_types_into_the_input_and_the_question_waits() {
+    let mut app = app();
+    started(&mut app);
+    app.ask(&edit_request(), Some("old line\n"));
+    // `/status` typed as the question opened: `/` is no answer, so it and the
+    // rest (`s`, `t`, `a`, `u`, `s`) are typed, and nothing is allowed.
+    assert_eq!(typed(&mut app, "/status"), Vec::new());
+    assert!(live(&mut app, 80, 24, 100).contains("Esc back to the question"));
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Command {
+            name: "status".into(),
+            arg: String::new(),
+        }]
+    );
+    // The question is still open: Esc on the empty input goes back to it.
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        [Action::Answer(ApprovalAnswer {
+            verdict: Verdict::Deny,
+            scope: ApprovalScope::Once,
+            message: None,
+        })]
+    );
+}
+
+#[test]
+fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(typed(&mut app, "also "), Vec::new());
+    app.ask(&edit_request(), Some("old line\n"));
+    // `a` would allow the tool for the session; here it is the draft's next letter.
+    assert_eq!(typed(&mut app, "add tests"), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Steer("also add tests".into())]
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        [Action::Answer(ApprovalAnswer {
+            verdict: Verdict::Allow,
+            scope: ApprovalScope::Once,
+            message: None,
+        })]
+    );
+}
+
+#[test]
+fn allowing_a_tool_for_the_session_says_so_in_history() {
+    let mut app = app();
+    started(&mut app);
+    app.ask(&edit_request(), Some("old line\n"));
+    app.on_key(key(KeyCode::Char('a')));
+    expect![[r#"
+        · edit: allowed without asking for the rest of this session (a)
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(80, 100), 80));
+}
+
+#[test]
+fn esc_on_the_empty_input_stops_a_turn_as_ctrl_c_does() {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(typed(&mut app, "draft"), Vec::new());
+    // The first Esc clears the draft, the second stops the turn.
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
+    assert_eq!(app.on_key(key(KeyCode::Esc)), [Action::Interrupt]);
+    let mut idle = self::app();
+    assert_eq!(idle.on_key(key(KeyCode::Esc)), Vec::new());
+}
+
+#[test]
+fn a_notice_that_comes_while_a_message_streams_is_written_after_it() {
+    let mut app = app();
+    started(&mut app);
+    delta(&mut app, "# Heading\n\nParagraph one", 100);
+    app.on_key(ctrl('o'));
+    delta(&mut app, " goes on.\n\nParagraph two.", 200);
+    app.on_run_event(
+        RunEvent::StepFinished {
+            step: StepNo(1),
+            usage: Usage::default(),
+            finish: None,
+            outcome: "completed",
+            error: None,
+        },
+        300,
+    );
+    expect![[r#"
+        • # Heading
+
+          Paragraph one goes on.
+
+          Paragraph two.
+
+        · reasoning: shown in full from now on (Ctrl-O collapses it)
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(60, 400), 60));
+}
+
+#[test]
 fn ctrl_c_stops_a_turn_and_twice_on_an_idle_prompt_exits() {
     let mut app = app();
     started(&mut app);
@@ -321,7 +425,7 @@ fn ctrl_c_stops_a_turn_and_twice_on_an_idle_prompt_exits() {
 
 #[test]
 fn ctrl_d_on_an_empty_prompt_exits_and_while_working_stops_first() {
-    let mut idle = app();
+    let mut idle = self::app();
     assert_eq!(idle.on_key(ctrl('d')), [Action::Exit]);
     let mut busy = app();
     started(&mut busy);
@@ -353,7 +457,7 @@ fn the_status_line_shows_the_sandbox_of_the_session() {
 
         › Ask xcsh to do something · / for commands · @ to mention a file
         openai · gpt-test · ask · sandbox workspace-write · step 1/32 · spent 0/400k · 0.0s · 0a1b2c3d
-        ⏎ steer · Tab queue · ^C stop · ^T transcript
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
     "#]]
     .assert_eq(&live(&mut app, 100, 20, 0));
 }
@@ -434,7 +538,7 @@ fn the_plan_is_a_checklist_in_the_live_area_and_each_change_a_history_cell() {
 
         › Ask xcsh to do something · / for commands
         openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.0s
-        ⏎ steer · Tab queue · ^C stop · ^T transcript
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
     "#]]
     .assert_eq(&live(&mut app, 60, 12, 0));
     app.on_run_event(

@@ -117,6 +117,7 @@ fn the_footer_hints_follow_the_state_and_fit_40_columns() {
         FooterState::ConfirmExit,
         FooterState::Working,
         FooterState::Asking,
+        FooterState::QuestionWaits,
         FooterState::DenyMessage,
         FooterState::Overlay,
     ] {
@@ -131,10 +132,12 @@ fn the_footer_hints_follow_the_state_and_fit_40_columns() {
         ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
         ^C again to exit · Esc stay
         ^C again to exit · Esc stay
-        ⏎ steer · Tab queue · ^C stop
-        ⏎ steer · Tab queue · ^C stop · ^T transcript
+        ⏎ steer · Tab queue · Esc/^C stop
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
         y a A n m answer · Esc type a steer
         y a A n m answer · Esc type a steer · ^T show all · ^C stop
+        ⏎ steer · Esc back to the question
+        ⏎ steer · Esc back to the question · ^C stop
         ⏎ sends · Esc back
         ⏎ sends · Esc back
         ↑↓ move · ⏎ select · / filter
