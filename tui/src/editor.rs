@@ -115,6 +115,8 @@ pub struct Editor {
     placeholder: String,
     /// The first input row shown (a view detail, kept between draws).
     scroll: Cell<usize>,
+    /// The width the editor was last laid out at (0: not yet).
+    width: Cell<u16>,
 }
 
 impl Default for Editor {
@@ -142,6 +144,7 @@ impl Editor {
             column: None,
             placeholder: DEFAULT_PLACEHOLDER.to_string(),
             scroll: Cell::new(0),
+            width: Cell::new(0),
         }
     }
 
@@ -459,6 +462,21 @@ impl Editor {
     }
 
     fn vertical(&mut self, up: bool) -> bool {
+        // Drawn at a width: by screen rows, so that Up on a long wrapped line goes to
+        // the row above, not to the history.
+        let width = usize::from(self.width.get()).saturating_sub(2);
+        if width > 0 {
+            let text = self.buffer.text();
+            let Some((at, column)) =
+                render::row_move(text, self.buffer.cursor(), width, up, self.column)
+            else {
+                return false;
+            };
+            self.buffer.place(at);
+            self.column = Some(column);
+            self.refresh_popup();
+            return true;
+        }
         let column = self.column.unwrap_or_else(|| self.buffer.column());
         let moved = self.buffer.vertical(up, column);
         if moved {
@@ -622,6 +640,7 @@ impl Editor {
     /// The rows the editor wants at `width`: the popup's and the input's (at most
     /// [`MAX_INPUT_ROWS`]).
     pub fn desired_height(&self, width: u16) -> u16 {
+        self.width.set(width);
         let rows = u16::try_from(self.view(width).rows.len()).unwrap_or(u16::MAX);
         self.popup_rows() + rows.clamp(1, MAX_INPUT_ROWS)
     }
@@ -650,6 +669,7 @@ impl Editor {
 
     /// Draws the popup (if open) above the input into `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        self.width.set(area.width);
         let view = self.view(area.width);
         let (popup_area, input_area) = self.areas(area, &view);
         if let Some(popup) = &self.popup

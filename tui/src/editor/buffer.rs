@@ -173,6 +173,11 @@ impl TextBuffer {
         std::mem::replace(&mut self.cursor, to) != to
     }
 
+    /// Puts the cursor at `to`, a cluster boundary of the text.
+    pub(crate) fn place(&mut self, to: usize) {
+        self.cursor = to.min(self.text.len());
+    }
+
     pub(crate) fn home(&mut self) -> bool {
         self.move_to(self.line_start())
     }

@@ -70,6 +70,37 @@ pub(crate) fn layout(text: &str, cursor: usize, width: usize) -> (Vec<Row>, (usi
     (rows, at)
 }
 
+/// The cursor one screen row up (`up`) or down from `cursor` in `text` wrapped to
+/// `width`, at display `column` of that row (the cursor's own column when `None`) or
+/// the nearest boundary before it, with the column kept; `None` on the first (last)
+/// row.
+pub(crate) fn row_move(
+    text: &str,
+    cursor: usize,
+    width: usize,
+    up: bool,
+    column: Option<usize>,
+) -> Option<(usize, usize)> {
+    let (rows, (row, own)) = layout(text, cursor, width);
+    let column = column.unwrap_or(own);
+    let target = if up { row.checked_sub(1)? } else { row + 1 };
+    let r = *rows.get(target)?;
+    // A wrapped row's end is where the next row starts: the cursor stays before it.
+    let wrapped = rows.get(target + 1).is_some_and(|next| !next.line_start);
+    let mut at = r.start;
+    let mut used = 0;
+    for (offset, c) in clusters(&text[r.start..r.end]) {
+        let w = display(c).width();
+        let after = r.start + offset + c.len();
+        if used + w > column || (wrapped && after == r.end) {
+            break;
+        }
+        used += w;
+        at = after;
+    }
+    Some((at, column))
+}
+
 fn wrap_line(text: &str, start: usize, end: usize, width: usize, rows: &mut Vec<Row>) {
     let mut row_start = start;
     let mut used = 0;

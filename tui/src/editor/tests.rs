@@ -314,6 +314,25 @@ fn up_and_down_move_between_lines_at_the_same_column() {
 }
 
 #[test]
+fn up_and_down_on_a_wrapped_line_move_by_screen_rows_before_the_history() {
+    // 14 columns: 12 for the text after the prompt.
+    let mut e = typed_into(editor_with(&["older"]), "one two three four five six");
+    let _ = e.desired_height(14);
+    check_keys(
+        e,
+        "Up Up Up Down Down Down",
+        expect![[r#"
+            Up: Changed → one two three fo|ur five six
+            Up: Changed → one two| three four five six
+            Up: Changed → older|
+            Down: Changed → one two three four five six|
+            Down: Nothing → one two three four five six|
+            Down: Nothing → one two three four five six|
+        "#]],
+    );
+}
+
+#[test]
 fn the_history_walk_keeps_the_draft() {
     check_keys(
         typed_into(editor_with(&["first", "second"]), "draft"),
