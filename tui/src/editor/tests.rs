@@ -316,7 +316,7 @@ fn up_and_down_move_between_lines_at_the_same_column() {
 #[test]
 fn up_and_down_on_a_wrapped_line_move_by_screen_rows_before_the_history() {
     // 14 columns: 12 for the text after the prompt.
-    let mut e = typed_into(editor_with(&["older"]), "one two three four five six");
+    let e = typed_into(editor_with(&["older"]), "one two three four five six");
     let _ = e.desired_height(14);
     check_keys(
         e,

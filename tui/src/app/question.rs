@@ -1,0 +1,120 @@
+//! The approval question in the live area: its keys, its answer, and what `a`/`A` say.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use xcsh_machine::{ApprovalScope, Verdict};
+use xcsh_runtime::{ApprovalAnswer, ApprovalRequest};
+
+use super::{Action, App, Focus, LiveQuestion};
+use crate::approval::{Approval, Choice};
+use crate::cells::Level;
+use crate::fmt;
+
+impl App {
+    /// An approval question came; `current` is the content of the file an edit
+    /// or write would change (read by the controller).
+    pub fn ask(&mut self, request: &ApprovalRequest, current: Option<&str>) {
+        let call = &request.call;
+        let preview = crate::approval::preview(&call.name, &call.arguments, current, &request.cwd);
+        self.question = Some(LiveQuestion {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            approval: Approval::new(&call.name, &call.arguments, preview),
+            message: None,
+        });
+        // Keys typed ahead must not answer: while the input holds a draft the
+        // question waits (Esc on the empty input goes to it).
+        if self.editor.is_empty() {
+            self.focus = Focus::Question;
+        }
+    }
+
+    /// The open question (Ctrl-T while asking shows its whole preview).
+    pub fn question(&self) -> Option<&Approval> {
+        self.question.as_ref().map(|q| &q.approval)
+    }
+
+    pub(super) fn question_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(q) = &mut self.question else {
+            return Vec::new();
+        };
+        if let Some(message) = &mut q.message {
+            match key.code {
+                KeyCode::Enter => {
+                    let message = message.trim().to_string();
+                    return self.answer(Verdict::Deny, ApprovalScope::Once, Some(message));
+                }
+                KeyCode::Esc => q.message = None,
+                KeyCode::Backspace => {
+                    message.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    message.push(c)
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        match key.code {
+            KeyCode::Char(c) => match Choice::from_key(c) {
+                Some(Choice::DenyWithMessage) => {
+                    q.message = Some(String::new());
+                    Vec::new()
+                }
+                Some(Choice::Deny) => self.answer(Verdict::Deny, ApprovalScope::Once, None),
+                Some(choice) => {
+                    let scope = choice.scope().unwrap_or(ApprovalScope::Once);
+                    self.answer(Verdict::Allow, scope, None)
+                }
+                // Not an answer: the user is typing (a steer, `/status`); the key
+                // goes to the input and the question waits.
+                None if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.focus = Focus::Editor;
+                    self.editor.on_key(key);
+                    Vec::new()
+                }
+                None => Vec::new(),
+            },
+            KeyCode::Esc | KeyCode::Tab => {
+                self.focus = Focus::Editor;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn answer(
+        &mut self,
+        verdict: Verdict,
+        scope: ApprovalScope,
+        message: Option<String>,
+    ) -> Vec<Action> {
+        if let Some(q) = self.question.take()
+            && verdict == Verdict::Allow
+        {
+            match scope {
+                ApprovalScope::Tool => self.notice(
+                    Level::Info,
+                    format!(
+                        "{}: allowed without asking for the rest of this session (a)",
+                        fmt::clean(&q.tool)
+                    ),
+                ),
+                ApprovalScope::Call => self.notice(
+                    Level::Info,
+                    format!(
+                        "{}: this exact call allowed without asking for the rest of this session (A)",
+                        fmt::clean(&q.tool)
+                    ),
+                ),
+                ApprovalScope::Once => {}
+            }
+        }
+        self.focus = Focus::Editor;
+        let message = message.filter(|m| !m.is_empty());
+        vec![Action::Answer(ApprovalAnswer {
+            verdict,
+            scope,
+            message,
+        })]
+    }
+}
