@@ -177,9 +177,21 @@ fn print_replay(
             render::state(session, &replay.report, s, Some(elapsed), overrides),
             json!({"result": "stopped", "state": s}),
         ),
+        // Every recorded decision was re-made: a crash cut the run off, nothing
+        // diverged (SPEC §24.2).
+        Outcome::CutOff(c) => (
+            Exit::Ok,
+            render::cut_off(session, &replay.report, c, Some(elapsed), overrides),
+            json!({"result": "cut_off", "cut_off": c}),
+        ),
     };
+    let mut text = text;
+    let mut value = value;
+    if let Some(torn) = &replay.torn {
+        text.push_str(&render::torn(session, torn));
+        value["torn"] = json!(torn);
+    }
     if as_json {
-        let mut value = value;
         value["session"] = json!(session);
         value["leaf"] = json!(leaf);
         value["replayed"] = json!(replay.report);

@@ -589,3 +589,24 @@ fn a_bad_user_script_line_is_named_with_its_file_and_line() {
         "xcsh: error: USER:2: a command is exactly one of \"steer\", \"follow_up\" or \"interrupt\": true\n"
     );
 }
+
+/// `tool-rounds` as a crash leaves it: its last line (`run_finished`) cut 40 bytes
+/// short, with no newline.
+#[test]
+fn a_torn_log_is_a_run_cut_off_naming_the_torn_line_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("torn.jsonl");
+    let bytes = std::fs::read(fixture("tool-rounds")).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
+    let out = replay(&[path.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    expect_test::expect![[r#"
+        SESSION: the run was cut off (no run_finished): 28 entries replayed (13 inputs, 14 decisions) in _ ms, no divergence
+          the branch ends at entry 27 (line 28, step): step 6 "notes.txt says the project builds with …" completed
+          not written: the decisions the machine makes after it (the process ended first):
+            run_finished completed after 6 step(s), 4334 tokens
+          continuing the session (--continue, --resume) records them and recovers the run
+        SESSION:29: the last line is torn (215 bytes without a newline, a write a crash cut short): not replayed
+    "#]]
+    .assert_eq(&scrub(&stdout(&out), &path));
+}

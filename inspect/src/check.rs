@@ -235,7 +235,17 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
             }
         }
     }
-    if lines == 0 {
+    if lines == 0 && bytes.is_empty() {
+        // Nothing at all: said plainly (the reader's wording is about a first line,
+        // and there is none).
+        f.push(
+            Severity::Error,
+            "not_a_session",
+            EMPTY.to_string(),
+            vec![],
+            vec![],
+        );
+    } else if lines == 0 {
         // No complete line: what the reader says of such a file.
         f.error(
             &chain,
@@ -266,6 +276,10 @@ fn check_exhaustively(path: &Path, bytes: &[u8]) -> Report {
         findings,
     }
 }
+
+/// The finding of an empty file (`not_a_session`, located at the file).
+const EMPTY: &str =
+    "the file is empty (0 bytes): not a session log, which starts with its `session` header line";
 
 /// The id and recorded hash of a line that does not decode as an entry, if its JSON
 /// still says them.
@@ -458,7 +472,8 @@ pub fn render(report: &Report, style: Style) -> String {
         };
         let lines: Vec<String> = f.lines.iter().map(ToString::to_string).collect();
         let at = match (f.entries.as_slice(), lines.len()) {
-            ([], 0) => String::new(),
+            // About the file as a whole (an empty file): the file is where.
+            ([], 0) => report.path.display().to_string(),
             ([], 1) => format!("line {}", lines[0]),
             ([], _) => format!("lines {}", lines.join(", ")),
             ([one], 1) => format!("entry #{one} (line {})", lines[0]),

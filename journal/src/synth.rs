@@ -501,7 +501,7 @@ impl Gen {
                 // The machine runs but asked for nothing: a bug in this generator.
                 return Err(LogError::Io {
                     path: self.p.log.writer.path().to_path_buf(),
-                    source: std::io::Error::other("synth: the run waits for nothing"),
+                    error: std::io::Error::other("synth: the run waits for nothing"),
                 });
             };
         }

@@ -396,17 +396,24 @@ impl FileChange {
     }
 }
 
-/// Errors decoding one line (the reader adds the file and line number).
+/// Errors decoding one line (the reader adds the file and line number). The JSON
+/// error is part of the message, not its source (see [`crate::LogError`]).
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
     #[error("not valid JSON for an entry: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
     #[error("the line has no trailing \"hash\" field")]
     NoHash,
     #[error("the hash is not 64 hex digits")]
     BadHash,
     #[error("bad timestamp {0:?}")]
     BadTimestamp(String),
+}
+
+impl From<serde_json::Error> for DecodeError {
+    fn from(error: serde_json::Error) -> DecodeError {
+        DecodeError::Json(error)
+    }
 }
 
 pub(crate) fn format_ts(ts: &DateTime<Utc>) -> String {

@@ -7,14 +7,19 @@ use super::entry::DecodeError;
 use xcsh_machine::EntryId;
 
 /// An error reading, verifying, writing or querying a session log.
+///
+/// Each message is whole: a cause (a decoding error, an OS error) is part of the
+/// text and is not also given as [`std::error::Error::source`], so that a printer
+/// that follows the chain (`{:#}`) says it once. The cause fields are therefore not
+/// named `source`, which thiserror would make the source.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// A complete line could not be decoded (bad JSON, empty, NUL bytes, not UTF-8).
-    #[error("{}:{line}: malformed entry: {source}", path.display())]
+    #[error("{}:{line}: malformed entry: {cause}", path.display())]
     Malformed {
         path: PathBuf,
         line: u32,
-        source: DecodeError,
+        cause: DecodeError,
     },
     /// A line's hash does not match its bytes and its parent's hash (edited or corrupt).
     #[error(
@@ -83,10 +88,10 @@ pub enum LogError {
     )]
     IdsExhausted { path: PathBuf, id: EntryId },
     /// An operating-system error on this file.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Continuing from an entry inside a run (`--at`, `/at`).
     #[error(
@@ -132,13 +137,13 @@ impl LogError {
         path: impl Into<PathBuf>,
         line: u32,
         bytes: &[u8],
-        source: DecodeError,
+        cause: DecodeError,
     ) -> LogError {
         let path = path.into();
         if line == 1 && LogError::not_json(bytes) {
             return LogError::NotJson { path };
         }
-        LogError::Malformed { path, line, source }
+        LogError::Malformed { path, line, cause }
     }
 
     /// Whether a first line that does not decode is some other file's, not a
@@ -152,10 +157,62 @@ impl LogError {
     }
 
     /// Wraps an IO error with the path it concerns.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> LogError {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> LogError {
         LogError::Io {
             path: path.into(),
-            source,
+            error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogError;
+
+    /// The error and its sources, each after `: `, as a printer that follows the
+    /// chain (anyhow's `{:#}`) shows them.
+    fn chain(error: &LogError) -> String {
+        let mut text = error.to_string();
+        let mut cause = std::error::Error::source(error);
+        while let Some(c) = cause {
+            text.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        text
+    }
+
+    #[test]
+    fn a_malformed_line_says_its_cause_once_along_the_error_chain() {
+        let (_dir, path) = crate::writer::testutil::scratch();
+        std::fs::write(&path, "{\"v\":1,\"id\":0,\"type\":\"session\"\n").unwrap();
+        let error = crate::read_session(&path).unwrap_err();
+        assert_eq!(
+            chain(&error),
+            format!(
+                "{}:1: malformed entry: the line has no trailing \"hash\" field",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_os_error_says_its_cause_once_along_the_error_chain() {
+        let error = LogError::io("/s/a.jsonl", std::io::Error::other("disk on fire"));
+        assert_eq!(chain(&error), "/s/a.jsonl: disk on fire");
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_says_the_json_error_once_along_the_error_chain() {
+        let (_dir, path) = crate::writer::testutil::scratch();
+        let hash = "0".repeat(64);
+        std::fs::write(&path, format!("{{\"v\":1 oops,\"hash\":\"{hash}\"}}\n")).unwrap();
+        let error = crate::read_session(&path).unwrap_err();
+        assert_eq!(
+            chain(&error),
+            format!(
+                "{}:1: malformed entry: not valid JSON for an entry: expected `,` or `}}` at line 1 column 8",
+                path.display()
+            )
+        );
     }
 }

@@ -358,11 +358,11 @@ impl SessionIndex {
     pub fn from_data(data: &IndexData, source: IndexSource) -> Result<SessionIndex, LogError> {
         let bytes = rkyv::to_bytes::<RkyvError>(data).map_err(|e| LogError::Io {
             path: PathBuf::new(),
-            source: std::io::Error::other(format!("cannot serialize the index: {e}")),
+            error: std::io::Error::other(format!("cannot serialize the index: {e}")),
         })?;
         SessionIndex::from_backing(Backing::Owned(bytes), source).map_err(|why| LogError::Io {
             path: PathBuf::new(),
-            source: std::io::Error::other(format!("the index just built is unusable: {why}")),
+            error: std::io::Error::other(format!("the index just built is unusable: {why}")),
         })
     }
 }

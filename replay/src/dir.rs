@@ -10,7 +10,9 @@ use std::time::Instant;
 use serde::Serialize;
 use xcsh_log::read_session;
 
-use crate::{Divergence, Outcome, Overrides, ReplayError, ReplayOptions, ReplayReport, replay};
+use crate::{
+    CutOff, Divergence, Outcome, Overrides, ReplayError, ReplayOptions, ReplayReport, Torn, replay,
+};
 
 /// The replay of one session file.
 #[derive(Debug, Clone, Serialize)]
@@ -36,6 +38,15 @@ pub enum SessionResult {
         replayed: ReplayReport,
         divergence: Box<Divergence>,
     },
+    /// Every recorded decision was re-made, but the branch ends inside a run (a
+    /// crash cut it off; SPEC.md §24.2): not a failure.
+    CutOff {
+        replayed: ReplayReport,
+        cut_off: Box<CutOff>,
+        /// The file's torn last line, if it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        torn: Option<Torn>,
+    },
     /// An imported session (SPEC.md §33.4): not re-run; its chain and its steps'
     /// contexts checked, and they hold.
     Imported {
@@ -53,7 +64,9 @@ impl SessionRun {
     pub fn is_ok(&self) -> bool {
         matches!(
             self.result,
-            SessionResult::Ok { .. } | SessionResult::Imported { .. }
+            SessionResult::Ok { .. }
+                | SessionResult::CutOff { .. }
+                | SessionResult::Imported { .. }
         )
     }
 }
@@ -161,6 +174,11 @@ pub(crate) fn replay_result(
             Outcome::Diverged(divergence) => SessionResult::Diverged {
                 replayed: r.report,
                 divergence,
+            },
+            Outcome::CutOff(cut_off) => SessionResult::CutOff {
+                replayed: r.report,
+                cut_off,
+                torn: r.torn,
             },
         },
     }

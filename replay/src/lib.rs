@@ -103,6 +103,45 @@ pub struct Divergence {
     pub path: Vec<EntryRef>,
 }
 
+/// A branch that ends inside a run: the log holds no `run_finished` for its last
+/// run, as when the process ended (a crash, `kill -9`, a power cut) before the
+/// run's end was written, or while the run is still going. Not a divergence: every
+/// decision the log records was re-made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutOff {
+    /// The last entry of the branch, where the log ends.
+    pub last: EntryRef,
+    /// The machine's phase after it.
+    pub phase: String,
+    pub phase_kind: PhaseKind,
+    /// The decisions the machine made after the last entry that the log does not
+    /// record (the process ended before writing them), in order.
+    pub owed: Vec<Decision>,
+}
+
+/// A session file's torn last line: the bytes after its last newline, a write a
+/// crash cut short. The readers leave it out (§12.5), so replay does too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Torn {
+    /// Its 1-based line number.
+    pub line: u32,
+    /// Its length in bytes.
+    pub bytes: u64,
+}
+
+impl Torn {
+    /// The torn line of `log`, if it has one.
+    pub fn of(log: &SessionLog) -> Option<Torn> {
+        let torn = log.torn_tail.as_ref()?;
+        // Every complete line is an entry: the torn one comes after the last.
+        let complete = log.lines.last().copied().unwrap_or(0);
+        Some(Torn {
+            line: complete.saturating_add(1),
+            bytes: torn.len,
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error(transparent)]
@@ -141,20 +180,24 @@ pub enum Outcome {
     Diverged(Box<Divergence>),
     /// Stopped after the `until` entry with no divergence before it.
     Stopped(Box<Replayed>),
+    /// Every recorded decision was re-made, but the branch ends inside a run.
+    CutOff(Box<CutOff>),
 }
 
-/// A replay: the counts of what was fed and compared, and how it ended.
+/// A replay: the counts of what was fed and compared, how it ended, and the file's
+/// torn last line (when the file was read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replay {
     pub report: ReplayReport,
     pub outcome: Outcome,
+    pub torn: Option<Torn>,
 }
 
 /// Replays the branch ending at `leaf`.
 pub fn replay_branch(log: &SessionLog, leaf: EntryId) -> Result<ReplayReport, ReplayError> {
     let replay = replay(log, leaf, &ReplayOptions::default())?;
     match replay.outcome {
-        Outcome::Clean | Outcome::Stopped(_) => Ok(replay.report),
+        Outcome::Clean | Outcome::Stopped(_) | Outcome::CutOff(_) => Ok(replay.report),
         Outcome::Diverged(d) => Err(ReplayError::Diverged(d)),
     }
 }
@@ -181,7 +224,9 @@ pub fn replay(
             leaf,
         });
     }
-    Ok(run(&entries, &|id| log.line_of(id), options))
+    let mut replay = run(&entries, &|id| log.line_of(id), options);
+    replay.torn = Torn::of(log);
+    Ok(replay)
 }
 
 /// The entries from the root to `leaf`, root first (following each entry's parent).

@@ -205,7 +205,7 @@ fn diverges_as(entries: &[Entry], header: &Entry, options: &ReplayOptions) -> Op
     let line_of = |id: EntryId| u32::try_from(id.0 + 1).ok();
     match run(&all, &line_of, options).outcome {
         Outcome::Diverged(d) => Some(Signature::of(&d)),
-        Outcome::Clean | Outcome::Stopped(_) => None,
+        Outcome::Clean | Outcome::Stopped(_) | Outcome::CutOff(_) => None,
     }
 }
 

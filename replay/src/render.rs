@@ -1,6 +1,6 @@
 //! Text reports: the one-line summary of a clean replay, the first-divergence report,
-//! the machine's state at an entry, the table of a directory replay, and the result
-//! of a minimization.
+//! a run cut off and a torn last line, the machine's state at an entry, the table of
+//! a directory replay, and the result of a minimization.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
@@ -9,8 +9,8 @@ use xcsh_log::describe::serde_name;
 
 use crate::summary::{EntryRef, clip};
 use crate::{
-    Divergence, Minimized, Overrides, ReplayReport, Replayed, SessionResult, SessionRun,
-    changed_fields,
+    CutOff, Divergence, Minimized, Overrides, ReplayReport, Replayed, SessionResult, SessionRun,
+    Torn, changed_fields,
 };
 
 fn counts(r: &ReplayReport) -> String {
@@ -51,6 +51,57 @@ pub fn clean(
         counts(report),
         timing(elapsed_ms),
         settings(overrides)
+    )
+}
+
+/// A replay whose branch ends inside a run (no `run_finished`): not a divergence.
+pub fn cut_off(
+    session: &str,
+    report: &ReplayReport,
+    c: &CutOff,
+    elapsed_ms: Option<u64>,
+    overrides: &Overrides,
+) -> String {
+    let mut out = format!(
+        "{session}: the run was cut off (no run_finished): {}{}, no divergence{}\n",
+        counts(report),
+        timing(elapsed_ms),
+        settings(overrides)
+    );
+    out.push_str(&format!(
+        "  the branch ends at {}: {}\n",
+        entry_ref(&c.last),
+        c.last.summary
+    ));
+    if c.owed.is_empty() {
+        out.push_str(&format!(
+            "  phase:  {} (the process ended during the run, or it is still running)\n",
+            c.phase
+        ));
+        out.push_str("  continuing the session (--continue, --resume) recovers the run\n");
+    } else {
+        out.push_str(
+            "  not written: the decisions the machine makes after it (the process ended first):\n",
+        );
+        for d in &c.owed {
+            out.push_str(&format!(
+                "    {} {}\n",
+                d.type_name(),
+                crate::decision_summary(d)
+            ));
+        }
+        out.push_str(
+            "  continuing the session (--continue, --resume) records them and recovers the run\n",
+        );
+    }
+    out
+}
+
+/// The file's torn last line, after a report: `PATH:LINE: …`.
+pub fn torn(session: &str, t: &Torn) -> String {
+    format!(
+        "{session}:{}: the last line is torn ({} bytes without a newline, a write a crash cut short): not replayed\n",
+        t.line, t.bytes
     )
 }
 
@@ -250,6 +301,18 @@ pub fn table(runs: &[SessionRun]) -> String {
             SessionResult::Diverged { divergence, .. } => {
                 diverged += 1;
                 ("DIVERGED", first_divergence(divergence))
+            }
+            SessionResult::CutOff { cut_off, torn, .. } => {
+                ok += 1;
+                let torn = torn.map(|t| format!("; torn line {}", t.line));
+                (
+                    "cut off",
+                    format!(
+                        "the run was cut off (no run_finished) after {}{}",
+                        entry_ref(&cut_off.last),
+                        torn.unwrap_or_default()
+                    ),
+                )
             }
             SessionResult::Imported { format, steps, .. } => {
                 ok += 1;

@@ -14,8 +14,8 @@ use xcsh_log::{Body, Entry, RecordedInput, entry_decision};
 use xcsh_machine::{Decision, Effect, EntryId, Machine};
 
 use crate::{
-    Divergence, DivergenceKind, EntryRef, Outcome, PATH_SHOWN, PhaseKind, Replay, ReplayOptions,
-    ReplayReport, Replayed, phase_name,
+    CutOff, Divergence, DivergenceKind, EntryRef, Outcome, PATH_SHOWN, PhaseKind, Replay,
+    ReplayOptions, ReplayReport, Replayed, phase_name,
 };
 
 /// What an entry gives the machine, taken apart from it (on a decoding worker, for
@@ -224,11 +224,34 @@ impl<'o, E: Held> Runner<'o, E> {
         Replay {
             report: self.report,
             outcome,
+            torn: None,
         }
     }
 
-    /// The replay, at the end of the branch.
+    /// The replay, at the end of the branch. A branch that ends inside a run (the
+    /// machine is in one, or owes the `run_finished` that ends it) was cut off: what
+    /// the machine owes there is what the process did not write, not a divergence.
     pub(crate) fn finish(mut self) -> Replay {
+        let phase = PhaseKind::of(self.machine.phase());
+        let in_run = matches!(
+            phase,
+            PhaseKind::Streaming | PhaseKind::RunningTools | PhaseKind::Compacting
+        );
+        let finishing = self
+            .expected
+            .iter()
+            .any(|d| matches!(d, Decision::RunFinished { .. }));
+        if (in_run || finishing)
+            && let Some(last) = self.window.back().map(Shown::entry_ref)
+        {
+            let cut = CutOff {
+                last,
+                phase: phase_name(self.machine.phase()),
+                phase_kind: phase,
+                owed: self.expected.drain(..).collect(),
+            };
+            return self.end(Outcome::CutOff(Box::new(cut)));
+        }
         if let Some(missing) = self.expected.pop_front() {
             let outcome = self.diverged(None, DivergenceKind::MissingDecision, None, Some(missing));
             return self.end(outcome);

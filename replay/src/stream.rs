@@ -16,12 +16,12 @@ use std::path::Path;
 use std::rc::Rc;
 
 use xcsh_log::index::{Kind, open_existing_index};
-use xcsh_log::parallel::{Window, read_parallel};
+use xcsh_log::parallel::{ParallelRead, Window, read_parallel};
 use xcsh_log::{Entry, LogError};
 use xcsh_machine::EntryId;
 
 use crate::runner::{Fed, Runner};
-use crate::{Outcome, Replay, ReplayOptions};
+use crate::{Outcome, Replay, ReplayOptions, Torn};
 
 /// A streamed replay and the leaf it replayed to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,8 +133,9 @@ fn fast(
         return None;
     }
     // Every line was read and verified: now the outcome stands (`None`: the
-    // machine made a decision the log does not record).
-    let replay = runner.finish();
+    // machine made a decision the log does not record, or the run was cut off).
+    let mut replay = runner.finish();
+    replay.torn = torn(&read);
     Some(Ok(
         matches!(replay.outcome, Outcome::Clean).then_some(FileReplay { replay, leaf })
     ))
@@ -179,14 +180,23 @@ fn full(path: &Path, plan: &Plan, options: &ReplayOptions) -> Option<Result<File
     if mismatch || read.stopped || read.lines as usize != plan.skeleton.ids.len() {
         return None;
     }
-    let replay = match ended {
+    let mut replay = match ended {
         Some(outcome) => runner.end(outcome),
         None => runner.finish(),
     };
+    replay.torn = torn(&read);
     Some(Ok(FileReplay {
         replay,
         leaf: plan.leaf,
     }))
+}
+
+/// The torn last line a read found, if any.
+fn torn(read: &ParallelRead) -> Option<Torn> {
+    read.torn.as_ref().map(|bytes| Torn {
+        line: read.lines.saturating_add(1),
+        bytes: bytes.len() as u64,
+    })
 }
 
 /// What is known before the entries are decoded: each line's id and parent, and

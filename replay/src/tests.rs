@@ -568,3 +568,130 @@ fn minimize_reproduces_the_divergence_of_every_fixture_with_any_entry_dropped() 
     }
     assert!(minimized > 50, "{minimized} divergences minimized");
 }
+
+/// The first `lines` lines of `log`'s file and the first `torn` bytes of the next
+/// one (no newline: a write a crash cut short), as the file `name` in `dir`.
+fn cut(dir: &tempfile::TempDir, log: &SessionLog, lines: usize, torn: usize) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(&log.path).unwrap();
+    let mut kept: String = text.split_inclusive('\n').take(lines).collect();
+    kept.push_str(&text.split_inclusive('\n').nth(lines).unwrap_or("")[..torn]);
+    let path = dir.path().join(format!("cut-{lines}-{torn}.jsonl"));
+    std::fs::write(&path, kept).unwrap();
+    path
+}
+
+/// A run recorded in full, then cut before its `run_finished` (entry 20, line 21)
+/// with `torn` bytes of that line left: the replay of the cut file, streamed and
+/// read whole (the two must agree), and the finish it lost.
+fn cut_before_the_finish(torn: usize) -> (Replay, Decision, Entry) {
+    let (dir, log) = record_run(Limits::default(), &three_tool_steps());
+    let finish = log.entries.last().unwrap();
+    assert_eq!(
+        (finish.id, finish.type_name()),
+        (EntryId(20), "run_finished")
+    );
+    let path = cut(&dir, &log, 20, torn);
+    let streamed = replay_file(&path, None, &ReplayOptions::default())
+        .unwrap()
+        .unwrap();
+    let whole = read_session(&path).unwrap();
+    let replayed = replay(&whole, whole.leaf(), &ReplayOptions::default()).unwrap();
+    assert_eq!(streamed.replay, replayed, "streamed and whole agree");
+    let lost = xcsh_log::entry_decision(finish).unwrap().clone();
+    (replayed, lost, log.entries[19].clone())
+}
+
+/// What the replay of [`cut_before_the_finish`]'s file must be: the run cut off after
+/// entry 19 (line 20), owing the finish it lost; `torn`, the torn line's.
+fn cut_off_before_the_finish(lost: Decision, last: &Entry, torn: Option<Torn>) -> Replay {
+    Replay {
+        report: ReplayReport {
+            entries: 20,
+            inputs: 10,
+            decisions: 9,
+        },
+        outcome: Outcome::CutOff(Box::new(CutOff {
+            last: EntryRef::new(last, Some(20)),
+            phase: "finished: completed".into(),
+            phase_kind: PhaseKind::Finished,
+            owed: vec![lost],
+        })),
+        torn,
+    }
+}
+
+#[test]
+fn a_log_that_ends_before_its_run_finished_is_a_run_cut_off_not_a_divergence() {
+    let (replayed, lost, last) = cut_before_the_finish(0);
+    assert_eq!(replayed, cut_off_before_the_finish(lost, &last, None));
+}
+
+#[test]
+fn a_torn_last_line_is_named_by_its_line_and_the_run_it_ended_is_cut_off() {
+    let (replayed, lost, last) = cut_before_the_finish(40);
+    let torn = Torn {
+        line: 21,
+        bytes: 40,
+    };
+    assert_eq!(replayed, cut_off_before_the_finish(lost, &last, Some(torn)));
+}
+
+#[test]
+fn a_log_that_ends_while_a_tool_runs_is_a_run_cut_off_owing_nothing() {
+    let (dir, log) = record_run(Limits::default(), &three_tool_steps());
+    let dispatch = nth(&log, 2, is_dispatch);
+    let line = log.line_of(dispatch).unwrap() as usize;
+    let path = cut(&dir, &log, line, 0);
+    let whole = read_session(&path).unwrap();
+    let replayed = replay(&whole, whole.leaf(), &ReplayOptions::default()).unwrap();
+    let last = log.get(dispatch).unwrap();
+    assert_eq!(
+        replayed.outcome,
+        Outcome::CutOff(Box::new(CutOff {
+            last: EntryRef::new(last, Some(line as u32)),
+            phase: "running 1 tool call(s) of step 2".into(),
+            phase_kind: PhaseKind::RunningTools,
+            owed: Vec::new(),
+        }))
+    );
+}
+
+#[test]
+fn a_decision_owed_after_a_finished_run_is_still_a_divergence() {
+    let (_dir, log) = record_run(Limits::default(), &three_tool_steps());
+    // A steer after the finish, without the `ignored` the machine answers it with.
+    let (mut writer, _) = SessionWriter::open(&log.path).unwrap();
+    let steer = Body::Record(Record::Steer {
+        text: "late".into(),
+    });
+    writer.append(log.leaf(), t0(), &steer).unwrap();
+    drop(writer);
+    let log = read_session(&log.path).unwrap();
+    let d = diverge(&log);
+    assert_eq!(
+        (d.kind, d.entry, d.recorded, d.remade),
+        (
+            DivergenceKind::MissingDecision,
+            None,
+            None,
+            Some(Decision::Ignored {
+                reason: xcsh_machine::IgnoreReason::NoRunInProgress
+            })
+        )
+    );
+}
+
+#[test]
+fn a_directory_table_shows_a_cut_off_session_as_cut_off_and_counts_it_ok() {
+    let (dir, log) = record_run(Limits::default(), &three_tool_steps());
+    let path = cut(&dir, &log, 20, 40);
+    let runs = replay_all(&[path], dir.path(), &Overrides::default(), 1);
+    expect![[r#"
+        ┌─────────────────┬─────────┬─────────┬────────────────────────────────────────────────────────────────────────────────────┐
+        │ session         ┆ entries ┆ result  ┆ first divergence                                                                   │
+        ╞═════════════════╪═════════╪═════════╪════════════════════════════════════════════════════════════════════════════════════╡
+        │ cut-20-40.jsonl ┆ 20      ┆ cut off ┆ the run was cut off (no run_finished) after entry 19 (line 20, step); torn line 21 │
+        └─────────────────┴─────────┴─────────┴────────────────────────────────────────────────────────────────────────────────────┘
+        1 session(s): 1 ok, 0 diverged, 0 failed
+    "#]].assert_eq(&render::table(&runs));
+}

@@ -398,3 +398,15 @@ fn the_checker_words_an_integrity_error_as_the_reader_does() {
         assert_eq!(reader, format!("{at}{}", first.message), "{row}");
     }
 }
+
+#[test]
+fn an_empty_file_is_named_and_said_to_be_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.jsonl");
+    std::fs::write(&path, "").unwrap();
+    expect_test::expect![[r#"
+        error   not_a_session          S: the file is empty (0 bytes): not a session log, which starts with its `session` header line
+        S: 1 error(s), 0 warning(s) in 0 line(s)
+    "#]]
+    .assert_eq(&report_text(&path));
+}

@@ -121,7 +121,7 @@ fn creating_over_an_existing_file_fails() {
     write_sample(&path);
     let err = SessionWriter::create(&path, header(), ts(0)).unwrap_err();
     assert!(
-        matches!(&err, LogError::Io { path: p, source } if *p == path && source.kind() == std::io::ErrorKind::AlreadyExists),
+        matches!(&err, LogError::Io { path: p, error } if *p == path && error.kind() == std::io::ErrorKind::AlreadyExists),
         "{err}"
     );
 }
