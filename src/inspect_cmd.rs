@@ -112,6 +112,10 @@ pub struct LogArgs {
     /// One JSON object per conversation item.
     #[arg(long)]
     json: bool,
+    /// Show each step's reasoning in full (by default it is folded to one line,
+    /// its first 100 characters; `--json` always holds it whole).
+    #[arg(long)]
+    reasoning: bool,
 }
 
 pub fn log_main(args: LogArgs) -> Result<ExitCode> {
@@ -124,6 +128,11 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
     let branch = shapes.path_to(args.leaf.unwrap_or_else(|| shapes.leaf()))?;
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let st = style();
+    let reasoning = if args.reasoning {
+        log::Reasoning::Full
+    } else {
+        log::Reasoning::Folded
+    };
     let mut failed: Option<anyhow::Error> = None;
     let mut text = String::new();
     log::branch_items(&source, &shapes, &branch, &mut |it| {
@@ -138,7 +147,7 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
             }
             text.push('\n');
         } else {
-            log::render_item(&it, st, &mut text);
+            log::render_item(&it, st, reasoning, &mut text);
         }
         let bytes = if args.json {
             std::borrow::Cow::Borrowed(text.as_str())

@@ -145,7 +145,7 @@ fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 /// already contains (library errors often quote their source), and saying a path
 /// once where a cause starts with the path its context ends with (`cannot read P`
 /// and `P:3: malformed entry` make `cannot read P:3: malformed entry`).
-fn chain(error: &anyhow::Error) -> String {
+pub(crate) fn chain(error: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in error.chain() {
         let text = cause.to_string();

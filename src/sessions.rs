@@ -168,22 +168,51 @@ pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
 
 /// The newest session of this workspace (`--continue`): the last candidate file
 /// whose recorded workspace at its leaf is `workspace`; with that recorded workspace.
+/// A candidate that cannot be read before it is found is an error, not skipped:
+/// continuing an older session in its place would surprise.
 pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
-    for path in candidate_files(workspace)?.into_iter().rev() {
-        // A sub-agent's session is continued through its parent (SPEC.md §29.4).
-        if xcsh_log::is_child_session(&path) {
-            continue;
-        }
-        let recorded = recorded_workspace(&path, None)?;
-        if is_workspace(&recorded, workspace) {
-            return Ok((path, recorded));
-        }
+    if let Some(found) = newest_of(candidate_files(workspace)?, workspace)? {
+        return Ok(found);
     }
     bail!(
         "no session to continue in this workspace ({} has none in {}); start one with `xcsh run`",
         workspace.display(),
         workspace_dir(workspace)?.display()
     )
+}
+
+/// [`newest`] among `files` (oldest first); `None` when none is of `workspace`.
+fn newest_of(files: Vec<PathBuf>, workspace: &Path) -> Result<Option<(PathBuf, String)>> {
+    // A sub-agent's session is continued through its parent (SPEC.md §29.4).
+    let mut files = files
+        .into_iter()
+        .rev()
+        .filter(|p| !xcsh_log::is_child_session(p));
+    while let Some(path) = files.next() {
+        let recorded = match xcsh_log::recorded_workspace(&path, None) {
+            Ok(recorded) => recorded,
+            Err(e) => {
+                let older = files.find(|p| {
+                    xcsh_log::recorded_workspace(p, None).is_ok_and(|r| is_workspace(&r, workspace))
+                });
+                let hint = match older {
+                    Some(older) => format!(
+                        "to continue the newest session that can be read: --resume {} (`xcsh sessions` lists them)",
+                        display_name(&older)
+                    ),
+                    None => "no other session of this workspace can be read: start a new one without --continue".to_string(),
+                };
+                bail!(
+                    "--continue: the newest session of this workspace cannot be read: {}\n  {hint}",
+                    naming(&path, e.to_string())
+                );
+            }
+        };
+        if is_workspace(&recorded, workspace) {
+            return Ok(Some((path, recorded)));
+        }
+    }
+    Ok(None)
 }
 
 /// Where a run on an existing session goes: the session file and the workspace its
@@ -323,12 +352,14 @@ pub fn display_name(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
+/// `xcsh sessions`: the table (or JSON lines) of the sessions read, then each file
+/// that could not be read on stderr; exit 0 unless every file found was unreadable.
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     let here = workspace_root(&std::env::current_dir()?)?;
-    let summaries: Vec<xcsh_inspect::SessionSummary> = summaries(&here, args.all)?
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect();
+    let listing = summaries(&here, args.all)?;
+    let passed = listing.listed_any();
+    let summaries: Vec<xcsh_inspect::SessionSummary> =
+        listing.sessions.into_iter().map(|(s, _)| s).collect();
     if args.json {
         for s in &summaries {
             println!("{}", serde_json::to_string(s)?);
@@ -336,23 +367,67 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     } else {
         println!("{}", xcsh_inspect::sessions_table(&summaries));
     }
-    Ok(ExitCode::SUCCESS)
+    // After the list, on stderr (stdout stays the list, also with --json).
+    for error in &listing.unreadable {
+        eprintln!(
+            "{}",
+            xcsh_inspect::terminal::neutralize(&unreadable_line(error))
+        );
+    }
+    Ok(crate::exit::Exit::passed(passed).into())
+}
+
+/// What a listing of sessions found: the sessions it read, each with its file's
+/// size in bytes, and the files it could not read.
+pub struct Listing {
+    pub sessions: Vec<(xcsh_inspect::SessionSummary, u64)>,
+    /// Each unreadable file as its error, which names it (`PATH:LINE: REASON`).
+    pub unreadable: Vec<String>,
+}
+
+impl Listing {
+    /// Whether the listing is a success: it listed a session, or there was nothing
+    /// to list (no file, or none of this workspace); not when every file it found
+    /// was unreadable.
+    pub fn listed_any(&self) -> bool {
+        !self.sessions.is_empty() || self.unreadable.is_empty()
+    }
+}
+
+/// How `xcsh sessions` names an unreadable file after the list: `! ERROR`.
+pub fn unreadable_line(error: &str) -> String {
+    format!("! {error}")
 }
 
 /// The sessions of the workspace `here` (every workspace's with `all`), each with
-/// its file's size in bytes, in file-name (so age) order: what `xcsh sessions` and
-/// the UI's session picker show.
-pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSummary, u64)>> {
+/// its file's size in bytes, in file-name (so age) order, and the files that could
+/// not be read: what `xcsh sessions` and the UI's session picker show. One
+/// unreadable file hides no other session.
+pub fn summaries(here: &Path, all: bool) -> Result<Listing> {
     let files = if all {
         all_session_files()?
     } else {
         candidate_files(here)?
     };
+    Ok(summaries_of(files, here, all))
+}
+
+/// [`summaries`] of these files.
+fn summaries_of(files: Vec<PathBuf>, here: &Path, all: bool) -> Listing {
     let mut summaries = Vec::new();
+    let mut unreadable = Vec::new();
     for path in files {
-        let index = open_index(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let workspace = xcsh_log::recorded_workspace_in(&path, index.data(), None)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let read = open_index(&path).and_then(|index| {
+            let workspace = xcsh_log::recorded_workspace_in(&path, index.data(), None)?;
+            Ok((index, workspace))
+        });
+        let (index, workspace) = match read {
+            Ok(read) => read,
+            Err(e) => {
+                unreadable.push(naming(&path, e.to_string()));
+                continue;
+            }
+        };
         if !all && !is_workspace(&workspace, here) {
             continue;
         }
@@ -366,12 +441,118 @@ pub fn summaries(here: &Path, all: bool) -> Result<Vec<(xcsh_inspect::SessionSum
         summaries.push((summary, family, size));
     }
     // A sub-agent's session goes under its parent, never at the top level.
-    Ok(xcsh_inspect::family_order_opened(summaries))
+    Listing {
+        sessions: xcsh_inspect::family_order_opened(summaries),
+        unreadable,
+    }
+}
+
+/// An error about the file at `path`, naming it once: as it is when it starts with
+/// the path (the log's errors do), else after `PATH: `.
+fn naming(path: &Path, error: String) -> String {
+    let shown = path.display().to_string();
+    if error.starts_with(&shown) {
+        error
+    } else {
+        format!("{shown}: {error}")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fixtures/sessions/FIXTURE` copied into `dir` as a session file of id `id`
+    /// (of `order`: file names sort as ages do); with `cut`, its line 10 cut in half.
+    fn session_file(dir: &Path, order: u32, id: &str, fixture: &str, cut: bool) -> PathBuf {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/sessions")
+            .join(fixture);
+        let mut lines: Vec<String> = std::fs::read_to_string(from)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        if cut {
+            let half = lines[9].len() / 2;
+            lines[9].truncate(half);
+        }
+        let path = dir.join(format!("2026-11-30T0{order}-00-00-000Z_{id}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    }
+
+    /// The recorded workspace of `fixtures/sessions/tool-rounds.jsonl`.
+    const TOOL_ROUNDS_WORKSPACE: &str = "/tmp/tmp.GYbSVtgKYP/tool-rounds/work";
+
+    #[test]
+    fn a_corrupt_session_file_hides_no_other_session_and_is_named_once_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = vec![
+            session_file(dir.path(), 1, "aaaaaaaaaaaa", "plain.jsonl", false),
+            session_file(dir.path(), 2, "badbadbadbad", "tool-rounds.jsonl", true),
+            session_file(dir.path(), 3, "cccccccccccc", "tool-rounds.jsonl", false),
+        ];
+        let listing = summaries_of(files, Path::new("/"), true);
+        let ids: Vec<&str> = listing
+            .sessions
+            .iter()
+            .map(|(s, _)| s.id.as_str())
+            .collect();
+        let shown = dir.path().display().to_string();
+        let unreadable: Vec<String> = listing
+            .unreadable
+            .iter()
+            .map(|e| unreadable_line(e).replace(&shown, "D"))
+            .collect();
+        assert_eq!(
+            (ids, unreadable, listing.listed_any()),
+            (
+                vec!["aaaaaaaaaaaa", "cccccccccccc"],
+                vec![
+                    "! D/2026-11-30T02-00-00-000Z_badbadbadbad.jsonl:10: malformed entry: the line has no trailing \"hash\" field".to_string()
+                ],
+                true
+            )
+        );
+    }
+
+    #[test]
+    fn a_listing_of_only_unreadable_files_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = vec![session_file(
+            dir.path(),
+            1,
+            "badbadbadbad",
+            "tool-rounds.jsonl",
+            true,
+        )];
+        let listing = summaries_of(files, Path::new("/"), true);
+        assert_eq!(
+            (
+                listing.sessions.len(),
+                listing.unreadable.len(),
+                listing.listed_any()
+            ),
+            (0, 1, false)
+        );
+    }
+
+    #[test]
+    fn continue_does_not_skip_an_unreadable_newest_session_and_names_the_one_to_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = vec![
+            session_file(dir.path(), 1, "aaaaaaaaaaaa", "tool-rounds.jsonl", false),
+            session_file(dir.path(), 2, "badbadbadbad", "tool-rounds.jsonl", true),
+        ];
+        let error = newest_of(files, Path::new(TOOL_ROUNDS_WORKSPACE)).unwrap_err();
+        assert_eq!(
+            error
+                .to_string()
+                .replace(&dir.path().display().to_string(), "D"),
+            "--continue: the newest session of this workspace cannot be read: D/2026-11-30T02-00-00-000Z_badbadbadbad.jsonl:10: malformed entry: the line has no trailing \"hash\" field\n  to continue the newest session that can be read: --resume aaaaaaaaaaaa (`xcsh sessions` lists them)"
+        );
+    }
 
     #[test]
     fn two_workspaces_whose_slugs_agree_get_two_folders() {

@@ -9,7 +9,9 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use support::assert_contains;
-use support::env::{Env, lines, names_in, session_id, session_of, stderr, streaming, succeeded};
+use support::env::{
+    Env, lines, names_in, session_id, session_of, stderr, stdout, streaming, succeeded,
+};
 
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
 const SLOW_STEP: &str = r#"{"text":"this answer streams slowly, twelve bytes a chunk, for a long while","chunk_delay_ms":200}"#;
@@ -371,4 +373,72 @@ fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
     let (continued, _) = prompt(&env, &ws, &["--continue"], "on the fork");
     assert_eq!(continued, fork);
     assert_eq!(prompts(&fork), ["first", "on the fork"]);
+}
+
+// ---- an unreadable session file ----
+
+/// A session of `ws` (one prompt), and a newer copy of it named `…_badbadbadbad`
+/// with its line 3 cut in half: the copy's path.
+fn a_session_and_a_corrupt_newer_copy(env: &Env, ws: &Path) -> (PathBuf, PathBuf) {
+    let (session, _) = prompt(env, ws, &[], "readable");
+    let text = std::fs::read_to_string(&session).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let half = lines[2].len() / 2;
+    lines[2] = &lines[2][..half];
+    let bad = session
+        .parent()
+        .unwrap()
+        .join("2999-01-01T00-00-00-000Z_badbadbadbad.jsonl");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    (session, bad)
+}
+
+#[test]
+fn sessions_lists_the_readable_sessions_and_names_a_corrupt_file_once_after_them() {
+    let env = Env::new();
+    let ws = env.subdir("ws");
+    let (session, bad) = a_session_and_a_corrupt_newer_copy(&env, &ws);
+    let out = env.run_in(&ws, &["sessions", "--json"]);
+    let listed: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["path"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        (out.status.code(), listed, stderr(&out)),
+        (
+            Some(0),
+            vec![session.display().to_string()],
+            format!(
+                "! {}:3: malformed entry: the line has no trailing \"hash\" field\n",
+                bad.display()
+            )
+        )
+    );
+}
+
+#[test]
+fn continue_stops_at_an_unreadable_newest_session_and_names_the_one_to_resume() {
+    let env = Env::new();
+    let ws = env.subdir("ws");
+    let (session, bad) = a_session_and_a_corrupt_newer_copy(&env, &ws);
+    let script = env.script("final.jsonl", &[FINAL_STEP]);
+    let out = env
+        .scripted_in(&ws, &script, &["--continue", "-p", "more"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (
+            Some(1),
+            format!(
+                "xcsh: error: --continue: the newest session of this workspace cannot be read: {}:3: malformed entry: the line has no trailing \"hash\" field\n  to continue the newest session that can be read: --resume {} (`xcsh sessions` lists them)\n",
+                bad.display(),
+                session_id(&session)
+            )
+        )
+    );
+    assert_eq!(prompts(&session), ["readable"], "nothing was continued");
 }

@@ -10,8 +10,8 @@ use xcsh_machine::{EntryId, StreamEvent};
 use crate::error::InspectError;
 
 pub use xcsh_log::describe::{
-    args_compact, canonical, cut, entry_text, event_text, one_line, outcome_text, serde_name,
-    stop_text,
+    args_compact, canonical, cut, entry_text, event_text, one_line, outcome_text, quoted,
+    serde_name, stop_text,
 };
 
 /// At most `max_lines` lines and `max_chars` characters of `text`; when something

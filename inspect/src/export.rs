@@ -140,7 +140,7 @@ fn markdown_level(
                     s.push_str(&format!(", {outcome}"));
                 }
                 s.push_str("):\n\n");
-                if !a.reasoning.is_empty() {
+                if !a.reasoning.trim().is_empty() {
                     s.push_str(&format!(
                         "<details><summary>reasoning</summary>\n\n{}\n\n</details>\n\n",
                         a.reasoning
@@ -720,6 +720,40 @@ mod tests {
 
             _Run finished: completed, 3 step(s), 730 tokens._
         "##]]
+        .assert_eq(&markdown(&log, None).unwrap());
+    }
+
+    /// An export holds everything: a step's reasoning whole, in its `<details>`.
+    #[test]
+    fn markdown_holds_the_whole_reasoning() {
+        let (_dir, log) = testkit::reasoning_session();
+        expect_test::expect![[r#"
+            # xcsh session fixture
+
+            - workspace: `/workspace`
+            - started: 2026-01-01 00:00:00 UTC
+            - branch: the one ending at entry 4 (1 branch(es) in the session)
+
+            ## Turn 1
+
+            **User** (entry 1):
+
+            > print the date as ISO 8601
+
+            **Assistant** (step 1, entry 3):
+
+            <details><summary>reasoning</summary>
+
+            The user wants the date printed in ISO 8601.
+            First read src/main.rs to see how it prints the date now,
+            then change the format string to %Y-%m-%d and run the tests.
+
+            </details>
+
+            Done: the date prints as 2026-01-01.
+
+            _Run finished: completed, 1 step(s), 110 tokens._
+        "#]]
         .assert_eq(&markdown(&log, None).unwrap());
     }
 

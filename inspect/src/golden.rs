@@ -52,7 +52,7 @@ fn views(fixture: &Path, tmp: &Path) -> String {
     // As `xcsh log` draws it: streamed from the file, item by item.
     let mut conversation = String::new();
     log::conversation_with(&crate::Streamed::new(&log.path), None, &mut |it| {
-        log::render_item(&it, s, &mut conversation);
+        log::render_item(&it, s, log::Reasoning::Folded, &mut conversation);
         true
     })
     .unwrap();

@@ -1,7 +1,7 @@
 //! `xcsh log`: the conversation of one branch as a reader wants it: user messages,
-//! assistant text (reasoning folded to one line), tool calls with their arguments and
-//! (capped) results, steers and follow-ups marked as such, compactions with their
-//! summaries, approvals, and how each run ended.
+//! assistant text (reasoning folded to one line, or whole with `--reasoning`), tool
+//! calls with their arguments and (capped) results, steers and follow-ups marked as
+//! such, compactions with their summaries, approvals, and how each run ended.
 
 use serde::{Serialize, Serializer};
 use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
@@ -19,6 +19,18 @@ use crate::source::{Shapes, Source};
 /// Longest tool result shown, in lines and characters.
 pub const RESULT_LINES: usize = 12;
 pub const RESULT_CHARS: usize = 1200;
+
+/// How the text of `xcsh log` shows a step's reasoning (SPEC.md §25.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reasoning {
+    /// On one line, its first [`REASONING_CHARS`] characters (the default).
+    Folded,
+    /// Whole, line by line (`--reasoning`).
+    Full,
+}
+
+/// How much of a step's reasoning the folded line shows, in characters.
+pub const REASONING_CHARS: usize = 100;
 
 /// One tool call as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -46,7 +58,8 @@ pub struct AssistantView {
     pub entry: EntryId,
     pub step: u32,
     pub text: String,
-    /// The reasoning on one line, shortened.
+    /// The reasoning, whole (the text view folds it to one line unless asked for
+    /// it in full, [`Reasoning`]; an export shows it whole).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reasoning: String,
     pub reasoning_chars: usize,
@@ -298,7 +311,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                     entry: id,
                     step: s.step.0,
                     text: m.text.clone(),
-                    reasoning: one_line(&m.reasoning, 100),
+                    reasoning: m.reasoning.clone(),
                     reasoning_chars: m.reasoning.chars().count(),
                     tool_calls: calls
                         .iter()
@@ -514,7 +527,7 @@ pub fn branch_items(
 
 mod render;
 
-pub use render::{render, render_item};
+pub use render::{render, render_item, render_with};
 
 #[cfg(test)]
 mod tests {
@@ -621,6 +634,45 @@ mod tests {
                     .to_string()
             );
         }
+    }
+
+    /// By default a step's reasoning is folded to one line of 100 characters.
+    #[test]
+    fn reasoning_is_folded_to_one_line_by_default() {
+        let (_dir, log) = testkit::reasoning_session();
+        let items = conversation(&log, None).unwrap();
+        expect_test::expect![[r#"
+            session fixture in /workspace
+
+            ▶ user #1
+                print the date as ISO 8601
+            ◆ assistant #3 · step 1 · 100 in / 10 out
+                (reasoning, 163 chars) The user wants the date printed in ISO 8601. First read src/main.rs to see how it prints the date n…
+                Done: the date prints as 2026-01-01.
+            ■ run finished #4: completed · 1 step(s) · 110 tokens
+        "#]]
+        .assert_eq(&render(&items, Style::plain()));
+    }
+
+    /// `--reasoning` shows a step's reasoning whole, line by line.
+    #[test]
+    fn full_reasoning_shows_every_line() {
+        let (_dir, log) = testkit::reasoning_session();
+        let items = conversation(&log, None).unwrap();
+        expect_test::expect![[r#"
+            session fixture in /workspace
+
+            ▶ user #1
+                print the date as ISO 8601
+            ◆ assistant #3 · step 1 · 100 in / 10 out
+                (reasoning, 163 chars)
+                  The user wants the date printed in ISO 8601.
+                  First read src/main.rs to see how it prints the date now,
+                  then change the format string to %Y-%m-%d and run the tests.
+                Done: the date prints as 2026-01-01.
+            ■ run finished #4: completed · 1 step(s) · 110 tokens
+        "#]]
+        .assert_eq(&render_with(&items, Style::plain(), Reasoning::Full));
     }
 
     #[test]

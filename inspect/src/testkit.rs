@@ -347,6 +347,33 @@ pub fn retime(input: &Path, output: &Path) -> SessionLog {
     read_session(output).unwrap()
 }
 
+/// A session of one turn whose prompt holds a family emoji (two zero-width
+/// joiners), CJK and an accent.
+pub fn emoji_session() -> (tempfile::TempDir, SessionLog) {
+    let mut k = Kit::new("emoji");
+    k.prompt("third 日本語 X🎉👩\u{200d}👩\u{200d}👧 é");
+    k.step(1, "ok", &[]);
+    k.finish()
+}
+
+/// A session of one turn whose step reasoned at length (three lines, well over the
+/// hundred characters `xcsh log` folds it to).
+pub fn reasoning_session() -> (tempfile::TempDir, SessionLog) {
+    let mut k = Kit::new("reasoning");
+    k.prompt("print the date as ISO 8601");
+    k.step_full(step_record(
+        1,
+        "The user wants the date printed in ISO 8601.\n\
+         First read src/main.rs to see how it prints the date now,\n\
+         then change the format string to %Y-%m-%d and run the tests.",
+        "Done: the date prints as 2026-01-01.",
+        &[],
+        100,
+        StepOutcome::Completed,
+    ));
+    k.finish()
+}
+
 /// A session with a tool round (two parallel calls), a steer that arrives during
 /// step 1 and is delivered after the tools, and a follow-up delivered at the
 /// would-be finish.

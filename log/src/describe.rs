@@ -36,6 +36,54 @@ pub fn one_line(text: &str, max: usize) -> String {
     cut(&line, max)
 }
 
+/// `text` in double quotes, as every view that quotes text on one line shows it (a
+/// turn's prompt in `tree`, an entry's text in `tree --full`, `events`, `check`).
+/// Only what would break the quoted line or the terminal is escaped: the quote and
+/// the backslash (`\"`, `\\`), line breaks and tabs (`\n`, `\r`, `\t`), every other
+/// control character (C0, DEL, C1: `\u{1b}`), the line and paragraph separators
+/// (U+2028, U+2029) and the bidi embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069), which would reorder what follows on the line. Everything else
+/// passes through, so a grapheme cluster stays whole: zero-width joiners, variation
+/// selectors, combining marks: a family emoji stays one emoji, where `{:?}` writes
+/// `👩\u{200d}👩\u{200d}👧`.
+pub fn quoted(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 2);
+    s.push('"');
+    // Plain printable ASCII, possibly cut with `…` (what previews mostly are), needs
+    // no look at each character.
+    if text
+        .strip_suffix('…')
+        .unwrap_or(text)
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        s.push_str(text);
+    } else {
+        for c in text.chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                '\n' => s.push_str("\\n"),
+                '\r' => s.push_str("\\r"),
+                '\t' => s.push_str("\\t"),
+                c if breaks_the_line(c) => s.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+                c => s.push(c),
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Whether [`quoted`] escapes `c` (besides the quote, the backslash, `\n`, `\r`, `\t`).
+fn breaks_the_line(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// At most `max` characters of `text`, `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max.saturating_sub(1)) {
@@ -134,14 +182,14 @@ pub fn outcome_text(outcome: &StepOutcome) -> String {
 pub fn event_text(event: &StreamEvent) -> String {
     match event {
         StreamEvent::TextDelta { text } | StreamEvent::ReasoningDelta { text } => {
-            format!("{:?}", cut(text, 60))
+            quoted(&cut(text, 60))
         }
         StreamEvent::ReasoningSignature { signature } => {
             format!("{} byte(s)", signature.len())
         }
         StreamEvent::ToolCallStart { index, id, name } => format!("[{index}] {name} {id}"),
         StreamEvent::ToolCallDelta { index, arguments } => {
-            format!("[{index}] {:?}", cut(arguments, 60))
+            format!("[{index}] {}", quoted(&cut(arguments, 60)))
         }
         StreamEvent::ToolCallEnd { index } => format!("[{index}]"),
         StreamEvent::Usage { usage } => format!(
@@ -180,7 +228,12 @@ fn cache_text(read: u64, write: u64) -> String {
 /// A `foreign` entry in a few words: the source format, the record's type and line.
 pub fn foreign_text(f: &ForeignRecord) -> String {
     match &f.source_type {
-        Some(t) => format!("{} record {t:?} (line {}), kept verbatim", f.format, f.line),
+        Some(t) => format!(
+            "{} record {} (line {}), kept verbatim",
+            f.format,
+            quoted(t),
+            f.line
+        ),
         None => format!("{} line {}, kept verbatim", f.format, f.line),
     }
 }
@@ -205,7 +258,7 @@ pub fn record_text(record: &Record) -> String {
             None => format!("{} {}", h.session_id, h.cwd),
         },
         Record::Branch { from_leaf } => format!("new branch (the leaf was {from_leaf})"),
-        Record::Label { target, name } => format!("{name:?} on {target}"),
+        Record::Label { target, name } => format!("{} on {target}", quoted(name)),
         Record::Undo { run, files, .. } => {
             format!("undo of run {run}: {} file(s)", files.len())
         }
@@ -215,16 +268,14 @@ pub fn record_text(record: &Record) -> String {
         Record::MemoryExtraction(m) => m.summary(),
         Record::MemorySnapshot(m) => m.summary(),
         Record::MemoryForget(m) => m.summary(),
-        Record::UserMessage { text, .. } => format!("{:?}", one_line(text, 60)),
-        Record::Steer { text } | Record::FollowUp { text } => {
-            format!("{:?}", one_line(text, 60))
-        }
+        Record::UserMessage { text, .. } => quoted(&one_line(text, 60)),
+        Record::Steer { text } | Record::FollowUp { text } => quoted(&one_line(text, 60)),
         Record::Interrupt {} => String::new(),
         Record::Step(s) => {
             let m = &s.message;
             let mut parts = vec![format!("step {}", s.step)];
             if !m.text.is_empty() {
-                parts.push(format!("{:?}", one_line(&m.text, 40)));
+                parts.push(quoted(&one_line(&m.text, 40)));
             }
             if !m.tool_calls.is_empty() {
                 let names: Vec<&str> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();
@@ -234,16 +285,16 @@ pub fn record_text(record: &Record) -> String {
             parts.join(" ")
         }
         Record::ToolResult(t) => format!(
-            "{} {} {} {}ms {:?}",
+            "{} {} {} {}ms {}",
             t.call_id,
             t.name,
             serde_name(&t.outcome.status),
             t.duration_ms,
-            one_line(&t.outcome.content, 40)
+            quoted(&one_line(&t.outcome.content, 40))
         ),
         Record::CompactionSummary { summary, error } => match (summary, error) {
             (_, Some(e)) => format!("failed: {}", one_line(&e.message, 60)),
-            (Some(s), None) => format!("{:?}", one_line(s, 60)),
+            (Some(s), None) => quoted(&one_line(s, 60)),
             (None, None) => String::from("(empty)"),
         },
         Record::Recovered { note } => one_line(note, 80),
@@ -257,9 +308,10 @@ pub fn record_text(record: &Record) -> String {
         } => match message {
             None => format!("{call_id} {} ({})", serde_name(verdict), serde_name(scope)),
             Some(m) => format!(
-                "{call_id} {} ({}): {m:?}",
+                "{call_id} {} ({}): {}",
                 serde_name(verdict),
-                serde_name(scope)
+                serde_name(scope),
+                quoted(m)
             ),
         },
     }
@@ -276,9 +328,9 @@ pub fn decision_text(decision: &Decision) -> String {
             queued,
             text,
         } => format!(
-            "{} from {queued}: {:?}",
+            "{} from {queued}: {}",
             serde_name(origin),
-            one_line(text, 50)
+            quoted(&one_line(text, 50))
         ),
         Decision::ToolDispatched { step, call } => format!(
             "step {step} {} {} {}",
@@ -366,6 +418,54 @@ mod tests {
             [Prompt, Steer, FollowUp, Undo].map(speaker),
             ["User", "User (steer)", "User (follow-up)", "Note"]
         );
+    }
+
+    /// Zero-width joiners, variation selectors and combining marks are parts of
+    /// what a person sees as one character: quoting leaves them as they are.
+    #[test]
+    fn quoting_keeps_grapheme_clusters_whole() {
+        let texts = [
+            "third 日本語 X🎉👩\u{200d}👩\u{200d}👧 é",
+            "❤\u{fe0f} 🏳\u{fe0f}\u{200d}🌈",
+            "e\u{301}",
+            "👍🏽",
+        ];
+        assert_eq!(
+            texts.map(quoted),
+            texts.map(|t| format!("\"{t}\"")),
+            "{:?}",
+            texts.map(quoted)
+        );
+    }
+
+    /// What would end the quote, break the line, or act on a terminal is escaped.
+    #[test]
+    fn quoting_escapes_what_would_break_the_line() {
+        assert_eq!(
+            quoted("say \"hi\" \\ a\nb\tc\rd \u{1b}[2J \u{7f}\u{9b}\u{2028}\u{202e}x\u{2069}"),
+            r#""say \"hi\" \\ a\nb\tc\rd \u{1b}[2J \u{7f}\u{9b}\u{2028}\u{202e}x\u{2069}""#
+        );
+    }
+
+    /// For text without format characters, quoting is `{:?}` (with its fast path
+    /// for plain ASCII).
+    #[test]
+    fn quoting_ordinary_text_is_debug_formatting() {
+        for text in [
+            "plain words",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\there",
+            "line\nbreak",
+            "é ü 日本語 🎉",
+            "…",
+            "cut…",
+            "…cut…",
+            "",
+        ] {
+            assert_eq!(quoted(text), format!("{text:?}"), "{text}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 use xcsh_inspect::Style;
 use xcsh_log::{Body, read_session};
@@ -27,7 +27,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "tree",
-        "the branch tree of this session (navigate, continue from, label)",
+        "the branch tree of this session (the TUI's: navigate, continue from, label)",
     ),
     ("at", "ENTRY: continue from an earlier entry (a new branch)"),
     ("fork", "a new session file from here"),
@@ -49,11 +49,17 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("pending", "the queued steers and follow-ups"),
     (
         "queue",
-        "TEXT: a follow-up, delivered when the turn would finish",
+        "TEXT: a follow-up, delivered when the turn would finish (idle: sent now)",
     ),
     ("clear", "clear the screen (the session keeps everything)"),
-    ("exit", "leave xcsh (also Ctrl-D)"),
+    ("exit", "leave xcsh (also /quit, Ctrl-D)"),
 ];
+
+/// Whether `/name` is a command: one of [`COMMANDS`] or `/quit` (`/exit`'s alias,
+/// left out of the popup so that it lists each command once).
+pub fn is_command(name: &str) -> bool {
+    name == "quit" || COMMANDS.iter().any(|(n, _)| *n == name)
+}
 
 /// An approval question and where its answer goes.
 pub type Question = (ApprovalRequest, oneshot::Sender<ApprovalAnswer>);
@@ -131,9 +137,9 @@ fn run(
 
 /// `/at ENTRY`.
 pub fn at(path: &Path, arg: &str) -> Result<String> {
-    let entry: EntryId = arg
-        .parse()
-        .with_context(|| format!("/at {arg}: give an entry id (see /tree)"))?;
+    let Ok(entry) = arg.parse::<EntryId>() else {
+        anyhow::bail!("/at {arg}: give an entry id, a number such as 12 (see /tree)");
+    };
     continue_at(path, entry)
 }
 

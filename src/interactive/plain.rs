@@ -191,6 +191,15 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
             Step::Signal(t) => ui.on_signal(t),
             Step::Input(i) => ui.on_input(i).await?,
             Step::Question(q) => {
+                // The events sent before the question (the step's text) are printed
+                // first: the select polls questions before events.
+                while let Some(e) = ui
+                    .running
+                    .as_mut()
+                    .and_then(|r| r.handle.events.try_recv().ok())
+                {
+                    ui.on_event(e);
+                }
                 ui.ask(q);
                 true
             }
@@ -361,9 +370,15 @@ impl Ui {
             ));
         } else if text == "/help" {
             self.out.line(help());
-        } else if text.starts_with('/') {
-            self.out
-                .line("(that command waits for the turn to finish; Ctrl-C stops it)");
+        } else if let Some(command) = text.strip_prefix('/') {
+            let name = command.split_whitespace().next().unwrap_or("");
+            if IDLE_COMMANDS.contains(&name) {
+                self.out
+                    .line("(that command waits for the turn to finish; Ctrl-C stops it)");
+            } else {
+                self.out
+                    .line(format!("(/{name}: unknown command; /help lists them)"));
+            }
         } else {
             r.handle.steer(text);
         }
@@ -518,9 +533,19 @@ impl Ui {
     async fn command(&mut self, command: &str) -> Result<bool> {
         let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
         let arg = arg.trim();
+        let known = ["help", "quit"].contains(&name)
+            || IDLE_COMMANDS.contains(&name)
+            || RUNNING_COMMANDS.contains(&name);
+        if !known {
+            self.out
+                .line(format!("/{name}: unknown command (/help lists them)"));
+            return Ok(true);
+        }
         match name {
             "help" => self.out.line(help()),
             "exit" | "quit" => return Ok(false),
+            // Idle, a follow-up has no turn to wait for: it is the next prompt.
+            "queue" if !arg.is_empty() => self.start(Task::Prompt(arg.to_string()))?,
             "compact" => {
                 if self.session.is_none() {
                     self.out.line("(nothing to compact yet)");
@@ -531,12 +556,12 @@ impl Ui {
             "memory" => {
                 match crate::memory_cmd::command(&self.setup.cwd, self.session.as_deref(), arg) {
                     Ok(said) => self.out.line(format!("[memory] {said}")),
-                    Err(e) => self.out.line(format!("xcsh: {e:#}")),
+                    Err(e) => self.out.line(format!("xcsh: {}", crate::chain(&e))),
                 }
             }
             "model" => match commands::model(&mut self.setup, arg) {
                 Ok(said) => self.out.line(format!("[model] {said}")),
-                Err(e) => self.out.line(format!("xcsh: {e:#}")),
+                Err(e) => self.out.line(format!("xcsh: {}", crate::chain(&e))),
             },
             _ => {
                 let Some(path) = self.session.clone() else {
@@ -544,7 +569,7 @@ impl Ui {
                     return Ok(true);
                 };
                 if let Err(e) = self.session_command(name, arg, &path) {
-                    self.out.line(format!("xcsh: {e:#}"));
+                    self.out.line(format!("xcsh: {}", crate::chain(&e)));
                 }
             }
         }
@@ -630,7 +655,7 @@ mod tests {
     fn help_lists_the_commands_of_each_state_with_their_shared_help() {
         expect_test::expect![[r#"
             while idle:   a line starts a turn
-              /tree                 the branch tree of this session (navigate, continue from, label)
+              /tree                 the branch tree of this session (the TUI's: navigate, continue from, label)
               /at ENTRY             continue from an earlier entry (a new branch)
               /fork                 a new session file from here
               /label NAME           name the current entry
@@ -641,9 +666,9 @@ mod tests {
               /compact              summarize the conversation now
               /memory [NAME]        the memory index, or a note (forget NAME deletes one)
               /model [NAME]         show or switch the model
-              /exit                 leave xcsh (also Ctrl-D)
+              /exit                 leave xcsh (also /quit, Ctrl-D)
             while it works:  a line is a steer (delivered after the step's tools)
-              /queue TEXT           a follow-up, delivered when the turn would finish
+              /queue TEXT           a follow-up, delivered when the turn would finish (idle: sent now)
               /pending              the queued steers and follow-ups
               Ctrl-C                stop the running turn"#]]
         .assert_eq(&help());

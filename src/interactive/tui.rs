@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::sync::{mpsc, oneshot};
 use xcsh_log::read_session;
-use xcsh_machine::{Permissions, ToolCall};
+use xcsh_machine::{Permissions, ToolCall, UserOrigin};
 use xcsh_runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
 use xcsh_tui::cells::{Cell, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
 use xcsh_tui::term::{Event, KeyEventKind, Screen};
-use xcsh_tui::{Theme, complete, editor, overlay};
+use xcsh_tui::{Theme, complete, editor, mention, overlay};
 
 use super::commands;
 use crate::present::list;
@@ -173,6 +173,13 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
                 _ => {}
             },
             Step::Question((request, answer)) => {
+                // The events sent before the question (the step's text) are shown
+                // first: the select polls questions before events.
+                if let Some(r) = &mut c.running {
+                    while let Ok(event) = r.handle.events.try_recv() {
+                        c.app.on_run_event(event, now);
+                    }
+                }
                 let current = current_content(&request.call, Path::new(&request.cwd));
                 c.app.ask(&request, current.as_deref());
                 c.question = Some(answer);
@@ -345,18 +352,21 @@ impl Controller {
         }
     }
 
-    fn start(&mut self, task: Task, shown: Option<String>) -> Result<()> {
+    fn start(&mut self, task: Task) -> Result<()> {
+        // A prompt's cell is made from the text the log records, as a resumed
+        // session's is (`cells::from_entries`), so the two cannot differ.
+        let shown = match &task {
+            Task::Prompt(text) => Some(Cell::user_message(UserOrigin::Prompt, text)),
+            Task::Compact => None,
+        };
         let (handle, new) =
             commands::start(&self.setup, &mut self.session, task, self.approver.clone())?;
         if new {
             let id = sessions::display_name(&handle.session_path);
             self.app.info_mut().session_id = Some(id);
         }
-        if let Some(text) = shown {
-            self.app.push_cell(Cell::User {
-                text,
-                origin: xcsh_machine::UserOrigin::Prompt,
-            });
+        if let Some(cell) = shown {
+            self.app.push_cell(cell);
         }
         self.running = Some(Running {
             handle,
@@ -368,14 +378,9 @@ impl Controller {
     async fn act(&mut self, action: Action) -> Result<()> {
         match action {
             Action::Prompt(text) => {
-                let (task, attached) = self.with_mentions(&text).await;
-                let shown = if attached.is_empty() {
-                    text
-                } else {
-                    format!("{text}\n(attached: {})", attached.join(", "))
-                };
-                if let Err(e) = self.start(Task::Prompt(task), Some(shown)) {
-                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                let task = self.with_mentions(&text).await;
+                if let Err(e) = self.start(Task::Prompt(task)) {
+                    self.app.notice(NoticeLevel::Error, crate::chain(&e));
                 }
             }
             Action::Steer(text) => {
@@ -401,12 +406,12 @@ impl Controller {
             Action::Transcript => self.open_transcript(),
             Action::Command { name, arg } => {
                 if let Err(e) = self.command(&name, &arg).await {
-                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                    self.app.notice(NoticeLevel::Error, crate::chain(&e));
                 }
             }
             Action::Overlay(action) => {
                 if let Err(e) = self.overlay_action(action) {
-                    self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+                    self.app.notice(NoticeLevel::Error, crate::chain(&e));
                 }
             }
         }
@@ -417,19 +422,18 @@ impl Controller {
     fn follow_up(&mut self, text: String) {
         if let Some(r) = &self.running {
             r.handle.follow_up(text);
-        } else if let Err(e) = self.start(Task::Prompt(text.clone()), Some(text)) {
-            self.app.notice(NoticeLevel::Error, format!("{e:#}"));
+        } else if let Err(e) = self.start(Task::Prompt(text)) {
+            self.app.notice(NoticeLevel::Error, crate::chain(&e));
         }
     }
 
     /// The prompt with each `@path` mention's file attached as the read tool
-    /// returns it, and the mentioned paths.
-    async fn with_mentions(&self, text: &str) -> (String, Vec<String>) {
+    /// returns it (`mention::attach`; the history shows them, `mention::split`).
+    async fn with_mentions(&self, text: &str) -> String {
         let mut task = text.to_string();
-        let mut attached = Vec::new();
-        for path in complete::mentions(text) {
+        for (i, path) in complete::mentions(text).into_iter().enumerate() {
             let call = ToolCall {
-                id: xcsh_machine::CallId(format!("mention-{}", attached.len())),
+                id: xcsh_machine::CallId(format!("mention-{i}")),
                 name: "read".into(),
                 arguments: serde_json::json!({ "path": path }).to_string(),
             };
@@ -439,14 +443,10 @@ impl Controller {
                 .execute(call, tokio_util::sync::CancellationToken::new())
                 .await;
             if outcome.status == xcsh_machine::ToolStatus::Ok {
-                task.push_str(&format!(
-                    "\n\n<file path=\"{path}\">\n{}\n</file>",
-                    outcome.content
-                ));
-                attached.push(path);
+                mention::attach(&mut task, &path, &outcome.content);
             }
         }
-        (task, attached)
+        task
     }
 
     fn open_transcript(&mut self) {
@@ -475,7 +475,8 @@ impl Controller {
             {
                 Ok(cells) => xcsh_tui::cells::transcript_lines(&cells, width, &theme),
                 Err(e) => vec![xcsh_tui::Line::from(format!(
-                    "cannot read the session: {e:#}"
+                    "cannot read the session: {}",
+                    crate::chain(&e)
                 ))],
             }
         };
@@ -513,6 +514,9 @@ impl Controller {
     }
 
     async fn command(&mut self, name: &str, arg: &str) -> Result<()> {
+        if !commands::is_command(name) {
+            anyhow::bail!("/{name}: unknown command (/help lists them)");
+        }
         // While a turn runs, only the commands that do not change the session.
         if self.running.is_some()
             && !matches!(
@@ -563,7 +567,7 @@ impl Controller {
                 if self.session.is_none() {
                     anyhow::bail!("nothing to compact yet");
                 }
-                self.start(Task::Compact, None)?;
+                self.start(Task::Compact)?;
             }
             "memory" => {
                 let said =
@@ -577,9 +581,10 @@ impl Controller {
                 self.app.notice(NoticeLevel::Info, format!("model: {said}"));
             }
             "resume" => {
-                let rows = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
-                self.app
-                    .open_overlay(Box::new(overlay::Picker::new(rows, now_unix_ms())));
+                // An unreadable file hides no other session: the picker names it.
+                let (rows, unreadable) = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
+                let picker = overlay::Picker::new(rows, now_unix_ms()).with_unreadable(unreadable);
+                self.app.open_overlay(Box::new(picker));
             }
             _ => {
                 let path = self.session_path()?;
@@ -675,7 +680,7 @@ fn help() -> String {
         out.push_str(&format!("  /{name:<10} {help}\n"));
     }
     out.push_str(
-        "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
+        "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Esc (empty input) or Ctrl-C stop the turn (Ctrl-C twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
     );
     out
 }
@@ -684,12 +689,16 @@ fn now_unix_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The sessions of this workspace for the picker (it sorts them newest first).
-fn picker_rows(workspace: &Path) -> Result<Vec<overlay::PickerRow>> {
-    Ok(sessions::summaries(workspace, false)?
+/// The sessions of this workspace for the picker (it sorts them newest first), and
+/// the files that could not be read, each as its error.
+fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>)> {
+    let listing = sessions::summaries(workspace, false)?;
+    let rows = listing
+        .sessions
         .iter()
         .map(|(summary, size)| overlay::PickerRow::from_summary(summary, *size))
-        .collect())
+        .collect();
+    Ok((rows, listing.unreadable))
 }
 
 #[cfg(test)]
@@ -702,7 +711,7 @@ mod tests {
             commands:
               /help       the commands and keys
               /status     provider, model, permissions, session, context and spend
-              /tree       the branch tree of this session (navigate, continue from, label)
+              /tree       the branch tree of this session (the TUI's: navigate, continue from, label)
               /at         ENTRY: continue from an earlier entry (a new branch)
               /fork       a new session file from here
               /label      NAME: name the current entry
@@ -715,13 +724,13 @@ mod tests {
               /memory     [NAME]: the memory index, or a note (forget NAME deletes one)
               /model      [NAME]: show or switch the model
               /pending    the queued steers and follow-ups
-              /queue      TEXT: a follow-up, delivered when the turn would finish
+              /queue      TEXT: a follow-up, delivered when the turn would finish (idle: sent now)
               /clear      clear the screen (the session keeps everything)
-              /exit       leave xcsh (also Ctrl-D)
+              /exit       leave xcsh (also /quit, Ctrl-D)
             keys:
               Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline
               Up/Down history · Ctrl-R search history · @ mention a file · Esc clear
-              Ctrl-C stop the turn (twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning
+              Esc (empty input) or Ctrl-C stop the turn (Ctrl-C twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning
               approvals: y once · a this tool · A this exact call · n deny · m deny with a message"#]].assert_eq(&super::help());
     }
 }

@@ -66,6 +66,20 @@ pub enum Cell {
 }
 
 impl Cell {
+    /// The cell of a user message from its text as the log records it (and the model
+    /// reads it): a prompt shows what was typed, with `(attached: P, …)` for the files
+    /// its `@path` mentions attached ([`crate::mention::split`]). The one maker of a
+    /// user message's cell, live and rebuilt from the log alike.
+    pub fn user_message(origin: UserOrigin, recorded: &str) -> Cell {
+        let text = match (origin, crate::mention::split(recorded)) {
+            (UserOrigin::Prompt, (typed, attached)) if !attached.is_empty() => {
+                format!("{typed}\n(attached: {})", attached.join(", "))
+            }
+            _ => recorded.to_string(),
+        };
+        Cell::User { origin, text }
+    }
+
     /// The cell at `width` columns (no blank line around it: see [`lines_of`]).
     pub fn lines(&self, width: u16, now_ms: u64, theme: &Theme) -> Vec<Line<'static>> {
         match self {
@@ -331,10 +345,7 @@ fn on_record<'e>(
             // Call ids are unique within a run only (the faux provider's repeat).
             cards.clear();
             *turn_start = Some(entry);
-            cells.push(Cell::User {
-                origin: UserOrigin::Prompt,
-                text: text.clone(),
-            });
+            cells.push(Cell::user_message(UserOrigin::Prompt, text));
         }
         Record::Step(step) => {
             if let StepOutcome::Failed { error } = &step.outcome {
@@ -380,6 +391,8 @@ fn on_record<'e>(
             format!("compaction failed: {}", error.message),
         ),
         Record::Recovered { note } => notice(Level::Warning, note.clone()),
+        // A `/compact` starts a run of its own: its end is timed from here, as live.
+        Record::Compact { .. } => *turn_start = Some(entry),
         Record::Undo { run, files, .. } => {
             let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
             let plural = if files.len() == 1 { "file" } else { "files" };
@@ -410,7 +423,6 @@ fn on_record<'e>(
         | Record::FollowUp { .. }
         | Record::Interrupt {}
         | Record::LateEvent { .. }
-        | Record::Compact { .. }
         | Record::ApprovalAnswer { .. } => {}
     }
 }
@@ -424,10 +436,7 @@ fn on_decision(
     turn_start: Option<&Entry>,
 ) {
     match decision {
-        Decision::Delivered { origin, text, .. } => cells.push(Cell::User {
-            origin: *origin,
-            text: text.clone(),
-        }),
+        Decision::Delivered { origin, text, .. } => cells.push(Cell::user_message(*origin, text)),
         Decision::ToolDispatched { call, .. } => {
             card_index(cells, cards, &call.id, &call.name, &call.arguments);
         }

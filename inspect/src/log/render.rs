@@ -2,29 +2,38 @@
 
 use xcsh_machine::{ToolStatus, UserOrigin};
 
-use super::{Item, RESULT_CHARS, RESULT_LINES, origin_word};
+use super::{Item, REASONING_CHARS, RESULT_CHARS, RESULT_LINES, Reasoning, origin_word};
 use crate::common::{cap, one_line, serde_name, stop_text};
 use crate::style::{Paint, Style};
 
 fn indent(text: &str) -> String {
+    indent_by(text, "    ")
+}
+
+fn indent_by(text: &str, by: &str) -> String {
     text.lines()
-        .map(|l| format!("    {l}"))
+        .map(|l| format!("{by}{l}"))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// The conversation as text.
+/// The conversation as text, reasoning folded.
 pub fn render(items: &[Item], style: Style) -> String {
+    render_with(items, style, Reasoning::Folded)
+}
+
+/// The conversation as text, reasoning shown as `reasoning` says.
+pub fn render_with(items: &[Item], style: Style, reasoning: Reasoning) -> String {
     let mut out = String::new();
     for it in items {
-        render_item(it, style, &mut out);
+        render_item(it, style, reasoning, &mut out);
     }
     out
 }
 
 /// One item of the conversation as text (its lines, each ending in a newline),
 /// appended to `out`.
-pub fn render_item(it: &Item, style: Style, out: &mut String) {
+pub fn render_item(it: &Item, style: Style, reasoning: Reasoning, out: &mut String) {
     let mut push = |s: String| {
         out.push_str(&s);
         out.push('\n');
@@ -76,13 +85,19 @@ pub fn render_item(it: &Item, style: Style, out: &mut String) {
                     head.push_str(&format!(" · {outcome}"));
                 }
                 push(style.paint(Paint::Bold, &head));
-                if !a.reasoning.is_empty() {
+                if !a.reasoning.trim().is_empty() {
+                    let head = format!("    (reasoning, {} chars)", a.reasoning_chars);
                     push(style.paint(
                         Paint::Dim,
-                        &format!(
-                            "    (reasoning, {} chars) {}",
-                            a.reasoning_chars, a.reasoning
-                        ),
+                        &match reasoning {
+                            Reasoning::Folded => {
+                                format!("{head} {}", one_line(&a.reasoning, REASONING_CHARS))
+                            }
+                            // Two columns deeper than the text it comes before.
+                            Reasoning::Full => {
+                                format!("{head}\n{}", indent(&indent_by(&a.reasoning, "  ")))
+                            }
+                        },
                     ));
                 }
                 if !a.text.is_empty() {

@@ -135,7 +135,7 @@ impl Builder<'_> {
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
                 let preview = d.str(&d.prompts[d.aux(first)].preview);
-                ("turn".into(), quoted(&cut(preview, 50)))
+                ("turn".into(), crate::common::quoted(&cut(preview, 50)))
             }
             Kind::Compact => ("compact".into(), "/compact".into()),
             Kind::Branch => (
@@ -216,25 +216,6 @@ impl Builder<'_> {
         {
             node.labels.extend(labels.iter().cloned());
         }
-    }
-}
-
-/// `text` as `{:?}` writes it; plain printable ASCII, possibly cut with `…` (what
-/// previews mostly are), is quoted without the per-character escape checks.
-pub(super) fn quoted(text: &str) -> String {
-    // A cut preview ends with `…`, which `{:?}` leaves as it is.
-    let body = text.strip_suffix('…').unwrap_or(text);
-    if body
-        .bytes()
-        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
-    {
-        let mut s = String::with_capacity(text.len() + 2);
-        s.push('"');
-        s.push_str(text);
-        s.push('"');
-        s
-    } else {
-        format!("{text:?}")
     }
 }
 

@@ -110,22 +110,34 @@ fn a_fork_is_shown_under_its_own_id() {
     );
 }
 
+/// The turn's prompt is quoted with its emoji whole (the snapshot holds the
+/// joiners themselves, not `\u{200d}`).
 #[test]
-fn quoting_is_debug_formatting() {
-    for text in [
-        "plain words",
-        "it's",
-        "say \"hi\"",
-        "back\\slash",
-        "tab\there",
-        "é ü",
-        "…",
-        "cut…",
-        "…cut…",
-        "",
-    ] {
-        assert_eq!(build::quoted(text), format!("{text:?}"), "{text}");
-    }
+fn a_turn_shows_the_emoji_of_its_prompt_whole() {
+    let (_dir, log) = testkit::emoji_session();
+    expect_test::expect![[r##"
+        #0 session fixture /workspace
+        #1..4 user "third 日本語 X🎉👩‍👩‍👧 é" · 1 step · 0 tool calls · 110 tok · completed ◀ leaf
+    "##]]
+    .assert_eq(&render(&build(&log, false), Style::plain()));
+}
+
+/// `--full`, as `xcsh tree --full` builds it (streamed from the file): the
+/// `user_message` entry's text keeps its emoji whole.
+#[test]
+fn full_shows_the_emoji_of_a_prompt_whole() {
+    let (_dir, log) = testkit::emoji_session();
+    expect_test::expect![[r##"
+        #0 session fixture /workspace
+        #1 user_message "third 日本語 X🎉👩‍👩‍👧 é"
+        #2 step_started step 1 with 1 message(s)
+        #3 step step 1 "ok" completed
+        #4 run_finished completed after 1 step(s), 110 tokens ◀ leaf
+    "##]]
+    .assert_eq(&render(
+        &build_full(&log.path).unwrap().data,
+        Style::plain(),
+    ));
 }
 
 #[test]

@@ -61,6 +61,24 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
+/// The actions of an answer without a message.
+fn answer(verdict: Verdict, scope: ApprovalScope) -> Vec<Action> {
+    vec![Action::Answer(ApprovalAnswer {
+        verdict,
+        scope,
+        message: None,
+    })]
+}
+
+/// Types `text` (nothing must answer), Enter (which must send `sent`), Esc back to
+/// the open question, then `answer_key`: the answer's actions.
+fn send_then_answer(app: &mut App, text: &str, sent: Action, answer_key: char) -> Vec<Action> {
+    assert_eq!(typed(app, text), Vec::new());
+    assert_eq!(app.on_key(key(KeyCode::Enter)), [sent]);
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Char(answer_key)))
+}
+
 fn typed(app: &mut App, text: &str) -> Vec<Action> {
     let mut out = Vec::new();
     for c in text.chars() {
@@ -245,6 +263,14 @@ fn tab_queues_a_follow_up_while_working_and_enter_prompts_while_idle() {
     );
 }
 
+/// A turn asking whether to edit a file whose line is `old line`.
+fn asking() -> App {
+    let mut app = app();
+    started(&mut app);
+    app.ask(&edit_request(), Some("old line\n"));
+    app
+}
+
 fn edit_request() -> ApprovalRequest {
     ApprovalRequest {
         call: ToolCall {
@@ -279,53 +305,35 @@ fn an_edit_approval_shows_its_diff_and_m_denies_with_a_message() {
 
 #[test]
 fn while_a_question_is_open_esc_lets_the_user_type_a_steer() {
-    let mut app = app();
-    started(&mut app);
-    app.ask(&edit_request(), Some("old line\n"));
+    let mut app = asking();
     app.on_key(key(KeyCode::Esc));
     // `a` now types into the editor instead of allowing the tool.
-    assert_eq!(typed(&mut app, "and docs"), Vec::new());
-    assert_eq!(
-        app.on_key(key(KeyCode::Enter)),
-        [Action::Steer("and docs".into())]
-    );
     // Esc on the empty editor goes back to the question; `a` answers.
-    app.on_key(key(KeyCode::Esc));
     assert_eq!(
-        app.on_key(key(KeyCode::Char('a'))),
-        [Action::Answer(ApprovalAnswer {
-            verdict: Verdict::Allow,
-            scope: ApprovalScope::Tool,
-            message: None,
-        })]
+        send_then_answer(&mut app, "and docs", Action::Steer("and docs".into()), 'a'),
+        answer(Verdict::Allow, ApprovalScope::Tool)
     );
 }
 
 #[test]
 fn a_key_that_is_not_an_answer_types_into_the_input_and_the_question_waits() {
-    let mut app = app();
-    started(&mut app);
-    app.ask(&edit_request(), Some("old line\n"));
+    let mut app = asking();
     // `/status` typed as the question opened: `/` is no answer, so it and the
     // rest (`s`, `t`, `a`, `u`, `s`) are typed, and nothing is allowed.
     assert_eq!(typed(&mut app, "/status"), Vec::new());
     assert!(live(&mut app, 80, 24, 100).contains("Esc back to the question"));
-    assert_eq!(
-        app.on_key(key(KeyCode::Enter)),
-        [Action::Command {
-            name: "status".into(),
-            arg: String::new(),
-        }]
-    );
     // The question is still open: Esc on the empty input goes back to it.
-    app.on_key(key(KeyCode::Esc));
     assert_eq!(
-        app.on_key(key(KeyCode::Char('n'))),
-        [Action::Answer(ApprovalAnswer {
-            verdict: Verdict::Deny,
-            scope: ApprovalScope::Once,
-            message: None,
-        })]
+        send_then_answer(
+            &mut app,
+            "",
+            Action::Command {
+                name: "status".into(),
+                arg: String::new(),
+            },
+            'n'
+        ),
+        answer(Verdict::Deny, ApprovalScope::Once)
     );
 }
 
@@ -336,27 +344,20 @@ fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
     assert_eq!(typed(&mut app, "also "), Vec::new());
     app.ask(&edit_request(), Some("old line\n"));
     // `a` would allow the tool for the session; here it is the draft's next letter.
-    assert_eq!(typed(&mut app, "add tests"), Vec::new());
     assert_eq!(
-        app.on_key(key(KeyCode::Enter)),
-        [Action::Steer("also add tests".into())]
-    );
-    app.on_key(key(KeyCode::Esc));
-    assert_eq!(
-        app.on_key(key(KeyCode::Char('y'))),
-        [Action::Answer(ApprovalAnswer {
-            verdict: Verdict::Allow,
-            scope: ApprovalScope::Once,
-            message: None,
-        })]
+        send_then_answer(
+            &mut app,
+            "add tests",
+            Action::Steer("also add tests".into()),
+            'y'
+        ),
+        answer(Verdict::Allow, ApprovalScope::Once)
     );
 }
 
 #[test]
 fn allowing_a_tool_for_the_session_says_so_in_history() {
-    let mut app = app();
-    started(&mut app);
-    app.ask(&edit_request(), Some("old line\n"));
+    let mut app = asking();
     app.on_key(key(KeyCode::Char('a')));
     expect![[r#"
         · edit: allowed without asking for the rest of this session (a)

@@ -301,3 +301,114 @@ fn a_denied_call_from_the_log_is_a_denied_card() {
     "#]]
     .assert_eq(&lines_text(&lines_of(&cells, 120, 0, &Theme::COLOR), 120));
 }
+
+/// The `plain` fixture (one turn, ending at its entry #4) copied into a temp dir,
+/// with `more` appended after its leaf, each `ms` after the leaf's time.
+fn plain_then(more: Vec<(u64, Body)>) -> (tempfile::TempDir, SessionLog) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain.jsonl");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions/plain.jsonl"),
+        &path,
+    )
+    .unwrap();
+    let (mut writer, log) = xcsh_log::SessionWriter::open(&path).unwrap();
+    let (mut parent, t) = (log.leaf(), log.entries[log.entries.len() - 1].ts);
+    for (ms, body) in more {
+        let at = t + std::time::Duration::from_millis(ms);
+        parent = writer.append(parent, at, &body).unwrap().0;
+    }
+    writer.sync().unwrap();
+    drop(writer);
+    (dir, xcsh_log::read_session(&path).unwrap())
+}
+
+/// The run configuration the `plain` fixture's prompt recorded.
+fn plain_config() -> xcsh_machine::RunConfig {
+    match &fixture("plain.jsonl").entries[1].body {
+        Body::Record(Record::UserMessage { config, .. }) => config.clone(),
+        other => panic!("not a prompt: {other:?}"),
+    }
+}
+
+fn finished(steps: u32) -> Body {
+    Body::Decision(Decision::RunFinished {
+        reason: StopReason::Completed,
+        steps,
+        usage: Usage::default(),
+        undelivered: Vec::new(),
+    })
+}
+
+/// A prompt whose `@greet.rs` attached the file: the log records the file's
+/// content, and the resumed history shows the prompt as typed with
+/// `(attached: greet.rs)`, as the live view did (SPEC.md §17.5).
+#[test]
+fn a_resumed_prompt_shows_its_attachments_not_the_files() {
+    let mut text = String::from("explain @greet.rs");
+    crate::mention::attach(
+        &mut text,
+        "greet.rs",
+        "     1\t/// Says hello.\n     2\tfn greet() {}",
+    );
+    let config = plain_config();
+    let (_dir, log) = plain_then(vec![
+        (1_000, Body::Record(Record::UserMessage { text, config })),
+        (1_000, finished(0)),
+    ]);
+    let cells = from_entries(&log, log.leaf()).expect("the branch");
+    expect![[r#"
+        › explain @greet.rs
+          (attached: greet.rs)
+
+        ─ done · 0 steps · 0 in / 0 out · 0.0s
+    "#]]
+    .assert_eq(&lines_text(
+        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
+        120,
+    ));
+}
+
+/// A `/compact` is a run of its own: its end is timed from its `compact` entry
+/// (1.2 s here), not from the prompt of the turn before it (7.3 s earlier).
+#[test]
+fn a_resumed_compact_is_timed_from_its_own_start() {
+    let config = plain_config();
+    let (_dir, log) = plain_then(vec![
+        (7_300, Body::Record(Record::Compact { config })),
+        (
+            7_300,
+            Body::Decision(Decision::CompactionStarted {
+                first_kept: EntryId(4),
+                tokens_before: 129,
+            }),
+        ),
+        (
+            8_400,
+            Body::Record(Record::CompactionSummary {
+                summary: Some("The user asked for the capital of France.".into()),
+                error: None,
+            }),
+        ),
+        (
+            8_500,
+            Body::Decision(Decision::Compacted {
+                summary: "The user asked for the capital of France.".into(),
+                first_kept: EntryId(4),
+                tokens_before: 129,
+                tokens_after: 12,
+            }),
+        ),
+        (8_500, finished(0)),
+    ]);
+    let cells = from_entries(&log, log.leaf()).expect("the branch");
+    expect![[r#"
+        ≡ compacted · 129 → 12 tokens
+
+        ─ done · 0 steps · 0 in / 0 out · 1.2s
+    "#]]
+    .assert_eq(&lines_text(
+        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
+        120,
+    ));
+}

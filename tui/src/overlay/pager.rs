@@ -7,6 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use xcsh_log::describe::quoted;
 
 use super::{Footer, is_press, plain_char};
 use crate::Theme;
@@ -151,10 +152,11 @@ impl Pager {
                 matches,
                 current,
             } => {
+                let query = quoted(query);
                 let text = if matches.is_empty() {
-                    format!("no match for {query:?}")
+                    format!("no match for {query}")
                 } else {
-                    format!("match {}/{} for {query:?}", current + 1, matches.len())
+                    format!("match {}/{} for {query}", current + 1, matches.len())
                 };
                 Footer::Message {
                     text,

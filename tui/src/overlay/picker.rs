@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 use xcsh_inspect::SessionSummary;
 use xcsh_inspect::terminal::neutralize;
+use xcsh_log::describe::quoted;
 
 use super::{
     Footer, Overlay, OverlayAction, OverlayOutcome, chrome_body, clip, draw_chrome, is_press,
@@ -60,6 +61,9 @@ pub struct Picker {
     /// The selected position in `shown`.
     cursor: usize,
     top: usize,
+    /// The session files that could not be read, each as its error (which names
+    /// the file): shown below the list, once.
+    unreadable: Vec<String>,
 }
 
 const HINTS: &[(&str, &str)] = &[
@@ -81,9 +85,17 @@ impl Picker {
             shown: Vec::new(),
             cursor: 0,
             top: 0,
+            unreadable: Vec::new(),
         };
         picker.apply_filter();
         picker
+    }
+
+    /// The picker, also naming the session files that could not be read (each as
+    /// its error, which names the file), below the list as `! ERROR`.
+    pub fn with_unreadable(mut self, unreadable: Vec<String>) -> Picker {
+        self.unreadable = unreadable;
+        self
     }
 
     /// The filter typed so far.
@@ -234,11 +246,25 @@ impl Overlay for Picker {
             let header = self.header_line(cols, width, theme);
             buf.set_line(body.x, body.y, &header, body.width);
         }
+        // The unreadable files take the last rows, leaving the header and a row of
+        // the list.
+        let notes = u16::try_from(self.unreadable.len())
+            .unwrap_or(u16::MAX)
+            .min(body.height.saturating_sub(2));
+        for (i, error) in self.unreadable.iter().take(usize::from(notes)).enumerate() {
+            let text = format!("! {}", neutralize(error));
+            let line = clip(
+                Line::from(Span::styled(text, theme.style(Role::Warning))),
+                width,
+            );
+            let y = body.y + body.height - notes + i as u16;
+            buf.set_line(body.x, y, &line, body.width);
+        }
         let list = Rect::new(
             body.x,
             body.y + 1,
             body.width,
-            body.height.saturating_sub(1),
+            body.height.saturating_sub(1 + notes),
         );
         let height = usize::from(list.height).max(1);
         self.top = super::scrolled(self.top, self.cursor, height);
@@ -246,7 +272,7 @@ impl Overlay for Picker {
             let text = if self.rows.is_empty() {
                 "no sessions in this workspace yet".to_string()
             } else {
-                format!("no session matches {:?}", self.filter)
+                format!("no session matches {}", quoted(&self.filter))
             };
             let line = clip(
                 Line::from(Span::styled(text, theme.style(Role::Dim))),

@@ -176,6 +176,36 @@ fn nav(log: SessionLog) -> TreeNav {
     TreeNav::new(Box::new(move |full| xcsh_inspect::tree::build(&log, full)))
 }
 
+/// The navigator quotes a turn's prompt with its emoji whole, as `xcsh tree` does
+/// (the snapshot holds the zero-width joiners themselves, not `\u{200d}`).
+#[test]
+fn the_tree_navigator_shows_the_emoji_of_a_prompt_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain.jsonl");
+    std::fs::copy(fixture("plain.jsonl"), &path).unwrap();
+    let (mut w, log) = SessionWriter::open(&path).unwrap();
+    let Body::Record(Record::UserMessage { config, .. }) = &log.entries[1].body else {
+        panic!("the fixture's entry #1 is its prompt");
+    };
+    let prompt = Body::Record(Record::UserMessage {
+        text: "third 日本語 X🎉👩\u{200d}👩\u{200d}👧 é".into(),
+        config: config.clone(),
+    });
+    let ts = log.entries[log.entries.len() - 1].ts;
+    w.append(log.leaf(), ts, &prompt).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let mut t = nav(read_session(&path).unwrap());
+    expect_test::expect![[r#"
+        tree · b4e531031642 · turns                                                                      3/3
+        #0 session b4e531031642 /tmp/tmp.GYbSVtgKYP/plain/work
+        #1..4 user "What is the capital of France?" · 1 step · 0 tool calls · 129 tok · completed
+        #5 user "third 日 本 語  X🎉 👩‍👩‍👧  é" · 0 steps · 0 tool calls · 0 tok · unfinished ◀ leaf
+        ↑↓ move  ←→ branch  Enter continue here  l label  f turns/entries  q close
+    "#]]
+    .assert_eq(&screen(&mut t, 100, 5));
+}
+
 #[test]
 fn the_tree_navigator_draws_the_branches_and_the_label_with_the_cursor_on_the_leaf() {
     let (_dir, log) = labelled_session();
@@ -508,6 +538,25 @@ fn the_picker_lists_newest_first_and_filters_as_you_type() {
 }
 
 #[test]
+fn the_picker_names_an_unreadable_session_file_once_below_the_list() {
+    let unreadable = vec![
+        "/home/u/.xcsh/sessions/badbadbadbad.jsonl:10: malformed entry: the line has no trailing \"hash\" field".to_string(),
+    ];
+    let mut p = Picker::new(sessions(), NOW).with_unreadable(unreadable);
+    expect_test::expect![[r#"
+        resume a session                                                                                                     1/3
+         age    size  br  first prompt                                                id            workspace
+          3m   800 B   2  add a --json flag to the sessions command                   0f9e8d7c6b5a  /home/u/projects/parser
+          2h  3.2 MB   3  Explain the Parser module                                   123456abcdef  /home/u/projects/parser
+          4d   13 KB   1  fix the parser bug in the tokenizer where a trailing comm…  a1b2c3d4e5f6  /home/u/projects/parser
+
+        ! /home/u/.xcsh/sessions/badbadbadbad.jsonl:10: malformed entry: the line has no trailing "hash" field
+        type to filter  ↑↓ move  Enter resume  Esc close
+    "#]]
+    .assert_eq(&screen(&mut p, 120, 8));
+}
+
+#[test]
 fn a_narrowed_picker_resumes_the_selected_session() {
     let mut p = Picker::new(sessions(), NOW);
     let mut keys = chars("parsr");
@@ -739,6 +788,7 @@ fn nothing_panics_at_any_width_from_1_to_40() {
         Box::new(Transcript::new(numbered(items(30)))),
         Box::new(nav(log)),
         Box::new(Picker::new(sessions(), NOW)),
+        Box::new(Picker::new(sessions(), NOW).with_unreadable(vec!["a: b".into(); 3])),
         Box::new(DiffOverlay::new(files)),
     ];
     for o in &mut overlays {
