@@ -7,7 +7,7 @@ use comfy_table::{ContentArrangement, Table};
 
 use xcsh_log::describe::serde_name;
 
-use crate::summary::{EntryRef, clip};
+use crate::summary::{EntryRef, quote};
 use crate::{
     CutOff, Divergence, Minimized, Overrides, ReplayReport, Replayed, SessionResult, SessionRun,
     Torn, changed_fields,
@@ -205,7 +205,7 @@ pub fn state(
         } else {
             items
                 .iter()
-                .map(|t| format!("\"{}\"", clip(t)))
+                .map(|t| quote(t))
                 .collect::<Vec<_>>()
                 .join(", ")
         }

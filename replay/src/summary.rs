@@ -91,8 +91,9 @@ pub(crate) fn clip(text: &str) -> String {
     one_line(text, QUOTE)
 }
 
-fn quote(text: &str) -> String {
-    format!("\"{}\"", clip(text))
+/// Text on one line, cut, in quotes as every view quotes ([`xcsh_log::describe::quoted`]).
+pub(crate) fn quote(text: &str) -> String {
+    xcsh_log::describe::quoted(&clip(text))
 }
 
 /// A context message: its role and what it says, on one line.

@@ -190,7 +190,10 @@ pub fn label(path: &Path, entry: Option<EntryId>, name: &str) -> Result<String> 
         None => read_session(path)?.leaf(),
     };
     let (id, _) = xcsh_inspect::fork::label(path, entry, name, chrono::Utc::now())?;
-    Ok(format!("{name:?} on entry {entry} (label entry {id})"))
+    Ok(format!(
+        "{} on entry {entry} (label entry {id})",
+        xcsh_log::describe::quoted(name)
+    ))
 }
 
 /// `/fork`: the new session's path and what to say.

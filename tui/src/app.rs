@@ -19,6 +19,7 @@ use crate::Theme;
 use crate::approval::Approval;
 use crate::cells::{Cell, Level, assistant_lines};
 use crate::editor::{Editor, EditorOutcome};
+use crate::fmt;
 use crate::markdown::MarkdownStream;
 use crate::overlay::{Overlay, OverlayAction, OverlayOutcome};
 use crate::pending::Pending;
@@ -425,13 +426,16 @@ impl App {
                 name, verdict, by, ..
             } => {
                 if verdict == Verdict::Deny {
-                    self.notice(Level::Warning, format!("{name}: denied ({by:?})"));
+                    self.notice(
+                        Level::Warning,
+                        format!("{name}: denied ({})", fmt::approved_by(by)),
+                    );
                 }
             }
             RunEvent::Queued { origin, text } => self.pending.queued(origin, &text),
             RunEvent::Delivered { origin, text } => {
                 self.pending.delivered(origin, &text);
-                self.push_cell(Cell::User { origin, text });
+                self.push_cell(Cell::user_message(origin, &text));
             }
             RunEvent::CompactionStarted { tokens_before } => self.notice(
                 Level::Info,

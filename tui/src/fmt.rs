@@ -5,7 +5,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-use xcsh_machine::{ProviderErrorKind, StopReason};
+use xcsh_machine::{ApprovedBy, ProviderErrorKind, StopReason};
 
 /// How many columns a tab becomes (tool output, `read`'s line-number prefix).
 const TAB: usize = 4;
@@ -242,6 +242,17 @@ pub fn kind_name(kind: ProviderErrorKind) -> &'static str {
         ProviderErrorKind::Malformed => "malformed stream",
         ProviderErrorKind::ScriptExhausted => "script exhausted",
         ProviderErrorKind::ContextOverflow => "context overflow",
+    }
+}
+
+/// Who answered an approval without asking, in words (`bash: denied (…)`).
+pub fn approved_by(by: ApprovedBy) -> &'static str {
+    match by {
+        ApprovedBy::PolicyYolo => "--permissions yolo",
+        ApprovedBy::PolicyReadonly => "the session is read-only: --permissions readonly",
+        ApprovedBy::NoOneToAsk => "always asked, and no one to ask",
+        ApprovedBy::ToolGrant => "allowed for the session by an earlier a",
+        ApprovedBy::CallGrant => "this call allowed for the session by an earlier A",
     }
 }
 

@@ -366,6 +366,25 @@ fn allowing_a_tool_for_the_session_says_so_in_history() {
 }
 
 #[test]
+fn a_call_denied_without_asking_says_why_in_words() {
+    let mut app = app();
+    started(&mut app);
+    app.on_run_event(
+        RunEvent::Approval {
+            call_id: CallId("c1".into()),
+            name: "write".into(),
+            verdict: Verdict::Deny,
+            by: xcsh_machine::ApprovedBy::PolicyReadonly,
+        },
+        10,
+    );
+    expect![[r#"
+        ! write: denied (the session is read-only: --permissions readonly)
+    "#]]
+    .assert_eq(&lines_text(&app.take_history(80, 20), 80));
+}
+
+#[test]
 fn esc_on_the_empty_input_stops_a_turn_as_ctrl_c_does() {
     let mut app = app();
     started(&mut app);
