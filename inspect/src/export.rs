@@ -14,7 +14,7 @@ use xcsh_log::parallel::{Window, read_parallel};
 use xcsh_log::{Body, Entry, Record, SessionLog};
 use xcsh_machine::{Decision, EntryId, UserOrigin};
 
-use crate::common::{args_pretty, cap, one_line, stop_text};
+use crate::common::{args_pretty, one_line, stop_text};
 use crate::error::InspectError;
 use crate::log::{Item, branch_items, item, origin_word};
 use crate::source::{Source, Streamed};
@@ -180,7 +180,7 @@ fn markdown_level(
                 ..
             } => format!(
                 "\n_Compacted: {tokens_before} → {tokens_after} tokens._\n\n{}\n",
-                quote(&cap(summary, 40, 4000))
+                quote(summary)
             ),
             Item::RunFinished {
                 reason,
@@ -721,6 +721,36 @@ mod tests {
             _Run finished: completed, 3 step(s), 730 tokens._
         "##]]
         .assert_eq(&markdown(&log, None).unwrap());
+    }
+
+    /// An export holds everything: a tool result of 20 lines whole, where the text of
+    /// `xcsh log` shows its first 12.
+    #[test]
+    fn markdown_holds_a_long_tool_result_whole() {
+        let mut k = testkit::Kit::new("long");
+        k.prompt("count to twenty");
+        k.step(1, "counting", &[("bash", r#"{"command":"seq 20"}"#)]);
+        let content: Vec<String> = (1..=20).map(|i| format!("line {i}")).collect();
+        k.settle(
+            "call_1_1",
+            "bash",
+            xcsh_machine::ToolStatus::Ok,
+            &content.join("\n"),
+        );
+        k.step(2, "done", &[]);
+        let (_dir, log) = k.finish();
+        let md = markdown(&log, None).unwrap();
+        let items = crate::log::conversation(&log, None).unwrap();
+        let text = crate::log::render(&items, crate::style::Style::plain());
+        assert_eq!(
+            (
+                md.contains("line 12\nline 13"),
+                md.contains("line 20\n"),
+                text.contains("line 12"),
+                text.contains("line 13")
+            ),
+            (true, true, true, false)
+        );
     }
 
     /// An export holds everything: a step's reasoning whole, in its `<details>`.

@@ -12,11 +12,12 @@ use xcsh_machine::{
 
 use std::collections::{HashMap, HashSet};
 
-use crate::common::{args_compact, cap, one_line, outcome_text, serde_name, stop_text};
+use crate::common::{args_compact, one_line, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;
 use crate::source::{Shapes, Source};
 
-/// Longest tool result shown, in lines and characters.
+/// Longest tool result (and compaction summary) the text of `xcsh log` shows, in
+/// lines and characters; an item, `--json` and the Markdown export hold it whole.
 pub const RESULT_LINES: usize = 12;
 pub const RESULT_CHARS: usize = 1200;
 
@@ -86,7 +87,7 @@ pub struct ResultView {
     pub call_id: String,
     pub name: String,
     pub status: ToolStatus,
-    /// Capped to [`RESULT_LINES`] lines and [`RESULT_CHARS`] characters.
+    /// Whole (the text of `xcsh log` caps it: [`RESULT_LINES`], [`RESULT_CHARS`]).
     pub content: String,
     pub duration_ms: u64,
     /// Why the call was answered without running (`synthetic_result`).
@@ -331,7 +332,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 call_id: t.call_id.0.clone(),
                 name: t.name.clone(),
                 status: t.outcome.status,
-                content: cap(&t.outcome.content, RESULT_LINES, RESULT_CHARS),
+                content: t.outcome.content.clone(),
                 duration_ms: t.duration_ms,
                 synthetic: None,
                 changed: t
@@ -401,7 +402,7 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 call_id: call.id.0.clone(),
                 name: call.name.clone(),
                 status: ToolStatus::Error,
-                content: cap(content, RESULT_LINES, RESULT_CHARS),
+                content: content.clone(),
                 duration_ms: 0,
                 synthetic: Some(*reason),
                 changed: Vec::new(),

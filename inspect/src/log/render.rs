@@ -123,7 +123,7 @@ pub fn render_item(it: &Item, style: Style, reasoning: Reasoning, out: &mut Stri
                     style.paint(Paint::Red, &head)
                 });
                 if !r.content.is_empty() {
-                    push(indent(&r.content));
+                    push(indent(&cap(&r.content, RESULT_LINES, RESULT_CHARS)));
                 }
                 for path in &r.changed {
                     push(style.paint(Paint::Dim, &format!("    changed {path}")));
