@@ -659,21 +659,20 @@ mod tests {
     #[test]
     fn full_reasoning_shows_every_line() {
         let (_dir, log) = testkit::reasoning_session();
-        let items = conversation(&log, None).unwrap();
+        let steps: Vec<Item> = conversation(&log, None)
+            .unwrap()
+            .into_iter()
+            .filter(|i| matches!(i, Item::Assistant(_)))
+            .collect();
         expect_test::expect![[r#"
-            session fixture in /workspace
-
-            ▶ user #1
-                print the date as ISO 8601
             ◆ assistant #3 · step 1 · 100 in / 10 out
                 (reasoning, 163 chars)
                   The user wants the date printed in ISO 8601.
                   First read src/main.rs to see how it prints the date now,
                   then change the format string to %Y-%m-%d and run the tests.
                 Done: the date prints as 2026-01-01.
-            ■ run finished #4: completed · 1 step(s) · 110 tokens
         "#]]
-        .assert_eq(&render_with(&items, Style::plain(), Reasoning::Full));
+        .assert_eq(&render_with(&steps, Style::plain(), Reasoning::Full));
     }
 
     #[test]

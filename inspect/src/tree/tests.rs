@@ -127,17 +127,11 @@ fn a_turn_shows_the_emoji_of_its_prompt_whole() {
 #[test]
 fn full_shows_the_emoji_of_a_prompt_whole() {
     let (_dir, log) = testkit::emoji_session();
-    expect_test::expect![[r##"
-        #0 session fixture /workspace
-        #1 user_message "third 日本語 X🎉👩‍👩‍👧 é"
-        #2 step_started step 1 with 1 message(s)
-        #3 step step 1 "ok" completed
-        #4 run_finished completed after 1 step(s), 110 tokens ◀ leaf
-    "##]]
-    .assert_eq(&render(
-        &build_full(&log.path).unwrap().data,
-        Style::plain(),
-    ));
+    let full = render(&build_full(&log.path).unwrap().data, Style::plain());
+    assert_eq!(
+        full.lines().find(|l| l.contains("user_message")),
+        Some("#1 user_message \"third 日本語 X🎉👩\u{200d}👩\u{200d}👧 é\"")
+    );
 }
 
 #[test]

@@ -87,6 +87,11 @@ fn typed(app: &mut App, text: &str) -> Vec<Action> {
     out
 }
 
+/// The history not yet written, at 80 columns.
+fn history_at_80(app: &mut App) -> String {
+    lines_text(&app.take_history(80, 100), 80)
+}
+
 fn live(app: &mut App, width: u16, height: u16, now_ms: u64) -> String {
     text(&app.render_live(width, height, now_ms))
 }
@@ -362,7 +367,7 @@ fn allowing_a_tool_for_the_session_says_so_in_history() {
     expect![[r#"
         · edit: allowed without asking for the rest of this session (a)
     "#]]
-    .assert_eq(&lines_text(&app.take_history(80, 100), 80));
+    .assert_eq(&history_at_80(&mut app));
 }
 
 #[test]
@@ -381,7 +386,7 @@ fn a_call_denied_without_asking_says_why_in_words() {
     expect![[r#"
         ! write: denied (the session is read-only: --permissions readonly)
     "#]]
-    .assert_eq(&lines_text(&app.take_history(80, 20), 80));
+    .assert_eq(&history_at_80(&mut app));
 }
 
 #[test]
