@@ -331,6 +331,39 @@ fn resizing_mid_stream_keeps_every_finished_line_in_the_history() {
     );
 }
 
+/// A resize re-flows what the terminal shows; the live area is found and drawn again,
+/// and no copy of its status line and footer is left in the terminal's history (tmux
+/// moves a screen erased from its top left into the scrollback). At the top of the
+/// screen, where it starts, tmux's re-flow can still leave the input's row above the
+/// new live area once: its cursor comes back below the row it was on.
+#[test]
+fn resizing_leaves_no_copy_of_the_live_area_in_the_terminal_history() {
+    let Some((env, server)) = Env::new().in_tmux_with(Vec::new()) else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.keys(&["-l", "resize me"]);
+    tmux.wait_for("› resize me", 1);
+    let short = "⏎ send · ⇧⏎/^J newline · / commands · @ files";
+    let full = "⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
+    for (width, footer) in [(60, short), (120, full), (50, short), (100, full)] {
+        tmux.resize_width(width);
+        // Drawn again at the new width: its last row is the footer that fits it.
+        tmux.wait_until(&format!("the footer at {width} columns"), |screen| {
+            screen.lines().rev().find(|l| !l.trim().is_empty()) == Some(footer)
+        });
+    }
+    let history = tmux.history();
+    assert_eq!(
+        (
+            history.matches("/ commands").count(),
+            history.matches("spent 0/400k").count()
+        ),
+        (1, 1),
+        "{history}"
+    );
+}
+
 #[test]
 fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
     let Some((env, server)) = Env::new().in_tmux_with(vec![Reply::sse(openai_text(

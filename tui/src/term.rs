@@ -136,16 +136,19 @@ impl Screen {
             }
             let y = u16::try_from(y).unwrap_or(u16::MAX);
             self.out.queue(MoveTo(0, self.live_top + y))?;
+            // The whole row erased first, not its end after: a terminal that re-flows
+            // (tmux, kitty, iTerm2) keeps a row as wide as the longest text it held
+            // through erase-to-end, so a resize would wrap a short row (the input once
+            // its placeholder was longer) and lose track of the parked cursor.
+            self.out.queue(Clear(ClearType::CurrentLine))?;
             self.out.queue(Print(row))?;
             self.out.queue(ResetColor)?;
             self.out.queue(SetAttribute(Attribute::Reset))?;
-            self.out.queue(Clear(ClearType::UntilNewLine))?;
         }
         if rows.len() < self.rows.len() {
             let below = self.live_top + height;
             if below < self.height {
-                self.out.queue(MoveTo(0, below))?;
-                self.out.queue(Clear(ClearType::FromCursorDown))?;
+                self.erase_from(below)?;
             }
         }
         self.rows = rows;
@@ -170,8 +173,8 @@ impl Screen {
             .unwrap_or(self.live_top);
         self.live_top = row.min(self.height - 1);
         self.history_bottom = self.live_top;
+        self.erase_from(self.live_top)?;
         self.out.queue(MoveTo(0, self.live_top))?;
-        self.out.queue(Clear(ClearType::FromCursorDown))?;
         self.out.flush()?;
         self.rows.clear();
         Ok(())
@@ -235,11 +238,20 @@ impl Screen {
 
     /// Erases the live area (the cursor ends at its top).
     fn clear_live(&mut self) -> io::Result<()> {
-        if self.live_top < self.height {
-            self.out.queue(MoveTo(0, self.live_top))?;
-            self.out.queue(Clear(ClearType::FromCursorDown))?;
-        }
+        self.erase_from(self.live_top)?;
         self.rows.clear();
+        Ok(())
+    }
+
+    /// Erases the rows from `top` to the bottom of the screen, one by one: an erase
+    /// to the end of the screen from its top left is, in tmux, a clear that pushes
+    /// what the screen shows into the scrollback (the live area after a resize had
+    /// put it there, a stale copy above the new one).
+    fn erase_from(&mut self, top: u16) -> io::Result<()> {
+        for row in top..self.height {
+            self.out.queue(MoveTo(0, row))?;
+            self.out.queue(Clear(ClearType::CurrentLine))?;
+        }
         Ok(())
     }
 
