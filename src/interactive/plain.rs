@@ -374,7 +374,7 @@ impl Ui {
             let name = command.split_whitespace().next().unwrap_or("");
             if IDLE_COMMANDS.contains(&name) {
                 self.out
-                    .line("(that command waits for the turn to finish; Ctrl-C stops it)");
+                    .line("(that command cannot run during a turn: send it again once the turn ends; Ctrl-C stops it)");
             } else {
                 self.out
                     .line(format!("(/{name}: unknown command; /help lists them)"));

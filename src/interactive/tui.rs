@@ -498,7 +498,9 @@ impl Controller {
             }
             OverlayAction::Resume(path) => {
                 if self.running.is_some() {
-                    anyhow::bail!("/resume waits for the turn to finish (Ctrl-C stops it)");
+                    anyhow::bail!(
+                        "/resume cannot run during a turn: send it again once the turn ends (Ctrl-C stops it)"
+                    );
                 }
                 self.show_session(&path)?;
                 self.session = Some(path);
@@ -533,7 +535,9 @@ impl Controller {
                     | "diff"
             )
         {
-            anyhow::bail!("/{name} waits for the turn to finish (Ctrl-C stops it)");
+            anyhow::bail!(
+                "/{name} cannot run during a turn: send it again once the turn ends (Ctrl-C stops it)"
+            );
         }
         match name {
             "help" => self.app.notice(NoticeLevel::Info, help()),

@@ -208,7 +208,12 @@ fn render_stream(name: &str, drained: &Drained, caps: Caps) -> String {
     for line in text.lines() {
         out.push(line);
     }
-    out.raise_totals(drained.total_lines(), drained.total_bytes);
+    // `lines` drops the CR of each CRLF ending: those bytes were not cut.
+    let crlf = text.matches("\r\n").count();
+    out.raise_totals(
+        drained.total_lines(),
+        drained.total_bytes.saturating_sub(crlf),
+    );
     format!(
         "{name}:\n{}",
         out.finish(Some("redirect the output to a file and grep or read it"))
@@ -575,6 +580,23 @@ mod tests {
             outcome.content.contains("stdout:\nbash|plain|unset|unset|"),
             "{}",
             outcome.content
+        );
+    }
+
+    /// CRLF output (Windows tools, progress bars) is shown as lines, and the CRs
+    /// dropped are not reported as output cut.
+    #[test]
+    fn crlf_output_is_whole_without_a_truncation_trailer() {
+        let raw = b"line1\r\nline2\r\nline3\r\n";
+        let drained = Drained {
+            kept: raw.to_vec(),
+            total_bytes: raw.len(),
+            newlines: 3,
+            ends_with_newline: true,
+        };
+        assert_eq!(
+            render_stream("stdout", &drained, Caps::default()),
+            "stdout:\nline1\nline2\nline3"
         );
     }
 

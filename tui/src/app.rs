@@ -587,6 +587,15 @@ impl App {
         if self.focus == Focus::Question && self.question.is_some() {
             return self.question_key(key);
         }
+        // A question waits behind a draft: Esc goes back to it and keeps the draft.
+        if self.question.is_some()
+            && key.code == KeyCode::Esc
+            && key.modifiers.is_empty()
+            && self.editor.popup().is_none()
+        {
+            self.focus = Focus::Question;
+            return Vec::new();
+        }
         match self.editor.on_key(key) {
             EditorOutcome::Submit(text) => self.submit(text, false),
             EditorOutcome::Queue(text) => self.submit(text, true),

@@ -180,8 +180,11 @@ impl Editor {
     }
 
     /// Empties the editor and closes the popup and the search.
+    /// Empties the input; the text goes into the history (Up brings it back).
     pub fn clear(&mut self) {
-        self.buffer.take();
+        let text = self.buffer.take();
+        self.history.record(&text);
+        self.walk = None;
         self.search = None;
         self.edited();
     }
@@ -354,6 +357,7 @@ impl Editor {
             KeyCode::Enter => self.insert("\n"),
             KeyCode::Char('j') if ctrl => self.insert("\n"),
             KeyCode::Tab if m.is_empty() => self.queue(),
+            // A cleared draft goes into the history: Up brings it back.
             KeyCode::Esc => {
                 if self.buffer.text().is_empty() {
                     EditorOutcome::Cancel

@@ -361,6 +361,20 @@ fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
 }
 
 #[test]
+fn esc_goes_back_to_a_waiting_question_and_keeps_the_draft() {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(typed(&mut app, "half typed"), Vec::new());
+    app.ask(&edit_request(), Some("old line\n"));
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        answer(Verdict::Deny, ApprovalScope::Once)
+    );
+    assert!(live(&mut app, 80, 24, 100).contains("› half typed"));
+}
+
+#[test]
 fn allowing_a_tool_for_the_session_says_so_in_history() {
     let mut app = asking();
     app.on_key(key(KeyCode::Char('a')));

@@ -197,16 +197,25 @@ fn esc_clears_the_text_then_reports_cancel_on_the_empty_editor() {
 }
 
 #[test]
-fn ctrl_c_clears_the_text_and_says_whether_it_did() {
-    let e = check_keys(
+fn ctrl_c_and_esc_clear_the_text_into_the_history_and_say_whether_they_did() {
+    check_keys(
         typing("oops"),
-        "C-c C-c",
+        "C-c C-c Up",
         expect![[r#"
             C-c: Interrupt { cleared: true } → |
             C-c: Interrupt { cleared: false } → |
+            Up: Changed → oops|
         "#]],
     );
-    assert!(e.history().is_empty());
+    check_keys(
+        typing("draft"),
+        "Esc Esc Up",
+        expect![[r#"
+            Esc: Cleared → |
+            Esc: Cancel → |
+            Up: Changed → draft|
+        "#]],
+    );
 }
 
 #[test]

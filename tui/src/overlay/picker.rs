@@ -252,7 +252,17 @@ impl Overlay for Picker {
             .unwrap_or(u16::MAX)
             .min(body.height.saturating_sub(2));
         for (i, error) in self.unreadable.iter().take(usize::from(notes)).enumerate() {
-            let text = format!("! {}", neutralize(error));
+            // The file by its name (the folder is the sessions'), so that which file
+            // and why fit the row.
+            let named = match error.find(".jsonl") {
+                Some(end) => {
+                    let (path, rest) = error.split_at(end + ".jsonl".len());
+                    let name = path.rsplit('/').next().unwrap_or(path);
+                    format!("{name}{rest}")
+                }
+                None => error.clone(),
+            };
+            let text = format!("! {}", neutralize(&named));
             let line = clip(
                 Line::from(Span::styled(text, theme.style(Role::Warning))),
                 width,

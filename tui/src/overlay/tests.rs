@@ -551,7 +551,7 @@ fn the_picker_names_an_unreadable_session_file_once_below_the_list() {
 
 
 
-        ! /home/u/.xcsh/sessions/badbadbadbad.jsonl:10: malformed entry: the line has no trailing "hash" field
+        ! badbadbadbad.jsonl:10: malformed entry: the line has no trailing "hash" field
         type to filter  ↑↓ move  Enter resume  Esc close
     "#]]
     .assert_eq(&screen(&mut p, 120, 8));
