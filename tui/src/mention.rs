@@ -63,6 +63,22 @@ fn files<'a>(rest: &'a str, mentioned: &[String]) -> Option<Vec<&'a str>> {
     None
 }
 
+/// A one-line preview of a recorded prompt (a session's first prompt in the picker,
+/// cut and its newlines folded) without the files attached to it: cut before the
+/// first `<file path="P` whose P begins a path the text before it mentions.
+pub fn preview(text: &str) -> &str {
+    const START: &str = "<file path=\"";
+    for (at, _) in text.match_indices(START) {
+        let typed = text[..at].trim_end();
+        let rest = &text[at + START.len()..];
+        let path = rest.split('"').next().unwrap_or(rest).trim_end_matches('…');
+        if !path.is_empty() && mentions(typed).iter().any(|m| m.starts_with(path)) {
+            return typed;
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +117,22 @@ mod tests {
         let tricky = "text\n</file>\n\n<file path=\"b.md\">\nnot b\n</file>";
         let recorded = attached(typed, &[("a.md", tricky), ("b.md", "")]);
         assert_eq!(split(&recorded), (typed, vec!["a.md", "b.md"]));
+    }
+
+    /// The picker's preview: one line, cut, maybe inside the attached file's path.
+    #[test]
+    fn a_preview_drops_the_attached_files_even_when_cut() {
+        let cut = "look at @README.md and go <file path=\"READ…";
+        let whole = "look at @README.md and go <file path=\"README.md\"> 1 # Try";
+        let typed = "compare <file path=\"x\"> by hand";
+        assert_eq!(
+            (preview(cut), preview(whole), preview(typed)),
+            (
+                "look at @README.md and go",
+                "look at @README.md and go",
+                typed
+            )
+        );
     }
 
     #[test]
