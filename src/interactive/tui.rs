@@ -15,7 +15,7 @@ use xcsh_log::read_session;
 use xcsh_machine::{Permissions, ToolCall, UserOrigin};
 use xcsh_runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
-use xcsh_tui::cells::{Cell, Level as NoticeLevel};
+use xcsh_tui::cells::{Cell, Granted, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
 use xcsh_tui::term::{Event, KeyEventKind, Screen};
 use xcsh_tui::{Theme, complete, editor, mention, overlay};
@@ -378,7 +378,14 @@ impl Controller {
     async fn act(&mut self, action: Action) -> Result<()> {
         match action {
             Action::Prompt(text) => {
-                let task = self.with_mentions(&text).await;
+                let (task, missed) = self.with_mentions(&text).await;
+                for (path, why) in missed {
+                    let why = why.lines().next().unwrap_or("").to_owned();
+                    self.app.notice(
+                        NoticeLevel::Warning,
+                        format!("@{path}: not attached: {why}"),
+                    );
+                }
                 if let Err(e) = self.start(Task::Prompt(task)) {
                     self.app.notice(NoticeLevel::Error, crate::chain(&e));
                 }
@@ -428,9 +435,11 @@ impl Controller {
     }
 
     /// The prompt with each `@path` mention's file attached as the read tool
-    /// returns it (`mention::attach`; the history shows them, `mention::split`).
-    async fn with_mentions(&self, text: &str) -> String {
+    /// returns it (`mention::attach`; the history shows them, `mention::split`),
+    /// and each mention the read tool could not read, with why.
+    async fn with_mentions(&self, text: &str) -> (String, Vec<(String, String)>) {
         let mut task = text.to_string();
+        let mut missed = Vec::new();
         for (i, path) in complete::mentions(text).into_iter().enumerate() {
             let call = ToolCall {
                 id: xcsh_machine::CallId(format!("mention-{i}")),
@@ -444,9 +453,11 @@ impl Controller {
                 .await;
             if outcome.status == xcsh_machine::ToolStatus::Ok {
                 mention::attach(&mut task, &path, &outcome.content);
+            } else {
+                missed.push((path, outcome.content));
             }
         }
-        task
+        (task, missed)
     }
 
     fn open_transcript(&mut self) {
@@ -659,9 +670,10 @@ impl Controller {
         Ok(())
     }
 
+    /// `/status`: the setup, then the session's grants at its leaf (when any).
     fn status(&self) -> String {
         let s = &self.setup;
-        format!(
+        let mut out = format!(
             "provider {} · model {} · permissions {} · sandbox {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
             s.provider.name(),
             s.provider.model(),
@@ -674,8 +686,35 @@ impl Controller {
             s.limits.max_steps,
             s.limits.compact_at_tokens,
             s.limits.max_tokens,
-        )
+        );
+        if let Some(path) = &self.session {
+            match read_session(path)
+                .map_err(anyhow::Error::from)
+                .and_then(|log| Ok(Granted::at(&log, log.leaf())?))
+            {
+                Ok(granted) => out.push_str(&grants_status(&granted)),
+                Err(e) => out.push_str(&format!(
+                    " · grants: cannot read the session: {}",
+                    crate::chain(&e)
+                )),
+            }
+        }
+        out
     }
+}
+
+/// The end of `/status`: the tools allowed for the session (`a`) and the count of
+/// exact calls allowed (`A`), each only when there is one.
+fn grants_status(granted: &Granted) -> String {
+    let mut out = String::new();
+    if !granted.tools.is_empty() {
+        let tools: Vec<&str> = granted.tools.iter().map(String::as_str).collect();
+        out.push_str(&format!(" · allowed for the session: {}", tools.join(", ")));
+    }
+    if !granted.calls.is_empty() {
+        out.push_str(&format!(" · calls allowed: {}", granted.calls.len()));
+    }
+    out
 }
 
 fn help() -> String {
@@ -708,6 +747,26 @@ fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
+    use xcsh_tui::cells::Granted;
+
+    #[test]
+    fn status_ends_with_the_tools_and_the_count_of_calls_allowed_for_the_session() {
+        let mut granted = Granted::default();
+        assert_eq!(super::grants_status(&granted), "");
+        granted
+            .calls
+            .insert(("bash".into(), r#"{"command":"ls"}"#.into()));
+        assert_eq!(super::grants_status(&granted), " · calls allowed: 1");
+        granted.tools.insert("edit".into());
+        granted.tools.insert("bash".into());
+        granted
+            .calls
+            .insert(("bash".into(), r#"{"command":"pwd"}"#.into()));
+        assert_eq!(
+            super::grants_status(&granted),
+            " · allowed for the session: bash, edit · calls allowed: 2"
+        );
+    }
 
     #[test]
     fn help_lists_every_command_and_the_keys_a_new_user_needs() {

@@ -93,6 +93,29 @@ fn mentions_are_at_signs_at_the_start_or_after_whitespace() {
         paths(&["README.md", "Cargo.toml"])
     );
     assert_eq!(mentions("@ alone and @@"), paths(&["@"]));
+    assert_eq!(
+        mentions("read @\"docs dir/my notes.md\" and @\"unclosed"),
+        paths(&["docs dir/my notes.md", "\"unclosed"])
+    );
+}
+
+/// What the `@` popup writes is a mention of the same path, white space or not.
+#[test]
+fn a_completed_path_is_mentioned_back_whole() {
+    let written: Vec<String> = ["src/lib.rs", "docs dir/my notes.md"]
+        .iter()
+        .map(|p| super::mention_of(p))
+        .collect();
+    assert_eq!(
+        (written.clone(), mentions(&written.concat())),
+        (
+            vec![
+                "@src/lib.rs ".to_string(),
+                "@\"docs dir/my notes.md\" ".to_string()
+            ],
+            paths(&["src/lib.rs", "docs dir/my notes.md"])
+        )
+    );
 }
 
 #[test]
