@@ -30,6 +30,16 @@ impl Grants {
         }
     }
 
+    /// The tools allowed for the session (`a`), by name.
+    pub fn tools(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(String::as_str)
+    }
+
+    /// How many exact calls are allowed for the session (`A`).
+    pub fn call_count(&self) -> usize {
+        self.calls.len()
+    }
+
     fn covers(&self, call: &ToolCall) -> Option<ApprovedBy> {
         if self.tools.contains(&call.name) {
             Some(ApprovedBy::ToolGrant)

@@ -177,6 +177,11 @@ impl Machine {
             .unwrap_or_default()
     }
 
+    /// What the user allowed for the session with `a` and `A`.
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
     /// True while a run is in progress (streaming, running tools or compacting).
     pub fn is_running(&self) -> bool {
         match self.phase {

@@ -15,7 +15,7 @@ use xcsh_log::read_session;
 use xcsh_machine::{Permissions, ToolCall, UserOrigin};
 use xcsh_runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
-use xcsh_tui::cells::{Cell, Granted, Level as NoticeLevel};
+use xcsh_tui::cells::{Cell, Level as NoticeLevel};
 use xcsh_tui::overlay::OverlayAction;
 use xcsh_tui::term::{Event, KeyEventKind, Screen};
 use xcsh_tui::{Theme, complete, editor, mention, overlay};
@@ -690,9 +690,9 @@ impl Controller {
         if let Some(path) = &self.session {
             match read_session(path)
                 .map_err(anyhow::Error::from)
-                .and_then(|log| Ok(Granted::at(&log, log.leaf())?))
+                .and_then(|log| Ok(xcsh_runtime::rebuild_machine(&log, log.leaf())?))
             {
-                Ok(granted) => out.push_str(&grants_status(&granted)),
+                Ok((machine, _)) => out.push_str(&grants_status(machine.grants())),
                 Err(e) => out.push_str(&format!(
                     " · grants: cannot read the session: {}",
                     crate::chain(&e)
@@ -704,15 +704,16 @@ impl Controller {
 }
 
 /// The end of `/status`: the tools allowed for the session (`a`) and the count of
-/// exact calls allowed (`A`), each only when there is one.
-fn grants_status(granted: &Granted) -> String {
+/// exact calls allowed (`A`), each only when there is one, as the machine rebuilt at
+/// the leaf holds them.
+fn grants_status(grants: &xcsh_machine::Grants) -> String {
     let mut out = String::new();
-    if !granted.tools.is_empty() {
-        let tools: Vec<&str> = granted.tools.iter().map(String::as_str).collect();
+    let tools: Vec<&str> = grants.tools().collect();
+    if !tools.is_empty() {
         out.push_str(&format!(" · allowed for the session: {}", tools.join(", ")));
     }
-    if !granted.calls.is_empty() {
-        out.push_str(&format!(" · calls allowed: {}", granted.calls.len()));
+    if grants.call_count() > 0 {
+        out.push_str(&format!(" · calls allowed: {}", grants.call_count()));
     }
     out
 }
@@ -747,23 +748,24 @@ fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
-    use xcsh_tui::cells::Granted;
 
     #[test]
     fn status_ends_with_the_tools_and_the_count_of_calls_allowed_for_the_session() {
-        let mut granted = Granted::default();
-        assert_eq!(super::grants_status(&granted), "");
-        granted
-            .calls
-            .insert(("bash".into(), r#"{"command":"ls"}"#.into()));
-        assert_eq!(super::grants_status(&granted), " · calls allowed: 1");
-        granted.tools.insert("edit".into());
-        granted.tools.insert("bash".into());
-        granted
-            .calls
-            .insert(("bash".into(), r#"{"command":"pwd"}"#.into()));
+        use xcsh_machine::{ApprovalScope, Grants, ToolCall};
+        let call = |name: &str, command: &str| ToolCall {
+            id: xcsh_machine::CallId("c".into()),
+            name: name.into(),
+            arguments: format!(r#"{{"command":"{command}"}}"#),
+        };
+        let mut grants = Grants::default();
+        assert_eq!(super::grants_status(&grants), "");
+        grants.grant(&call("bash", "ls"), ApprovalScope::Call);
+        assert_eq!(super::grants_status(&grants), " · calls allowed: 1");
+        grants.grant(&call("edit", ""), ApprovalScope::Tool);
+        grants.grant(&call("bash", ""), ApprovalScope::Tool);
+        grants.grant(&call("bash", "pwd"), ApprovalScope::Call);
         assert_eq!(
-            super::grants_status(&granted),
+            super::grants_status(&grants),
             " · allowed for the session: bash, edit · calls allowed: 2"
         );
     }

@@ -2,7 +2,7 @@
 //! messages, reasoning, tool cards, notices, compactions, turn ends), each drawn as
 //! wrapped, styled lines; and the same cells rebuilt from a session log's entries
 //! (resuming a session, the transcript overlay): the log is the truth, cells are
-//! its view.
+//! its view. Also the session's grants (`a`, `A`) as a branch of the log holds them.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,8 @@ use ratatui::text::{Line, Span};
 use xcsh_log::plan::{Plan, plan_history};
 use xcsh_log::{Body, Dag, Entry, LogError, Record, SessionLog};
 use xcsh_machine::{
-    CallId, Decision, EntryId, StepOutcome, StopReason, ToolStatus, Usage, UserOrigin,
+    ApprovalScope, CallId, Decision, EntryId, StepOutcome, StopReason, ToolCall, ToolStatus, Usage,
+    UserOrigin, Verdict,
 };
 
 use crate::Theme;
@@ -168,6 +169,22 @@ impl Cell {
     }
 }
 
+/// What a user's `a` (`scope` tool) or `A` (call) allowed `tool` for the rest of
+/// the session, as history says it: the one maker of these words, live when the
+/// question is answered and rebuilt from the log; `None` for `y` (this call only).
+pub fn grant_notice(tool: &str, scope: ApprovalScope) -> Option<String> {
+    let tool = fmt::clean(tool);
+    match scope {
+        ApprovalScope::Tool => Some(format!(
+            "{tool}: allowed without asking for the rest of this session (a)"
+        )),
+        ApprovalScope::Call => Some(format!(
+            "{tool}: this exact call allowed without asking for the rest of this session (A)"
+        )),
+        ApprovalScope::Once => None,
+    }
+}
+
 /// `body` (already wrapped to `width - 2`) with `first` before its first row and
 /// two spaces before the others.
 /// An assistant message's rendered body (Markdown at `width - 2`) laid out at
@@ -298,12 +315,24 @@ pub fn from_branch(log: &SessionLog, entries: &[&Entry]) -> Vec<Cell> {
     let mut cells = Vec::new();
     let mut cards: BTreeMap<CallId, usize> = BTreeMap::new();
     let mut turn_start = None;
+    let mut answers = Answers::default();
     // The ok results of valid `plan` calls become the plan's cells, not tool cards.
     let plans: BTreeMap<EntryId, Plan> = plan_history(entries.iter().copied())
         .into_iter()
         .map(|u| (u.entry, u.plan))
         .collect();
     for entry in entries {
+        // An `a`/`A` said so as it was answered, before the call's card (which goes to
+        // history when the call ends): here, before the card its dispatch makes.
+        if let Some(text) = answers
+            .on(entry)
+            .and_then(|(call, scope)| grant_notice(&call.name, scope))
+        {
+            cells.push(Cell::Notice {
+                level: Level::Info,
+                text,
+            });
+        }
         if let (Some(plan), Body::Record(Record::ToolResult(r))) =
             (plans.get(&entry.id), &entry.body)
         {
@@ -498,6 +527,49 @@ fn on_decision(
         | Decision::Approval { .. }
         | Decision::CompactionStarted { .. }
         | Decision::Ignored { .. } => {}
+    }
+}
+
+/// The user's answers on a branch followed to the calls they allowed. The machine
+/// grants on an `allow` answer to a call waiting for one and dispatches that call at
+/// once, so a grant is the `tool_dispatched` after its `approval_answer`; an answer
+/// the machine ignored (`late_approval`) dispatches nothing and grants nothing.
+#[derive(Default)]
+struct Answers {
+    /// The calls answered `a` or `A`, not yet dispatched.
+    allowed: BTreeMap<CallId, ApprovalScope>,
+}
+
+impl Answers {
+    /// The call `entry` dispatches on a user's `a` or `A`, with that scope.
+    fn on<'e>(&mut self, entry: &'e Entry) -> Option<(&'e ToolCall, ApprovalScope)> {
+        match &entry.body {
+            // Call ids are unique within a run only.
+            Body::Record(Record::UserMessage { .. }) => {
+                self.allowed.clear();
+                None
+            }
+            Body::Record(Record::ApprovalAnswer {
+                call_id,
+                verdict,
+                scope,
+                ..
+            }) => {
+                match (verdict, scope) {
+                    (Verdict::Allow, ApprovalScope::Tool | ApprovalScope::Call) => {
+                        self.allowed.insert(call_id.clone(), *scope);
+                    }
+                    (Verdict::Allow, ApprovalScope::Once) | (Verdict::Deny, _) => {
+                        self.allowed.remove(call_id);
+                    }
+                }
+                None
+            }
+            Body::Decision(Decision::ToolDispatched { call, .. }) => {
+                self.allowed.remove(&call.id).map(|scope| (call, scope))
+            }
+            Body::Record(_) | Body::Decision(_) | Body::Unknown { .. } => None,
+        }
     }
 }
 

@@ -7,7 +7,6 @@ use xcsh_runtime::{ApprovalAnswer, ApprovalRequest};
 use super::{Action, App, Focus, LiveQuestion};
 use crate::approval::{Approval, Choice};
 use crate::cells::Level;
-use crate::fmt;
 
 impl App {
     /// An approval question came; `current` is the content of the file an edit
@@ -90,24 +89,9 @@ impl App {
     ) -> Vec<Action> {
         if let Some(q) = self.question.take()
             && verdict == Verdict::Allow
+            && let Some(text) = crate::cells::grant_notice(&q.tool, scope)
         {
-            match scope {
-                ApprovalScope::Tool => self.notice(
-                    Level::Info,
-                    format!(
-                        "{}: allowed without asking for the rest of this session (a)",
-                        fmt::clean(&q.tool)
-                    ),
-                ),
-                ApprovalScope::Call => self.notice(
-                    Level::Info,
-                    format!(
-                        "{}: this exact call allowed without asking for the rest of this session (A)",
-                        fmt::clean(&q.tool)
-                    ),
-                ),
-                ApprovalScope::Once => {}
-            }
+            self.notice(Level::Info, text);
         }
         self.focus = Focus::Editor;
         let message = message.filter(|m| !m.is_empty());

@@ -412,3 +412,140 @@ fn a_resumed_compact_is_timed_from_its_own_start() {
         120,
     ));
 }
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: CallId(id.into()),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+/// A step whose message says `text` and makes `calls`.
+fn step(n: u32, text: &str, calls: Vec<ToolCall>) -> Body {
+    Body::Record(Record::Step(Box::new(xcsh_log::StepRecord {
+        step: xcsh_machine::StepNo(n),
+        events: Vec::new(),
+        outcome: StepOutcome::Completed,
+        message: xcsh_machine::Assembled {
+            text: text.into(),
+            tool_calls: calls,
+            ..Default::default()
+        },
+    })))
+}
+
+fn answered(id: &str, verdict: Verdict, scope: ApprovalScope) -> Body {
+    Body::Record(Record::ApprovalAnswer {
+        call_id: CallId(id.into()),
+        verdict,
+        scope,
+        message: None,
+    })
+}
+
+fn dispatched(call: &ToolCall) -> Body {
+    Body::Decision(Decision::ToolDispatched {
+        step: xcsh_machine::StepNo(1),
+        call: call.clone(),
+    })
+}
+
+fn result(call: &ToolCall, content: &str) -> Body {
+    Body::Record(Record::ToolResult(Box::new(xcsh_log::ToolResultRecord {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        outcome: xcsh_machine::ToolOutcome {
+            status: ToolStatus::Ok,
+            content: content.into(),
+        },
+        duration_ms: 0,
+        changes: Vec::new(),
+        child: None,
+    })))
+}
+
+/// After the `plain` fixture, a turn whose step asks for `bash` (answered `a`), a
+/// second `bash` (`A`) and a third (`y`), each dispatched after its answer; then an
+/// `a` for a call no longer waiting, which the machine ignored.
+fn granting_turn() -> (tempfile::TempDir, SessionLog) {
+    let ls = call("c1", "bash", r#"{"command":"ls"}"#);
+    let pwd = call("c2", "bash", r#"{"command":"pwd"}"#);
+    let date = call("c3", "bash", r#"{"command":"date"}"#);
+    let calls = vec![ls.clone(), pwd.clone(), date.clone()];
+    let mut turn = vec![
+        Body::Record(Record::UserMessage {
+            text: "list the files".into(),
+            config: plain_config(),
+        }),
+        step(1, "Listing them.", calls),
+    ];
+    for (c, scope, out) in [
+        (&ls, ApprovalScope::Tool, "a.txt"),
+        (&pwd, ApprovalScope::Call, "/ws"),
+        (&date, ApprovalScope::Once, "today"),
+    ] {
+        turn.push(answered(&c.id.0, Verdict::Allow, scope));
+        turn.push(dispatched(c));
+        turn.push(result(c, out));
+    }
+    turn.push(answered("c9", Verdict::Allow, ApprovalScope::Tool));
+    turn.push(Body::Decision(Decision::Ignored {
+        reason: xcsh_machine::IgnoreReason::LateApproval,
+    }));
+    turn.push(finished(1));
+    plain_then(turn.into_iter().map(|body| (1_000, body)).collect())
+}
+
+/// A resumed session says what `a` and `A` allowed where the live view did: after
+/// the question was answered, before the call's card (SPEC.md §17.5); `y` and an
+/// ignored answer allow nothing beyond their call and say nothing.
+#[test]
+fn a_resumed_grant_is_said_before_the_card_of_the_call_it_allowed() {
+    let (_dir, log) = granting_turn();
+    let cells = from_entries(&log, log.leaf()).expect("the branch");
+    expect![[r#"
+        › list the files
+
+        • Listing them.
+
+        · bash: allowed without asking for the rest of this session (a)
+
+        ✓ bash ls · 0.0s
+          └ a.txt
+
+        · bash: this exact call allowed without asking for the rest of this session (A)
+
+        ✓ bash pwd · 0.0s
+          └ /ws
+
+        ✓ bash date · 0.0s
+          └ today
+
+        ─ done · 1 step · 0 in / 0 out · 0.0s
+    "#]]
+    .assert_eq(&lines_text(
+        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
+        120,
+    ));
+}
+
+#[test]
+fn the_grant_notices_are_the_words_of_a_and_a() {
+    assert_eq!(
+        [
+            ApprovalScope::Tool,
+            ApprovalScope::Call,
+            ApprovalScope::Once
+        ]
+        .map(|scope| grant_notice("edit", scope)),
+        [
+            Some("edit: allowed without asking for the rest of this session (a)".to_string()),
+            Some(
+                "edit: this exact call allowed without asking for the rest of this session (A)"
+                    .to_string()
+            ),
+            None,
+        ]
+    );
+}
