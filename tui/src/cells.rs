@@ -115,7 +115,9 @@ impl Cell {
                 let count = text.lines().count();
                 if !*expanded {
                     let plural = if count == 1 { "line" } else { "lines" };
-                    let line = format!("∴ thinking · {count} {plural} (Ctrl-O shows reasoning)");
+                    let line = format!(
+                        "∴ thinking · {count} {plural} (Ctrl-T shows it; Ctrl-O, the next in full)"
+                    );
                     return vec![Line::from(Span::styled(
                         fmt::clip(&line, usize::from(width)),
                         style,

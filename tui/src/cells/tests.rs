@@ -67,7 +67,7 @@ fn the_history_at_40_and_120_columns() {
         › Why does the build fail on a clean
           checkout? Look at the workspace first.
 
-        ∴ thinking · 3 lines (Ctrl-O shows reas…
+        ∴ thinking · 3 lines (Ctrl-T shows it; …
 
         • Let me look at the workspace layout
           and the crate roots before guessing.
@@ -86,7 +86,7 @@ fn the_history_at_40_and_120_columns() {
         ---
         › Why does the build fail on a clean checkout? Look at the workspace first.
 
-        ∴ thinking · 3 lines (Ctrl-O shows reasoning)
+        ∴ thinking · 3 lines (Ctrl-T shows it; Ctrl-O, the next in full)
 
         • Let me look at the workspace layout and the crate roots before guessing.
 
@@ -116,7 +116,7 @@ fn markers_carry_their_roles_and_reasoning_is_dim_italic() {
     }
     expect![[r#"
         ⟦cyan,bold:› ⟧Why does the build fail on a clean checkout? Look at the workspace first.
-        ⟦dim,italic:∴ thinking · 3 lines (Ctrl-O shows reasoning)⟧
+        ⟦dim,italic:∴ thinking · 3 lines (Ctrl-T shows it; Ctrl-O, the next in full)⟧
         ⟦magenta,bold:• ⟧Let me look at the workspace layout and the crate roots before guessing.
     "#]]
     .assert_eq(&styled(&lines));
