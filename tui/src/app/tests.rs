@@ -276,6 +276,15 @@ fn asking() -> App {
     app
 }
 
+/// A turn asking, as [`asking`], while the input holds `draft`, typed before.
+fn asking_over(draft: &str) -> App {
+    let mut app = app();
+    started(&mut app);
+    assert_eq!(typed(&mut app, draft), Vec::new());
+    app.ask(&edit_request(), Some("old line\n"));
+    app
+}
+
 fn edit_request() -> ApprovalRequest {
     ApprovalRequest {
         call: ToolCall {
@@ -344,10 +353,7 @@ fn a_key_that_is_not_an_answer_types_into_the_input_and_the_question_waits() {
 
 #[test]
 fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
-    let mut app = app();
-    started(&mut app);
-    assert_eq!(typed(&mut app, "also "), Vec::new());
-    app.ask(&edit_request(), Some("old line\n"));
+    let mut app = asking_over("also ");
     // `a` would allow the tool for the session; here it is the draft's next letter.
     assert_eq!(
         send_then_answer(
@@ -362,10 +368,7 @@ fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
 
 #[test]
 fn esc_goes_back_to_a_waiting_question_and_keeps_the_draft() {
-    let mut app = app();
-    started(&mut app);
-    assert_eq!(typed(&mut app, "half typed"), Vec::new());
-    app.ask(&edit_request(), Some("old line\n"));
+    let mut app = asking_over("half typed");
     assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
     assert_eq!(
         app.on_key(key(KeyCode::Char('n'))),

@@ -60,6 +60,11 @@ fn sample() -> Vec<Cell> {
     ]
 }
 
+/// `cells` as history shows them at 120 columns.
+fn history_at_120(cells: &[Cell]) -> String {
+    lines_text(&lines_of(cells, 120, 0, &Theme::COLOR), 120)
+}
+
 #[test]
 fn the_history_at_40_and_120_columns() {
     let cells = sample();
@@ -363,10 +368,7 @@ fn a_resumed_prompt_shows_its_attachments_not_the_files() {
 
         ─ done · 0 steps · 0 in / 0 out · 0.0s
     "#]]
-    .assert_eq(&lines_text(
-        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
-        120,
-    ));
+    .assert_eq(&history_at_120(&cells[3..]));
 }
 
 /// A `/compact` is a run of its own: its end is timed from its `compact` entry
@@ -407,10 +409,7 @@ fn a_resumed_compact_is_timed_from_its_own_start() {
 
         ─ done · 0 steps · 0 in / 0 out · 1.2s
     "#]]
-    .assert_eq(&lines_text(
-        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
-        120,
-    ));
+    .assert_eq(&history_at_120(&cells[3..]));
 }
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
@@ -524,10 +523,7 @@ fn a_resumed_grant_is_said_before_the_card_of_the_call_it_allowed() {
 
         ─ done · 1 step · 0 in / 0 out · 0.0s
     "#]]
-    .assert_eq(&lines_text(
-        &lines_of(&cells[3..], 120, 0, &Theme::COLOR),
-        120,
-    ));
+    .assert_eq(&history_at_120(&cells[3..]));
 }
 
 #[test]
