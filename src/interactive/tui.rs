@@ -301,6 +301,18 @@ impl Controller {
             format!("continuing session {id} ({})", path.display()),
         );
         self.app.info_mut().session_id = Some(id);
+        // The status line's context is this session's, not the one shown before.
+        let branch = xcsh_log::Dag::from_log(&log).path_to_root(log.leaf())?;
+        let context = branch
+            .iter()
+            .rev()
+            .find_map(|id| match log.get(*id).map(|e| &e.body) {
+                Some(xcsh_log::Body::Record(xcsh_log::Record::Step(s))) => {
+                    Some(s.message.usage.context_tokens())
+                }
+                _ => None,
+            });
+        self.app.set_context(context.filter(|t| *t > 0));
         Ok(())
     }
 

@@ -177,6 +177,12 @@ impl App {
         &mut self.info
     }
 
+    /// The context size the status line shows, for a session continued or resumed:
+    /// its last step's (`None` before any), until the next step reports its own.
+    pub fn set_context(&mut self, tokens: Option<u64>) {
+        self.context_tokens = tokens;
+    }
+
     pub fn editor_mut(&mut self) -> &mut Editor {
         &mut self.editor
     }

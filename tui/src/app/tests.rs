@@ -407,6 +407,15 @@ fn a_call_denied_without_asking_says_why_in_words() {
 }
 
 #[test]
+fn a_continued_session_shows_its_own_context_until_a_step_reports_one() {
+    let mut app = app();
+    app.set_context(Some(88));
+    assert!(live(&mut app, 100, 10, 0).contains("ctx 88/100k"));
+    app.set_context(None);
+    assert!(!live(&mut app, 100, 10, 0).contains("ctx"));
+}
+
+#[test]
 fn esc_on_the_empty_input_stops_a_turn_as_ctrl_c_does() {
     let mut app = app();
     started(&mut app);
