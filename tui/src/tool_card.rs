@@ -476,11 +476,19 @@ impl ToolCard {
                     .collect();
                 let keep = if full { output.len() } else { TAIL_LINES };
                 let skip = output.len().saturating_sub(keep);
+                // In history a line takes at most two rows (a minified file or a
+                // progress line of 5,000 characters would fill the screen); the
+                // transcript shows it whole.
+                let most = if full {
+                    usize::MAX
+                } else {
+                    usize::from(width.saturating_sub(4)).max(1) * 2
+                };
                 body.extend(earlier_line(skip, theme));
                 body.extend(
                     output[skip..]
                         .iter()
-                        .map(|l| Line::from(Span::styled(fmt::clean(l), dim))),
+                        .map(|l| Line::from(Span::styled(fmt::clip(&fmt::clean(l), most), dim))),
                 );
             }
             (ToolArgs::Edit { .. } | ToolArgs::Write { .. }, None) if f.diff.is_some() => {

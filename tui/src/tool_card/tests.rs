@@ -114,6 +114,29 @@ fn a_finished_bash_card_shows_the_exit_code_and_the_last_lines() {
     );
 }
 
+/// A line of 5,000 characters takes two rows in history, not the screen; the
+/// transcript has it whole.
+#[test]
+fn a_huge_output_line_takes_two_rows_in_history() {
+    let mut c = card("bash", r#"{"command":"cat min.js"}"#);
+    c.finish(ok(
+        &format!(
+            "exit code: 0\nduration: 5 ms\nstdout:\n{}\nstderr: (empty)",
+            "x".repeat(5000)
+        ),
+        5,
+    ));
+    let rows = |full: bool| {
+        let lines = if full {
+            c.lines_full(40, 10, &Theme::MONO)
+        } else {
+            c.lines(40, 10, &Theme::MONO)
+        };
+        lines_text(&lines, 40).lines().count()
+    };
+    assert_eq!((rows(false), rows(true) > 100), (3, true));
+}
+
 #[test]
 fn a_failing_bash_card_is_red_with_its_exit_code() {
     let mut c = card("bash", r#"{"command":"false"}"#);
