@@ -364,9 +364,12 @@ impl ToolCard {
         };
         let mut out = vec![self.header(mark, meta, width, theme)];
         let mut body = body;
+        // The transcript shows a command the header may cut whole: one of several
+        // lines, or one too long for the header's room beside the name and meta.
         if full
             && let ToolArgs::Bash { command, .. } = &self.args
-            && command.contains('\n')
+            && (command.contains('\n')
+                || fmt::width(command) > usize::from(width).saturating_sub(32))
         {
             let mut cmd = fmt::plain(&fmt::clean(command), theme.style(Role::Text));
             cmd.append(&mut body);

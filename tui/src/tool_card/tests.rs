@@ -137,6 +137,29 @@ fn a_huge_output_line_takes_two_rows_in_history() {
     assert_eq!((rows(false), rows(true) > 100), (3, true));
 }
 
+/// The transcript shows a long one-line command whole, under the cut header.
+#[test]
+fn the_transcript_shows_a_long_one_line_command_whole() {
+    let command = format!("for i in $(seq 1 30); do echo {}; done", "word ".repeat(12));
+    let mut c = card(
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    );
+    c.finish(ok(BASH_OK, 5));
+    let text = |full: bool| {
+        let lines = if full {
+            c.lines_full(50, 10, &Theme::MONO)
+        } else {
+            c.lines(50, 10, &Theme::MONO)
+        };
+        lines_text(&lines, 50).replace('\n', " ")
+    };
+    assert_eq!(
+        (text(false).contains("done"), text(true).contains("done")),
+        (false, true)
+    );
+}
+
 #[test]
 fn a_failing_bash_card_is_red_with_its_exit_code() {
     let mut c = card("bash", r#"{"command":"false"}"#);
