@@ -81,7 +81,7 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
     for pos in 0..d.len() {
         match d.kind(pos) {
             Kind::UserMessage | Kind::Steer | Kind::FollowUp => {
-                last_message = d.str(&d.prompts[d.aux(pos)].preview);
+                last_message = xcsh_log::mention::preview(d.str(&d.prompts[d.aux(pos)].preview));
                 if d.kind(pos) == Kind::UserMessage {
                     first_message.get_or_insert(last_message);
                 }

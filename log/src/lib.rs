@@ -10,6 +10,7 @@ mod error;
 pub mod family;
 pub mod index;
 pub mod machine_at;
+pub mod mention;
 mod naming;
 pub mod parallel;
 pub mod plan;

@@ -395,36 +395,7 @@ fn truncate(s: &str, width: usize) -> String {
     out
 }
 
-/// The `@path` mentions of a message, in order of first appearance, each once:
-/// an `@` at the start or after whitespace, then the non-whitespace characters up
-/// to the next whitespace, without trailing sentence punctuation (`.,;:!?` and
-/// closing brackets or quotes), so "see @src/lib.rs." mentions `src/lib.rs`; or a
-/// path in double quotes, `@"docs dir/my notes.md"` (the `@` popup writes a path
-/// with white space so).
-pub fn mentions(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (at, _) in text.match_indices('@') {
-        if text[..at]
-            .chars()
-            .next_back()
-            .is_some_and(|c| !c.is_whitespace())
-        {
-            continue;
-        }
-        let rest = &text[at + 1..];
-        let path = match rest.strip_prefix('"').and_then(|r| r.split_once('"')) {
-            Some((quoted, _)) => quoted,
-            None => {
-                let word = rest.split(char::is_whitespace).next().unwrap_or("");
-                word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\''])
-            }
-        };
-        if !path.is_empty() && !out.iter().any(|p| p == path) {
-            out.push(path.to_string());
-        }
-    }
-    out
-}
+pub use xcsh_log::mention::mentions;
 
 /// How the `@` popup writes `path` into the message: `@path`, or `@"path"` when it
 /// holds white space (see [`mentions`]).

@@ -21,7 +21,7 @@ pub mod editor;
 pub mod fmt;
 pub mod highlight;
 pub mod markdown;
-pub mod mention;
+pub use xcsh_log::mention;
 pub mod overlay;
 pub mod pending;
 pub mod plan;

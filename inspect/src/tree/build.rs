@@ -134,7 +134,8 @@ impl Builder<'_> {
             ),
             Kind::UserMessage => {
                 // The preview is whitespace-collapsed already.
-                let preview = d.str(&d.prompts[d.aux(first)].preview);
+                // Without the files its `@` mentions attached: what was typed.
+                let preview = xcsh_log::mention::preview(d.str(&d.prompts[d.aux(first)].preview));
                 ("turn".into(), crate::common::quoted(&cut(preview, 50)))
             }
             Kind::Compact => ("compact".into(), "/compact".into()),

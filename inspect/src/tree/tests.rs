@@ -122,6 +122,22 @@ fn a_turn_shows_the_emoji_of_its_prompt_whole() {
     .assert_eq(&render(&build(&log, false), Style::plain()));
 }
 
+/// A turn is shown by what was typed, not by the files its `@` mentions attached.
+#[test]
+fn a_turn_shows_its_prompt_without_the_attached_files() {
+    let mut k = testkit::Kit::new("mention");
+    let mut prompt = "look at @README.md and go".to_string();
+    xcsh_log::mention::attach(&mut prompt, "README.md", "     1\t# Title");
+    k.prompt(&prompt);
+    k.step(1, "ok", &[]);
+    let (_dir, log) = k.finish();
+    let tree = render(&build(&log, false), Style::plain());
+    assert_eq!(
+        tree.lines().nth(1).map(|l| l.split(" · ").next()),
+        Some(Some("#1..4 user \"look at @README.md and go\""))
+    );
+}
+
 /// `--full`, as `xcsh tree --full` builds it (streamed from the file): the
 /// `user_message` entry's text keeps its emoji whole.
 #[test]

@@ -41,7 +41,7 @@ impl PickerRow {
         PickerRow {
             path: PathBuf::from(&s.path),
             id: s.id.clone(),
-            first_prompt: crate::mention::preview(&s.first_message).to_owned(),
+            first_prompt: s.first_message.clone(),
             size_bytes,
             branches: s.branches,
             started_ms: s.started_ms,

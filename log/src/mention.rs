@@ -2,9 +2,39 @@
 //! to the prompt as the read tool returns it ([`attach`]), so that the log records
 //! what the model saw, and read back from the recorded prompt ([`split`]), so that
 //! the history shows the prompt as typed with `(attached: P)`, live and on resume
-//! alike ([`crate::cells::Cell::user_message`]).
+//! alike (the terminal UI's `Cell::user_message`); and the mentions themselves
+//! ([`mentions`]). The tree views and session lists show a prompt by [`preview`].
 
-use crate::complete::mentions;
+/// The `@path` mentions of a message, in order of first appearance, each once:
+/// an `@` at the start or after whitespace, then the non-whitespace characters up
+/// to the next whitespace, without trailing sentence punctuation (`.,;:!?` and
+/// closing brackets or quotes), so "see @src/lib.rs." mentions `src/lib.rs`; or a
+/// path in double quotes, `@"docs dir/my notes.md"` (the `@` popup writes a path
+/// with white space so).
+pub fn mentions(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices('@') {
+        if text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+        {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let path = match rest.strip_prefix('"').and_then(|r| r.split_once('"')) {
+            Some((quoted, _)) => quoted,
+            None => {
+                let word = rest.split(char::is_whitespace).next().unwrap_or("");
+                word.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\''])
+            }
+        };
+        if !path.is_empty() && !out.iter().any(|p| p == path) {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
 
 /// What starts an attached file, before its path.
 const OPEN: &str = "\n\n<file path=\"";
