@@ -183,14 +183,7 @@ impl Approval {
         if budget >= 1 {
             let mut preview = self.preview_lines(width, theme);
             if preview.len() > budget {
-                let hidden = preview.len() - (budget - 1);
-                preview.truncate(budget - 1);
-                preview.push(indent(diffview::more_line(
-                    hidden,
-                    MORE_HINT,
-                    width.saturating_sub(2),
-                    theme,
-                )));
+                preview = self.preview_cut(width, budget, theme);
             }
             out.extend(preview);
         }
@@ -255,6 +248,29 @@ impl Approval {
                 .collect(),
         };
         lines.into_iter().map(indent).collect()
+    }
+
+    /// The preview in `budget` rows (at least one), its last saying what is left out:
+    /// a diff's lines (as the card in history counts them), else the rows.
+    fn preview_cut(&self, width: u16, budget: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let inner = width.saturating_sub(2);
+        if let Preview::Change {
+            diff,
+            problem: None,
+            new_file: false,
+        } = &self.preview
+        {
+            return diff
+                .lines_cut(inner, budget, MORE_HINT, theme)
+                .into_iter()
+                .map(indent)
+                .collect();
+        }
+        let mut preview = self.preview_lines(width, theme);
+        let hidden = preview.len() - (budget - 1);
+        preview.truncate(budget - 1);
+        preview.push(indent(diffview::more_line(hidden, MORE_HINT, inner, theme)));
+        preview
     }
 
     fn header(&self, width: u16, theme: &Theme) -> Line<'static> {

@@ -133,7 +133,8 @@ impl Diff {
     }
 
     /// The diff in at most `max_lines` rows (at least one): when it is longer, the
-    /// last row says `… N more lines` followed by `hint` (e.g. ` (Ctrl-T shows all)`).
+    /// last row says `… N more lines` followed by `hint` (e.g. ` (Ctrl-T shows all)`),
+    /// N counting the diff's lines left out, not the screen rows they would wrap to.
     pub fn lines_cut(
         &self,
         width: u16,
@@ -141,13 +142,25 @@ impl Diff {
         hint: &str,
         theme: &Theme,
     ) -> Vec<Line<'static>> {
-        let mut lines = self.lines(width, theme);
         let max_lines = max_lines.max(1);
-        if lines.len() > max_lines {
-            let hidden = lines.len() - (max_lines - 1);
-            lines.truncate(max_lines - 1);
-            lines.push(more_line(hidden, hint, width, theme));
+        let per_row: Vec<Vec<Line<'static>>> = self
+            .rows
+            .iter()
+            .map(|row| self.row_lines(row, width, theme))
+            .collect();
+        if per_row.iter().map(Vec::len).sum::<usize>() <= max_lines {
+            return per_row.into_iter().flatten().collect();
         }
+        let mut lines = Vec::new();
+        let mut shown = 0;
+        for row in &per_row {
+            if lines.len() + row.len() > max_lines - 1 {
+                break;
+            }
+            lines.extend(row.iter().cloned());
+            shown += 1;
+        }
+        lines.push(more_line(per_row.len() - shown, hint, width, theme));
         lines
     }
 

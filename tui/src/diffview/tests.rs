@@ -104,6 +104,25 @@ fn a_long_diff_is_cut_with_the_count_of_hidden_rows_and_the_hint() {
     .assert_eq(&lines_text(&lines, 120));
 }
 
+/// At a width where its lines wrap, the count is of the diff's lines left out, as
+/// at 120 columns, not of the screen rows they would take.
+#[test]
+fn a_cut_diff_counts_lines_not_wrapped_rows() {
+    let diff = Diff::new(Some(BEFORE), &after());
+    let hidden = |width| {
+        let lines = diff.lines_cut(width, 5, "", &Theme::COLOR);
+        let text = lines_text(&lines, width);
+        let last = text.lines().last().unwrap_or("").to_owned();
+        last.split_whitespace().nth(1).map(str::to_owned)
+    };
+    // At 30 columns some lines wrap: more rows than lines.
+    let rows = |width| diff.lines(width, &Theme::COLOR).len();
+    assert_eq!(
+        (hidden(120), hidden(30), rows(30) > rows(120)),
+        (Some("11".into()), Some("11".into()), true)
+    );
+}
+
 #[test]
 fn the_stat_reads_like_git_diff_stat() {
     let stat = Diff::new(Some(BEFORE), &after()).stat();
