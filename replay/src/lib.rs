@@ -134,11 +134,18 @@ impl Torn {
     pub fn of(log: &SessionLog) -> Option<Torn> {
         let torn = log.torn_tail.as_ref()?;
         // Every complete line is an entry: the torn one comes after the last.
-        let complete = log.lines.last().copied().unwrap_or(0);
-        Some(Torn {
+        Some(Torn::after(
+            log.lines.last().copied().unwrap_or(0),
+            torn.len,
+        ))
+    }
+
+    /// The torn line after `complete` complete lines, of `bytes` bytes.
+    pub(crate) fn after(complete: u32, bytes: u64) -> Torn {
+        Torn {
             line: complete.saturating_add(1),
-            bytes: torn.len,
-        })
+            bytes,
+        }
     }
 }
 

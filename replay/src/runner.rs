@@ -232,11 +232,7 @@ impl<'o, E: Held> Runner<'o, E> {
     /// machine is in one, or owes the `run_finished` that ends it) was cut off: what
     /// the machine owes there is what the process did not write, not a divergence.
     pub(crate) fn finish(mut self) -> Replay {
-        let phase = PhaseKind::of(self.machine.phase());
-        let in_run = matches!(
-            phase,
-            PhaseKind::Streaming | PhaseKind::RunningTools | PhaseKind::Compacting
-        );
+        let in_run = self.machine.is_running();
         let finishing = self
             .expected
             .iter()
@@ -247,7 +243,7 @@ impl<'o, E: Held> Runner<'o, E> {
             let cut = CutOff {
                 last,
                 phase: phase_name(self.machine.phase()),
-                phase_kind: phase,
+                phase_kind: PhaseKind::of(self.machine.phase()),
                 owed: self.expected.drain(..).collect(),
             };
             return self.end(Outcome::CutOff(Box::new(cut)));

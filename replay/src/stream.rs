@@ -193,10 +193,9 @@ fn full(path: &Path, plan: &Plan, options: &ReplayOptions) -> Option<Result<File
 
 /// The torn last line a read found, if any.
 fn torn(read: &ParallelRead) -> Option<Torn> {
-    read.torn.as_ref().map(|bytes| Torn {
-        line: read.lines.saturating_add(1),
-        bytes: bytes.len() as u64,
-    })
+    read.torn
+        .as_ref()
+        .map(|bytes| Torn::after(read.lines, bytes.len() as u64))
 }
 
 /// What is known before the entries are decoded: each line's id and parent, and

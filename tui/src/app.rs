@@ -598,6 +598,7 @@ impl App {
             && key.code == KeyCode::Esc
             && key.modifiers.is_empty()
             && self.editor.popup().is_none()
+            && !self.editor.is_searching()
         {
             self.focus = Focus::Question;
             return Vec::new();

@@ -2,7 +2,7 @@
 //! messages, reasoning, tool cards, notices, compactions, turn ends), each drawn as
 //! wrapped, styled lines; and the same cells rebuilt from a session log's entries
 //! (resuming a session, the transcript overlay): the log is the truth, cells are
-//! its view. Also the session's grants (`a`, `A`) as a branch of the log holds them.
+//! its view. A grant (`a`, `A`) is said where the live view said it.
 
 use std::collections::BTreeMap;
 
