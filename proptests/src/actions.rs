@@ -222,8 +222,8 @@ pub fn limits() -> impl Strategy<Value = Limits> {
 }
 
 /// A generated session: the limits and policy every prompt carries, and the actions.
-/// Its `Debug` is [`Script::to_script`], so a failing case prints as a script that
-/// pastes into a given/when/then test of `machine/src/tests.rs`.
+/// Its `Debug` is [`Script::to_script`], so a failing case prints as a transcript
+/// that saves as a transcript test of `machine/test_data/`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Script {
     pub limits: Limits,

@@ -5,8 +5,8 @@
 //! An [`Action`] is what the world does next (a user command, a provider step
 //! settling, a tool settling); [`play`] turns each action into the input record the
 //! runtime would write, aimed at whatever the machine currently has in flight, so
-//! that a shrunk failure reads as a short [`Script`], printed (its `Debug`) in the
-//! syntax of the given/when/then tests of `machine/src/tests.rs`.
+//! that a shrunk failure reads as a short [`Script`], printed (its `Debug`) as a
+//! transcript of the machine's transcript tests (`machine/test_data/`).
 
 mod actions;
 mod harness;
@@ -52,14 +52,15 @@ pub fn config() -> proptest::test_runner::Config {
 
 /// Runs `property` over `strategy` ([`config`] cases). On a failure, proptest's
 /// shrunk case is cut down further by [`minimize`], and the test panics with the
-/// reason and the script, ready to paste into `machine/src/tests.rs`.
+/// reason and the script, ready to be saved as a transcript test under
+/// `machine/test_data/`.
 pub fn check_property(
     strategy: impl proptest::strategy::Strategy<Value = Script>,
     property: impl Fn(&Script) -> Result<(), String>,
 ) {
     if let Some((script, why)) = find_failure(strategy, &property) {
         panic!(
-            "{why}\n--- the failing script, {} inputs (core/src/machine/tests.rs syntax) ---\n{}\n---",
+            "{why}\n--- the failing script, {} inputs (save it as machine/test_data/NAME.txt and run UPDATE_EXPECT=1 cargo test -p xcsh-machine) ---\n{}\n---",
             script.inputs(),
             script.to_script()
         );

@@ -1,7 +1,8 @@
 //! Playing a [`Script`]: each action becomes the input record the runtime would
 //! write, aimed at what the machine has in flight at that moment, and goes through
 //! the production journal (`xcsh_journal::Player`) into the real log writer.
-//! The same driver, over a log in memory, prints the script in the syntax of `machine/src/tests.rs`.
+//! The same driver, over a log in memory, prints the script as a transcript of the
+//! machine's transcript tests (`machine/test_data/`), without its effects.
 
 use std::path::PathBuf;
 
@@ -511,20 +512,21 @@ pub fn play(script: &Script) -> Played {
     Played {
         machine: sink.machine().clone(),
         states: driven.states,
-        script: driven.lines.join("\n"),
+        script: transcript(&driven.lines),
         path,
         dir,
     }
 }
 
 impl Script {
-    /// The script in the syntax of `machine/src/tests.rs` (a `config` line,
-    /// then one input per line), ready to paste into a given/when/then test.
+    /// The script as a transcript of `machine/test_data/` without its effects (a
+    /// `> config` line, then `> ` and one input a line), ready to be saved there as a
+    /// transcript test: `UPDATE_EXPECT=1` fills in the effects.
     /// Actions that had no target (a tool result with no call in flight, …) are left
     /// out; what the syntax cannot say is a `#` comment.
     pub fn to_script(&self) -> String {
         let mut bare = driver(MemoryLog::starting_at(EntryId(1)), EntryId(0));
-        drive(self, &mut bare).lines.join("\n")
+        transcript(&drive(self, &mut bare).lines)
     }
 
     /// How many inputs [`Script::to_script`] holds (lines but the `config` line and
@@ -534,12 +536,25 @@ impl Script {
     }
 }
 
-/// Inputs of a printed script: its lines but `config`, comments, and a failed
-/// step's `delta` lines (the step is one input with its `end`).
+/// Script lines as a transcript's input lines: `> ` before each but the comments.
+fn transcript(lines: &[String]) -> String {
+    let text = lines.join("\n");
+    let marked: Vec<String> = text
+        .lines()
+        .map(|l| match l.starts_with('#') {
+            true => l.to_string(),
+            false => format!("> {l}"),
+        })
+        .collect();
+    marked.join("\n")
+}
+
+/// Inputs of a printed script: its `> ` lines but `config`, and a failed step's
+/// `delta` lines (the step is one input with its `end`).
 pub fn count_inputs(script: &str) -> usize {
     script
         .lines()
-        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("> "))
         .filter(|l| {
             !l.is_empty()
                 && !l.starts_with('#')

@@ -3,7 +3,7 @@
 //! branch, byte-for-byte serde round trip, an acyclic DAG with every parent present,
 //! and the context rebuilt at every settled entry equal to the live one. Cases: 256
 //! per property by default, `PROPTEST_CASES` for more. A failure prints its shrunk
-//! script, ready to paste into a given/when/then test of machine/src/tests.rs.
+//! script, ready to be saved as a transcript test under machine/test_data/.
 #![cfg(not(feature = "broken-steer"))]
 
 use std::collections::{BTreeSet, HashMap};

@@ -4,9 +4,9 @@
 //! tokio's paused clock (`#[tokio::test(start_paused = true)]`), so that a tool that
 //! "takes 30 ms" ends after one that takes 10 ms without any test waiting. The whole
 //! transcript, the run's events as they came, its result and then the entries of its
-//! log, is rendered as compact lines and compared with `expect![[…]]`, as
-//! `machine/src/tests.rs` does for the machine (`UPDATE_EXPECT=1` accepts a
-//! change). As there, the start that runs share is a named given ([`PROMPTED`], …)
+//! log, is rendered as compact lines and compared with `expect![[…]]`, as the
+//! machine's transcript tests under `machine/test_data/` are (`UPDATE_EXPECT=1`
+//! accepts a change). As there, the start that runs share is a named given ([`PROMPTED`], …)
 //! and an ending they share a named then ([`DONE_AT_STEP_3`]), each checked once by
 //! [`Finished::after`] or [`Finished::between`], so that a test's own transcript
 //! shows what it is about.
