@@ -476,43 +476,10 @@ mod tests {
     fn a_steer_arriving_mid_stream_shows_between_the_deltas() {
         let (_dir, log) = testkit::steer_session();
         let rows = timeline(&log);
-        expect_test::expect![[r#"
-            seq      entry       time step lane    kind               detail
-            1           #0       +0ms    - machine session            fixture /workspace
-            2           #1      +10ms    - user    user_message       "list the files and say hello"
-            3           #2      +20ms    1 model   step_started       step 1 with 1 message(s)
-            5.1         #4      +22ms    1 model   text_delta         "looking"
-            5.2         #4      +24ms    1 model   tool_call_start    [0] echo call_1_1
-            5.3         #4      +26ms    1 model   tool_call_delta    [0] "{\"a\":1}"
-            5.4         #4      +28ms    1 model   tool_call_end      [0]
-            5.5         #4      +30ms    1 model   tool_call_start    [1] echo call_1_2
-            4           #3      +30ms    1 user    steer              "also check b"
-            5.6         #4      +32ms    1 model   tool_call_delta    [1] "{\"b\":2}"
-            5.7         #4      +34ms    1 model   tool_call_end      [1]
-            5.8         #4      +36ms    1 model   usage              in 100 out 10
-            5.9         #4      +38ms    1 model   finish             tool_calls
-            5           #4      +40ms    1 model   step               step 1 "looking" calls echo,echo completed
-            6           #5      +50ms    1 tools   tool_dispatched    step 1 call_1_1 echo {"a":1}
-            7           #6      +60ms    1 tools   tool_dispatched    step 1 call_1_2 echo {"b":2}
-            8           #7      +70ms    1 user    follow_up          "then summarize"
-            9           #8      +80ms    1 tools   tool_result        call_1_1 echo ok 30ms "{\"a\":1}"
-            10          #9      +90ms    1 tools   tool_result        call_1_2 echo ok 30ms "{\"b\":2}"
-            11         #10     +100ms    1 machine delivered          steer from 3: "also check b"
-            12         #11     +110ms    2 model   step_started       step 2 with 5 message(s)
-            13.1       #12     +112ms    2 model   text_delta         "done with bo"
-            13.2       #12     +114ms    2 model   text_delta         "th"
-            13.3       #12     +116ms    2 model   usage              in 200 out 10 cache r 50 w 0
-            13.4       #12     +118ms    2 model   finish             stop
-            13         #12     +120ms    2 model   step               step 2 "done with both" completed
-            14         #13     +130ms    2 machine delivered          follow_up from 7: "then summarize"
-            15         #14     +140ms    3 model   step_started       step 3 with 7 message(s)
-            16.1       #15     +142ms    3 model   text_delta         "summary: all"
-            16.2       #15     +144ms    3 model   text_delta         " good"
-            16.3       #15     +146ms    3 model   usage              in 300 out 10 cache r 50 w 0
-            16.4       #15     +148ms    3 model   finish             stop
-            16         #15     +150ms    3 model   step               step 3 "summary: all good" completed
-            17         #16     +160ms    3 machine run_finished       completed after 3 step(s), 730 tokens
-        "#]].assert_eq(&render(&rows, Style::plain()));
+        expect_test::expect_file![
+            "../tests/golden/a-steer-arriving-mid-stream-shows-between-the-deltas.txt"
+        ]
+        .assert_eq(&render(&rows, Style::plain()));
     }
 
     /// A prompt's detail keeps its emoji whole (the snapshot holds the zero-width

@@ -3,7 +3,9 @@
 //! grandchild, a missing child file). Each view has a helper that takes the parent's
 //! path, so the same snapshots can be taken of a family the binary recorded. The
 //! Markdown export, a document of its own, is a golden file
-//! (`inspect/tests/golden/family-export.md`, `UPDATE_EXPECT=1` rewrites it).
+//! (`inspect/tests/golden/family-export.md`, `UPDATE_EXPECT=1` rewrites it), and so
+//! are the larger views (the deep and the full deep tree, the deep events), each
+//! named after its test.
 
 use std::path::Path;
 
@@ -38,67 +40,15 @@ fn tree_marks_each_task_call_with_its_child() {
 #[test]
 fn tree_deep_draws_each_child_under_its_call() {
     let (_dir, path) = family();
-    expect_test::expect![[r##"
-        #0 session parent01 /workspace
-        #1..14 user "split the work" · 3 steps · 3 tool calls · 730 tok · completed ◀ leaf
-          ⤷ task call_1_1 #6 → childa01 · 2 steps · 370 tok · completed
-            #0 session childa01 /workspace
-            #1..8 user "look at a" · 2 steps · 1 tool call · 370 tok · completed ◀ leaf
-              ⤷ task call_1_1 #5 → grand001 · 1 step · 110 tok · completed
-                #0 session grand001 /workspace
-                #1..4 user "deeper" · 1 step · 0 tool calls · 110 tok · completed ◀ leaf
-          ⤷ task call_1_2 #7 → childb01 · 1 step · 0 tok · provider_error http: 503 service unavailable
-            #0 session childb01 /workspace
-            #1..4 user "look at b" · 1 step · 0 tool calls · 0 tok · provider_error http: 503 service unavailable ◀ leaf
-          ⤷ task call_2_1 #11 → childc01 · missing
-            ! child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)
-    "##]].assert_eq(&tree_view(&path, false, true));
+    expect_test::expect_file!["../tests/golden/tree-deep-draws-each-child-under-its-call.txt"]
+        .assert_eq(&tree_view(&path, false, true));
 }
 
 #[test]
 fn tree_full_deep_marks_the_result_entries() {
     let (_dir, path) = family();
-    expect_test::expect![[r##"
-        #0 session parent01 /workspace
-        #1 user_message "split the work"
-        #2 step_started step 1 with 1 message(s)
-        #3 step step 1 "delegating" calls task,task completed
-        #4 tool_dispatched step 1 call_1_1 task {"prompt":"look at a"}
-        #5 tool_dispatched step 1 call_1_2 task {"prompt":"look at b"}
-        #6 tool_result call_1_1 task ok 7ms "a is fine"
-          ⤷ task call_1_1 #6 → childa01 · 2 steps · 370 tok · completed
-            #0 session childa01 /workspace
-            #1 user_message "look at a"
-            #2 step_started step 1 with 1 message(s)
-            #3 step step 1 "asking deeper" calls task completed
-            #4 tool_dispatched step 1 call_1_1 task {"prompt":"deeper"}
-            #5 tool_result call_1_1 task ok 7ms "found it deep down"
-              ⤷ task call_1_1 #5 → grand001 · 1 step · 110 tok · completed
-                #0 session grand001 /workspace
-                #1 user_message "deeper"
-                #2 step_started step 1 with 1 message(s)
-                #3 step step 1 "found it deep down" completed
-                #4 run_finished completed after 1 step(s), 110 tokens ◀ leaf
-            #6 step_started step 2 with 3 message(s)
-            #7 step step 2 "a is fine" completed
-            #8 run_finished completed after 2 step(s), 370 tokens ◀ leaf
-        #7 tool_result call_1_2 task error 7ms "sub-agent childb01 failed: 503 service …"
-          ⤷ task call_1_2 #7 → childb01 · 1 step · 0 tok · provider_error http: 503 service unavailable
-            #0 session childb01 /workspace
-            #1 user_message "look at b"
-            #2 step_started step 1 with 1 message(s)
-            #3 step step 1 failed http: 503 service unavailable
-            #4 run_finished provider_error http: 503 service unavailable after 1 step(s), 0 tokens ◀ leaf
-        #8 step_started step 2 with 4 message(s)
-        #9 step step 2 "one more look" calls task completed
-        #10 tool_dispatched step 2 call_2_1 task {"prompt":"look at c"}
-        #11 tool_result call_2_1 task ok 7ms "c is fine"
-          ⤷ task call_2_1 #11 → childc01 · missing
-            ! child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)
-        #12 step_started step 3 with 6 message(s)
-        #13 step step 3 "all done" completed
-        #14 run_finished completed after 3 step(s), 730 tokens ◀ leaf
-    "##]].assert_eq(&tree_view(&path, true, true));
+    expect_test::expect_file!["../tests/golden/tree-full-deep-marks-the-result-entries.txt"]
+        .assert_eq(&tree_view(&path, true, true));
 }
 
 #[test]
@@ -148,77 +98,10 @@ pub fn events_view(path: &Path) -> String {
 #[test]
 fn events_deep_interleaves_each_child_in_its_own_lane() {
     let (_dir, path) = family();
-    expect_test::expect![[r#"
-        session      seq      entry       time step lane    kind               detail
-        parent01     1           #0       +0ms    - machine session            parent01 /workspace
-        parent01     2           #1       +1ms    - user    user_message       "split the work"
-        parent01     3           #2       +2ms    1 model   step_started       step 1 with 1 message(s)
-        parent01     4.1         #3       +2ms    1 model   text_delta         "delegating"
-        parent01     4.2         #3       +2ms    1 model   tool_call_start    [0] task call_1_1
-        parent01     4.3         #3       +2ms    1 model   tool_call_delta    [0] "{\"prompt\":\"look at a\"}"
-        parent01     4.4         #3       +2ms    1 model   tool_call_end      [0]
-        parent01     4.5         #3       +2ms    1 model   tool_call_start    [1] task call_1_2
-        parent01     4.6         #3       +2ms    1 model   tool_call_delta    [1] "{\"prompt\":\"look at b\"}"
-        parent01     4.7         #3       +2ms    1 model   tool_call_end      [1]
-        parent01     4.8         #3       +2ms    1 model   usage              in 100 out 10
-        parent01     4.9         #3       +2ms    1 model   finish             tool_calls
-        parent01     4           #3       +3ms    1 model   step               step 1 "delegating" calls task,task completed
-        parent01     5           #4       +4ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"look at a"}
-        parent01     6           #5       +5ms    1 tools   tool_dispatched    step 1 call_1_2 task {"prompt":"look at b"}
-        childa01     1           #0       +5ms    - machine session            childa01 /workspace
-        childb01     1           #0       +5ms    - machine session            childb01 /workspace
-        childa01     2           #1       +6ms    - user    user_message       "look at a"
-        childb01     2           #1       +6ms    - user    user_message       "look at b"
-        childa01     3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
-        childa01     4.1         #3       +7ms    1 model   text_delta         "asking deepe"
-        childa01     4.2         #3       +7ms    1 model   text_delta         "r"
-        childa01     4.3         #3       +7ms    1 model   tool_call_start    [0] task call_1_1
-        childa01     4.4         #3       +7ms    1 model   tool_call_delta    [0] "{\"prompt\":\"deeper\"}"
-        childa01     4.5         #3       +7ms    1 model   tool_call_end      [0]
-        childa01     4.6         #3       +7ms    1 model   usage              in 100 out 10
-        childa01     4.7         #3       +7ms    1 model   finish             tool_calls
-        childb01     3           #2       +7ms    1 model   step_started       step 1 with 1 message(s)
-        childa01     4           #3       +8ms    1 model   step               step 1 "asking deeper" calls task completed
-        childb01     4           #3       +8ms    1 model   step               step 1 failed http: 503 service unavailable
-        childa01     5           #4       +9ms    1 tools   tool_dispatched    step 1 call_1_1 task {"prompt":"deeper"}
-        grand001     1           #0       +9ms    - machine session            grand001 /workspace
-        childb01     5           #4       +9ms    1 machine run_finished       provider_error http: 503 service unavailable after 1 step(s), 0 tokens
-        grand001     2           #1      +10ms    - user    user_message       "deeper"
-        grand001     3           #2      +11ms    1 model   step_started       step 1 with 1 message(s)
-        grand001     4.1         #3      +11ms    1 model   text_delta         "found it dee"
-        grand001     4.2         #3      +11ms    1 model   text_delta         "p down"
-        grand001     4.3         #3      +11ms    1 model   usage              in 100 out 10
-        grand001     4.4         #3      +11ms    1 model   finish             stop
-        grand001     4           #3      +12ms    1 model   step               step 1 "found it deep down" completed
-        grand001     5           #4      +13ms    1 machine run_finished       completed after 1 step(s), 110 tokens
-        childa01     6           #5      +14ms    1 tools   tool_result        call_1_1 task ok 7ms "found it deep down"
-        childa01     7           #6      +15ms    2 model   step_started       step 2 with 3 message(s)
-        childa01     8.1         #7      +15ms    2 model   text_delta         "a is fine"
-        childa01     8.2         #7      +15ms    2 model   usage              in 200 out 10 cache r 50 w 0
-        childa01     8.3         #7      +15ms    2 model   finish             stop
-        childa01     8           #7      +16ms    2 model   step               step 2 "a is fine" completed
-        childa01     9           #8      +17ms    2 machine run_finished       completed after 2 step(s), 370 tokens
-        parent01     7           #6      +18ms    1 tools   tool_result        call_1_1 task ok 7ms "a is fine"
-        parent01     8           #7      +19ms    1 tools   tool_result        call_1_2 task error 7ms "sub-agent childb01 failed: 503 service …"
-        parent01     9           #8      +20ms    2 model   step_started       step 2 with 4 message(s)
-        parent01     10.1        #9      +20ms    2 model   text_delta         "one more loo"
-        parent01     10.2        #9      +20ms    2 model   text_delta         "k"
-        parent01     10.3        #9      +20ms    2 model   tool_call_start    [0] task call_2_1
-        parent01     10.4        #9      +20ms    2 model   tool_call_delta    [0] "{\"prompt\":\"look at c\"}"
-        parent01     10.5        #9      +20ms    2 model   tool_call_end      [0]
-        parent01     10.6        #9      +20ms    2 model   usage              in 200 out 10 cache r 50 w 0
-        parent01     10.7        #9      +20ms    2 model   finish             tool_calls
-        parent01     10          #9      +21ms    2 model   step               step 2 "one more look" calls task completed
-        parent01     11         #10      +22ms    2 tools   tool_dispatched    step 2 call_2_1 task {"prompt":"look at c"}
-        parent01     12         #11      +23ms    2 tools   tool_result        call_2_1 task ok 7ms "c is fine"
-        parent01     13         #12      +24ms    3 model   step_started       step 3 with 6 message(s)
-        parent01     14.1       #13      +24ms    3 model   text_delta         "all done"
-        parent01     14.2       #13      +24ms    3 model   usage              in 300 out 10 cache r 50 w 0
-        parent01     14.3       #13      +24ms    3 model   finish             stop
-        parent01     14         #13      +25ms    3 model   step               step 3 "all done" completed
-        parent01     15         #14      +26ms    3 machine run_finished       completed after 3 step(s), 730 tokens
-        xcsh: child childc01 (2026-01-01T00-00-00-000Z_childc01.jsonl): missing (no file <dir>/2026-01-01T00-00-00-000Z_childc01.jsonl)
-    "#]].assert_eq(&events_view(&path));
+    expect_test::expect_file![
+        "../tests/golden/events-deep-interleaves-each-child-in-its-own-lane.txt"
+    ]
+    .assert_eq(&events_view(&path));
 }
 
 #[test]

@@ -540,32 +540,8 @@ mod tests {
     fn the_conversation_of_a_steered_run() {
         let (_dir, log) = testkit::steer_session();
         let items = conversation(&log, None).unwrap();
-        expect_test::expect![[r#"
-            session fixture in /workspace
-
-            ▶ user #1
-                list the files and say hello
-            ⧗ steer arrived #3: also check b
-            ◆ assistant #4 · step 1 · 100 in / 10 out
-                looking
-                → echo call_1_1 {"a":1}
-                → echo call_1_2 {"b":2}
-            ⧗ follow-up arrived #7: then summarize
-            ← echo call_1_1 #8 · ok · 30 ms
-                {"a":1}
-            ← echo call_1_2 #9 · ok · 30 ms
-                {"b":2}
-            ▶ steer #10 (delivered, arrived as #3)
-                also check b
-            ◆ assistant #12 · step 2 · 200 in / 10 out
-                done with both
-            ▶ follow-up #13 (delivered, arrived as #7)
-                then summarize
-            ◆ assistant #15 · step 3 · 300 in / 10 out
-                summary: all good
-            ■ run finished #16: completed · 3 step(s) · 730 tokens
-        "#]]
-        .assert_eq(&render(&items, Style::plain()));
+        expect_test::expect_file!["../tests/golden/the-conversation-of-a-steered-run.txt"]
+            .assert_eq(&render(&items, Style::plain()));
     }
 
     /// Labels follow the entry they name, in the order they were written (as the

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use expect_test::{Expect, expect};
+use expect_test::{Expect, ExpectFile, expect, expect_file};
 use opentelemetry::trace::{SpanId, Status};
 use opentelemetry_sdk::trace::SpanData;
 use xcsh_log::family::{Depth, load_family};
@@ -103,40 +103,19 @@ fn check(spans: &[SpanData], expect: Expect) {
     expect.assert_eq(&tree(spans));
 }
 
+/// `check` against a golden file (`otel/tests/golden/`, `UPDATE_EXPECT=1` rewrites
+/// it), for the larger span trees.
+fn check_file(spans: &[SpanData], expect: ExpectFile) {
+    expect.assert_eq(&tree(spans));
+}
+
 #[test]
 fn tool_rounds_map_to_one_agent_span_with_chat_and_tool_spans() {
-    check(
+    check_file(
         &of("tool-rounds.jsonl", &Options::default()),
-        expect![[r#"
-        invoke_agent xcsh [bb610af3f0532dd0] Internal 0..17ms
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=8547e68d4a82 openinference.span.kind=AGENT xcsh.session.id=8547e68d4a82 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=6 gen_ai.usage.input_tokens=4200 gen_ai.usage.output_tokens=134
-          chat [abde350629ec037c] Client 0..1ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=400 gen_ai.usage.output_tokens=24 llm.token_count.prompt=400 llm.token_count.completion=24 llm.token_count.total=424 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool list [a1bcc438bd25e8dd] Internal 2..4ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=list gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=list xcsh.entry=4 xcsh.step=1 xcsh.tool.status=ok xcsh.tool.duration_ms=2
-          chat [1bc76576cb1b3672] Client 4..5ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=6 xcsh.step=2 gen_ai.usage.input_tokens=520 gen_ai.usage.output_tokens=18 llm.token_count.prompt=520 llm.token_count.completion=18 llm.token_count.total=538 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool read [cdaee9e1323f51b2] Internal 5..6ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=read gen_ai.tool.call.id=call_2_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=read xcsh.entry=8 xcsh.step=2 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-          chat [e79ee67712d02484] Client 6..7ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=10 xcsh.step=3 gen_ai.usage.input_tokens=640 gen_ai.usage.output_tokens=30 llm.token_count.prompt=640 llm.token_count.completion=30 llm.token_count.total=670 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool write [5488a3f0ae4ff565] Internal 7..7ms
-            event approval at 7ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=write gen_ai.tool.call.id=call_3_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=write xcsh.entry=13 xcsh.step=3 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-          chat [9b2eed2e5a7daf78] Client 8..8ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=15 xcsh.step=4 gen_ai.usage.input_tokens=760 gen_ai.usage.output_tokens=22 llm.token_count.prompt=760 llm.token_count.completion=22 llm.token_count.total=782 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool grep [4f85aa63b0085ea2] Internal 8..13ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=grep gen_ai.tool.call.id=call_4_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=grep xcsh.entry=17 xcsh.step=4 xcsh.tool.status=ok xcsh.tool.duration_ms=2
-          execute_tool glob [ee5dea970f1c11c0] Internal 9..13ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=glob gen_ai.tool.call.id=call_4_2 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=glob xcsh.entry=18 xcsh.step=4 xcsh.tool.status=ok xcsh.tool.duration_ms=2
-          chat [54636595d4da878c] Client 14..14ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=21 xcsh.step=5 gen_ai.usage.input_tokens=880 gen_ai.usage.output_tokens=20 llm.token_count.prompt=880 llm.token_count.completion=20 llm.token_count.total=900 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool edit [243bafff1550b9b3] Internal 14..17ms
-            event approval at 14ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=edit gen_ai.tool.call.id=call_5_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=edit xcsh.entry=24 xcsh.step=5 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-          chat [420eb9489dc6c765] Client 17..17ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=26 xcsh.step=6 gen_ai.usage.input_tokens=1000 gen_ai.usage.output_tokens=20 llm.token_count.prompt=1000 llm.token_count.completion=20 llm.token_count.total=1020 gen_ai.response.finish_reasons=["stop"]
-    "#]],
+        expect_file![
+            "../tests/golden/tool-rounds-map-to-one-agent-span-with-chat-and-tool-spans.txt"
+        ],
     );
 }
 
@@ -146,32 +125,11 @@ fn a_delegation_family_nests_each_child_run_under_its_task_call() {
     let spans = spans_of_family(&family, &Options::default());
     let trace = trace_id("8425a5fca572");
     assert!(spans.iter().all(|s| s.span_context.trace_id() == trace));
-    check(
+    check_file(
         &spans,
-        expect![[r#"
-        invoke_agent xcsh [1b67fb2e4fad4fed] Internal 0..52ms
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=8425a5fca572 openinference.span.kind=AGENT xcsh.session.id=8425a5fca572 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=2 gen_ai.usage.input_tokens=203 gen_ai.usage.output_tokens=30
-          chat [4288946917794f21] Client 1..2ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=37 gen_ai.usage.output_tokens=8 llm.token_count.prompt=37 llm.token_count.completion=8 llm.token_count.total=45 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool task [c5d81316ffea11c1] Internal 2..44ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=task gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=task xcsh.entry=4 xcsh.step=1 xcsh.tool.status=ok xcsh.tool.duration_ms=39 xcsh.child.session_id=6e2e26526091 gen_ai.usage.input_tokens=218 gen_ai.usage.output_tokens=5
-            invoke_agent xcsh [ad0dba0140781e10] Internal 39..44ms
-              gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=6e2e26526091 openinference.span.kind=AGENT xcsh.session.id=6e2e26526091 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=2 gen_ai.usage.input_tokens=218 gen_ai.usage.output_tokens=5
-              chat [2c48662b8983e1c8] Client 39..42ms
-                gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=106 gen_ai.usage.output_tokens=0 llm.token_count.prompt=106 llm.token_count.completion=0 llm.token_count.total=106 gen_ai.response.finish_reasons=["tool_calls"]
-              execute_tool echo [acbfc59d443a3bc2] Internal 42..43ms
-                gen_ai.operation.name=execute_tool gen_ai.tool.name=echo gen_ai.tool.call.id=call_3_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=echo xcsh.entry=4 xcsh.step=1 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-              chat [9d8b3e7f6f675f50] Client 43..44ms
-                gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=6 xcsh.step=2 gen_ai.usage.input_tokens=112 gen_ai.usage.output_tokens=5 llm.token_count.prompt=112 llm.token_count.completion=5 llm.token_count.total=117 gen_ai.response.finish_reasons=["stop"]
-          execute_tool task [c8dbadd4856ff1c4] Internal 2..45ms ERROR(the tool `task` failed)
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=task gen_ai.tool.call.id=call_1_2 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=task xcsh.entry=5 xcsh.step=1 xcsh.tool.status=error xcsh.tool.duration_ms=3 xcsh.child.session_id=846c76cb5cb9 gen_ai.usage.input_tokens=0 gen_ai.usage.output_tokens=0 error.type=error
-            invoke_agent xcsh [88ebfde9362383e3] Internal 39..40ms ERROR(Api: the provider is overloaded)
-              gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=846c76cb5cb9 openinference.span.kind=AGENT xcsh.session.id=846c76cb5cb9 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=provider_error xcsh.steps=1 gen_ai.usage.input_tokens=0 gen_ai.usage.output_tokens=0 error.type=provider_error
-              chat [6d5ccf94de7882cd] Client 39..40ms ERROR(Api: the provider is overloaded)
-                gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=0 gen_ai.usage.output_tokens=0 llm.token_count.prompt=0 llm.token_count.completion=0 llm.token_count.total=0 error.type=api
-          chat [57c75eb7911816db] Client 45..52ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=8 xcsh.step=2 gen_ai.usage.input_tokens=166 gen_ai.usage.output_tokens=22 llm.token_count.prompt=166 llm.token_count.completion=22 llm.token_count.total=188 gen_ai.response.finish_reasons=["stop"]
-    "#]],
+        expect_file![
+            "../tests/golden/a-delegation-family-nests-each-child-run-under-its-task-call.txt"
+        ],
     );
 }
 
@@ -191,47 +149,19 @@ fn a_child_session_alone_is_in_its_parents_trace_under_the_task_call() {
 
 #[test]
 fn branch_at_links_the_branch_run_to_the_run_it_branched_from() {
-    check(
+    check_file(
         &of("branch-at.jsonl", &Options::default()),
-        expect![[r#"
-        invoke_agent xcsh [00e86fe90ef3ec70] Internal 0..4ms
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=ace3e151b491 openinference.span.kind=AGENT xcsh.session.id=ace3e151b491 xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2
-          chat [798de7c36ae2e15d] Client 0..4ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2 llm.token_count.prompt=100 llm.token_count.completion=2 llm.token_count.total=102 gen_ai.response.finish_reasons=["stop"]
-        invoke_agent xcsh [950164ad820a855e] Internal 19..21ms
-          link -> 00e86fe90ef3ec70 xcsh.link.type=previous_turn xcsh.link.entry=4
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=ace3e151b491 openinference.span.kind=AGENT xcsh.session.id=ace3e151b491 xcsh.entry=5 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2
-          chat [e73400887cf6c1ec] Client 19..21ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=6 xcsh.step=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2 llm.token_count.prompt=100 llm.token_count.completion=2 llm.token_count.total=102 gen_ai.response.finish_reasons=["stop"]
-        invoke_agent xcsh [4a383f5e7a6887a5] Internal 275..276ms
-          link -> 00e86fe90ef3ec70 xcsh.link.type=branched_from xcsh.link.entry=4
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=ace3e151b491 openinference.span.kind=AGENT xcsh.session.id=ace3e151b491 xcsh.entry=10 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2
-          chat [b7f1c4ad626e89e6] Client 275..276ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=11 xcsh.step=1 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=2 llm.token_count.prompt=100 llm.token_count.completion=2 llm.token_count.total=102 gen_ai.response.finish_reasons=["stop"]
-    "#]],
+        expect_file![
+            "../tests/golden/branch-at-links-the-branch-run-to-the-run-it-branched-from.txt"
+        ],
     );
 }
 
 #[test]
 fn compaction_is_a_span_of_its_own() {
-    check(
+    check_file(
         &of("compaction.jsonl", &Options::default()),
-        expect![[r#"
-        invoke_agent xcsh [8f91d457a077043b] Internal 0..9ms
-          gen_ai.operation.name=invoke_agent gen_ai.agent.name=xcsh gen_ai.conversation.id=13a50495d8af openinference.span.kind=AGENT xcsh.session.id=13a50495d8af xcsh.entry=1 xcsh.run.trigger=prompt xcsh.stop_reason=completed xcsh.steps=3 gen_ai.usage.input_tokens=2200 gen_ai.usage.output_tokens=48
-          chat [37746d7e251e0dba] Client 0..1ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=2 xcsh.step=1 gen_ai.usage.input_tokens=600 gen_ai.usage.output_tokens=20 llm.token_count.prompt=600 llm.token_count.completion=20 llm.token_count.total=620 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool echo [61e7ad1b6fd7acf7] Internal 1..4ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=echo gen_ai.tool.call.id=call_1_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=echo xcsh.entry=4 xcsh.step=1 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-          chat [e531255841e6a6c6] Client 4..4ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=6 xcsh.step=2 gen_ai.usage.input_tokens=1200 gen_ai.usage.output_tokens=20 llm.token_count.prompt=1200 llm.token_count.completion=20 llm.token_count.total=1220 gen_ai.response.finish_reasons=["tool_calls"]
-          execute_tool echo [0df7b0bff3787f15] Internal 4..6ms
-            gen_ai.operation.name=execute_tool gen_ai.tool.name=echo gen_ai.tool.call.id=call_2_1 gen_ai.tool.type=function openinference.span.kind=TOOL tool.name=echo xcsh.entry=8 xcsh.step=2 xcsh.tool.status=ok xcsh.tool.duration_ms=0
-          compaction [a645b98607133798] Internal 6..8ms
-            openinference.span.kind=CHAIN xcsh.entry=10 xcsh.compaction.first_kept=7 xcsh.compaction.tokens_before=1200 xcsh.compaction.tokens_after=30
-          chat [ff198fc254d01f76] Client 8..9ms
-            gen_ai.operation.name=chat openinference.span.kind=LLM xcsh.entry=13 xcsh.step=3 gen_ai.usage.input_tokens=400 gen_ai.usage.output_tokens=8 llm.token_count.prompt=400 llm.token_count.completion=8 llm.token_count.total=408 gen_ai.response.finish_reasons=["stop"]
-    "#]],
+        expect_file!["../tests/golden/compaction-is-a-span-of-its-own.txt"],
     );
 }
 

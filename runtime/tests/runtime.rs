@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use expect_test::expect;
+use expect_test::{expect, expect_file};
 use xcsh_log::{Body, Record, read_session, rebuild_context};
 use xcsh_machine::{ApprovalScope, Message, Permissions, UserOrigin, Verdict};
 use xcsh_providers::ModelRequest;
@@ -47,67 +47,9 @@ async fn steer_lands_after_step_one_tools_and_follow_up_after_the_final_answer()
     );
     pair.release();
     let end = pair.finish().await;
-    expect![[r#"
-            0ms queued Steer "steer: also look at b"
-            0ms queued FollowUp "follow-up: then summarize"
-            0ms text 1 "one"
-            0ms step_finished 1 completed
-            0ms tool_call call_1_1 echo {"i":0}
-            0ms tool_call call_1_2 echo {"i":1}
-            0ms tool_result call_1_1 Ok "{\"i\":0}"
-            0ms tool_result call_1_2 Ok "{\"i\":1}"
-            0ms delivered Steer "steer: also look at b"
-            0ms step_started 2
-            0ms text 2 "two"
-            0ms step_finished 2 completed
-            0ms tool_call call_2_1 echo {"i":0}
-            0ms tool_call call_2_2 echo {"i":1}
-            0ms tool_result call_2_1 Ok "{\"i\":0}"
-            0ms tool_result call_2_2 Ok "{\"i\":1}"
-            0ms step_started 3
-            0ms text 3 "three"
-            0ms step_finished 3 completed
-            0ms tool_call call_3_1 echo {"i":0}
-            0ms tool_call call_3_2 echo {"i":1}
-            0ms tool_result call_3_1 Ok "{\"i\":0}"
-            0ms tool_result call_3_2 Ok "{\"i\":1}"
-            0ms step_started 4
-            0ms text 4 "final answer"
-            0ms step_finished 4 completed
-            0ms delivered FollowUp "follow-up: then summarize"
-            0ms step_started 5
-            0ms text 5 "follow-up an"
-            0ms text 5 "swer"
-            0ms step_finished 5 completed
-            0ms run_finished Completed 5
-        result Completed steps 5 final "follow-up answer"
-        #3 steer "steer: also look at b"
-        #4 follow_up "follow-up: then summarize"
-        #5 step 1 Completed
-        #6 tool_dispatched call_1_1
-        #7 tool_dispatched call_1_2
-        #8 tool_result call_1_1 Ok "{\"i\":0}"
-        #9 tool_result call_1_2 Ok "{\"i\":1}"
-        #10 delivered Steer "steer: also look at b"
-        #11 step_started 2
-        #12 step 2 Completed
-        #13 tool_dispatched call_2_1
-        #14 tool_dispatched call_2_2
-        #15 tool_result call_2_1 Ok "{\"i\":0}"
-        #16 tool_result call_2_2 Ok "{\"i\":1}"
-        #17 step_started 3
-        #18 step 3 Completed
-        #19 tool_dispatched call_3_1
-        #20 tool_dispatched call_3_2
-        #21 tool_result call_3_1 Ok "{\"i\":0}"
-        #22 tool_result call_3_2 Ok "{\"i\":1}"
-        #23 step_started 4
-        #24 step 4 Completed
-        #25 delivered FollowUp "follow-up: then summarize"
-        #26 step_started 5
-        #27 step 5 Completed
-        #28 run_finished Completed
-    "#]]
+    expect_file![
+        "golden/steer-lands-after-step-one-tools-and-follow-up-after-the-final-answer.txt"
+    ]
     .assert_eq(&end.after(&[&PROMPTED]));
 
     // The model saw each message in the request right after its delivery.

@@ -7,13 +7,9 @@ use xcsh_log::read_session;
 #[test]
 fn a_branched_session_draws_both_branches_and_marks_the_leaf() {
     let (_dir, log) = testkit::branched_session();
-    expect_test::expect![[r##"
-        #0 session fixture /workspace
-        #1..8 user "first task" · 2 steps · 1 tool call · 370 tok · completed ┬ 2 branches at #8
-        ├─ #9..12 user "second task" · 1 step · 0 tool calls · 110 tok · completed
-        #13 ↳ new branch (the leaf was #12)
-        #14..17 user "instead, another task" · 1 step · 0 tool calls · 160 tok · completed ◀ leaf
-    "##]]
+    expect_test::expect_file![
+        "../../tests/golden/a-branched-session-draws-both-branches-and-marks-the-leaf.txt"
+    ]
     .assert_eq(&render(&build(&log, false), Style::plain()));
 }
 
