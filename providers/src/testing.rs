@@ -2,7 +2,6 @@
 //! as JSON lines, the message they assemble to, and the values the tests compare
 //! with (tool calls, usage, errors, a request with every kind of message).
 
-use expect_test::Expect;
 use serde_json::{Value, json};
 
 use crate::ModelRequest;
@@ -31,20 +30,20 @@ pub(crate) fn run_mapper<'a>(
     (out, None)
 }
 
-/// Each line as the data of one event, with the `event:` type its payload names (as
-/// the Anthropic and Responses APIs name their events; a Chat Completions chunk names
-/// none), fed to a new `M`: the events, and the error that ended the stream early.
+/// The `event:` type an event's data names in its `type` (as the Anthropic and
+/// Responses APIs name their events; a Chat Completions chunk names none).
+fn event_type(data: &str) -> Option<String> {
+    serde_json::from_str::<Value>(data)
+        .ok()
+        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+}
+
+/// Each line as the data of one event, with its [`event_type`], fed to a new `M`: the
+/// events, and the error that ended the stream early.
 pub(crate) fn run<M: StreamMapper + Default>(
     lines: &[&str],
 ) -> (Vec<StreamEvent>, Option<ProviderError>) {
-    let kinds: Vec<Option<String>> = lines
-        .iter()
-        .map(|line| {
-            serde_json::from_str::<Value>(line)
-                .ok()
-                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
-        })
-        .collect();
+    let kinds: Vec<Option<String>> = lines.iter().map(|line| event_type(line)).collect();
     run_mapper(
         M::default(),
         kinds
@@ -54,9 +53,73 @@ pub(crate) fn run<M: StreamMapper + Default>(
     )
 }
 
-/// The lines, fed through [`run`], end without an error in the events `expect` shows.
-pub(crate) fn check<M: StreamMapper + Default>(lines: &[&str], expect: Expect) {
-    expect_events(run::<M>(lines), expect);
+/// Plays a mapper transcript (`providers/test_data/mappers/`) through a new `M` and
+/// returns the one it makes: each `> ` line is the data of one event (with its
+/// [`event_type`]), followed by the events the mapper gave for it, one JSON line
+/// each; then `end` and what finishing the stream gave. `# ` lines stay as they are.
+/// An error ends the stream: it is the `! ` line under its event.
+fn play<M: StreamMapper + Default>(text: &str) -> String {
+    fn push(out: &mut String, events: &[StreamEvent]) {
+        for e in events {
+            out.push_str(&format!("  {}\n", serde_json::to_string(e).unwrap()));
+        }
+    }
+    let mut mapper = M::default();
+    let mut out = String::new();
+    let mut failed = false;
+    for line in text.lines().filter(|l| !l.starts_with("  ") && *l != "end") {
+        out.push_str(&format!("{line}\n"));
+        match line.strip_prefix("> ") {
+            Some(data) if !failed => match mapper.on_event(event_type(data).as_deref(), data) {
+                Ok(events) => push(&mut out, &events),
+                Err(e) => {
+                    out.push_str(&format!("  ! {:?}: {}\n", e.kind, e.message));
+                    failed = true;
+                }
+            },
+            _ => {}
+        }
+    }
+    if !failed {
+        out.push_str("end\n");
+        push(&mut out, &mapper.finish());
+    }
+    out
+}
+
+/// Each mapper transcript under `providers/test_data/mappers/<protocol>/`, played
+/// through that protocol's mapper, makes the events it holds (`UPDATE_EXPECT=1`
+/// writes what it made instead).
+#[test]
+fn every_mapper_transcript_plays_as_written() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/mappers");
+    let mut played = 0;
+    for (protocol, play) in [
+        (
+            "anthropic",
+            play::<crate::anthropic::AnthropicMapper> as fn(&str) -> String,
+        ),
+        ("openai", play::<crate::openai::OpenAiMapper>),
+        ("responses", play::<crate::responses::ResponsesMapper>),
+    ] {
+        let dir = root.join(protocol);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.expect("a directory entry reads").path())
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            expect_test::expect_file![&file].assert_eq(&play(&text));
+            played += 1;
+        }
+    }
+    assert!(
+        played >= 9,
+        "{played} mapper transcripts under {}",
+        root.display()
+    );
 }
 
 /// A stream that started over: the `attempts`' lines, then those of the `end`, fed
@@ -84,15 +147,6 @@ pub(crate) fn render(events: &[StreamEvent]) -> String {
         .map(|e| serde_json::to_string(e).unwrap())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// A stream that ended without an error, its events rendered as `expect` says.
-pub(crate) fn expect_events(
-    (events, err): (Vec<StreamEvent>, Option<ProviderError>),
-    expect: expect_test::Expect,
-) {
-    assert!(err.is_none(), "{err:?}");
-    expect.assert_eq(&render(&events));
 }
 
 /// Folds events into the assembled message, as the machine does.

@@ -3,7 +3,7 @@
 use super::*;
 use crate::sse::StreamMapper;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, check, pretty_body,
+    api_error, assemble, assert_malformed, assert_tool_calls, assistant, call, pretty_body,
     restarted, run, sample_request, sent_is_shown, usage,
 };
 use expect_test::expect;
@@ -15,29 +15,6 @@ use xcsh_ports::ToolSpec;
 /// The body of `request` as `--show-context` shows it.
 fn shown(request: &ModelRequest) -> Value {
     http::shown_body(&wire::body("claude", request))
-}
-
-#[test]
-fn text_with_merged_usage() {
-    check::<AnthropicMapper>(
-        &[
-            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_read_input_tokens":100,"cache_creation_input_tokens":7,"output_tokens":1}}}"#,
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
-            r#"{"type":"ping"}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"!"}}"#,
-            r#"{"type":"content_block_stop","index":0}"#,
-            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}"#,
-            r#"{"type":"message_stop"}"#,
-        ],
-        expect![[r#"
-        {"kind":"usage","usage":{"input_tokens":25,"output_tokens":1,"cache_read_tokens":100,"cache_write_tokens":7}}
-        {"kind":"skipped","event_type":"ping"}
-        {"kind":"text_delta","text":"Hello"}
-        {"kind":"text_delta","text":"!"}
-        {"kind":"usage","usage":{"input_tokens":25,"output_tokens":15,"cache_read_tokens":100,"cache_write_tokens":7}}
-        {"kind":"finish","reason":"stop"}"#]],
-    );
 }
 
 #[test]
@@ -70,39 +47,6 @@ fn thinking_with_signature_then_parallel_tool_uses() {
         ],
     );
     assert_eq!(a.usage, usage(10, 40));
-}
-
-#[test]
-fn server_tools_are_skipped_not_called() {
-    check::<AnthropicMapper>(
-        &[
-            r#"{"type":"message_start","message":{"content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
-            r#"{"type":"content_block_stop","index":0}"#,
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}}"#,
-            r#"{"type":"content_block_stop","index":1}"#,
-            r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#,
-            r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location"}}}"#,
-            r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Found."}}"#,
-            r#"{"type":"content_block_stop","index":2}"#,
-            r#"{"type":"brand_new_event"}"#,
-            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
-            r#"{"type":"message_stop"}"#,
-        ],
-        expect![[r#"
-        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
-        {"kind":"skipped","event_type":"content_block_start:server_tool_use"}
-        {"kind":"skipped","event_type":"content_block_delta:server_tool_use"}
-        {"kind":"skipped","event_type":"content_block_stop:server_tool_use"}
-        {"kind":"skipped","event_type":"content_block_start:web_search_tool_result"}
-        {"kind":"skipped","event_type":"content_block_stop:web_search_tool_result"}
-        {"kind":"skipped","event_type":"content_block_delta:citations_delta"}
-        {"kind":"text_delta","text":"Found."}
-        {"kind":"skipped","event_type":"brand_new_event"}
-        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":3}}
-        {"kind":"finish","reason":"stop"}"#]],
-    );
 }
 
 #[test]

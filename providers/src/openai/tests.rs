@@ -3,31 +3,12 @@
 use super::*;
 use crate::Provider;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, check, parallel_read_and_list,
+    api_error, assemble, assert_malformed, assert_tool_calls, call, parallel_read_and_list,
     pretty_body, render, restarts, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
 use xcsh_machine::UserOrigin;
-
-#[test]
-fn text_then_usage_then_finish() {
-    check::<OpenAiMapper>(
-        &[
-            r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
-            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
-            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
-            r#"{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-            r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":8}}}"#,
-            "[DONE]",
-        ],
-        expect![[r#"
-        {"kind":"text_delta","text":"Hel"}
-        {"kind":"text_delta","text":"lo"}
-        {"kind":"usage","usage":{"input_tokens":12,"output_tokens":2,"cache_read_tokens":8}}
-        {"kind":"finish","reason":"stop"}"#]],
-    );
-}
 
 #[test]
 fn parallel_tool_calls_with_fragmented_arguments() {
@@ -59,46 +40,6 @@ fn parallel_tool_calls_with_fragmented_arguments() {
 }
 
 #[test]
-fn mistral_calls_without_index_and_array_content() {
-    check::<OpenAiMapper>(
-        &[
-            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"ok"}]}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"A","function":{"name":"f","arguments":"{}"}},{"id":"B","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"total_tokens":7,"completion_tokens":4}}"#,
-        ],
-        expect![[r#"
-        {"kind":"reasoning_delta","text":"hmm"}
-        {"kind":"text_delta","text":"ok"}
-        {"kind":"tool_call_start","index":0,"id":"A","name":"f"}
-        {"kind":"tool_call_delta","index":0,"arguments":"{}"}
-        {"kind":"tool_call_start","index":1,"id":"B","name":"g"}
-        {"kind":"tool_call_delta","index":1,"arguments":"{\"x\":1}"}
-        {"kind":"tool_call_end","index":0}
-        {"kind":"tool_call_end","index":1}
-        {"kind":"usage","usage":{"input_tokens":3,"output_tokens":4}}
-        {"kind":"finish","reason":"tool_calls"}"#]],
-    );
-}
-
-#[test]
-fn reasoning_content_and_xai_usage() {
-    check::<OpenAiMapper>(
-        &[
-            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","role":"assistant"}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":303,"prompt_tokens_details":{"cached_tokens":11},"completion_tokens_details":{"reasoning_tokens":290}}}"#,
-            "[DONE]",
-        ],
-        expect![[r#"
-        {"kind":"reasoning_delta","text":"think"}
-        {"kind":"text_delta","text":"Hi"}
-        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":291,"cache_read_tokens":11}}
-        {"kind":"finish","reason":"length"}"#]],
-    );
-}
-
-#[test]
 fn refusal_and_error_chunks_are_api_errors() {
     let (_, err) = run::<OpenAiMapper>(&[
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":"I can't "}}]}"#,
@@ -123,25 +64,6 @@ fn refusal_and_error_chunks_are_api_errors() {
     );
     let (_, err) = run::<OpenAiMapper>(&["{not json"]);
     assert_eq!(err.map(|e| e.kind), Some(ProviderErrorKind::Malformed));
-}
-
-#[test]
-fn unknown_things_are_skipped() {
-    check::<OpenAiMapper>(
-        &[
-            r#"{"choices":[],"prompt_filter_results":[{"prompt_index":0}]}"#,
-            r#"{"choices":[{"index":1,"delta":{"content":"other choice"}}]}"#,
-            r#"{"choices":[{"index":0,"delta":{"content":[{"type":"image_url","image_url":"x"}]},"finish_reason":"stop"}]}"#,
-            "[DONE]",
-            "[DONE]",
-        ],
-        expect![[r#"
-        {"kind":"skipped","event_type":"prompt_filter_results"}
-        {"kind":"skipped","event_type":"choices[1]"}
-        {"kind":"skipped","event_type":"content part image_url"}
-        {"kind":"finish","reason":"stop"}
-        {"kind":"skipped","event_type":"[DONE]"}"#]],
-    );
 }
 
 #[test]

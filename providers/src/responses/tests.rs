@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::testing::{
-    api_error, assert_malformed, assert_tool_calls, call, check, parallel_read_and_list,
-    pretty_body, restarted, run, sample_request, sent_is_shown,
+    api_error, assert_malformed, assert_tool_calls, call, parallel_read_and_list, pretty_body,
+    restarted, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use serde_json::json;
@@ -13,36 +13,6 @@ use xcsh_machine::Message;
 /// `reasoning.encrypted_content` asked for the reasoning models, as by default.
 fn shown(model: &str, request: &ModelRequest) -> Value {
     http::shown_body(&wire::body(model, request, reasoning_model(model)))
-}
-
-#[test]
-fn reasoning_text_and_usage() {
-    check::<ResponsesMapper>(
-        &[
-            r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
-            r#"{"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_1","status":"in_progress"}}"#,
-            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
-            r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
-            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Plan**"}"#,
-            r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Plan**"}"#,
-            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Plan**"}]}}"#,
-            r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
-            r#"{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"text":""}}"#,
-            r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}"#,
-            r#"{"type":"response.output_text.annotation.added","item_id":"msg_1","output_index":1,"content_index":0,"annotation":{"type":"url_citation"}}"#,
-            r#"{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi"}"#,
-            r#"{"type":"response.content_part.done","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Hi"}}"#,
-            r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","status":"completed","content":[{"type":"output_text","text":"Hi"}],"role":"assistant"}}"#,
-            r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":60},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":130}}}"#,
-        ],
-        expect![[r#"
-        {"kind":"reasoning_delta","text":"**Plan**"}
-        {"kind":"reasoning_signature","signature":"{\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}"}
-        {"kind":"text_delta","text":"Hi"}
-        {"kind":"skipped","event_type":"response.output_text.annotation.added"}
-        {"kind":"usage","usage":{"input_tokens":40,"output_tokens":30,"cache_read_tokens":60}}
-        {"kind":"finish","reason":"stop"}"#]],
-    );
 }
 
 #[test]
@@ -62,31 +32,6 @@ fn parallel_function_calls_with_fragmented_arguments() {
             r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5}}}"#,
         ],
         ["call_A", "call_B"],
-    );
-}
-
-#[test]
-fn hosted_tools_are_skipped() {
-    check::<ResponsesMapper>(
-        &[
-            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
-            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}}"#,
-            r#"{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_1"}"#,
-            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"completed"}}"#,
-            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":""}}"#,
-            r#"{"type":"response.custom_tool_call_input.delta","output_index":1,"item_id":"ct","delta":"SELECT"}"#,
-            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","id":"ct","call_id":"c","name":"sql","input":"SELECT"}}"#,
-            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":1,"output_tokens":1}}}"#,
-        ],
-        expect![[r#"
-        {"kind":"skipped","event_type":"response.output_item.added:web_search_call"}
-        {"kind":"skipped","event_type":"response.web_search_call.in_progress"}
-        {"kind":"skipped","event_type":"response.output_item.done:web_search_call"}
-        {"kind":"skipped","event_type":"response.output_item.added:custom_tool_call"}
-        {"kind":"skipped","event_type":"response.custom_tool_call_input.delta"}
-        {"kind":"skipped","event_type":"response.output_item.done:custom_tool_call"}
-        {"kind":"usage","usage":{"input_tokens":1,"output_tokens":1}}
-        {"kind":"finish","reason":"stop"}"#]],
     );
 }
 
@@ -125,34 +70,6 @@ fn failures_refusals_and_incomplete() {
         Some(&StreamEvent::Finish {
             reason: FinishReason::Length
         })
-    );
-}
-
-#[test]
-fn done_events_complete_or_flag_the_deltas() {
-    check::<ResponsesMapper>(
-        &[
-            r#"{"type":"response.created","response":{"status":"in_progress"}}"#,
-            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
-            r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Got"}"#,
-            r#"{"type":"response.output_text.done","output_index":0,"content_index":0,"text":"Got it."}"#,
-            r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","content":[{"type":"output_text","text":"Got it."}]}}"#,
-            r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","content":[]}}"#,
-            r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Yes."}"#,
-            r#"{"type":"response.output_text.done","output_index":1,"content_index":0,"text":"No!"}"#,
-            r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"No!"}]}}"#,
-            r#"{"type":"response.output_item.done","output_index":2,"item":{"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}}"#,
-            r#"{"type":"response.completed","response":{"status":"completed"}}"#,
-        ],
-        expect![[r#"
-        {"kind":"text_delta","text":"Got"}
-        {"kind":"text_delta","text":" it."}
-        {"kind":"text_delta","text":"Yes."}
-        {"kind":"skipped","event_type":"response.output_text.done (its final text differs from the streamed deltas)"}
-        {"kind":"tool_call_start","index":0,"id":"call_9","name":"f"}
-        {"kind":"tool_call_delta","index":0,"arguments":"{}"}
-        {"kind":"tool_call_end","index":0}
-        {"kind":"finish","reason":"tool_calls"}"#]],
     );
 }
 
