@@ -482,17 +482,27 @@ mod tests {
         path
     }
 
+    /// A new folder holding these sessions, each `(id, fixture, cut)` as
+    /// [`session_file`] makes it, oldest first: the folder and the files.
+    fn session_files(sessions: &[(&str, &str, bool)]) -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = (1..)
+            .zip(sessions)
+            .map(|(order, &(id, fixture, cut))| session_file(dir.path(), order, id, fixture, cut))
+            .collect();
+        (dir, files)
+    }
+
     /// The recorded workspace of `fixtures/sessions/tool-rounds.jsonl`.
     const TOOL_ROUNDS_WORKSPACE: &str = "/tmp/tmp.GYbSVtgKYP/tool-rounds/work";
 
     #[test]
     fn a_corrupt_session_file_hides_no_other_session_and_is_named_once_with_its_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = vec![
-            session_file(dir.path(), 1, "aaaaaaaaaaaa", "plain.jsonl", false),
-            session_file(dir.path(), 2, "badbadbadbad", "tool-rounds.jsonl", true),
-            session_file(dir.path(), 3, "cccccccccccc", "tool-rounds.jsonl", false),
-        ];
+        let (dir, files) = session_files(&[
+            ("aaaaaaaaaaaa", "plain.jsonl", false),
+            ("badbadbadbad", "tool-rounds.jsonl", true),
+            ("cccccccccccc", "tool-rounds.jsonl", false),
+        ]);
         let listing = summaries_of(files, Path::new("/"), true);
         let ids: Vec<&str> = listing
             .sessions
@@ -519,14 +529,7 @@ mod tests {
 
     #[test]
     fn a_listing_of_only_unreadable_files_fails() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = vec![session_file(
-            dir.path(),
-            1,
-            "badbadbadbad",
-            "tool-rounds.jsonl",
-            true,
-        )];
+        let (_dir, files) = session_files(&[("badbadbadbad", "tool-rounds.jsonl", true)]);
         let listing = summaries_of(files, Path::new("/"), true);
         assert_eq!(
             (
@@ -540,11 +543,10 @@ mod tests {
 
     #[test]
     fn continue_does_not_skip_an_unreadable_newest_session_and_names_the_one_to_resume() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = vec![
-            session_file(dir.path(), 1, "aaaaaaaaaaaa", "tool-rounds.jsonl", false),
-            session_file(dir.path(), 2, "badbadbadbad", "tool-rounds.jsonl", true),
-        ];
+        let (dir, files) = session_files(&[
+            ("aaaaaaaaaaaa", "tool-rounds.jsonl", false),
+            ("badbadbadbad", "tool-rounds.jsonl", true),
+        ]);
         let error = newest_of(files, Path::new(TOOL_ROUNDS_WORKSPACE)).unwrap_err();
         assert_eq!(
             error

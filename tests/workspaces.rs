@@ -137,12 +137,18 @@ fn continue_from_a_subdirectory_finds_the_newest_session_of_the_repository() {
     assert_eq!(prompts(&session), ["at the root", "from deep inside"]);
 }
 
+/// A workspace `name` (created) with a session of one prompt (`first`): the
+/// workspace and the session.
+fn a_session_in(env: &Env, name: &str) -> (PathBuf, PathBuf) {
+    let ws = env.subdir(name);
+    let (session, _) = prompt(env, &ws, &[], "first");
+    (ws, session)
+}
+
 /// Two workspaces, `one` and `two`, and a session of one prompt (`first`) in `one`.
 fn a_session_in_one_of_two(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
-    let one = env.subdir("one");
-    let two = env.subdir("two");
-    let (session, _) = prompt(env, &one, &[], "first");
-    (one, two, session)
+    let (one, session) = a_session_in(env, "one");
+    (one, env.subdir("two"), session)
 }
 
 /// `xcsh run --resume SESSION EXTRA -p TEXT` in `cwd`, which must succeed, with a
@@ -302,8 +308,7 @@ fn resume_at_an_earlier_entry_with_workspace_branches_there_then_moves() {
 #[test]
 fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
     let env = Env::new();
-    let gone = env.subdir("gone");
-    let (session, _) = prompt(&env, &gone, &[], "first");
+    let (gone, session) = a_session_in(&env, "gone");
     std::fs::remove_dir(&gone).unwrap();
     let here = env.subdir("here");
     let name = session.to_str().unwrap();
@@ -321,8 +326,7 @@ fn resume_of_a_session_whose_workspace_is_gone_asks_for_workspace() {
 #[test]
 fn labelling_a_session_kept_in_a_repository_leaves_no_file_beside_it() {
     let env = Env::new();
-    let ws = env.subdir("ws");
-    let (session, _) = prompt(&env, &ws, &[], "first");
+    let (ws, session) = a_session_in(&env, "ws");
     let kept = env.subdir("repo/sessions").join("s.jsonl");
     std::fs::copy(&session, &kept).unwrap();
     env.ok_in(&ws, &["label", kept.to_str().unwrap(), "1", "the prompt"]);
@@ -358,9 +362,8 @@ fn the_stale_note_of_a_killed_run_is_replaced_by_the_next_run_and_then_removed()
 #[test]
 fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
     let env = Env::new();
-    let ws = env.subdir("ws");
+    let (ws, session) = a_session_in(&env, "ws");
     let elsewhere = env.subdir("elsewhere");
-    let (session, _) = prompt(&env, &ws, &[], "first");
     let out = env.ok_in(&elsewhere, &["fork", session.to_str().unwrap(), "4"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let fork = PathBuf::from(
@@ -377,10 +380,11 @@ fn a_fork_made_elsewhere_goes_to_the_folder_of_its_sources_workspace() {
 
 // ---- an unreadable session file ----
 
-/// A session of `ws` (one prompt), and a newer copy of it named `…_badbadbadbad`
-/// with its line 3 cut in half: the copy's path.
-fn a_session_and_a_corrupt_newer_copy(env: &Env, ws: &Path) -> (PathBuf, PathBuf) {
-    let (session, _) = prompt(env, ws, &[], "readable");
+/// A workspace `ws` with a session (as [`a_session_in`]) and a newer copy of it
+/// named `…_badbadbadbad` with its line 3 cut in half: the workspace, the session
+/// and the copy.
+fn a_session_and_a_corrupt_newer_copy(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    let (ws, session) = a_session_in(env, "ws");
     let text = std::fs::read_to_string(&session).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     let half = lines[2].len() / 2;
@@ -390,14 +394,13 @@ fn a_session_and_a_corrupt_newer_copy(env: &Env, ws: &Path) -> (PathBuf, PathBuf
         .unwrap()
         .join("2999-01-01T00-00-00-000Z_badbadbadbad.jsonl");
     std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
-    (session, bad)
+    (ws, session, bad)
 }
 
 #[test]
 fn sessions_lists_the_readable_sessions_and_names_a_corrupt_file_once_after_them() {
     let env = Env::new();
-    let ws = env.subdir("ws");
-    let (session, bad) = a_session_and_a_corrupt_newer_copy(&env, &ws);
+    let (ws, session, bad) = a_session_and_a_corrupt_newer_copy(&env);
     let out = env.run_in(&ws, &["sessions", "--json"]);
     let listed: Vec<String> = stdout(&out)
         .lines()
@@ -422,8 +425,7 @@ fn sessions_lists_the_readable_sessions_and_names_a_corrupt_file_once_after_them
 #[test]
 fn continue_stops_at_an_unreadable_newest_session_and_names_the_one_to_resume() {
     let env = Env::new();
-    let ws = env.subdir("ws");
-    let (session, bad) = a_session_and_a_corrupt_newer_copy(&env, &ws);
+    let (ws, session, bad) = a_session_and_a_corrupt_newer_copy(&env);
     let script = env.script("final.jsonl", &[FINAL_STEP]);
     let out = env
         .scripted_in(&ws, &script, &["--continue", "-p", "more"])
@@ -440,5 +442,5 @@ fn continue_stops_at_an_unreadable_newest_session_and_names_the_one_to_resume() 
             )
         )
     );
-    assert_eq!(prompts(&session), ["readable"], "nothing was continued");
+    assert_eq!(prompts(&session), ["first"], "nothing was continued");
 }

@@ -596,19 +596,32 @@ mod tests {
     use super::*;
     use xcsh_log::read_session;
 
+    /// 3,000 entries of seed 7.
+    const OPTIONS: SynthOptions = SynthOptions {
+        entries: 3_000,
+        seed: 7,
+    };
+
+    /// What `generator` writes into a new directory: the file's bytes, the log read
+    /// back from it and the generator's report.
+    fn generated(
+        generator: impl FnOnce(&Path) -> Result<SynthReport, LogError>,
+    ) -> (Vec<u8>, SessionLog, SynthReport) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let report = generator(&path).unwrap();
+        (
+            std::fs::read(&path).unwrap(),
+            read_session(&path).unwrap(),
+            report,
+        )
+    }
+
     #[test]
     fn a_generated_session_reads_back_with_every_entry_and_is_deterministic() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.jsonl");
-        let b = dir.path().join("b.jsonl");
-        let opts = SynthOptions {
-            entries: 3_000,
-            seed: 7,
-        };
-        let report = generate(&a, opts).unwrap();
-        generate(&b, opts).unwrap();
-        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        let log = read_session(&a).unwrap();
+        let (bytes, log, report) = generated(|path| generate(path, OPTIONS));
+        let (again, ..) = generated(|path| generate(path, OPTIONS));
+        assert_eq!(bytes, again);
         assert_eq!(log.entries.len(), 3_000);
         assert_eq!(report.entries, 3_000);
         assert!(report.runs > 10, "{report:?}");
@@ -617,19 +630,12 @@ mod tests {
 
     #[test]
     fn a_shaped_session_has_a_branch_per_run_and_ends_with_a_chain_of_labels() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("shaped.jsonl");
         let shape = SynthShape {
             branch_per_mille: 1000,
             max_rounds: 1,
             label_chain: 500,
         };
-        let opts = SynthOptions {
-            entries: 3_000,
-            seed: 7,
-        };
-        let report = generate_shaped(&path, opts, shape).unwrap();
-        let log = read_session(&path).unwrap();
+        let (_, log, report) = generated(|path| generate_shaped(path, OPTIONS, shape));
         assert_eq!(log.entries.len(), 3_000);
         // Every run but the first two continues from an earlier boundary.
         assert!(report.branches + 2 >= report.runs, "{report:?}");

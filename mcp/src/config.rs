@@ -147,15 +147,20 @@ pub fn resolve_all(
 mod tests {
     use super::*;
 
-    fn table(text: &str) -> ServerToml {
-        toml::from_str(text).unwrap()
+    /// The server `name` of the table `[mcp_servers.NAME]` whose body is `text`,
+    /// resolved.
+    fn resolved(name: &str, text: &str) -> Result<ServerConfig, ConfigError> {
+        toml::from_str::<ServerToml>(text).unwrap().resolve(name)
     }
 
     #[test]
     fn a_command_table_resolves_to_a_stdio_server_with_the_default_timeouts() {
-        let t = table("command = \"npx\"\nargs = [\"-y\", \"srv\"]\nenv = { A = \"1\" }\n");
         assert_eq!(
-            t.resolve("s").unwrap(),
+            resolved(
+                "s",
+                "command = \"npx\"\nargs = [\"-y\", \"srv\"]\nenv = { A = \"1\" }\n"
+            )
+            .unwrap(),
             ServerConfig {
                 name: "s".into(),
                 transport: Transport::Stdio {
@@ -182,7 +187,7 @@ mod tests {
         ];
         let errors: Vec<String> = cases
             .iter()
-            .map(|(name, text)| table(text).resolve(name).unwrap_err().to_string())
+            .map(|(name, text)| resolved(name, text).unwrap_err().to_string())
             .collect();
         expect_test::expect![[r#"
             [

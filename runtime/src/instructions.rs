@@ -76,15 +76,20 @@ pub fn system_prompt(base: &str, files: &[InstructionFile]) -> String {
 mod tests {
     use super::*;
 
+    /// The directory `rel` under `base`, created with its parents.
+    fn made(base: &Path, rel: &str) -> PathBuf {
+        let dir = base.join(rel);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn files_are_found_from_the_git_root_down_to_the_workspace_global_first() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
-        let work = root.join("crates/app");
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::create_dir_all(&work).unwrap();
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(&home).unwrap();
+        let root = made(dir.path(), "repo");
+        made(&root, ".git");
+        let work = made(&root, "crates/app");
+        let home = made(dir.path(), "home");
         std::fs::write(home.join("AGENTS.md"), "global rule").unwrap();
         std::fs::write(root.join("AGENTS.md"), "repo rule").unwrap();
         std::fs::write(root.join("crates/CLAUDE.md"), "crates rule").unwrap();
@@ -110,8 +115,7 @@ mod tests {
     #[test]
     fn outside_a_repository_only_the_workspace_is_searched() {
         let dir = tempfile::tempdir().unwrap();
-        let work = dir.path().join("w");
-        std::fs::create_dir_all(&work).unwrap();
+        let work = made(dir.path(), "w");
         assert_eq!(search_dirs(&work), vec![work.clone()]);
         assert_eq!(system_prompt("base\n", &[]), "base");
     }

@@ -292,6 +292,7 @@ fn recover_children(path: &Path, machine: &Machine, notices: &mut Vec<String>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
     use xcsh_journal::synth::{SynthOptions, generate};
     use xcsh_log::machine_at::move_workspace;
     use xcsh_log::{Dag, entry_decision};
@@ -300,9 +301,7 @@ mod tests {
     /// the whole log rebuilds, and repairs a torn tail the same way.
     #[test]
     fn opening_at_the_leaf_through_the_index_rebuilds_the_same_machine() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.jsonl");
-        synth(&a, 5_000, 8);
+        let (dir, a) = synthesized(5_000, 8);
         let mut bytes = std::fs::read(&a).unwrap();
         bytes.extend_from_slice(b"{\"v\":1,\"id\":77");
         std::fs::write(&a, &bytes).unwrap();
@@ -331,9 +330,19 @@ mod tests {
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     }
 
-    /// A generated session of `entries` entries at `path`.
-    fn synth(path: &Path, entries: u64, seed: u64) {
-        generate(path, SynthOptions { entries, seed }).unwrap();
+    /// A new directory, and the path of a session file `s.jsonl` in it (not created).
+    fn scratch() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        (dir, path)
+    }
+
+    /// A new directory with a generated session of `entries` entries in it: the
+    /// directory and the session's path.
+    fn synthesized(entries: u64, seed: u64) -> (tempfile::TempDir, PathBuf) {
+        let (dir, path) = scratch();
+        generate(&path, SynthOptions { entries, seed }).unwrap();
+        (dir, path)
     }
 
     /// The machine a resume at the leaf rebuilds (its writer closed again).
@@ -351,12 +360,12 @@ mod tests {
             && a.snapshot() == b.snapshot()
     }
 
-    /// A 5,000-entry session (over 1 MB, so its index is written beside it), its
-    /// index, and the last settled boundary on its leaf's branch with the machine
-    /// replayed up to there, and the machine replayed to the leaf.
-    fn indexed_session(dir: &Path) -> (std::path::PathBuf, EntryId, Machine, Machine) {
-        let path = dir.join("s.jsonl");
-        synth(&path, 5_000, 4);
+    /// A new directory with a 5,000-entry session in it (over 1 MB, so its index is
+    /// written beside it): the directory, the session's path, the last settled
+    /// boundary on its leaf's branch with the machine replayed up to there, and the
+    /// machine replayed to the leaf.
+    fn indexed_session() -> (tempfile::TempDir, PathBuf, EntryId, Machine, Machine) {
+        let (dir, path) = synthesized(5_000, 4);
         xcsh_log::index::open_index(&path).unwrap();
         let log = xcsh_log::read_session(&path).unwrap();
         let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
@@ -375,7 +384,7 @@ mod tests {
             .unwrap();
         let (at_boundary, b) = rebuild_machine(&log, boundary).unwrap();
         assert_eq!(b, Some(boundary));
-        (path, boundary, at_boundary, full)
+        (dir, path, boundary, at_boundary, full)
     }
 
     /// Resuming restores the machine from the index's snapshot and replays only the
@@ -383,8 +392,7 @@ mod tests {
     /// one gives the machine a whole replay gives.
     #[test]
     fn a_snapshot_in_the_index_replaces_the_replay_up_to_its_entry() {
-        let dir = tempfile::tempdir().unwrap();
-        let (path, boundary, at_boundary, full) = indexed_session(dir.path());
+        let (_dir, path, boundary, at_boundary, full) = indexed_session();
 
         assert!(save_snapshot(&path, boundary, &Machine::new()));
         let wrong = resumed(&path);
@@ -399,8 +407,7 @@ mod tests {
     /// replayed whole.
     #[test]
     fn a_snapshot_of_another_machine_build_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let (path, boundary, _, full) = indexed_session(dir.path());
+        let (_dir, path, boundary, _, full) = indexed_session();
         assert!(save_snapshot(&path, boundary, &Machine::new()));
         let index = xcsh_log::index::open_index(&path).unwrap();
         let mut data: xcsh_log::index::IndexData =
@@ -417,9 +424,7 @@ mod tests {
     /// the same machine.
     #[test]
     fn a_long_resume_saves_a_snapshot_that_the_next_resume_starts_from() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        synth(&path, SNAPSHOT_AFTER_ENTRIES as u64 + 2_000, 6);
+        let (_dir, path) = synthesized(SNAPSHOT_AFTER_ENTRIES as u64 + 2_000, 6);
         let log = xcsh_log::read_session(&path).unwrap();
         let (full, _) = rebuild_machine(&log, log.leaf()).unwrap();
         assert!(!full.is_running(), "the generated session ends settled");
@@ -436,8 +441,7 @@ mod tests {
 
     #[test]
     fn a_run_works_in_the_workspace_recorded_on_its_branch() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
+        let (_dir, path) = scratch();
         let header = SessionHeader::new("s", "/a");
         drop(SessionWriter::create(&path, header, Utc::now()).unwrap());
         let (id, from) = move_workspace(&path, "/b").unwrap();

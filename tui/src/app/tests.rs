@@ -43,12 +43,33 @@ fn started(app: &mut App) {
     app.on_run_event(RunEvent::StepStarted { step: StepNo(1) }, 0);
 }
 
+/// An app with a turn started: its first step is under way.
+fn working() -> App {
+    let mut app = app();
+    started(&mut app);
+    app
+}
+
 fn delta(app: &mut App, text: &str, now_ms: u64) {
     app.on_run_event(
         RunEvent::TextDelta(Delta {
             step: StepNo(1),
             text: text.into(),
         }),
+        now_ms,
+    );
+}
+
+/// The first step finishing, completed.
+fn step_finished(app: &mut App, now_ms: u64) {
+    app.on_run_event(
+        RunEvent::StepFinished {
+            step: StepNo(1),
+            usage: Usage::default(),
+            finish: None,
+            outcome: "completed",
+            error: None,
+        },
         now_ms,
     );
 }
@@ -98,8 +119,7 @@ fn live(app: &mut App, width: u16, height: u16, now_ms: u64) -> String {
 
 #[test]
 fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in_history() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     delta(&mut app, "First paragraph, finished.\n\nSecond para", 100);
     delta(&mut app, "graph, still stream", 200);
     // No block is surely finished yet: all of it is live.
@@ -135,30 +155,19 @@ fn a_streaming_message_shows_its_unfinished_tail_live_and_its_finished_blocks_in
 #[test]
 fn a_streamed_message_lands_in_history_as_the_whole_message_would_render() {
     let source = "Intro line.\n\n- one\n- two\n\n```rust\nfn main() {}\n```\n\nLast words.";
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     for piece in source.as_bytes().chunks(5) {
         delta(&mut app, std::str::from_utf8(piece).unwrap(), 10);
         // Drawing between deltas must not change what history gets.
         let _ = app.take_history(50, 10);
     }
     let mut streamed = Vec::new();
-    let mut fresh = self::app();
-    started(&mut fresh);
+    let mut fresh = working();
     for piece in source.as_bytes().chunks(5) {
         delta(&mut fresh, std::str::from_utf8(piece).unwrap(), 10);
         streamed.extend(fresh.take_history(50, 10));
     }
-    fresh.on_run_event(
-        RunEvent::StepFinished {
-            step: StepNo(1),
-            usage: Usage::default(),
-            finish: None,
-            outcome: "completed",
-            error: None,
-        },
-        20,
-    );
+    step_finished(&mut fresh, 20);
     streamed.extend(fresh.take_history(50, 20));
     let whole = Cell::Assistant {
         markdown: source.into(),
@@ -169,8 +178,7 @@ fn a_streamed_message_lands_in_history_as_the_whole_message_would_render() {
 
 #[test]
 fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     app.on_run_event(
         RunEvent::ToolCall {
             step: StepNo(1),
@@ -218,8 +226,7 @@ fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
 
 #[test]
 fn a_steer_is_pending_until_it_is_delivered_then_it_is_a_user_message() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     assert_eq!(typed(&mut app, "also b"), Vec::new());
     assert_eq!(
         app.on_key(key(KeyCode::Enter)),
@@ -268,18 +275,14 @@ fn tab_queues_a_follow_up_while_working_and_enter_prompts_while_idle() {
     );
 }
 
-/// A turn asking whether to edit a file whose line is `old line`.
+/// A turn asking whether to edit a file whose line is `old line`, with nothing typed.
 fn asking() -> App {
-    let mut app = app();
-    started(&mut app);
-    app.ask(&edit_request(), Some("old line\n"));
-    app
+    asking_over("")
 }
 
 /// A turn asking, as [`asking`], while the input holds `draft`, typed before.
 fn asking_over(draft: &str) -> App {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     assert_eq!(typed(&mut app, draft), Vec::new());
     app.ask(&edit_request(), Some("old line\n"));
     app
@@ -298,8 +301,7 @@ fn edit_request() -> ApprovalRequest {
 
 #[test]
 fn an_edit_approval_shows_its_diff_and_m_denies_with_a_message() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     app.ask(&edit_request(), Some("keep\nold line\nkeep\n"));
     let screen = live(&mut app, 60, 24, 100);
     assert!(screen.contains("-old line"), "{screen}");
@@ -389,8 +391,7 @@ fn allowing_a_tool_for_the_session_says_so_in_history() {
 
 #[test]
 fn a_call_denied_without_asking_says_why_in_words() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     app.on_run_event(
         RunEvent::Approval {
             call_id: CallId("c1".into()),
@@ -417,8 +418,7 @@ fn a_continued_session_shows_its_own_context_until_a_step_reports_one() {
 
 #[test]
 fn esc_on_the_empty_input_stops_a_turn_as_ctrl_c_does() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     assert_eq!(typed(&mut app, "draft"), Vec::new());
     // The first Esc clears the draft, the second stops the turn.
     assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
@@ -429,21 +429,11 @@ fn esc_on_the_empty_input_stops_a_turn_as_ctrl_c_does() {
 
 #[test]
 fn a_notice_that_comes_while_a_message_streams_is_written_after_it() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     delta(&mut app, "# Heading\n\nParagraph one", 100);
     app.on_key(ctrl('o'));
     delta(&mut app, " goes on.\n\nParagraph two.", 200);
-    app.on_run_event(
-        RunEvent::StepFinished {
-            step: StepNo(1),
-            usage: Usage::default(),
-            finish: None,
-            outcome: "completed",
-            error: None,
-        },
-        300,
-    );
+    step_finished(&mut app, 300);
     expect![[r#"
         • # Heading
 
@@ -458,8 +448,7 @@ fn a_notice_that_comes_while_a_message_streams_is_written_after_it() {
 
 #[test]
 fn ctrl_c_stops_a_turn_and_twice_on_an_idle_prompt_exits() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     assert_eq!(app.on_key(ctrl('c')), [Action::Interrupt]);
     app.on_run_event(
         RunEvent::RunFinished {
@@ -478,15 +467,13 @@ fn ctrl_c_stops_a_turn_and_twice_on_an_idle_prompt_exits() {
 fn ctrl_d_on_an_empty_prompt_exits_and_while_working_stops_first() {
     let mut idle = self::app();
     assert_eq!(idle.on_key(ctrl('d')), [Action::Exit]);
-    let mut busy = app();
-    started(&mut busy);
+    let mut busy = working();
     assert_eq!(busy.on_key(ctrl('d')), [Action::Interrupt, Action::Exit]);
 }
 
 #[test]
 fn the_live_area_never_exceeds_its_height_and_keeps_input_and_status() {
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     delta(&mut app, &"a long unfinished paragraph ".repeat(200), 10);
     let buf = app.render_live(40, 8, 20);
     assert_eq!(buf.area.height, 8);
@@ -560,8 +547,7 @@ fn the_plan_is_a_checklist_in_the_live_area_and_each_change_a_history_cell() {
             })
             .collect(),
     };
-    let mut app = app();
-    started(&mut app);
+    let mut app = working();
     plan_update(
         &mut app,
         "call_1",
