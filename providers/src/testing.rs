@@ -122,9 +122,17 @@ fn every_mapper_transcript_plays_as_written() {
     );
 }
 
-/// A stream that started over: the `attempts`' lines, then those of the `end`, fed
-/// through [`run`], end without an error; the message they assemble to, and the
-/// reasons of the `restarted` events.
+/// The lines, fed through [`run`], end without an error: the message they
+/// assemble to, and the reasons of the `restarted` events.
+pub(crate) fn assembled<M: StreamMapper + Default>(lines: &[&str]) -> (Assembled, Vec<String>) {
+    let (events, err) = run::<M>(lines);
+    assert!(err.is_none(), "{err:?}");
+    let reasons = restarts(&events).into_iter().map(String::from).collect();
+    (assemble(&events), reasons)
+}
+
+/// A stream that started over: the `attempts`' lines, then those of the `end`,
+/// [`assembled`].
 pub(crate) fn restarted<M: StreamMapper + Default>(
     attempts: &[String],
     end: &[&str],
@@ -134,10 +142,7 @@ pub(crate) fn restarted<M: StreamMapper + Default>(
         .map(String::as_str)
         .chain(end.iter().copied())
         .collect();
-    let (events, err) = run::<M>(&lines);
-    assert!(err.is_none(), "{err:?}");
-    let reasons = restarts(&events).into_iter().map(String::from).collect();
-    (assemble(&events), reasons)
+    assembled::<M>(&lines)
 }
 
 /// One JSON line per event.

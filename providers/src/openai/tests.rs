@@ -3,8 +3,8 @@
 use super::*;
 use crate::Provider;
 use crate::testing::{
-    api_error, assemble, assert_malformed, assert_tool_calls, call, parallel_read_and_list,
-    pretty_body, render, restarts, run, sample_request, sent_is_shown,
+    api_error, assembled, assert_malformed, assert_tool_calls, call, parallel_read_and_list,
+    pretty_body, render, run, sample_request, sent_is_shown,
 };
 use expect_test::expect;
 use xcsh_machine::Message;
@@ -68,7 +68,7 @@ fn refusal_and_error_chunks_are_api_errors() {
 
 #[test]
 fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
-    let (events, err) = run::<OpenAiMapper>(&[
+    let (a, restarts) = assembled::<OpenAiMapper>(&[
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"Hmm, "}}]}"#,
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Let me re"}}]}"#,
         r#"{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
@@ -79,60 +79,12 @@ fn a_chat_stream_restarted_with_a_new_id_keeps_only_the_second_message() {
         r#"{"id":"chatcmpl-2","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":7,"total_tokens":16}}"#,
         "[DONE]",
     ]);
-    assert!(err.is_none(), "{err:?}");
-    let a = assemble(&events);
     assert_eq!((a.text.as_str(), a.reasoning.as_str()), ("Reading b.", ""));
     assert_tool_calls(&a, &[call("call_b", "read", r#"{"path":"b.txt"}"#)]);
     assert_eq!(
-        restarts(&events),
+        restarts,
         ["a chunk with the new id chatcmpl-2 (the message so far was chatcmpl-1)"]
     );
-}
-
-#[test]
-fn a_new_id_on_a_chunk_that_opens_no_message_is_no_restart() {
-    let (events, err) = run::<OpenAiMapper>(&[
-        r#"{"id":"gen-1","choices":[{"index":0,"delta":{"role":"assistant","content":"Kept"}}]}"#,
-        r#"{"id":"gen-2","choices":[{"index":0,"delta":{"content":" whole."}}]}"#,
-        r#"{"id":"gen-2","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-        r#"{"id":"usage-3","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#,
-        "[DONE]",
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    assert_eq!(assemble(&events).text, "Kept whole.");
-    assert_eq!(restarts(&events), Vec::<&str>::new());
-}
-
-#[test]
-fn a_repeated_role_after_content_restarts_the_chat_message() {
-    let (events, err) = run::<OpenAiMapper>(&[
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":"Half a sen"}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"A whole"}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{"content":" sentence."}}]}"#,
-        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-        "[DONE]",
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    assert_eq!(assemble(&events).text, "A whole sentence.");
-    assert_eq!(
-        restarts(&events),
-        ["a chunk with delta.role after the message's content"]
-    );
-}
-
-#[test]
-fn a_role_on_every_chunk_is_not_a_restart() {
-    // Ollama's compatible endpoint sends `role` with every delta.
-    let (events, err) = run::<OpenAiMapper>(&[
-        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":"One"}}]}"#,
-        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":" two"}}]}"#,
-        r#"{"id":"chatcmpl-7","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}"#,
-        "[DONE]",
-    ]);
-    assert!(err.is_none(), "{err:?}");
-    assert_eq!(assemble(&events).text, "One two");
-    assert_eq!(restarts(&events), Vec::<&str>::new());
 }
 
 fn malformed_message(lines: &[&str]) -> Option<(ProviderErrorKind, String)> {
