@@ -148,7 +148,8 @@ class Agent:
     name = ""
     # The agent's own folder in the run (its XCSH_HOME, PI_CODING_AGENT_DIR or
     # CODEX_HOME), made by __init__ as self.agent_home; its sessions are below it.
-    home_dir = ""
+    # NAME-home unless the agent names another.
+    home_dir = None
 
     def __init__(self, run_dir, mock, binary):
         self.dir = run_dir
@@ -156,7 +157,7 @@ class Agent:
         self.binary = binary
         self.work = os.path.join(run_dir, "work")
         self.home = os.path.join(run_dir, "home")
-        self.agent_home = os.path.join(run_dir, self.home_dir)
+        self.agent_home = os.path.join(run_dir, self.home_dir or f"{self.name}-home")
         os.makedirs(self.work)
         os.makedirs(self.home)
         os.makedirs(self.agent_home)
@@ -182,7 +183,6 @@ class Agent:
 
 class Xcsh(Agent):
     name = "xcsh"
-    home_dir = "xcsh-home"
 
     def __init__(self, run_dir, mock, binary, sandbox):
         super().__init__(run_dir, mock, binary)
@@ -231,7 +231,6 @@ class Pi(Agent):
 
 class Codex(Agent):
     name = "codex"
-    home_dir = "codex-home"
 
     def __init__(self, run_dir, mock, binary, package_root):
         super().__init__(run_dir, mock, binary)
