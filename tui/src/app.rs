@@ -24,7 +24,8 @@ use crate::markdown::MarkdownStream;
 use crate::overlay::{Overlay, OverlayAction, OverlayOutcome};
 use crate::pending::Pending;
 use crate::status::{FooterState, Retry, Turn};
-use crate::tool_card::{Before, ToolCard, ToolFinish};
+use crate::tool_card::{Before, ToolFinish};
+use tools::LiveTools;
 
 /// What the controller is asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +121,7 @@ pub struct App {
     wrote_any: bool,
     stream: Option<LiveStream>,
     reasoning: Option<LiveReasoning>,
-    tools: Vec<ToolCard>,
+    tools: LiveTools,
     question: Option<LiveQuestion>,
     plan: Option<LivePlan>,
     pending: Pending,
@@ -150,7 +151,7 @@ impl App {
             wrote_any: false,
             stream: None,
             reasoning: None,
-            tools: Vec::new(),
+            tools: LiveTools::default(),
             question: None,
             plan: None,
             pending: Pending::default(),
@@ -364,33 +365,14 @@ impl App {
                 call_id,
                 name,
                 arguments,
-            } => {
-                if !self.tools.iter().any(|c| c.call_id() == &call_id) {
-                    let mut card = ToolCard::new(call_id, &name, &arguments);
-                    card.ask();
-                    self.tools.push(card);
-                }
-            }
+            } => self.tools.asked(&call_id, &name, &arguments),
             RunEvent::ToolCall {
                 call_id,
                 name,
                 arguments,
                 ..
-            } => {
-                let i = match self.tools.iter().position(|c| c.call_id() == &call_id) {
-                    Some(i) => i,
-                    None => {
-                        self.tools.push(ToolCard::new(call_id, &name, &arguments));
-                        self.tools.len() - 1
-                    }
-                };
-                self.tools[i].start(now_ms);
-            }
-            RunEvent::ToolOutput { call_id, text, .. } => {
-                if let Some(card) = self.tools.iter_mut().find(|c| c.call_id() == &call_id) {
-                    card.push_output(&text);
-                }
-            }
+            } => self.tools.dispatched(&call_id, &name, &arguments, now_ms),
+            RunEvent::ToolOutput { call_id, text, .. } => self.tools.output(&call_id, &text),
             RunEvent::ToolResult {
                 call_id,
                 name,
@@ -400,22 +382,20 @@ impl App {
                 duration_ms,
                 changes,
             } => {
-                let mut card = match self.tools.iter().position(|c| c.call_id() == &call_id) {
-                    Some(i) => self.tools.remove(i),
-                    None => ToolCard::new(call_id.clone(), &name, ""),
-                };
                 if self.question.as_ref().is_some_and(|q| q.call_id == call_id) {
                     self.question = None;
                     self.focus = Focus::Editor;
                 }
-                card.finish(ToolFinish {
+                let finish = ToolFinish {
                     status,
                     content,
                     duration_ms,
                     synthetic,
                     before: changes.first().map_or(Before::NotRecorded, Before::from),
-                });
-                self.push_cell(Cell::Tool(card));
+                };
+                for card in self.tools.finished(&call_id, &name, finish) {
+                    self.push_cell(Cell::Tool(card));
+                }
             }
             RunEvent::Plan { call_id, plan } => {
                 // The call's card, if still waiting for history, becomes the plan's cell.
@@ -502,7 +482,7 @@ impl App {
     fn settle_live(&mut self) {
         self.end_reasoning();
         self.take_stream_blocks(true);
-        for card in std::mem::take(&mut self.tools) {
+        for card in self.tools.drain() {
             self.push_cell(Cell::Tool(card));
         }
         self.question = None;
@@ -710,3 +690,4 @@ mod live;
 mod question;
 #[cfg(test)]
 mod tests;
+mod tools;

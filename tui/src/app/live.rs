@@ -31,7 +31,7 @@ impl App {
                 top.extend(assistant_lines(tail, width, !s.started, &theme));
             }
         }
-        for card in &self.tools {
+        for card in self.tools.iter() {
             if self
                 .question
                 .as_ref()

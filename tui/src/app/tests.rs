@@ -591,3 +591,92 @@ fn the_plan_is_a_checklist_in_the_live_area_and_each_change_a_history_cell() {
         "the checklist leaves the live area with the turn"
     );
 }
+
+fn dispatched(app: &mut App, id: &str, name: &str, arguments: &str) {
+    app.on_run_event(
+        RunEvent::ToolCall {
+            step: StepNo(1),
+            call_id: CallId(id.into()),
+            name: name.into(),
+            arguments: arguments.into(),
+        },
+        0,
+    );
+}
+
+fn ended(app: &mut App, id: &str, name: &str, content: &str) {
+    app.on_run_event(
+        RunEvent::ToolResult {
+            call_id: CallId(id.into()),
+            name: name.into(),
+            status: ToolStatus::Ok,
+            content: content.into(),
+            synthetic: None,
+            duration_ms: 10,
+            changes: Vec::new(),
+        },
+        100,
+    );
+}
+
+/// Parallel calls that end in another order go into history in the order they were
+/// dispatched, the log's, as a resumed session lists them; one that ended first
+/// shows its result in the live area until the calls before it end.
+#[test]
+fn parallel_calls_go_into_history_in_dispatch_order_whatever_order_they_end_in() {
+    let mut app = working();
+    dispatched(&mut app, "c1", "bash", r#"{"command":"make test"}"#);
+    dispatched(&mut app, "c2", "bash", r#"{"command":"git status"}"#);
+    ended(&mut app, "c2", "bash", "exit code: 0\nstdout:\nclean\n");
+    assert_eq!(history_at_80(&mut app).trim(), "");
+    expect![[r#"
+        ⠙ bash make test · 0.1s
+        ✓ bash git status · exit 0 · 0.0s
+          └ clean
+
+        › Ask xcsh to do something · / for commands
+        openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.1s
+        ⏎ steer · Tab queue · Esc/^C stop · ^T transcript
+    "#]]
+    .assert_eq(&live(&mut app, 60, 12, 100));
+    ended(&mut app, "c1", "bash", "exit code: 0\nstdout:\nok\n");
+    expect![[r#"
+        ✓ bash make test · exit 0 · 0.0s
+          └ ok
+
+        ✓ bash git status · exit 0 · 0.0s
+          └ clean
+    "#]]
+    .assert_eq(&history_at_80(&mut app));
+}
+
+/// A call asked about has no place until it is dispatched: a call dispatched
+/// meanwhile goes into history when it ends, as the log records it first.
+#[test]
+fn a_call_waiting_for_its_answer_holds_back_no_call_dispatched_after_it() {
+    let mut app = working();
+    app.on_run_event(
+        RunEvent::ApprovalRequested {
+            call_id: CallId("c1".into()),
+            name: "write".into(),
+            arguments: r#"{"path":"b.txt","content":"b"}"#.into(),
+        },
+        0,
+    );
+    dispatched(&mut app, "c2", "bash", r#"{"command":"git status"}"#);
+    ended(&mut app, "c2", "bash", "exit code: 0\nstdout:\nclean\n");
+    expect![[r#"
+        ✓ bash git status · exit 0 · 0.0s
+          └ clean
+    "#]]
+    .assert_eq(&history_at_80(&mut app));
+    dispatched(&mut app, "c1", "write", r#"{"path":"b.txt","content":"b"}"#);
+    ended(&mut app, "c1", "write", "wrote 1 byte to b.txt");
+    expect![[r#"
+
+        ✓ write b.txt · +1 · 0.0s
+          └ @@ -0,0 +1 @@
+              1 +b
+    "#]]
+    .assert_eq(&history_at_80(&mut app));
+}
