@@ -22,7 +22,10 @@ use xcsh_tui::fmt::why_stopped;
 
 use crate::config;
 use crate::exit::{Exit, usage};
-use crate::present::{APPROVAL_CHOICES, context_overflow, first_line, parse_answer};
+use crate::present::{
+    APPROVAL_CHOICES, MESSAGE_PROMPT, Reply, context_overflow, denial, first_line, more_waiting,
+    parse_answer,
+};
 use crate::providers::{self, ProviderArgs};
 use crate::sessions;
 use crate::setup::{DEFAULT_SYSTEM_PROMPT, Setup};
@@ -131,8 +134,9 @@ enum PermissionsArg {
     Yolo,
 }
 
-/// Asks on the terminal: the tool, its arguments and the working directory, then
-/// reads `y` (once), `a` (this tool for the session), `A` (this exact call), `n`.
+/// Asks on the terminal: the tool, its arguments, the working directory and how many
+/// more questions wait, then reads `y` (once), `a` (this tool for the session), `A`
+/// (this exact call), `n`, or `m` (deny with a message: `m TEXT`, or `m` and a line).
 struct TerminalApprover;
 
 impl Approver for TerminalApprover {
@@ -155,20 +159,33 @@ fn ask_on_terminal(request: &ApprovalRequest) -> ApprovalAnswer {
         scope: ApprovalScope::Once,
         message: None,
     };
+    let read_line = || {
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    };
     loop {
         let question = format!(
-            "\nxcsh: allow `{}` {} in {}?\n  {APPROVAL_CHOICES}: ",
-            request.call.name, request.call.arguments, request.cwd
+            "\nxcsh: allow `{}` {} in {}?{}\n  {APPROVAL_CHOICES}: ",
+            request.call.name,
+            request.call.arguments,
+            request.cwd,
+            more_waiting(request.waiting)
         );
         // The arguments are the model's: shown, not obeyed.
         eprint!("{}", xcsh_inspect::terminal::neutralize(&question));
-        let mut line = String::new();
-        match std::io::stdin().read_line(&mut line) {
-            Ok(0) | Err(_) => return deny,
-            Ok(_) => {}
-        }
-        if let Some(answer) = parse_answer(&line) {
-            return answer;
+        let Some(line) = read_line() else {
+            return deny;
+        };
+        match parse_answer(&line) {
+            Some(Reply::Answer(answer)) => return answer,
+            Some(Reply::Message) => {
+                eprint!("{MESSAGE_PROMPT} ");
+                return read_line().map_or(deny, |message| denial(&message));
+            }
+            None => {}
         }
     }
 }

@@ -2,7 +2,8 @@
 //! resize-window) against a local provider server: streaming as it arrives, an
 //! edit approval with its diff, a steer shown pending then delivered, Ctrl-C of a
 //! long bash call, resizing mid-stream, Ctrl-D and the history it leaves, colour and
-//! `NO_COLOR`, the tree navigator, the session picker and the transcript.
+//! `NO_COLOR`, the tree navigator, the session picker and the transcript (which
+//! follows a turn and announces a question that waits).
 //!
 //! Needs tmux (`scripts/setup-test-deps.sh` installs it; CI runs that first): each
 //! test is skipped with a message without it, and fails under `CI`. Waiting for the
@@ -537,4 +538,75 @@ fn ctrl_t_shows_a_tool_output_in_full_and_q_closes_it() {
     let screen = tmux.wait_until("the transcript closed", |s| !has_line_ending(s, "row-1"));
     assert_contains(&screen, "Ask xcsh to do something");
     assert_contains(&screen, "Counted.");
+}
+
+#[test]
+fn ctrl_t_during_a_turn_follows_it_and_says_when_a_question_waits() {
+    // The first call blocks on a FIFO until the test writes into it: the transcript
+    // is open before anything after that call exists.
+    let Some((env, server)) = Env::new().in_tmux_with(vec![
+        Reply::sse(openai_call(
+            &["Waiting at the gate."],
+            "call_1",
+            "bash",
+            r#"{"command":"head -n 1 gate"}"#,
+            100,
+        )),
+        Reply::sse(openai_call(
+            &["The gate opened."],
+            "call_2",
+            "write",
+            r#"{"path":"f.txt","content":"new\n"}"#,
+            120,
+        )),
+        Reply::openai_text("Wrote f.txt.", 140),
+    ]) else {
+        return;
+    };
+    let gate = env.workspace().join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
+    tmux.line("pass the gate");
+    tmux.wait_for("allow bash", 1);
+    tmux.keys(&["y"]);
+    tmux.wait_until("the call running", |s| {
+        s.contains("head -n 1 gate") && !s.contains("allow bash")
+    });
+
+    tmux.keys(&["C-t"]);
+    let pager = "g/G top/end";
+    tmux.wait_until("the transcript", |s| {
+        s.contains(pager) && s.contains("Waiting at the gate.")
+    });
+    // Read and write: opening does not wait for the reader, and the line stays in
+    // the FIFO until `head` reads it.
+    let mut open_gate = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&gate)
+        .unwrap();
+    std::io::Write::write_all(&mut open_gate, b"go\n").unwrap();
+    let screen = tmux.wait_until("the write's question announced", |s| {
+        s.contains("approval waiting: write · Esc to answer")
+    });
+    // Still the transcript, now with what was recorded after it opened.
+    assert_contains(&screen, pager);
+    assert_contains(&screen, "The gate opened.");
+    assert!(!screen.contains("allow write"), "{screen}");
+
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("allow write", 1);
+    assert!(!screen.contains(pager), "{screen}");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Wrote f.txt.", 1);
+    tmux.wait_for("─ done", 1);
+    assert_eq!(
+        std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
+        "new\n"
+    );
+    drop(open_gate);
 }

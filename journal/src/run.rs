@@ -108,6 +108,10 @@ pub enum Action {
     /// Ask the user about `call`; the answer comes as `Answered`.
     Ask {
         call: ToolCall,
+        /// How many other calls the machine awaits an answer for: the questions
+        /// queued behind this one, each put in turn unless an earlier answer's grant
+        /// covers it first (so "N more waiting", never "1 of N").
+        waiting: u32,
     },
     /// Summarize context messages `0..upto`; the result comes as `SummaryEnded`.
     Summarize {
@@ -607,8 +611,15 @@ impl Journal {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
             });
+            // The calls behind this one: every other call the machine awaits. Each is
+            // in `questions`, or joins it later in this pass: the machine's state
+            // already holds every call its effects ask about, one effect at a time.
+            let behind = waiting.iter().filter(|id| **id != call.id).count();
             self.asking = Some(call.clone());
-            s.out.push(Action::Ask { call });
+            s.out.push(Action::Ask {
+                call,
+                waiting: u32::try_from(behind).unwrap_or(u32::MAX),
+            });
             return;
         }
     }

@@ -120,7 +120,7 @@ impl Harness {
               +3 step 1 Completed
               ! event step_finished
               ! event approval_requested
-              ! ask c1
+              ! ask c1 (1 more waiting)
         "#]]
         .assert_eq(&std::mem::take(&mut h.out));
         h
@@ -281,7 +281,7 @@ fn render(action: &Action) -> String {
             format!("start_tool {} (dispatched by {dispatched})", call.id)
         }
         Action::CancelTool { call_id } => format!("cancel_tool {call_id}"),
-        Action::Ask { call } => format!("ask {}", call.id),
+        Action::Ask { call, waiting } => format!("ask {} ({waiting} more waiting)", call.id),
         Action::Summarize { upto } => format!("summarize {upto}"),
         Action::CancelSummary => "cancel_summary".into(),
         Action::Release(entries) => format!("release {entries:?}"),
@@ -432,9 +432,41 @@ fn after_a_denial_the_next_question_is_put() {
           +5 synthetic_result
           ! event tool_result
           ! event approval_requested
-          ! ask c2
+          ! ask c2 (0 more waiting)
     "#]],
     );
+}
+
+/// One step asks to write three times: each question says how many more wait behind
+/// it (2, 1, 0), counted from the journal's own state as the answers come.
+#[test]
+fn each_question_says_how_many_more_wait_behind_it() {
+    let mut h = Harness::new();
+    h.prompt(Permissions::Ask);
+    h.step(1, &[("c1", "write"), ("c2", "write"), ("c3", "write")]);
+    h.answer("c1", Verdict::Allow, ApprovalScope::Once);
+    h.answer("c2", Verdict::Deny, ApprovalScope::Once);
+    h.check(expect![[r#"
+        > end 1 ok
+          +3 step 1 Completed
+          ! event step_finished
+          ! event approval_requested
+          ! ask c1 (2 more waiting)
+        > answer c1 Allow Once
+          +4 approval_answer
+          +5 tool_dispatched c1
+          ! event tool_call
+          ! sync
+          ! start_tool c1 (dispatched by 5)
+          ! event approval_requested
+          ! ask c2 (1 more waiting)
+        > answer c2 Deny Once
+          +6 approval_answer
+          +7 synthetic_result
+          ! event tool_result
+          ! event approval_requested
+          ! ask c3 (0 more waiting)
+    "#]]);
 }
 
 /// A `plan` call's `plan` event comes right after its ok `tool_result` is appended;

@@ -387,6 +387,10 @@ pub struct ApprovalRequest {
     pub call: ToolCall,
     /// The workspace the call would run in.
     pub cwd: String,
+    /// How many more questions of this run wait behind this one (calls the machine
+    /// awaits an answer for). An answer's grant may cover some of them, so this is
+    /// "N more waiting", not "1 of N".
+    pub waiting: u32,
 }
 
 /// The user's answer: `y` = allow once, `a` = this tool for the session, `A` = this

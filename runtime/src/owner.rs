@@ -479,7 +479,7 @@ impl Owner {
                 // A call still waiting for a slot settles without starting.
                 self.work.tool_slots.cancel_waiting(&call_id);
             }
-            Action::Ask { call } => {
+            Action::Ask { call, waiting } => {
                 // `Ask` is only in effect with an approver (see `Owner::new`).
                 let Some(approver) = self.approver.clone() else {
                     return Ok(());
@@ -490,6 +490,7 @@ impl Owner {
                 let question = approver.decide(ApprovalRequest {
                     call,
                     cwd: self.session.cwd.clone(),
+                    waiting,
                 });
                 let tx = self.mail.done_tx.clone();
                 tokio::spawn(async move {

@@ -1,18 +1,20 @@
 //! What the runtime gives a terminal UI beyond the log: bash's output as transient
 //! `tool_output` events while the call runs, provider retries as `retrying` events,
-//! a denial that carries the user's message to the model, and the file changes of an
-//! `edit` on its `tool_result` event.
+//! a denial that carries the user's message to the model, the file changes of an
+//! `edit` on its `tool_result` event, and how many questions wait behind each one.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use expect_test::expect;
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    CallId, FinishReason, Message, Permissions, StepNo, StopReason, StreamEvent, ToolCall,
-    ToolStatus,
+    ApprovalScope, CallId, FinishReason, Message, Permissions, StepNo, StopReason, StreamEvent,
+    ToolCall, ToolStatus, Verdict,
 };
-use xcsh_runtime::{ApprovalAnswer, RunEvent};
+use xcsh_ports::BoxFuture;
+use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, Approver, RunEvent};
 use xcsh_tools::{OutputStream, StandardTools, ToolExecutor};
 
 mod harness;
@@ -291,4 +293,43 @@ async fn a_partial_line_is_sent_when_the_pipe_goes_quiet() {
     }
     pair.finish().await;
     assert_eq!(pieces, ["abc", "def\n"]);
+}
+
+/// Answers every question `y`, noting the call and how many more wait behind it.
+struct CountingApprover(Arc<Mutex<Vec<(String, u32)>>>);
+
+impl Approver for CountingApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        let mut asked = self.0.lock().unwrap();
+        asked.push((request.call.id.0, request.waiting));
+        Box::pin(async { ApprovalAnswer::new(Verdict::Allow, ApprovalScope::Once) })
+    }
+}
+
+/// One step asks to write three times: the approver is asked one question at a
+/// time, and each says how many more wait behind it.
+#[tokio::test(start_paused = true)]
+async fn each_approval_request_says_how_many_more_questions_wait() {
+    let write = |path: &str| serde_json::json!({"name": "write", "arguments": {"path": path, "content": "x"}});
+    let calls = [write("a.txt"), write("b.txt"), write("c.txt")];
+    let script = format!(
+        "{}\n{}",
+        serde_json::json!({ "tool_calls": calls }),
+        r#"{"text":"ok"}"#
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let pair = Pair::start(&script, "go", |s| {
+        s.standard_tools();
+        s.run.permissions = Permissions::Ask;
+        s.run.approver = Some(Arc::new(CountingApprover(Arc::clone(&asked))));
+    });
+    pair.finish().await;
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [
+            ("call_1_1".to_string(), 2),
+            ("call_1_2".to_string(), 1),
+            ("call_1_3".to_string(), 0)
+        ]
+    );
 }

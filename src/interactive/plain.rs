@@ -18,7 +18,10 @@ use xcsh_machine::{Delta, IgnoreReason};
 use xcsh_runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
 
 use super::commands;
-use crate::present::{APPROVAL_CHOICES, context_overflow, first_line, list, parse_answer};
+use crate::present::{
+    APPROVAL_CHOICES, MESSAGE_PROMPT, Reply, context_overflow, denial, first_line, list,
+    more_waiting, parse_answer,
+};
 use crate::sessions;
 use crate::setup::Setup;
 use crate::signals::{self, Signals, Termination};
@@ -106,12 +109,59 @@ struct Running {
     exit_after: bool,
 }
 
+/// The open approval question: the next line answers it.
+struct Asking {
+    question: commands::Question,
+    /// `m` was typed alone: the next line is the message to the model.
+    message_next: bool,
+}
+
+impl Asking {
+    /// Puts `question`: the call, where it runs, how many more wait, the choices.
+    fn put(question: commands::Question, out: &mut Out) -> Asking {
+        let (request, _) = &question;
+        out.line(format!(
+            "[approve] {} {} in {}{}\n  {APPROVAL_CHOICES}",
+            request.call.name,
+            request.call.arguments,
+            request.cwd,
+            more_waiting(request.waiting)
+        ));
+        Asking {
+            question,
+            message_next: false,
+        }
+    }
+
+    /// Takes the line typed while the question is open (trimmed): sends the answer
+    /// it makes, or says what to type and gives the question back.
+    fn take(mut self, line: &str, out: &mut Out) -> Option<Asking> {
+        let reply = if self.message_next {
+            Some(Reply::Answer(denial(line)))
+        } else {
+            parse_answer(line)
+        };
+        match reply {
+            Some(Reply::Answer(answer)) => {
+                let _ = self.question.1.send(answer);
+                return None;
+            }
+            Some(Reply::Message) => {
+                out.line(MESSAGE_PROMPT);
+                self.message_next = true;
+            }
+            None => out.line("(answer y, a, A, n or m)"),
+        }
+        Some(self)
+    }
+}
+
 struct Ui {
     setup: Setup,
     out: Out,
     session: Option<PathBuf>,
     running: Option<Running>,
-    question: Option<commands::Question>,
+    question: Option<Asking>,
     questions: mpsc::UnboundedReceiver<commands::Question>,
     approver: Arc<commands::ChannelApprover>,
     ctrl_c_once: bool,
@@ -306,7 +356,8 @@ impl Ui {
             }
         };
         if let Some(question) = self.question.take() {
-            return Ok(self.answer(question, line.trim()));
+            self.question = question.take(line.trim(), &mut self.out);
+            return Ok(true);
         }
         let text = line.trim();
         if text.is_empty() {
@@ -385,25 +436,7 @@ impl Ui {
     }
 
     fn ask(&mut self, question: commands::Question) {
-        let (request, _) = &question;
-        self.out.line(format!(
-            "[approve] {} {} in {}\n  {APPROVAL_CHOICES}",
-            request.call.name, request.call.arguments, request.cwd
-        ));
-        self.question = Some(question);
-    }
-
-    fn answer(&mut self, question: commands::Question, line: &str) -> bool {
-        match parse_answer(line) {
-            Some(answer) => {
-                let _ = question.1.send(answer);
-            }
-            None => {
-                self.out.line("(answer y, a, A or n)");
-                self.question = Some(question);
-            }
-        }
-        true
+        self.question = Some(Asking::put(question, &mut self.out));
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
@@ -621,7 +654,10 @@ fn clip(s: &str, max: usize) -> String {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use super::{Out, help};
+    use xcsh_machine::{ApprovalScope, CallId, ToolCall, Verdict};
+    use xcsh_runtime::{ApprovalAnswer, ApprovalRequest};
+
+    use super::{Asking, Out, help};
 
     /// Collects what would be printed above the prompt.
     struct Collect(Arc<Mutex<Vec<String>>>);
@@ -633,14 +669,80 @@ mod tests {
         }
     }
 
-    #[test]
-    fn streamed_text_is_printed_line_by_line_and_neutralized() {
+    /// An `Out` whose lines are collected, and what it printed.
+    fn collected() -> (Out, Arc<Mutex<Vec<String>>>) {
         let printed = Arc::new(Mutex::new(Vec::new()));
-        let mut out = Out {
+        let out = Out {
             printer: Box::new(Collect(Arc::clone(&printed))),
             partial: String::new(),
             thinking: String::new(),
         };
+        (out, printed)
+    }
+
+    /// A question about a write with two more waiting behind it, and `lines` typed
+    /// at it in turn: what was printed (each typed line after `› `), and the answer
+    /// sent, if one was.
+    fn typed_at_a_question(lines: &[&str]) -> (String, Option<ApprovalAnswer>) {
+        let (mut out, printed) = collected();
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        let request = ApprovalRequest {
+            call: ToolCall {
+                id: CallId("c1".into()),
+                name: "write".into(),
+                arguments: r#"{"path":"a.txt","content":"x"}"#.into(),
+            },
+            cwd: "/w".into(),
+            waiting: 2,
+        };
+        let mut asking = Some(Asking::put((request, tx), &mut out));
+        for line in lines {
+            printed.lock().unwrap().push(format!("› {line}\n"));
+            asking = asking.and_then(|a| a.take(line.trim(), &mut out));
+        }
+        let transcript = printed.lock().unwrap().concat();
+        (transcript, rx.try_recv().ok())
+    }
+
+    #[test]
+    fn m_alone_asks_for_the_message_and_the_next_line_denies_with_it() {
+        let (printed, answer) = typed_at_a_question(&["x", "m", "use b.txt instead"]);
+        expect_test::expect![[r#"
+            [approve] write {"path":"a.txt","content":"x"} in /w · 2 more waiting
+              [y] once  [a] this tool for the session  [A] this exact call  [n] deny
+              [m] deny with a message to the model (m TEXT, or m alone and TEXT on the next line)
+            › x
+            (answer y, a, A, n or m)
+            › m
+              the message to the model (an empty line denies without one):
+            › use b.txt instead
+        "#]]
+        .assert_eq(&printed);
+        assert_eq!(answer, Some(ApprovalAnswer::deny_with("use b.txt instead")));
+    }
+
+    #[test]
+    fn m_with_text_denies_with_it_at_once_and_an_empty_message_is_a_plain_deny() {
+        let deny = ApprovalAnswer::new(Verdict::Deny, ApprovalScope::Once);
+        assert_eq!(
+            [
+                typed_at_a_question(&["m keep a.txt as it is"]).1,
+                typed_at_a_question(&["m", ""]).1,
+                typed_at_a_question(&["m"]).1,
+                typed_at_a_question(&["a"]).1,
+            ],
+            [
+                Some(ApprovalAnswer::deny_with("keep a.txt as it is")),
+                Some(deny),
+                None,
+                Some(ApprovalAnswer::new(Verdict::Allow, ApprovalScope::Tool)),
+            ]
+        );
+    }
+
+    #[test]
+    fn streamed_text_is_printed_line_by_line_and_neutralized() {
+        let (mut out, printed) = collected();
         // An OSC 52 clipboard write split over two deltas, and a title change.
         out.text("copy \x1b]5");
         out.text("2;c;aGk=\x07 done\n\x1b]0;title\x07");

@@ -475,11 +475,11 @@ impl Controller {
     fn open_transcript(&mut self) {
         let theme = self.app.theme();
         // While a question is open, what it would change, in full (its box is cut
-        // to the screen and says "Ctrl-T shows all").
+        // to the screen and says "Ctrl-T shows all"); it does not follow the turn.
         if let Some(approval) = self.app.question().cloned() {
             let render = move |width: u16| approval.preview_lines(width, &theme);
             self.app
-                .open_overlay(Box::new(overlay::Transcript::new(Box::new(render))));
+                .open_overlay(Box::new(overlay::Transcript::fixed(Box::new(render))));
             return;
         }
         let Some(path) = self.session.clone() else {
@@ -490,7 +490,8 @@ impl Controller {
             return;
         };
         // The transcript is the log's: every cell rebuilt from the entries, tool
-        // outputs in full, re-rendered at the overlay's width.
+        // outputs in full, re-rendered at the overlay's width, and again when the
+        // app says entries were recorded (the turn goes on under it).
         let render = move |width: u16| -> Vec<xcsh_tui::Line<'static>> {
             match read_session(&path)
                 .map_err(anyhow::Error::from)
@@ -730,14 +731,37 @@ fn grants_status(grants: &xcsh_machine::Grants) -> String {
     out
 }
 
+/// The keys `/help` lists after the commands, each with what it does.
+const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send (a steer while it works)"),
+    ("Tab", "queue a follow-up"),
+    ("Shift-Enter", "newline (also Ctrl-J)"),
+    ("Up/Down", "history"),
+    ("Ctrl-R", "search history"),
+    ("@", "mention a file"),
+    ("Esc", "clear; on the empty input, stop the turn"),
+    ("Ctrl-C", "stop the turn (twice when idle: exit)"),
+    ("Ctrl-D", "exit"),
+    ("Ctrl-T", "transcript"),
+    ("Ctrl-O", "reasoning"),
+    (
+        "approvals",
+        "y once · a this tool · A this exact call · n deny · m deny with a message",
+    ),
+];
+
+/// `/help`: the commands, then the keys, each a row `  NAME  WHAT` with WHAT in one
+/// column; in history a row that wraps goes on under WHAT (a notice's listing rows).
 fn help() -> String {
-    let mut out = String::from("commands:\n");
-    for (name, help) in commands::COMMANDS {
-        out.push_str(&format!("  /{name:<10} {help}\n"));
+    let row = |name: &str, what: &str| format!("\n  {name:<13}{what}");
+    let mut out = String::from("commands:");
+    for (name, what) in commands::COMMANDS {
+        out.push_str(&row(&format!("/{name}"), what));
     }
-    out.push_str(
-        "keys:\n  Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline\n  Up/Down history · Ctrl-R search history · @ mention a file · Esc clear\n  Esc (empty input) or Ctrl-C stop the turn (Ctrl-C twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning\n  approvals: y once · a this tool · A this exact call · n deny · m deny with a message",
-    );
+    out.push_str("\nkeys:");
+    for (key, what) in KEYS {
+        out.push_str(&row(key, what));
+    }
     out
 }
 
@@ -782,32 +806,80 @@ mod tests {
         );
     }
 
+    /// `/help` in history (a notice, as `App::notice` writes it): every command and
+    /// the keys a new user needs, one row each; wide, each row is one line, and at 50
+    /// columns a row that wraps goes on under its description.
     #[test]
-    fn help_lists_every_command_and_the_keys_a_new_user_needs() {
+    fn help_lists_every_command_and_key_and_wraps_rows_under_their_description() {
+        let notice = xcsh_tui::cells::Cell::Notice {
+            level: xcsh_tui::cells::Level::Info,
+            text: super::help(),
+        };
+        let rows = |width: u16| -> Vec<String> {
+            let lines = notice.lines(width, 0, &xcsh_tui::Theme::MONO);
+            let rows: Vec<String> = lines
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            let fits = |r: &String| xcsh_tui::fmt::width(r) <= usize::from(width);
+            assert!(rows.iter().all(fits), "{rows:#?}");
+            rows.iter().map(|r| r.trim_end().to_owned()).collect()
+        };
+        let wide: Vec<String> = super::help()
+            .lines()
+            .enumerate()
+            .map(|(i, line)| format!("{}{line}", if i == 0 { "· " } else { "  " }))
+            .collect();
+        assert_eq!(rows(200), wide);
         expect![[r#"
-            commands:
-              /help       the commands and keys
-              /status     provider, model, permissions, session, context and spend
-              /tree       the branch tree of this session (the TUI's: navigate, continue from, label)
-              /at         ENTRY: continue from an earlier entry (a new branch)
-              /fork       a new session file from here
-              /label      NAME: name the current entry
-              /resume     pick another session of this workspace
-              /usage      tokens spent in this session
-              /diff       what this session changed in the workspace
-              /plan       the task plan at the current entry
-              /undo       revert the last turn's file changes (if unchanged since)
-              /compact    summarize the conversation now
-              /memory     [NAME]: the memory index, or a note (forget NAME deletes one)
-              /model      [NAME]: show or switch the model
-              /pending    the queued steers and follow-ups
-              /queue      TEXT: a follow-up, delivered when the turn would finish (idle: sent now)
-              /clear      clear the screen (the session keeps everything)
-              /exit       leave xcsh (also /quit, Ctrl-D)
-            keys:
-              Enter send (a steer while it works) · Tab queue a follow-up · Shift-Enter or Ctrl-J newline
-              Up/Down history · Ctrl-R search history · @ mention a file · Esc clear
-              Esc (empty input) or Ctrl-C stop the turn (Ctrl-C twice when idle: exit) · Ctrl-D exit · Ctrl-T transcript · Ctrl-O reasoning
-              approvals: y once · a this tool · A this exact call · n deny · m deny with a message"#]].assert_eq(&super::help());
+            · commands:
+                /help        the commands and keys
+                /status      provider, model, permissions,
+                             session, context and spend
+                /tree        the branch tree of this session
+                             (the TUI's: navigate, continue
+                             from, label)
+                /at          ENTRY: continue from an earlier
+                             entry (a new branch)
+                /fork        a new session file from here
+                /label       NAME: name the current entry
+                /resume      pick another session of this
+                             workspace
+                /usage       tokens spent in this session
+                /diff        what this session changed in the
+                             workspace
+                /plan        the task plan at the current
+                             entry
+                /undo        revert the last turn's file
+                             changes (if unchanged since)
+                /compact     summarize the conversation now
+                /memory      [NAME]: the memory index, or a
+                             note (forget NAME deletes one)
+                /model       [NAME]: show or switch the model
+                /pending     the queued steers and follow-ups
+                /queue       TEXT: a follow-up, delivered when
+                             the turn would finish (idle: sent
+                             now)
+                /clear       clear the screen (the session
+                             keeps everything)
+                /exit        leave xcsh (also /quit, Ctrl-D)
+              keys:
+                Enter        send (a steer while it works)
+                Tab          queue a follow-up
+                Shift-Enter  newline (also Ctrl-J)
+                Up/Down      history
+                Ctrl-R       search history
+                @            mention a file
+                Esc          clear; on the empty input, stop
+                             the turn
+                Ctrl-C       stop the turn (twice when idle:
+                             exit)
+                Ctrl-D       exit
+                Ctrl-T       transcript
+                Ctrl-O       reasoning
+                approvals    y once · a this tool · A this
+                             exact call · n deny · m deny with
+                             a message"#]]
+        .assert_eq(&rows(50).join("\n"));
     }
 }

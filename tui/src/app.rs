@@ -9,8 +9,6 @@
 //! live reasoning, running tool cards and their output) are `Live*` types.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use ratatui::text::Line;
 use xcsh_machine::{CallId, Delta, IgnoreReason, Permissions, ProviderErrorKind, Verdict};
 use xcsh_runtime::{ApprovalAnswer, RunEvent};
@@ -21,10 +19,11 @@ use crate::cells::{Cell, Level, assistant_lines};
 use crate::editor::{Editor, EditorOutcome};
 use crate::fmt;
 use crate::markdown::MarkdownStream;
-use crate::overlay::{Overlay, OverlayAction, OverlayOutcome};
+use crate::overlay::{Overlay, OverlayAction};
 use crate::pending::Pending;
 use crate::status::{FooterState, Retry, Turn};
 use crate::tool_card::{Before, ToolFinish};
+use follow::StepSoFar;
 use tools::LiveTools;
 
 /// What the controller is asked to do.
@@ -128,6 +127,8 @@ pub struct App {
     editor: Editor,
     focus: Focus,
     overlay: Option<Box<dyn Overlay>>,
+    /// What the step in flight has streamed so far, for the transcript (transient).
+    so_far: StepSoFar,
     /// The running turn (its step and start, for the status line).
     turn: Option<Turn>,
     retry: Option<Retry>,
@@ -158,6 +159,7 @@ impl App {
             editor,
             focus: Focus::Editor,
             overlay: None,
+            so_far: StepSoFar::default(),
             turn: None,
             retry: None,
             context_tokens: None,
@@ -275,18 +277,11 @@ impl App {
         self.overlay.is_some()
     }
 
-    /// Draws the open overlay.
-    pub fn render_overlay(&mut self, area: Rect, buf: &mut Buffer) {
-        let theme = self.theme;
-        if let Some(o) = &mut self.overlay {
-            o.render(area, buf, &theme);
-        }
-    }
-
     // ---- run events ----
 
     /// A run event (`now_ms` since the UI started).
     pub fn on_run_event(&mut self, event: RunEvent, now_ms: u64) {
+        self.follow(&event);
         match event {
             RunEvent::RunStarted { .. } => {
                 self.turn = Some(Turn {
@@ -469,6 +464,8 @@ impl App {
     /// The run's event stream ended: what is still live goes into history.
     pub fn on_run_end(&mut self) {
         self.settle_live();
+        self.so_far = StepSoFar::default();
+        self.refresh_overlay();
         self.turn = None;
         self.retry = None;
         for item in self.pending.take() {
@@ -535,18 +532,8 @@ impl App {
 
     /// A key; the actions it asks for.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
-        if let Some(overlay) = &mut self.overlay {
-            return match overlay.on_key(key) {
-                OverlayOutcome::Stay => Vec::new(),
-                OverlayOutcome::Close => {
-                    self.overlay = None;
-                    Vec::new()
-                }
-                OverlayOutcome::Act(action) => {
-                    self.overlay = None;
-                    vec![Action::Overlay(action)]
-                }
-            };
+        if self.overlay.is_some() {
+            return self.overlay_key(key);
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
@@ -686,6 +673,7 @@ impl App {
     }
 }
 
+mod follow;
 mod live;
 mod question;
 #[cfg(test)]

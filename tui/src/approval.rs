@@ -1,7 +1,8 @@
 //! The approval question for a mutating call: what will happen (the diff an
 //! `edit`/`write` would make to the file as it is now, bash's full command and its
 //! working directory, any other tool's arguments), then the answers `y` `a` `A` `n`
-//! `m`, or, after `m`, the message the user is typing for the model. Fits a height
+//! `m`, or, after `m`, the message the user is typing for the model. The header says
+//! how many more questions wait behind this one (`· 2 more waiting`). Fits a height
 //! budget: the preview is cut first (`… N more lines (Ctrl-T shows all)`).
 
 use ratatui::text::{Line, Span};
@@ -146,6 +147,8 @@ pub struct Approval {
     name: String,
     args: ToolArgs,
     preview: Preview,
+    /// How many more questions wait behind this one (the header says so when > 0).
+    waiting: u32,
 }
 
 const MORE_HINT: &str = " (Ctrl-T shows all)";
@@ -156,7 +159,13 @@ impl Approval {
             name: name.to_owned(),
             args: ToolArgs::parse(name, arguments),
             preview,
+            waiting: 0,
         }
+    }
+
+    /// The question with `waiting` more questions behind it.
+    pub fn with_waiting(self, waiting: u32) -> Approval {
+        Approval { waiting, ..self }
     }
 
     pub fn preview(&self) -> &Preview {
@@ -284,18 +293,34 @@ impl Approval {
             meta.push(Span::styled(" · ", theme.style(Role::Dim)));
             meta.extend(diff.stat().spans(theme));
         }
-        let fixed: usize = spans
-            .iter()
-            .chain(meta.iter())
-            .map(|s| fmt::width(&s.content))
-            .sum();
-        // bash's command is in the preview, in full; the header names the others.
-        if !matches!(self.args, ToolArgs::Bash { .. }) {
+        let mut waiting = Vec::new();
+        if self.waiting > 0 {
+            waiting.push(Span::styled(
+                format!(" · {} more waiting", self.waiting),
+                theme.style(Role::Dim),
+            ));
+        }
+        let fixed = |count: &[Span<'static>]| {
+            crate::text::width_of(&spans)
+                + crate::text::width_of(&meta)
+                + crate::text::width_of(count)
+        };
+        // bash's command is in the preview, in full; the header names the others, in
+        // at least 8 columns: when they do not fit with the count, the count goes.
+        let describes = !matches!(self.args, ToolArgs::Bash { .. });
+        let floor = if describes { 1 + 8 } else { 0 };
+        if fixed(&waiting) + floor > usize::from(width) {
+            waiting.clear();
+        }
+        if describes {
+            let room = usize::from(width)
+                .saturating_sub(fixed(&waiting) + 1)
+                .max(8);
             spans.push(Span::raw(" "));
-            let room = usize::from(width).saturating_sub(fixed + 1).max(8);
             spans.extend(crate::tool_card::describe(&self.args, room, theme));
         }
         spans.extend(meta);
+        spans.extend(waiting);
         Line::from(fmt::clip_spans(spans, usize::from(width)))
     }
 

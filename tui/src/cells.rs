@@ -16,6 +16,7 @@ use xcsh_machine::{
 
 use crate::Theme;
 use crate::fmt;
+use crate::text::Flow;
 use crate::theme::Role;
 use crate::tool_card::{Before, ToolCard, ToolFinish};
 
@@ -139,11 +140,10 @@ impl Cell {
                     Level::Warning => ("! ", Role::Warning),
                     Level::Error => ("✗ ", Role::Error),
                 };
-                fmt::prefixed(
+                notice_lines(
                     fmt::plain(&fmt::clean(text.trim_end()), theme.style(role)),
                     width,
                     Span::styled(mark, theme.style(role)),
-                    Span::raw("  "),
                 )
             }
             Cell::Compaction {
@@ -169,6 +169,40 @@ impl Cell {
             } => turn_end(reason, *steps, usage, *elapsed_ms, width, theme),
         }
     }
+}
+
+/// A notice's lines at `width`: `mark` before the first row, two spaces before the
+/// others. A row of a listing, `  LABEL  DESCRIPTION` (indented, two or more spaces
+/// after the label, as `/help` writes its commands and keys), wraps under its
+/// description, when that leaves the description at least half the width; any other
+/// line wraps under the text's start.
+fn notice_lines(lines: Vec<Line<'static>>, width: u16, mark: Span<'static>) -> Vec<Line<'static>> {
+    let inner = width.saturating_sub(2);
+    let half = usize::from(inner) / 2;
+    let rows = lines.into_iter().flat_map(|line| {
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        let hang = description_column(&text)
+            .filter(|column| usize::from(inner).saturating_sub(*column) >= half)
+            .map(|column| vec![Span::raw(" ".repeat(column))])
+            .unwrap_or_default();
+        crate::text::indented(&line, inner, Vec::new(), hang, Flow::Words)
+    });
+    indented(rows.collect(), width, mark)
+}
+
+/// Where the description of a listing row `  LABEL  DESCRIPTION` starts (display
+/// columns), if `text` is one: indented, a label, two or more spaces, a description.
+fn description_column(text: &str) -> Option<usize> {
+    let label = text.trim_start_matches(' ');
+    if label.len() == text.len() || label.is_empty() {
+        return None;
+    }
+    let gap = label.find("  ")?;
+    let description = label[gap..].trim_start_matches(' ');
+    if description.is_empty() {
+        return None;
+    }
+    Some(fmt::width(&text[..text.len() - description.len()]))
 }
 
 /// What a user's `a` (`scope` tool) or `A` (call) allowed `tool` for the rest of
@@ -300,6 +334,25 @@ pub fn transcript_lines(cells: &[Cell], width: u16, theme: &Theme) -> Vec<Line<'
     out
 }
 
+/// The cells of a step's message: its reasoning (collapsed), then its text, each
+/// when not blank. The one maker of them: from a `step` entry, and in the transcript
+/// for the step in flight, from what it has streamed so far.
+pub fn step_cells(reasoning: &str, text: &str) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    if !reasoning.trim().is_empty() {
+        cells.push(Cell::Reasoning {
+            text: reasoning.to_string(),
+            expanded: false,
+        });
+    }
+    if !text.trim().is_empty() {
+        cells.push(Cell::Assistant {
+            markdown: text.to_string(),
+        });
+    }
+    cells
+}
+
 /// The conversation on the branch from the root to `leaf`, as cells rebuilt from
 /// the recorded entries.
 pub fn from_entries(log: &SessionLog, leaf: EntryId) -> Result<Vec<Cell>, LogError> {
@@ -389,18 +442,7 @@ fn on_record<'e>(
                     ),
                 );
             }
-            let message = &step.message;
-            if !message.reasoning.trim().is_empty() {
-                cells.push(Cell::Reasoning {
-                    text: message.reasoning.clone(),
-                    expanded: false,
-                });
-            }
-            if !message.text.trim().is_empty() {
-                cells.push(Cell::Assistant {
-                    markdown: message.text.clone(),
-                });
-            }
+            cells.extend(step_cells(&step.message.reasoning, &step.message.text));
         }
         Record::ToolResult(result) => {
             let finish = ToolFinish {

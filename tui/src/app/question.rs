@@ -17,7 +17,8 @@ impl App {
         self.question = Some(LiveQuestion {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            approval: Approval::new(&call.name, &call.arguments, preview),
+            approval: Approval::new(&call.name, &call.arguments, preview)
+                .with_waiting(request.waiting),
             message: None,
         });
         // Keys typed ahead must not answer: while the input holds a draft the

@@ -296,6 +296,7 @@ fn edit_request() -> ApprovalRequest {
             arguments: r#"{"path":"a.txt","old_string":"old line","new_string":"new line"}"#.into(),
         },
         cwd: "/work/ws".into(),
+        waiting: 0,
     }
 }
 
@@ -317,6 +318,29 @@ fn an_edit_approval_shows_its_diff_and_m_denies_with_a_message() {
             message: Some("use b.txt".into()),
         })]
     );
+}
+
+#[test]
+fn a_question_with_more_behind_it_says_how_many_wait() {
+    let mut app = working();
+    let request = ApprovalRequest {
+        waiting: 2,
+        ..edit_request()
+    };
+    app.ask(&request, Some("old line\n"));
+    expect![[r#"
+        ? allow edit a.txt · +1 -1 · 2 more waiting
+          @@ -1 +1 @@
+          1   -old line
+            1 +new line
+          y once · a always edit · A this exact call · n deny
+          m deny with a message
+
+        › Ask xcsh to do something · / for commands
+        openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.1s
+        y a A n m answer · Esc type a steer · ^T show all · ^C stop
+    "#]]
+    .assert_eq(&live(&mut app, 60, 12, 100));
 }
 
 #[test]
@@ -679,4 +703,145 @@ fn a_call_waiting_for_its_answer_holds_back_no_call_dispatched_after_it() {
               1 +b
     "#]]
     .assert_eq(&history_at_80(&mut app));
+}
+
+// ------------------------------------------------ the transcript during a turn
+
+/// A stand-in for the session log the controller's render callback reads: its
+/// cells, and how many times the transcript read it.
+#[derive(Default)]
+struct FakeLog {
+    cells: std::rc::Rc<std::cell::RefCell<Vec<Cell>>>,
+    reads: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl FakeLog {
+    fn record(&self, cell: Cell) {
+        self.cells.borrow_mut().push(cell);
+    }
+
+    /// Opens the transcript over this log, as the controller's Ctrl-T does.
+    fn open_transcript(&self, app: &mut App) {
+        let (cells, reads) = (self.cells.clone(), self.reads.clone());
+        let render = move |width: u16| {
+            reads.set(reads.get() + 1);
+            crate::cells::transcript_lines(&cells.borrow(), width, &Theme::MONO)
+        };
+        app.open_overlay(Box::new(crate::overlay::Transcript::new(Box::new(render))));
+    }
+}
+
+/// A turn working, the transcript open over a log that holds its prompt.
+fn transcript_over(prompt: &str) -> (App, FakeLog) {
+    let mut app = working();
+    let log = FakeLog::default();
+    log.record(Cell::user_message(UserOrigin::Prompt, prompt));
+    log.open_transcript(&mut app);
+    (app, log)
+}
+
+/// The open overlay drawn at `w` × `h`, as text.
+fn overlay_screen(app: &mut App, w: u16, h: u16) -> String {
+    text(&crate::testkit::draw(w, h, |f| {
+        app.render_overlay(f.area(), f.buffer_mut())
+    }))
+}
+
+#[test]
+fn the_transcript_follows_the_turn_the_streamed_message_then_its_recorded_step() {
+    let (mut app, log) = transcript_over("check the tests");
+    let mut shown = overlay_screen(&mut app, 50, 7);
+    delta(&mut app, "Looking at ", 100);
+    delta(&mut app, "the **tests**.", 110);
+    shown.push_str(&overlay_screen(&mut app, 50, 7));
+    // The step ends: its entry is in the log, and the streamed message is gone.
+    log.record(Cell::Assistant {
+        markdown: "Looking at the **tests**.".into(),
+    });
+    step_finished(&mut app, 120);
+    shown.push_str(&overlay_screen(&mut app, 50, 7));
+    // A dispatched call is recorded (its card, running).
+    log.record(Cell::Tool(crate::tool_card::ToolCard::new(
+        CallId("c1".into()),
+        "bash",
+        r#"{"command":"cargo test"}"#,
+    )));
+    dispatched(&mut app, "c1", "bash", r#"{"command":"cargo test"}"#);
+    shown.push_str(&overlay_screen(&mut app, 50, 7));
+    expect![[r#"
+        transcript                                     1/1
+        › check the tests
+
+
+
+
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search
+        transcript                                     3/3
+        › check the tests
+
+        • Looking at the tests.
+
+
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search
+        transcript                                     3/3
+        › check the tests
+
+        • Looking at the tests.
+
+
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search
+        transcript                                     5/5
+        › check the tests
+
+        • Looking at the tests.
+
+        ○ bash cargo test · waiting
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search
+    "#]]
+    .assert_eq(&shown);
+    // Read once at opening, then once per recorded entry; never for a delta.
+    assert_eq!(log.reads.get(), 3);
+}
+
+#[test]
+fn a_question_that_opens_under_the_transcript_is_announced_and_esc_reaches_it() {
+    let (mut app, _log) = transcript_over("fix a.txt");
+    app.ask(&edit_request(), Some("old line\n"));
+    expect![[r#"
+        transcript                                     1/1
+        › fix a.txt
+
+
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search
+        ! approval waiting: edit · Esc to answer
+    "#]]
+    .assert_eq(&overlay_screen(&mut app, 50, 6));
+    // A key meant for the transcript answers nothing (`n` would deny).
+    assert_eq!(app.on_key(key(KeyCode::Char('n'))), Vec::new());
+    assert!(app.overlay_open());
+    // Esc closes it, and the question has the keys.
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
+    assert!(!app.overlay_open());
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        answer(Verdict::Allow, ApprovalScope::Once)
+    );
+}
+
+#[test]
+fn esc_from_the_transcript_reaches_a_question_that_waits_behind_a_draft() {
+    let mut app = asking_over("half typed");
+    FakeLog::default().open_transcript(&mut app);
+    assert!(overlay_screen(&mut app, 50, 6).contains("approval waiting: edit"));
+    for w in 1..=40 {
+        for h in [1, 2, 3] {
+            overlay_screen(&mut app, w, h);
+        }
+    }
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('n'))),
+        answer(Verdict::Deny, ApprovalScope::Once)
+    );
+    assert!(live(&mut app, 80, 24, 100).contains("› half typed"));
 }

@@ -48,6 +48,34 @@ fn an_edit_approval_shows_the_diff_of_the_file_as_it_is_now() {
     .assert_eq(&choosing_at_40_and_120(&a));
 }
 
+/// The header says how many more questions wait behind this one; at a width where
+/// the call would not keep 8 columns with it, the count goes first.
+#[test]
+fn the_header_says_how_many_more_questions_wait_behind_this_one() {
+    let args = r#"{"command":"cargo test"}"#;
+    let bash = Approval::new("bash", args, preview("bash", args, None, "/w")).with_waiting(2);
+    let one_more = edit().with_waiting(1);
+    let header = |a: &Approval, width: u16| lines_text(&[a.header(width, &Theme::COLOR)], width);
+    expect![[r#"
+        ? allow bash · 2 more waiting
+        ? allow edit src/main.rs · +1 -1 · 1 more waiting
+        ? allow edit src/main.rs · +1 -1 · 1 more waiting
+        ? allow edit src/main.rs · +1 -1
+        ? allow edit src/main.rs · +1 -1
+    "#]]
+    .assert_eq(&format!(
+        "{}{}{}{}{}",
+        header(&bash, 40),
+        header(&one_more, 120),
+        header(&one_more, 50),
+        header(&one_more, 40),
+        header(&edit().with_waiting(0), 120),
+    ));
+    expect![[r#"
+        ⟦yellow:? ⟧allow ⟦blue,bold:edit⟧ src/main.rs⟦dim: · ⟧⟦green:+1⟧ ⟦red:-1⟧⟦dim: · 1 more waiting⟧
+    "#]].assert_eq(&styled(&[one_more.header(120, &Theme::COLOR)]));
+}
+
 #[test]
 fn the_answer_keys_are_styled_as_keys() {
     expect![[r#"

@@ -545,3 +545,32 @@ fn the_grant_notices_are_the_words_of_a_and_a() {
         ]
     );
 }
+
+/// A notice's listing rows (`  LABEL  DESCRIPTION`) wrap under their description;
+/// where that would leave the description less than half the width, and for any
+/// other line, the wrapped part goes under the text's start, as before.
+#[test]
+fn a_notice_listing_row_wraps_under_its_description() {
+    let notice = Cell::Notice {
+        level: Level::Info,
+        text: "keys:\n  Ctrl-C      stop the turn (twice when idle: exit)\nplain prose that is long enough to wrap  twice over"
+            .into(),
+    };
+    let at = |width: u16| lines_text(&notice.lines(width, 0, &Theme::MONO), width);
+    expect![[r#"
+        · keys:
+            Ctrl-C      stop the turn (twice
+                        when idle: exit)
+          plain prose that is long enough to
+          wrap  twice over
+        ---
+        · keys:
+            Ctrl-C      stop the
+          turn (twice when idle:
+          exit)
+          plain prose that is
+          long enough to wrap
+          twice over
+    "#]]
+    .assert_eq(&format!("{}---\n{}", at(36), at(24)));
+}

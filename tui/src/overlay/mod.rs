@@ -27,6 +27,7 @@ use unicode_width::UnicodeWidthStr;
 use xcsh_machine::EntryId;
 
 use crate::Theme;
+use crate::cells::Cell;
 use crate::theme::Role;
 
 pub use diff::DiffOverlay;
@@ -45,6 +46,13 @@ pub trait Overlay {
     fn on_key(&mut self, key: KeyEvent) -> OverlayOutcome;
     /// The overlay's title (as its frame shows it).
     fn title(&self) -> String;
+    /// Entries were recorded since it opened: what it shows of the log is read again
+    /// at the next draw. Only the transcript follows the conversation.
+    fn refresh(&mut self) {}
+    /// What the step in flight has streamed so far, not in the log yet (transient;
+    /// its entry replaces it once recorded), given before each draw. Only the
+    /// transcript shows it.
+    fn set_live(&mut self, _live: Vec<Cell>) {}
 }
 
 /// What the app does after a key.

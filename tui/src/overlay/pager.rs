@@ -100,6 +100,15 @@ impl Pager {
         self.settle();
     }
 
+    /// Replaces the lines from `from` on with `tail` (an end that changes more often
+    /// than the rest), as [`Pager::set_lines`] does.
+    pub fn replace_from(&mut self, from: usize, tail: Vec<Line<'static>>) {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.truncate(from);
+        lines.extend(tail);
+        self.set_lines(lines);
+    }
+
     /// The lines shown.
     pub fn lines(&self) -> &[Line<'static>] {
         &self.lines

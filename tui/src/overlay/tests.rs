@@ -118,6 +118,63 @@ fn the_transcript_follows_appends_at_the_bottom_but_not_when_scrolled_up() {
 }
 
 #[test]
+fn the_streamed_tail_shows_under_the_log_and_a_transcript_scrolled_up_stays_put() {
+    let streamed = |text: &str| {
+        vec![crate::cells::Cell::Assistant {
+            markdown: text.into(),
+        }]
+    };
+    let entries = || -> Rc<RefCell<Vec<String>>> {
+        Rc::new(RefCell::new(
+            (1..=20).map(|i| format!("entry {i}")).collect(),
+        ))
+    };
+    let mut t = Transcript::new(numbered(entries()));
+    screen(&mut t, 60, 6);
+    t.set_live(streamed("Streaming"));
+    let mut shown = screen(&mut t, 60, 6);
+    t.set_live(streamed("Streaming, and more."));
+    shown.push_str(&screen(&mut t, 60, 6));
+    press(&mut t, &[key(KeyCode::PageUp)]);
+    let top = t.pager().top();
+    t.set_live(streamed("Streaming, and more, and the end."));
+    shown.push_str(&screen(&mut t, 60, 6));
+    assert_eq!(t.pager().top(), top);
+    // An approval's preview does not grow: it shows no live cells.
+    let mut fixed = Transcript::fixed(numbered(entries()));
+    fixed.set_live(streamed("Streaming"));
+    fixed.refresh();
+    shown.push_str(&screen(&mut fixed, 60, 6));
+    expect_test::expect![[r#"
+        transcript                                             22/22
+        entry 19
+        entry 20
+
+        • Streaming
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search  q close
+        transcript                                             22/22
+        entry 19
+        entry 20
+
+        • Streaming, and more.
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search  q close
+        transcript                                             18/22
+        entry 15
+        entry 16
+        entry 17
+        entry 18
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search  q close
+        transcript                                             20/20
+        entry 17
+        entry 18
+        entry 19
+        entry 20
+        ↑↓ scroll  PgUp/PgDn page  g/G top/end  / search  q close
+    "#]]
+    .assert_eq(&shown);
+}
+
+#[test]
 fn a_search_finds_the_second_match_with_n_and_shows_where_it_is() {
     let conv = items(60);
     conv.borrow_mut()[9] = "item 10: needle one".into();
