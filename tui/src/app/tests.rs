@@ -679,14 +679,13 @@ fn parallel_calls_go_into_history_in_dispatch_order_whatever_order_they_end_in()
 #[test]
 fn a_call_waiting_for_its_answer_holds_back_no_call_dispatched_after_it() {
     let mut app = working();
-    app.on_run_event(
-        RunEvent::ApprovalRequested {
-            call_id: CallId("c1".into()),
-            name: "write".into(),
-            arguments: r#"{"path":"b.txt","content":"b"}"#.into(),
-        },
-        0,
-    );
+    let write_b = r#"{"path":"b.txt","content":"b"}"#;
+    let question = RunEvent::ApprovalRequested {
+        call_id: CallId("c1".into()),
+        name: "write".into(),
+        arguments: write_b.into(),
+    };
+    app.on_run_event(question, 0);
     dispatched(&mut app, "c2", "bash", r#"{"command":"git status"}"#);
     ended(&mut app, "c2", "bash", "exit code: 0\nstdout:\nclean\n");
     expect![[r#"
@@ -694,7 +693,7 @@ fn a_call_waiting_for_its_answer_holds_back_no_call_dispatched_after_it() {
           └ clean
     "#]]
     .assert_eq(&history_at_80(&mut app));
-    dispatched(&mut app, "c1", "write", r#"{"path":"b.txt","content":"b"}"#);
+    dispatched(&mut app, "c1", "write", write_b);
     ended(&mut app, "c1", "write", "wrote 1 byte to b.txt");
     expect![[r#"
 

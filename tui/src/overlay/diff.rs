@@ -12,9 +12,7 @@ use xcsh_inspect::Style as InspectStyle;
 use xcsh_inspect::diff::workspace::{FileReport, heading, notes, render as render_report};
 use xcsh_inspect::terminal::neutralize;
 
-use super::{
-    Overlay, OverlayOutcome, Pager, PagerKey, chrome_body, draw_chrome, is_press, plain_char,
-};
+use super::{Overlay, OverlayOutcome, Pager, PagerKey, chrome_body, is_press, plain_char};
 use crate::Theme;
 use crate::theme::Role;
 
@@ -130,10 +128,8 @@ impl Overlay for DiffOverlay {
             self.built = Some((body.width, *theme));
             self.jumped = None;
         }
-        self.pager.render(body, buf, theme);
-        let footer = self.pager.footer(HINTS);
-        let position = self.pager.position();
-        draw_chrome(area, buf, theme, &self.title(), &position, footer);
+        let title = self.title();
+        self.pager.render_framed(area, buf, theme, &title, HINTS);
     }
 
     fn on_key(&mut self, key: KeyEvent) -> OverlayOutcome {

@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use xcsh_log::describe::quoted;
 
-use super::{Footer, is_press, plain_char};
+use super::{Footer, chrome_body, draw_chrome, is_press, plain_char};
 use crate::Theme;
 use crate::theme::Role;
 
@@ -298,6 +298,27 @@ impl Pager {
         }
         self.follow = false;
         self.settle();
+    }
+
+    /// Draws the pager in an overlay's frame over `area` ([`draw_chrome`]): `title`,
+    /// the position, and `hints` (with the search's state) in the footer.
+    pub fn render_framed(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        title: &str,
+        hints: &[(&str, &str)],
+    ) {
+        self.render(chrome_body(area), buf, theme);
+        draw_chrome(
+            area,
+            buf,
+            theme,
+            title,
+            &self.position(),
+            self.footer(hints),
+        );
     }
 
     /// Draws the visible lines into `area` (and remembers its height for paging).

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use super::pager::PAGER_HINTS;
-use super::{Overlay, OverlayOutcome, Pager, PagerKey, chrome_body, draw_chrome};
+use super::{Overlay, OverlayOutcome, Pager, PagerKey, chrome_body};
 use crate::Theme;
 use crate::cells::{Cell, transcript_lines};
 
@@ -88,10 +88,9 @@ impl Overlay for Transcript {
             self.pager.replace_from(self.rendered, tail);
             self.live_shown = true;
         }
-        self.pager.render(body, buf, theme);
-        let footer = self.pager.footer(PAGER_HINTS);
-        let position = self.pager.position();
-        draw_chrome(area, buf, theme, &self.title(), &position, footer);
+        let title = self.title();
+        self.pager
+            .render_framed(area, buf, theme, &title, PAGER_HINTS);
     }
 
     fn on_key(&mut self, key: KeyEvent) -> OverlayOutcome {
