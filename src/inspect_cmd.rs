@@ -105,6 +105,7 @@ fn write_tree(t: &tree::Tree) -> Result<()> {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// Show the branch that ends at this entry (default: the session's leaf).
     #[arg(long, value_name = "ENTRY")]
@@ -180,6 +181,7 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct EventsArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// Only these entry types or stream event kinds (repeatable, or comma-separated).
     #[arg(
@@ -304,6 +306,7 @@ fn events_deep(path: &Path, filter: &events::Filter, as_json: bool, st: Style) -
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// The stats as JSON (every step and run).
     #[arg(long)]
@@ -447,6 +450,7 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// The entry the fork ends at (a settled boundary): `N` or `#N`.
     entry: String,
@@ -486,6 +490,7 @@ pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct LabelArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// The entry to name: `N` or `#N`.
     entry: String,
@@ -518,6 +523,7 @@ pub fn label_main(args: LabelArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// The findings as JSON.
     #[arg(long)]
@@ -547,6 +553,7 @@ enum Format {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
     /// md: a Markdown transcript; html: one self-contained page; json: the whole DAG;
     /// otlp: the spans as OTLP/JSON.
