@@ -26,6 +26,9 @@ pub struct Undone {
     pub files: Vec<PathBuf>,
     /// What the model is told, with the next request on this branch.
     pub note: String,
+    /// How many `bash` commands the run ran: what they changed is not recorded, so
+    /// it is not put back (only `edit` and `write` record their changes).
+    pub commands: usize,
 }
 
 impl Undone {
@@ -37,9 +40,21 @@ impl Undone {
             None => format!("the run at entry {}", self.run),
         };
         format!(
-            "reverted the changes of {what}: {}; the model is told with the next prompt on this branch",
-            files.join(", ")
+            "reverted the changes of {what}: {}; the model is told with the next prompt on this branch{}",
+            files.join(", "),
+            not_put_back(self.commands)
         )
+    }
+}
+
+/// What an undo says of the `bash` commands of the run (`commands` of them): what
+/// they changed is not recorded, so it is not put back.
+fn not_put_back(commands: usize) -> String {
+    match commands {
+        0 => String::new(),
+        n => format!(
+            ". Not put back: whatever its {n} bash command(s) changed (undo reverts what edit and write record)"
+        ),
     }
 }
 
@@ -183,8 +198,18 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
             _ => {}
         }
     }
+    // A command line can change anything; none of it is recorded.
+    let commands = entries[start..]
+        .iter()
+        .filter(|e| {
+            matches!(&e.body, Body::Decision(Decision::ToolDispatched { call, .. }) if call.name == "bash")
+        })
+        .count();
     if files.is_empty() {
-        bail!("the last run (entry {run}) changed no file");
+        bail!(
+            "the last run (entry {run}) changed no file with edit or write{}",
+            not_put_back(commands)
+        );
     }
     for (file, (_, last)) in &files {
         let unchanged = match last {
@@ -229,6 +254,7 @@ pub fn undo_last_run(path: &Path) -> Result<Undone> {
         call: None,
         files: reverted,
         note,
+        commands,
     })
 }
 
@@ -330,6 +356,7 @@ pub fn undo_call(path: &Path, entry: EntryId) -> Result<Undone> {
         call: Some(entry),
         files: reverted,
         note,
+        commands: 0,
     })
 }
 

@@ -137,3 +137,40 @@ fn undo_at_a_settled_call_fails_because_its_before_image_is_gone() {
         "new\n"
     );
 }
+
+/// What a run's `bash` commands changed is not recorded, so undo cannot put it back:
+/// it says so, beside the files it reverted.
+#[test]
+fn undo_says_what_the_runs_bash_commands_changed_is_not_put_back() {
+    let env = Env::new();
+    let script = env.script(
+        "s.jsonl",
+        &[
+            r#"{"tool_calls":[{"name":"write","arguments":{"path":"g.txt","content":"g\n"}},{"name":"bash","arguments":{"command":"echo b > b.txt"}}],"finish":"tool_calls"}"#,
+            r#"{"text":"Done.","finish":"stop"}"#,
+        ],
+    );
+    let made = env.run_standard(&script, &["--permissions", "yolo", "-p", "make files"]);
+    assert!(made.status.success(), "{}{}", stdout(&made), stderr(&made));
+    let session = env.only_session();
+    let out = env.run(&["undo", session.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let run = first_entry(&session, |b| {
+        matches!(b, Body::Record(xcsh_log::Record::UserMessage { .. }))
+    });
+    let file = env.workspace().canonicalize().unwrap().join("g.txt");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "[undo] reverted the changes of the run at entry {run}: {}; the model is told with the next prompt on this branch. Not put back: whatever its 1 bash command(s) changed (undo reverts what edit and write record)\n",
+            file.display()
+        )
+    );
+    assert_eq!(
+        (
+            env.workspace().join("g.txt").exists(),
+            env.workspace().join("b.txt").exists()
+        ),
+        (false, true)
+    );
+}
