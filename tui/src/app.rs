@@ -344,16 +344,18 @@ impl App {
                 }
                 self.spent = self.spent.saturating_add(usage.spend());
                 self.estimated |= usage.estimated;
-                if let Some(error) = error {
-                    let text = if error.kind == ProviderErrorKind::ContextOverflow {
+                // A step that failed otherwise ends the run: the turn's end line says
+                // why, once (as a resumed session shows it).
+                if let Some(error) = error
+                    && error.kind == ProviderErrorKind::ContextOverflow
+                {
+                    self.notice(
+                        Level::Error,
                         format!(
                             "the provider refused the request as too long for the model's context: {}",
                             error.message
-                        )
-                    } else {
-                        format!("the model step failed: {}", error.message)
-                    };
-                    self.notice(Level::Error, text);
+                        ),
+                    );
                 }
             }
             RunEvent::ApprovalRequested {

@@ -844,3 +844,38 @@ fn esc_from_the_transcript_reaches_a_question_that_waits_behind_a_draft() {
     );
     assert!(live(&mut app, 80, 24, 100).contains("› half typed"));
 }
+
+/// A step that failed ends its run: the turn's end line says why, once, as a resumed
+/// session shows it (the live view also said it in a notice before).
+#[test]
+fn a_failed_step_is_told_once_by_the_turns_end_line() {
+    let mut app = working();
+    let error = xcsh_machine::ProviderError {
+        kind: xcsh_machine::ProviderErrorKind::ScriptExhausted,
+        message: "the faux script s.jsonl has 2 step(s) and step 3 was requested".into(),
+    };
+    app.on_run_event(
+        RunEvent::StepFinished {
+            step: StepNo(1),
+            usage: Usage::default(),
+            finish: None,
+            outcome: "failed",
+            error: Some(error.clone()),
+        },
+        10,
+    );
+    app.on_run_event(
+        RunEvent::RunFinished {
+            reason: StopReason::ProviderError { error },
+            steps: 1,
+            usage: Usage::default(),
+        },
+        20,
+    );
+    app.on_run_end();
+    expect![[r#"
+        ─ failed: script exhausted: the faux script s.jsonl has 2 step(s) and step 3 was
+        requested · 1 step · 0 in / 0 out · 0.0s
+    "#]]
+    .assert_eq(&history_at_80(&mut app));
+}
