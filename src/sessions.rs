@@ -364,6 +364,9 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
         for s in &summaries {
             println!("{}", serde_json::to_string(s)?);
         }
+    } else if summaries.is_empty() && listing.unreadable.is_empty() {
+        // Said on stderr: stdout, the list, stays empty.
+        eprintln!("{}", no_sessions(&here, args.all));
     } else {
         println!("{}", xcsh_inspect::sessions_table(&summaries));
     }
@@ -375,6 +378,18 @@ pub fn main(args: SessionsArgs) -> Result<ExitCode> {
         );
     }
     Ok(crate::exit::Exit::passed(passed).into())
+}
+
+/// What `xcsh sessions` says when it lists nothing, and where to look instead.
+fn no_sessions(here: &Path, all: bool) -> String {
+    if all {
+        "no sessions yet: `xcsh` starts one".to_string()
+    } else {
+        format!(
+            "no sessions in this workspace ({}) yet: `xcsh` starts one; `xcsh sessions --all` lists every workspace's",
+            here.display()
+        )
+    }
 }
 
 /// What a listing of sessions found: the sessions it read, each with its file's

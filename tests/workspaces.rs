@@ -444,3 +444,24 @@ fn continue_stops_at_an_unreadable_newest_session_and_names_the_one_to_resume() 
     );
     assert_eq!(prompts(&session), ["first"], "nothing was continued");
 }
+
+/// A workspace without sessions lists nothing, and says so on stderr, with where to
+/// look instead; the exit is a success.
+#[test]
+fn sessions_in_a_workspace_without_any_says_so_and_names_all() {
+    let env = Env::new();
+    let ws = env.subdir("empty");
+    let out = env.run_in(&ws, &["sessions"]);
+    let ws = ws.canonicalize().unwrap();
+    assert_eq!(
+        (out.status.code(), stdout(&out), stderr(&out)),
+        (
+            Some(0),
+            String::new(),
+            format!(
+                "no sessions in this workspace ({}) yet: `xcsh` starts one; `xcsh sessions --all` lists every workspace's\n",
+                ws.display()
+            )
+        )
+    );
+}
