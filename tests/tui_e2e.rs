@@ -365,6 +365,101 @@ fn resizing_leaves_no_copy_of_the_live_area_in_the_terminal_history() {
     );
 }
 
+/// Resizes the terminal to `width` × `height`.
+fn resize(tmux: &Tmux, width: u16, height: u16) {
+    let (x, y) = (width.to_string(), height.to_string());
+    let status = tmux
+        .cmd()
+        .args(["resize-window", "-t", "t", "-x", &x, "-y", &y])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// The last `height` lines of a capture: the rows the terminal shows.
+fn shown_rows(screen: &str, height: usize) -> Vec<&str> {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines[lines.len().saturating_sub(height)..].to_vec()
+}
+
+/// A resize while an overlay is open re-flows the main screen behind it too (tmux
+/// pulls history lines down onto a taller screen): once the overlay closes, the live
+/// area is found again and drawn whole at the bottom at the new size, and nothing is
+/// left of the one drawn before (here the slash-command popup, open under the
+/// transcript). It was drawn at its old row, mid-screen, over the history, with the
+/// old popup and input still at the bottom: what was typed could not be seen.
+#[test]
+fn closing_an_overlay_opened_before_a_resize_draws_the_live_area_whole_at_the_bottom() {
+    let reply: Vec<String> = (1..=30).map(|n| format!("line {n}\n\n")).collect();
+    let reply: Vec<&str> = reply.iter().map(String::as_str).collect();
+    let Some((env, server)) = Env::new().in_tmux_with(vec![Reply::sse(openai_text(&reply, 100))])
+    else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    let short = "⏎ send · ⇧⏎/^J newline · / commands · @ files";
+    let full = "⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
+    resize(&tmux, 50, 20);
+    tmux.wait_until("the footer at 50 columns", |screen| {
+        screen.lines().rev().find(|l| !l.trim().is_empty()) == Some(short)
+    });
+    // The history fills the screen: the live area is at its bottom.
+    tmux.turn("fill the screen", "line 30", "─ done", 1);
+    tmux.keys(&["-l", "/"]);
+    tmux.wait_for("/help     the commands and keys", 1);
+    tmux.keys(&["C-t"]);
+    tmux.wait_until("the transcript", |screen| {
+        shown_rows(screen, 20)[0].starts_with("transcript")
+    });
+    resize(&tmux, 100, 30);
+    tmux.wait_until("the transcript at 100 columns", |screen| {
+        let title = shown_rows(screen, 30)[0];
+        title.starts_with("transcript") && title.chars().count() > 90
+    });
+    tmux.keys(&["q"]);
+    // The popup is still open (the input holds `/`): drawn again whole at the
+    // bottom, 100 columns wide, under the history, once.
+    let popup = "/help     the commands and keys";
+    let screen = tmux.wait_until("the live area at the bottom at 100 columns", |screen| {
+        let rows = shown_rows(screen, 30);
+        rows[29] == full && rows[27] == "› /" && rows[19] == popup
+    });
+    let rows = shown_rows(&screen, 30);
+    assert_eq!(
+        rows[20], "/status   provider, model, permissions, session, context and spend",
+        "{screen}"
+    );
+    assert!(
+        rows[17].starts_with("─ done") && rows[18].is_empty(),
+        "{screen}"
+    );
+    assert_eq!(
+        tmux.history().matches(popup).count(),
+        1,
+        "{}",
+        tmux.history()
+    );
+    // What is typed shows in the input, the popup gone, nothing stale below.
+    tmux.keys(&["-l", "abc"]);
+    let screen = tmux.wait_until("the input with what was typed", |screen| {
+        screen.contains("› /abc") && !screen.contains(popup)
+    });
+    let rows = shown_rows(&screen, 30);
+    let input = rows.iter().position(|r| *r == "› /abc").unwrap();
+    assert!(
+        rows[input - 2].starts_with("─ done") && rows[input - 1].is_empty(),
+        "{screen}"
+    );
+    assert!(rows[input + 1].contains("spent 110/400k"), "{screen}");
+    assert_eq!(rows[input + 2], full, "{screen}");
+    assert!(rows[input + 3..].iter().all(|r| r.is_empty()), "{screen}");
+    assert_eq!(
+        rows.iter().filter(|r| r.starts_with('›')).count(),
+        1,
+        "{screen}"
+    );
+}
+
 #[test]
 fn ctrl_d_exits_and_leaves_the_conversation_in_the_terminal_history() {
     let Some((env, server)) = Env::new().in_tmux_with(vec![Reply::sse(openai_text(

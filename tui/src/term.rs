@@ -41,6 +41,9 @@ pub struct Screen {
     rows: Vec<String>,
     /// The overlay's full-screen terminal while one is open.
     overlay: Option<Terminal<CrosstermBackend<io::Stdout>>>,
+    /// The terminal was resized while the overlay was open: the main screen was
+    /// re-flowed behind it, and the live area is found again when it closes.
+    resized_under_overlay: bool,
     entered: bool,
 }
 
@@ -62,6 +65,7 @@ impl Screen {
             live_top: row,
             rows: Vec::new(),
             overlay: None,
+            resized_under_overlay: false,
             entered: true,
         })
     }
@@ -166,6 +170,7 @@ impl Screen {
         self.height = height.max(1);
         if let Some(t) = &mut self.overlay {
             t.autoresize()?;
+            self.resized_under_overlay = true;
             return Ok(());
         }
         let row = crossterm::cursor::position()
@@ -222,14 +227,19 @@ impl Screen {
     }
 
     /// Closes the overlay: back to the main screen, history as it was; the live
-    /// area is drawn again by the next frame.
+    /// area is drawn again by the next frame. After a resize while it was open (its
+    /// event handled then, or not yet), the terminal has re-flowed the main screen
+    /// as it gave it back, and moved the cursor parked at the live area's top with
+    /// it: the live area is found again there, as after any resize (its old rows
+    /// erased, and the size they were drawn at forgotten).
     pub fn close_overlay(&mut self) -> io::Result<()> {
         if self.overlay.take().is_some() {
             self.out.execute(LeaveAlternateScreen)?;
             self.out.execute(Hide)?;
             self.rows.clear();
             let (width, height) = terminal::size()?;
-            if (width, height) != (self.width, self.height) {
+            let resized = std::mem::take(&mut self.resized_under_overlay);
+            if resized || (width, height) != (self.width, self.height) {
                 self.resized(width, height)?;
             }
         }
@@ -262,9 +272,7 @@ impl Screen {
             return Ok(());
         }
         self.entered = false;
-        if self.overlay.take().is_some() {
-            self.out.execute(LeaveAlternateScreen)?;
-        }
+        self.close_overlay()?;
         self.clear_live()?;
         self.out
             .queue(MoveTo(0, self.history_bottom.min(self.height - 1)))?;
