@@ -200,9 +200,7 @@ fn markdown_level(
                 format!("\n_{}_\n", text.trim())
             }
         };
-        // Control characters (a tool's escape sequences) shown, never obeyed by the
-        // terminal or viewer the transcript is printed on; the log keeps the bytes.
-        out.push_str(&crate::terminal::neutralize(&s));
+        out.push_str(&s);
         true
     })?;
     Ok(out)
@@ -752,29 +750,6 @@ mod tests {
                 text.contains("line 13")
             ),
             (true, true, true, false)
-        );
-    }
-
-    /// Escape sequences a tool printed (clear the screen, retitle the window) are
-    /// shown in the Markdown, never obeyed where it is printed.
-    #[test]
-    fn markdown_shows_a_tools_escape_sequences_as_text() {
-        let mut k = testkit::Kit::new("escapes");
-        k.prompt("clear it");
-        k.step(1, "clearing", &[("bash", r#"{"command":"clear"}"#)]);
-        k.settle(
-            "call_1_1",
-            "bash",
-            xcsh_machine::ToolStatus::Ok,
-            "\x1b[2J\x1b[Hcleared\x1b]0;TITLE\x07\tdone",
-        );
-        k.step(2, "done", &[]);
-        let (_dir, log) = k.finish();
-        let md = markdown(&log, None).unwrap();
-        let result = md.lines().find(|l| l.contains("cleared"));
-        assert_eq!(
-            (result, md.contains('\x1b')),
-            (Some("␛[2J␛[Hcleared␛]0;TITLE␇\tdone"), false)
         );
     }
 
