@@ -44,7 +44,9 @@ Standard input is empty (a command reading it sees end-of-file at once, so nothi
 prompt). The command runs in its own process group: when the timeout (default 120000 ms, \
 `timeout_ms` up to 600000) expires or the user interrupts, the whole group is killed, \
 background jobs included. The result gives the exit code, the duration, stdout and stderr \
-(each capped at 2000 lines / 50 KiB; redirect long output to a file and `grep` or `read` it). \
+(each capped at 2000 lines / 50 KiB: a longer stream shows its start and its end, with a \
+marker between them saying what was left out; redirect long output to a file and `grep` or \
+`read` it). \
 Use the dedicated tools rather than bash for reading, listing, searching and editing files.";
 
 /// Added to bash's description when the sandbox is on.
@@ -68,25 +70,6 @@ pub(crate) const PARAMS: &[Param] = &[
 pub(crate) struct Args {
     command: String,
     timeout_ms: Option<u64>,
-}
-
-/// What was read from one pipe: a prefix of at most the byte cap, and the totals.
-#[derive(Debug, Default)]
-struct Drained {
-    kept: Vec<u8>,
-    total_bytes: usize,
-    newlines: usize,
-    ends_with_newline: bool,
-}
-
-impl Drained {
-    fn total_lines(&self) -> usize {
-        if self.total_bytes == 0 || self.ends_with_newline {
-            self.newlines
-        } else {
-            self.newlines + 1
-        }
-    }
 }
 
 /// Where a pipe's output goes as it is read (transient progress), with the bytes
@@ -142,12 +125,14 @@ impl Live {
     }
 }
 
+/// Reads a pipe to its end: its start and its end are kept within the caps
+/// ([`CappedLines::head_and_tail`]), all of it counted.
 async fn drain<R: AsyncRead + Unpin>(
     pipe: Option<R>,
-    keep: usize,
+    caps: Caps,
     mut live: Option<Live>,
-) -> Drained {
-    let mut drained = Drained::default();
+) -> CappedLines {
+    let mut drained = CappedLines::head_and_tail(caps);
     let Some(mut pipe) = pipe else {
         return drained;
     };
@@ -185,11 +170,7 @@ async fn drain<R: AsyncRead + Unpin>(
                 if let Some(live) = live.as_mut() {
                     live.push(chunk);
                 }
-                let room = keep.saturating_sub(drained.kept.len());
-                drained.kept.extend_from_slice(&chunk[..room.min(n)]);
-                drained.total_bytes += n;
-                drained.newlines += chunk.iter().filter(|b| **b == b'\n').count();
-                drained.ends_with_newline = chunk.last() == Some(&b'\n');
+                drained.write(chunk);
             }
         }
     }
@@ -199,24 +180,13 @@ async fn drain<R: AsyncRead + Unpin>(
     drained
 }
 
-fn render_stream(name: &str, drained: &Drained, caps: Caps) -> String {
-    if drained.total_bytes == 0 {
+fn render_stream(name: &str, drained: CappedLines) -> String {
+    if drained.is_empty() {
         return format!("{name}: (empty)");
     }
-    let text = String::from_utf8_lossy(&drained.kept);
-    let mut out = CappedLines::new(caps);
-    for line in text.lines() {
-        out.push(line);
-    }
-    // `lines` drops the CR of each CRLF ending: those bytes were not cut.
-    let crlf = text.matches("\r\n").count();
-    out.raise_totals(
-        drained.total_lines(),
-        drained.total_bytes.saturating_sub(crlf),
-    );
     format!(
         "{name}:\n{}",
-        out.finish(Some("redirect the output to a file and grep or read it"))
+        drained.finish(Some("redirect the output to a file and grep or read it"))
     )
 }
 
@@ -419,12 +389,12 @@ pub(crate) async fn finish(
     let started = Instant::now();
     let stdout = tokio::spawn(drain(
         child.stdout.take(),
-        caps.max_bytes,
+        caps,
         Live::new(progress.clone(), OutputStream::Stdout),
     ));
     let stderr = tokio::spawn(drain(
         child.stderr.take(),
-        caps.max_bytes,
+        caps,
         Live::new(progress, OutputStream::Stderr),
     ));
 
@@ -468,9 +438,15 @@ pub(crate) async fn finish(
         }
         Err(_) => None,
     };
+    let none = || {
+        (
+            CappedLines::head_and_tail(caps),
+            CappedLines::head_and_tail(caps),
+        )
+    };
     let (out, err) = match drained {
         Some((Ok(out), Ok(err))) => (out, err),
-        Some(_) => (Drained::default(), Drained::default()),
+        Some(_) => none(),
         None => {
             stdout_abort.abort();
             stderr_abort.abort();
@@ -478,7 +454,7 @@ pub(crate) async fn finish(
                 "the output pipes stayed open (a process that left the group holds them); output is missing"
                     .to_owned(),
             );
-            (Drained::default(), Drained::default())
+            none()
         }
     };
     // Whatever the call left behind, in its group or detached, dies with it.
@@ -524,21 +500,16 @@ pub(crate) async fn finish(
     };
     lines.push(format!("duration: {duration} ms"));
     lines.extend(notes);
-    lines.push(render_stream("stdout", &out, caps));
-    lines.push(render_stream("stderr", &err, caps));
+    let stdout = render_stream("stdout", out);
+    let stderr = render_stream("stderr", err);
     let status = match status_word {
         ToolStatus::Ok if code != Some(0) => ToolStatus::Error,
         other => other,
     };
     let denied = sandbox
         .filter(|_| status == ToolStatus::Error)
-        .and_then(|s| {
-            s.denial_note(&format!(
-                "{}\n{}",
-                String::from_utf8_lossy(&out.kept),
-                String::from_utf8_lossy(&err.kept)
-            ))
-        });
+        .and_then(|s| s.denial_note(&format!("{stdout}\n{stderr}")));
+    lines.extend([stdout, stderr]);
     lines.extend(denied);
     ToolOutcome {
         status,
@@ -587,16 +558,17 @@ mod tests {
     /// dropped are not reported as output cut.
     #[test]
     fn crlf_output_is_whole_without_a_truncation_trailer() {
-        let raw = b"line1\r\nline2\r\nline3\r\n";
-        let drained = Drained {
-            kept: raw.to_vec(),
-            total_bytes: raw.len(),
-            newlines: 3,
-            ends_with_newline: true,
-        };
+        let mut drained = CappedLines::head_and_tail(Caps::default());
+        for piece in [&b"line1\r"[..], b"\nline2\r\nline3\r\n"] {
+            drained.write(piece);
+        }
         assert_eq!(
-            render_stream("stdout", &drained, Caps::default()),
+            render_stream("stdout", drained),
             "stdout:\nline1\nline2\nline3"
+        );
+        assert_eq!(
+            render_stream("stderr", CappedLines::head_and_tail(Caps::default())),
+            "stderr: (empty)"
         );
     }
 

@@ -344,7 +344,7 @@ mod tests {
         let content = format!("{}\r\nnext\n", "x".repeat(200_000));
         assert_eq!(
             read_back(content.as_bytes(), caps, None),
-            "     1\txxxxxxxxxxxx\n[output truncated: 1 of 2 lines, 20 of 200020 bytes shown; cap 10 lines / 20 bytes; continue with offset 2]"
+            "     1\txxxxxxxxxxxxx\n[output truncated: 1 of 2 lines, 20 of 200020 bytes shown; cap 10 lines / 20 bytes; continue with offset 2]"
         );
     }
 

@@ -565,11 +565,11 @@ tool_tables! {
         stdout:
         1
         2
-        3
-        4
-        5
-        6
-        [output truncated: 6 of 10 lines, 12 of 21 bytes shown; cap 6 lines / 300 bytes; redirect the output to a file and grep or read it]
+        [output truncated: 4 of 10 lines, 8 of 21 bytes left out here; cap 6 lines / 300 bytes; redirect the output to a file and grep or read it]
+        7
+        8
+        9
+        10
         stderr:
         1
         2
@@ -579,8 +579,9 @@ tool_tables! {
         exit code: 0
         duration: <ms>
         stdout:
-        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-        [output truncated: 1 of 1 lines, 300 of 1000 bytes shown; cap 6 lines / 300 bytes; redirect the output to a file and grep or read it]
+        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+        [output truncated: 0 of 1 lines, 700 of 1000 bytes left out here; cap 6 lines / 300 bytes; redirect the output to a file and grep or read it]
+        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
         stderr: (empty)
 
         schema: timeout below the minimum, unknown argument: Error
@@ -939,6 +940,33 @@ async fn default_caps_cut_at_2000_lines() {
     assert_eq!(
         lines[2000],
         "[output truncated: 2000 of 5000 lines, 22893 of 58893 bytes shown; cap 2000 lines / 51200 bytes; continue with offset 2001]"
+    );
+}
+
+/// A long bash output keeps its first 800 and its last 1200 lines (40% and 60% of
+/// the cap), a long failure's last words included; stderr is capped on its own.
+#[tokio::test]
+async fn bash_keeps_the_start_and_the_end_of_a_long_output() {
+    let fx = fixture_with(Caps::default());
+    let got = call(
+        &fx.tools,
+        "bash",
+        &json!({"command": "seq 1 5000; echo 'error: the end' >&2; exit 1"}),
+    )
+    .await;
+    let seq = |from: usize, to: usize| {
+        (from..=to)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        render(&fx, &got),
+        format!(
+            "Error\nexit code: 1\nduration: <ms>\nstdout:\n{}\n[output truncated: 3000 of 5000 lines, 14801 of 23893 bytes left out here; cap 2000 lines / 51200 bytes; redirect the output to a file and grep or read it]\n{}\nstderr:\nerror: the end",
+            seq(1, 800),
+            seq(3801, 5000)
+        )
     );
 }
 
