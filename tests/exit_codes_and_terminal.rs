@@ -311,7 +311,7 @@ fn model_with_the_faux_provider_prints_only_the_refusal() {
     prompt(&term);
     // `/help` after it: its text comes after all `/model` printed.
     term.send("/help\r");
-    let seen = term.wait_for("stop the running turn", 1);
+    let seen = term.wait_for("as it lists them)", 1);
     prompt(&term);
     term.send("/exit\r");
     let (status, _) = term.finish();

@@ -8,7 +8,7 @@ use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 use xcsh_inspect::Style;
 use xcsh_log::{Body, read_session};
-use xcsh_machine::{ApprovalScope, Decision, EntryId, Usage, Verdict};
+use xcsh_machine::{ApprovalScope, Decision, EntryId, Permissions, ToolCall, Usage, Verdict};
 use xcsh_providers::BoxFuture;
 use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunHandle, RunOptions, SessionTarget, Task,
@@ -243,4 +243,101 @@ pub fn model(setup: &mut Setup, arg: &str) -> Result<String> {
         setup.provider.model(),
         setup.provider.name()
     ))
+}
+
+/// `/status` (both front ends): the setup, then the grants of `session` at its leaf
+/// (when any).
+pub fn status(s: &Setup, session: Option<&Path>) -> String {
+    let mut out = format!(
+        "provider {} · model {} · permissions {} · sandbox {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
+        s.provider.name(),
+        s.provider.model(),
+        permissions_name(s.permissions),
+        sandbox_name(s.sandbox),
+        s.cwd.display(),
+        session.map_or("none yet".to_string(), |p| p.display().to_string()),
+        s.limits.max_steps,
+        s.limits.compact_at_tokens,
+        s.limits.max_tokens,
+    );
+    if let Some(path) = session {
+        match read_session(path)
+            .map_err(anyhow::Error::from)
+            .and_then(|log| Ok(xcsh_runtime::rebuild_machine(&log, log.leaf())?))
+        {
+            Ok((machine, _)) => out.push_str(&grants_status(machine.grants())),
+            Err(e) => out.push_str(&format!(
+                " · grants: cannot read the session: {}",
+                crate::chain(&e)
+            )),
+        }
+    }
+    out
+}
+
+/// The end of `/status`: the tools allowed for the session (`a`) and the count of
+/// exact calls allowed (`A`), each only when there is one, as the machine rebuilt at
+/// the leaf holds them.
+fn grants_status(grants: &xcsh_machine::Grants) -> String {
+    let mut out = String::new();
+    let tools: Vec<&str> = grants.tools().collect();
+    if !tools.is_empty() {
+        out.push_str(&format!(" · allowed for the session: {}", tools.join(", ")));
+    }
+    if grants.call_count() > 0 {
+        out.push_str(&format!(" · calls allowed: {}", grants.call_count()));
+    }
+    out
+}
+
+/// The sandbox as the status line shows it: the mode, `+net` with the network.
+pub fn sandbox_name(p: xcsh_tools::sandbox::SandboxPolicy) -> String {
+    match p.mode {
+        xcsh_tools::sandbox::SandboxMode::Off => "off".to_owned(),
+        mode if p.network => format!("{} +net", mode.name()),
+        mode => mode.name().to_owned(),
+    }
+}
+
+fn permissions_name(p: Permissions) -> &'static str {
+    match p {
+        Permissions::Ask => "ask",
+        Permissions::Readonly => "readonly",
+        Permissions::Yolo => "yolo",
+    }
+}
+
+/// What an edit or write would change now: the file's content (for the
+/// approval's diff), if it exists.
+pub fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
+    if call.name != "edit" && call.name != "write" {
+        return None;
+    }
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+    let path = args.get("path")?.as_str()?;
+    std::fs::read_to_string(cwd.join(path)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn status_ends_with_the_tools_and_the_count_of_calls_allowed_for_the_session() {
+        use xcsh_machine::{ApprovalScope, Grants, ToolCall};
+        let call = |name: &str, command: &str| ToolCall {
+            id: xcsh_machine::CallId("c".into()),
+            name: name.into(),
+            arguments: format!(r#"{{"command":"{command}"}}"#),
+        };
+        let mut grants = Grants::default();
+        assert_eq!(super::grants_status(&grants), "");
+        grants.grant(&call("bash", "ls"), ApprovalScope::Call);
+        assert_eq!(super::grants_status(&grants), " · calls allowed: 1");
+        grants.grant(&call("edit", ""), ApprovalScope::Tool);
+        grants.grant(&call("bash", ""), ApprovalScope::Tool);
+        grants.grant(&call("bash", "pwd"), ApprovalScope::Call);
+        assert_eq!(
+            super::grants_status(&grants),
+            " · allowed for the session: bash, edit · calls allowed: 2"
+        );
+    }
 }

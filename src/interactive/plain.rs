@@ -14,13 +14,16 @@ use anyhow::{Context, Result};
 use rustyline::ExternalPrinter;
 use rustyline::error::ReadlineError;
 use tokio::sync::mpsc;
-use xcsh_machine::{Delta, IgnoreReason};
+use xcsh_machine::{Delta, IgnoreReason, ToolStatus, Verdict};
 use xcsh_runtime::{RunEvent, RunHandle, SessionTarget, Task, branch_at};
+use xcsh_tui::approval::Approval;
+use xcsh_tui::tool_card::{TAIL_LINES, outcome};
+use xcsh_tui::{Line, Theme, fmt};
 
 use super::commands;
 use crate::present::{
     APPROVAL_CHOICES, MESSAGE_PROMPT, Reply, context_overflow, denial, first_line, list,
-    more_waiting, parse_answer,
+    parse_answer,
 };
 use crate::sessions;
 use crate::setup::Setup;
@@ -58,6 +61,14 @@ struct Out {
 }
 
 impl Out {
+    fn new(printer: Box<dyn ExternalPrinter + Send>) -> Out {
+        Out {
+            printer,
+            partial: String::new(),
+            thinking: String::new(),
+        }
+    }
+
     fn line(&mut self, text: impl Into<String>) {
         self.flush();
         self.print(text.into());
@@ -117,16 +128,23 @@ struct Asking {
 }
 
 impl Asking {
-    /// Puts `question`: the call, where it runs, how many more wait, the choices.
-    fn put(question: commands::Question, out: &mut Out) -> Asking {
-        let (request, _) = &question;
-        out.line(format!(
-            "[approve] {} {} in {}{}\n  {APPROVAL_CHOICES}",
-            request.call.name,
-            request.call.arguments,
-            request.cwd,
-            more_waiting(request.waiting)
-        ));
+    /// Puts `question` as the terminal UI's shows it, in plain text: a header
+    /// (the tool, what it names, a change's `+A -D`, how many more wait), what the
+    /// call would do (the diff against `current`, the content of the file an edit
+    /// or write names; bash's command and where it runs; other arguments
+    /// pretty-printed), then the choices.
+    fn put(question: commands::Question, current: Option<&str>, out: &mut Out) -> Asking {
+        let approval = Approval::of_request(&question.0, current);
+        // Not wrapped: the terminal (or the reader) does that.
+        let (width, theme) = (u16::MAX, Theme::MONO);
+        let mut text = approval
+            .heading(Line::from("[approve] "), width, &theme)
+            .to_string();
+        for line in approval.preview_lines(width, &theme) {
+            text.push('\n');
+            text.push_str(line.to_string().trim_end());
+        }
+        out.line(format!("{text}\n  {APPROVAL_CHOICES}"));
         Asking {
             question,
             message_next: false,
@@ -193,7 +211,6 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     };
     let (input_tx, mut input) = mpsc::unbounded_channel();
     std::thread::spawn(move || read_lines(editor, &history, &input_tx));
-    let (question_tx, questions) = mpsc::unbounded_channel();
     let session = match &setup.session {
         SessionTarget::Existing { path, at } => {
             if let Some(at) = at {
@@ -204,21 +221,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         }
         SessionTarget::New { .. } => None,
     };
-    let mut ui = Ui {
-        out: Out {
-            printer,
-            partial: String::new(),
-            thinking: String::new(),
-        },
-        session,
-        running: None,
-        question: None,
-        questions,
-        approver: Arc::new(commands::ChannelApprover(question_tx)),
-        ctrl_c_once: false,
-        signalled: false,
-        setup,
-    };
+    let mut ui = Ui::new(setup, Out::new(printer), session);
     loop {
         let event = match ui.running.as_mut() {
             Some(r) => tokio::select! {
@@ -299,22 +302,71 @@ fn read_lines(
     }
 }
 
-/// The commands of [`commands::COMMANDS`] this mode carries out while idle, and
-/// those it carries out while a turn runs, in the order `/help` lists them.
+/// The commands of [`commands::COMMANDS`] this mode carries out while idle, those
+/// it carries out while a turn runs, and those it carries out at any time, in the
+/// order `/help` lists them. The others are the terminal UI's ([`TUI_ONLY`]).
 const IDLE_COMMANDS: &[&str] = &[
     "tree", "at", "fork", "label", "usage", "diff", "plan", "undo", "compact", "memory", "model",
     "exit",
 ];
 const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
+const ANY_TIME_COMMANDS: &[&str] = &["status", "help"];
 
-/// `/help`: the commands of each state with their help from [`commands::COMMANDS`]
-/// (`NAME ARG` where the help starts with `ARG: `).
+/// What this mode's `/help` says of a command where [`commands::COMMANDS`] says
+/// what the terminal UI does.
+const PLAIN_HELP: &[(&str, &str)] = &[
+    (
+        "status",
+        "provider, model, permissions, sandbox, workspace, session, limits, and what is allowed for the session",
+    ),
+    (
+        "tree",
+        "the branch tree of this session, as text (/at ENTRY continues from an entry)",
+    ),
+    ("help", "this list"),
+];
+
+/// The commands of the terminal UI alone, with what to do here instead.
+const TUI_ONLY: &[(&str, &str)] = &[
+    (
+        "resume",
+        "to continue another session, exit and start xcsh --plain --resume SESSION; xcsh sessions lists them",
+    ),
+    (
+        "clear",
+        "this mode only prints lines, it has no screen to clear",
+    ),
+];
+
+/// What `/NAME` answers when it is a command of the terminal UI alone.
+fn tui_only(name: &str) -> Option<String> {
+    if !commands::is_command(name) || is_plain_command(name) {
+        return None;
+    }
+    Some(match TUI_ONLY.iter().find(|(n, _)| *n == name) {
+        Some((_, instead)) => format!("(/{name} is the terminal UI's: {instead})"),
+        None => format!("(/{name} is the terminal UI's)"),
+    })
+}
+
+/// Whether this mode carries out `/name` (in some state).
+fn is_plain_command(name: &str) -> bool {
+    name == "quit"
+        || [IDLE_COMMANDS, RUNNING_COMMANDS, ANY_TIME_COMMANDS]
+            .iter()
+            .any(|names| names.contains(&name))
+}
+
+/// `/help`: the commands of each state, each with its help from [`PLAIN_HELP`], else
+/// from [`commands::COMMANDS`] (`NAME ARG` where the help starts with `ARG: `), and
+/// the keys.
 fn help() -> String {
     let rows = |names: &[&str]| -> String {
         let mut out = String::new();
         for name in names {
-            let help = commands::COMMANDS
+            let help = PLAIN_HELP
                 .iter()
+                .chain(commands::COMMANDS)
                 .find(|(n, _)| n == name)
                 .map_or("", |(_, help)| help);
             let (usage, help) = match help.split_once(": ") {
@@ -326,13 +378,29 @@ fn help() -> String {
         out
     };
     format!(
-        "while idle:   a line starts a turn\n{}while it works:  a line is a steer (delivered after the step's tools)\n{}  Ctrl-C                stop the running turn",
+        "while idle: a line starts a turn\n{}  Ctrl-C                twice (or Ctrl-D) to exit\nwhile a turn runs: a line is a steer (delivered after the step's tools)\n{}  Ctrl-C                stop the turn\n  Ctrl-D                stop the turn, then exit\nat any time:\n{}at an approval question: a line answers it (y, a, A, n or m, as it lists them)",
         rows(IDLE_COMMANDS),
-        rows(RUNNING_COMMANDS)
+        rows(RUNNING_COMMANDS),
+        rows(ANY_TIME_COMMANDS)
     )
 }
 
 impl Ui {
+    fn new(setup: Setup, out: Out, session: Option<PathBuf>) -> Ui {
+        let (question_tx, questions) = mpsc::unbounded_channel();
+        Ui {
+            setup,
+            out,
+            session,
+            running: None,
+            question: None,
+            questions,
+            approver: Arc::new(commands::ChannelApprover(question_tx)),
+            ctrl_c_once: false,
+            signalled: false,
+        }
+    }
+
     /// Handles one line or key; false to exit.
     async fn on_input(&mut self, input: UiInput) -> Result<bool> {
         let line = match input {
@@ -421,9 +489,13 @@ impl Ui {
             ));
         } else if text == "/help" {
             self.out.line(help());
+        } else if text == "/status" {
+            self.status();
         } else if let Some(command) = text.strip_prefix('/') {
             let name = command.split_whitespace().next().unwrap_or("");
-            if IDLE_COMMANDS.contains(&name) {
+            if let Some(said) = tui_only(name) {
+                self.out.line(said);
+            } else if IDLE_COMMANDS.contains(&name) {
                 self.out
                     .line("(that command cannot run during a turn: send it again once the turn ends; Ctrl-C stops it)");
             } else {
@@ -436,7 +508,15 @@ impl Ui {
     }
 
     fn ask(&mut self, question: commands::Question) {
-        self.question = Some(Asking::put(question, &mut self.out));
+        let (request, _) = &question;
+        let current = commands::current_content(&request.call, Path::new(&request.cwd));
+        self.question = Some(Asking::put(question, current.as_deref(), &mut self.out));
+    }
+
+    /// `/status`: the facts the terminal UI's `/status` gives.
+    fn status(&mut self) {
+        let said = commands::status(&self.setup, self.session.as_deref());
+        self.out.line(format!("[status] {said}"));
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
@@ -482,12 +562,11 @@ impl Ui {
                 name,
                 status,
                 content,
+                synthetic,
                 ..
-            } => {
-                let (first, more) = first_line(&content);
-                self.out
-                    .line(format!("  [{name}] {status:?}: {}{more}", clip(first, 160)));
-            }
+            } => self
+                .out
+                .line(tool_result(&name, status, &content, synthetic.is_some())),
             RunEvent::Plan { plan, .. } => {
                 for line in plan.checklist().lines() {
                     self.out.line(format!("[plan] {line}"));
@@ -505,9 +584,17 @@ impl Ui {
             } => self.out.line(format!(
                 "[compacted] {tokens_before} → {tokens_after} tokens"
             )),
+            // A call let run without asking is not announced (nor is it in the
+            // terminal UI); one denied without asking says why, in its words.
             RunEvent::Approval {
-                name, verdict, by, ..
-            } => self.out.line(format!("[{name}] {verdict:?} ({by:?})")),
+                name,
+                verdict: Verdict::Deny,
+                by,
+                ..
+            } => self
+                .out
+                .line(format!("[{name}] denied ({})", fmt::approved_by(by))),
+            RunEvent::Approval { .. } => {}
             RunEvent::RunFinished {
                 reason,
                 steps,
@@ -517,7 +604,7 @@ impl Ui {
                 let approx = if usage.estimated { "~" } else { "" };
                 self.out.line(format!(
                     "[{}] {steps} step(s) · {approx}{} in / {approx}{} out tokens{}",
-                    xcsh_tui::fmt::why_stopped(&reason),
+                    fmt::why_stopped(&reason),
                     usage.context_tokens(),
                     usage.output_tokens,
                     if usage.estimated {
@@ -566,16 +653,18 @@ impl Ui {
     async fn command(&mut self, command: &str) -> Result<bool> {
         let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
         let arg = arg.trim();
-        let known = ["help", "quit"].contains(&name)
-            || IDLE_COMMANDS.contains(&name)
-            || RUNNING_COMMANDS.contains(&name);
-        if !known {
+        if let Some(said) = tui_only(name) {
+            self.out.line(said);
+            return Ok(true);
+        }
+        if !is_plain_command(name) {
             self.out
                 .line(format!("/{name}: unknown command (/help lists them)"));
             return Ok(true);
         }
         match name {
             "help" => self.out.line(help()),
+            "status" => self.status(),
             "exit" | "quit" => return Ok(false),
             // Idle, a follow-up has no turn to wait for: it is the next prompt.
             "queue" if !arg.is_empty() => self.start(Task::Prompt(arg.to_string()))?,
@@ -641,6 +730,40 @@ impl Ui {
     }
 }
 
+/// A tool result: `  [NAME] STATUS: WHAT`. A bash call that ran says how it ended
+/// (as its card does: `exit 0`, `signal 9`), with its notes and its last
+/// [`TAIL_LINES`] lines of output under it; a read-only tool that succeeded gives its
+/// card's summary (`read 20 lines of 200`); any other result its first line.
+fn tool_result(name: &str, status: ToolStatus, content: &str, synthetic: bool) -> String {
+    let head = format!("  [{name}] {status:?}: ");
+    if !synthetic && name == "bash" {
+        let bash = outcome::bash(content);
+        if let Some((ending, _)) = bash.ending() {
+            let (skipped, tail) = bash.tail(TAIL_LINES);
+            let earlier = outcome::earlier(skipped);
+            let under = bash
+                .notes
+                .iter()
+                .map(String::as_str)
+                .chain(earlier.as_deref())
+                .chain(tail.iter().map(String::as_str))
+                .map(|line| format!("\n    {}", clip(line, 200).trim_end()));
+            return format!("{head}{ending}{}", under.collect::<String>());
+        }
+    }
+    let summary = match (synthetic, status) {
+        (false, ToolStatus::Ok) => outcome::summary(name, content),
+        _ => None,
+    };
+    match summary {
+        Some(summary) => format!("{head}{summary}"),
+        None => {
+            let (first, more) = first_line(content);
+            format!("{head}{}{more}", clip(first, 160))
+        }
+    }
+}
+
 fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -652,12 +775,16 @@ fn clip(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
     use std::sync::{Arc, Mutex};
 
-    use xcsh_machine::{ApprovalScope, CallId, ToolCall, Verdict};
-    use xcsh_runtime::{ApprovalAnswer, ApprovalRequest};
+    use xcsh_machine::{
+        ApprovalScope, ApprovedBy, CallId, Limits, Permissions, ToolCall, ToolStatus, Verdict,
+    };
+    use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent, SessionTarget};
 
-    use super::{Asking, Out, help};
+    use super::{Asking, Out, Ui};
+    use crate::setup::Setup;
 
     /// Collects what would be printed above the prompt.
     struct Collect(Arc<Mutex<Vec<String>>>);
@@ -672,12 +799,115 @@ mod tests {
     /// An `Out` whose lines are collected, and what it printed.
     fn collected() -> (Out, Arc<Mutex<Vec<String>>>) {
         let printed = Arc::new(Mutex::new(Vec::new()));
-        let out = Out {
-            printer: Box::new(Collect(Arc::clone(&printed))),
-            partial: String::new(),
-            thinking: String::new(),
-        };
+        let out = Out::new(Box::new(Collect(Arc::clone(&printed))));
         (out, printed)
+    }
+
+    /// Everything printed so far, as one text.
+    fn transcript(printed: &Mutex<Vec<String>>) -> String {
+        printed.lock().unwrap().concat()
+    }
+
+    /// What `events` print, the mode idle in a temporary workspace.
+    fn shown(events: Vec<RunEvent>) -> String {
+        let work = tempfile::tempdir().unwrap();
+        let (out, printed) = collected();
+        let mut ui = Ui::new(setup(work.path()), out, None);
+        for event in events {
+            ui.on_event(event);
+        }
+        transcript(&printed)
+    }
+
+    /// `call(arguments)` asked about in `/w`, with `current` the content of the file
+    /// it names: what the question prints.
+    fn asked(name: &str, arguments: &str, current: Option<&str>) -> String {
+        let (mut out, printed) = collected();
+        let request = ApprovalRequest {
+            call: ToolCall {
+                id: CallId("c1".into()),
+                name: name.into(),
+                arguments: arguments.into(),
+            },
+            cwd: "/w".into(),
+            waiting: 0,
+        };
+        let (tx, _rx) = tokio::sync::oneshot::channel();
+        Asking::put((request, tx), current, &mut out);
+        transcript(&printed)
+    }
+
+    fn result(name: &str, status: ToolStatus, content: &str) -> RunEvent {
+        RunEvent::ToolResult {
+            call_id: CallId("c1".into()),
+            name: name.into(),
+            status,
+            content: content.into(),
+            synthetic: None,
+            duration_ms: 1200,
+            changes: Vec::new(),
+        }
+    }
+
+    /// A setup of the faux provider (it plays nothing) and the test tools in `cwd`,
+    /// with the default limits, asking for approvals, without a sandbox.
+    fn setup(cwd: &Path) -> Setup {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            provider: crate::providers::ProviderArgs,
+        }
+        let config = Default::default();
+        let effective =
+            crate::config::resolve(&config, Path::new("config.toml"), None, &Default::default())
+                .unwrap();
+        Setup {
+            cwd: cwd.to_path_buf(),
+            session: SessionTarget::New {
+                path: cwd.join("new.jsonl"),
+                session_id: "new".into(),
+                cwd: cwd.display().to_string(),
+            },
+            limits: Limits::default(),
+            system_prompt: String::new(),
+            provider: Arc::new(xcsh_providers::faux::FauxProvider::from_steps(
+                "test",
+                Vec::new(),
+            )),
+            tools: Arc::new(xcsh_tools::testing::TestTools),
+            permissions: Permissions::Ask,
+            max_parallel_tools: std::num::NonZeroUsize::MIN,
+            provider_args: <Flags as clap::Parser>::parse_from(["xcsh"]).provider,
+            effective,
+            secrets: Default::default(),
+            sandbox: xcsh_tools::sandbox::SandboxPolicy {
+                mode: xcsh_tools::sandbox::SandboxMode::Off,
+                network: false,
+            },
+            memory: None,
+            delegate: false,
+        }
+    }
+
+    /// The mode idle in a temporary workspace, in a copy of the fixture `session`
+    /// (none: before the first prompt): each command typed in turn (after `› `), and
+    /// what it printed, the workspace written `WORK`.
+    async fn typed_while_idle(lines: &[&str], session: Option<&str>) -> String {
+        let work = tempfile::tempdir().unwrap();
+        let (out, printed) = collected();
+        let session = session.map(|fixture| {
+            let path = work.path().join(fixture);
+            let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sessions");
+            std::fs::copy(from.join(fixture), &path).unwrap();
+            path
+        });
+        let mut ui = Ui::new(setup(work.path()), out, session);
+        for line in lines {
+            printed.lock().unwrap().push(format!("› {line}\n"));
+            let command = line.strip_prefix('/').unwrap();
+            assert!(ui.command(command).await.unwrap());
+        }
+        transcript(&printed).replace(&work.path().display().to_string(), "WORK")
     }
 
     /// A question about a write with two more waiting behind it, and `lines` typed
@@ -695,7 +925,7 @@ mod tests {
             cwd: "/w".into(),
             waiting: 2,
         };
-        let mut asking = Some(Asking::put((request, tx), &mut out));
+        let mut asking = Some(Asking::put((request, tx), None, &mut out));
         for line in lines {
             printed.lock().unwrap().push(format!("› {line}\n"));
             asking = asking.and_then(|a| a.take(line.trim(), &mut out));
@@ -708,7 +938,10 @@ mod tests {
     fn m_alone_asks_for_the_message_and_the_next_line_denies_with_it() {
         let (printed, answer) = typed_at_a_question(&["x", "m", "use b.txt instead"]);
         expect_test::expect![[r#"
-            [approve] write {"path":"a.txt","content":"x"} in /w · 2 more waiting
+            [approve] write a.txt · +1 · 2 more waiting
+              new file
+              @@ -0,0 +1 @@
+                1 +x
               [y] once  [a] this tool for the session  [A] this exact call  [n] deny
               [m] deny with a message to the model (m TEXT, or m alone and TEXT on the next line)
             › x
@@ -753,11 +986,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn help_lists_the_commands_of_each_state_with_their_shared_help() {
+    /// `/help` says what this mode does, state by state, and a command of the
+    /// terminal UI alone says what to do here instead.
+    #[tokio::test]
+    async fn help_lists_what_this_mode_does_and_the_terminal_uis_commands_say_so() {
+        let printed = typed_while_idle(&["/help", "/resume", "/clear", "/nope"], None).await;
         expect_test::expect![[r#"
-            while idle:   a line starts a turn
-              /tree                 the branch tree of this session (the TUI's: navigate, continue from, label)
+            › /help
+            while idle: a line starts a turn
+              /tree                 the branch tree of this session, as text (/at ENTRY continues from an entry)
               /at ENTRY             continue from an earlier entry (a new branch)
               /fork                 a new session file from here
               /label NAME           name the current entry
@@ -769,10 +1006,140 @@ mod tests {
               /memory [NAME]        the memory index, or a note (forget NAME deletes one)
               /model [NAME]         show or switch the model
               /exit                 leave xcsh (also /quit, Ctrl-D)
-            while it works:  a line is a steer (delivered after the step's tools)
+              Ctrl-C                twice (or Ctrl-D) to exit
+            while a turn runs: a line is a steer (delivered after the step's tools)
               /queue TEXT           a follow-up, delivered when the turn would finish (idle: sent now)
               /pending              the queued steers and follow-ups
-              Ctrl-C                stop the running turn"#]]
-        .assert_eq(&help());
+              Ctrl-C                stop the turn
+              Ctrl-D                stop the turn, then exit
+            at any time:
+              /status               provider, model, permissions, sandbox, workspace, session, limits, and what is allowed for the session
+              /help                 this list
+            at an approval question: a line answers it (y, a, A, n or m, as it lists them)
+            › /resume
+            (/resume is the terminal UI's: to continue another session, exit and start xcsh --plain --resume SESSION; xcsh sessions lists them)
+            › /clear
+            (/clear is the terminal UI's: this mode only prints lines, it has no screen to clear)
+            › /nope
+            /nope: unknown command (/help lists them)
+        "#]]
+        .assert_eq(&printed);
+    }
+
+    /// `/status`: the terminal UI's facts, before the first prompt and in a session.
+    #[tokio::test]
+    async fn status_gives_the_setup_and_the_session() {
+        let before = typed_while_idle(&["/status"], None).await;
+        let during = typed_while_idle(&["/status"], Some("plain.jsonl")).await;
+        expect_test::expect![[r#"
+            › /status
+            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session none yet · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+            › /status
+            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session WORK/plain.jsonl · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+        "#]]
+        .assert_eq(&format!("{before}{during}"));
+    }
+
+    /// A bash result shows how the call ended and its last lines, the earlier ones
+    /// counted; a read-only tool's its card's summary; a failure its first line.
+    #[test]
+    fn a_bash_result_shows_its_exit_and_last_lines_and_others_a_summary() {
+        let lines: Vec<String> = (1..=2004).map(|n| format!("line {n}")).collect();
+        let long = format!(
+            "exit code: 0\nduration: 1200 ms\nstdout:\n{}\n\nstderr: (empty)",
+            lines.join("\n")
+        );
+        let killed = "timed out after 100 ms; process group 7 was killed\nexit code: none (killed by signal 9)\nduration: 101 ms\nstdout:\nstarted\nstderr: (empty)";
+        let read = "     1\tfn a() {}\n     2\tfn b() {}\n[lines 1-2 of 200 shown; continue with offset 3]";
+        let printed = shown(vec![
+            RunEvent::ToolCall {
+                step: xcsh_machine::StepNo(1),
+                call_id: CallId("c1".into()),
+                name: "bash".into(),
+                arguments: r#"{"command":"seq 2004"}"#.into(),
+            },
+            result("bash", ToolStatus::Ok, &long),
+            result("bash", ToolStatus::Error, killed),
+            result("read", ToolStatus::Ok, read),
+            result(
+                "edit",
+                ToolStatus::Error,
+                "`old_string` not found in a.txt\nnear: x",
+            ),
+        ]);
+        expect_test::expect![[r#"
+            [bash] {"command":"seq 2004"}
+              [bash] Ok: exit 0
+                … 1999 earlier lines
+                line 2000
+                line 2001
+                line 2002
+                line 2003
+                line 2004
+              [bash] Error: signal 9
+                timed out after 100 ms; process group 7 was killed
+                started
+              [read] Ok: read 2 lines of 200
+              [edit] Error: `old_string` not found in a.txt (+1 lines)
+        "#]]
+        .assert_eq(&printed);
+    }
+
+    /// An edit's question shows the diff against the file as it is now; bash's, the
+    /// command and where it runs; another tool's, its arguments pretty-printed.
+    #[test]
+    fn an_approval_shows_what_the_call_would_do() {
+        let edit = r#"{"path":"src/main.rs","old_string":"\"hi\"","new_string":"\"hello\""}"#;
+        let file = "fn main() {\n    println!(\"hi\");\n}\n";
+        let printed = [
+            asked("edit", edit, Some(file)),
+            asked("bash", r#"{"command":"cargo test\n  --workspace"}"#, None),
+            asked("fetch", r#"{"url":"https://example.com","max":3}"#, None),
+        ];
+        expect_test::expect![[r#"
+            [approve] edit src/main.rs · +1 -1
+              @@ -1,3 +1,3 @@
+              1 1  fn main() {
+              2   -    println!("hi");
+                2 +    println!("hello");
+              3 3  }
+              [y] once  [a] this tool for the session  [A] this exact call  [n] deny
+              [m] deny with a message to the model (m TEXT, or m alone and TEXT on the next line)
+            [approve] bash
+              $ cargo test
+                  --workspace
+              in /w
+              [y] once  [a] this tool for the session  [A] this exact call  [n] deny
+              [m] deny with a message to the model (m TEXT, or m alone and TEXT on the next line)
+            [approve] fetch {"max":3,"url":"https://example.com"}
+              {
+                "max": 3,
+                "url": "https://example.com"
+              }
+              [y] once  [a] this tool for the session  [A] this exact call  [n] deny
+              [m] deny with a message to the model (m TEXT, or m alone and TEXT on the next line)
+        "#]]
+        .assert_eq(&printed.concat());
+    }
+
+    /// A call let run without asking (`--permissions yolo`, a grant) prints nothing
+    /// of its approval, as in the terminal UI; one denied without asking says why.
+    #[test]
+    fn an_approval_without_asking_is_silent_and_a_denial_says_why() {
+        let approval = |verdict, by| RunEvent::Approval {
+            call_id: CallId("c1".into()),
+            name: "bash".into(),
+            verdict,
+            by,
+        };
+        let printed = shown(vec![
+            approval(Verdict::Allow, ApprovedBy::PolicyYolo),
+            approval(Verdict::Allow, ApprovedBy::ToolGrant),
+            approval(Verdict::Deny, ApprovedBy::PolicyReadonly),
+        ]);
+        expect_test::expect![[r#"
+            [bash] denied (the session is read-only: --permissions readonly)
+        "#]]
+        .assert_eq(&printed);
     }
 }

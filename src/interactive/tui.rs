@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::sync::{mpsc, oneshot};
 use xcsh_log::read_session;
-use xcsh_machine::{Permissions, ToolCall, UserOrigin};
+use xcsh_machine::{ToolCall, UserOrigin};
 use xcsh_runtime::{ApprovalAnswer, RunEvent, RunHandle, SessionTarget, Task, branch_at};
 use xcsh_tui::app::{Action, App, StatusInfo};
 use xcsh_tui::cells::{Cell, Level as NoticeLevel};
@@ -77,7 +77,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         compact_at: setup.limits.compact_at_tokens,
         budget: setup.limits.max_tokens,
         session_id: None,
-        sandbox: Some(sandbox_name(setup.sandbox)),
+        sandbox: Some(commands::sandbox_name(setup.sandbox)),
     };
     let (question_tx, mut questions) = mpsc::unbounded_channel();
     let mut c = Controller {
@@ -180,7 +180,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
                         c.app.on_run_event(event, now);
                     }
                 }
-                let current = current_content(&request.call, Path::new(&request.cwd));
+                let current = commands::current_content(&request.call, Path::new(&request.cwd));
                 c.app.ask(&request, current.as_deref());
                 c.question = Some(answer);
             }
@@ -224,34 +224,6 @@ async fn settle(
     }
     let _ = running.handle.result().await;
     xcsh_tools::procs::end_orphans();
-}
-
-/// What an edit or write would change now: the file's content (for the
-/// approval's diff), if it exists.
-fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
-    if call.name != "edit" && call.name != "write" {
-        return None;
-    }
-    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-    let path = args.get("path")?.as_str()?;
-    std::fs::read_to_string(cwd.join(path)).ok()
-}
-
-/// The sandbox as the status line shows it: the mode, `+net` with the network.
-pub(crate) fn sandbox_name(p: xcsh_tools::sandbox::SandboxPolicy) -> String {
-    match p.mode {
-        xcsh_tools::sandbox::SandboxMode::Off => "off".to_owned(),
-        mode if p.network => format!("{} +net", mode.name()),
-        mode => mode.name().to_owned(),
-    }
-}
-
-fn permissions_name(p: Permissions) -> &'static str {
-    match p {
-        Permissions::Ask => "ask",
-        Permissions::Readonly => "readonly",
-        Permissions::Yolo => "yolo",
-    }
 }
 
 impl Controller {
@@ -568,7 +540,7 @@ impl Controller {
             "exit" | "quit" => self.act_exit(),
             "clear" => self.app.clear_view(),
             "status" => {
-                let said = self.status();
+                let said = commands::status(&self.setup, self.session.as_deref());
                 self.app.notice(NoticeLevel::Info, said);
             }
             "pending" => {
@@ -682,53 +654,6 @@ impl Controller {
         }
         Ok(())
     }
-
-    /// `/status`: the setup, then the session's grants at its leaf (when any).
-    fn status(&self) -> String {
-        let s = &self.setup;
-        let mut out = format!(
-            "provider {} · model {} · permissions {} · sandbox {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
-            s.provider.name(),
-            s.provider.model(),
-            permissions_name(s.permissions),
-            sandbox_name(s.sandbox),
-            s.cwd.display(),
-            self.session
-                .as_ref()
-                .map_or("none yet".to_string(), |p| p.display().to_string()),
-            s.limits.max_steps,
-            s.limits.compact_at_tokens,
-            s.limits.max_tokens,
-        );
-        if let Some(path) = &self.session {
-            match read_session(path)
-                .map_err(anyhow::Error::from)
-                .and_then(|log| Ok(xcsh_runtime::rebuild_machine(&log, log.leaf())?))
-            {
-                Ok((machine, _)) => out.push_str(&grants_status(machine.grants())),
-                Err(e) => out.push_str(&format!(
-                    " · grants: cannot read the session: {}",
-                    crate::chain(&e)
-                )),
-            }
-        }
-        out
-    }
-}
-
-/// The end of `/status`: the tools allowed for the session (`a`) and the count of
-/// exact calls allowed (`A`), each only when there is one, as the machine rebuilt at
-/// the leaf holds them.
-fn grants_status(grants: &xcsh_machine::Grants) -> String {
-    let mut out = String::new();
-    let tools: Vec<&str> = grants.tools().collect();
-    if !tools.is_empty() {
-        out.push_str(&format!(" · allowed for the session: {}", tools.join(", ")));
-    }
-    if grants.call_count() > 0 {
-        out.push_str(&format!(" · calls allowed: {}", grants.call_count()));
-    }
-    out
 }
 
 /// The keys `/help` lists after the commands, each with what it does.
@@ -784,27 +709,6 @@ fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>
 #[cfg(test)]
 mod tests {
     use expect_test::expect;
-
-    #[test]
-    fn status_ends_with_the_tools_and_the_count_of_calls_allowed_for_the_session() {
-        use xcsh_machine::{ApprovalScope, Grants, ToolCall};
-        let call = |name: &str, command: &str| ToolCall {
-            id: xcsh_machine::CallId("c".into()),
-            name: name.into(),
-            arguments: format!(r#"{{"command":"{command}"}}"#),
-        };
-        let mut grants = Grants::default();
-        assert_eq!(super::grants_status(&grants), "");
-        grants.grant(&call("bash", "ls"), ApprovalScope::Call);
-        assert_eq!(super::grants_status(&grants), " · calls allowed: 1");
-        grants.grant(&call("edit", ""), ApprovalScope::Tool);
-        grants.grant(&call("bash", ""), ApprovalScope::Tool);
-        grants.grant(&call("bash", "pwd"), ApprovalScope::Call);
-        assert_eq!(
-            super::grants_status(&grants),
-            " · allowed for the session: bash, edit · calls allowed: 2"
-        );
-    }
 
     /// `/help` in history (a notice, as `App::notice` writes it): every command and
     /// the keys a new user needs, one row each; wide, each row is one line, and at 50

@@ -7,6 +7,7 @@
 
 use ratatui::text::{Line, Span};
 use xcsh_machine::ApprovalScope;
+use xcsh_runtime::ApprovalRequest;
 
 use crate::Theme;
 use crate::diffview::{self, Diff};
@@ -163,6 +164,14 @@ impl Approval {
         }
     }
 
+    /// The question `request` puts; `current` is the content of the file an `edit`
+    /// or `write` names (read by the front end), `None` when it does not exist.
+    pub fn of_request(request: &ApprovalRequest, current: Option<&str>) -> Approval {
+        let call = &request.call;
+        let preview = preview(&call.name, &call.arguments, current, &request.cwd);
+        Approval::new(&call.name, &call.arguments, preview).with_waiting(request.waiting)
+    }
+
     /// The question with `waiting` more questions behind it.
     pub fn with_waiting(self, waiting: u32) -> Approval {
         Approval { waiting, ..self }
@@ -283,11 +292,19 @@ impl Approval {
     }
 
     fn header(&self, width: u16, theme: &Theme) -> Line<'static> {
-        let mut spans = vec![
+        let lead = Line::from(vec![
             Span::styled("? ", theme.style(Role::Warning)),
             Span::styled("allow ", theme.style(Role::Text)),
-            Span::styled(self.name.clone(), theme.style(Role::Tool)),
-        ];
+        ]);
+        self.heading(lead, width, theme)
+    }
+
+    /// The header after `lead` (the UI's `? allow `, the line mode's `[approve] `):
+    /// the tool, what the call names (not bash's command: the preview has it), a
+    /// change's `+A -D`, and how many more questions wait.
+    pub fn heading(&self, lead: Line<'static>, width: u16, theme: &Theme) -> Line<'static> {
+        let mut spans = lead.spans;
+        spans.push(Span::styled(self.name.clone(), theme.style(Role::Tool)));
         let mut meta = Vec::new();
         if let Preview::Change { diff, .. } = &self.preview {
             meta.push(Span::styled(" · ", theme.style(Role::Dim)));

@@ -448,15 +448,12 @@ impl ToolCard {
             }
             (ToolArgs::Bash { .. }, None) => {
                 let result = outcome::bash(&f.content);
-                if let Some(code) = &result.exit {
-                    let (text, role) = match code.strip_prefix("none (killed by ") {
-                        Some(signal) => (signal.trim_end_matches(')').to_owned(), Role::Warning),
-                        None if code == "0" => ("exit 0".to_owned(), Role::Dim),
-                        None => (format!("exit {code}"), Role::Error),
-                    };
-                    let role = match f.outcome {
-                        Outcome::Cancelled => Role::Dim,
-                        Outcome::Succeeded | Outcome::Failed | Outcome::Denied => role,
+                if let Some((text, ending)) = result.ending() {
+                    let role = match (f.outcome, ending) {
+                        (Outcome::Cancelled, _) => Role::Dim,
+                        (_, outcome::Ending::Signal) => Role::Warning,
+                        (_, outcome::Ending::Success) => Role::Dim,
+                        (_, outcome::Ending::Failure) => Role::Error,
                     };
                     meta.extend([sep(), Span::styled(text, theme.style(role))]);
                 }
@@ -468,17 +465,7 @@ impl ToolCard {
                         theme.style(Role::Warning),
                     )));
                 }
-                let output: Vec<&String> = result
-                    .output
-                    .iter()
-                    .rev()
-                    .skip_while(|l| l.trim().is_empty())
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                let keep = if full { output.len() } else { TAIL_LINES };
-                let skip = output.len().saturating_sub(keep);
+                let (skip, output) = result.tail(if full { usize::MAX } else { TAIL_LINES });
                 // In history a line takes at most two rows (a minified file or a
                 // progress line of 5,000 characters would fill the screen); the
                 // transcript shows it whole.
@@ -489,7 +476,7 @@ impl ToolCard {
                 };
                 body.extend(earlier_line(skip, theme));
                 body.extend(
-                    output[skip..]
+                    output
                         .iter()
                         .map(|l| Line::from(Span::styled(fmt::clip(&fmt::clean(l), most), dim))),
                 );
@@ -522,14 +509,10 @@ impl ToolCard {
 
 /// `… N earlier lines`, or nothing.
 fn earlier_line(n: usize, theme: &Theme) -> Vec<Line<'static>> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let plural = if n == 1 { "line" } else { "lines" };
-    vec![Line::from(Span::styled(
-        format!("… {n} earlier {plural}"),
-        theme.style(Role::Dim),
-    ))]
+    outcome::earlier(n)
+        .map(|text| Line::from(Span::styled(text, theme.style(Role::Dim))))
+        .into_iter()
+        .collect()
 }
 
 /// The call in a readable form, at most `max` columns: bash's command (first

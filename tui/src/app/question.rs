@@ -13,12 +13,10 @@ impl App {
     /// or write would change (read by the controller).
     pub fn ask(&mut self, request: &ApprovalRequest, current: Option<&str>) {
         let call = &request.call;
-        let preview = crate::approval::preview(&call.name, &call.arguments, current, &request.cwd);
         self.question = Some(LiveQuestion {
             call_id: call.id.clone(),
             tool: call.name.clone(),
-            approval: Approval::new(&call.name, &call.arguments, preview)
-                .with_waiting(request.waiting),
+            approval: Approval::of_request(request, current),
             message: None,
         });
         // Keys typed ahead must not answer: while the input holds a draft the

@@ -45,6 +45,51 @@ pub fn bash(content: &str) -> BashResult {
     result
 }
 
+/// How a bash call ended, for its colour: exit code 0, another code, a signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Success,
+    Failure,
+    Signal,
+}
+
+impl BashResult {
+    /// How the call ended, in the words a card's header and the line mode's result
+    /// line use (`exit 0`, `exit 1`, `signal 9` for `none (killed by signal 9)`),
+    /// when the result says.
+    pub fn ending(&self) -> Option<(String, Ending)> {
+        let code = self.exit.as_deref()?;
+        Some(match code.strip_prefix("none (killed by ") {
+            Some(signal) => (signal.trim_end_matches(')').to_owned(), Ending::Signal),
+            None if code == "0" => ("exit 0".to_owned(), Ending::Success),
+            None => (format!("exit {code}"), Ending::Failure),
+        })
+    }
+
+    /// The last `n` output lines (trailing blank lines left out) and how many lines
+    /// of output come before them: those of the result, and for a stream whose
+    /// middle was left out (its marker before the tail) the lines it left out.
+    pub fn tail(&self, n: usize) -> (usize, &[String]) {
+        let end = self
+            .output
+            .iter()
+            .rposition(|l| !l.trim().is_empty())
+            .map_or(0, |i| i + 1);
+        let skip = end.saturating_sub(n);
+        let earlier = self.output[..skip]
+            .iter()
+            .map(|l| left_out(l).map_or(1, |cut| cut))
+            .sum();
+        (earlier, &self.output[skip..end])
+    }
+}
+
+/// `… N earlier lines`: what a tail of output leaves out before it, if anything.
+pub fn earlier(n: usize) -> Option<String> {
+    let plural = if n == 1 { "line" } else { "lines" };
+    (n > 0).then(|| format!("… {n} earlier {plural}"))
+}
+
 fn is_stream_header(line: &str, name: &str) -> bool {
     line.strip_prefix(name)
         .is_some_and(|r| r == ":" || r == ": (empty)")
@@ -121,6 +166,15 @@ fn truncation(line: &str) -> Option<(usize, usize)> {
     Some((shown.parse().ok()?, total.parse().ok()?))
 }
 
+/// How many lines bash's marker between a stream's start and end says it left out
+/// (`[output truncated: CUT of TOTAL lines, … left out here; …]`).
+fn left_out(line: &str) -> Option<usize> {
+    line.contains(" left out here")
+        .then(|| truncation(line))
+        .flatten()
+        .map(|(cut, _)| cut)
+}
+
 /// `read`'s `[lines 1-20 of 200 shown; …]` note: the file's line count.
 fn read_total(line: &str) -> Option<usize> {
     let rest = line.strip_prefix("[lines ")?;
@@ -168,6 +222,50 @@ mod tests {
                 notes: vec!["timed out after 100 ms; process group 7 was killed".into()],
                 output: vec![],
             }
+        );
+    }
+
+    /// How a call ended in words, and its last lines without the trailing blank
+    /// ones, with the count of those before them.
+    #[test]
+    fn bash_results_say_how_they_ended_and_keep_a_tail() {
+        let ended = |code: &str| {
+            let result = BashResult {
+                exit: Some(code.into()),
+                ..BashResult::default()
+            };
+            result.ending()
+        };
+        assert_eq!(
+            [ended("0"), ended("2"), ended("none (killed by signal 9)")],
+            [
+                Some(("exit 0".into(), Ending::Success)),
+                Some(("exit 2".into(), Ending::Failure)),
+                Some(("signal 9".into(), Ending::Signal)),
+            ]
+        );
+        assert_eq!(BashResult::default().ending(), None);
+        let result = bash("exit code: 0\nstdout:\na\nb\nc\n\nstderr:\n  ");
+        let (skipped, tail) = result.tail(2);
+        assert_eq!((skipped, tail), (1, &["b".to_owned(), "c".to_owned()][..]));
+        assert_eq!(result.tail(9).0, 0);
+        // A stream whose middle was left out: the lines before the tail are the
+        // head's and those the marker says were left out, not the marker itself.
+        let cut = bash(
+            "exit code: 0\nstdout:\n1\n2\n[output truncated: 6 of 10 lines, 12 of 21 bytes left out here; cap 4 lines / 10 bytes; redirect]\n9\n10\n",
+        );
+        let (earlier_lines, tail) = cut.tail(2);
+        assert_eq!(
+            (earlier_lines, tail),
+            (8, &["9".to_owned(), "10".to_owned()][..])
+        );
+        assert_eq!(
+            [earlier(0), earlier(1), earlier(2)],
+            [
+                None,
+                Some("… 1 earlier line".into()),
+                Some("… 2 earlier lines".into())
+            ]
         );
     }
 
