@@ -22,6 +22,26 @@ fn session_with_a_write() -> (Env, std::path::PathBuf) {
     (env, session)
 }
 
+/// `xcsh undo SESSION`, which must succeed: what it printed, and the run's entry.
+fn undone(env: &Env, session: &std::path::Path) -> (String, xcsh_machine::EntryId) {
+    let out = env.run(&["undo", session.to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let run = first_entry(session, |b| {
+        matches!(b, Body::Record(xcsh_log::Record::UserMessage { .. }))
+    });
+    (stdout(&out), run)
+}
+
+/// What undo says when it reverted `file` (in the workspace) of the run at `run`,
+/// then `more`.
+fn reverted(env: &Env, run: xcsh_machine::EntryId, file: &str, more: &str) -> String {
+    let file = env.workspace().canonicalize().unwrap().join(file);
+    format!(
+        "[undo] reverted the changes of the run at entry {run}: {}; the model is told with the next prompt on this branch{more}\n",
+        file.display()
+    )
+}
+
 /// The names in `$XCSH_HOME/blobs`, sorted.
 fn blobs(env: &Env) -> Vec<String> {
     names_in(&env.home().join("blobs"))
@@ -36,19 +56,8 @@ fn a_settled_write_leaves_no_before_image_behind() {
 #[test]
 fn undo_of_a_session_reverts_its_last_run_as_slash_undo_does() {
     let (env, session) = session_with_a_write();
-    let out = env.run(&["undo", session.to_str().unwrap()]);
-    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let run = first_entry(&session, |b| {
-        matches!(b, Body::Record(xcsh_log::Record::UserMessage { .. }))
-    });
-    let file = env.workspace().canonicalize().unwrap().join("f.txt");
-    assert_eq!(
-        stdout(&out),
-        format!(
-            "[undo] reverted the changes of the run at entry {run}: {}; the model is told with the next prompt on this branch\n",
-            file.display()
-        )
-    );
+    let (said, run) = undone(&env, &session);
+    assert_eq!(said, reverted(&env, run, "f.txt", ""));
     assert_eq!(
         std::fs::read_to_string(env.workspace().join("f.txt")).unwrap(),
         "old\n"
@@ -153,17 +162,14 @@ fn undo_says_what_the_runs_bash_commands_changed_is_not_put_back() {
     let made = env.run_standard(&script, &["--permissions", "yolo", "-p", "make files"]);
     assert!(made.status.success(), "{}{}", stdout(&made), stderr(&made));
     let session = env.only_session();
-    let out = env.run(&["undo", session.to_str().unwrap()]);
-    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let run = first_entry(&session, |b| {
-        matches!(b, Body::Record(xcsh_log::Record::UserMessage { .. }))
-    });
-    let file = env.workspace().canonicalize().unwrap().join("g.txt");
+    let (said, run) = undone(&env, &session);
     assert_eq!(
-        stdout(&out),
-        format!(
-            "[undo] reverted the changes of the run at entry {run}: {}; the model is told with the next prompt on this branch. Not put back: whatever its 1 bash command(s) changed (undo reverts what edit and write record)\n",
-            file.display()
+        said,
+        reverted(
+            &env,
+            run,
+            "g.txt",
+            ". Not put back: whatever its 1 bash command(s) changed (undo reverts what edit and write record)"
         )
     );
     assert_eq!(

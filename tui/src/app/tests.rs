@@ -392,15 +392,20 @@ fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
     );
 }
 
-#[test]
-fn esc_goes_back_to_a_waiting_question_and_keeps_the_draft() {
-    let mut app = asking_over("half typed");
+/// Esc reaches the waiting question, whose `n` denies; the input still holds `draft`.
+fn esc_then_n_denies_keeping_the_draft(app: &mut App, draft: &str) {
     assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
     assert_eq!(
         app.on_key(key(KeyCode::Char('n'))),
         answer(Verdict::Deny, ApprovalScope::Once)
     );
-    assert!(live(&mut app, 80, 24, 100).contains("› half typed"));
+    assert!(live(app, 80, 24, 100).contains(&format!("› {draft}")));
+}
+
+#[test]
+fn esc_goes_back_to_a_waiting_question_and_keeps_the_draft() {
+    let mut app = asking_over("half typed");
+    esc_then_n_denies_keeping_the_draft(&mut app, "half typed");
 }
 
 #[test]
@@ -837,12 +842,7 @@ fn esc_from_the_transcript_reaches_a_question_that_waits_behind_a_draft() {
             overlay_screen(&mut app, w, h);
         }
     }
-    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
-    assert_eq!(
-        app.on_key(key(KeyCode::Char('n'))),
-        answer(Verdict::Deny, ApprovalScope::Once)
-    );
-    assert!(live(&mut app, 80, 24, 100).contains("› half typed"));
+    esc_then_n_denies_keeping_the_draft(&mut app, "half typed");
 }
 
 /// A step that failed ends its run: the turn's end line says why, once, as a resumed
