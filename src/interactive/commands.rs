@@ -318,6 +318,15 @@ pub fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
     std::fs::read_to_string(cwd.join(path)).ok()
 }
 
+/// What an interactive mode says as it ends, once the session has a file: how to
+/// come back to it (as Codex and Claude Code say it).
+pub(super) fn resume_hint(session: Option<&Path>) -> Option<String> {
+    let path = session?;
+    let id =
+        xcsh_log::file_session_id(path).map_or_else(|| path.display().to_string(), str::to_owned);
+    Some(format!("to continue this session: xcsh --resume {id}"))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

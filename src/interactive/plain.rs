@@ -236,7 +236,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
                 t = signals.recv() => Step::Signal(t),
                 i = input.recv() => match i {
                     Some(i) => Step::Input(i),
-                    None => return Ok(ExitCode::SUCCESS),
+                    None => break,
                 },
             },
         };
@@ -263,9 +263,13 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
             Step::Event(None) => ui.on_run_end().await?,
         };
         if !go_on {
-            return Ok(ExitCode::SUCCESS);
+            break;
         }
     }
+    if let Some(hint) = commands::resume_hint(ui.session.as_deref()) {
+        ui.out.line(hint);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 enum Step {

@@ -194,6 +194,9 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     }
     c.draw(&mut screen)?;
     screen.leave()?;
+    if let Some(hint) = commands::resume_hint(c.session.as_deref()) {
+        println!("{hint}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
