@@ -30,6 +30,15 @@ fn resolve(name: &str) -> Result<PathBuf> {
     sessions::resolve(name)
 }
 
+/// A view's SESSION: the one named, or when none is, this workspace's newest (the
+/// one `--continue` continues).
+fn resolve_or_newest(name: Option<&str>) -> Result<PathBuf> {
+    match name {
+        Some(name) => resolve(name),
+        None => sessions::newest_here(),
+    }
+}
+
 fn open(name: &str) -> Result<SessionLog> {
     read(&resolve(name)?)
 }
@@ -57,8 +66,9 @@ fn json(value: &impl serde::Serialize) -> Result<()> {
 
 #[derive(Debug, Args)]
 pub struct TreeArgs {
-    /// The session: a path, an id or an id prefix.
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// One line per entry instead of one per turn.
     #[arg(long)]
     full: bool,
@@ -71,7 +81,7 @@ pub struct TreeArgs {
 }
 
 pub fn tree_main(args: TreeArgs) -> Result<ExitCode> {
-    let path = resolve(&args.session)?;
+    let path = resolve_or_newest(args.session.as_deref())?;
     let t = tree::build_family_path(&path, args.full, args.deep)
         .with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
@@ -105,8 +115,9 @@ fn write_tree(t: &tree::Tree) -> Result<()> {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// Show the branch that ends at this entry (default: the session's leaf).
     #[arg(long, value_name = "ENTRY")]
     leaf: Option<EntryId>,
@@ -122,7 +133,7 @@ pub struct LogArgs {
 pub fn log_main(args: LogArgs) -> Result<ExitCode> {
     // Streamed: the shape of the log first, then the entries of the branch, each
     // item written as it comes (SPEC.md §25.2).
-    let path = resolve(&args.session)?;
+    let path = resolve_or_newest(args.session.as_deref())?;
     let cannot_read = || format!("cannot read {}", path.display());
     let source = xcsh_inspect::Streamed::new(&path);
     let shapes = source.shapes().with_context(cannot_read)?;
@@ -181,8 +192,9 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// Only these entry types or stream event kinds (repeatable, or comma-separated).
     #[arg(
         long = "type",
@@ -216,7 +228,7 @@ pub struct EventsArgs {
 }
 
 pub fn events_main(args: EventsArgs) -> Result<ExitCode> {
-    let path = resolve(&args.session)?;
+    let path = resolve_or_newest(args.session.as_deref())?;
     let filter = events::Filter {
         types: args.types.clone(),
         step: args.step,
@@ -306,8 +318,9 @@ fn events_deep(path: &Path, filter: &events::Filter, as_json: bool, st: Style) -
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// The stats as JSON (every step and run).
     #[arg(long)]
     json: bool,
@@ -318,7 +331,7 @@ pub struct StatsArgs {
 }
 
 pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
-    let path = resolve(&args.session)?;
+    let path = resolve_or_newest(args.session.as_deref())?;
     let s = stats::compute_family_path(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     if args.json {
@@ -523,15 +536,16 @@ pub fn label_main(args: LabelArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// The findings as JSON.
     #[arg(long)]
     json: bool,
 }
 
 pub fn check_main(args: CheckArgs) -> Result<ExitCode> {
-    let path = resolve(&args.session)?;
+    let path = resolve_or_newest(args.session.as_deref())?;
     let report = check::check_file(&path)?;
     if args.json {
         json(&report)?;
@@ -553,8 +567,9 @@ enum Format {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
-    session: String,
+    /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
+    /// default this workspace's newest, the one `--continue` continues.
+    session: Option<String>,
     /// md: a Markdown transcript; html: one self-contained page; json: the whole DAG;
     /// otlp: the spans as OTLP/JSON.
     #[arg(long, value_enum)]
@@ -572,23 +587,22 @@ pub struct ExportArgs {
 }
 
 pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
+    let path = resolve_or_newest(args.session.as_deref())?;
     let text = match args.format {
-        Format::Md => {
-            let path = resolve(&args.session)?;
-            export::markdown_family(&path, args.leaf)
-                .with_context(|| format!("cannot read {}", path.display()))?
-        }
+        Format::Md => export::markdown_family(&path, args.leaf)
+            .with_context(|| format!("cannot read {}", path.display()))?,
         Format::Html => {
-            let log = open(&args.session)?;
-            return export_streamed(&args, &mut |out, name| export::write_html(&log, out, name));
-        }
-        Format::Json => {
-            let session = resolve(&args.session)?;
-            return export_streamed(&args, &mut |out, name| {
-                export::write_json(&session, out, name)
+            let log = read(&path)?;
+            return export_streamed(&args, &path, &mut |out, name| {
+                export::write_html(&log, out, name)
             });
         }
-        Format::Otlp => crate::otel_cmd::otlp_json(&resolve(&args.session)?, args.otel_content)?,
+        Format::Json => {
+            return export_streamed(&args, &path, &mut |out, name| {
+                export::write_json(&path, out, name)
+            });
+        }
+        Format::Otlp => crate::otel_cmd::otlp_json(&path, args.otel_content)?,
     };
     match &args.output {
         Some(path) => {
@@ -626,10 +640,11 @@ fn create_export(path: &Path) -> Result<std::fs::File> {
 /// An export written to the file or stdout as it is rendered (`html`, `json`).
 fn export_streamed(
     args: &ExportArgs,
+    session: &Path,
     write: &mut dyn FnMut(&mut dyn std::io::Write, &Path) -> Result<(), xcsh_inspect::InspectError>,
 ) -> Result<ExitCode> {
     use std::io::Write as _;
-    let cannot = || format!("cannot export {}", args.session);
+    let cannot = || format!("cannot export {}", session.display());
     match &args.output {
         Some(path) => {
             let mut file = std::io::BufWriter::new(create_export(path)?);

@@ -181,6 +181,19 @@ pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
     )
 }
 
+/// The newest session of the workspace of the current directory, for a view given
+/// no SESSION; when it has none, an error that says where to find one.
+pub fn newest_here() -> Result<PathBuf> {
+    let here = workspace_root(&std::env::current_dir()?)?;
+    match newest_of(candidate_files(&here)?, &here)? {
+        Some((path, _)) => Ok(path),
+        None => bail!(
+            "no SESSION given, and this workspace ({}) has none: name one (`xcsh sessions --all` lists every workspace's)",
+            here.display()
+        ),
+    }
+}
+
 /// [`newest`] among `files` (oldest first); `None` when none is of `workspace`.
 fn newest_of(files: Vec<PathBuf>, workspace: &Path) -> Result<Option<(PathBuf, String)>> {
     // A sub-agent's session is continued through its parent (SPEC.md §29.4).

@@ -220,3 +220,39 @@ fn readonly_denies_a_scripted_write_and_records_the_denial() {
         "denied: this session is read-only (--permissions readonly), so `write` was not run"
     );
 }
+
+/// A view given no SESSION shows this workspace's newest session, the one
+/// `--continue` continues; a workspace without any says so and where to look.
+#[test]
+fn a_view_without_a_session_shows_the_workspaces_newest() {
+    let env = Env::new();
+    let script = env.script("s.jsonl", &[FINAL_STEP]);
+    for prompt in ["first", "second"] {
+        let out = env.run_script(&script, &["-p", prompt]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let newest = env.sessions().pop().unwrap();
+    let newest = newest.to_str().unwrap();
+    for view in [
+        &["log"][..],
+        &["tree"],
+        &["stats"],
+        &["export", "--format", "md"],
+    ] {
+        let named = [view, &[newest]].concat();
+        assert_eq!(env.ok(view), env.ok(&named), "{view:?}");
+    }
+    assert_contains(&env.ok(&["log"]), "second");
+    let empty = env.subdir("elsewhere");
+    let out = env.run_in(&empty, &["log"]);
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (
+            Some(1),
+            format!(
+                "xcsh: error: no SESSION given, and this workspace ({}) has none: name one (`xcsh sessions --all` lists every workspace's)\n",
+                empty.display()
+            )
+        )
+    );
+}
