@@ -465,7 +465,8 @@ pub fn diff_main(args: DiffArgs) -> Result<ExitCode> {
 pub struct ForkArgs {
     /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
-    /// The entry the fork ends at (a settled boundary): `N` or `#N`.
+    /// The entry the fork ends at (a settled boundary): `N`, `#N` or a label's name
+    /// (the entry its newest label of that name is on).
     entry: String,
     /// Where to write the fork (default: a new session of this workspace).
     #[arg(short = 'o', long, value_name = "PATH")]
@@ -474,8 +475,8 @@ pub struct ForkArgs {
 
 pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
     let source = resolve(&args.session)?;
-    let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
     let log = read_session(&source).with_context(|| format!("cannot read {}", source.display()))?;
+    let at = xcsh_inspect::resolve_entry(&log, &args.entry)?;
     let origin = xcsh_log::session_id(&source, &log.header().session_id).to_string();
     let target = match args.output {
         Some(p) => p,
@@ -505,7 +506,8 @@ pub fn fork_main(args: ForkArgs) -> Result<ExitCode> {
 pub struct LabelArgs {
     /// The session: a path, an id or an id prefix (`xcsh sessions` lists them).
     session: String,
-    /// The entry to name: `N` or `#N`.
+    /// The entry to name: `N`, `#N` or a label's name (the entry its newest label of
+    /// that name is on).
     entry: String,
     /// The label.
     name: String,
@@ -513,7 +515,7 @@ pub struct LabelArgs {
 
 pub fn label_main(args: LabelArgs) -> Result<ExitCode> {
     let path = resolve(&args.session)?;
-    let at = xcsh_inspect::parse_entry_spec(&args.entry)?;
+    let at = xcsh_inspect::resolve_entry_at(&path, &args.entry)?;
     let (id, torn) = fork::label(&path, at, &args.name, chrono::Utc::now())?;
     if let Some(t) = torn {
         eprintln!(

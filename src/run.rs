@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use xcsh_machine::{ApprovalScope, Delta, EntryId, Permissions, StopReason, Verdict};
+use xcsh_machine::{ApprovalScope, Delta, Permissions, StopReason, Verdict};
 use xcsh_providers::BoxFuture;
 use xcsh_runtime::instructions;
 use xcsh_runtime::{
@@ -50,9 +50,10 @@ pub struct RunArgs {
     /// Continue a session given by path, id or id prefix.
     #[arg(long, value_name = "SESSION")]
     resume: Option<String>,
-    /// Continue from this earlier entry: a new branch in the same file.
+    /// Continue from this earlier entry: a new branch in the same file. ENTRY is
+    /// `N`, `#N` or a label's name (`xcsh label`).
     #[arg(long, value_name = "ENTRY")]
-    at: Option<EntryId>,
+    at: Option<String>,
     /// The workspace (default: the git root of the current directory, else the
     /// directory). With --resume of a session of another workspace: move it here.
     #[arg(long, value_name = "DIR")]
@@ -260,11 +261,16 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
     };
     let (session, cwd) = match existing {
         Some((name, path, recorded)) => {
+            let at = args
+                .at
+                .as_deref()
+                .map(|text| xcsh_inspect::resolve_entry_at(&path, text))
+                .transpose()?;
             let placed = sessions::place(
                 &name,
                 path,
                 recorded,
-                args.at,
+                at,
                 &here_ws,
                 chosen.as_deref(),
                 args.show_context,

@@ -409,13 +409,15 @@ pub fn interrupted_at_leaf(path: &Path) -> Result<Vec<String>> {
 pub struct UndoArgs {
     /// The session (a path, id or id prefix): undoes the last run on the branch at
     /// its leaf, as `/undo`. `SESSION@ENTRY`: the interrupted call whose
-    /// `tool_dispatched` entry is ENTRY (as `--continue` names it).
+    /// `tool_dispatched` entry is ENTRY (as `--continue` names it): `N`, `#N` or a
+    /// label's name.
     session: String,
 }
 
 /// The session file and entry `spec` names: `SESSION@ENTRY` when the part after
-/// the last `@` is an entry id, else the whole of it is the session; a `@` followed
-/// by something else that is no session either is a usage error.
+/// the last `@` is an entry id, else the whole of it when that is a session, else
+/// `SESSION@LABEL` when the part before is a session (LABEL a label's name in it); a
+/// `@` with neither side a session is a usage error.
 pub fn target(spec: &str) -> Result<(PathBuf, Option<EntryId>)> {
     if let Some((name, entry)) = spec.rsplit_once('@') {
         match xcsh_inspect::parse_entry_spec(entry) {
@@ -423,6 +425,10 @@ pub fn target(spec: &str) -> Result<(PathBuf, Option<EntryId>)> {
             Err(e) => {
                 if let Ok(path) = crate::sessions::resolve(spec) {
                     return Ok((path, None));
+                }
+                if let Ok(path) = crate::sessions::resolve(name) {
+                    let at = xcsh_inspect::resolve_entry_at(&path, entry)?;
+                    return Ok((path, Some(at)));
                 }
                 crate::exit::usage!("`{spec}`: {e}");
             }

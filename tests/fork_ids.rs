@@ -51,3 +51,62 @@ fn a_fork_is_named_by_its_own_id_in_sessions_tree_and_run_started() {
         )
     );
 }
+
+/// A label names its entry wherever an entry is asked for: `xcsh fork S NAME` and
+/// `--resume S --at NAME` go to the entry its newest label of that name is on; a name
+/// that is no label is an error listing the session's labels.
+#[test]
+fn a_label_names_the_entry_to_fork_at_and_to_continue_from() {
+    let env = Env::new().with_var("NO_COLOR", "1");
+    let script = env.script("s.jsonl", &[r#"{"text":"done"}"#]);
+    env.ok_script(&script, &["-p", "first"]);
+    env.ok_script(&script, &["--continue", "-p", "second"]);
+    let source = env.session();
+    let s = source.to_str().unwrap();
+    // Entries: 0 session, 1 prompt, 2 started, 3 step, 4 finished, then the second
+    // turn (5-8); `other` is written last, so it comes first in the error's list.
+    let labelled = (
+        env.ok(&["label", s, "4", "mark"]),
+        env.ok(&["label", s, "#8", "other"]),
+    );
+
+    let forked = env.ok(&["fork", s, "mark"]);
+    let fork = env
+        .sessions()
+        .into_iter()
+        .find(|p| *p != source)
+        .expect("the fork");
+    let ran = env.run_script(&script, &["--resume", s, "--at", "mark", "-p", "again"]);
+    let branch = xcsh_log::read_session(&source).unwrap().entries[11].clone();
+    let unknown = env.run(&["fork", s, "after-fix"]);
+    assert_eq!(
+        (
+            labelled,
+            forked,
+            String::from_utf8_lossy(&ran.stderr).into_owned(),
+            (branch.parent, branch.body.type_name()),
+            unknown.status.code(),
+            String::from_utf8_lossy(&unknown.stderr).into_owned(),
+        ),
+        (
+            (
+                format!("labelled entry 4 of {s} as \"mark\" (entry 9); the leaf did not move\n"),
+                format!("labelled entry 8 of {s} as \"other\" (entry 10); the leaf did not move\n"),
+            ),
+            format!(
+                "forked {s} at entry 4 into {}: 5 entries copied (ids and hashes kept); origin recorded as label #11 \"forked from {} @ 4\"\ncontinue it with: xcsh run --resume {}\n",
+                fork.display(),
+                session_id(&source),
+                fork.display()
+            ),
+            format!(
+                "xcsh: continuing from entry 4 on a new branch (the previous leaf was 8)\nsession: {s}\n"
+            ),
+            (Some(xcsh_machine::EntryId(4)), "branch"),
+            Some(1),
+            format!(
+                "xcsh: error: no entry or label \"after-fix\" in {s}; its labels, newest first: \"other\", \"mark\"\n"
+            ),
+        )
+    );
+}

@@ -85,14 +85,26 @@ fn undo_of_an_unknown_session_fails_naming_it() {
 }
 
 #[test]
-fn undo_at_something_that_is_not_an_entry_id_is_a_usage_error() {
+fn undo_at_a_name_that_is_no_label_fails_and_with_no_session_is_a_usage_error() {
     let (env, session) = session_with_a_write();
-    let spec = format!("{}@abc", session.display());
-    let out = env.run(&["undo", &spec]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = env.run(&["undo", &format!("{}@abc", session.display())]);
+    let nowhere = env.run(&["undo", "nosuch@abc"]);
     assert_eq!(
-        stderr(&out),
-        format!("xcsh: error: `{spec}`: `abc` is not an entry id (N or #N)\n")
+        (
+            out.status.code(),
+            stderr(&out),
+            nowhere.status.code(),
+            stderr(&nowhere)
+        ),
+        (
+            Some(1),
+            format!(
+                "xcsh: error: no entry or label \"abc\" in {}; it has no labels\n",
+                session.display()
+            ),
+            Some(2),
+            "xcsh: error: `nosuch@abc`: `abc` is not an entry id (N or #N)\n".to_string()
+        )
     );
 }
 
@@ -123,6 +135,13 @@ fn undo_at_an_entry_that_is_no_dispatch_fails_and_points_to_the_run() {
     assert_eq!(
         stderr(&out),
         "xcsh: error: entry 1 is not a tool call's dispatch (`tool_dispatched`); `xcsh undo SESSION` undoes the last run\n"
+    );
+    // The entry named by a label is the same entry.
+    env.ok(&["label", session.to_str().unwrap(), "1", "ask"]);
+    let by_label = env.run(&["undo", &format!("{}@ask", session.display())]);
+    assert_eq!(
+        (by_label.status.code(), stderr(&by_label)),
+        (out.status.code(), stderr(&out))
     );
 }
 

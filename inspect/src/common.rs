@@ -2,9 +2,11 @@
 //! same way everywhere, and branch paths; the one-line descriptions of entries
 //! (shared with replay) are `xcsh_log::describe`'s.
 
+use std::path::Path;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use xcsh_log::{Dag, Entry, SessionLog};
+use xcsh_log::{Body, Dag, Entry, Record, SessionLog};
 use xcsh_machine::{EntryId, StreamEvent};
 
 use crate::error::InspectError;
@@ -80,6 +82,68 @@ pub fn parse_entry_spec(text: &str) -> Result<EntryId, InspectError> {
         .map_err(|_| InspectError::Usage(format!("`{text}` is not an entry id (N or #N)")))
 }
 
+/// An entry as the user names it (SPEC.md §25): `N` or `#N`, else a label's name in
+/// `log`: the target of the newest `label` of that name (file order), on any branch,
+/// as git's moved tag would be. A name that is no label either:
+/// [`InspectError::NoSuchLabel`].
+pub fn resolve_entry(log: &SessionLog, text: &str) -> Result<EntryId, InspectError> {
+    if is_number(text) {
+        return parse_entry_spec(text);
+    }
+    let labels = log.entries.iter().filter_map(|e| match &e.body {
+        Body::Record(Record::Label { target, name }) => Some((*target, name.as_str())),
+        _ => None,
+    });
+    by_label(text, labels, &log.path)
+}
+
+/// [`resolve_entry`] in the session file at `path`, read (whole) only when `text` is
+/// not a number.
+pub fn resolve_entry_at(path: &Path, text: &str) -> Result<EntryId, InspectError> {
+    if is_number(text) {
+        return parse_entry_spec(text);
+    }
+    resolve_entry(&xcsh_log::read_session(path)?, text)
+}
+
+/// `N` or `#N` (digits only, however many: a number too large for an id is a bad
+/// id, not a label's name).
+fn is_number(text: &str) -> bool {
+    let text = text.trim();
+    let digits = text.strip_prefix('#').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// How many label names [`InspectError::NoSuchLabel`] lists.
+const LABELS_LISTED: usize = 5;
+
+/// The target of the newest of `labels` (`(target, name)` in file order) named
+/// `text`; else the error, listing the newest distinct names.
+fn by_label<'a>(
+    text: &str,
+    labels: impl Iterator<Item = (EntryId, &'a str)>,
+    session: &Path,
+) -> Result<EntryId, InspectError> {
+    let labels: Vec<(EntryId, &str)> = labels.collect();
+    if let Some((target, _)) = labels.iter().rev().find(|(_, name)| *name == text) {
+        return Ok(*target);
+    }
+    let mut names: Vec<String> = Vec::new();
+    for (_, name) in labels.iter().rev() {
+        if !names.iter().any(|n| n == name) {
+            names.push((*name).to_string());
+        }
+    }
+    let more = names.len().saturating_sub(LABELS_LISTED);
+    names.truncate(LABELS_LISTED);
+    Err(InspectError::NoSuchLabel {
+        path: session.to_path_buf(),
+        name: text.to_string(),
+        labels: names,
+        more,
+    })
+}
+
 /// The entry at position `pos` of an index, read from its line in the log (`None`
 /// when the line cannot be read or decoded: the log changed under the index).
 pub fn entry_at(
@@ -140,5 +204,64 @@ mod tests {
         assert_eq!(parse_entry_spec("#12").unwrap(), EntryId(12));
         assert_eq!(parse_entry_spec("7").unwrap(), EntryId(7));
         assert!(parse_entry_spec("x").is_err());
+    }
+
+    /// A branched session with labels written in this order: `mark` on 3, `other`
+    /// on 5, `mark` again on 12 (another branch).
+    fn labelled() -> (tempfile::TempDir, SessionLog) {
+        let (dir, log) = crate::testkit::branched_session();
+        for (target, name) in [(3, "mark"), (5, "other"), (12, "mark")] {
+            crate::fork::label(&log.path, EntryId(target), name, crate::testkit::t0()).unwrap();
+        }
+        let log = xcsh_log::read_session(&log.path).unwrap();
+        (dir, log)
+    }
+
+    #[test]
+    fn an_entry_is_named_by_its_number_or_a_label() {
+        let (_dir, log) = labelled();
+        assert_eq!(resolve_entry(&log, "7").unwrap(), EntryId(7));
+        assert_eq!(resolve_entry(&log, "#7").unwrap(), EntryId(7));
+        assert_eq!(resolve_entry(&log, "other").unwrap(), EntryId(5));
+        // Relabelled: the newest label of the name wins, on whichever branch.
+        assert_eq!(resolve_entry(&log, "mark").unwrap(), EntryId(12));
+        assert_eq!(resolve_entry_at(&log.path, "other").unwrap(), EntryId(5));
+        // A number is never looked up among the labels, not even an absent one.
+        assert_eq!(resolve_entry_at(&log.path, "#999").unwrap(), EntryId(999));
+        assert_eq!(
+            resolve_entry(&log, "99999999999999999999")
+                .unwrap_err()
+                .to_string(),
+            "`99999999999999999999` is not an entry id (N or #N)"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_lists_the_newest_label_names() {
+        let (_dir, log) = labelled();
+        let e = resolve_entry(&log, "after-fix").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "no entry or label \"after-fix\" in {}; its labels, newest first: \"mark\", \"other\"",
+                log.path.display()
+            )
+        );
+        let labels = (0..8).map(|i| {
+            (
+                EntryId(i),
+                ["a", "b", "c", "d", "e", "f", "g", "a"][i as usize],
+            )
+        });
+        let e = by_label("z", labels, Path::new("S.jsonl")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no entry or label \"z\" in S.jsonl; its labels, newest first: \"a\", \"g\", \"f\", \"e\", \"d\" (and 2 more)"
+        );
+        let e = by_label("z", std::iter::empty(), Path::new("S.jsonl")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no entry or label \"z\" in S.jsonl; it has no labels"
+        );
     }
 }

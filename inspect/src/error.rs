@@ -33,9 +33,40 @@ pub enum InspectError {
         path.display()
     )]
     Shrunk { path: PathBuf, was: u64, now: u64 },
+    /// A name given for an entry that is neither an entry id nor a label of the
+    /// session; `labels` are its newest label names (at most 5), `more` how many
+    /// other names it has.
+    #[error("{}", no_such_label(path, name, labels, *more))]
+    NoSuchLabel {
+        path: PathBuf,
+        name: String,
+        labels: Vec<String>,
+        more: usize,
+    },
     /// A bad command-line value (entry spec and the like).
     #[error("{0}")]
     Usage(String),
+}
+
+/// `no entry or label "NAME" in PATH; its labels, newest first: "a", "b" (and 3 more)`
+/// (or `; it has no labels`).
+fn no_such_label(path: &std::path::Path, name: &str, labels: &[String], more: usize) -> String {
+    let quoted = xcsh_log::describe::quoted;
+    let known = if labels.is_empty() {
+        "it has no labels".to_string()
+    } else {
+        let names: Vec<String> = labels.iter().map(|n| quoted(n)).collect();
+        let more = match more {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        format!("its labels, newest first: {}{more}", names.join(", "))
+    };
+    format!(
+        "no entry or label {} in {}; {known}",
+        quoted(name),
+        path.display()
+    )
 }
 
 impl InspectError {
