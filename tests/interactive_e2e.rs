@@ -10,7 +10,10 @@
 mod support;
 
 use support::assert_contains;
-use support::env::{Env, assert_steer_delivered_after_the_tools, first_entry, stderr, stdout};
+use support::env::{
+    Env, assert_steer_delivered_after_the_tools, first_entry, long_bash_then, session_id, stderr,
+    stdout,
+};
 use support::mock_server::{MockServer, Reply};
 use support::sse::Wire;
 use support::tmux::{session_on, tmux_available};
@@ -111,4 +114,44 @@ fn a_user_session_in_a_real_terminal() {
         })
         .collect();
     assert_eq!(prompts, ["start the work", "a new direction", "and now?"]);
+}
+
+/// `/new` is refused while a turn runs; once it has ended, `/new` leaves the session
+/// (saying how to come back to it) and the next prompt starts a second session file
+/// holding only that prompt, the one xcsh names as it exits.
+#[test]
+fn new_starts_a_new_session_file_with_the_next_prompt() {
+    let Some((env, server)) = Env::new().in_tmux_with(long_bash_then("A fresh answer.")) else {
+        return;
+    };
+    let tmux = env.interactive(Wire::OpenAi, &server.url(), "--permissions yolo");
+    tmux.line("run the long job");
+    let first = session_on(&tmux.wait_for(r#"[bash] {"command":"sleep 30"}"#, 1));
+    tmux.line("/new");
+    tmux.wait_for(
+        "(that command cannot run during a turn: send it again once the turn ends; Ctrl-C stops it)",
+        1,
+    );
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("[stopped by you]", 1);
+    assert_eq!(env.sessions(), std::slice::from_ref(&first));
+
+    let id = session_id(&first);
+    tmux.line("/new");
+    tmux.wait_for(
+        &format!("[new session] the next prompt starts it (the last one: xcsh --resume {id})"),
+        1,
+    );
+    tmux.turn("a fresh start", "A fresh answer.", "[done]", 1);
+    tmux.ctrl_d();
+
+    let (second, prompts) = env.after_new(&first);
+    assert_eq!(prompts, [["run the long job"], ["a fresh start"]]);
+    assert_contains(
+        &tmux.screen(),
+        &format!(
+            "to continue this session: xcsh --resume {}",
+            session_id(&second)
+        ),
+    );
 }

@@ -14,7 +14,9 @@ mod support;
 use std::path::Path;
 
 use support::assert_contains;
-use support::env::{Env, assert_steer_delivered_after_the_tools, entry_where, types};
+use support::env::{
+    Env, assert_steer_delivered_after_the_tools, entry_where, long_bash_then, session_id, types,
+};
 use support::mock_server::{MockServer, Reply};
 use support::sse::{Wire, openai_call, openai_text};
 use support::tmux::{Tmux, tmux_available};
@@ -595,6 +597,48 @@ fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
         prompts_to_leaf(&older),
         ["the very first prompt", "and now?"]
     );
+}
+
+/// `/new` is refused while a turn runs; once it has ended, `/new` leaves the session
+/// (the status line no longer shows its id, and the notice says how to come back to
+/// it) and the next prompt starts a second session file holding only that prompt.
+#[test]
+fn new_starts_a_new_session_file_with_the_next_prompt() {
+    let Some((env, server)) = Env::new().in_tmux_with(long_bash_then("A fresh answer.")) else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions yolo", "");
+    tmux.line("run the long job");
+    tmux.wait_for("sleep 30", 1);
+    let first = env.only_session();
+    let id = session_id(&first);
+    tmux.line("/new");
+    tmux.wait_for(
+        "/new cannot run during a turn: send it again once the turn ends (Ctrl-C stops it)",
+        1,
+    );
+    tmux.keys(&["C-c"]);
+    // The status line (the last line naming the spend) shows the session's id.
+    let status = |screen: &str| -> String {
+        let line = screen.lines().rev().find(|l| l.contains("spent"));
+        line.unwrap_or_else(|| panic!("no status line:\n{screen}"))
+            .to_owned()
+    };
+    let screen = tmux.wait_for("─ stopped by you", 1);
+    assert_contains(&status(&screen), &id[..8]);
+    assert_eq!(env.sessions(), std::slice::from_ref(&first));
+
+    tmux.line("/new");
+    let screen = tmux.wait_for(
+        &format!("new session: the next prompt starts it (the last one: xcsh --resume {id})"),
+        1,
+    );
+    assert!(!status(&screen).contains(&id[..8]), "{screen}");
+    tmux.turn("a fresh start", "A fresh answer.", "─ done", 1);
+    tmux.ctrl_d();
+
+    let (_, prompts) = env.after_new(&first);
+    assert_eq!(prompts, [["run the long job"], ["a fresh start"]]);
 }
 
 /// Whether a line of `screen` ends with `text` (trailing blanks aside).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use support::assert_contains;
 use support::env::{
-    Env, lines, names_in, session_id, session_of, stderr, stdout, streaming, succeeded,
+    Env, lines, names_in, prompts, session_id, session_of, stderr, stdout, streaming, succeeded,
 };
 
 const FINAL_STEP: &str = r#"{"text":"all done"}"#;
@@ -27,15 +27,6 @@ fn prompt(env: &Env, cwd: &Path, extra: &[&str], text: &str) -> (PathBuf, String
 /// The header's recorded workspace.
 fn workspace_of(path: &Path) -> String {
     lines(path)[0]["data"]["cwd"].as_str().unwrap().to_string()
-}
-
-/// The texts of the session's prompts, in file order.
-fn prompts(path: &Path) -> Vec<String> {
-    lines(path)
-        .iter()
-        .filter(|v| v["type"] == "user_message")
-        .map(|v| v["data"]["text"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The folder name the first layout gave a workspace: its path with every character

@@ -29,10 +29,17 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "tree",
         "the branch tree of this session (the TUI's: navigate, continue from, label)",
     ),
-    ("at", "ENTRY: continue from an earlier entry (a new branch)"),
+    (
+        "at",
+        "ENTRY: continue from an earlier entry or label (a new branch)",
+    ),
     ("fork", "a new session file from here"),
     ("label", "NAME: name the current entry"),
     ("resume", "pick another session of this workspace"),
+    (
+        "new",
+        "start a new conversation (a new session of this workspace)",
+    ),
     ("usage", "tokens spent in this session"),
     ("diff", "what this session changed in the workspace"),
     ("plan", "the task plan at the current entry"),
@@ -51,7 +58,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "queue",
         "TEXT: a follow-up, delivered when the turn would finish (idle: sent now)",
     ),
-    ("clear", "clear the screen (the session keeps everything)"),
+    (
+        "clear",
+        "clear the screen only (the conversation goes on; /new starts a new one)",
+    ),
     ("exit", "leave xcsh (also /quit, Ctrl-D)"),
 ];
 
@@ -135,12 +145,14 @@ fn run(
     ))?)
 }
 
-/// `/at ENTRY`.
+/// `/at ENTRY`: ENTRY is `N`, `#N` or a label's name (SPEC.md §25).
 pub fn at(path: &Path, arg: &str) -> Result<String> {
-    let Ok(entry) = arg.parse::<EntryId>() else {
-        anyhow::bail!("/at {arg}: give an entry id, a number such as 12 (see /tree)");
-    };
-    continue_at(path, entry)
+    if arg.trim().is_empty() {
+        anyhow::bail!(
+            "/at ENTRY: give an entry id (a number such as 12) or a label's name (see /tree)"
+        );
+    }
+    continue_at(path, xcsh_inspect::resolve_entry_at(path, arg)?)
 }
 
 /// Continues from `entry` on a new branch (`/at`, Enter in the tree navigator).
@@ -321,10 +333,26 @@ pub fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
 /// What an interactive mode says as it ends, once the session has a file: how to
 /// come back to it (as Codex and Claude Code say it).
 pub(super) fn resume_hint(session: Option<&Path>) -> Option<String> {
-    let path = session?;
-    let id =
-        xcsh_log::file_session_id(path).map_or_else(|| path.display().to_string(), str::to_owned);
-    Some(format!("to continue this session: xcsh --resume {id}"))
+    Some(format!(
+        "to continue this session: xcsh --resume {}",
+        resume_arg(session?)
+    ))
+}
+
+/// What `xcsh --resume` takes to continue the session at `path`: its id, else the path.
+fn resume_arg(path: &Path) -> String {
+    xcsh_log::file_session_id(path).map_or_else(|| path.display().to_string(), str::to_owned)
+}
+
+/// `/new` (while idle): the session is left, so that the next prompt starts a new
+/// one in the workspace, as a fresh `xcsh` does; what to say, with how to come back
+/// to the one left, if there was one.
+pub(super) fn new_session(session: &mut Option<PathBuf>) -> String {
+    let said = "the next prompt starts it";
+    match session.take() {
+        Some(left) => format!("{said} (the last one: xcsh --resume {})", resume_arg(&left)),
+        None => said.to_owned(),
+    }
 }
 
 #[cfg(test)]

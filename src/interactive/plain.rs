@@ -310,8 +310,8 @@ fn read_lines(
 /// it carries out while a turn runs, and those it carries out at any time, in the
 /// order `/help` lists them. The others are the terminal UI's ([`TUI_ONLY`]).
 const IDLE_COMMANDS: &[&str] = &[
-    "tree", "at", "fork", "label", "usage", "diff", "plan", "undo", "compact", "memory", "model",
-    "exit",
+    "tree", "at", "fork", "label", "new", "usage", "diff", "plan", "undo", "compact", "memory",
+    "model", "exit",
 ];
 const RUNNING_COMMANDS: &[&str] = &["queue", "pending"];
 const ANY_TIME_COMMANDS: &[&str] = &["status", "help"];
@@ -689,6 +689,10 @@ impl Ui {
                 Ok(said) => self.out.line(format!("[model] {said}")),
                 Err(e) => self.out.line(format!("xcsh: {}", crate::chain(&e))),
             },
+            "new" => {
+                let said = commands::new_session(&mut self.session);
+                self.out.line(format!("[new session] {said}"));
+            }
             _ => {
                 let Some(path) = self.session.clone() else {
                     self.out.line("(no session yet: send a prompt first)");
@@ -787,7 +791,7 @@ mod tests {
     };
     use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent, SessionTarget};
 
-    use super::{Asking, Out, Ui};
+    use super::{Asking, Out, Ui, UiInput};
     use crate::setup::Setup;
 
     /// Collects what would be printed above the prompt.
@@ -897,6 +901,21 @@ mod tests {
     /// (none: before the first prompt): each command typed in turn (after `› `), and
     /// what it printed, the workspace written `WORK`.
     async fn typed_while_idle(lines: &[&str], session: Option<&str>) -> String {
+        typed(lines, session, Vec::new()).await
+    }
+
+    /// Typed in [`typed`]: the running turn goes on to its end and what it reports
+    /// is printed.
+    const TURN_ENDS: &str = "(the turn ends)";
+
+    /// As [`typed_while_idle`], each line typed as at the prompt (a prompt starts a
+    /// turn; while it runs, a line is what this mode makes of it then), the model
+    /// playing `script`; [`TURN_ENDS`] is not typed: the turn runs to its end.
+    async fn typed(
+        lines: &[&str],
+        session: Option<&str>,
+        script: Vec<xcsh_providers::faux::ScriptStep>,
+    ) -> String {
         let work = tempfile::tempdir().unwrap();
         let (out, printed) = collected();
         let session = session.map(|fixture| {
@@ -905,11 +924,21 @@ mod tests {
             std::fs::copy(from.join(fixture), &path).unwrap();
             path
         });
-        let mut ui = Ui::new(setup(work.path()), out, session);
+        let mut setup = setup(work.path());
+        setup.provider = Arc::new(xcsh_providers::faux::FauxProvider::from_steps(
+            "test", script,
+        ));
+        let mut ui = Ui::new(setup, out, session);
         for line in lines {
+            if *line == TURN_ENDS {
+                while let Some(event) = ui.running.as_mut().unwrap().handle.events.recv().await {
+                    ui.on_event(event);
+                }
+                assert!(ui.on_run_end().await.unwrap());
+                continue;
+            }
             printed.lock().unwrap().push(format!("› {line}\n"));
-            let command = line.strip_prefix('/').unwrap();
-            assert!(ui.command(command).await.unwrap());
+            assert!(ui.on_input(UiInput::Line(line.to_string())).await.unwrap());
         }
         transcript(&printed).replace(&work.path().display().to_string(), "WORK")
     }
@@ -999,9 +1028,10 @@ mod tests {
             › /help
             while idle: a line starts a turn
               /tree                 the branch tree of this session, as text (/at ENTRY continues from an entry)
-              /at ENTRY             continue from an earlier entry (a new branch)
+              /at ENTRY             continue from an earlier entry or label (a new branch)
               /fork                 a new session file from here
               /label NAME           name the current entry
+              /new                  start a new conversation (a new session of this workspace)
               /usage                tokens spent in this session
               /diff                 what this session changed in the workspace
               /plan                 the task plan at the current entry
@@ -1042,6 +1072,33 @@ mod tests {
             [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session WORK/plain.jsonl · max 32 steps · compact at 150000 tokens · budget 400000 tokens
         "#]]
         .assert_eq(&format!("{before}{during}"));
+    }
+
+    /// `/new` while a turn runs is refused as the idle state's other commands are;
+    /// after it, the session is left (the next prompt starts a new one: `/status`
+    /// has none) and how to come back to it is said, and `/new` again leaves none.
+    #[tokio::test]
+    async fn new_is_refused_during_a_turn_and_then_leaves_the_session() {
+        let script = vec![xcsh_providers::faux::ScriptStep {
+            text: "Hello.".into(),
+            ..Default::default()
+        }];
+        let lines = ["hi", "/new", TURN_ENDS, "/new", "/status", "/new"];
+        let printed = typed(&lines, Some("plain.jsonl"), script).await;
+        expect_test::expect![[r#"
+            › hi
+            › /new
+            (that command cannot run during a turn: send it again once the turn ends; Ctrl-C stops it)
+            Hello.
+            [done] 1 step(s) · 16 in / 2 out tokens
+            › /new
+            [new session] the next prompt starts it (the last one: xcsh --resume WORK/plain.jsonl)
+            › /status
+            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session none yet · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+            › /new
+            [new session] the next prompt starts it
+        "#]]
+        .assert_eq(&printed);
     }
 
     /// A bash result shows how the call ended and its last lines, the earlier ones
@@ -1143,6 +1200,26 @@ mod tests {
         ]);
         expect_test::expect![[r#"
             [bash] denied (the session is read-only: --permissions readonly)
+        "#]]
+        .assert_eq(&printed);
+    }
+
+    /// `/at` takes a label's name as well as an entry id; a name that is neither
+    /// lists the session's labels.
+    #[tokio::test]
+    async fn at_goes_to_a_labelled_entry() {
+        let printed = typed_while_idle(
+            &["/label mark", "/at mark", "/at nope"],
+            Some("plain.jsonl"),
+        )
+        .await;
+        expect_test::expect![[r#"
+            › /label mark
+            [label] "mark" on entry 4 (label entry 5)
+            › /at mark
+            [branch] continuing from entry 4 (branch record 6); the next prompt goes there
+            › /at nope
+            xcsh: no entry or label "nope" in WORK/plain.jsonl; its labels, newest first: "mark"
         "#]]
         .assert_eq(&printed);
     }

@@ -542,6 +542,13 @@ impl Controller {
             "help" => self.app.notice(NoticeLevel::Info, help()),
             "exit" | "quit" => self.act_exit(),
             "clear" => self.app.clear_view(),
+            "new" => {
+                let said = commands::new_session(&mut self.session);
+                self.app.clear_view();
+                self.app.forget_session();
+                self.app
+                    .notice(NoticeLevel::Info, format!("new session: {said}"));
+            }
             "status" => {
                 let said = commands::status(&self.setup, self.session.as_deref());
                 self.app.notice(NoticeLevel::Info, said);
@@ -747,11 +754,13 @@ mod tests {
                              (the TUI's: navigate, continue
                              from, label)
                 /at          ENTRY: continue from an earlier
-                             entry (a new branch)
+                             entry or label (a new branch)
                 /fork        a new session file from here
                 /label       NAME: name the current entry
                 /resume      pick another session of this
                              workspace
+                /new         start a new conversation (a new
+                             session of this workspace)
                 /usage       tokens spent in this session
                 /diff        what this session changed in the
                              workspace
@@ -767,8 +776,9 @@ mod tests {
                 /queue       TEXT: a follow-up, delivered when
                              the turn would finish (idle: sent
                              now)
-                /clear       clear the screen (the session
-                             keeps everything)
+                /clear       clear the screen only (the
+                             conversation goes on; /new starts
+                             a new one)
                 /exit        leave xcsh (also /quit, Ctrl-D)
               keys:
                 Enter        send (a steer while it works)

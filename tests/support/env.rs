@@ -332,6 +332,16 @@ impl Env {
         out
     }
 
+    /// After `/new` left the session `first` (§17.3), the other session file of this
+    /// home (there must be just these two), and the prompts of `first` and of it.
+    pub fn after_new(&self, first: &Path) -> (PathBuf, [Vec<String>; 2]) {
+        let sessions = self.sessions();
+        assert_eq!(sessions.len(), 2, "{sessions:?}");
+        let second = sessions.into_iter().find(|s| s != first).unwrap();
+        let prompts = [prompts(first), prompts(&second)];
+        (second, prompts)
+    }
+
     /// The newest session file.
     pub fn session(&self) -> PathBuf {
         self.sessions().pop().unwrap()
@@ -497,6 +507,24 @@ fn index_of(types: &[String], wanted: &str, from: usize) -> usize {
         .iter()
         .position(|t| t == wanted)
         .unwrap_or_else(|| panic!("no {wanted} after {from}: {types:?}"))
+}
+
+/// A model's replies: to the first prompt a long bash call (`sleep 30`: the turn runs
+/// until it is stopped), to the next `text`.
+pub fn long_bash_then(text: &str) -> Vec<Reply> {
+    vec![
+        Reply::openai_call("call_1", "bash", r#"{"command":"sleep 30"}"#, 100),
+        Reply::openai_text(text, 110),
+    ]
+}
+
+/// The texts of the session's prompts, in file order.
+pub fn prompts(path: &Path) -> Vec<String> {
+    lines(path)
+        .iter()
+        .filter(|v| v["type"] == "user_message")
+        .map(|v| v["data"]["text"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The bodies of a session's entries, in file order.

@@ -186,6 +186,15 @@ impl App {
         self.context_tokens = tokens;
     }
 
+    /// `/new`: the status line shows nothing of the session left (its id, context
+    /// and spend) until the next prompt starts the new one.
+    pub fn forget_session(&mut self) {
+        self.info.session_id = None;
+        self.context_tokens = None;
+        self.spent = 0;
+        self.estimated = false;
+    }
+
     pub fn editor_mut(&mut self) -> &mut Editor {
         &mut self.editor
     }

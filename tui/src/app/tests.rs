@@ -529,6 +529,44 @@ fn the_status_line_shows_the_sandbox_of_the_session() {
     .assert_eq(&live(&mut app, 100, 20, 0));
 }
 
+/// `/new`: once a turn has ended, the status line shows its session's context,
+/// spend and id; after `forget_session` none of them.
+#[test]
+fn the_status_line_forgets_the_session_left_by_new() {
+    let mut app = working();
+    let usage = Usage {
+        input_tokens: 12_000,
+        output_tokens: 500,
+        estimated: true,
+        ..Usage::default()
+    };
+    app.on_run_event(
+        RunEvent::StepFinished {
+            step: StepNo(1),
+            usage,
+            finish: None,
+            outcome: "completed",
+            error: None,
+        },
+        0,
+    );
+    app.on_run_end();
+    let before = live(&mut app, 100, 20, 0);
+    app.forget_session();
+    let after = live(&mut app, 100, 20, 0);
+    expect![[r#"
+
+        › Ask xcsh to do something · / for commands · @ to mention a file
+        openai · gpt-test · ask · ctx 12k/100k · spent ~12k/400k · 0a1b2c3d
+        ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
+
+        › Ask xcsh to do something · / for commands · @ to mention a file
+        openai · gpt-test · ask · spent 0/400k
+        ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
+    "#]]
+    .assert_eq(&format!("{before}{after}"));
+}
+
 /// A `plan` call as the run reports it: its call, its result, then the plan.
 fn plan_update(app: &mut App, id: &str, plan: &xcsh_log::plan::Plan) {
     let arguments = serde_json::to_string(plan).unwrap();
