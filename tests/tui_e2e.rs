@@ -428,7 +428,7 @@ fn closing_an_overlay_opened_before_a_resize_draws_the_live_area_whole_at_the_bo
     });
     let rows = shown_rows(&screen, 30);
     assert_eq!(
-        rows[20], "/status   provider, model, permissions, session, context and spend",
+        rows[20], "/status   provider, model, permissions, session, limits, what is allowed",
         "{screen}"
     );
     assert!(

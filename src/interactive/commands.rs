@@ -23,7 +23,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("help", "the commands and keys"),
     (
         "status",
-        "provider, model, permissions, session, context and spend",
+        "provider, model, permissions, session, limits, what is allowed",
     ),
     (
         "tree",
@@ -260,46 +260,72 @@ pub fn model(setup: &mut Setup, arg: &str) -> Result<String> {
 /// `/status` (both front ends): the setup, then the grants of `session` at its leaf
 /// (when any).
 pub fn status(s: &Setup, session: Option<&Path>) -> String {
-    let mut out = format!(
-        "provider {} · model {} · permissions {} · sandbox {} · workspace {} · session {} · max {} steps · compact at {} tokens · budget {} tokens",
-        s.provider.name(),
-        s.provider.model(),
-        permissions_name(s.permissions),
-        sandbox_name(s.sandbox),
-        s.cwd.display(),
-        session.map_or("none yet".to_string(), |p| p.display().to_string()),
-        s.limits.max_steps,
-        s.limits.compact_at_tokens,
-        s.limits.max_tokens,
-    );
+    let mut rows = vec![
+        (
+            "provider",
+            format!("{} · model {}", s.provider.name(), s.provider.model()),
+        ),
+        (
+            "permissions",
+            format!(
+                "{} · sandbox {}",
+                permissions_name(s.permissions),
+                sandbox_name(s.sandbox)
+            ),
+        ),
+        ("workspace", s.cwd.display().to_string()),
+        (
+            "session",
+            session.map_or(
+                "none yet".to_string(),
+                |p| match xcsh_log::file_session_id(p) {
+                    Some(id) => format!("{id} · {}", p.display()),
+                    None => p.display().to_string(),
+                },
+            ),
+        ),
+        (
+            "limits",
+            format!(
+                "{} steps · compact at {} tokens · budget {} tokens",
+                s.limits.max_steps, s.limits.compact_at_tokens, s.limits.max_tokens
+            ),
+        ),
+    ];
     if let Some(path) = session {
-        match read_session(path)
+        let allowed = match read_session(path)
             .map_err(anyhow::Error::from)
             .and_then(|log| Ok(xcsh_runtime::rebuild_machine(&log, log.leaf())?))
         {
-            Ok((machine, _)) => out.push_str(&grants_status(machine.grants())),
-            Err(e) => out.push_str(&format!(
-                " · grants: cannot read the session: {}",
-                crate::chain(&e)
-            )),
+            Ok((machine, _)) => grants_status(machine.grants()),
+            Err(e) => format!("cannot read the session: {}", crate::chain(&e)),
+        };
+        if !allowed.is_empty() {
+            rows.push(("allowed", allowed));
         }
     }
-    out
+    // A listing, as `/help` writes one: each value in one column, under which a
+    // long one wraps.
+    let rows: Vec<String> = rows
+        .into_iter()
+        .map(|(label, value)| format!("  {label:<12} {value}"))
+        .collect();
+    rows.join("\n")
 }
 
-/// The end of `/status`: the tools allowed for the session (`a`) and the count of
-/// exact calls allowed (`A`), each only when there is one, as the machine rebuilt at
-/// the leaf holds them.
+/// `/status`'s `allowed` row: the tools allowed for the session (`a`) and the count
+/// of exact calls allowed (`A`), each only when there is one, as the machine rebuilt
+/// at the leaf holds them; empty when there is neither.
 fn grants_status(grants: &xcsh_machine::Grants) -> String {
-    let mut out = String::new();
+    let mut parts = Vec::new();
     let tools: Vec<&str> = grants.tools().collect();
     if !tools.is_empty() {
-        out.push_str(&format!(" · allowed for the session: {}", tools.join(", ")));
+        parts.push(format!("{} for the session", tools.join(", ")));
     }
     if grants.call_count() > 0 {
-        out.push_str(&format!(" · calls allowed: {}", grants.call_count()));
+        parts.push(format!("{} exact call(s)", grants.call_count()));
     }
-    out
+    parts.join(" · ")
 }
 
 /// The sandbox as the status line shows it: the mode, `+net` with the network.
@@ -368,13 +394,13 @@ mod tests {
         let mut grants = Grants::default();
         assert_eq!(super::grants_status(&grants), "");
         grants.grant(&call("bash", "ls"), ApprovalScope::Call);
-        assert_eq!(super::grants_status(&grants), " · calls allowed: 1");
+        assert_eq!(super::grants_status(&grants), "1 exact call(s)");
         grants.grant(&call("edit", ""), ApprovalScope::Tool);
         grants.grant(&call("bash", ""), ApprovalScope::Tool);
         grants.grant(&call("bash", "pwd"), ApprovalScope::Call);
         assert_eq!(
             super::grants_status(&grants),
-            " · allowed for the session: bash, edit · calls allowed: 2"
+            "bash, edit for the session · 2 exact call(s)"
         );
     }
 }

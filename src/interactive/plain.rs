@@ -520,7 +520,7 @@ impl Ui {
     /// `/status`: the facts the terminal UI's `/status` gives.
     fn status(&mut self) {
         let said = commands::status(&self.setup, self.session.as_deref());
-        self.out.line(format!("[status] {said}"));
+        self.out.line(format!("[status]\n{said}"));
     }
 
     fn start(&mut self, task: Task) -> Result<()> {
@@ -1067,9 +1067,19 @@ mod tests {
         let during = typed_while_idle(&["/status"], Some("plain.jsonl")).await;
         expect_test::expect![[r#"
             › /status
-            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session none yet · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+            [status]
+              provider     faux · model faux-script
+              permissions  ask · sandbox off
+              workspace    WORK
+              session      none yet
+              limits       32 steps · compact at 150000 tokens · budget 400000 tokens
             › /status
-            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session WORK/plain.jsonl · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+            [status]
+              provider     faux · model faux-script
+              permissions  ask · sandbox off
+              workspace    WORK
+              session      WORK/plain.jsonl
+              limits       32 steps · compact at 150000 tokens · budget 400000 tokens
         "#]]
         .assert_eq(&format!("{before}{during}"));
     }
@@ -1094,7 +1104,12 @@ mod tests {
             › /new
             [new session] the next prompt starts it (the last one: xcsh --resume WORK/plain.jsonl)
             › /status
-            [status] provider faux · model faux-script · permissions ask · sandbox off · workspace WORK · session none yet · max 32 steps · compact at 150000 tokens · budget 400000 tokens
+            [status]
+              provider     faux · model faux-script
+              permissions  ask · sandbox off
+              workspace    WORK
+              session      none yet
+              limits       32 steps · compact at 150000 tokens · budget 400000 tokens
             › /new
             [new session] the next prompt starts it
         "#]]

@@ -749,7 +749,7 @@ mod tests {
             · commands:
                 /help        the commands and keys
                 /status      provider, model, permissions,
-                             session, context and spend
+                             session, limits, what is allowed
                 /tree        the branch tree of this session
                              (the TUI's: navigate, continue
                              from, label)
