@@ -1060,19 +1060,12 @@ mod tests {
         .assert_eq(&printed);
     }
 
-    /// `/status`: the terminal UI's facts, before the first prompt and in a session.
+    /// `/status`: the terminal UI's facts, in a session (without one, as after `/new`,
+    /// its session is `none yet`: `new_is_refused_during_a_turn_and_then_leaves_the_session`).
     #[tokio::test]
     async fn status_gives_the_setup_and_the_session() {
-        let before = typed_while_idle(&["/status"], None).await;
         let during = typed_while_idle(&["/status"], Some("plain.jsonl")).await;
         expect_test::expect![[r#"
-            › /status
-            [status]
-              provider     faux · model faux-script
-              permissions  ask · sandbox off
-              workspace    WORK
-              session      none yet
-              limits       32 steps · compact at 150000 tokens · budget 400000 tokens
             › /status
             [status]
               provider     faux · model faux-script
@@ -1081,7 +1074,7 @@ mod tests {
               session      WORK/plain.jsonl
               limits       32 steps · compact at 150000 tokens · budget 400000 tokens
         "#]]
-        .assert_eq(&format!("{before}{during}"));
+        .assert_eq(&during);
     }
 
     /// `/new` while a turn runs is refused as the idle state's other commands are;
