@@ -356,6 +356,11 @@ pub fn current_content(call: &ToolCall, cwd: &Path) -> Option<String> {
     std::fs::read_to_string(cwd.join(path)).ok()
 }
 
+/// What both modes say of `/name` when no command has that name.
+pub(super) fn unknown(name: &str) -> String {
+    format!("/{name}: unknown command (/help lists them)")
+}
+
 /// What an interactive mode says as it ends, once the session has a file: how to
 /// come back to it (as Codex and Claude Code say it).
 pub(super) fn resume_hint(session: Option<&Path>) -> Option<String> {

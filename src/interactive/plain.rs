@@ -503,8 +503,7 @@ impl Ui {
                 self.out
                     .line("(that command cannot run during a turn: send it again once the turn ends; Ctrl-C stops it)");
             } else {
-                self.out
-                    .line(format!("(/{name}: unknown command; /help lists them)"));
+                self.out.line(commands::unknown(name));
             }
         } else {
             r.handle.steer(text);
@@ -662,8 +661,7 @@ impl Ui {
             return Ok(true);
         }
         if !is_plain_command(name) {
-            self.out
-                .line(format!("/{name}: unknown command (/help lists them)"));
+            self.out.line(commands::unknown(name));
             return Ok(true);
         }
         match name {
@@ -730,9 +728,7 @@ impl Ui {
                     self.out.line(format!("[plan] {line}"));
                 }
             }
-            other => self
-                .out
-                .line(format!("/{other}: unknown command (/help lists them)")),
+            other => self.out.line(commands::unknown(other)),
         }
         Ok(())
     }

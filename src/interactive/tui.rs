@@ -516,7 +516,7 @@ impl Controller {
 
     async fn command(&mut self, name: &str, arg: &str) -> Result<()> {
         if !commands::is_command(name) {
-            anyhow::bail!("/{name}: unknown command (/help lists them)");
+            anyhow::bail!(commands::unknown(name));
         }
         // While a turn runs, only the commands that do not change the session.
         if self.running.is_some()
@@ -660,7 +660,7 @@ impl Controller {
                 self.app
                     .notice(NoticeLevel::Info, said.trim_end().to_owned());
             }
-            other => anyhow::bail!("/{other}: unknown command (/help lists them)"),
+            other => anyhow::bail!(commands::unknown(other)),
         }
         Ok(())
     }
