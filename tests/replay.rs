@@ -11,7 +11,7 @@ use std::process::Output;
 use support::assert_contains;
 use support::env::{Env, fixture, fixtures, stderr, stdout};
 use xcsh_log::{Body, Record, read_session};
-use xcsh_machine::{Decision, EntryId};
+use xcsh_machine::{Decision, EntryId, RunEnd};
 
 /// An edit for [`altered`]: the `tool_dispatched` entry `target` with other
 /// `arguments`, every other entry as it was.
@@ -161,7 +161,9 @@ fn every_fixture_session_is_listed_and_shows_what_its_name_says() {
             .iter()
             .rev()
             .find_map(|e| match &e.body {
-                Body::Decision(Decision::RunFinished { reason, .. }) => Some(reason.clone()),
+                Body::Decision(Decision::RunFinished(RunEnd { reason, .. })) => {
+                    Some(reason.clone())
+                }
                 _ => None,
             })
             .unwrap();

@@ -15,8 +15,8 @@ use xcsh_log::{
 };
 use xcsh_machine::{
     Assembler, CallId, Context, ContextItem, Decision, EntryId, FinishReason, Limits, Message,
-    Permissions, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
-    Usage, UserOrigin,
+    Permissions, RunConfig, RunEnd, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
+    ToolOutcome, Usage, UserOrigin,
 };
 
 use crate::ImportError;
@@ -334,12 +334,12 @@ impl Builder {
         self.append(
             at,
             ts,
-            Body::Decision(Decision::RunFinished {
+            Body::Decision(Decision::RunFinished(RunEnd {
                 reason,
                 steps: run.steps,
                 usage: run.usage,
                 undelivered: Vec::new(),
-            }),
+            })),
         )
     }
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use similar::{Algorithm, ChangeTag, DiffOp, TextDiff, capture_diff_slices};
 use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
-use xcsh_machine::{Decision, EntryId, StepOutcome};
+use xcsh_machine::{Decision, EntryId, RunEnd, StepOutcome};
 
 use crate::common::{args_pretty, branch_path, outcome_text, serde_name, stop_text};
 use crate::error::InspectError;
@@ -285,12 +285,12 @@ pub fn units<'a>(path: &[&'a Entry], from: usize) -> Vec<Unit<'a>> {
                     nth(&mut counts, format!("{r} ignored")),
                     vec![("reason", v(serde_name(reason)))],
                 ),
-                Decision::RunFinished {
+                Decision::RunFinished(RunEnd {
                     reason,
                     steps,
                     usage,
                     ..
-                } => push(
+                }) => push(
                     format!("{r} finished"),
                     vec![
                         ("reason", v(stop_text(reason))),

@@ -423,17 +423,12 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 reason: *reason,
             },
-            Decision::RunFinished {
-                reason,
-                steps,
-                usage,
-                undelivered,
-            } => Item::RunFinished {
+            Decision::RunFinished(end) => Item::RunFinished {
                 entry: id,
-                reason: reason.clone(),
-                steps: *steps,
-                tokens: usage.spend(),
-                undelivered: undelivered.clone(),
+                reason: end.reason.clone(),
+                steps: end.steps,
+                tokens: end.usage.spend(),
+                undelivered: end.undelivered.clone(),
             },
         },
         Body::Unknown { type_name, .. } => Item::Unknown {

@@ -14,8 +14,8 @@ use xcsh_log::plan::{PLAN_TOOL, Plan};
 use xcsh_log::{Body, LogError, Record, RecordedInput, StepRecord, TimedEvent, ToolResultRecord};
 use xcsh_machine::{
     ApprovalScope, CallId, Decision, Effect, EntryId, Input, Machine, Message, Notice, Phase,
-    ProviderError, RunConfig, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolStatus,
-    Usage, Verdict,
+    ProviderError, RunConfig, RunEnd, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall,
+    ToolStatus, Usage, Verdict,
 };
 
 /// What the owner observed.
@@ -540,7 +540,7 @@ impl Journal {
         match effect {
             Effect::Record(decision) => {
                 s.emit(decision_event(&decision));
-                if let Decision::RunFinished { undelivered, .. } = &decision {
+                if let Decision::RunFinished(RunEnd { undelivered, .. }) = &decision {
                     self.undelivered.clone_from(undelivered);
                 }
                 self.append(s, Body::Decision(decision))?;
@@ -749,15 +749,10 @@ fn decision_event(decision: &Decision) -> RunEvent {
             verdict: *verdict,
             by: *by,
         },
-        Decision::RunFinished {
-            reason,
-            steps,
-            usage,
-            ..
-        } => RunEvent::RunFinished {
-            reason: reason.clone(),
-            steps: *steps,
-            usage: *usage,
+        Decision::RunFinished(end) => RunEvent::RunFinished {
+            reason: end.reason.clone(),
+            steps: end.steps,
+            usage: end.usage,
         },
     }
 }

@@ -9,8 +9,8 @@ use super::*;
 use xcsh_log::{Body, LogError, Record};
 use xcsh_machine::{
     ApprovalScope, CallId, Decision, EntryId, FinishReason, Limits, Machine, Permissions,
-    ProviderError, ProviderErrorKind, RunConfig, StepNo, StreamEvent, ToolOutcome, ToolStatus,
-    Verdict,
+    ProviderError, ProviderErrorKind, RunConfig, RunEnd, StepNo, StreamEvent, ToolOutcome,
+    ToolStatus, Verdict,
 };
 
 /// A log in memory whose appends are written into the transcript.
@@ -33,7 +33,7 @@ impl Append for Port {
                 by,
                 ..
             }) => format!(" {call_id} {verdict:?} by {by:?}"),
-            Body::Decision(Decision::RunFinished { reason, .. }) => format!(" {reason:?}"),
+            Body::Decision(Decision::RunFinished(RunEnd { reason, .. })) => format!(" {reason:?}"),
             _ => String::new(),
         };
         self.lines

@@ -362,19 +362,15 @@ pub fn decision_text(decision: &Decision) -> String {
             ..
         } => format!("keeps from {first_kept}, tokens {tokens_before} -> {tokens_after}"),
         Decision::Ignored { reason } => serde_name(reason),
-        Decision::RunFinished {
-            reason,
-            steps,
-            usage,
-            undelivered,
-        } => {
+        Decision::RunFinished(end) => {
             let mut s = format!(
-                "{} after {steps} step(s), {} tokens",
-                stop_text(reason),
-                usage.spend()
+                "{} after {} step(s), {} tokens",
+                stop_text(&end.reason),
+                end.steps,
+                end.usage.spend()
             );
-            if !undelivered.is_empty() {
-                let ids: Vec<String> = undelivered.iter().map(ToString::to_string).collect();
+            if !end.undelivered.is_empty() {
+                let ids: Vec<String> = end.undelivered.iter().map(ToString::to_string).collect();
                 s.push_str(&format!(", undelivered {}", ids.join(",")));
             }
             s

@@ -639,7 +639,7 @@ mod wire;
 mod tests {
     use super::derived::{DerivedEvent, DerivedResult};
     use super::*;
-    use xcsh_machine::{CallId, StopReason, Usage, UserOrigin};
+    use xcsh_machine::{CallId, RunEnd, StopReason, Usage, UserOrigin};
 
     fn ts() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T03:00:00.125Z")
@@ -744,7 +744,7 @@ mod tests {
 
     #[test]
     fn decision_line_is_flat_and_round_trips() {
-        let text = roundtrip(Body::Decision(Decision::RunFinished {
+        let text = roundtrip(Body::Decision(Decision::RunFinished(RunEnd {
             reason: StopReason::MaxSteps { limit: 4 },
             steps: 4,
             usage: Usage {
@@ -753,7 +753,7 @@ mod tests {
                 ..Usage::default()
             },
             undelivered: vec![],
-        }));
+        })));
         expect_test::expect![[r#"{"v":1,"id":3,"parent":2,"ts":"2026-11-30T03:00:00.125Z","type":"run_finished","data":{"reason":{"kind":"max_steps","limit":4},"steps":4,"usage":{"input_tokens":10,"output_tokens":2}},"hash":"71334168724e07f3226dd0c8215cdc887eef39f5872af858cab471ffc4c851f8"}"#]].assert_eq(&text);
     }
 

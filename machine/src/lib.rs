@@ -749,12 +749,12 @@ impl Machine {
             .chain(self.follow_ups.drain(..))
             .map(|(entry, _)| entry)
             .collect();
-        out.push(Effect::Record(Decision::RunFinished {
+        out.push(Effect::Record(Decision::RunFinished(RunEnd {
             reason: reason.clone(),
             steps: self.run.steps,
             usage: self.run.usage,
             undelivered,
-        }));
+        })));
         self.phase = Phase::Finished(reason);
     }
 

@@ -307,14 +307,21 @@ pub enum Decision {
     /// The input just recorded has no effect, for `reason`.
     Ignored { reason: IgnoreReason },
     /// The run is over.
-    RunFinished {
-        reason: StopReason,
-        steps: u32,
-        usage: Usage,
-        /// Queued messages never delivered (the interface offers them back).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        undelivered: Vec<EntryId>,
-    },
+    RunFinished(RunEnd),
+}
+
+/// How a run ended: the payload of [`Decision::RunFinished`], one value that the
+/// views, the checker and the property tests take whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEnd {
+    pub reason: StopReason,
+    /// Steps taken in the run.
+    pub steps: u32,
+    /// The run's usage, summed over its steps.
+    pub usage: Usage,
+    /// Queued messages never delivered (the interface offers them back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undelivered: Vec<EntryId>,
 }
 
 /// Why a tool call got a synthetic result instead of running.

@@ -18,8 +18,8 @@ use opentelemetry_semantic_conventions::attribute as semconv;
 use xcsh_log::family::Member;
 use xcsh_log::{Body, Entry, Record, SessionLog, ToolResultRecord};
 use xcsh_machine::{
-    Assembled, CallId, Decision, EntryId, FinishReason, StepNo, StepOutcome, StopReason, ToolCall,
-    ToolStatus, Usage,
+    Assembled, CallId, Decision, EntryId, FinishReason, RunEnd, StepNo, StepOutcome, StopReason,
+    ToolCall, ToolStatus, Usage,
 };
 
 use crate::ids::{span_id, trace_id};
@@ -560,12 +560,12 @@ impl<'a> Session<'a> {
                 Body::Record(Record::Recovered { .. }) => {
                     root_span.events.push(self.event("recovered", e));
                 }
-                Body::Decision(Decision::RunFinished {
+                Body::Decision(Decision::RunFinished(RunEnd {
                     reason,
                     steps: n,
                     usage,
                     ..
-                }) => {
+                })) => {
                     root_span.attrs.push(kv("xcsh.stop_reason", reason.kind()));
                     root_span.attrs.push(kv("xcsh.steps", i64::from(*n)));
                     usage_attrs(usage, &mut root_span.attrs);

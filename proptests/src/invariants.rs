@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use xcsh_log::{Body, Dag, Entry, Record, RecordedInput, SessionLog, StepRecord};
 use xcsh_machine::{
-    Decision, EntryId, FinishReason, Input, Limits, Permissions, StepNo, StepOutcome, StopReason,
-    Usage, UserOrigin, Verdict,
+    Decision, EntryId, FinishReason, Input, Limits, Permissions, RunEnd, StepNo, StepOutcome,
+    StopReason, Usage, UserOrigin, Verdict,
 };
 
 /// Checks every path from the root to a leaf of `log`. Returns the first violation,
@@ -368,14 +368,9 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
             verdict: Verdict::Allow,
             ..
         } => run.allowed.push(call_id.0.clone()),
-        Decision::RunFinished {
-            reason,
-            steps,
-            usage,
-            undelivered,
-        } => {
+        Decision::RunFinished(end) => {
             run.running = false;
-            finished(run, reason, *steps, *usage, undelivered)?;
+            finished(run, end)?;
             run.steers.clear();
             run.follow_ups.clear();
         }
@@ -389,13 +384,13 @@ fn on_decision(run: &mut Run, d: &Decision) -> Result<(), String> {
     Ok(())
 }
 
-fn finished(
-    run: &Run,
-    reason: &StopReason,
-    steps: u32,
-    usage: Usage,
-    undelivered: &[EntryId],
-) -> Result<(), String> {
+fn finished(run: &Run, end: &RunEnd) -> Result<(), String> {
+    let RunEnd {
+        reason,
+        steps,
+        usage,
+        undelivered,
+    } = end;
     nothing_in_progress(run, "the run finished")?;
     if run.settled != run.requested {
         return Err(format!(
@@ -403,14 +398,14 @@ fn finished(
             run.requested, run.settled
         ));
     }
-    if (steps, usage) != (run.steps, run.usage) {
+    if (*steps, *usage) != (run.steps, run.usage) {
         return Err(format!(
             "run_finished says {steps} steps and {usage:?}; the log holds {} and {:?}",
             run.steps, run.usage
         ));
     }
     let queued: Vec<EntryId> = run.steers.iter().chain(&run.follow_ups).copied().collect();
-    if undelivered != queued {
+    if *undelivered != queued {
         return Err(format!(
             "undelivered {undelivered:?}, but still queued: {queued:?}"
         ));

@@ -12,7 +12,7 @@ use std::fmt::Debug;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use xcsh_log::{Body, Dag, Entry, SessionLog, read_session, rebuild_context};
-use xcsh_machine::{Context, Decision, EntryId, StopReason};
+use xcsh_machine::{Context, Decision, EntryId, RunEnd, StopReason};
 use xcsh_proptests::{
     Played, Script, branching_script, check_invariants, check_property, play, run_script, script,
 };
@@ -173,9 +173,9 @@ fn comparable(decisions: Vec<Decision>, lossy: bool) -> Vec<Decision> {
                 Decision::Delivered { queued, .. } => *queued = EntryId(0),
                 Decision::CompactionStarted { first_kept, .. }
                 | Decision::Compacted { first_kept, .. } => *first_kept = EntryId(0),
-                Decision::RunFinished {
+                Decision::RunFinished(RunEnd {
                     undelivered, usage, ..
-                } => {
+                }) => {
                     undelivered.iter_mut().for_each(|e| *e = EntryId(0));
                     if lossy {
                         *usage = Default::default();
@@ -254,7 +254,7 @@ fn the_generated_runs_reach_every_decision_and_stop_reason() {
         for entry in &log.entries {
             if let Body::Decision(d) = &entry.body {
                 decisions.insert(d.type_name());
-                if let Decision::RunFinished { reason, .. } = d {
+                if let Decision::RunFinished(RunEnd { reason, .. }) = d {
                     reasons.insert(stop_kind(reason));
                 }
             }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use xcsh_log::{
     Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, memory_record, read_session,
 };
-use xcsh_machine::{Decision, EntryId};
+use xcsh_machine::{Decision, EntryId, RunEnd};
 
 use crate::ReplayError;
 
@@ -72,9 +72,11 @@ impl IdMap {
             Decision::Delivered { queued, .. } => self.map(queued),
             Decision::CompactionStarted { first_kept, .. }
             | Decision::Compacted { first_kept, .. } => self.map(first_kept),
-            Decision::RunFinished { undelivered, .. } => undelivered.iter_mut().for_each(|id| {
-                self.map(id);
-            }),
+            Decision::RunFinished(RunEnd { undelivered, .. }) => {
+                undelivered.iter_mut().for_each(|id| {
+                    self.map(id);
+                })
+            }
             Decision::StepStarted { .. }
             | Decision::ToolDispatched { .. }
             | Decision::Approval { .. }

@@ -427,7 +427,7 @@ mod tests {
     use super::*;
     use xcsh_journal::synth::{SynthOptions, generate};
     use xcsh_log::{Body, EntryHash, read_session};
-    use xcsh_machine::Decision;
+    use xcsh_machine::{Decision, RunEnd};
 
     /// Writes `entries` with a fresh hash chain (ids and parents as they are).
     fn rewrite(path: &Path, entries: &[Entry]) {
@@ -471,12 +471,12 @@ mod tests {
                     _ => unreachable!("a decision"),
                 };
                 *d = match d {
-                    Decision::RunFinished { steps, .. } => Decision::RunFinished {
+                    Decision::RunFinished(RunEnd { steps, .. }) => Decision::RunFinished(RunEnd {
                         reason: xcsh_machine::StopReason::Crashed,
                         steps: *steps,
                         usage: Default::default(),
                         undelivered: vec![],
-                    },
+                    }),
                     _ => Decision::StepStarted {
                         step: xcsh_machine::StepNo(999),
                         messages: 0,

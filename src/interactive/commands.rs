@@ -8,7 +8,9 @@ use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 use xcsh_inspect::Style;
 use xcsh_log::{Body, read_session};
-use xcsh_machine::{ApprovalScope, Decision, EntryId, Permissions, ToolCall, Usage, Verdict};
+use xcsh_machine::{
+    ApprovalScope, Decision, EntryId, Permissions, RunEnd, ToolCall, Usage, Verdict,
+};
 use xcsh_providers::BoxFuture;
 use xcsh_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunHandle, RunOptions, SessionTarget, Task,
@@ -169,7 +171,7 @@ pub fn usage(path: &Path) -> Result<String> {
     let mut total = Usage::default();
     let mut runs = 0;
     for e in &log.entries {
-        if let Body::Decision(Decision::RunFinished { usage, .. }) = &e.body {
+        if let Body::Decision(Decision::RunFinished(RunEnd { usage, .. })) = &e.body {
             total.add(usage);
             runs += 1;
         }

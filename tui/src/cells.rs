@@ -537,14 +537,10 @@ fn on_decision(
             tokens_before: *tokens_before,
             tokens_after: *tokens_after,
         }),
-        Decision::RunFinished {
-            reason,
-            steps,
-            usage,
-            undelivered,
-        } => {
-            if !undelivered.is_empty() {
-                let texts: Vec<String> = undelivered
+        Decision::RunFinished(end) => {
+            if !end.undelivered.is_empty() {
+                let texts: Vec<String> = end
+                    .undelivered
                     .iter()
                     .filter_map(|id| match log.get(*id).map(|e| &e.body) {
                         Some(Body::Record(Record::Steer { text } | Record::FollowUp { text })) => {
@@ -561,9 +557,9 @@ fn on_decision(
             let elapsed_ms = turn_start
                 .and_then(|start| u64::try_from((entry.ts - start.ts).num_milliseconds()).ok());
             cells.push(Cell::TurnEnd {
-                reason: reason.clone(),
-                steps: *steps,
-                usage: *usage,
+                reason: end.reason.clone(),
+                steps: end.steps,
+                usage: end.usage,
                 elapsed_ms,
             });
         }

@@ -2,6 +2,7 @@
 //! extend an index by the lines appended since it was written).
 
 use super::*;
+use xcsh_machine::RunEnd;
 
 /// Builds an index entry by entry (in file order).
 #[derive(Debug, Default)]
@@ -251,7 +252,7 @@ impl IndexBuilder {
                         tokens_after: *tokens_after,
                     },
                 ),
-                Decision::RunFinished { reason, usage, .. } => {
+                Decision::RunFinished(RunEnd { reason, usage, .. }) => {
                     let (code, a, b, kind, message) = match reason {
                         StopReason::Completed => (0, 0, 0, 0, ""),
                         StopReason::MaxSteps { limit } => (1, u64::from(*limit), 0, 0, ""),

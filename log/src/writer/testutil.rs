@@ -35,8 +35,8 @@ pub fn damaged_copies(lines: &[Vec<u8>], seed: u64) -> Vec<(usize, usize, Vec<u8
         .collect()
 }
 use xcsh_machine::{
-    Assembled, Decision, EntryId, FinishReason, Limits, RunConfig, StepNo, StepOutcome, StopReason,
-    StreamEvent, Usage,
+    Assembled, Decision, EntryId, FinishReason, Limits, RunConfig, RunEnd, StepNo, StepOutcome,
+    StopReason, StreamEvent, Usage,
 };
 
 /// A new directory, and the path of a session file `s.jsonl` in it (not created).
@@ -120,12 +120,12 @@ pub fn sample_bodies() -> Vec<Body> {
             target: EntryId(2),
             name: "greeting".into(),
         }),
-        Body::Decision(Decision::RunFinished {
+        Body::Decision(Decision::RunFinished(RunEnd {
             reason: StopReason::Completed,
             steps: 1,
             usage,
             undelivered: vec![],
-        }),
+        })),
     ]
 }
 

@@ -73,14 +73,19 @@ fn render(dir: &Path, parent: &Path) -> String {
                 )
                 .unwrap();
                 let end = child_log.entries.iter().rev().find_map(|e| match &e.body {
-                    Body::Decision(xcsh_machine::Decision::RunFinished { reason, .. }) => {
-                        Some(serde_json::to_string(reason).unwrap())
-                    }
+                    Body::Decision(xcsh_machine::Decision::RunFinished(xcsh_machine::RunEnd {
+                        reason,
+                        ..
+                    })) => Some(serde_json::to_string(reason).unwrap()),
                     _ => None,
                 });
                 writeln!(out, "  child run_finished: {}", end.unwrap()).unwrap();
             }
-            Body::Decision(xcsh_machine::Decision::RunFinished { reason, usage, .. }) => {
+            Body::Decision(xcsh_machine::Decision::RunFinished(xcsh_machine::RunEnd {
+                reason,
+                usage,
+                ..
+            })) => {
                 writeln!(
                     out,
                     "{} run_finished {} usage={:?}",

@@ -31,7 +31,7 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    CallId, Decision, Delta, Limits, Permissions, ProviderError, StreamEvent, ToolCall,
+    CallId, Decision, Delta, Limits, Permissions, ProviderError, RunEnd, StreamEvent, ToolCall,
     ToolOutcome, ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
@@ -693,7 +693,9 @@ pub fn entry_lines(path: &Path) -> Vec<String> {
                 Body::Decision(Decision::Delivered { origin, text, .. }) => {
                     format!(" {origin:?} {text:?}")
                 }
-                Body::Decision(Decision::RunFinished { reason, .. }) => format!(" {reason:?}"),
+                Body::Decision(Decision::RunFinished(RunEnd { reason, .. })) => {
+                    format!(" {reason:?}")
+                }
                 Body::Decision(Decision::Ignored { reason }) => format!(" {reason:?}"),
                 _ => String::new(),
             };

@@ -1,7 +1,7 @@
 //! Tests of the history model (cells rebuilt from entries and from run events).
 
 use expect_test::expect;
-use xcsh_machine::{ProviderError, SyntheticReason};
+use xcsh_machine::{ProviderError, RunEnd, SyntheticReason};
 
 use super::*;
 use crate::testkit::{lines_text, styled};
@@ -337,12 +337,12 @@ fn plain_config() -> xcsh_machine::RunConfig {
 }
 
 fn finished(steps: u32) -> Body {
-    Body::Decision(Decision::RunFinished {
+    Body::Decision(Decision::RunFinished(RunEnd {
         reason: StopReason::Completed,
         steps,
         usage: Usage::default(),
         undelivered: Vec::new(),
-    })
+    }))
 }
 
 /// A prompt whose `@greet.rs` attached the file: the log records the file's
