@@ -1,10 +1,11 @@
 //! `bash {command, timeout_ms?}`: `bash -c` in the workspace root with stdin at EOF,
 //! in its own process group; a timeout or the cancellation token kills the whole
 //! group (SIGKILL) so no grandchild survives. Its output streams to a
-//! [`ToolProgress`] as it is read (transient; the result is made the same way
-//! without it). Its environment is exactly [`ShellEnv`] (secrets left out), plus
-//! the call's marker: when the call settles, every process it left behind, in the
-//! group or not, is killed ([`procs`]).
+//! [`ToolProgress`] as it is read (transient); it and the result, made the same
+//! way without it, have their terminal escapes removed. Its environment is exactly
+//! [`ShellEnv`] (secrets left out) asking for no colour and no pager
+//! ([`PLAIN_OUTPUT_ENV`]), plus the call's marker: when the call settles, every
+//! process it left behind, in the group or not, is killed ([`procs`]).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::caps::{CappedLines, Caps};
+use super::caps::{CappedLines, Caps, Escapes};
 use super::params::Param;
 use super::procs;
 use super::{CANCELLED_NOTE, OutputStream, ToolProgress};
@@ -35,6 +36,22 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The largest `timeout_ms` a call may ask for (10 minutes).
 pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// Set in every shell's environment over the shell environment's own values: they
+/// ask programs for plain text, without colour (`NO_COLOR`, `CLICOLOR`, a terminal
+/// that has none) or a pager waiting for keys. What colour still comes (a forced
+/// `--color=always`) is removed from the result ([`CappedLines::write`]).
+const PLAIN_OUTPUT_ENV: &[(&str, &str)] = &[
+    ("NO_COLOR", "1"),
+    ("CLICOLOR", "0"),
+    ("TERM", "dumb"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+];
+
+/// Removed from every shell's environment: they force colour on whatever the
+/// output is.
+const COLOUR_FORCING_ENV: &[&str] = &["CLICOLOR_FORCE", "FORCE_COLOR"];
 
 /// How long to wait for the output pipes to close once the shell has ended.
 const PIPE_CLOSE_BOUND: Duration = Duration::from_secs(2);
@@ -78,6 +95,9 @@ pub(crate) struct Args {
 struct Live {
     progress: ToolProgress,
     stream: OutputStream,
+    /// The live view loses escapes as the result does, so the card shows the text
+    /// the model will read.
+    escapes: Escapes,
     pending: Vec<u8>,
 }
 
@@ -86,6 +106,7 @@ impl Live {
         progress.is_active().then_some(Live {
             progress,
             stream,
+            escapes: Escapes::default(),
             pending: Vec::new(),
         })
     }
@@ -95,7 +116,7 @@ impl Live {
         if !self.progress.is_active() {
             return;
         }
-        self.pending.extend_from_slice(chunk);
+        self.escapes.strip(chunk, &mut self.pending);
         if let Some(end) = self.pending.iter().rposition(|b| *b == b'\n') {
             let rest = self.pending.split_off(end + 1);
             let lines = std::mem::replace(&mut self.pending, rest);
@@ -243,7 +264,8 @@ impl Shells {
     }
 
     /// `bash -c text` as every call runs it: in the workspace root, its own process
-    /// group, exactly the shell environment, stdin at EOF, stdout and stderr piped.
+    /// group, exactly the shell environment (secrets left out) asking for plain
+    /// output ([`PLAIN_OUTPUT_ENV`]), stdin at EOF, stdout and stderr piped.
     fn command(&self, text: &str) -> std::process::Command {
         use std::os::unix::process::CommandExt;
         let mut command = match &self.program {
@@ -257,10 +279,14 @@ impl Shells {
             .current_dir(&self.root)
             .env_clear()
             .envs(self.env.vars())
+            .envs(PLAIN_OUTPUT_ENV.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        for name in COLOUR_FORCING_ENV {
+            command.env_remove(name);
+        }
         command
     }
 
@@ -520,7 +546,22 @@ pub(crate) async fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
     use xcsh_log::secrets::EnvPolicy;
+
+    /// The live view is sent the text the result will hold: a colour code split
+    /// between two reads is removed, not shown as `␛[31m` until the card settles.
+    #[test]
+    fn the_live_view_loses_escapes_split_across_reads() {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&seen);
+        let progress = ToolProgress::new(move |_, text| sink.lock().unwrap().push_str(text));
+        let mut live = Live::new(progress, OutputStream::Stdout).expect("an active sink");
+        live.push(b"\x1b[3");
+        live.push(b"1mred\x1b[0m\nbl");
+        live.quiet(true);
+        assert_eq!(*seen.lock().unwrap(), "red\nbl");
+    }
 
     #[tokio::test]
     async fn bash_runs_with_exactly_the_shell_env_it_is_given() {

@@ -5,9 +5,14 @@
 //! their end, the marker between them ([`CappedLines::head_and_tail`]), since a
 //! command's outcome (the error, the summary, the end of a stack trace) is at its
 //! end. One implementation serves both: a result kept head only is one whose tail
-//! has no share of the caps.
+//! has no share of the caps. A stream written as bytes ([`CappedLines::write`]) loses
+//! its terminal escape sequences and control bytes first ([`escapes`]).
 
 use std::collections::VecDeque;
+
+pub(crate) use escapes::Escapes;
+
+mod escapes;
 
 /// Default cap on the bytes of one tool result (and of each of bash's streams).
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
@@ -65,6 +70,10 @@ pub(crate) struct CappedLines {
     /// A carriage return that ended the last bytes written: dropped if a newline
     /// follows it (a CRLF line end shows, and counts, as a newline).
     cr: bool,
+    /// Where [`write`](Self::write)'s stream is in an escape sequence.
+    escapes: Escapes,
+    /// The text of the chunk being written, once stripped (kept for its capacity).
+    stripped: Vec<u8>,
 }
 
 /// The part of the output shown: the head's bytes and lines, then the tail's.
@@ -106,6 +115,8 @@ impl CappedLines {
             newlines: 0,
             ends_with_newline: false,
             cr: false,
+            escapes: Escapes::default(),
+            stripped: Vec::new(),
         }
     }
 
@@ -132,11 +143,25 @@ impl CappedLines {
         self.append(b"\n");
     }
 
-    /// Offers a piece of a byte stream (bash's output, read as it comes): lines end
-    /// at a newline, and a carriage return just before one is dropped. The last
-    /// piece may end without a newline. Bytes that are not UTF-8 are shown as
-    /// U+FFFD.
-    pub(crate) fn write(&mut self, mut bytes: &[u8]) {
+    /// Offers a piece of a byte stream (bash's output, read as it comes): its
+    /// escape sequences and control bytes are removed (a sequence may span pieces,
+    /// [`Escapes`]), lines end at a newline, and a carriage return just before one
+    /// is dropped. The last piece may end without a newline. Bytes that are not
+    /// UTF-8 are shown as U+FFFD.
+    ///
+    /// Every count (the lines and bytes in the truncation marker) is of the text
+    /// after that removal, what the model sees: the escapes removed are not
+    /// reported as output left out, as the CRs of CRLF line ends are not.
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        let mut stripped = std::mem::take(&mut self.stripped);
+        stripped.clear();
+        self.escapes.strip(bytes, &mut stripped);
+        self.write_text(&stripped);
+        self.stripped = stripped;
+    }
+
+    /// [`write`](Self::write) for a piece already stripped of escapes.
+    fn write_text(&mut self, mut bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -629,6 +654,20 @@ mod tests {
         // Exactly the byte cap once the CRs are dropped.
         let cap = cap(4, 6);
         assert_eq!(streamed(cap, b"ab\r\ncd\r\n", 3), "ab\ncd");
+    }
+
+    /// Colour codes split across pieces, and one between a CR and its newline: the
+    /// counts in the marker are of the text without them (the same as for the
+    /// plain CRLF output above).
+    #[test]
+    fn escapes_are_removed_across_pieces_and_not_counted_as_cut() {
+        let coloured: String = (1..=10)
+            .map(|i| format!("\x1b[32m{i}\r\x1b[0m\n"))
+            .collect();
+        assert_eq!(
+            streamed(cap(4, 1000), coloured.as_bytes(), 3),
+            "1\n[output truncated: 6 of 10 lines, 12 of 21 bytes left out here; cap 4 lines / 1000 bytes; narrow it]\n8\n9\n10"
+        );
     }
 
     #[test]

@@ -820,6 +820,59 @@ async fn bash_cat_gets_eof_at_once() {
     .assert_eq(&render(&fx, &got));
 }
 
+/// A program that forces colour anyway: the model reads the text without it.
+#[tokio::test]
+async fn bash_forced_colour_reaches_the_model_as_plain_text() {
+    let fx = fixture();
+    let got = call(
+        &fx.tools,
+        "bash",
+        &json!({"command": r"printf '\033[31mred\033[0m\n'"}),
+    )
+    .await;
+    assert_eq!(
+        render(&fx, &got),
+        "Ok\nexit code: 0\nduration: <ms>\nstdout:\nred\nstderr: (empty)"
+    );
+}
+
+/// Whatever the user's environment says about the terminal and colour, the shell is
+/// asked for plain text: no colour, a dumb terminal, no pager.
+#[tokio::test]
+async fn bash_child_is_asked_for_no_colour_and_no_pager() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shell_env = xcsh_log::secrets::EnvPolicy::default().apply([
+        ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+        ("TERM".into(), "xterm-256color".into()),
+        ("CLICOLOR".into(), "1".into()),
+        ("CLICOLOR_FORCE".into(), "1".into()),
+        ("FORCE_COLOR".into(), "3".into()),
+        ("PAGER".into(), "less".into()),
+    ]);
+    let tools = StandardTools::with_options(
+        dir.path(),
+        ToolOptions {
+            shell_env,
+            ..ToolOptions::default()
+        },
+    )
+    .expect("tools");
+    let command = r#"for v in NO_COLOR TERM CLICOLOR CLICOLOR_FORCE FORCE_COLOR PAGER GIT_PAGER; do printf '%s=%s\n' "$v" "${!v-unset}"; done"#;
+    let got = call(&tools, "bash", &json!({ "command": command })).await;
+    let stdout = got.content.split_once("stdout:\n").map(|(_, rest)| rest);
+    assert_eq!(
+        (got.status, stdout),
+        (
+            ToolStatus::Ok,
+            Some(
+                "NO_COLOR=1\nTERM=dumb\nCLICOLOR=0\nCLICOLOR_FORCE=unset\nFORCE_COLOR=unset\nPAGER=cat\nGIT_PAGER=cat\nstderr: (empty)"
+            )
+        ),
+        "{}",
+        got.content
+    );
+}
+
 #[tokio::test]
 async fn bash_cancel_kills_the_group_and_settles_cancelled() {
     let fx = fixture();
