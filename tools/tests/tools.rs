@@ -824,12 +824,8 @@ async fn bash_cat_gets_eof_at_once() {
 #[tokio::test]
 async fn bash_forced_colour_reaches_the_model_as_plain_text() {
     let fx = fixture();
-    let got = call(
-        &fx.tools,
-        "bash",
-        &json!({"command": r"printf '\033[31mred\033[0m\n'"}),
-    )
-    .await;
+    let red = r"printf '\033[31mred\033[0m\n'";
+    let got = call(&fx.tools, "bash", &json!({ "command": red })).await;
     assert_eq!(
         render(&fx, &got),
         "Ok\nexit code: 0\nduration: <ms>\nstdout:\nred\nstderr: (empty)"
