@@ -610,22 +610,22 @@ mod tests {
 
     #[test]
     fn a_cut_never_splits_a_utf8_character() {
-        let caps = cap(4, 10);
         // The head's 4 bytes end inside the second `é`, the tail's 6 start inside one.
         let text = format!("a{}z", "é".repeat(7));
+        let caps = cap(4, 10);
         assert_eq!(
             streamed(caps, text.as_bytes(), 3),
             "aé\n[output truncated: 0 of 1 lines, 8 of 16 bytes left out here; cap 4 lines / 10 bytes; narrow it]\nééz"
+        );
+        assert_eq!(
+            capped(caps, &["aéééééé"]),
+            "aéééé\n[output truncated: 1 of 1 lines, 9 of 14 bytes shown; cap 4 lines / 10 bytes; narrow it]"
         );
         // Three- and four-byte characters.
         let text = format!("{}\n", "€🦀".repeat(5));
         assert_eq!(
             streamed(caps, text.as_bytes(), 4),
             "€\n[output truncated: 0 of 1 lines, 28 of 36 bytes left out here; cap 4 lines / 10 bytes; narrow it]\n🦀"
-        );
-        assert_eq!(
-            capped(caps, &["aéééééé"]),
-            "aéééé\n[output truncated: 1 of 1 lines, 9 of 14 bytes shown; cap 4 lines / 10 bytes; narrow it]"
         );
     }
 
