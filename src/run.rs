@@ -47,9 +47,10 @@ pub struct RunArgs {
     /// Continue the newest session of this workspace.
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
     continue_: bool,
-    /// Continue a session given by path, id or id prefix.
+    /// Continue a session given by path, id or id prefix; without SESSION, pick one
+    /// of this workspace's in the session picker (the terminal UI).
     #[arg(long, value_name = "SESSION")]
-    resume: Option<String>,
+    resume: Option<Option<String>>,
     /// Continue from this earlier entry: a new branch in the same file. ENTRY is
     /// `N`, `#N` or a label's name (`xcsh label`).
     #[arg(long, value_name = "ENTRY")]
@@ -254,7 +255,7 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
     let existing = if args.continue_ {
         let (path, recorded) = sessions::newest(&here_ws)?;
         Some((sessions::display_name(&path), path, Some(recorded)))
-    } else if let Some(name) = &args.resume {
+    } else if let Some(Some(name)) = &args.resume {
         Some((name.clone(), sessions::resolve(name)?, None))
     } else {
         None
@@ -416,8 +417,53 @@ fn show_context(setup: &Setup, prompt: Option<String>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--resume` without SESSION: the session picker of the terminal UI; `None` when
+/// this run opens it, else why not (a one-shot run, stdin not a terminal, or the
+/// plain line mode's reason, `interactive::no_terminal_ui`).
+fn no_picker(args: &RunArgs, interactive: bool) -> Option<&'static str> {
+    let one_shot = [
+        (args.print, "not with -p"),
+        (args.json, "not with --json"),
+        (args.show_context, "not with --show-context"),
+        (!interactive, "not with a PROMPT"),
+    ];
+    if let Some((_, why)) = one_shot.into_iter().find(|(given, _)| *given) {
+        return Some(why);
+    }
+    if !std::io::stdin().is_terminal() {
+        return Some("stdin is not a terminal");
+    }
+    crate::interactive::no_terminal_ui(args.plain)
+}
+
+/// `--resume` without SESSION where no picker can open (`why`): this workspace's
+/// sessions as `xcsh sessions` lists them, and a usage error that asks for one.
+fn refuse_to_pick(args: &RunArgs, why: &str) -> Result<ExitCode> {
+    let here = match &args.workspace {
+        Some(dir) => sessions::explicit_workspace(dir)?,
+        None => sessions::workspace_root(&std::env::current_dir()?)?,
+    };
+    let listing = sessions::summaries(&here, false)?;
+    let wanted = format!(
+        "--resume without SESSION opens the session picker, which needs the terminal UI ({why})"
+    );
+    if listing.sessions.is_empty() {
+        sessions::print_unreadable(&listing);
+        usage!(
+            "{wanted}; and this workspace ({}) has no session to resume (`xcsh sessions --all` lists every workspace's)",
+            here.display()
+        );
+    }
+    sessions::print_listing(&listing, false)?;
+    usage!("{wanted}: name the session instead, `--resume ID`, with an id listed above");
+}
+
 async fn run(args: RunArgs) -> Result<ExitCode> {
     let interactive = args.prompt.is_none() && !args.print && !args.json && !args.show_context;
+    let pick = matches!(args.resume, Some(None));
+    if pick && let Some(why) = no_picker(&args, interactive) {
+        return refuse_to_pick(&args, why);
+    }
     if interactive && !std::io::stdin().is_terminal() {
         usage!(
             "no prompt: give one, e.g. `xcsh run -p \"fix the failing test\"`, or run xcsh on a terminal for the interactive mode"
@@ -435,7 +481,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         setup.tools = mcp.layered(Arc::clone(&setup.tools));
     }
     if interactive {
-        let outcome = crate::interactive::main(setup, args.plain).await;
+        let outcome = crate::interactive::main(setup, args.plain, pick).await;
         mcp.close().await;
         return outcome;
     }

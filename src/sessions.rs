@@ -370,27 +370,41 @@ pub fn display_name(path: &Path) -> String {
 pub fn main(args: SessionsArgs) -> Result<ExitCode> {
     let here = workspace_root(&std::env::current_dir()?)?;
     let listing = summaries(&here, args.all)?;
-    let passed = listing.listed_any();
-    let summaries: Vec<xcsh_inspect::SessionSummary> =
-        listing.sessions.into_iter().map(|(s, _)| s).collect();
-    if args.json {
-        for s in &summaries {
-            println!("{}", serde_json::to_string(s)?);
-        }
-    } else if summaries.is_empty() && listing.unreadable.is_empty() {
+    if !args.json && listing.sessions.is_empty() && listing.unreadable.is_empty() {
         // Said on stderr: stdout, the list, stays empty.
         eprintln!("{}", no_sessions(&here, args.all));
     } else {
+        print_listing(&listing, args.json)?;
+    }
+    Ok(crate::exit::Exit::passed(listing.listed_any()).into())
+}
+
+/// Prints a listing as `xcsh sessions` does: the table (or JSON lines) on stdout,
+/// then each file that could not be read on stderr (stdout stays the list, also
+/// with `json`).
+pub fn print_listing(listing: &Listing, json: bool) -> Result<()> {
+    let summaries: Vec<xcsh_inspect::SessionSummary> =
+        listing.sessions.iter().map(|(s, _)| s.clone()).collect();
+    if json {
+        for s in &summaries {
+            println!("{}", serde_json::to_string(s)?);
+        }
+    } else {
         println!("{}", xcsh_inspect::sessions_table(&summaries));
     }
-    // After the list, on stderr (stdout stays the list, also with --json).
+    print_unreadable(listing);
+    Ok(())
+}
+
+/// Names each file a listing could not read on stderr, as `xcsh sessions` does
+/// after its list: `! PATH:LINE: REASON`.
+pub fn print_unreadable(listing: &Listing) {
     for error in &listing.unreadable {
         eprintln!(
             "{}",
             xcsh_inspect::terminal::neutralize(&unreadable_line(error))
         );
     }
-    Ok(crate::exit::Exit::passed(passed).into())
 }
 
 /// What `xcsh sessions` says when it lists nothing, and where to look instead.
@@ -405,10 +419,11 @@ fn no_sessions(here: &Path, all: bool) -> String {
     }
 }
 
-/// What a listing of sessions found: the sessions it read, each with its file's
-/// size in bytes, and the files it could not read.
+/// What a listing of sessions found: the sessions it read, most recently active
+/// first (a sub-agent's under its parent), each with what the listing knows of its
+/// file besides the summary, and the files it could not read.
 pub struct Listing {
-    pub sessions: Vec<(xcsh_inspect::SessionSummary, u64)>,
+    pub sessions: Vec<(xcsh_inspect::SessionSummary, Listed)>,
     /// Each unreadable file as its error, which names it (`PATH:LINE: REASON`).
     pub unreadable: Vec<String>,
 }
@@ -422,15 +437,37 @@ impl Listing {
     }
 }
 
+/// What a listing knows of a session besides its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listed {
+    /// The file's size in bytes.
+    pub size_bytes: u64,
+    /// When the session was last active: the time of its last entry (in file
+    /// order), in ms since the Unix epoch; the header's time when that one is out
+    /// of range.
+    pub active_ms: i64,
+}
+
+/// When the session indexed by `d` was last active ([`Listed::active_ms`]): read
+/// from the index (the log's own timestamps, which a copy or a `touch` of the file
+/// does not change, as they do its modification time).
+fn last_active_ms(d: &xcsh_log::index::ArchivedIndexData) -> i64 {
+    match d.len().checked_sub(1).map(|last| d.ts_ns(last)) {
+        Some(ns) if ns != i64::MIN => ns.div_euclid(1_000_000),
+        _ => d.started_ms.to_native(),
+    }
+}
+
 /// How `xcsh sessions` names an unreadable file after the list: `! ERROR`.
 pub fn unreadable_line(error: &str) -> String {
     format!("! {error}")
 }
 
-/// The sessions of the workspace `here` (every workspace's with `all`), each with
-/// its file's size in bytes, in file-name (so age) order, and the files that could
-/// not be read: what `xcsh sessions` and the UI's session picker show. One
-/// unreadable file hides no other session.
+/// The sessions of the workspace `here` (every workspace's with `all`), most
+/// recently active first (the time of each one's last entry; on a tie the newer
+/// file name, so the one started later), each with its file's size and that time,
+/// and the files that could not be read: what `xcsh sessions` and the UI's session
+/// picker show. One unreadable file hides no other session.
 pub fn summaries(here: &Path, all: bool) -> Result<Listing> {
     let files = if all {
         all_session_files()?
@@ -464,10 +501,16 @@ fn summaries_of(files: Vec<PathBuf>, here: &Path, all: bool) -> Listing {
         let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
         // A moved session shows where it is now.
         summary.workspace = workspace;
-        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let listed = Listed {
+            size_bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
+            active_ms: last_active_ms(index.data()),
+        };
         let family = xcsh_inspect::opened_in(&path, &index).ok();
-        summaries.push((summary, family, size));
+        summaries.push((summary, family, listed));
     }
+    // The files came oldest first by name: reversed, a tie goes to the newer file.
+    summaries.reverse();
+    summaries.sort_by_key(|(_, _, listed)| std::cmp::Reverse(listed.active_ms));
     // A sub-agent's session goes under its parent, never at the top level.
     Listing {
         sessions: xcsh_inspect::family_order_opened(summaries),
@@ -546,12 +589,47 @@ mod tests {
         assert_eq!(
             (ids, unreadable, listing.listed_any()),
             (
-                vec!["aaaaaaaaaaaa", "cccccccccccc"],
+                // Most recently active first.
+                vec!["cccccccccccc", "aaaaaaaaaaaa"],
                 vec![
                     "! D/2026-11-30T02-00-00-000Z_badbadbadbad.jsonl:10: malformed entry: the line has no trailing \"hash\" field".to_string()
                 ],
                 true
             )
+        );
+    }
+
+    /// A session is listed by when it was last active (its last entry), not by when
+    /// it started: a label written today on the oldest session puts it first; two
+    /// sessions last active at the same time go newer file first.
+    #[test]
+    fn sessions_are_listed_most_recently_active_first() {
+        let (_dir, files) = session_files(&[
+            ("aaaaaaaaaaaa", "plain.jsonl", false),
+            ("bbbbbbbbbbbb", "tool-rounds.jsonl", false),
+            ("cccccccccccc", "tool-rounds.jsonl", false),
+        ]);
+        let labelled = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:30:00.123Z")
+            .unwrap()
+            .to_utc();
+        xcsh_inspect::fork::label(&files[0], EntryId(4), "back to it", labelled).unwrap();
+        let listing = summaries_of(files, Path::new("/"), true);
+        let order: Vec<(&str, i64, i64)> = listing
+            .sessions
+            .iter()
+            .map(|(s, l)| (s.id.as_str(), s.started_ms, l.active_ms))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (
+                    "aaaaaaaaaaaa",
+                    1_796_011_520_189,
+                    labelled.timestamp_millis()
+                ),
+                ("cccccccccccc", 1_796_011_520_260, 1_796_011_520_288),
+                ("bbbbbbbbbbbb", 1_796_011_520_260, 1_796_011_520_288),
+            ]
         );
     }
 

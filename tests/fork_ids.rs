@@ -42,7 +42,8 @@ fn a_fork_is_named_by_its_own_id_in_sessions_tree_and_run_started() {
     assert_eq!(
         (listed, header, started["session_id"].as_str().unwrap(),),
         (
-            vec![source_id.clone(), fork_id.clone()],
+            // Most recently active first: the fork ends with its origin label.
+            vec![fork_id.clone(), source_id.clone()],
             vec![
                 format!("forked from {source_id} @ 4").as_str(),
                 format!("#0 session {fork_id} {}", env.workspace().display()).as_str(),

@@ -599,6 +599,73 @@ fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
     );
 }
 
+/// `xcsh --resume` without a session opens on the session picker of this workspace,
+/// the session worked on last at the top (the older one here: it was labelled
+/// after the newer one started), with how long ago; Enter resumes it, and the
+/// next prompt goes on in it.
+#[test]
+fn resume_without_a_session_opens_the_picker_on_the_last_active_session() {
+    let Some((env, server)) = Env::new()
+        .with_var("OPENAI_API_KEY", "sk-test")
+        .in_tmux_with(vec![
+            Reply::openai_text("An old answer.", 100),
+            Reply::openai_text("A newer answer.", 100),
+            Reply::openai_text("Back in the old session.", 110),
+        ])
+    else {
+        return;
+    };
+    for prompt in ["the older prompt", "the newer prompt"] {
+        let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", prompt]);
+        assert!(out.status.success(), "{}", support::env::stderr(&out));
+    }
+    let sessions = env.sessions();
+    let older = sessions[0].clone();
+    let older_id = session_id(&older);
+    env.ok(&["label", &older_id, "1", "worked on again"]);
+
+    let tmux = env.in_terminal(Wire::OpenAi, &server.url(), "--resume", "");
+    let screen = tmux.wait_for("the newer prompt", 1);
+    assert_contains(&screen, "resume a session");
+    assert_contains(line_with(&screen, "updated"), "first prompt");
+    let (top, next) = (
+        screen.find("the older prompt").unwrap(),
+        screen.find("the newer prompt").unwrap(),
+    );
+    assert!(top < next, "not the last active first:\n{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for(&format!("continuing session {older_id}"), 1);
+    tmux.turn("and now?", "Back in the old session.", "─ done", 1);
+    tmux.ctrl_d();
+    assert_eq!(prompts_to_leaf(&older), ["the older prompt", "and now?"]);
+    assert_eq!(env.sessions(), sessions, "no new session");
+}
+
+/// Esc in the picker `xcsh --resume` opens on leaves xcsh (exit 0), saying that
+/// nothing was resumed, and writes nothing.
+#[test]
+fn esc_in_the_picker_of_resume_exits_saying_nothing_was_resumed() {
+    let Some((env, server)) = Env::new()
+        .with_var("OPENAI_API_KEY", "sk-test")
+        .in_tmux_with(vec![Reply::openai_text("An answer.", 100)])
+    else {
+        return;
+    };
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "a prompt"]);
+    assert!(out.status.success(), "{}", support::env::stderr(&out));
+    let session = env.only_session();
+    let before = std::fs::read(&session).unwrap();
+
+    let tmux = env.in_terminal(Wire::OpenAi, &server.url(), "--resume", "");
+    tmux.wait_for("a prompt", 1);
+    tmux.keys(&["Escape"]);
+    assert_eq!(tmux.wait_exit(), 0);
+    let history = tmux.history();
+    assert_contains(&history, "nothing was resumed: no session was picked");
+    assert_eq!(std::fs::read(&session).unwrap(), before);
+    assert_eq!(env.sessions(), [session]);
+}
+
 /// `/new` is refused while a turn runs; once it has ended, `/new` leaves the session
 /// (the status line no longer shows its id, and the notice says how to come back to
 /// it) and the next prompt starts a second session file holding only that prompt.

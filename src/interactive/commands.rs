@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 use xcsh_inspect::Style;
-use xcsh_log::{Body, read_session};
+use xcsh_log::{Body, Record, SessionLog, read_session};
 use xcsh_machine::{
     ApprovalScope, Decision, EntryId, Permissions, RunEnd, ToolCall, Usage, Verdict,
 };
@@ -163,6 +163,23 @@ pub fn continue_at(path: &Path, entry: EntryId) -> Result<String> {
     Ok(format!(
         "continuing from entry {entry} (branch record {id}); the next prompt goes there"
     ))
+}
+
+/// The context size the status line shows for the branch ending at the session's
+/// leaf, as a running session shows it: the newer of its last step's reported
+/// context and its last compaction's size after it; `None` before either (or when
+/// that step reported none).
+pub fn branch_context(log: &SessionLog) -> Result<Option<u64>> {
+    let branch = xcsh_log::Dag::from_log(log).path_to_root(log.leaf())?;
+    let newest = branch
+        .iter()
+        .rev()
+        .find_map(|id| match log.get(*id).map(|e| &e.body) {
+            Some(Body::Record(Record::Step(s))) => Some(s.message.usage.context_tokens()),
+            Some(Body::Decision(Decision::Compacted { tokens_after, .. })) => Some(*tokens_after),
+            _ => None,
+        });
+    Ok(newest.filter(|t| *t > 0))
 }
 
 /// `/usage`.
@@ -390,6 +407,30 @@ pub(super) fn new_session(session: &mut Option<PathBuf>) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The context shown for a branch is the newest of its last step's and its
+    /// last compaction's: at the compaction, its size after; before it, the step
+    /// that asked; after it, the next step's.
+    #[test]
+    fn the_branch_context_is_the_newest_step_or_compaction_on_the_path() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/sessions/compaction.jsonl");
+        let text = std::fs::read_to_string(&fixture).expect("the compaction fixture");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let context_up_to = |last: usize| {
+            let path = dir.path().join(format!("upto-{last}.jsonl"));
+            let lines: Vec<&str> = text.lines().take(last + 1).collect();
+            std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+            super::branch_context(&xcsh_log::read_session(&path).expect("read"))
+                .expect("a path to the root")
+        };
+        // Entries 3 and 7 are steps (600 and 1200 in), 12 the compaction (30 after),
+        // 14 the step after it (400 in).
+        assert_eq!(
+            [0, 3, 9, 12, 14].map(context_up_to),
+            [None, Some(600), Some(1200), Some(30), Some(400)]
+        );
+    }
+
     #[test]
     fn status_ends_with_the_tools_and_the_count_of_calls_allowed_for_the_session() {
         use xcsh_machine::{ApprovalScope, Grants, ToolCall};

@@ -39,6 +39,9 @@ struct Running {
 struct Controller {
     setup: Setup,
     session: Option<PathBuf>,
+    /// `xcsh --resume` without a session: the picker opened at start is the way
+    /// in, and leaving it without a pick leaves xcsh (nothing resumed).
+    picking: Picking,
     running: Option<Running>,
     question: Option<oneshot::Sender<ApprovalAnswer>>,
     approver: Arc<commands::ChannelApprover>,
@@ -47,7 +50,20 @@ struct Controller {
     exit: bool,
 }
 
-pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
+/// The picker opened at start (`xcsh --resume` without a session).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Picking {
+    /// None was opened, or a session was picked from it.
+    No,
+    /// It is open.
+    Open,
+    /// It was closed without a pick (Esc, Ctrl-C, Ctrl-D): xcsh exits.
+    Left,
+}
+
+/// The terminal UI; with `pick` (`xcsh --resume` without a session) it opens on the
+/// session picker of this workspace, and leaving that without a pick exits.
+pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<ExitCode> {
     let theme = Theme::from_env();
     let history = sessions::home()?.join("history");
     let completer = complete::Completer::new(commands::COMMANDS);
@@ -82,6 +98,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     let (question_tx, mut questions) = mpsc::unbounded_channel();
     let mut c = Controller {
         session: None,
+        picking: Picking::No,
         running: None,
         question: None,
         approver: Arc::new(commands::ChannelApprover(question_tx)),
@@ -91,6 +108,10 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         setup,
     };
     c.greet()?;
+    if pick {
+        c.open_picker()?;
+        c.picking = Picking::Open;
+    }
     let mut screen = Screen::enter().context("cannot take the terminal for the UI")?;
     let (key_tx, mut keys) = mpsc::unbounded_channel();
     std::thread::spawn(move || xcsh_tui::term::read_events(&key_tx));
@@ -148,6 +169,7 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
             Step::Key(Some(event)) => match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release => {
                     let actions = c.app.on_key(key);
+                    let picked = actions.iter().any(|a| matches!(a, Action::Overlay(_)));
                     let sent = actions.iter().any(|a| {
                         matches!(
                             a,
@@ -166,6 +188,14 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
                     }
                     for action in actions {
                         c.act(action).await?;
+                    }
+                    if c.picking == Picking::Open && !c.app.overlay_open() {
+                        // Closed without a pick (Esc, Ctrl-C, Ctrl-D) it leaves xcsh;
+                        // a pick that failed says why in the UI.
+                        c.picking = if picked { Picking::No } else { Picking::Left };
+                        if c.picking == Picking::Left {
+                            break;
+                        }
                     }
                 }
                 Event::Paste(text) => c.app.on_paste(&text),
@@ -192,6 +222,12 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         }
         dirty = true;
     }
+    if c.picking == Picking::Left {
+        // Nothing was shown but the picker: nothing is left behind but this line.
+        screen.leave()?;
+        println!("{NOTHING_RESUMED}");
+        return Ok(ExitCode::SUCCESS);
+    }
     c.draw(&mut screen)?;
     screen.leave()?;
     if let Some(hint) = commands::resume_hint(c.session.as_deref()) {
@@ -199,6 +235,9 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// What xcsh says when the picker it opened at start is left without a pick.
+const NOTHING_RESUMED: &str = "nothing was resumed: no session was picked";
 
 enum Step {
     Signal(Termination),
@@ -246,11 +285,7 @@ impl Controller {
             ),
         );
         if let SessionTarget::Existing { path, at } = &self.setup.session.clone() {
-            self.show_session(path)?;
-            // What a crash interrupted, before anything changes the session (§21.6).
-            for line in crate::undo::interrupted_at_leaf(path)? {
-                self.app.notice(NoticeLevel::Warning, line);
-            }
+            self.resume(path)?;
             if let Some(at) = at {
                 let id = branch_at(path, *at)?;
                 self.app.notice(
@@ -258,8 +293,36 @@ impl Controller {
                     format!("continuing from entry {at} on a new branch (branch record {id})"),
                 );
             }
-            self.session = Some(path.clone());
         }
+        Ok(())
+    }
+
+    /// The status line's context becomes that of the branch the session's leaf
+    /// moved to (`/at`, Enter in `/tree`), not the one left.
+    fn branch_context(&mut self, path: &Path) -> Result<()> {
+        let log = read_session(path)?;
+        self.app.set_context(commands::branch_context(&log)?);
+        Ok(())
+    }
+
+    /// Makes the session at `path` the current one (`--resume`, a pick): its
+    /// conversation so far, then what a crash interrupted in it, before anything
+    /// changes the session (§21.6).
+    fn resume(&mut self, path: &Path) -> Result<()> {
+        self.show_session(path)?;
+        for line in crate::undo::interrupted_at_leaf(path)? {
+            self.app.notice(NoticeLevel::Warning, line);
+        }
+        self.session = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// Opens the session picker on this workspace's sessions (`/resume`); an
+    /// unreadable file hides no other session: the picker names it.
+    fn open_picker(&mut self) -> Result<()> {
+        let (rows, unreadable) = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
+        let picker = overlay::Picker::new(rows, now_unix_ms()).with_unreadable(unreadable);
+        self.app.open_overlay(Box::new(picker));
         Ok(())
     }
 
@@ -277,17 +340,7 @@ impl Controller {
         );
         self.app.info_mut().session_id = Some(id);
         // The status line's context is this session's, not the one shown before.
-        let branch = xcsh_log::Dag::from_log(&log).path_to_root(log.leaf())?;
-        let context = branch
-            .iter()
-            .rev()
-            .find_map(|id| match log.get(*id).map(|e| &e.body) {
-                Some(xcsh_log::Body::Record(xcsh_log::Record::Step(s))) => {
-                    Some(s.message.usage.context_tokens())
-                }
-                _ => None,
-            });
-        self.app.set_context(context.filter(|t| *t > 0));
+        self.app.set_context(commands::branch_context(&log)?);
         Ok(())
     }
 
@@ -489,6 +542,7 @@ impl Controller {
                 let path = self.session_path()?;
                 let said = commands::continue_at(&path, entry)?;
                 self.app.notice(NoticeLevel::Info, said);
+                self.branch_context(&path)?;
             }
             OverlayAction::Label { entry, name } => {
                 let path = self.session_path()?;
@@ -501,8 +555,7 @@ impl Controller {
                         "/resume cannot run during a turn: send it again once the turn ends (Ctrl-C stops it)"
                     );
                 }
-                self.show_session(&path)?;
-                self.session = Some(path);
+                self.resume(&path)?;
             }
         }
         Ok(())
@@ -590,12 +643,7 @@ impl Controller {
                 self.app.info_mut().model = self.setup.provider.model().to_string();
                 self.app.notice(NoticeLevel::Info, format!("model: {said}"));
             }
-            "resume" => {
-                // An unreadable file hides no other session: the picker names it.
-                let (rows, unreadable) = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
-                let picker = overlay::Picker::new(rows, now_unix_ms()).with_unreadable(unreadable);
-                self.app.open_overlay(Box::new(picker));
-            }
+            "resume" => self.open_picker()?,
             _ => {
                 let path = self.session_path()?;
                 self.session_command(name, arg, &path)?;
@@ -619,6 +667,7 @@ impl Controller {
             "at" => {
                 let said = commands::at(path, arg)?;
                 self.app.notice(NoticeLevel::Info, said);
+                self.branch_context(path)?;
             }
             "usage" => {
                 let said = commands::usage(path)?;
@@ -704,14 +753,17 @@ fn now_unix_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The sessions of this workspace for the picker (it sorts them newest first), and
-/// the files that could not be read, each as its error.
+/// The sessions of this workspace for the picker (most recently active first, as
+/// `xcsh sessions` lists them), and the files that could not be read, each as its
+/// error.
 fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>)> {
     let listing = sessions::summaries(workspace, false)?;
     let rows = listing
         .sessions
         .iter()
-        .map(|(summary, size)| overlay::PickerRow::from_summary(summary, *size))
+        .map(|(summary, listed)| {
+            overlay::PickerRow::from_summary(summary, listed.size_bytes, listed.active_ms)
+        })
         .collect();
     Ok((rows, listing.unreadable))
 }

@@ -297,7 +297,10 @@ impl Env {
         tmux
     }
 
-    fn in_terminal(&self, wire: Wire, url: &str, flags: &str, extra_vars: &str) -> Tmux {
+    /// Interactive xcsh on `wire` against the server at `url`, with `flags` and the
+    /// environment `extra_vars`, in tmux in the workspace; returned at once (for
+    /// a start that shows neither greeting, e.g. the picker of `--resume`).
+    pub fn in_terminal(&self, wire: Wire, url: &str, flags: &str, extra_vars: &str) -> Tmux {
         let vars: String = self
             .vars
             .iter()

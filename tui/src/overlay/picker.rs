@@ -1,10 +1,11 @@
-//! The session picker (`/resume`): the sessions the app listed, newest first, each
-//! with its age, size, branches and first prompt; typing filters them (over the
-//! prompt and the id), Enter resumes the selected one.
+//! The session picker (`/resume`, and `xcsh --resume` without a session): the
+//! sessions the app listed, most recently active first, each with how long ago it
+//! was last active, its size, branches and first prompt; typing filters them (over
+//! the prompt and the id), Enter resumes the selected one.
 
 use std::path::PathBuf;
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -30,21 +31,23 @@ pub struct PickerRow {
     pub first_prompt: String,
     pub size_bytes: u64,
     pub branches: usize,
-    /// When it started, in ms since the Unix epoch.
-    pub started_ms: i64,
+    /// When it was last active (the time of its last entry), in ms since the Unix
+    /// epoch: what the rows are ordered by, and the age they show.
+    pub active_ms: i64,
     pub workspace: String,
 }
 
 impl PickerRow {
-    /// The row of a session from its summary and its file's size.
-    pub fn from_summary(s: &SessionSummary, size_bytes: u64) -> PickerRow {
+    /// The row of a session from its summary, its file's size and when it was
+    /// last active (ms since the Unix epoch).
+    pub fn from_summary(s: &SessionSummary, size_bytes: u64, active_ms: i64) -> PickerRow {
         PickerRow {
             path: PathBuf::from(&s.path),
             id: s.id.clone(),
             first_prompt: s.first_message.clone(),
             size_bytes,
             branches: s.branches,
-            started_ms: s.started_ms,
+            active_ms,
             workspace: s.workspace.clone(),
         }
     }
@@ -52,7 +55,7 @@ impl PickerRow {
 
 /// The session picker.
 pub struct Picker {
-    /// Newest first.
+    /// Most recently active first.
     rows: Vec<PickerRow>,
     now_unix_ms: i64,
     filter: String,
@@ -74,10 +77,11 @@ const HINTS: &[(&str, &str)] = &[
 ];
 
 impl Picker {
-    /// The picker over `rows` (shown newest first, whatever their order), with ages
-    /// relative to `now_unix_ms` (the app reads the clock; ms since the Unix epoch).
+    /// The picker over `rows`, shown most recently active first (rows active at the
+    /// same time in the order given), with ages relative to `now_unix_ms` (the app
+    /// reads the clock; ms since the Unix epoch).
     pub fn new(mut rows: Vec<PickerRow>, now_unix_ms: i64) -> Picker {
-        rows.sort_by_key(|r| std::cmp::Reverse(r.started_ms));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.active_ms));
         let mut picker = Picker {
             rows,
             now_unix_ms,
@@ -152,7 +156,7 @@ impl Picker {
     }
 
     fn row_line(&self, r: &PickerRow, cols: Columns, theme: &Theme) -> Line<'static> {
-        let age = format_age(self.now_unix_ms.saturating_sub(r.started_ms));
+        let age = format_age(self.now_unix_ms.saturating_sub(r.active_ms));
         let size = format_size(r.size_bytes);
         let prompt = if r.first_prompt.is_empty() {
             "(no prompt)".to_string()
@@ -160,7 +164,7 @@ impl Picker {
             neutralize(&r.first_prompt).into_owned()
         };
         let mut spans = vec![
-            Span::styled(format!("{age:>4}  "), theme.style(Role::Dim)),
+            Span::styled(format!("{age:>AGE$}  "), theme.style(Role::Dim)),
             Span::styled(format!("{size:>6}  "), theme.style(Role::Dim)),
             Span::styled(format!("{:>2}  ", r.branches), theme.style(Role::Dim)),
         ];
@@ -183,8 +187,8 @@ impl Picker {
 
     fn header_line(&self, cols: Columns, width: usize, theme: &Theme) -> Line<'static> {
         let mut text = format!(
-            "{:>4}  {:>6}  {:>2}  {:<w$}",
-            "age",
+            "{:>AGE$}  {:>6}  {:>2}  {:<w$}",
+            "updated",
             "size",
             "br",
             "first prompt",
@@ -203,8 +207,12 @@ impl Picker {
     }
 }
 
+/// The width of the age column (`updated`: how long ago the session was last
+/// active).
+const AGE: usize = 7;
+
 /// The columns of the age, size and branches, and the two spaces after each.
-const FIXED: usize = 4 + 2 + 6 + 2 + 2 + 2;
+const FIXED: usize = AGE + 2 + 6 + 2 + 2 + 2;
 
 /// The widths of the picker's flexible columns (0: not shown).
 #[derive(Debug, Clone, Copy)]
@@ -312,8 +320,11 @@ impl Overlay for Picker {
         if !is_press(&key) {
             return OverlayOutcome::Stay;
         }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc => return OverlayOutcome::Close,
+            // As a prompt is left (`xcsh --resume` exits when its picker closes).
+            KeyCode::Char('c' | 'd') if ctrl => return OverlayOutcome::Close,
             KeyCode::Enter => {
                 if let Some(r) = self.selected() {
                     return OverlayOutcome::Act(OverlayAction::Resume(r.path.clone()));

@@ -475,7 +475,7 @@ fn sessions() -> Vec<PickerRow> {
         first_prompt: prompt.into(),
         size_bytes: size,
         branches,
-        started_ms: NOW - ago_ms,
+        active_ms: NOW - ago_ms,
         workspace: "/home/u/projects/parser".into(),
     };
     vec![
@@ -512,10 +512,10 @@ fn the_picker_lists_newest_first_and_filters_as_you_type() {
     shown.push_str(&screen(&mut p, 40, 20));
     expect_test::expect![[r#"
         resume a session                                                                                                     1/3
-         age    size  br  first prompt                                                id            workspace
-          3m   800 B   2  add a --json flag to the sessions command                   0f9e8d7c6b5a  /home/u/projects/parser
-          2h  3.2 MB   3  Explain the Parser module                                   123456abcdef  /home/u/projects/parser
-          4d   13 KB   1  fix the parser bug in the tokenizer where a trailing comm…  a1b2c3d4e5f6  /home/u/projects/parser
+        updated    size  br  first prompt                                             id            workspace
+             3m   800 B   2  add a --json flag to the sessions command                0f9e8d7c6b5a  /home/u/projects/parser
+             2h  3.2 MB   3  Explain the Parser module                                123456abcdef  /home/u/projects/parser
+             4d   13 KB   1  fix the parser bug in the tokenizer where a trailing c…  a1b2c3d4e5f6  /home/u/projects/parser
 
 
 
@@ -542,9 +542,9 @@ fn the_picker_lists_newest_first_and_filters_as_you_type() {
 
         type to filter  ↑↓ move  Enter resume  Esc close
         resume a session                                                                                                     1/2
-         age    size  br  first prompt                                                id            workspace
-          2h  3.2 MB   3  Explain the Parser module                                   123456abcdef  /home/u/projects/parser
-          4d   13 KB   1  fix the parser bug in the tokenizer where a trailing comm…  a1b2c3d4e5f6  /home/u/projects/parser
+        updated    size  br  first prompt                                             id            workspace
+             2h  3.2 MB   3  Explain the Parser module                                123456abcdef  /home/u/projects/parser
+             4d   13 KB   1  fix the parser bug in the tokenizer where a trailing c…  a1b2c3d4e5f6  /home/u/projects/parser
 
 
 
@@ -572,9 +572,9 @@ fn the_picker_lists_newest_first_and_filters_as_you_type() {
 
         filter: PARSER
         resume a session                     1/2
-         age    size  br  first prompt
-          2h  3.2 MB   3  Explain the Parser mo…
-          4d   13 KB   1  fix the parser bug in…
+        updated    size  br  first prompt
+             2h  3.2 MB   3  Explain the Parser…
+             4d   13 KB   1  fix the parser bug…
 
 
 
@@ -594,6 +594,28 @@ fn the_picker_lists_newest_first_and_filters_as_you_type() {
     "#]].assert_eq(&shown);
 }
 
+/// The age a row shows is since the session's last activity, and the rows go by it
+/// (not by when each session started); rows active at the same time keep the order
+/// the listing gave them.
+#[test]
+fn the_picker_orders_by_last_activity_and_keeps_the_given_order_on_a_tie() {
+    let mut rows = sessions();
+    // The oldest session was worked on a minute ago; the 2h one ties with the 3m one.
+    rows[0].active_ms = NOW - 60_000;
+    rows[2].active_ms = rows[1].active_ms;
+    let mut p = Picker::new(rows, NOW);
+    expect_test::expect![[r#"
+        resume a session                                                                                 1/3
+        updated    size  br  first prompt                                                       id
+             1m   13 KB   1  fix the parser bug in the tokenizer where a trailing comma is ac…  a1b2c3d4e5f6
+             3m   800 B   2  add a --json flag to the sessions command                          0f9e8d7c6b5a
+             3m  3.2 MB   3  Explain the Parser module                                          123456abcdef
+
+        type to filter  ↑↓ move  Enter resume  Esc close
+    "#]]
+    .assert_eq(&screen(&mut p, 100, 7));
+}
+
 #[test]
 fn the_picker_names_an_unreadable_session_file_once_below_the_list() {
     let unreadable = vec![
@@ -603,8 +625,8 @@ fn the_picker_names_an_unreadable_session_file_once_below_the_list() {
     let mut p = Picker::new(one, NOW).with_unreadable(unreadable);
     expect_test::expect![[r#"
         resume a session                                                                                                     1/1
-         age    size  br  first prompt                                                id            workspace
-          4d   13 KB   1  fix the parser bug in the tokenizer where a trailing comm…  a1b2c3d4e5f6  /home/u/projects/parser
+        updated    size  br  first prompt                                             id            workspace
+             4d   13 KB   1  fix the parser bug in the tokenizer where a trailing c…  a1b2c3d4e5f6  /home/u/projects/parser
 
 
 
@@ -634,6 +656,22 @@ fn a_narrowed_picker_resumes_the_selected_session() {
     assert_eq!(p.filter(), "parser");
 }
 
+/// Esc, Ctrl-C and Ctrl-D close the picker, whatever was typed; `c` and `d` filter.
+#[test]
+fn esc_ctrl_c_and_ctrl_d_close_the_picker() {
+    let ctrl = |c: char| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    let closes: Vec<OverlayOutcome> = [key(KeyCode::Esc), ctrl('c'), ctrl('d')]
+        .into_iter()
+        .map(|k| {
+            let mut p = Picker::new(sessions(), NOW);
+            press(&mut p, &chars("cd"));
+            assert_eq!(p.filter(), "cd");
+            p.on_key(k)
+        })
+        .collect();
+    assert_eq!(closes, vec![OverlayOutcome::Close; 3]);
+}
+
 #[test]
 fn a_filter_that_matches_nothing_says_so_and_enter_does_nothing() {
     let mut p = Picker::new(sessions(), NOW);
@@ -641,7 +679,7 @@ fn a_filter_that_matches_nothing_says_so_and_enter_does_nothing() {
     assert_eq!(p.on_key(key(KeyCode::Enter)), OverlayOutcome::Stay);
     expect_test::expect![[r#"
         resume a session                     0/0
-         age    size  br  first prompt
+        updated    size  br  first prompt
         no session matches "zzz"
 
         filter: zzz
@@ -656,16 +694,14 @@ fn a_picker_row_comes_from_a_session_summary() {
     std::fs::copy(fixture("plain.jsonl"), &path).unwrap();
     let summary = xcsh_inspect::summarize(&read_session(&path).unwrap());
     assert_eq!(
-        PickerRow::from_summary(&summary, 2048),
+        PickerRow::from_summary(&summary, 2048, 1_796_011_520_197),
         PickerRow {
             path: path.clone(),
             id: "b4e531031642".into(),
             first_prompt: "What is the capital of France?".into(),
             size_bytes: 2048,
             branches: 1,
-            started_ms: read_session(&path).unwrap().entries[0]
-                .ts
-                .timestamp_millis(),
+            active_ms: 1_796_011_520_197,
             workspace: "/tmp/tmp.GYbSVtgKYP/plain/work".into(),
         }
     );
