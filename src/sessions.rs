@@ -604,14 +604,14 @@ mod tests {
     /// sessions last active at the same time go newer file first.
     #[test]
     fn sessions_are_listed_most_recently_active_first() {
+        let labelled = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:30:00.123Z")
+            .unwrap()
+            .to_utc();
         let (_dir, files) = session_files(&[
             ("aaaaaaaaaaaa", "plain.jsonl", false),
             ("bbbbbbbbbbbb", "tool-rounds.jsonl", false),
             ("cccccccccccc", "tool-rounds.jsonl", false),
         ]);
-        let labelled = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:30:00.123Z")
-            .unwrap()
-            .to_utc();
         xcsh_inspect::fork::label(&files[0], EntryId(4), "back to it", labelled).unwrap();
         let listing = summaries_of(files, Path::new("/"), true);
         let order: Vec<(&str, i64, i64)> = listing

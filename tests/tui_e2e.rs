@@ -566,23 +566,29 @@ fn enter_in_the_tree_navigator_continues_from_an_earlier_turn() {
     );
 }
 
+/// For a test in a terminal (`None` without tmux): an environment with an OpenAI
+/// key and a server answering each request with the next of `answers`.
+fn answers_in_tmux(answers: &[&str]) -> Option<(Env, MockServer)> {
+    let replies = answers.iter().map(|a| Reply::openai_text(a, 100)).collect();
+    Env::new()
+        .with_var("OPENAI_API_KEY", "sk-test")
+        .in_tmux_with(replies)
+}
+
+/// A one-shot run of `prompt` (`-p`) on the server, which must succeed: a session
+/// made before the terminal UI opens.
+fn one_shot(env: &Env, server: &MockServer, prompt: &str) {
+    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", prompt]);
+    assert!(out.status.success(), "{}", support::env::stderr(&out));
+}
+
 #[test]
 fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
-    let Some((env, server)) = Env::new()
-        .with_var("OPENAI_API_KEY", "sk-test")
-        .in_tmux_with(vec![
-            Reply::openai_text("An old answer.", 100),
-            Reply::openai_text("Back in the old session.", 110),
-        ])
+    let Some((env, server)) = answers_in_tmux(&["An old answer.", "Back in the old session."])
     else {
         return;
     };
-    let out = env.run_on(
-        Wire::OpenAi,
-        &server.url(),
-        &["-p", "the very first prompt"],
-    );
-    assert!(out.status.success(), "{}", support::env::stderr(&out));
+    one_shot(&env, &server, "the very first prompt");
     let older = env.only_session();
 
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
@@ -605,19 +611,16 @@ fn resume_shows_the_picker_with_the_first_prompt_of_an_older_session() {
 /// next prompt goes on in it.
 #[test]
 fn resume_without_a_session_opens_the_picker_on_the_last_active_session() {
-    let Some((env, server)) = Env::new()
-        .with_var("OPENAI_API_KEY", "sk-test")
-        .in_tmux_with(vec![
-            Reply::openai_text("An old answer.", 100),
-            Reply::openai_text("A newer answer.", 100),
-            Reply::openai_text("Back in the old session.", 110),
-        ])
-    else {
+    let answers = [
+        "An old answer.",
+        "A newer answer.",
+        "Back in the old session.",
+    ];
+    let Some((env, server)) = answers_in_tmux(&answers) else {
         return;
     };
     for prompt in ["the older prompt", "the newer prompt"] {
-        let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", prompt]);
-        assert!(out.status.success(), "{}", support::env::stderr(&out));
+        one_shot(&env, &server, prompt);
     }
     let sessions = env.sessions();
     let older = sessions[0].clone();
@@ -645,14 +648,10 @@ fn resume_without_a_session_opens_the_picker_on_the_last_active_session() {
 /// nothing was resumed, and writes nothing.
 #[test]
 fn esc_in_the_picker_of_resume_exits_saying_nothing_was_resumed() {
-    let Some((env, server)) = Env::new()
-        .with_var("OPENAI_API_KEY", "sk-test")
-        .in_tmux_with(vec![Reply::openai_text("An answer.", 100)])
-    else {
+    let Some((env, server)) = answers_in_tmux(&["An answer."]) else {
         return;
     };
-    let out = env.run_on(Wire::OpenAi, &server.url(), &["-p", "a prompt"]);
-    assert!(out.status.success(), "{}", support::env::stderr(&out));
+    one_shot(&env, &server, "a prompt");
     let session = env.only_session();
     let before = std::fs::read(&session).unwrap();
 
