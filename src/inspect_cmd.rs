@@ -118,9 +118,10 @@ pub struct LogArgs {
     /// The session: a path, an id or an id prefix (`xcsh sessions` lists them); by
     /// default this workspace's newest, the one `--continue` continues.
     session: Option<String>,
-    /// Show the branch that ends at this entry (default: the session's leaf).
+    /// Show the branch that ends at this entry (default: the session's leaf): `N`,
+    /// `#N` or a label's name (the entry its newest label of that name is on).
     #[arg(long, value_name = "ENTRY")]
-    leaf: Option<EntryId>,
+    leaf: Option<String>,
     /// One JSON object per conversation item.
     #[arg(long)]
     json: bool,
@@ -137,7 +138,13 @@ pub fn log_main(args: LogArgs) -> Result<ExitCode> {
     let cannot_read = || format!("cannot read {}", path.display());
     let source = xcsh_inspect::Streamed::new(&path);
     let shapes = source.shapes().with_context(cannot_read)?;
-    let branch = shapes.path_to(args.leaf.unwrap_or_else(|| shapes.leaf()))?;
+    let leaf = match &args.leaf {
+        Some(text) => {
+            xcsh_inspect::resolve_entry_in(&source, &shapes, text).map_err(reading(&path))?
+        }
+        None => shapes.leaf(),
+    };
+    let branch = shapes.path_to(leaf)?;
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let st = style();
     let reasoning = if args.reasoning {
@@ -347,7 +354,8 @@ pub fn stats_main(args: StatsArgs) -> Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// A session, or `SESSION@ENTRY` for the branch ending at ENTRY.
+    /// A session, or `SESSION@ENTRY` for the branch ending at ENTRY. ENTRY is `N`,
+    /// `#N` or a label's name (the entry its newest label of that name is on).
     a: String,
     /// The other session or `SESSION@ENTRY` (not with --workspace).
     b: Option<String>,
@@ -362,26 +370,39 @@ pub struct DiffArgs {
     json: bool,
 }
 
-/// `SESSION@ENTRY` or `SESSION`: the file, and the entry if one is named.
-fn side_spec(spec: &str) -> Result<(PathBuf, Option<EntryId>)> {
-    if let Some((name, entry)) = spec.rsplit_once('@')
-        && let Ok(at) = xcsh_inspect::parse_entry_spec(entry)
-    {
-        return Ok((resolve(name)?, Some(at)));
-    }
-    Ok((resolve(spec)?, None))
+/// `SESSION@ENTRY` or `SESSION`: the file, and the entry's text if one is named
+/// (resolved in the log, [`leaf_at`]).
+fn side_spec(spec: &str) -> Result<(PathBuf, Option<&str>)> {
+    let (name, entry) = xcsh_inspect::split_entry_spec(spec, |name| resolve(name).is_ok())?;
+    Ok((resolve(name)?, entry))
 }
 
 fn read(path: &Path) -> Result<SessionLog> {
     read_session(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// The entry `at` names in `log` (it must be there), or the log's leaf.
-fn leaf_at(log: &SessionLog, at: Option<EntryId>) -> Result<EntryId> {
-    match at {
-        Some(at) if log.get(at).is_none() => Err(log.no_entry(at).into()),
-        Some(at) => Ok(at),
-        None => Ok(log.leaf()),
+/// The entry `at` names in `log` (`N`, `#N` or a label's name; it must be there),
+/// or the log's leaf.
+fn leaf_at(log: &SessionLog, at: Option<&str>) -> Result<EntryId> {
+    let Some(text) = at else {
+        return Ok(log.leaf());
+    };
+    let at = xcsh_inspect::resolve_entry(log, text)?;
+    match log.get(at) {
+        Some(_) => Ok(at),
+        None => Err(log.no_entry(at).into()),
+    }
+}
+
+/// `cannot read PATH` before an error reading the session at `path`; an entry or a
+/// label the command line named that the session does not hold is said as it is
+/// (it names the session).
+fn reading(path: &Path) -> impl FnOnce(xcsh_inspect::InspectError) -> anyhow::Error + '_ {
+    move |e| match e {
+        xcsh_inspect::InspectError::NoSuchLabel { .. } | xcsh_inspect::InspectError::Usage(_) => {
+            e.into()
+        }
+        e => anyhow::Error::from(e).context(format!("cannot read {}", path.display())),
     }
 }
 
@@ -579,9 +600,10 @@ pub struct ExportArgs {
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// For md: the branch that ends at this entry (default: the session's leaf).
+    /// For md: the branch that ends at this entry (default: the session's leaf): `N`,
+    /// `#N` or a label's name (the entry its newest label of that name is on).
     #[arg(long, value_name = "ENTRY")]
-    leaf: Option<EntryId>,
+    leaf: Option<String>,
     /// For otlp: include message content (prompts, completions, tool arguments and
     /// results).
     #[arg(long)]
@@ -591,8 +613,9 @@ pub struct ExportArgs {
 pub fn export_main(args: ExportArgs) -> Result<ExitCode> {
     let path = resolve_or_newest(args.session.as_deref())?;
     let text = match args.format {
-        Format::Md => export::markdown_family(&path, args.leaf)
-            .with_context(|| format!("cannot read {}", path.display()))?,
+        Format::Md => {
+            export::markdown_family(&path, args.leaf.as_deref()).map_err(reading(&path))?
+        }
         Format::Html => {
             let log = read(&path)?;
             return export_streamed(&args, &path, &mut |out, name| {
@@ -688,7 +711,8 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// A session (path, id or id prefix): the plan at its leaf; `SESSION@ENTRY`: the
-    /// plan at that entry (on its branch).
+    /// plan at that entry (on its branch). ENTRY is `N`, `#N` or a label's name (the
+    /// entry its newest label of that name is on).
     session: String,
     /// The plan as JSON: `{"at": N, "plan": null | {"entry", "dispatched",
     /// "call_id", "plan": {"explanation"?, "items": [{"text", "status"}]}}}`.

@@ -22,12 +22,14 @@ use crate::sessions;
 pub struct ReplayArgs {
     /// A session (path, id or id prefix), or a directory: every `*.jsonl` under it.
     target: String,
-    /// Replay the branch that ends at this entry (default: the session's leaf).
+    /// Replay the branch that ends at this entry (default: the session's leaf):
+    /// `N`, `#N` or a label's name (the entry its newest label of that name is on).
     #[arg(long, value_name = "ENTRY")]
-    leaf: Option<EntryId>,
-    /// Stop after this entry and print the machine's state there.
+    leaf: Option<String>,
+    /// Stop after this entry and print the machine's state there: `N`, `#N` or a
+    /// label's name (the entry its newest label of that name is on).
     #[arg(long, value_name = "ENTRY", conflicts_with = "minimize")]
-    until: Option<EntryId>,
+    until: Option<String>,
     /// Print one JSON object (per session for a directory) instead of text.
     #[arg(long)]
     json: bool,
@@ -82,6 +84,10 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     }
     let path = sessions::resolve(&args.target)?;
     let session = path.display().to_string();
+    // A label's name is looked up in the session; a number is taken as it is.
+    let entry = |text: &String| xcsh_inspect::resolve_entry_at(&path, text);
+    let leaf = args.leaf.as_ref().map(entry).transpose()?;
+    let until = args.until.as_ref().map(entry).transpose()?;
     if xcsh_log::read_header(&path).is_ok_and(|h| h.imported.is_some()) {
         return replay_imported(&path, &session, args.json);
     }
@@ -91,12 +97,9 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     if !args.redrive && args.output.is_none() {
         // One streaming pass over the file (see `xcsh_replay::replay_file`); `None`
         // when that does not apply, and the log is read whole below.
-        let options = ReplayOptions {
-            until: args.until,
-            overrides,
-        };
+        let options = ReplayOptions { until, overrides };
         let started = Instant::now();
-        if let Some(streamed) = xcsh_replay::replay_file(&path, args.leaf, &options) {
+        if let Some(streamed) = xcsh_replay::replay_file(&path, leaf, &options) {
             let streamed = streamed.with_context(|| format!("cannot read {}", path.display()))?;
             let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             return print_replay(
@@ -110,7 +113,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
         }
     }
     let log = read_session(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let leaf = args.leaf.unwrap_or(log.leaf());
+    let leaf = leaf.unwrap_or(log.leaf());
     if log.get(leaf).is_none() {
         return Err(log.no_entry(leaf).into());
     }
@@ -142,10 +145,7 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         return minimize(&log, leaf, &overrides, out, &session, args.json);
     }
-    let options = ReplayOptions {
-        until: args.until,
-        overrides,
-    };
+    let options = ReplayOptions { until, overrides };
     let started = Instant::now();
     let replay = xcsh_replay::replay(&log, leaf, &options)?;
     let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -419,22 +419,13 @@ pub struct UndoArgs {
 /// `SESSION@LABEL` when the part before is a session (LABEL a label's name in it); a
 /// `@` with neither side a session is a usage error.
 pub fn target(spec: &str) -> Result<(PathBuf, Option<EntryId>)> {
-    if let Some((name, entry)) = spec.rsplit_once('@') {
-        match xcsh_inspect::parse_entry_spec(entry) {
-            Ok(at) => return Ok((crate::sessions::resolve(name)?, Some(at))),
-            Err(e) => {
-                if let Ok(path) = crate::sessions::resolve(spec) {
-                    return Ok((path, None));
-                }
-                if let Ok(path) = crate::sessions::resolve(name) {
-                    let at = xcsh_inspect::resolve_entry_at(&path, entry)?;
-                    return Ok((path, Some(at)));
-                }
-                crate::exit::usage!("`{spec}`: {e}");
-            }
-        }
-    }
-    Ok((crate::sessions::resolve(spec)?, None))
+    let is_session = |name: &str| crate::sessions::resolve(name).is_ok();
+    let (name, entry) = xcsh_inspect::split_entry_spec(spec, is_session)?;
+    let path = crate::sessions::resolve(name)?;
+    let at = entry
+        .map(|text| xcsh_inspect::resolve_entry_at(&path, text))
+        .transpose()?;
+    Ok((path, at))
 }
 
 pub fn main(args: UndoArgs) -> Result<std::process::ExitCode> {

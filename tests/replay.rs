@@ -61,22 +61,7 @@ fn json(o: &Output) -> serde_json::Value {
 
 /// Replaces `path` by SESSION and every `in N ms` by `in _ ms`.
 fn scrub(text: &str, path: &Path) -> String {
-    let text = text.replace(&path.display().to_string(), "SESSION");
-    let mut out = String::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find(" in ") {
-        let (head, tail) = rest.split_at(at + 4);
-        out.push_str(head);
-        let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        if digits > 0 && tail[digits..].starts_with(" ms") {
-            out.push('_');
-            rest = &tail[digits..];
-        } else {
-            rest = tail;
-        }
-    }
-    out.push_str(rest);
-    out
+    support::untimed(&text.replace(&path.display().to_string(), "SESSION"))
 }
 
 const FIXTURES: [&str; 15] = [

@@ -2,6 +2,7 @@
 //! same way everywhere, and branch paths; the one-line descriptions of entries
 //! (shared with replay) are `xcsh_log::describe`'s.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -10,6 +11,7 @@ use xcsh_log::{Body, Dag, Entry, Record, SessionLog};
 use xcsh_machine::{EntryId, StreamEvent};
 
 use crate::error::InspectError;
+use crate::source::{Shapes, Source};
 
 pub use xcsh_log::describe::{
     args_compact, canonical, cut, entry_text, event_text, one_line, outcome_text, quoted,
@@ -104,6 +106,63 @@ pub fn resolve_entry_at(path: &Path, text: &str) -> Result<EntryId, InspectError
         return parse_entry_spec(text);
     }
     resolve_entry(&xcsh_log::read_session(path)?, text)
+}
+
+/// [`resolve_entry`] in `source`, whose shapes are read already: of a streamed file
+/// only the `label` lines are read (up to the last one), and only when `text` is not
+/// a number.
+pub fn resolve_entry_in(
+    source: &impl Source,
+    shapes: &Shapes,
+    text: &str,
+) -> Result<EntryId, InspectError> {
+    if is_number(text) {
+        return parse_entry_spec(text);
+    }
+    let ids: HashSet<EntryId> = shapes.labels.iter().map(|&(id, _)| id).collect();
+    let mut labels: Vec<(EntryId, String)> = Vec::new();
+    if !ids.is_empty() {
+        source.entries(
+            shapes,
+            &|id| ids.contains(&id),
+            &|e| match &e.body {
+                Body::Record(Record::Label { target, name }) => Some((*target, name.clone())),
+                _ => None,
+            },
+            &mut |label| {
+                labels.extend(label);
+                true
+            },
+        )?;
+    }
+    let labels = labels.iter().map(|(target, name)| (*target, name.as_str()));
+    by_label(text, labels, &shapes.file)
+}
+
+/// A `SESSION@ENTRY` argument split into the session's name and the entry's text
+/// (SPEC.md §25.7), `is_session` telling whether a text names a session: the part
+/// after the last `@` is the entry when it is a number (`N`, `#N`), or a label's
+/// name when the whole argument names no session but the part before the `@` does;
+/// otherwise the whole argument is the session. Neither side a session: a usage
+/// error naming the argument.
+pub fn split_entry_spec(
+    spec: &str,
+    is_session: impl Fn(&str) -> bool,
+) -> Result<(&str, Option<&str>), InspectError> {
+    let Some((name, entry)) = spec.rsplit_once('@') else {
+        return Ok((spec, None));
+    };
+    if is_number(entry) {
+        Ok((name, Some(entry)))
+    } else if is_session(spec) {
+        Ok((spec, None))
+    } else if is_session(name) {
+        Ok((name, Some(entry)))
+    } else {
+        Err(InspectError::Usage(format!(
+            "`{spec}`: `{entry}` is not an entry id (N or #N)"
+        )))
+    }
 }
 
 /// `N` or `#N` (digits only, however many: a number too large for an id is a bad
@@ -233,6 +292,64 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "`99999999999999999999` is not an entry id (N or #N)"
+        );
+    }
+
+    /// Of a streamed file only the labels are read, and a text names the entry (or
+    /// fails) as in the log read whole.
+    #[test]
+    fn a_streamed_file_names_its_entries_as_the_log_read_whole_does() {
+        let (_dir, log) = labelled();
+        let streamed = crate::Streamed::new(&log.path);
+        let shapes = streamed.shapes().unwrap();
+        for text in [
+            "7",
+            "#7",
+            "other",
+            "mark",
+            "after-fix",
+            "99999999999999999999",
+        ] {
+            assert_eq!(
+                resolve_entry_in(&streamed, &shapes, text).map_err(|e| e.to_string()),
+                resolve_entry(&log, text).map_err(|e| e.to_string()),
+                "{text}"
+            );
+        }
+        let (_dir, plain) = crate::testkit::branched_session();
+        let streamed = crate::Streamed::new(&plain.path);
+        assert_eq!(
+            resolve_entry_in(&streamed, &streamed.shapes().unwrap(), "mark")
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "no entry or label \"mark\" in {}; it has no labels",
+                plain.path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_session_at_entry_argument_splits_at_its_last_at() {
+        let split =
+            |spec| split_entry_spec(spec, |s| ["s", "a@b"].contains(&s)).map_err(|e| e.to_string());
+        assert_eq!(
+            [
+                "s", "s@12", "s@#3", "s@mark", "a@b", "a@b@x", "x@4", "x@mark"
+            ]
+            .map(split),
+            [
+                Ok(("s", None)),
+                Ok(("s", Some("12"))),
+                Ok(("s", Some("#3"))),
+                Ok(("s", Some("mark"))),
+                Ok(("a@b", None)),
+                Ok(("a@b", Some("x"))),
+                // A number is the entry whether the part before names a session or
+                // not (its caller says which session it does not find).
+                Ok(("x", Some("4"))),
+                Err("`x@mark`: `mark` is not an entry id (N or #N)".to_string()),
+            ]
         );
     }
 

@@ -14,7 +14,7 @@ use xcsh_log::parallel::{Window, read_parallel};
 use xcsh_log::{Body, Entry, Record, SessionLog};
 use xcsh_machine::{Decision, EntryId, UserOrigin};
 
-use crate::common::{args_pretty, one_line, stop_text};
+use crate::common::{args_pretty, one_line, resolve_entry_in, stop_text};
 use crate::error::InspectError;
 use crate::log::{Item, branch_items, item, origin_word};
 use crate::source::{Source, Streamed};
@@ -53,8 +53,8 @@ fn quote(text: &str) -> String {
 }
 
 /// The Markdown transcript of the branch ending at `leaf` (the recorded leaf when
-/// `None`).
-pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, InspectError> {
+/// `None`; `N`, `#N` or a label's name, [`crate::resolve_entry`]).
+pub fn markdown(log: &SessionLog, leaf: Option<&str>) -> Result<String, InspectError> {
     markdown_level(log, leaf, 0)
 }
 
@@ -62,11 +62,14 @@ pub fn markdown(log: &SessionLog, leaf: Option<EntryId>) -> Result<String, Inspe
 /// its parent's, SPEC.md §29.6), of a log in memory or streamed from its file.
 fn markdown_level(
     source: &impl Source,
-    leaf: Option<EntryId>,
+    leaf: Option<&str>,
     level: usize,
 ) -> Result<String, InspectError> {
     let shapes = source.shapes()?;
-    let leaf = leaf.unwrap_or_else(|| shapes.leaf());
+    let leaf = match leaf {
+        Some(text) => resolve_entry_in(source, &shapes, text)?,
+        None => shapes.leaf(),
+    };
     let path = shapes.path_to(leaf)?;
     let h = shapes.header();
     let id = xcsh_log::session_id(source.file(), &h.session_id);
@@ -788,8 +791,8 @@ mod tests {
     }
 
     /// Streamed from the file (as `xcsh export --format md` reads it), the transcript
-    /// is the one of the log in memory, on every branch; a missing leaf is the same
-    /// error.
+    /// is the one of the log in memory, on every branch, a label's name naming its
+    /// entry; a missing leaf or label is the same error.
     #[test]
     fn the_streamed_markdown_is_the_one_in_memory() {
         for (_dir, log) in [
@@ -797,19 +800,18 @@ mod tests {
             testkit::branched_session(),
             testkit::compaction_session(),
         ] {
-            for leaf in [None, Some(EntryId(12)), Some(EntryId(3))] {
+            for leaf in [None, Some("12"), Some("#3"), Some("start"), Some("999")] {
                 assert_eq!(
-                    markdown_family(&log.path, leaf).unwrap(),
-                    markdown(&log, leaf).unwrap()
+                    markdown_family(&log.path, leaf).map_err(|e| e.to_string()),
+                    markdown(&log, leaf).map_err(|e| e.to_string())
                 );
             }
-            assert_eq!(
-                markdown_family(&log.path, Some(EntryId(999)))
-                    .unwrap_err()
-                    .to_string(),
-                markdown(&log, Some(EntryId(999))).unwrap_err().to_string()
-            );
         }
+        let (_dir, log) = testkit::compaction_session();
+        assert_eq!(
+            markdown_family(&log.path, Some("start")).unwrap(),
+            markdown(&log, Some("#1")).unwrap()
+        );
     }
 
     /// The same over every recorded fixture (plans, compactions, forks, memory).

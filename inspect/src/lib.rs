@@ -33,7 +33,10 @@ mod indexed_tests;
 #[cfg(test)]
 mod family_tests;
 
-pub use common::{branch_path, one_line, parse_entry_spec, resolve_entry, resolve_entry_at};
+pub use common::{
+    branch_path, one_line, parse_entry_spec, resolve_entry, resolve_entry_at, resolve_entry_in,
+    split_entry_spec,
+};
 pub use error::InspectError;
 pub use family::opened_in;
 pub use source::{Shapes, Source, Streamed};

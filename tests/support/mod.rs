@@ -9,6 +9,25 @@ pub mod tmux;
 
 use std::time::{Duration, Instant};
 
+/// `text` with every time measured, `in N ms`, written `in _ ms`.
+pub fn untimed(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(" in ") {
+        let (head, tail) = rest.split_at(at + 4);
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(" ms") {
+            out.push('_');
+            rest = &tail[digits..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Asserts that `haystack` contains `needle`, showing both when it does not.
 #[track_caller]
 pub fn assert_contains(haystack: &str, needle: &str) {

@@ -10,16 +10,15 @@ use std::path::Path;
 use serde_json::{Value, json};
 use xcsh_log::family::{Child, Depth, Member, load_with};
 use xcsh_log::{SessionLog, read_session};
-use xcsh_machine::EntryId;
 
 use super::markdown_level;
 use crate::error::InspectError;
 use crate::source::Streamed;
 
-/// The Markdown transcript of the session at `path` (the branch ending at `leaf`),
-/// then its sub-agents'.
+/// The Markdown transcript of the session at `path` (the branch ending at `leaf`:
+/// `N`, `#N` or a label's name), then its sub-agents'.
 /// Every member is streamed from its file (its header and links through its index).
-pub fn markdown_family(path: &Path, leaf: Option<EntryId>) -> Result<String, InspectError> {
+pub fn markdown_family(path: &Path, leaf: Option<&str>) -> Result<String, InspectError> {
     let family = load_with(path, Depth::All, &mut |p| {
         let o = crate::family::open_indexed(p)?;
         Ok(xcsh_log::family::Opened {
