@@ -44,7 +44,8 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     provider: ProviderArgs,
-    /// Continue the newest session of this workspace.
+    /// Continue this workspace's session last active (the first `xcsh sessions`
+    /// lists).
     #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
     continue_: bool,
     /// Continue a session given by path, id or id prefix; without SESSION, pick one

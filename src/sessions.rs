@@ -166,10 +166,11 @@ pub fn recorded_workspace(path: &Path, at: Option<EntryId>) -> Result<String> {
         .with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// The newest session of this workspace (`--continue`): the last candidate file
-/// whose recorded workspace at its leaf is `workspace`; with that recorded workspace.
-/// A candidate that cannot be read before it is found is an error, not skipped:
-/// continuing an older session in its place would surprise.
+/// The newest session of this workspace (`--continue`): of the candidate files
+/// whose recorded workspace at their leaf is `workspace`, the one last active (the
+/// order of `xcsh sessions`); with that recorded workspace. When the one created
+/// last cannot be read, that is an error, not skipped: it may be the one last
+/// active, and continuing another in its place would surprise.
 pub fn newest(workspace: &Path) -> Result<(PathBuf, String)> {
     if let Some(found) = newest_of(candidate_files(workspace)?, workspace)? {
         return Ok(found);
@@ -196,7 +197,24 @@ pub fn newest_here() -> Result<PathBuf> {
 
 /// [`newest`] among `files` (oldest first); `None` when none is of `workspace`.
 fn newest_of(files: Vec<PathBuf>, workspace: &Path) -> Result<Option<(PathBuf, String)>> {
-    // A sub-agent's session is continued through its parent (SPEC.md §29.4).
+    let Some(created_last) = created_last(files.clone(), workspace)? else {
+        return Ok(None);
+    };
+    // The listing's order (SPEC.md §16.3); a sub-agent's session is continued
+    // through its parent (§29.4).
+    let listing = summaries_of(files, workspace, false);
+    let active_last = listing
+        .sessions
+        .into_iter()
+        .map(|(s, _)| (PathBuf::from(s.path), s.workspace))
+        .find(|(path, _)| !xcsh_log::is_child_session(path));
+    Ok(Some(active_last.unwrap_or(created_last)))
+}
+
+/// The session of `workspace` created last among `files` (oldest first), with its
+/// recorded workspace. A file that cannot be read before it is found is an error:
+/// it may be the one last active.
+fn created_last(files: Vec<PathBuf>, workspace: &Path) -> Result<Option<(PathBuf, String)>> {
     let mut files = files
         .into_iter()
         .rev()
@@ -659,6 +677,27 @@ mod tests {
                 .to_string()
                 .replace(&dir.path().display().to_string(), "D"),
             "--continue: the newest session of this workspace cannot be read: D/2026-11-30T02-00-00-000Z_badbadbadbad.jsonl:10: malformed entry: the line has no trailing \"hash\" field\n  to continue the newest session that can be read: --resume aaaaaaaaaaaa (`xcsh sessions` lists them)"
+        );
+    }
+
+    /// `--continue` takes the session worked on last, as `xcsh sessions` lists
+    /// first, not the one created last.
+    #[test]
+    fn continue_takes_the_session_last_active() {
+        let (_dir, files) = session_files(&[
+            ("aaaaaaaaaaaa", "tool-rounds.jsonl", false),
+            ("bbbbbbbbbbbb", "tool-rounds.jsonl", false),
+        ]);
+        let workspace = Path::new(TOOL_ROUNDS_WORKSPACE);
+        let created_last = newest_of(files.clone(), workspace).unwrap();
+        let today = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:30:00Z").unwrap();
+        xcsh_inspect::fork::label(&files[0], EntryId(4), "back", today.to_utc()).unwrap();
+        assert_eq!(
+            [created_last, newest_of(files.clone(), workspace).unwrap()],
+            [
+                Some((files[1].clone(), TOOL_ROUNDS_WORKSPACE.to_string())),
+                Some((files[0].clone(), TOOL_ROUNDS_WORKSPACE.to_string()))
+            ]
         );
     }
 
