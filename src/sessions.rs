@@ -439,9 +439,9 @@ fn no_sessions(here: &Path, all: bool) -> String {
 
 /// What a listing of sessions found: the sessions it read, most recently active
 /// first (a sub-agent's under its parent), each with what the listing knows of its
-/// file besides the summary, and the files it could not read.
+/// file's size in bytes, and the files it could not read.
 pub struct Listing {
-    pub sessions: Vec<(xcsh_inspect::SessionSummary, Listed)>,
+    pub sessions: Vec<(xcsh_inspect::SessionSummary, u64)>,
     /// Each unreadable file as its error, which names it (`PATH:LINE: REASON`).
     pub unreadable: Vec<String>,
 }
@@ -455,27 +455,6 @@ impl Listing {
     }
 }
 
-/// What a listing knows of a session besides its summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Listed {
-    /// The file's size in bytes.
-    pub size_bytes: u64,
-    /// When the session was last active: the time of its last entry (in file
-    /// order), in ms since the Unix epoch; the header's time when that one is out
-    /// of range.
-    pub active_ms: i64,
-}
-
-/// When the session indexed by `d` was last active ([`Listed::active_ms`]): read
-/// from the index (the log's own timestamps, which a copy or a `touch` of the file
-/// does not change, as they do its modification time).
-fn last_active_ms(d: &xcsh_log::index::ArchivedIndexData) -> i64 {
-    match d.len().checked_sub(1).map(|last| d.ts_ns(last)) {
-        Some(ns) if ns != i64::MIN => ns.div_euclid(1_000_000),
-        _ => d.started_ms.to_native(),
-    }
-}
-
 /// How `xcsh sessions` names an unreadable file after the list: `! ERROR`.
 pub fn unreadable_line(error: &str) -> String {
     format!("! {error}")
@@ -483,7 +462,7 @@ pub fn unreadable_line(error: &str) -> String {
 
 /// The sessions of the workspace `here` (every workspace's with `all`), most
 /// recently active first (the time of each one's last entry; on a tie the newer
-/// file name, so the one started later), each with its file's size and that time,
+/// file name, so the one started later), each with its file's size,
 /// and the files that could not be read: what `xcsh sessions` and the UI's session
 /// picker show. One unreadable file hides no other session.
 pub fn summaries(here: &Path, all: bool) -> Result<Listing> {
@@ -519,16 +498,13 @@ fn summaries_of(files: Vec<PathBuf>, here: &Path, all: bool) -> Listing {
         let mut summary = xcsh_inspect::summarize_indexed(&path, index.data());
         // A moved session shows where it is now.
         summary.workspace = workspace;
-        let listed = Listed {
-            size_bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
-            active_ms: last_active_ms(index.data()),
-        };
+        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
         let family = xcsh_inspect::opened_in(&path, &index).ok();
-        summaries.push((summary, family, listed));
+        summaries.push((summary, family, size));
     }
     // The files came oldest first by name: reversed, a tie goes to the newer file.
     summaries.reverse();
-    summaries.sort_by_key(|(_, _, listed)| std::cmp::Reverse(listed.active_ms));
+    summaries.sort_by_key(|(summary, _, _)| std::cmp::Reverse(summary.active_ms));
     // A sub-agent's session goes under its parent, never at the top level.
     Listing {
         sessions: xcsh_inspect::family_order_opened(summaries),
@@ -635,7 +611,7 @@ mod tests {
         let order: Vec<(&str, i64, i64)> = listing
             .sessions
             .iter()
-            .map(|(s, l)| (s.id.as_str(), s.started_ms, l.active_ms))
+            .map(|(s, _)| (s.id.as_str(), s.started_ms, s.active_ms))
             .collect();
         assert_eq!(
             order,

@@ -17,6 +17,9 @@ pub struct SessionSummary {
     pub path: String,
     pub workspace: String,
     pub started: String,
+    /// When the session was last active: the time of its last entry (in file
+    /// order), formatted as `started` is; the order of `xcsh sessions`.
+    pub last_active: String,
     pub entries: usize,
     pub branches: usize,
     pub last_message: String,
@@ -27,6 +30,9 @@ pub struct SessionSummary {
     /// The header's time in ms since the epoch (`started` is it, formatted).
     #[serde(skip)]
     pub started_ms: i64,
+    /// [`last_active`](Self::last_active) in ms since the epoch.
+    #[serde(skip)]
+    pub active_ms: i64,
     /// A sub-agent's session: the session whose `task` call started it (SPEC.md
     /// §29.6; set by [`family_order`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -47,12 +53,14 @@ pub fn summarize(log: &SessionLog) -> SessionSummary {
             path: log.path.display().to_string(),
             workspace: String::new(),
             started: String::new(),
+            last_active: String::new(),
             entries: 0,
             branches: 0,
             last_message: String::new(),
             tokens: 0,
             first_message: String::new(),
             started_ms: 0,
+            active_ms: 0,
             parent: None,
             depth: 0,
         },
@@ -98,14 +106,18 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
             has_child[p] = true;
         }
     }
-    let started = chrono::DateTime::from_timestamp_millis(d.started_ms.to_native())
-        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_default();
+    let minute = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default()
+    };
+    let active_ms = last_active_ms(d);
     SessionSummary {
         id: xcsh_log::session_id(path, d.session_id.as_str()).to_string(),
         path: path.display().to_string(),
         workspace: d.cwd.as_str().to_string(),
-        started,
+        started: minute(d.started_ms.to_native()),
+        last_active: minute(active_ms),
         entries: d.len(),
         branches: (0..d.len())
             .filter(|&p| !has_child[p] && d.kind(p) != Kind::Label)
@@ -114,12 +126,24 @@ pub fn summarize_indexed(path: &Path, d: &ArchivedIndexData) -> SessionSummary {
         tokens,
         first_message: one_line(first_message.unwrap_or_default(), FIRST_MESSAGE_CHARS),
         started_ms: d.started_ms.to_native(),
+        active_ms,
         parent: None,
         depth: 0,
     }
 }
 
 /// The `xcsh sessions` table.
+/// When the session indexed by `d` was last active, in ms since the epoch: the time
+/// of its last entry (the log's own timestamps, which a copy or a `touch` of the
+/// file does not change, as they do its modification time); the header's time when
+/// that one is out of range.
+fn last_active_ms(d: &ArchivedIndexData) -> i64 {
+    match d.len().checked_sub(1).map(|last| d.ts_ns(last)) {
+        Some(ns) if ns != i64::MIN => ns.div_euclid(1_000_000),
+        _ => d.started_ms.to_native(),
+    }
+}
+
 pub fn sessions_table(sessions: &[SessionSummary]) -> String {
     let mut table = Table::new();
     table
@@ -129,6 +153,7 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
             "id",
             "workspace",
             "started",
+            "last active",
             "entries",
             "branches",
             "tokens",
@@ -145,6 +170,7 @@ pub fn sessions_table(sessions: &[SessionSummary]) -> String {
             },
             crate::terminal::neutralize(&s.workspace).into_owned(),
             s.started.clone(),
+            s.last_active.clone(),
             s.entries.to_string(),
             s.branches.to_string(),
             s.tokens.to_string(),

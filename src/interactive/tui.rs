@@ -761,9 +761,7 @@ fn picker_rows(workspace: &Path) -> Result<(Vec<overlay::PickerRow>, Vec<String>
     let rows = listing
         .sessions
         .iter()
-        .map(|(summary, listed)| {
-            overlay::PickerRow::from_summary(summary, listed.size_bytes, listed.active_ms)
-        })
+        .map(|(summary, size)| overlay::PickerRow::from_summary(summary, *size))
         .collect();
     Ok((rows, listing.unreadable))
 }

@@ -38,16 +38,15 @@ pub struct PickerRow {
 }
 
 impl PickerRow {
-    /// The row of a session from its summary, its file's size and when it was
-    /// last active (ms since the Unix epoch).
-    pub fn from_summary(s: &SessionSummary, size_bytes: u64, active_ms: i64) -> PickerRow {
+    /// The row of a session from its summary and its file's size.
+    pub fn from_summary(s: &SessionSummary, size_bytes: u64) -> PickerRow {
         PickerRow {
             path: PathBuf::from(&s.path),
             id: s.id.clone(),
             first_prompt: s.first_message.clone(),
             size_bytes,
             branches: s.branches,
-            active_ms,
+            active_ms: s.active_ms,
             workspace: s.workspace.clone(),
         }
     }

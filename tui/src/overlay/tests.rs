@@ -694,7 +694,7 @@ fn a_picker_row_comes_from_a_session_summary() {
     std::fs::copy(fixture("plain.jsonl"), &path).unwrap();
     let summary = xcsh_inspect::summarize(&read_session(&path).unwrap());
     assert_eq!(
-        PickerRow::from_summary(&summary, 2048, 1_796_011_520_197),
+        PickerRow::from_summary(&summary, 2048),
         PickerRow {
             path: path.clone(),
             id: "b4e531031642".into(),
