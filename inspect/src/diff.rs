@@ -225,6 +225,10 @@ pub fn units<'a>(path: &[&'a Entry], from: usize) -> Vec<Unit<'a>> {
                     calls.clear();
                     push(format!("run {run} compact"), vec![]);
                 }
+                Record::CheckFailed { call_id, content } => push(
+                    format!("{} check", call_key(&calls, &call_id.0, "?")),
+                    vec![("error", Field::Text(content.clone()))],
+                ),
                 Record::ApprovalAnswer {
                     call_id,
                     verdict,

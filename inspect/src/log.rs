@@ -242,7 +242,8 @@ pub enum Item {
 
 /// What the conversation shows of one entry; `None` for the entries it leaves out
 /// (`step_started`, `tool_dispatched`, `compaction_started`, a successful
-/// `compaction_summary`: the step, the assistant's calls and `compacted` say it).
+/// `compaction_summary`, `check_failed`: the step, the assistant's calls,
+/// `compacted` and the call's synthetic result say it).
 pub fn item(entry: &Entry) -> Option<Item> {
     let id = entry.id;
     let it = match &entry.body {
@@ -346,6 +347,8 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 error: one_line(&e.message, 200),
             },
             Record::CompactionSummary { error: None, .. } => return None,
+            // The call's `synthetic_result` (`would_fail`) shows the error.
+            Record::CheckFailed { .. } => return None,
             Record::Recovered { note } => Item::Recovered {
                 entry: id,
                 note: note.clone(),

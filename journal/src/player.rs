@@ -157,6 +157,10 @@ impl<L: Append> Player<L> {
                 scope,
                 message,
             }),
+            Record::CheckFailed { call_id, content } => self.on(Happening::Checked {
+                call_id,
+                failure: Some(content),
+            }),
             Record::CompactionSummary { summary, error } => {
                 self.on(Happening::SummaryEnded(match (summary, error) {
                     (Some(s), _) => Ok(s),

@@ -53,6 +53,12 @@ pub enum Happening {
         /// With a denial, what the user tells the model (not blank).
         message: Option<String>,
     },
+    /// The check of `call_id` before its question ([`Action::Check`]): `Some` with
+    /// the error the call would return when it cannot succeed.
+    Checked {
+        call_id: CallId,
+        failure: Option<String>,
+    },
     /// The summary of a compaction came back.
     SummaryEnded(Result<String, ProviderError>),
     /// Everything appended so far is durable.
@@ -104,6 +110,11 @@ pub enum Action {
     /// Cancel call `call_id`; its end still comes as `ToolEnded`.
     CancelTool {
         call_id: CallId,
+    },
+    /// Check `call` before the user is asked about it (can it succeed?); the result
+    /// comes as `Checked`. Only then is the question put, if it can.
+    Check {
+        call: ToolCall,
     },
     /// Ask the user about `call`; the answer comes as `Answered`.
     Ask {
@@ -163,8 +174,11 @@ pub struct Journal {
     in_flight: Vec<InFlight>,
     /// Approval questions not yet put, in call order.
     questions: VecDeque<ToolCall>,
-    /// The call whose question is with the user now.
+    /// The call whose question is with the user now, or being checked before it is
+    /// put (`checking`).
     asking: Option<ToolCall>,
+    /// `asking` is being checked; its question is not put yet.
+    checking: bool,
     /// Calls whose results were appended since the last sync (by dispatch entry).
     settled_unsynced: Vec<EntryId>,
     /// Every steer and follow-up of the run, by entry.
@@ -186,6 +200,7 @@ impl Journal {
             in_flight: Vec::new(),
             questions: VecDeque::new(),
             asking: None,
+            checking: false,
             settled_unsynced: Vec::new(),
             queued: BTreeMap::new(),
             undelivered: Vec::new(),
@@ -320,6 +335,7 @@ impl Journal {
                 message,
             } => {
                 self.asking = None;
+                self.checking = false;
                 self.append(
                     s,
                     Body::Record(Record::ApprovalAnswer {
@@ -341,6 +357,7 @@ impl Journal {
                 self.ask_next(s);
                 Ok(())
             }
+            Happening::Checked { call_id, failure } => self.on_checked(s, call_id, failure),
             Happening::SummaryEnded(result) => {
                 let (summary, error) = match &result {
                     Ok(text) => (Some(text.clone()), None),
@@ -391,6 +408,7 @@ impl Journal {
                 self.questions.retain(|q| awaiting.contains(q));
                 if self.asking.as_ref().is_some_and(|a| !awaiting.contains(a)) {
                     self.asking = None;
+                    self.checking = false;
                 }
                 Ok(())
             }
@@ -590,22 +608,55 @@ impl Journal {
         Ok(())
     }
 
-    /// Asks one question at a time, skipping calls the machine no longer waits on
-    /// (a grant from an earlier answer covered them, or an interrupt).
+    /// Puts one question at a time, skipping calls the machine no longer waits on
+    /// (a grant from an earlier answer covered them, or an interrupt); each is
+    /// checked first ([`Action::Check`]).
     fn ask_next(&mut self, s: &mut Pass<'_>) {
         if self.asking.is_some() {
             return;
         }
-        let waiting: Vec<CallId> = match self.machine.phase() {
-            Phase::RunningTools(t) => t.awaiting.iter().map(|c| c.id.clone()).collect(),
-            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
-                Vec::new()
-            }
-        };
+        let waiting = self.awaited();
         while let Some(call) = self.questions.pop_front() {
             if !waiting.contains(&call.id) {
                 continue;
             }
+            self.asking = Some(call.clone());
+            self.checking = true;
+            s.out.push(Action::Check { call });
+            return;
+        }
+    }
+
+    /// The calls the machine awaits an answer for.
+    fn awaited(&self) -> Vec<CallId> {
+        match self.machine.phase() {
+            Phase::RunningTools(t) => t.awaiting.iter().map(|c| c.id.clone()).collect(),
+            Phase::Idle | Phase::Streaming(_) | Phase::Compacting(_) | Phase::Finished(_) => {
+                Vec::new()
+            }
+        }
+    }
+
+    /// The check of the call about to be asked about came back: a call that cannot
+    /// succeed settles with its error (recorded, so replay makes the same result)
+    /// and the next question is checked; else its question is put. A check of a
+    /// call no longer awaited (an interrupt, an answer meanwhile) is dropped.
+    fn on_checked(
+        &mut self,
+        s: &mut Pass<'_>,
+        call_id: CallId,
+        failure: Option<String>,
+    ) -> Result<(), LogError> {
+        let checked = self.checking && self.asking.as_ref().is_some_and(|c| c.id == call_id);
+        let waiting = self.awaited();
+        if !checked || !waiting.contains(&call_id) {
+            return Ok(());
+        }
+        self.checking = false;
+        let Some(content) = failure else {
+            let Some(call) = self.asking.clone() else {
+                return Ok(());
+            };
             s.emit(RunEvent::ApprovalRequested {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
@@ -615,13 +666,23 @@ impl Journal {
             // in `questions`, or joins it later in this pass: the machine's state
             // already holds every call its effects ask about, one effect at a time.
             let behind = waiting.iter().filter(|id| **id != call.id).count();
-            self.asking = Some(call.clone());
             s.out.push(Action::Ask {
                 call,
                 waiting: u32::try_from(behind).unwrap_or(u32::MAX),
             });
-            return;
-        }
+            return Ok(());
+        };
+        self.asking = None;
+        self.append(
+            s,
+            Body::Record(Record::CheckFailed {
+                call_id: call_id.clone(),
+                content: content.clone(),
+            }),
+        )?;
+        self.apply(s, Input::CheckFailed { call_id, content })?;
+        self.ask_next(s);
+        Ok(())
     }
 
     /// What the run reports once it is over.

@@ -438,6 +438,7 @@ impl Gen {
                     Action::Summarize { .. } => summarize = true,
                     Action::Emit(_)
                     | Action::Sync
+                    | Action::Check { .. }
                     | Action::Ask { .. }
                     | Action::CancelModel { .. }
                     | Action::CancelTool { .. }

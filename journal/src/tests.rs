@@ -47,6 +47,9 @@ struct Harness {
     port: Port,
     now: Duration,
     out: String,
+    /// The checks before a question that fail, by call id, with their error; every
+    /// other check passes. The harness answers each `check` action at once.
+    failing: Vec<(&'static str, &'static str)>,
 }
 
 fn config(permissions: Permissions) -> RunConfig {
@@ -70,6 +73,7 @@ impl Harness {
             },
             now: Duration::ZERO,
             out: String::new(),
+            failing: Vec::new(),
         }
     }
 
@@ -83,8 +87,24 @@ impl Harness {
             self.out.push_str(&l);
             self.out.push('\n');
         }
+        let mut checks = Vec::new();
         for a in actions {
             self.out.push_str(&format!("  ! {}\n", render(&a)));
+            if let Action::Check { call } = a {
+                checks.push(call.id);
+            }
+        }
+        for call_id in checks {
+            let failure = self
+                .failing
+                .iter()
+                .find(|(id, _)| *id == call_id.0)
+                .map(|(_, error)| (*error).to_string());
+            let line = match &failure {
+                None => format!("checked {call_id}: ok"),
+                Some(error) => format!("checked {call_id}: {error}"),
+            };
+            self.on(&line, Happening::Checked { call_id, failure });
         }
     }
 
@@ -119,6 +139,8 @@ impl Harness {
             > end 1 ok
               +3 step 1 Completed
               ! event step_finished
+              ! check c1
+            > checked c1: ok
               ! event approval_requested
               ! ask c1 (1 more waiting)
         "#]]
@@ -281,6 +303,7 @@ fn render(action: &Action) -> String {
             format!("start_tool {} (dispatched by {dispatched})", call.id)
         }
         Action::CancelTool { call_id } => format!("cancel_tool {call_id}"),
+        Action::Check { call } => format!("check {}", call.id),
         Action::Ask { call, waiting } => format!("ask {} ({waiting} more waiting)", call.id),
         Action::Summarize { upto } => format!("summarize {upto}"),
         Action::CancelSummary => "cancel_summary".into(),
@@ -421,19 +444,46 @@ fn a_steer_after_the_finish_is_recorded_ignored_and_reported_undelivered() {
     "#]]);
 }
 
+/// A call whose check fails is never asked about: its error is recorded as the
+/// input `check_failed`, the machine settles the call with it, and the next call is
+/// checked and asked about.
+#[test]
+fn a_call_that_fails_its_check_is_not_asked_about_and_the_next_one_is() {
+    let mut h = Harness::new();
+    h.failing = vec![("c1", "error: `a` must be read first")];
+    h.prompt(Permissions::Ask);
+    h.step(1, &[("c1", "write"), ("c2", "write")]);
+    h.check(expect![[r#"
+        > end 1 ok
+          +3 step 1 Completed
+          ! event step_finished
+          ! check c1
+        > checked c1: error: `a` must be read first
+          +4 check_failed
+          +5 synthetic_result
+          ! event tool_result
+          ! check c2
+        > checked c2: ok
+          ! event approval_requested
+          ! ask c2 (0 more waiting)
+    "#]]);
+}
+
 #[test]
 fn after_a_denial_the_next_question_is_put() {
     answer_c1_of_two_writes(
         Verdict::Deny,
         ApprovalScope::Once,
         expect![[r#"
-        > answer c1 Deny Once
-          +4 approval_answer
-          +5 synthetic_result
-          ! event tool_result
-          ! event approval_requested
-          ! ask c2 (0 more waiting)
-    "#]],
+            > answer c1 Deny Once
+              +4 approval_answer
+              +5 synthetic_result
+              ! event tool_result
+              ! check c2
+            > checked c2: ok
+              ! event approval_requested
+              ! ask c2 (0 more waiting)
+        "#]],
     );
 }
 
@@ -450,6 +500,8 @@ fn each_question_says_how_many_more_wait_behind_it() {
         > end 1 ok
           +3 step 1 Completed
           ! event step_finished
+          ! check c1
+        > checked c1: ok
           ! event approval_requested
           ! ask c1 (2 more waiting)
         > answer c1 Allow Once
@@ -458,12 +510,16 @@ fn each_question_says_how_many_more_wait_behind_it() {
           ! event tool_call
           ! sync
           ! start_tool c1 (dispatched by 5)
+          ! check c2
+        > checked c2: ok
           ! event approval_requested
           ! ask c2 (1 more waiting)
         > answer c2 Deny Once
           +6 approval_answer
           +7 synthetic_result
           ! event tool_result
+          ! check c3
+        > checked c3: ok
           ! event approval_requested
           ! ask c3 (0 more waiting)
     "#]]);

@@ -78,6 +78,7 @@ impl RecordedInput {
                 scope,
                 message,
             },
+            Record::CheckFailed { call_id, content } => Input::CheckFailed { call_id, content },
         };
         Some(RecordedInput::One(one))
     }

@@ -300,6 +300,9 @@ pub fn record_text(record: &Record) -> String {
         Record::Recovered { note } => one_line(note, 80),
         Record::Compact { .. } => "compact the context now (/compact)".into(),
         Record::LateEvent { step, event } => format!("step {step} {}", event_text(event)),
+        Record::CheckFailed { call_id, content } => {
+            format!("{call_id} would fail: {}", quoted(&one_line(content, 60)))
+        }
         Record::ApprovalAnswer {
             call_id,
             verdict,

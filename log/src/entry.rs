@@ -172,6 +172,9 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// Input: checked before the user was asked, call `call_id` could not succeed;
+    /// `content` is the error it would have returned (SPEC.md §18.3).
+    CheckFailed { call_id: CallId, content: String },
     /// The session moved from the workspace `from` to `to` (`--resume S --workspace
     /// DIR`): on the branch after it, the tools run in `to`. Feeds nothing to the
     /// machine.
@@ -228,6 +231,7 @@ macro_rules! for_each_record {
                 Recovered "recovered" input,
                 LateEvent "late_event" input,
                 ApprovalAnswer "approval_answer" input,
+                CheckFailed "check_failed" input,
                 Compact "compact" input,
                 Undo "undo" noted,
                 Workspace "workspace" structure,
@@ -693,6 +697,10 @@ mod tests {
                 verdict: xcsh_machine::Verdict::Deny,
                 scope: xcsh_machine::ApprovalScope::Once,
                 message: Some("no".into()),
+            }),
+            Body::Record(Record::CheckFailed {
+                call_id: CallId("c".into()),
+                content: "error: `a` was not read".into(),
             }),
             Body::Record(Record::Compact { config }),
             Body::Record(Record::Undo {

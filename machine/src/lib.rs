@@ -240,6 +240,9 @@ impl Machine {
                 scope,
                 message,
             } => self.on_approval(call_id, verdict, scope, message, &mut out),
+            Input::CheckFailed { call_id, content } => {
+                self.on_check_failed(call_id, content, &mut out)
+            }
             Input::Undo { note } => self.on_undo(note, &mut out),
             Input::MemoryIndex { hash } => self.on_memory_index(hash, &mut out),
         }

@@ -251,6 +251,11 @@ pub enum Input {
         scope: ApprovalScope,
         message: Option<String>,
     },
+    /// The executor's check of a call waiting for approval, made before the user is
+    /// asked, found that it cannot succeed (SPEC.md §18.3): `content` is the error
+    /// the call would have returned. The call settles with it, not run and not
+    /// asked about.
+    CheckFailed { call_id: CallId, content: String },
     /// The user reverted file changes (`/undo`), between runs: `note` tells the model.
     Undo { note: String },
     /// The memory index the next run's requests carry (SPEC.md §28), recorded before
@@ -340,6 +345,9 @@ pub enum SyntheticReason {
     Lost,
     /// The permission policy or the user denied the call.
     Denied,
+    /// Checked before the user was asked, the call could not succeed: its result is
+    /// the error it would have returned (`Input::CheckFailed`).
+    WouldFail,
     /// Another call of the same response has the same id.
     DuplicateId,
 }
@@ -360,7 +368,7 @@ pub enum IgnoreReason {
     LateCompaction,
     /// A second interrupt while the first is settling.
     AlreadyInterrupting,
-    /// An approval answer for a call that is not waiting for one.
+    /// An approval answer (or a failed check) for a call that is not waiting for one.
     LateApproval,
     /// A compaction request with no middle section to summarize.
     NothingToCompact,

@@ -19,6 +19,8 @@
 //! - `retry N ATTEMPT DELAY_MS REASON` (the provider retries step N's request)
 //! - `approve ID y|a|A|n [MESSAGE]` (a user's answer; a denial may carry a message
 //!   for the model)
+//! - `check ID ERROR` (the check before the question found that call ID would fail
+//!   with ERROR)
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -177,6 +179,13 @@ impl ScriptReader {
             },
             "recover" => Input::Recover,
             "undo" => Input::Undo { note: rest.into() },
+            "check" => {
+                let (id, error) = rest.split_once(' ').ok_or_else(bad)?;
+                Input::CheckFailed {
+                    call_id: CallId(id.into()),
+                    content: error.into(),
+                }
+            }
             "memory" => Input::MemoryIndex { hash: rest.into() },
             "delta" => {
                 let (n, text) = rest.split_once(' ').ok_or_else(bad)?;

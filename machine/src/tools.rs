@@ -85,6 +85,25 @@ impl Machine {
         self.tools_progress(tools, out);
     }
 
+    /// A call waiting for approval was checked and cannot succeed: it settles with
+    /// the error it would have returned, and no one is asked about it.
+    pub(super) fn on_check_failed(
+        &mut self,
+        call_id: CallId,
+        content: String,
+        out: &mut Vec<Effect>,
+    ) {
+        let Some(mut tools) = self.take_tools(|t| t.awaiting.iter().any(|c| c.id == call_id))
+        else {
+            return ignore(IgnoreReason::LateApproval, out);
+        };
+        let pos = tools.awaiting.iter().position(|c| c.id == call_id);
+        if let Some(call) = pos.map(|p| tools.awaiting.remove(p)) {
+            self.synthesize(call, SyntheticReason::WouldFail, content, out);
+        }
+        self.tools_progress(tools, out);
+    }
+
     /// Sends a validated call to dispatch, to the user, or to a denial.
     pub(super) fn route(
         &mut self,
@@ -198,6 +217,11 @@ impl Machine {
                     call.name
                 ),
                 SyntheticReason::Denied => approval::denial(call, false),
+                // Never made for many calls at once: each check fails on its own.
+                SyntheticReason::WouldFail => format!(
+                    "error: `{}` could not succeed; the call was not run",
+                    call.name
+                ),
                 SyntheticReason::InvalidArguments
                 | SyntheticReason::UnknownTool
                 | SyntheticReason::DuplicateId => {

@@ -90,6 +90,14 @@ impl<L: Layer> ToolExecutor for Layered<L> {
         !self.layer.owns(&call.name) && self.inner.starts_gated(call)
     }
 
+    /// A layer's own tools are not checked; the inner executor checks its own.
+    fn check(&self, call: &ToolCall) -> Option<String> {
+        if self.layer.owns(&call.name) {
+            return None;
+        }
+        self.inner.check(call)
+    }
+
     fn mutating(&self) -> Vec<String> {
         self.layer.mutating(self.inner.mutating())
     }

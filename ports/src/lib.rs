@@ -162,6 +162,15 @@ pub trait ToolExecutor: Send + Sync + 'static {
         let _ = call;
         false
     }
+    /// Whether `call`, about to be put to the user for approval, can succeed as it
+    /// is: `Some` with the error it would return when it cannot (an edit of text the
+    /// file does not hold, a write over a file not read). Asked before the question,
+    /// so that no one approves a call certain to fail (SPEC.md §18.3); it changes
+    /// nothing. The default: it can.
+    fn check(&self, call: &ToolCall) -> Option<String> {
+        let _ = call;
+        None
+    }
     /// The names of the tools that change the workspace; they go through the
     /// permission policy. Read-only tools never ask.
     fn mutating(&self) -> Vec<String> {

@@ -110,6 +110,8 @@ pub enum Action {
         n: usize,
         answer: Answer,
     },
+    /// The check of the call about to be asked about finds that it would fail.
+    CheckFails,
     /// The compaction in flight finishes (or fails).
     Summary {
         ok: bool,
@@ -185,6 +187,7 @@ pub fn action() -> impl Strategy<Value = Action> {
         1 => Just(Action::LateTool),
         1 => Just(Action::LateEvent),
         3 => (0usize..3, answer()).prop_map(|(n, answer)| Action::Approve { n, answer }),
+        1 => Just(Action::CheckFails),
         2 => any::<bool>().prop_map(|ok| Action::Summary { ok }),
         1 => Just(Action::Recover),
     ]

@@ -207,6 +207,7 @@ fn on_record(run: &mut Run, entry: &Entry, ignored: bool) -> Result<(), String> 
         | Input::StepEnded { .. }
         | Input::CompactionDone { .. }
         | Input::Approval { .. }
+        | Input::CheckFailed { .. }
         | Input::MemoryIndex { .. } => {}
     }
     Ok(())

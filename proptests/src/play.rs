@@ -285,6 +285,18 @@ fn drive<L: Append>(script: &Script, sink: &mut Driver<L>) -> Driven {
                 };
                 (record, Some(line))
             }
+            Action::CheckFails => {
+                let Some(call) = &asking else {
+                    continue;
+                };
+                let content = format!("error: {} would fail", call.id);
+                let line = format!("check {} {content}", call.id);
+                let record = Record::CheckFailed {
+                    call_id: call.id.clone(),
+                    content,
+                };
+                (record, Some(line))
+            }
             Action::Summary { ok } => {
                 if !matches!(machine.phase(), Phase::Compacting(_)) {
                     continue;

@@ -62,7 +62,8 @@ impl IdMap {
             | Record::Recovered { .. }
             | Record::LateEvent { .. }
             | Record::Compact { .. }
-            | Record::ApprovalAnswer { .. } => {}
+            | Record::ApprovalAnswer { .. }
+            | Record::CheckFailed { .. } => {}
         }
         record
     }

@@ -33,6 +33,11 @@ pub(super) enum Done {
         duration_ms: u64,
     },
     Summary(Result<String, ProviderError>),
+    /// The check of a call before its question (`ToolExecutor::check`).
+    Checked {
+        call_id: CallId,
+        failure: Option<String>,
+    },
     /// The memory extraction call ended (SPEC.md §28).
     Extraction {
         events: Vec<xcsh_log::TimedEvent>,

@@ -355,6 +355,15 @@ impl Owner {
                 scope: answer.scope,
                 message: answer.recorded_message(),
             }),
+            Done::Checked {
+                call_id,
+                mut failure,
+            } => {
+                if let Some(error) = &mut failure {
+                    self.writer.secrets().redact_in_place(error);
+                }
+                self.happen(Happening::Checked { call_id, failure })
+            }
             Done::Summary(mut result) => {
                 self.work.summary = None;
                 if let Err(e) = &mut result {
@@ -478,6 +487,18 @@ impl Owner {
                 }
                 // A call still waiting for a slot settles without starting.
                 self.work.tool_slots.cancel_waiting(&call_id);
+            }
+            Action::Check { call } => {
+                // The check reads files: on the blocking pool, its result as mail.
+                let tools = Arc::clone(&self.tools);
+                let tx = self.mail.done_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let failure = tools.check(&call);
+                    let _ = tx.send(Done::Checked {
+                        call_id: call.id,
+                        failure,
+                    });
+                });
             }
             Action::Ask { call, waiting } => {
                 // `Ask` is only in effect with an approver (see `Owner::new`).

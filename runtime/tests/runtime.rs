@@ -222,6 +222,51 @@ async fn ask_records_the_users_answer_and_a_tool_grant_answers_the_rest() {
     .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
 
+/// Before the user is asked about a call, the executor checks it: an edit of a file
+/// not read in this run cannot succeed, so it settles with that error (recorded as
+/// `check_failed`) and no one is asked; the write after it is checked, passes, and
+/// is asked about.
+#[tokio::test(start_paused = true)]
+async fn a_call_that_would_fail_is_not_asked_about_and_settles_with_its_error() {
+    let edit = serde_json::json!({"name": "edit", "arguments":
+        {"path": "notes.txt", "old_string": "hello", "new_string": "bye"}});
+    let write =
+        serde_json::json!({"name": "write", "arguments": {"path": "new.txt", "content": "x"}});
+    let script = format!(
+        "{}\n{}",
+        serde_json::json!({ "tool_calls": [edit, write] }),
+        r#"{"text":"ok"}"#
+    );
+    let pair = Pair::start(&script, "go", |s| {
+        s.standard_tools();
+        std::fs::write(s.work.join("notes.txt"), "hello").unwrap();
+        s.run.permissions = Permissions::Ask;
+        s.answers = vec![ApprovalAnswer::new(Verdict::Allow, ApprovalScope::Once)];
+    });
+    expect![[r#"
+            0ms step_finished 1 completed
+            0ms tool_result call_1_1 Error "`notes.txt` already exists and has not been read in this run; read it first with the `read` tool, then retry"
+            0ms approval_requested call_1_2
+            0ms tool_call call_1_2 write {"content":"x","path":"new.txt"}
+            0ms tool_result call_1_2 Ok "created `new.txt` (1 line, 1 bytes)"
+            0ms step_started 2
+            0ms text 2 "ok"
+            0ms step_finished 2 completed
+            0ms run_finished Completed 2
+        result Completed steps 2 final "ok"
+        #3 step 1 Completed
+        #4 check_failed
+        #5 synthetic_result call_1_1 WouldFail "`notes.txt` already exists and has not been read in this run; read it first with the `read` tool, then retry"
+        #6 approval_answer call_1_2 Allow Once None
+        #7 tool_dispatched call_1_2
+        #8 tool_result call_1_2 Ok "created `new.txt` (1 line, 1 bytes)"
+        #9 step_started 2
+        #10 step 2 Completed
+        #11 run_finished Completed
+    "#]]
+    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
+}
+
 /// The transcript shows the three denials as results and as entries, and no
 /// `tool_dispatched`.
 #[tokio::test(start_paused = true)]

@@ -1,6 +1,8 @@
 //! `edit {path, old_string, new_string, replace_all?}`: exact-string replacement in a
 //! file read earlier in the run; the result shows a unified diff made with `similar`.
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
 use similar::TextDiff;
 
@@ -39,14 +41,19 @@ pub(crate) struct Args {
     replace_all: bool,
 }
 
-/// `keep` saves the before-image just before the file is replaced (§21.6); its
-/// error stops the call with the file unchanged.
-pub(crate) fn run(
-    ws: &Workspace,
-    caps: Caps,
-    args: Args,
-    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
-) -> Result<(String, FileChange), String> {
+/// An edit as it will be made, worked out without changing anything: the file, its
+/// text now and after, and how many occurrences are replaced.
+pub(crate) struct Planned {
+    path: PathBuf,
+    before: String,
+    after: String,
+    count: usize,
+}
+
+/// Works out the edit `args` asks for, or the error the call returns: what the call
+/// does before it changes the file, and the whole of the check made before the user
+/// is asked about it (`ToolExecutor::check`).
+pub(crate) fn plan(ws: &Workspace, args: &Args) -> Result<Planned, String> {
     let given = &args.path;
     if args.old_string == args.new_string {
         return Err(format!(
@@ -84,6 +91,29 @@ pub(crate) fn run(
     } else {
         before.replacen(&args.old_string, &args.new_string, 1)
     };
+    Ok(Planned {
+        path,
+        before,
+        after,
+        count,
+    })
+}
+
+/// `keep` saves the before-image just before the file is replaced (§21.6); its
+/// error stops the call with the file unchanged.
+pub(crate) fn run(
+    ws: &Workspace,
+    caps: Caps,
+    args: Args,
+    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
+) -> Result<(String, FileChange), String> {
+    let given = &args.path;
+    let Planned {
+        path,
+        before,
+        after,
+        count,
+    } = plan(ws, &args)?;
     keep(BeforeImage {
         path: &path,
         before: Some(before.as_bytes()),

@@ -237,6 +237,33 @@ impl ToolExecutor for StandardTools {
         self.execute_with(call, CallContext::new(cancel))
     }
 
+    /// `edit` and `write` are worked out as they would be run, up to the change
+    /// (`edit::plan`, `write::plan`): an error there is the call's result. bash
+    /// cannot be known to fail without running it.
+    fn check(&self, call: &ToolCall) -> Option<String> {
+        let inner = &self.inner;
+        if !matches!(call.name.as_str(), "edit" | "write") {
+            return None;
+        }
+        let value = match inner.arguments(call) {
+            Ok(value) => value,
+            Err(outcome) => return Some(outcome.content),
+        };
+        if inner.options.sandbox.mode == SandboxMode::ReadOnly {
+            return Some(read_only(&call.name));
+        }
+        let planned = if call.name == "edit" {
+            typed(&call.name, value).map(|args| edit::plan(&inner.workspace, &args).map(drop))
+        } else {
+            typed(&call.name, value).map(|args| write::plan(&inner.workspace, &args).map(drop))
+        };
+        match planned {
+            Ok(Ok(())) => None,
+            Ok(Err(message)) => Some(error(message).content),
+            Err(outcome) => Some(outcome.content),
+        }
+    }
+
     /// bash reports its stdout and stderr as they are read; the other tools report
     /// nothing (their results come at once). `edit` and `write` keep before-images
     /// of a call with a dispatch.
@@ -295,6 +322,13 @@ fn outcome(result: Result<String, String>) -> ToolOutcome {
 }
 
 /// Typed arguments from validated JSON.
+/// Why `edit` or `write` (`name`) is not run in a read-only sandbox.
+fn read_only(name: &str) -> String {
+    format!(
+        "`{name}` was not run: the sandbox is read-only (--sandbox read-only), so no file may be changed; tell the user what you would change instead"
+    )
+}
+
 fn typed<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ToolOutcome> {
     serde_json::from_value(value).map_err(|_| {
         error(format!(
@@ -390,10 +424,7 @@ impl Inner {
             // Quick and not cancellable once started: the change is made whole or
             // not at all, never reported cancelled while it still lands.
             "edit" | "write" if this.options.sandbox.mode == SandboxMode::ReadOnly => {
-                error(format!(
-                    "`{}` was not run: the sandbox is read-only (--sandbox read-only), so no file may be changed; tell the user what you would change instead",
-                    call.name
-                ))
+                error(read_only(&call.name))
             }
             "edit" | "write" => {
                 let name = call.name.clone();

@@ -2,6 +2,8 @@
 //! one read earlier in the run, through the workspace's directory descriptor (a new
 //! file renamed over the old one).
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
 
 use super::beneath::{Node, OpenError};
@@ -27,13 +29,10 @@ pub(crate) struct Args {
     content: String,
 }
 
-/// `keep` saves the before-image just before the file is replaced (§21.6); its
-/// error stops the call with the file unchanged.
-pub(crate) fn run(
-    ws: &Workspace,
-    args: Args,
-    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
-) -> Result<(String, FileChange), String> {
+/// The file `args` writes and its text now (`None`: a new file), or the error the
+/// call returns: what the call does before it changes the file, and the whole of the
+/// check made before the user is asked about it (`ToolExecutor::check`).
+pub(crate) fn plan(ws: &Workspace, args: &Args) -> Result<(PathBuf, Option<String>), String> {
     let given = &args.path;
     let path = ws.resolve(given).map_err(|e| e.to_string())?;
     let before = match ws.open(&path) {
@@ -52,6 +51,18 @@ pub(crate) fn run(
         Err(OpenError::NotFound) => None,
         Err(e) => return Err(e.message(given, "write")),
     };
+    Ok((path, before))
+}
+
+/// `keep` saves the before-image just before the file is replaced (§21.6); its
+/// error stops the call with the file unchanged.
+pub(crate) fn run(
+    ws: &Workspace,
+    args: Args,
+    keep: &dyn Fn(BeforeImage<'_>) -> Result<(), String>,
+) -> Result<(String, FileChange), String> {
+    let given = &args.path;
+    let (path, before) = plan(ws, &args)?;
     keep(BeforeImage {
         path: &path,
         before: before.as_deref().map(str::as_bytes),

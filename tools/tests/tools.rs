@@ -1110,3 +1110,43 @@ fn specs_are_the_seven_tools_and_mutation_is_known() {
         plan mutating=false properties=["explanation", "items"] required=["items"]"#]]
     .assert_eq(&summary.join("\n"));
 }
+
+/// The check before a question finds what `edit` and `write` would fail with, in the
+/// very words of the call's result, and changes nothing; a call that can succeed
+/// passes (and then runs); bash is never checked.
+#[tokio::test]
+async fn the_check_before_a_question_fails_exactly_the_calls_that_would_fail() {
+    let fx = fixture();
+    let check = |name: &str, args: &Value| {
+        fx.tools.check(&ToolCall {
+            id: CallId("c".into()),
+            name: name.into(),
+            arguments: args.to_string(),
+        })
+    };
+    let unread = json!({"path": "a.txt", "old_string": "beta", "new_string": "BETA"});
+    let overwrite = json!({"path": "a.txt", "content": "x"});
+    let bash = json!({"command": "exit 1"});
+    let failing = [("edit", &unread), ("write", &overwrite)];
+    let checked: Vec<Option<String>> = failing.iter().map(|(n, a)| check(n, a)).collect();
+    let mut ran = Vec::new();
+    for (name, args) in failing {
+        ran.push(Some(call(&fx.tools, name, args).await.content));
+    }
+    assert_eq!(checked, ran);
+    assert_eq!(check("bash", &bash), None);
+    call(&fx.tools, "read", &json!({"path": "a.txt"})).await;
+    let missing = json!({"path": "a.txt", "old_string": "delta", "new_string": "x"});
+    assert_eq!(
+        [check("edit", &unread), check("write", &overwrite)],
+        [None, None]
+    );
+    assert_eq!(
+        check("edit", &missing),
+        Some(call(&fx.tools, "edit", &missing).await.content)
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("a.txt")).unwrap(),
+        "alpha\nbeta\ngamma\n"
+    );
+}

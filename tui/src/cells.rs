@@ -496,7 +496,9 @@ fn on_record<'e>(
         | Record::FollowUp { .. }
         | Record::Interrupt {}
         | Record::LateEvent { .. }
-        | Record::ApprovalAnswer { .. } => {}
+        | Record::ApprovalAnswer { .. }
+        // The call's card shows the error, from its synthetic result.
+        | Record::CheckFailed { .. } => {}
     }
 }
 

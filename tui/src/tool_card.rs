@@ -143,7 +143,8 @@ impl Outcome {
                 | SyntheticReason::UnknownTool
                 | SyntheticReason::OutputLimit
                 | SyntheticReason::Lost
-                | SyntheticReason::DuplicateId,
+                | SyntheticReason::DuplicateId
+                | SyntheticReason::WouldFail,
             ) => Outcome::Failed,
             None => match status {
                 ToolStatus::Ok => Outcome::Succeeded,

@@ -426,7 +426,8 @@ impl Branch {
                     | Record::Interrupt {}
                     | Record::CompactionSummary { .. }
                     | Record::LateEvent { .. }
-                    | Record::ApprovalAnswer { .. } => {}
+                    | Record::ApprovalAnswer { .. }
+                    | Record::CheckFailed { .. } => {}
                 }
             }
             Body::Decision(d) => {

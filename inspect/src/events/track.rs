@@ -27,6 +27,11 @@ pub(super) enum Track<K> {
     ApprovalAnswer {
         call_id: K,
     },
+    /// A call checked before its question that could not succeed: on its step, in
+    /// the tools' lane.
+    Check {
+        call_id: K,
+    },
     Step {
         step: u32,
     },
@@ -95,6 +100,10 @@ impl<K: Eq + std::hash::Hash + Clone> Steps<K> {
                 let c = self.calls.get(&call_id).cloned();
                 (c.as_ref().map(|c| c.0).or(cur), Lane::User, c.map(|c| c.1))
             }
+            Track::Check { call_id } => {
+                let c = self.calls.get(&call_id).cloned();
+                (c.as_ref().map(|c| c.0).or(cur), Lane::Tools, c.map(|c| c.1))
+            }
             Track::Step { step } | Track::LateEvent { step } => (Some(step), Lane::Model, None),
             Track::ToolResult { call_id, name } => {
                 let step = self.calls.get(&call_id).map(|c| c.0).or(cur);
@@ -139,6 +148,9 @@ pub(super) fn track(entry: &Entry) -> Track<String> {
             | Record::Steer { .. }
             | Record::FollowUp { .. }
             | Record::Interrupt {} => Track::User,
+            Record::CheckFailed { call_id, .. } => Track::Check {
+                call_id: call_id.0.clone(),
+            },
             Record::ApprovalAnswer { call_id, .. } => Track::ApprovalAnswer {
                 call_id: call_id.0.clone(),
             },
@@ -179,7 +191,7 @@ trait Fields<K> {
     type Missing;
     /// The step of a `step`, `late_event` or `step_started` entry (`kind`).
     fn step(&self, kind: Kind) -> Result<u32, Self::Missing>;
-    /// The call an `approval_answer` answers.
+    /// The call an `approval_answer` answers (or a `check_failed` is of).
     fn answered(&self) -> Result<K, Self::Missing>;
     /// A `tool_result`'s call id and tool.
     fn result(&self) -> Result<(K, K), Self::Missing>;
@@ -207,6 +219,9 @@ fn of_kind<K, F: Fields<K>>(kind: Kind, f: &F) -> Result<Track<K>, F::Missing> {
         | Kind::FollowUp
         | Kind::Interrupt => Track::User,
         Kind::ApprovalAnswer => Track::ApprovalAnswer {
+            call_id: f.answered()?,
+        },
+        Kind::CheckFailed => Track::Check {
             call_id: f.answered()?,
         },
         Kind::Step => Track::Step {

@@ -219,7 +219,9 @@ impl IndexBuilder {
                     self.tool_row(&t.call_id.0, &t.name, status, t.duration_ms)
                 }
                 Record::LateEvent { step, .. } => step.0,
-                Record::ApprovalAnswer { call_id, .. } => self.call_row(Some(&call_id.0), None, 0),
+                Record::ApprovalAnswer { call_id, .. } | Record::CheckFailed { call_id, .. } => {
+                    self.call_row(Some(&call_id.0), None, 0)
+                }
                 Record::Session(_)
                 | Record::Interrupt {}
                 | Record::CompactionSummary { .. }
