@@ -19,6 +19,21 @@ impl Machine {
         }
     }
 
+    /// The running tools with call `call_id` taken out of their `awaiting` list;
+    /// `None` when the machine does not wait on that call (the phase is kept).
+    fn take_awaiting(&mut self, call_id: &CallId) -> Option<(RunningTools, ToolCall)> {
+        let mut tools = self.take_tools(|t| t.awaiting.iter().any(|c| c.id == *call_id))?;
+        let pos = tools.awaiting.iter().position(|c| c.id == *call_id);
+        match pos.map(|p| tools.awaiting.remove(p)) {
+            Some(call) => Some((tools, call)),
+            // Not reached: `take_tools` took the tools because the call is there.
+            None => {
+                self.phase = Phase::RunningTools(tools);
+                None
+            }
+        }
+    }
+
     pub(super) fn on_tool_settled(
         &mut self,
         call_id: CallId,
@@ -61,25 +76,21 @@ impl Machine {
         message: Option<String>,
         out: &mut Vec<Effect>,
     ) {
-        let Some(mut tools) = self.take_tools(|t| t.awaiting.iter().any(|c| c.id == call_id))
-        else {
+        let Some((mut tools, call)) = self.take_awaiting(&call_id) else {
             return ignore(IgnoreReason::LateApproval, out);
         };
-        let pos = tools.awaiting.iter().position(|c| c.id == call_id);
-        if let Some(call) = pos.map(|p| tools.awaiting.remove(p)) {
-            match verdict {
-                Verdict::Allow => {
-                    self.grants.grant(&call, scope);
-                    self.dispatch(&mut tools, call, out);
-                    // A grant may cover calls still waiting: route them again.
-                    for waiting in std::mem::take(&mut tools.awaiting) {
-                        self.route(&mut tools, waiting, out);
-                    }
+        match verdict {
+            Verdict::Allow => {
+                self.grants.grant(&call, scope);
+                self.dispatch(&mut tools, call, out);
+                // A grant may cover calls still waiting: route them again.
+                for waiting in std::mem::take(&mut tools.awaiting) {
+                    self.route(&mut tools, waiting, out);
                 }
-                Verdict::Deny => {
-                    let content = approval::user_denial(&call, message.as_deref());
-                    self.synthesize(call, SyntheticReason::Denied, content, out);
-                }
+            }
+            Verdict::Deny => {
+                let content = approval::user_denial(&call, message.as_deref());
+                self.synthesize(call, SyntheticReason::Denied, content, out);
             }
         }
         self.tools_progress(tools, out);
@@ -93,14 +104,10 @@ impl Machine {
         content: String,
         out: &mut Vec<Effect>,
     ) {
-        let Some(mut tools) = self.take_tools(|t| t.awaiting.iter().any(|c| c.id == call_id))
-        else {
+        let Some((tools, call)) = self.take_awaiting(&call_id) else {
             return ignore(IgnoreReason::LateApproval, out);
         };
-        let pos = tools.awaiting.iter().position(|c| c.id == call_id);
-        if let Some(call) = pos.map(|p| tools.awaiting.remove(p)) {
-            self.synthesize(call, SyntheticReason::WouldFail, content, out);
-        }
+        self.synthesize(call, SyntheticReason::WouldFail, content, out);
         self.tools_progress(tools, out);
     }
 

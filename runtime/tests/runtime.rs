@@ -12,7 +12,7 @@ use xcsh_runtime::{ApprovalAnswer, RunEvent};
 use xcsh_tools::testing::TestTools;
 
 mod harness;
-use harness::{DONE_AT_STEP_3, PROMPTED, Pair, calls};
+use harness::{DONE_AT_STEP_3, OK_AT_STEP_2, PROMPTED, Pair, calls};
 
 fn last_user(request: &ModelRequest) -> Option<(UserOrigin, String)> {
     request.messages.iter().rev().find_map(|m| match m {
@@ -249,11 +249,6 @@ async fn a_call_that_would_fail_is_not_asked_about_and_settles_with_its_error() 
             0ms approval_requested call_1_2
             0ms tool_call call_1_2 write {"content":"x","path":"new.txt"}
             0ms tool_result call_1_2 Ok "created `new.txt` (1 line, 1 bytes)"
-            0ms step_started 2
-            0ms text 2 "ok"
-            0ms step_finished 2 completed
-            0ms run_finished Completed 2
-        result Completed steps 2 final "ok"
         #3 step 1 Completed
         #4 check_failed
         #5 synthetic_result call_1_1 WouldFail "`notes.txt` already exists and has not been read in this run; read it first with the `read` tool, then retry"
@@ -264,7 +259,7 @@ async fn a_call_that_would_fail_is_not_asked_about_and_settles_with_its_error() 
         #10 step 2 Completed
         #11 run_finished Completed
     "#]]
-    .assert_eq(&pair.finish().await.after(&[&PROMPTED]));
+    .assert_eq(&pair.finish().await.between(&[&PROMPTED], &OK_AT_STEP_2));
 }
 
 /// The transcript shows the three denials as results and as entries, and no

@@ -18,7 +18,7 @@ use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, Approver, RunEvent};
 use xcsh_tools::{OutputStream, StandardTools, ToolExecutor};
 
 mod harness;
-use harness::{DONE_AT_STEP_3, PROMPTED, Pair, scrub, tool_results};
+use harness::{DONE_AT_STEP_3, OK_AT_STEP_2, PROMPTED, Pair, scrub, tool_results};
 
 const BASH_RESULT: &str = "exit code: 0\nduration: _ ms\nstdout:\na\nb\nc\nstderr:\ne";
 
@@ -179,11 +179,6 @@ async fn a_denial_with_a_message_reaches_the_model_and_is_recorded() {
             0ms step_finished 1 completed
             0ms approval_requested call_1_1
             0ms tool_result call_1_1 Error "denied: the user did not allow `write`; the call was not run. The user says: use b.txt instead"
-            0ms step_started 2
-            0ms text 2 "ok"
-            0ms step_finished 2 completed
-            0ms run_finished Completed 2
-        result Completed steps 2 final "ok"
         #3 step 1 Completed
         #4 approval_answer call_1_1 Deny Once Some("use b.txt instead")
         #5 synthetic_result call_1_1 Denied "denied: the user did not allow `write`; the call was not run. The user says: use b.txt instead"
@@ -191,7 +186,7 @@ async fn a_denial_with_a_message_reaches_the_model_and_is_recorded() {
         #7 step 2 Completed
         #8 run_finished Completed
     "#]]
-    .assert_eq(&end.after(&[&PROMPTED]));
+    .assert_eq(&end.between(&[&PROMPTED], &OK_AT_STEP_2));
     let expected = "denied: the user did not allow `write`; the call was not run. The user says: use b.txt instead";
     let seen = end.requests[1].messages.iter().find_map(|m| match m {
         Message::ToolResult { content, .. } => Some(content.clone()),

@@ -327,6 +327,15 @@ pub static PROMPTED: Expect = expect![[r#"
     #2 step_started 1
 "#]];
 
+/// Then: step 2 answers `ok`, and the run completes.
+pub static OK_AT_STEP_2: Expect = expect![[r#"
+        0ms step_started 2
+        0ms text 2 "ok"
+        0ms step_finished 2 completed
+        0ms run_finished Completed 2
+    result Completed steps 2 final "ok"
+"#]];
+
 /// Then: step 3 answers `done`, and the run completes.
 pub static DONE_AT_STEP_3: Expect = expect![[r#"
         0ms step_started 3
