@@ -347,8 +347,8 @@ fn resizing_leaves_no_copy_of_the_live_area_in_the_terminal_history() {
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
     tmux.keys(&["-l", "resize me"]);
     tmux.wait_for("› resize me", 1);
-    let short = "⏎ send · ⇧⏎/^J newline · / commands · @ files";
-    let full = "⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
+    let short = "⏎ send · Alt⏎/^J newline · / commands · @ files";
+    let full = "⏎ send · Alt⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
     for (width, footer) in [(60, short), (120, full), (50, short), (100, full)] {
         tmux.resize_width(width);
         // Drawn again at the new width: its last row is the footer that fits it.
@@ -399,8 +399,8 @@ fn closing_an_overlay_opened_before_a_resize_draws_the_live_area_whole_at_the_bo
         return;
     };
     let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
-    let short = "⏎ send · ⇧⏎/^J newline · / commands · @ files";
-    let full = "⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
+    let short = "⏎ send · Alt⏎/^J newline · / commands · @ files";
+    let full = "⏎ send · Alt⏎/^J newline · / commands · @ files · ^T transcript · ^D exit";
     resize(&tmux, 50, 20);
     tmux.wait_until("the footer at 50 columns", |screen| {
         screen.lines().rev().find(|l| !l.trim().is_empty()) == Some(short)
@@ -814,4 +814,112 @@ fn ctrl_t_during_a_turn_follows_it_and_says_when_a_question_waits() {
         "new\n"
     );
     drop(open_gate);
+}
+
+/// A draft typed while the agent works does not keep the keys from its questions:
+/// each (edit, write, bash in a row) takes them as it opens and is answered by one
+/// key, `y`, or Alt-y (what a terminal sends for Esc and `y` typed quickly); the
+/// draft stays in the input throughout and after.
+#[test]
+fn questions_over_a_draft_take_the_keys_and_alt_y_answers_as_y() {
+    let Some((env, server)) = Env::new().with_file("f.txt", "hello\n").in_tmux_with(vec![
+        Reply::sse(openai_call(
+            &WORDS,
+            "call_1",
+            "read",
+            r#"{"path":"f.txt"}"#,
+            100,
+        ))
+        .paced(300),
+        Reply::openai_call(
+            "call_2",
+            "edit",
+            r#"{"path":"f.txt","old_string":"hello","new_string":"HELLO"}"#,
+            120,
+        ),
+        Reply::openai_call(
+            "call_3",
+            "write",
+            r#"{"path":"g.txt","content":"new\n"}"#,
+            140,
+        ),
+        Reply::openai_call("call_4", "bash", r#"{"command":"cat g.txt"}"#, 160),
+        Reply::openai_text("All three done.", 180),
+    ]) else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "--permissions ask", "");
+    tmux.line("make three changes");
+    tmux.wait_for("Alpha", 1);
+    tmux.keys(&["-l", "also the docs"]);
+    for (question, key) in [
+        ("allow edit", "y"),
+        ("allow write", "M-y"),
+        ("allow bash", "y"),
+    ] {
+        // A capture may fall between a frame's writes: wait for the whole frame.
+        let what = format!("{question:?} over the draft in the input");
+        tmux.wait_until(&what, |screen| {
+            screen.contains(question) && has_line_ending(screen, "› also the docs")
+        });
+        tmux.keys(&[key]);
+    }
+    let screen = tmux.wait_until("the turn's end over the draft in the input", |screen| {
+        screen.contains("─ done") && has_line_ending(screen, "› also the docs")
+    });
+    assert_contains(&screen, "All three done.");
+    let read = |name: &str| std::fs::read_to_string(env.workspace().join(name)).unwrap();
+    assert_eq!([read("f.txt"), read("g.txt")], ["HELLO\n", "new\n"]);
+    let answers: Vec<String> = types(&env.only_session())
+        .into_iter()
+        .filter(|t| t == "approval_answer")
+        .collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+}
+
+/// `/resume` marks the session xcsh is in, and picking it says so instead of
+/// writing its conversation into the history again.
+#[test]
+fn resuming_the_current_session_says_so_and_shows_nothing_again() {
+    let Some((env, server)) = answers_in_tmux(&["The one answer."]) else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.turn("remember me", "The one answer.", "─ done", 1);
+    let id = session_id(&env.only_session());
+    tmux.line("/resume");
+    let screen = tmux.wait_for("resume a session", 1);
+    assert_contains(line_with(&screen, "remember me"), "(current)");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for(&format!("already in session {id}"), 1);
+    assert_eq!(screen.matches("remember me").count(), 1, "{screen}");
+    assert_eq!(screen.matches("The one answer.").count(), 1, "{screen}");
+}
+
+/// Tab on an idle prompt sends nothing (it queues a follow-up only while a turn
+/// runs), and Alt-Enter is a newline, not a send: the one prompt sent holds both
+/// lines.
+#[test]
+fn tab_on_an_idle_prompt_sends_nothing_and_alt_enter_starts_a_second_line() {
+    let Some((env, server)) = answers_in_tmux(&["Both lines arrived."]) else {
+        return;
+    };
+    let tmux = env.tui(Wire::OpenAi, &server.url(), "", "");
+    tmux.keys(&["-l", "first line"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["M-Enter"]);
+    tmux.keys(&["-l", "second line"]);
+    // Keys are read in order: once the second line shows, Tab has been handled.
+    let screen = tmux.wait_for("second line", 1);
+    assert_eq!(line_with(&screen, "first line"), "› first line");
+    assert_eq!(line_with(&screen, "second line"), "second line");
+    assert!(!screen.contains("Both lines arrived."), "{screen}");
+
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Both lines arrived.", 1);
+    tmux.wait_for("─ done", 1);
+    assert_eq!(
+        prompts_to_leaf(&env.only_session()),
+        ["first line\nsecond line"]
+    );
 }

@@ -73,6 +73,10 @@ pub enum RunEvent {
         name: String,
         status: ToolStatus,
         content: String,
+        /// A synthetic result's call arguments: no `tool_call` event came before it
+        /// (the call never ran), so this is where an interface learns them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arguments: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         synthetic: Option<SyntheticReason>,
         duration_ms: u64,

@@ -847,6 +847,7 @@ mod tests {
             name: name.into(),
             status,
             content: content.into(),
+            arguments: None,
             synthetic: None,
             duration_ms: 1200,
             changes: Vec::new(),

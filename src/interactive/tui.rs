@@ -66,17 +66,12 @@ enum Picking {
 pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<ExitCode> {
     let theme = Theme::from_env();
     let history = sessions::home()?.join("history");
-    let completer = complete::Completer::new(commands::COMMANDS);
+    let completer = complete::Completer::new(commands::COMMANDS).with_alias("quit", "exit");
     // The workspace's files for `@` completion, walked off the loop (a large
-    // workspace must not delay the first frame).
-    let (files_tx, mut files) = oneshot::channel();
-    let root = setup.cwd.clone();
-    tokio::task::spawn_blocking(move || {
-        let _ = files_tx.send(complete::FileIndex::scan(
-            &root,
-            complete::DEFAULT_FILE_LIMIT,
-        ));
-    });
+    // workspace must not delay the first frame), and again after each turn (it may
+    // have made files).
+    let (files_tx, mut files) = mpsc::unbounded_channel();
+    walk_files(&setup.cwd, &files_tx);
     let history = match editor::History::load(&history, 1000) {
         Ok(h) => h,
         Err(e) => {
@@ -140,14 +135,14 @@ pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<Exit
                 k = keys.recv() => Step::Key(k),
                 Some(q) = questions.recv() => Step::Question(q),
                 e = r.handle.events.recv() => Step::Event(e),
-                Ok(index) = &mut files, if !files.is_terminated() => Step::Files(index),
+                Some(index) = files.recv() => Step::Files(index),
                 () = tokio::time::sleep(wait) => Step::Tick,
             },
             None => tokio::select! {
                 biased;
                 t = signals.recv() => Step::Signal(t),
                 k = keys.recv() => Step::Key(k),
-                Ok(index) = &mut files, if !files.is_terminated() => Step::Files(index),
+                Some(index) = files.recv() => Step::Files(index),
                 () = tokio::time::sleep(wait) => Step::Tick,
             },
         };
@@ -215,7 +210,10 @@ pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<Exit
                 c.question = Some(answer);
             }
             Step::Event(Some(event)) => c.app.on_run_event(event, now),
-            Step::Event(None) => c.run_ended().await,
+            Step::Event(None) => {
+                c.run_ended().await;
+                walk_files(&c.setup.cwd, &files_tx);
+            }
             Step::Files(index) => c.app.editor_mut().set_files(Arc::new(index)),
             // Time moved: the spinner and elapsed times are drawn anew.
             Step::Tick => {}
@@ -307,8 +305,15 @@ impl Controller {
 
     /// Makes the session at `path` the current one (`--resume`, a pick): its
     /// conversation so far, then what a crash interrupted in it, before anything
-    /// changes the session (§21.6).
+    /// changes the session (§21.6). The session xcsh is in already is not shown
+    /// again: its conversation is on screen.
     fn resume(&mut self, path: &Path) -> Result<()> {
+        if self.session.as_deref().is_some_and(|s| same_file(s, path)) {
+            let id = sessions::display_name(path);
+            self.app
+                .notice(NoticeLevel::Info, format!("already in session {id}"));
+            return Ok(());
+        }
         self.show_session(path)?;
         for line in crate::undo::interrupted_at_leaf(path)? {
             self.app.notice(NoticeLevel::Warning, line);
@@ -317,11 +322,17 @@ impl Controller {
         Ok(())
     }
 
-    /// Opens the session picker on this workspace's sessions (`/resume`); an
-    /// unreadable file hides no other session: the picker names it.
+    /// Opens the session picker on this workspace's sessions (`/resume`), the
+    /// current one marked; an unreadable file hides no other session: the picker
+    /// names it.
     fn open_picker(&mut self) -> Result<()> {
         let (rows, unreadable) = picker_rows(&sessions::workspace_root(&self.setup.cwd)?)?;
-        let picker = overlay::Picker::new(rows, now_unix_ms()).with_unreadable(unreadable);
+        let current = (rows.iter().map(|r| &r.path))
+            .find(|p| self.session.as_deref().is_some_and(|s| same_file(p, s)))
+            .cloned();
+        let picker = overlay::Picker::new(rows, now_unix_ms())
+            .with_unreadable(unreadable)
+            .with_current(current);
         self.app.open_overlay(Box::new(picker));
         Ok(())
     }
@@ -718,10 +729,11 @@ impl Controller {
 /// The keys `/help` lists after the commands, each with what it does.
 const KEYS: &[(&str, &str)] = &[
     ("Enter", "send (a steer while it works)"),
-    ("Tab", "queue a follow-up"),
-    ("Shift-Enter", "newline (also Ctrl-J)"),
+    (
+        "Tab",
+        "queue a follow-up while it works; in a popup: complete",
+    ),
     ("Up/Down", "history"),
-    ("Ctrl-R", "search history"),
     ("@", "mention a file"),
     ("Esc", "clear; on the empty input, stop the turn"),
     ("Ctrl-C", "stop the turn (twice when idle: exit)"),
@@ -734,8 +746,9 @@ const KEYS: &[(&str, &str)] = &[
     ),
 ];
 
-/// `/help`: the commands, then the keys, each a row `  NAME  WHAT` with WHAT in one
-/// column; in history a row that wraps goes on under WHAT (a notice's listing rows).
+/// `/help`: the commands, the keys, then the editing keys, each a row `  NAME  WHAT`
+/// with WHAT in one column; in history a row that wraps goes on under WHAT (a
+/// notice's listing rows).
 fn help() -> String {
     let row = |name: &str, what: &str| format!("\n  {name:<13}{what}");
     let mut out = String::from("commands:");
@@ -746,11 +759,35 @@ fn help() -> String {
     for (key, what) in KEYS {
         out.push_str(&row(key, what));
     }
+    out.push_str("\nediting:");
+    for (key, what) in editor::EDITING_KEYS {
+        out.push_str(&row(key, what));
+    }
     out
 }
 
 fn now_unix_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+/// Whether `a` and `b` name the same file (spelled alike, or alike once resolved).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+}
+
+/// Walks the workspace's files for `@` completion on the blocking pool; the index
+/// comes back over `tx`.
+fn walk_files(root: &Path, tx: &mpsc::UnboundedSender<complete::FileIndex>) {
+    let (root, tx) = (root.to_path_buf(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.send(complete::FileIndex::scan(
+            &root,
+            complete::DEFAULT_FILE_LIMIT,
+        ));
+    });
 }
 
 /// The sessions of this workspace for the picker (most recently active first, as
@@ -832,10 +869,9 @@ mod tests {
                 /exit        leave xcsh (also /quit, Ctrl-D)
               keys:
                 Enter        send (a steer while it works)
-                Tab          queue a follow-up
-                Shift-Enter  newline (also Ctrl-J)
+                Tab          queue a follow-up while it works;
+                             in a popup: complete
                 Up/Down      history
-                Ctrl-R       search history
                 @            mention a file
                 Esc          clear; on the empty input, stop
                              the turn
@@ -846,7 +882,21 @@ mod tests {
                 Ctrl-O       reasoning
                 approvals    y once · a this tool · A this
                              exact call · n deny · m deny with
-                             a message"#]]
+                             a message
+              editing:
+                Alt-Enter    newline (also Ctrl-J, and
+                             Shift-Enter where the terminal
+                             tells it from Enter)
+                Ctrl-A/E     start / end of the line
+                Alt-B/F      a word back / forward (also
+                             Ctrl-Left/Right)
+                Ctrl-W       delete the word before the cursor
+                Ctrl-U/K     delete to the start / end of the
+                             line
+                Ctrl-Y       put back what was deleted last
+                Ctrl-R       search the history (Ctrl-R again:
+                             older; Enter takes it, Esc
+                             cancels)"#]]
         .assert_eq(&rows(50).join("\n"));
     }
 }

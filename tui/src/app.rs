@@ -384,6 +384,7 @@ impl App {
                 name,
                 status,
                 content,
+                arguments,
                 synthetic,
                 duration_ms,
                 changes,
@@ -399,7 +400,8 @@ impl App {
                     synthetic,
                     before: changes.first().map_or(Before::NotRecorded, Before::from),
                 };
-                for card in self.tools.finished(&call_id, &name, finish) {
+                let arguments = arguments.as_deref().unwrap_or_default();
+                for card in self.tools.finished(&call_id, &name, arguments, finish) {
                     self.push_cell(Cell::Tool(card));
                 }
             }
@@ -547,7 +549,8 @@ impl App {
             return self.overlay_key(key);
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
+        // In a history search Ctrl-C is the editor's: it cancels the search.
+        let is_ctrl_c = ctrl && key.code == KeyCode::Char('c') && !self.editor.is_searching();
         if !is_ctrl_c {
             self.ctrl_c_armed = false;
         }
@@ -581,6 +584,12 @@ impl App {
             self.focus = Focus::Question;
             return Vec::new();
         }
+        // Esc and an answer key typed quickly arrive as Alt-KEY: the answer.
+        if let Some(actions) = self.alt_answer(key) {
+            return actions;
+        }
+        // Tab queues a follow-up while a turn runs; on an idle prompt it never sends.
+        self.editor.set_queueing(self.working());
         match self.editor.on_key(key) {
             EditorOutcome::Submit(text) => self.submit(text, false),
             EditorOutcome::Queue(text) => self.submit(text, true),
@@ -654,7 +663,8 @@ impl App {
         if let Some(command) = trimmed.strip_prefix('/') {
             let (name, arg) = command.split_once(' ').unwrap_or((command, ""));
             let (name, arg) = (name.to_string(), arg.trim().to_string());
-            if name == "queue" && self.working() {
+            // `/queue` without its text is the command's, which asks for it.
+            if name == "queue" && self.working() && !arg.is_empty() {
                 return vec![Action::FollowUp(arg)];
             }
             return vec![Action::Command { name, arg }];
@@ -676,6 +686,7 @@ impl App {
                     FooterState::Asking
                 }
             }
+            _ if self.editor.is_searching() => FooterState::Searching,
             Some(_) => FooterState::QuestionWaits,
             _ if self.working() => FooterState::Working,
             _ if self.ctrl_c_armed => FooterState::ConfirmExit,

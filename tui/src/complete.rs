@@ -32,11 +32,13 @@ pub const POPUP_ROWS: usize = 8;
 /// At most this many files are listed for a mention.
 const FILE_ITEMS: usize = 50;
 
-/// A slash command the popup offers: its name (without the `/`) and one-line help.
+/// A slash command the popup offers: its name (without the `/`), one-line help
+/// and the other names it answers to (`quit` for `exit`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandSpec {
     pub name: String,
     pub help: String,
+    pub aliases: Vec<String>,
 }
 
 /// What the popups complete from: the app's commands and the workspace's files.
@@ -96,10 +98,26 @@ impl Completer {
                 .map(|(name, help)| CommandSpec {
                     name: name.trim_start_matches('/').to_string(),
                     help: help.to_string(),
+                    aliases: Vec::new(),
                 })
                 .collect(),
             files: Arc::default(),
         }
+    }
+
+    /// `alias` is another name of the command `of`: the popup lists it, in the
+    /// command's place, when what is typed starts it and not the command's name
+    /// (`/q` lists `/quit`, `/e` lists `/exit`).
+    pub fn with_alias(mut self, alias: &str, of: &str) -> Completer {
+        let alias = alias.trim_start_matches('/').to_string();
+        if let Some(c) = self
+            .commands
+            .iter_mut()
+            .find(|c| c.name == of.trim_start_matches('/'))
+        {
+            c.aliases.push(alias);
+        }
+        self
     }
 
     /// The files `@` completes from (e.g. once a background scan is done).
@@ -136,23 +154,31 @@ impl Completer {
         })
     }
 
-    /// Commands whose name starts with `query`, then those containing it.
+    /// Commands whose name (or an alias) starts with `query`, the shortest first
+    /// (the exact name, then `/quit` before `/queue` for `/q`; in the list's order
+    /// when nothing is typed), then those whose name contains it.
     fn command_items(&self, query: &str) -> Vec<PopupItem> {
         let query_lower = query.to_lowercase();
-        let item = |c: &CommandSpec, at: usize| PopupItem {
-            value: c.name.clone(),
+        let item = |c: &CommandSpec, value: &str, at: usize| PopupItem {
+            value: value.to_string(),
             detail: c.help.clone(),
             positions: (at..at + query.chars().count()).collect(),
         };
+        let starts = |name: &str| name.to_lowercase().starts_with(&query_lower);
         let mut prefix = Vec::new();
         let mut inner = Vec::new();
         for c in &self.commands {
             let lower = c.name.to_lowercase();
-            if lower.starts_with(&query_lower) {
-                prefix.push(item(c, 0));
+            if starts(&c.name) {
+                prefix.push(item(c, &c.name, 0));
+            } else if let Some(alias) = c.aliases.iter().find(|a| starts(a)) {
+                prefix.push(item(c, alias, 0));
             } else if let Some(at) = lower.find(&query_lower) {
-                inner.push(item(c, lower[..at].chars().count()));
+                inner.push(item(c, &c.name, lower[..at].chars().count()));
             }
+        }
+        if !query.is_empty() {
+            prefix.sort_by_key(|i| i.value.chars().count());
         }
         prefix.extend(inner);
         prefix
@@ -177,6 +203,13 @@ impl Completer {
             })
             .collect()
     }
+}
+
+/// Whether a command's help says it needs an argument: it starts with the
+/// argument's name in capitals and `: ` (`TEXT: a follow-up…`).
+fn needs_argument(help: &str) -> bool {
+    help.split_once(": ")
+        .is_some_and(|(arg, _)| !arg.is_empty() && arg.chars().all(|c| c.is_ascii_uppercase()))
 }
 
 /// The byte range of the whitespace-delimited word around `cursor`.
@@ -240,9 +273,14 @@ impl Popup {
         };
     }
 
-    /// Whether the typed command is exactly the selected one.
-    pub fn is_exact(&self) -> bool {
-        self.kind == PopupKind::Command && self.selected().is_some_and(|i| i.value == self.query)
+    /// What Enter sends from a command popup: `/name` of the selected command,
+    /// unless it needs an argument (its help starts `ARG: `, as `TEXT: …` does;
+    /// `[NAME]: …` is optional), which Enter completes to `/name ` and waits for.
+    pub fn command_to_run(&self) -> Option<String> {
+        let item = self
+            .selected()
+            .filter(|_| self.kind == PopupKind::Command)?;
+        (!needs_argument(&item.detail)).then(|| format!("/{}", item.value))
     }
 
     /// The completion of the selected row: `/name ` or `@path ` over the token.

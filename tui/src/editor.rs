@@ -9,14 +9,17 @@
 //! terminal's cursor at [`Editor::cursor_position`]. No IO happens here except in
 //! [`History::load`] and [`History::save`], which the app calls.
 //!
-//! Keys: Enter submits, Shift-Enter / Ctrl-Enter / Ctrl-J insert a newline, Tab or
-//! Alt-Enter queue, Esc closes the popup or clears the text, Ctrl-C interrupts
-//! (clearing the text; in a search it cancels the search), Ctrl-D on an empty text is end of input, Up/Down move
-//! between lines and past the first/last line walk the history, Ctrl-R searches
-//! it; Left/Right (Ctrl-B/F), Home/End (Ctrl-A/E), words with Alt- or Ctrl-
-//! Left/Right (Alt-B/F), Backspace/Delete, Ctrl-W (word back to whitespace),
-//! Alt-Backspace / Alt-D (word), Ctrl-U / Ctrl-K (to line start / end), Ctrl-Y
-//! (yank the last deletion).
+//! Keys: Enter submits, Alt-Enter / Shift-Enter / Ctrl-Enter / Ctrl-J insert a
+//! newline, Tab queues while a turn runs ([`Editor::set_queueing`]; otherwise it
+//! only completes in a popup: it never sends), Esc closes the popup or clears the
+//! text, Ctrl-C interrupts (clearing the text; in a search it cancels the search),
+//! Ctrl-D on an empty text is end of input, Up/Down move between lines and past the
+//! first/last line walk the history, Ctrl-R searches it; Left/Right (Ctrl-B/F),
+//! Home/End (Ctrl-A/E), words with Alt- or Ctrl- Left/Right (Alt-B/F),
+//! Backspace/Delete, Ctrl-W (word back to whitespace), Alt-Backspace / Alt-D
+//! (word), Ctrl-U / Ctrl-K (to line start / end), Ctrl-Y (yank the last deletion).
+//! In the `/` popup Enter runs the selected command (one that needs an argument is
+//! completed instead) and Tab completes it; in the `@` popup both complete.
 
 mod buffer;
 mod history;
@@ -51,6 +54,24 @@ pub const MAX_INPUT_ROWS: u16 = 10;
 pub const DEFAULT_PLACEHOLDER: &str =
     "Ask xcsh to do something · / for commands · @ to mention a file";
 
+/// The editing keys, each with what it does, as `/help` lists them (its `editing:`
+/// group).
+pub const EDITING_KEYS: &[(&str, &str)] = &[
+    (
+        "Alt-Enter",
+        "newline (also Ctrl-J, and Shift-Enter where the terminal tells it from Enter)",
+    ),
+    ("Ctrl-A/E", "start / end of the line"),
+    ("Alt-B/F", "a word back / forward (also Ctrl-Left/Right)"),
+    ("Ctrl-W", "delete the word before the cursor"),
+    ("Ctrl-U/K", "delete to the start / end of the line"),
+    ("Ctrl-Y", "put back what was deleted last"),
+    (
+        "Ctrl-R",
+        "search the history (Ctrl-R again: older; Enter takes it, Esc cancels)",
+    ),
+];
+
 const PROMPT: &str = "› ";
 const INDENT: &str = "  ";
 
@@ -61,12 +82,12 @@ pub enum EditorOutcome {
     Nothing,
     /// The text, cursor, popup or search changed: redraw.
     Changed,
-    /// Enter on a non-blank text (or on an exact slash command in the popup): the
-    /// text, exactly as typed. The editor is now empty and the text in its history.
+    /// Enter on a non-blank text: the text, exactly as typed (Enter in the `/`
+    /// popup: `/name` of the selected command). The editor is now empty and the
+    /// text in its history.
     Submit(String),
-    /// Tab (popup closed) or Alt-Enter on a non-blank text: a follow-up to queue.
-    /// The editor is now empty (the app may put the text back with
-    /// [`Editor::set_text`] if it cannot queue now).
+    /// Tab (popup closed) on a non-blank text while queueing is on
+    /// ([`Editor::set_queueing`]): a follow-up to queue. The editor is now empty.
     Queue(String),
     /// Esc cleared the text.
     Cleared,
@@ -117,6 +138,9 @@ pub struct Editor {
     scroll: Cell<usize>,
     /// The width the editor was last laid out at (0: not yet).
     width: Cell<u16>,
+    /// Tab queues a follow-up (a turn runs); otherwise Tab outside a popup does
+    /// nothing.
+    queueing: bool,
 }
 
 impl Default for Editor {
@@ -145,7 +169,14 @@ impl Editor {
             placeholder: DEFAULT_PLACEHOLDER.to_string(),
             scroll: Cell::new(0),
             width: Cell::new(0),
+            queueing: false,
         }
+    }
+
+    /// Whether Tab queues the text as a follow-up: on while a turn runs. Off, Tab
+    /// outside a popup does nothing (it never sends).
+    pub fn set_queueing(&mut self, on: bool) {
+        self.queueing = on;
     }
 
     /// The text shown (dimmed) while the editor is empty.
@@ -308,7 +339,8 @@ impl Editor {
             }
             KeyCode::Tab if key.modifiers.is_empty() => self.complete(),
             KeyCode::Enter if key.modifiers.is_empty() => {
-                if popup.is_exact() {
+                if let Some(command) = popup.command_to_run() {
+                    self.buffer.set(&command);
                     return Some(EditorOutcome::Submit(self.take()));
                 }
                 self.complete();
@@ -353,10 +385,11 @@ impl Editor {
                     EditorOutcome::Submit(self.take())
                 }
             }
-            KeyCode::Enter if alt => self.queue(),
+            // Alt-Enter, Shift-Enter (where the terminal tells it from Enter),
+            // Ctrl-Enter.
             KeyCode::Enter => self.insert("\n"),
             KeyCode::Char('j') if ctrl => self.insert("\n"),
-            KeyCode::Tab if m.is_empty() => self.queue(),
+            KeyCode::Tab if m.is_empty() && self.queueing => self.queue(),
             // A cleared draft goes into the history: Up brings it back.
             KeyCode::Esc => {
                 if self.buffer.text().is_empty() {

@@ -178,11 +178,13 @@ pub enum FooterState {
     Working,
     /// An approval question is open.
     Asking,
-    /// A question is open but the input has the keys (Esc or a typed key moved
-    /// them, or a draft was being typed when it came).
+    /// A question is open but the input has the keys (Esc, Tab or a typed key
+    /// moved them there).
     QuestionWaits,
     /// The user types the message of a denial (`m`).
     DenyMessage,
+    /// A reverse history search (Ctrl-R) is open in the input.
+    Searching,
     /// A full-screen overlay (transcript, tree, picker, diff) is open.
     Overlay,
 }
@@ -192,7 +194,7 @@ fn hints(state: FooterState) -> &'static [(&'static str, &'static str)] {
     match state {
         FooterState::Idle => &[
             ("⏎", "send"),
-            ("⇧⏎/^J", "newline"),
+            ("Alt⏎/^J", "newline"),
             ("/", "commands"),
             ("@", "files"),
             ("^T", "transcript"),
@@ -217,6 +219,7 @@ fn hints(state: FooterState) -> &'static [(&'static str, &'static str)] {
             ("^C", "stop"),
         ],
         FooterState::DenyMessage => &[("⏎", "sends"), ("Esc", "back")],
+        FooterState::Searching => &[("⏎", "accept"), ("Esc", "cancel"), ("^R", "older")],
         FooterState::Overlay => &[
             ("↑↓", "move"),
             ("⏎", "select"),

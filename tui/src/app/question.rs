@@ -19,11 +19,29 @@ impl App {
             approval: Approval::of_request(request, current),
             message: None,
         });
-        // Keys typed ahead must not answer: while the input holds a draft the
-        // question waits (Esc on the empty input goes to it).
-        if self.editor.is_empty() {
-            self.focus = Focus::Question;
+        // The question takes the keys, as Claude Code's and Codex's do, also over a
+        // draft: the draft stays in the input, untouched, and has the keys again once
+        // the question is answered (Esc or Tab goes to it meanwhile).
+        self.focus = Focus::Question;
+    }
+
+    /// Alt-KEY for an answer key, pressed while the question waits behind the input:
+    /// a terminal sends Esc and a key typed quickly as Alt-KEY, and Esc there goes
+    /// back to the question, so this goes back to it and answers with KEY. `None`
+    /// for any other key or state (the key is the input's).
+    pub fn alt_answer(&mut self, key: KeyEvent) -> Option<Vec<Action>> {
+        let waits = self.question.as_ref().is_some_and(|q| q.message.is_none())
+            && self.focus == Focus::Editor
+            && self.editor.popup().is_none()
+            && !self.editor.is_searching();
+        let answer = waits
+            && key.modifiers.contains(KeyModifiers::ALT)
+            && matches!(key.code, KeyCode::Char(c) if Choice::from_key(c).is_some());
+        if !answer {
+            return None;
         }
+        self.focus = Focus::Question;
+        Some(self.question_key(key))
     }
 
     /// The open question (Ctrl-T while asking shows its whole preview).
@@ -52,7 +70,11 @@ impl App {
             }
             return Vec::new();
         }
+        // Ctrl-KEY never answers (Ctrl-A is no `A`); Alt-KEY is KEY, as a terminal
+        // sends Esc and KEY typed quickly.
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
+            KeyCode::Char(_) if ctrl => Vec::new(),
             KeyCode::Char(c) => match Choice::from_key(c) {
                 Some(Choice::DenyWithMessage) => {
                     q.message = Some(String::new());
@@ -65,12 +87,11 @@ impl App {
                 }
                 // Not an answer: the user is typing (a steer, `/status`); the key
                 // goes to the input and the question waits.
-                None if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                None => {
                     self.focus = Focus::Editor;
                     self.editor.on_key(key);
                     Vec::new()
                 }
-                None => Vec::new(),
             },
             KeyCode::Esc | KeyCode::Tab => {
                 self.focus = Focus::Editor;

@@ -213,6 +213,7 @@ fn a_running_bash_card_shows_its_live_output_and_then_settles_into_history() {
             status: ToolStatus::Ok,
             content: "exit code: 0\nduration: 1.3s\nstdout:\nrunning 3 tests\ntest a ... ok\n"
                 .into(),
+            arguments: None,
             synthetic: None,
             duration_ms: 1_300,
             changes: Vec::new(),
@@ -377,21 +378,6 @@ fn a_key_that_is_not_an_answer_types_into_the_input_and_the_question_waits() {
     );
 }
 
-#[test]
-fn a_question_that_comes_while_a_draft_is_typed_does_not_take_the_keys() {
-    let mut app = asking_over("also ");
-    // `a` would allow the tool for the session; here it is the draft's next letter.
-    assert_eq!(
-        send_then_answer(
-            &mut app,
-            "add tests",
-            Action::Steer("also add tests".into()),
-            'y'
-        ),
-        answer(Verdict::Allow, ApprovalScope::Once)
-    );
-}
-
 /// Esc reaches the waiting question, whose `n` denies; the input still holds `draft`.
 fn esc_then_n_denies_keeping_the_draft(app: &mut App, draft: &str) {
     assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
@@ -405,7 +391,143 @@ fn esc_then_n_denies_keeping_the_draft(app: &mut App, draft: &str) {
 #[test]
 fn esc_goes_back_to_a_waiting_question_and_keeps_the_draft() {
     let mut app = asking_over("half typed");
+    // The question took the keys over the draft; Esc moves them to the draft.
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
     esc_then_n_denies_keeping_the_draft(&mut app, "half typed");
+}
+
+fn alt(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+/// A question about the call `id` of `name` with `arguments`.
+fn request(id: &str, name: &str, arguments: &str) -> ApprovalRequest {
+    let call = ToolCall {
+        id: CallId(id.into()),
+        name: name.into(),
+        arguments: arguments.into(),
+    };
+    ApprovalRequest {
+        call,
+        ..edit_request()
+    }
+}
+
+#[test]
+fn each_question_over_a_draft_takes_the_keys_and_the_draft_stays_for_after() {
+    let mut app = working();
+    assert_eq!(typed(&mut app, "also add tests"), Vec::new());
+    let questions = [
+        edit_request(),
+        request("c2", "write", r#"{"path":"b.txt","content":"b\n"}"#),
+        request("c3", "bash", r#"{"command":"cargo test"}"#),
+    ];
+    let mut answers = Vec::new();
+    for (question, c) in questions.iter().zip(['y', 'a', 'n']) {
+        app.ask(question, Some("old line\n"));
+        answers.push(app.on_key(key(KeyCode::Char(c))));
+        assert_eq!(app.editor.text(), "also add tests");
+    }
+    assert_eq!(
+        answers,
+        [
+            answer(Verdict::Allow, ApprovalScope::Once),
+            answer(Verdict::Allow, ApprovalScope::Tool),
+            answer(Verdict::Deny, ApprovalScope::Once),
+        ]
+    );
+    // Answered, the input has the keys again, the draft where it was.
+    assert_eq!(typed(&mut app, "!"), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Steer("also add tests!".into())]
+    );
+}
+
+#[test]
+fn a_question_over_a_draft_shows_its_answer_keys_and_the_draft_below() {
+    let mut app = asking_over("half typed");
+    let screen = live(&mut app, 60, 12, 100);
+    let rows: Vec<&str> = screen.lines().skip(4).collect();
+    assert_eq!(
+        rows,
+        [
+            "  y once · a always edit · A this exact call · n deny",
+            "  m deny with a message",
+            "",
+            "› half typed",
+            "openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.1s",
+            "y a A n m answer · Esc type a steer · ^T show all · ^C stop",
+        ]
+    );
+}
+
+#[test]
+fn tab_moves_the_keys_to_the_draft_and_esc_brings_them_back_to_the_question() {
+    let mut app = asking_over("half");
+    assert_eq!(app.on_key(key(KeyCode::Tab)), Vec::new());
+    // `a` is now the draft's, not "allow edit for the session".
+    assert_eq!(typed(&mut app, " a day"), Vec::new());
+    assert!(live(&mut app, 80, 24, 100).contains("Esc back to the question"));
+    assert_eq!(app.on_key(key(KeyCode::Esc)), Vec::new());
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        answer(Verdict::Allow, ApprovalScope::Once)
+    );
+    assert_eq!(app.editor.text(), "half a day");
+}
+
+#[test]
+fn alt_and_an_answer_key_answer_as_the_key_alone() {
+    let answers: Vec<Vec<Action>> = ['y', 'a', 'A', 'n', 'N']
+        .into_iter()
+        .map(|c| asking_over("draft").on_key(alt(c)))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            answer(Verdict::Allow, ApprovalScope::Once),
+            answer(Verdict::Allow, ApprovalScope::Tool),
+            answer(Verdict::Allow, ApprovalScope::Call),
+            answer(Verdict::Deny, ApprovalScope::Once),
+            answer(Verdict::Deny, ApprovalScope::Once),
+        ]
+    );
+    // Alt-m opens the message of a denial, as `m` does.
+    let mut app = asking();
+    assert_eq!(app.on_key(alt('m')), Vec::new());
+    assert!(live(&mut app, 60, 12, 100).contains("deny, and tell the model instead:"));
+}
+
+#[test]
+fn ctrl_and_an_answer_key_never_answer() {
+    let mut app = asking();
+    let keys = [
+        ctrl('y'),
+        ctrl('a'),
+        ctrl('n'),
+        ctrl('m'),
+        key(KeyCode::Char('y')),
+    ];
+    let got: Vec<Vec<Action>> = keys.into_iter().map(|k| app.on_key(k)).collect();
+    let none = Vec::new();
+    let yes = answer(Verdict::Allow, ApprovalScope::Once);
+    assert_eq!(got, [none.clone(), none.clone(), none.clone(), none, yes]);
+}
+
+#[test]
+fn alt_y_from_the_draft_goes_back_to_the_waiting_question_and_answers() {
+    let mut app = asking_over("draft");
+    assert_eq!(app.on_key(key(KeyCode::Tab)), Vec::new());
+    // Alt-b is the input's (a word back), and a plain `y` is typed there.
+    assert_eq!(app.alt_answer(alt('b')), None);
+    assert_eq!(app.alt_answer(key(KeyCode::Char('y'))), None);
+    assert_eq!(
+        app.alt_answer(alt('y')),
+        Some(answer(Verdict::Allow, ApprovalScope::Once))
+    );
+    assert_eq!(app.editor.text(), "draft");
+    assert_eq!(app.alt_answer(alt('y')), None, "no question is open");
 }
 
 #[test]
@@ -558,11 +680,11 @@ fn the_status_line_forgets_the_session_left_by_new() {
 
         › Ask xcsh to do something · / for commands · @ to mention a file
         openai · gpt-test · ask · ctx 12k/100k · spent ~12k/400k · 0a1b2c3d
-        ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
+        ⏎ send · Alt⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
 
         › Ask xcsh to do something · / for commands · @ to mention a file
         openai · gpt-test · ask · spent 0/400k
-        ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
+        ⏎ send · Alt⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
     "#]]
     .assert_eq(&format!("{before}{after}"));
 }
@@ -585,6 +707,7 @@ fn plan_update(app: &mut App, id: &str, plan: &xcsh_log::plan::Plan) {
             name: "plan".into(),
             status: ToolStatus::Ok,
             content: plan.tool_result(),
+            arguments: None,
             synthetic: None,
             duration_ms: 0,
             changes: Vec::new(),
@@ -678,6 +801,7 @@ fn ended(app: &mut App, id: &str, name: &str, content: &str) {
             name: name.into(),
             status: ToolStatus::Ok,
             content: content.into(),
+            arguments: None,
             synthetic: None,
             duration_ms: 10,
             changes: Vec::new(),
@@ -916,4 +1040,59 @@ fn a_failed_step_is_told_once_by_the_turns_end_line() {
         requested · 1 step · 0 in / 0 out · 0.0s
     "#]]
     .assert_eq(&history_at_80(&mut app));
+}
+
+#[test]
+fn tab_on_an_idle_prompt_sends_nothing_and_keeps_the_text() {
+    let mut app = app();
+    typed(&mut app, "not yet");
+    assert_eq!(app.on_key(key(KeyCode::Tab)), Vec::new());
+    assert_eq!(app.editor_mut().text(), "not yet");
+}
+
+#[test]
+fn alt_enter_inserts_a_newline_and_enter_sends_both_lines() {
+    let mut app = app();
+    typed(&mut app, "first");
+    let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+    assert_eq!(app.on_key(alt_enter), Vec::new());
+    typed(&mut app, "second");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)),
+        [Action::Prompt("first\nsecond".into())]
+    );
+}
+
+#[test]
+fn the_footer_shows_the_search_keys_during_a_history_search() {
+    let mut app = app();
+    app.on_key(ctrl('r'));
+    let screen = live(&mut app, 60, 10, 0);
+    expect![[r#"
+        ⏎ accept · Esc cancel · ^R older
+    "#]]
+    .assert_eq(&format!("{}\n", screen.lines().last().unwrap_or_default()));
+}
+
+#[test]
+fn ctrl_c_in_a_history_search_cancels_it_without_arming_exit() {
+    let mut app = app();
+    app.on_key(ctrl('r'));
+    assert_eq!(app.on_key(ctrl('c')), Vec::new());
+    assert!(!app.editor_mut().is_searching());
+    // The next Ctrl-C is the first on the idle prompt: it only arms the exit.
+    assert_eq!(app.on_key(ctrl('c')), Vec::new());
+    assert_eq!(app.on_key(ctrl('c')), [Action::Exit]);
+}
+
+/// Not an empty follow-up: the command asks for its text.
+#[test]
+fn queue_without_its_text_while_working_is_the_commands_to_refuse() {
+    let mut app = working();
+    typed(&mut app, "/queue ");
+    let queue = Action::Command {
+        name: "queue".into(),
+        arg: String::new(),
+    };
+    assert_eq!(app.on_key(key(KeyCode::Enter)), [queue]);
 }

@@ -69,10 +69,17 @@ impl LiveTools {
         }
     }
 
-    /// The call ended (a synthetic result places its card now). Returns the cards
-    /// that go into history now: the finished ones at the front, in order.
-    pub fn finished(&mut self, call_id: &CallId, name: &str, finish: ToolFinish) -> Vec<ToolCard> {
-        let i = self.place(call_id, name, "");
+    /// The call ended (a synthetic result places its card now, with its
+    /// `arguments`). Returns the cards that go into history now: the finished ones
+    /// at the front, in order.
+    pub fn finished(
+        &mut self,
+        call_id: &CallId,
+        name: &str,
+        arguments: &str,
+        finish: ToolFinish,
+    ) -> Vec<ToolCard> {
+        let i = self.place(call_id, name, arguments);
         self.cards[i].finish(finish);
         let done = self.cards[..self.placed]
             .iter()

@@ -1,8 +1,9 @@
-//! The workspace's files for `@path` completion: a one-time walk that respects
-//! `.gitignore` (and `.ignore`, git's global and `info/exclude` rules) and skips
-//! hidden files, capped. The only IO of the completion code.
+//! The workspace's files for `@path` completion: a walk that respects `.gitignore`
+//! (and `.ignore`, git's global and `info/exclude` rules) and skips hidden files,
+//! capped; made at start, and again ([`FileIndex::refreshed`]) when a turn ends, so
+//! files created during the session show. The only IO of the completion code.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How many files [`FileIndex::scan`] lists unless told otherwise.
 pub const DEFAULT_FILE_LIMIT: usize = 50_000;
@@ -12,6 +13,8 @@ pub const DEFAULT_FILE_LIMIT: usize = 50_000;
 pub struct FileIndex {
     paths: Vec<String>,
     truncated: bool,
+    /// The walk's root and limit, for walking again (`None`: paths given).
+    walk: Option<(PathBuf, usize)>,
 }
 
 impl FileIndex {
@@ -43,7 +46,27 @@ impl FileIndex {
             paths.push(relative.replace(std::path::MAIN_SEPARATOR, "/"));
         }
         paths.sort();
-        FileIndex { paths, truncated }
+        FileIndex {
+            paths,
+            truncated,
+            walk: Some((root.to_path_buf(), limit)),
+        }
+    }
+
+    /// The same walk made again (same root, same limit): the files as they are now,
+    /// those created, renamed or deleted since included. An index of given paths
+    /// ([`FileIndex::from_paths`]) is returned as it is. Made off the UI loop when a
+    /// turn ends (a turn is what creates files), for the editor's popup.
+    pub fn refreshed(&self) -> FileIndex {
+        match &self.walk {
+            Some((root, limit)) => FileIndex::scan(root, *limit),
+            None => self.clone(),
+        }
+    }
+
+    /// [`FileIndex::refreshed`], in place.
+    pub fn refresh(&mut self) {
+        *self = self.refreshed();
     }
 
     /// An index of the given paths (sorted here), for tests and benchmarks.
@@ -53,6 +76,7 @@ impl FileIndex {
         FileIndex {
             paths,
             truncated: false,
+            walk: None,
         }
     }
 
@@ -66,3 +90,6 @@ impl FileIndex {
         self.truncated
     }
 }
+
+#[cfg(test)]
+mod tests;

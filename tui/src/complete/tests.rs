@@ -183,3 +183,37 @@ fn a_long_path_is_shortened_from_the_left() {
         "…/deep/path/lib.rs\n"
     );
 }
+
+#[test]
+fn enter_runs_a_command_unless_its_help_names_a_required_argument() {
+    let completer = Completer::new(&[
+        ("queue", "TEXT: a follow-up"),
+        ("model", "[NAME]: show or switch the model"),
+        ("usage", "tokens spent: in and out"),
+    ]);
+    let run = |typed: &str| {
+        let popup = completer.popup(typed, typed.len()).expect("a popup");
+        popup.command_to_run()
+    };
+    assert_eq!(run("/que"), None);
+    assert_eq!(run("/mo"), Some("/model".into()));
+    assert_eq!(run("/us"), Some("/usage".into()));
+}
+
+#[test]
+fn shorter_prefix_matches_come_first_and_an_alias_takes_its_commands_place() {
+    let completer = Completer::new(&[
+        ("queue", "TEXT: a follow-up"),
+        ("compact", "summarize"),
+        ("clear", "clear the screen"),
+        ("exit", "leave"),
+    ])
+    .with_alias("quit", "exit");
+    let values = |typed: &str| -> Vec<String> {
+        let popup = completer.popup(typed, typed.len()).expect("a popup");
+        popup.items().iter().map(|i| i.value.clone()).collect()
+    };
+    assert_eq!(values("/q"), ["quit", "queue"]);
+    assert_eq!(values("/c"), ["clear", "compact"]);
+    assert_eq!(values("/"), ["queue", "compact", "clear", "exit"]);
+}

@@ -142,24 +142,26 @@ fn enter_on_blank_text_does_nothing() {
 }
 
 #[test]
-fn shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
+fn alt_enter_shift_enter_ctrl_j_and_ctrl_enter_insert_newlines() {
     check_keys(
         Editor::default(),
-        "a S-Enter b C-j c C-Enter",
+        "a M-Enter b S-Enter c C-j d C-Enter",
         expect![[r#"
             a: Changed → a|
-            S-Enter: Changed → a⏎|
+            M-Enter: Changed → a⏎|
             b: Changed → a⏎b|
-            C-j: Changed → a⏎b⏎|
+            S-Enter: Changed → a⏎b⏎|
             c: Changed → a⏎b⏎c|
-            C-Enter: Changed → a⏎b⏎c⏎|
+            C-j: Changed → a⏎b⏎c⏎|
+            d: Changed → a⏎b⏎c⏎d|
+            C-Enter: Changed → a⏎b⏎c⏎d⏎|
         "#]],
     );
 }
 
 #[test]
-fn enter_submits_the_text_and_tab_or_alt_enter_queue_it_each_emptying_the_editor() {
-    let e = check_keys(
+fn enter_submits_the_text_and_tab_queues_it_while_queueing_each_emptying_the_editor() {
+    let mut e = check_keys(
         typing("hello"),
         "Enter",
         expect![[r#"
@@ -167,19 +169,24 @@ fn enter_submits_the_text_and_tab_or_alt_enter_queue_it_each_emptying_the_editor
         "#]],
     );
     assert_eq!(e.history().entries(), ["hello".to_string()]);
-    let e = check_keys(
+    e.set_queueing(true);
+    check_keys(
         typed_into(e, "next"),
-        "Tab",
+        "Tab Tab",
         expect![[r#"
             Tab: Queue("next") → |
+            Tab: Nothing → |
         "#]],
     );
+}
+
+#[test]
+fn tab_on_an_idle_prompt_neither_sends_nor_queues_and_keeps_the_text() {
     check_keys(
-        typed_into(e, "then"),
-        "M-Enter Tab",
+        typing("not yet"),
+        "Tab",
         expect![[r#"
-            M-Enter: Queue("then") → |
-            Tab: Nothing → |
+            Tab: Nothing → not yet|
         "#]],
     );
 }
@@ -471,8 +478,10 @@ fn commands() -> Completer {
         ("/tree", "the branch tree of this session"),
         ("/at", "continue from an earlier entry (a new branch)"),
         ("/status", "provider, model, context and spend"),
+        ("/queue", "TEXT: a follow-up"),
         ("/exit", "leave (also Ctrl-D)"),
     ])
+    .with_alias("quit", "exit")
 }
 
 #[test]
@@ -497,14 +506,40 @@ fn the_slash_popup_completes_with_tab_and_submits_an_exact_command_on_enter() {
 }
 
 #[test]
-fn enter_on_a_partial_command_completes_it() {
-    check_keys(
+fn enter_on_a_partial_command_runs_the_selected_one() {
+    let e = check_keys(
         typed_into(commanding(), "/sta"),
-        "Enter Enter",
+        "Enter",
         expect![[r#"
-            Enter: Changed → /status |
-            Enter: Submit("/status ") → |
+            Enter: Submit("/status") → |
         "#]],
+    );
+    assert_eq!(e.history().entries(), ["/status".to_string()]);
+}
+
+#[test]
+fn enter_on_a_command_that_needs_an_argument_completes_it_and_waits() {
+    check_keys(
+        typed_into(commanding(), "/que"),
+        "Enter t Enter",
+        expect![[r#"
+            Enter: Changed → /queue |
+            t: Changed → /queue t|
+            Enter: Submit("/queue t") → |
+        "#]],
+    );
+}
+
+#[test]
+fn slash_q_lists_quit_above_queue_and_enter_runs_quit() {
+    let mut e = typed_into(commanding(), "/q");
+    let names: Vec<&str> = e.popup().map_or(vec![], |p| {
+        p.items().iter().map(|i| i.value.as_str()).collect()
+    });
+    assert_eq!(names, ["quit", "queue"]);
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit("/quit".into())
     );
 }
 

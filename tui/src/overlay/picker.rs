@@ -1,9 +1,10 @@
 //! The session picker (`/resume`, and `xcsh --resume` without a session): the
 //! sessions the app listed, most recently active first, each with how long ago it
 //! was last active, its size, branches and first prompt; typing filters them (over
-//! the prompt and the id), Enter resumes the selected one.
+//! the prompt and the id), Enter resumes the selected one. The session xcsh is in
+//! is marked (`•` and `(current)`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -66,6 +67,8 @@ pub struct Picker {
     /// The session files that could not be read, each as its error (which names
     /// the file): shown below the list, once.
     unreadable: Vec<String>,
+    /// The session file xcsh is in, whose row is marked.
+    current: Option<PathBuf>,
 }
 
 const HINTS: &[(&str, &str)] = &[
@@ -89,6 +92,7 @@ impl Picker {
             cursor: 0,
             top: 0,
             unreadable: Vec::new(),
+            current: None,
         };
         picker.apply_filter();
         picker
@@ -99,6 +103,17 @@ impl Picker {
     pub fn with_unreadable(mut self, unreadable: Vec<String>) -> Picker {
         self.unreadable = unreadable;
         self
+    }
+
+    /// The picker, marking the row of the session file xcsh is in (`current`).
+    pub fn with_current(mut self, current: Option<PathBuf>) -> Picker {
+        self.current = current;
+        self
+    }
+
+    /// Whether `path` is the session xcsh is in.
+    fn is_current(&self, path: &Path) -> bool {
+        self.current.as_deref() == Some(path)
     }
 
     /// The filter typed so far.
@@ -157,18 +172,32 @@ impl Picker {
     fn row_line(&self, r: &PickerRow, cols: Columns, theme: &Theme) -> Line<'static> {
         let age = format_age(self.now_unix_ms.saturating_sub(r.active_ms));
         let size = format_size(r.size_bytes);
+        // The current session: `•` at the age's left (an age takes at most 4 of its
+        // 7 columns), `(current)` before its prompt.
+        let (mark, label) = if self.is_current(&r.path) {
+            ("•", CURRENT)
+        } else {
+            (" ", "")
+        };
         let prompt = if r.first_prompt.is_empty() {
             "(no prompt)".to_string()
         } else {
             neutralize(&r.first_prompt).into_owned()
         };
         let mut spans = vec![
-            Span::styled(format!("{age:>AGE$}  "), theme.style(Role::Dim)),
+            Span::styled(mark, theme.style(Role::Success)),
+            Span::styled(format!("{age:>w$}  ", w = AGE - 1), theme.style(Role::Dim)),
             Span::styled(format!("{size:>6}  "), theme.style(Role::Dim)),
             Span::styled(format!("{:>2}  ", r.branches), theme.style(Role::Dim)),
         ];
-        let prompt = clip(Line::from(prompt), cols.prompt);
-        let pad = cols.prompt.saturating_sub(prompt.width());
+        let label = clip(
+            Line::from(Span::styled(label, theme.style(Role::Success))),
+            cols.prompt,
+        );
+        let room = cols.prompt.saturating_sub(label.width());
+        let prompt = clip(Line::from(prompt), room);
+        let pad = room.saturating_sub(prompt.width());
+        spans.extend(label.spans);
         spans.extend(prompt.spans);
         if cols.id > 0 {
             let id = super::tail(&neutralize(&r.id), cols.id);
@@ -205,6 +234,9 @@ impl Picker {
         )
     }
 }
+
+/// What the current session's prompt starts with.
+const CURRENT: &str = "(current) ";
 
 /// The width of the age column (`updated`: how long ago the session was last
 /// active).

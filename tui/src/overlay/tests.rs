@@ -636,6 +636,31 @@ fn the_picker_names_an_unreadable_session_file_once_below_the_list() {
     .assert_eq(&screen(&mut p, 120, 8));
 }
 
+/// The session xcsh is in is marked, `•` left of its age and `(current)` before its
+/// prompt, at any width; the other rows are as ever.
+#[test]
+fn the_picker_marks_the_current_session() {
+    let current = PathBuf::from("/home/u/.xcsh/sessions/123456abcdef.jsonl");
+    let mut p = Picker::new(sessions(), NOW).with_current(Some(current));
+    let mut shown = screen(&mut p, 120, 6);
+    shown.push_str(&screen(&mut p, 40, 6));
+    expect_test::expect![[r#"
+        resume a session                                                                                                     1/3
+        updated    size  br  first prompt                                             id            workspace
+             3m   800 B   2  add a --json flag to the sessions command                0f9e8d7c6b5a  /home/u/projects/parser
+        •    2h  3.2 MB   3  (current) Explain the Parser module                      123456abcdef  /home/u/projects/parser
+             4d   13 KB   1  fix the parser bug in the tokenizer where a trailing c…  a1b2c3d4e5f6  /home/u/projects/parser
+        type to filter  ↑↓ move  Enter resume  Esc close
+        resume a session                     1/3
+        updated    size  br  first prompt
+             3m   800 B   2  add a --json flag …
+        •    2h  3.2 MB   3  (current) Explain …
+             4d   13 KB   1  fix the parser bug…
+        type to filter  ↑↓ move  Enter resume
+    "#]]
+    .assert_eq(&shown);
+}
+
 #[test]
 fn a_narrowed_picker_resumes_the_selected_session() {
     let mut p = Picker::new(sessions(), NOW);

@@ -119,6 +119,7 @@ fn the_footer_hints_follow_the_state_and_fit_40_columns() {
         FooterState::Asking,
         FooterState::QuestionWaits,
         FooterState::DenyMessage,
+        FooterState::Searching,
         FooterState::Overlay,
     ] {
         for w in [40, 120] {
@@ -128,8 +129,8 @@ fn the_footer_hints_follow_the_state_and_fit_40_columns() {
         }
     }
     expect![[r#"
-        ⏎ send · ⇧⏎/^J newline · / commands
-        ⏎ send · ⇧⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
+        ⏎ send · Alt⏎/^J newline · / commands
+        ⏎ send · Alt⏎/^J newline · / commands · @ files · ^T transcript · ^D exit
         ^C again to exit · Esc stay
         ^C again to exit · Esc stay
         ⏎ steer · Tab queue · Esc/^C stop
@@ -140,6 +141,8 @@ fn the_footer_hints_follow_the_state_and_fit_40_columns() {
         ⏎ steer · Esc back to the question · ^C stop
         ⏎ sends · Esc back
         ⏎ sends · Esc back
+        ⏎ accept · Esc cancel · ^R older
+        ⏎ accept · Esc cancel · ^R older
         ↑↓ move · ⏎ select · / filter
         ↑↓ move · ⏎ select · / filter · Esc close
     "#]]
