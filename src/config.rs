@@ -152,7 +152,8 @@ impl OtelSettings {
     }
 }
 
-/// Where an effective value came from.
+/// Where an effective value came from. `Session`: the session a run continues
+/// (`--resume`, `--continue`), for its provider, model and base URL (SPEC §22.2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
@@ -160,6 +161,7 @@ pub enum Source {
     File { path: PathBuf },
     Profile { name: String, path: PathBuf },
     Flag,
+    Session { id: String },
 }
 
 impl fmt::Display for Source {
@@ -169,6 +171,7 @@ impl fmt::Display for Source {
             Source::File { path } => write!(f, "{}", path.display()),
             Source::Profile { name, path } => write!(f, "profile {name} in {}", path.display()),
             Source::Flag => f.write_str("command line"),
+            Source::Session { id } => write!(f, "session {id}"),
         }
     }
 }

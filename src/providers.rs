@@ -2,19 +2,20 @@
 //! the HTTP wire protocols, optionally recorded to or played from a cassette.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
 
-use crate::config::Effective;
+use crate::config::{Effective, Setting, Source};
 use xcsh_log::secrets::Secrets;
 use xcsh_providers::Provider;
 use xcsh_providers::anthropic::AnthropicProvider;
 use xcsh_providers::cassette::{Cassette, CassetteWriter, Pace, Redactor, Tape};
 use xcsh_providers::faux::FauxProvider;
-use xcsh_providers::http::{ANTHROPIC, HttpConfig, OPENAI};
+use xcsh_providers::http::{ANTHROPIC, ConfigError, HttpConfig, OPENAI, Service};
 use xcsh_providers::openai::OpenAiProvider;
 use xcsh_providers::responses::ResponsesProvider;
 
@@ -95,15 +96,20 @@ impl ProviderArgs {
 
     /// The provider flag as the config file spells it.
     pub fn kind_name(&self) -> Option<String> {
-        self.provider
-            .and_then(|k| k.to_possible_value())
-            .map(|v| v.get_name().to_string())
+        self.provider.map(name)
     }
 }
 
-/// Builds the provider the flags (over the configuration) name, in `cwd`.
-pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<dyn Provider>> {
-    // `--script` without `--provider` means the faux provider, whatever the config says.
+/// A provider as `--provider` and the config file spell it.
+fn name(kind: ProviderKind) -> String {
+    kind.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// The provider the flags (over the configuration) name: `--script` without
+/// `--provider` means the faux provider, whatever the config says.
+fn kind(args: &ProviderArgs, config: &Effective) -> Result<ProviderKind> {
     let configured = match &config.provider {
         _ if args.script.is_some() && args.provider.is_none() => Some(ProviderKind::Faux),
         Some(s) => Some(ProviderKind::from_str(&s.value, false).map_err(|_| {
@@ -115,11 +121,25 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
         })?),
         None => None,
     };
-    let kind = configured.unwrap_or(if args.script.is_some() {
+    Ok(configured.unwrap_or(if args.script.is_some() {
         ProviderKind::Faux
     } else {
         ProviderKind::Openai
-    });
+    }))
+}
+
+/// The model of a wire protocol when neither `--model` nor the config names one.
+fn default_model(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "claude-sonnet-4-5",
+        ProviderKind::OpenaiResponses => "gpt-5",
+        ProviderKind::Openai | ProviderKind::Faux => "gpt-4.1",
+    }
+}
+
+/// Builds the provider the flags (over the configuration) name, in `cwd`.
+pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<dyn Provider>> {
+    let kind = kind(args, config)?;
     if kind == ProviderKind::Faux {
         if args.record.is_some() || args.cassette.is_some() {
             bail!(
@@ -130,42 +150,35 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
             .script
             .as_ref()
             .context("--provider faux needs --script FILE (JSON Lines, one model step per line)")?;
-        return Ok(Arc::new(FauxProvider::from_file(script)?));
+        let provider: Arc<dyn Provider> = Arc::new(FauxProvider::from_file(script)?);
+        return Ok(built(provider, Choice::of(kind, args, config)));
     }
     if args.script.is_some() {
         bail!("--script is for --provider faux");
     }
-    let model = |default: &str| {
-        config
-            .model
-            .as_ref()
-            .map(|m| m.value.clone())
-            .unwrap_or_else(|| default.to_string())
-    };
+    let model = config
+        .model
+        .as_ref()
+        .map_or(default_model(kind), |m| m.value.as_str());
     let base_url = config.base_url.as_ref().map(|b| b.value.clone());
     // Playing a cassette needs no key: nothing reaches the network.
     let key = args.cassette.as_ref().map(|_| "cassette".to_string());
-    let mut config = match kind {
-        ProviderKind::Anthropic => {
-            HttpConfig::for_service(ANTHROPIC, &model("claude-sonnet-4-5"), base_url, key)?
-        }
-        ProviderKind::OpenaiResponses => {
-            HttpConfig::for_service(OPENAI, &model("gpt-5"), base_url, key)?
-        }
-        ProviderKind::Openai | ProviderKind::Faux => {
-            HttpConfig::for_service(OPENAI, &model("gpt-4.1"), base_url, key)?
-        }
+    let service = match kind {
+        ProviderKind::Anthropic => ANTHROPIC,
+        ProviderKind::OpenaiResponses | ProviderKind::Openai | ProviderKind::Faux => OPENAI,
     };
+    let mut http = HttpConfig::for_service(service, model, base_url, key)
+        .map_err(|e| with_no_key_hint(e, service))?;
     if !(args.idle_timeout.is_finite() && args.idle_timeout > 0.0) {
         bail!(
             "--idle-timeout {}: give a positive number of seconds",
             args.idle_timeout
         );
     }
-    config.idle_timeout = Duration::from_secs_f64(args.idle_timeout);
+    http.idle_timeout = Duration::from_secs_f64(args.idle_timeout);
     let redactor = redactor(known_secrets(), cwd);
     if let Some(path) = &args.record {
-        config.tape = Some(Tape::Record(Arc::new(CassetteWriter::create(
+        http.tape = Some(Tape::Record(Arc::new(CassetteWriter::create(
             path, redactor,
         )?)));
     } else if let Some(path) = &args.cassette {
@@ -173,13 +186,240 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
             PaceArg::Full => Pace::Full,
             PaceArg::Recorded => Pace::Recorded,
         };
-        config.tape = Some(Tape::Play(Arc::new(Cassette::load(path, pace, redactor)?)));
+        http.tape = Some(Tape::Play(Arc::new(Cassette::load(path, pace, redactor)?)));
     }
-    Ok(match kind {
-        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(config)?),
-        ProviderKind::OpenaiResponses => Arc::new(ResponsesProvider::new(config)?),
-        ProviderKind::Openai | ProviderKind::Faux => Arc::new(OpenAiProvider::new(config)?),
+    let provider: Arc<dyn Provider> = match kind {
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(http)?),
+        ProviderKind::OpenaiResponses => Arc::new(ResponsesProvider::new(http)?),
+        ProviderKind::Openai | ProviderKind::Faux => Arc::new(OpenAiProvider::new(http)?),
+    };
+    Ok(built(provider, Choice::of(kind, args, config)))
+}
+
+/// A missing key's error with a second line: how to try xcsh without one (README's
+/// first command, the faux provider) and how to choose another provider.
+fn with_no_key_hint(error: ConfigError, service: Service) -> anyhow::Error {
+    if !matches!(error, ConfigError::MissingKey { .. }) {
+        return error.into();
+    }
+    let other = if service.name == ANTHROPIC.name {
+        "--provider openai (OPENAI_API_KEY)"
+    } else {
+        "--provider anthropic (ANTHROPIC_API_KEY)"
+    };
+    anyhow::anyhow!(
+        "{error}\n  without a key, README's demo plays a scripted model (no network): `xcsh run --script fixtures/scripts/demo.jsonl \"what is in the fixtures folder?\"` in xcsh's checkout; or another provider: {other}"
+    )
+}
+
+/// What a session's provider was made of: the provider, the model it called (a
+/// wire protocol's), the base URL the flags or the config gave, the faux script
+/// (absolute). Never a key: keys come from the environment, every time. The log
+/// does not hold it (the `session` header has no field for it), so it is kept
+/// beside the sessions, `$XCSH_HOME/session-providers/ID.json`, and a run on an
+/// existing session takes it where the command line chooses nothing else (SPEC
+/// §22.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+}
+
+/// The provider [`build`] made last (by address) and what it was made of, for
+/// [`remember_for`] (the interactive mode's runs reach it only as a provider).
+static BUILT: Mutex<Option<(usize, Choice)>> = Mutex::new(None);
+
+fn address(provider: &Arc<dyn Provider>) -> usize {
+    Arc::as_ptr(provider).cast::<()>().addr()
+}
+
+fn built(provider: Arc<dyn Provider>, choice: Choice) -> Arc<dyn Provider> {
+    *BUILT.lock().unwrap_or_else(PoisonError::into_inner) = Some((address(&provider), choice));
+    provider
+}
+
+impl Choice {
+    /// What a provider of `kind` built from `args` over `config` is made of.
+    fn of(kind: ProviderKind, args: &ProviderArgs, config: &Effective) -> Choice {
+        let faux = kind == ProviderKind::Faux;
+        Choice {
+            provider: name(kind),
+            model: (!faux).then(|| {
+                config
+                    .model
+                    .as_ref()
+                    .map_or(default_model(kind), |m| m.value.as_str())
+                    .to_string()
+            }),
+            base_url: config
+                .base_url
+                .as_ref()
+                .map(|b| b.value.clone())
+                .filter(|url| !faux && keepable(url)),
+            script: args
+                .script
+                .as_ref()
+                .filter(|_| faux)
+                .map(|s| std::path::absolute(s).unwrap_or_else(|_| s.clone())),
+        }
+    }
+
+    /// Applies the choice of the session `id` to a run on it (SPEC §22.2): unless
+    /// the command line names another provider (`--provider`; `--script`, the faux
+    /// one; `--model`, `--base-url`, `--record` or `--cassette`, a wire protocol),
+    /// the provider, model, base URL and faux script are the session's where the
+    /// command line gives none (a flag, or the profile `--profile` names when
+    /// `profile_named`); the config file's never mix in. Returns the line that says
+    /// what was taken when that changed anything, e.g. `continuing with anthropic ·
+    /// MODEL from the session`.
+    pub fn apply(
+        &self,
+        id: &str,
+        args: &mut ProviderArgs,
+        effective: &mut Effective,
+        profile_named: bool,
+    ) -> Option<String> {
+        let chosen = |s: &Option<Setting<String>>| {
+            s.as_ref().is_some_and(|s| match &s.source {
+                Source::Flag => true,
+                Source::Profile { .. } => profile_named,
+                Source::Default | Source::File { .. } | Source::Session { .. } => false,
+            })
+        };
+        let named = if chosen(&effective.provider) {
+            effective.provider.as_ref().map(|p| p.value.clone())
+        } else {
+            args.kind_name()
+                .or_else(|| args.script.as_ref().map(|_| name(ProviderKind::Faux)))
+        };
+        let wire = chosen(&effective.model) || chosen(&effective.base_url) || args.uses_cassette();
+        let faux = self.provider == name(ProviderKind::Faux);
+        match &named {
+            Some(named) if *named != self.provider => return None,
+            None if wire && faux => return None,
+            _ => {}
+        }
+        let before = made(args, effective);
+        let setting = |value: &String| Setting {
+            value: value.clone(),
+            source: Source::Session { id: id.to_string() },
+        };
+        if !chosen(&effective.provider) {
+            effective.provider = Some(setting(&self.provider));
+        }
+        if !chosen(&effective.model) {
+            effective.model = self.model.as_ref().map(setting);
+        }
+        if !chosen(&effective.base_url) {
+            effective.base_url = self.base_url.as_ref().map(setting);
+        }
+        if faux && args.script.is_none() {
+            args.script.clone_from(&self.script);
+        }
+        let after = made(args, effective)?;
+        (Some(&after) != before.as_ref())
+            .then(|| format!("continuing with {after} from the session"))
+    }
+}
+
+/// What a run's provider would be made of (`None`: an error [`build`] reports).
+fn made(args: &ProviderArgs, config: &Effective) -> Option<Choice> {
+    kind(args, config)
+        .ok()
+        .map(|kind| Choice::of(kind, args, config))
+}
+
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.provider)?;
+        for part in [&self.model, &self.base_url].into_iter().flatten() {
+            write!(f, " · {part}")?;
+        }
+        if let Some(script) = &self.script {
+            write!(f, " · script {}", script.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a base URL may be kept: not when it carries credentials (user
+/// information, a query, a known key's value).
+fn keepable(url: &str) -> bool {
+    let authority = url.split("://").nth(1).unwrap_or(url);
+    let authority = authority.split('/').next().unwrap_or(authority);
+    !authority.contains('@') && !url.contains('?') && known_secrets().redact(url) == url
+}
+
+/// Where the choice of the session `id` is kept; `None` for an id that cannot be a
+/// file name.
+fn choice_path(id: &str) -> Option<PathBuf> {
+    let plain = !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let home = crate::sessions::home().ok()?;
+    plain.then(|| home.join("session-providers").join(format!("{id}.json")))
+}
+
+/// The id a session's choice is kept under: the id in its file name, else its
+/// header's; and the header's besides, which a fork shares with its source.
+fn ids_of(path: &Path) -> Vec<String> {
+    let header = xcsh_log::read_header(path).ok().map(|h| h.session_id);
+    let mut ids: Vec<String> = xcsh_log::file_session_id(path)
+        .map(str::to_string)
+        .into_iter()
+        .collect();
+    ids.extend(header.filter(|h| !ids.contains(h)));
+    ids
+}
+
+/// The choice kept for the session at `path` (its own, else its source's for a
+/// fork), with the id it was kept under; `None` when there is none (a session
+/// made before choices were kept, or elsewhere).
+pub fn remembered(path: &Path) -> Option<(String, Choice)> {
+    ids_of(path).into_iter().find_map(|id| {
+        let text = std::fs::read_to_string(choice_path(&id)?).ok()?;
+        Some((id, serde_json::from_str(&text).ok()?))
     })
+}
+
+/// Keeps what `provider` was made of (when [`build`] made it) as the choice of the
+/// session a run on `session` writes, for a later `--resume` or `--continue`. Best
+/// effort: a choice that cannot be written leaves the session as it was.
+pub fn remember_for(session: &xcsh_runtime::SessionTarget, provider: &Arc<dyn Provider>) {
+    let choice = match &*BUILT.lock().unwrap_or_else(PoisonError::into_inner) {
+        Some((at, choice)) if *at == address(provider) => choice.clone(),
+        _ => return,
+    };
+    let id = match session {
+        xcsh_runtime::SessionTarget::New { session_id, .. } => Some(session_id.clone()),
+        xcsh_runtime::SessionTarget::Existing { path, .. } => ids_of(path).into_iter().next(),
+    };
+    let Some(path) = id.as_deref().and_then(choice_path) else {
+        return;
+    };
+    let Ok(text) = serde_json::to_string(&choice) else {
+        return;
+    };
+    if std::fs::read_to_string(&path).is_ok_and(|kept| kept == text) {
+        return;
+    }
+    let mut temp = path.clone().into_os_string();
+    temp.push(format!(".{}.tmp", std::process::id()));
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&temp, &text))
+        .and_then(|()| std::fs::rename(&temp, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
 }
 
 /// Secrets (the credential variables' values) never reach a cassette; the
@@ -199,6 +439,129 @@ pub fn redactor(secrets: Secrets, cwd: &Path) -> Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{ConfigFile, Layer};
+
+    /// The provider flags of `flags`, and the configuration they and `file` (a
+    /// config file's text) make with `profile`.
+    fn resolved(flags: &[&str], file: &str, profile: Option<&str>) -> (ProviderArgs, Effective) {
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            provider: ProviderArgs,
+        }
+        let args = <Flags as clap::Parser>::parse_from([&["xcsh"], flags].concat()).provider;
+        let file: ConfigFile = toml::from_str(file).unwrap();
+        let layer = Layer {
+            provider: args.kind_name(),
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+            ..Layer::default()
+        };
+        let effective =
+            crate::config::resolve(&file, Path::new("config.toml"), profile, &layer).unwrap();
+        (args, effective)
+    }
+
+    /// [`Choice::apply`] of `session` to a run with `flags` over `file`: the line it
+    /// says, and the choice the run is then made of.
+    fn resumed(
+        session: &Choice,
+        flags: &[&str],
+        file: &str,
+        profile: Option<&str>,
+    ) -> (Option<String>, Option<Choice>) {
+        let (mut args, mut effective) = resolved(flags, file, profile);
+        let line = session.apply("S", &mut args, &mut effective, profile.is_some());
+        (line, made(&args, &effective))
+    }
+
+    /// A wire protocol's choice.
+    fn wire(provider: &str, model: &str, base_url: &str) -> Choice {
+        Choice {
+            provider: provider.into(),
+            model: Some(model.into()),
+            base_url: Some(base_url.into()),
+            script: None,
+        }
+    }
+
+    fn anthropic() -> Choice {
+        wire("anthropic", "claude-x", "http://127.0.0.1:4000")
+    }
+
+    #[test]
+    fn a_session_choice_takes_the_place_of_the_config_files_but_not_of_the_command_lines() {
+        let file = "provider = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen3\"\n[profiles.local]\nprovider = \"openai\"\n";
+        // Nothing on the command line: the session's, none of the file's.
+        assert_eq!(
+            resumed(&anthropic(), &[], file, None),
+            (
+                Some(
+                    "continuing with anthropic · claude-x · http://127.0.0.1:4000 from the session"
+                        .into()
+                ),
+                Some(anthropic())
+            )
+        );
+        // The same provider named, another model: the session's base URL with it.
+        assert_eq!(
+            resumed(
+                &anthropic(),
+                &["--provider", "anthropic", "--model", "y"],
+                file,
+                None
+            )
+            .1,
+            Some(Choice {
+                model: Some("y".into()),
+                ..anthropic()
+            })
+        );
+        // Another provider named (a flag, or the profile --profile names): nothing
+        // of the session's.
+        let openai = wire("openai", "qwen3", "http://127.0.0.1:11434/v1");
+        assert_eq!(
+            resumed(&anthropic(), &["--provider", "openai"], file, None),
+            (None, Some(openai.clone()))
+        );
+        assert_eq!(
+            resumed(&anthropic(), &[], file, Some("local")),
+            (None, Some(openai))
+        );
+    }
+
+    #[test]
+    fn a_scripted_sessions_script_is_taken_unless_the_command_line_asks_for_a_wire_protocol() {
+        let faux = Choice {
+            provider: "faux".into(),
+            model: None,
+            base_url: None,
+            script: Some("/s/demo.jsonl".into()),
+        };
+        assert_eq!(
+            resumed(&faux, &[], "", None),
+            (
+                Some("continuing with faux · script /s/demo.jsonl from the session".into()),
+                Some(faux.clone())
+            )
+        );
+        // `--base-url` (or `--model`) alone means a wire protocol: openai, as without
+        // a session.
+        assert_eq!(
+            resumed(&faux, &["--base-url", "http://127.0.0.1:9/v1"], "", None),
+            (
+                None,
+                Some(wire("openai", "gpt-4.1", "http://127.0.0.1:9/v1"))
+            )
+        );
+    }
+
+    #[test]
+    fn a_base_url_with_credentials_in_it_is_not_kept() {
+        assert!(keepable("http://127.0.0.1:4000/v1"));
+        assert!(!keepable("https://user:pw@example.com/v1"));
+        assert!(!keepable("https://example.com/v1?key=abc"));
+    }
 
     #[test]
     fn the_known_secrets_are_the_credential_variables_that_are_set() {

@@ -20,8 +20,9 @@ use crate::sessions;
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A session (path, id or id prefix), or a directory: every `*.jsonl` under it.
-    target: String,
+    /// A session (path, id or id prefix), or a directory: every `*.jsonl` under it
+    /// (default: this workspace's newest session, the one `--continue` continues).
+    target: Option<String>,
     /// Replay the branch that ends at this entry (default: the session's leaf):
     /// `N`, `#N` or a label's name (the entry its newest label of that name is on).
     #[arg(long, value_name = "ENTRY")]
@@ -61,7 +62,11 @@ pub struct ReplayArgs {
 
 pub fn main(args: ReplayArgs) -> Result<ExitCode> {
     let overrides = Overrides::parse(&args.set)?;
-    let target = Path::new(&args.target);
+    let named = match &args.target {
+        Some(target) => target.clone(),
+        None => sessions::newest_here()?.display().to_string(),
+    };
+    let target = Path::new(&named);
     if target.is_dir() {
         if args.leaf.is_some() || args.until.is_some() || args.minimize || args.redrive {
             usage!(
@@ -77,12 +82,11 @@ pub fn main(args: ReplayArgs) -> Result<ExitCode> {
         }
         return replay_dir(target, &overrides, args.json);
     }
-    let looks_like_a_path =
-        args.target.contains(std::path::MAIN_SEPARATOR) || args.target.ends_with(".jsonl");
+    let looks_like_a_path = named.contains(std::path::MAIN_SEPARATOR) || named.ends_with(".jsonl");
     if looks_like_a_path && !target.exists() {
         bail!("{}: no such session file or directory", target.display());
     }
-    let path = sessions::resolve(&args.target)?;
+    let path = sessions::resolve(&named)?;
     let session = path.display().to_string();
     // A label's name is looked up in the session; a number is taken as it is.
     let entry = |text: &String| xcsh_inspect::resolve_entry_at(&path, text);

@@ -252,7 +252,8 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         delegate: args.delegate.then_some(true),
         otel: args.otel.layer()?,
     };
-    let effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
+    let mut effective = config::resolve(&file, &config_path, args.profile.as_deref(), &flags)?;
+    let mut provider_args = args.provider.clone();
     let existing = if args.continue_ {
         let (path, recorded) = sessions::newest(&here_ws)?;
         Some((sessions::display_name(&path), path, Some(recorded)))
@@ -277,6 +278,16 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
                 chosen.as_deref(),
                 args.show_context,
             )?;
+            // The session's provider, model, base URL and script where the command
+            // line chooses none (§22.2): a flag, or the profile `--profile` names.
+            if let Some((id, choice)) = providers::remembered(&placed.path) {
+                let profile_named = args.profile.is_some();
+                if let Some(line) =
+                    choice.apply(&id, &mut provider_args, &mut effective, profile_named)
+                {
+                    say(&format!("xcsh: {line}"));
+                }
+            }
             let target = SessionTarget::Existing {
                 path: placed.path,
                 at: placed.at,
@@ -364,8 +375,8 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         session,
         limits: effective.limits(),
         system_prompt: instructions::system_prompt(&base, &files),
-        provider: providers::build(&args.provider, &cwd, &effective)?,
-        provider_args: args.provider.clone(),
+        provider: providers::build(&provider_args, &cwd, &effective)?,
+        provider_args,
         tools,
         permissions,
         max_parallel_tools: effective.max_parallel_tools.value,

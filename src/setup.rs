@@ -41,11 +41,14 @@ pub(crate) struct Setup {
 }
 
 /// The options of a run, with the `task` tool offered when `delegate`
-/// (`--delegate`) asks.
+/// (`--delegate`) asks. Every run of a session starts here (one-shot and
+/// interactive), so here the session keeps what its provider is made of, for a
+/// later `--resume` (§22.2).
 pub(crate) fn offer_task(
     delegate: bool,
     opts: xcsh_runtime::RunOptions,
 ) -> xcsh_runtime::RunOptions {
+    providers::remember_for(&opts.session, &opts.provider);
     if delegate {
         xcsh_runtime::task::delegating(opts)
     } else {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 use xcsh_log::SessionLog;
 use xcsh_log::index::{ArchivedIndexData, Kind, index_of, open_index};
@@ -144,38 +144,105 @@ fn last_active_ms(d: &ArchivedIndexData) -> i64 {
     }
 }
 
+/// The `xcsh sessions` table (SPEC §16.3), as wide as the terminal when stdout is
+/// one, else as wide as its content.
 pub fn sessions_table(sessions: &[SessionSummary]) -> String {
+    sessions_table_in(sessions, None)
+}
+
+/// The narrowest the `last message` column (and `workspace`, when shown) is let
+/// become before other columns are left out.
+const MIN_MESSAGE_WIDTH: usize = 20;
+
+/// [`sessions_table`] `width` columns wide (`None`: the terminal's, if any). The
+/// id (what users copy), the workspace, the times and the counts never wrap; the
+/// workspace column is left out when every row has the same one (always so without
+/// `--all`); the message takes what is left. On a terminal too narrow for that,
+/// `branches`, `started`, `entries` and `tokens` are left out, in that order, until
+/// the message has [`MIN_MESSAGE_WIDTH`] columns (if it still has not, the
+/// workspace wraps too).
+fn sessions_table_in(sessions: &[SessionSummary], width: Option<u16>) -> String {
+    let one_workspace = sessions
+        .windows(2)
+        .all(|w| w[0].workspace == w[1].workspace);
+    // The workspace and the message come from the log (a model's text, a path):
+    // neutralized for the terminal (SPEC §16.6), as every other view does.
+    let rows: Vec<[String; 8]> = sessions
+        .iter()
+        .map(|s| {
+            [
+                if s.depth == 0 {
+                    s.id.clone()
+                } else {
+                    format!("{}↳ {}", "  ".repeat(s.depth - 1), s.id)
+                },
+                crate::terminal::neutralize(&s.workspace).into_owned(),
+                s.started.clone(),
+                s.last_active.clone(),
+                s.entries.to_string(),
+                s.branches.to_string(),
+                s.tokens.to_string(),
+                crate::terminal::neutralize(&s.last_message).into_owned(),
+            ]
+        })
+        .collect();
+    let header = [
+        "id",
+        "workspace",
+        "started",
+        "last active",
+        "entries",
+        "branches",
+        "tokens",
+        "last message",
+    ];
+    let (workspace, message) = (1, 7);
+    let mut shown: Vec<usize> = (0..header.len())
+        .filter(|&c| c != workspace || !one_workspace)
+        .collect();
     let mut table = Table::new();
     table
         .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "id",
-            "workspace",
-            "started",
-            "last active",
-            "entries",
-            "branches",
-            "tokens",
-            "last message",
-        ]);
-    // The workspace and the message come from the log (a model's text, a path):
-    // neutralized for the terminal (SPEC §16.6), as every other view does.
-    for s in sessions {
-        table.add_row([
-            if s.depth == 0 {
-                s.id.clone()
-            } else {
-                format!("{}↳ {}", "  ".repeat(s.depth - 1), s.id)
-            },
-            crate::terminal::neutralize(&s.workspace).into_owned(),
-            s.started.clone(),
-            s.last_active.clone(),
-            s.entries.to_string(),
-            s.branches.to_string(),
-            s.tokens.to_string(),
-            crate::terminal::neutralize(&s.last_message).into_owned(),
-        ]);
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if let Some(width) = width {
+        table.set_width(width);
+    }
+    // The workspace wraps only when it is that or a message narrower than
+    // MIN_MESSAGE_WIDTH.
+    let mut wrap_workspace = false;
+    if let Some(width) = table.width().map(usize::from) {
+        // What a column takes: its widest cell, 2 of padding and its border.
+        let fixed = |c: usize| {
+            let widest = rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0);
+            widest.max(header[c].chars().count()) + 3
+        };
+        let needed = |shown: &[usize], wrap_workspace: bool| {
+            1 + shown
+                .iter()
+                .map(|&c| match c {
+                    c if c == message || (c == workspace && wrap_workspace) => {
+                        MIN_MESSAGE_WIDTH + 3
+                    }
+                    c => fixed(c),
+                })
+                .sum::<usize>()
+        };
+        for leave_out in [5, 2, 4, 6] {
+            if needed(&shown, false) <= width {
+                break;
+            }
+            shown.retain(|&c| c != leave_out);
+        }
+        wrap_workspace = needed(&shown, false) > width;
+    }
+    table.set_header(shown.iter().map(|&c| header[c]));
+    for row in &rows {
+        table.add_row(shown.iter().map(|&c| row[c].as_str()));
+    }
+    for (column, &c) in table.column_iter_mut().zip(&shown) {
+        if c != message && !(c == workspace && wrap_workspace) {
+            column.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     table.to_string()
 }
@@ -224,6 +291,86 @@ mod tests {
             "{table:?}"
         );
         assert!(table.contains("clear ␛[2J␛]0;owned␇ now"), "{table}");
+    }
+
+    /// Two sessions as `xcsh sessions` lists them; with `other`, the second is of
+    /// another workspace (as `--all` may list).
+    fn two_listed(other: bool) -> Vec<SessionSummary> {
+        let session = |id: &str, workspace: &str, message: &str| SessionSummary {
+            id: id.to_string(),
+            path: format!("/h/sessions/{id}.jsonl"),
+            workspace: workspace.to_string(),
+            started: "2026-11-30 03:31".to_string(),
+            last_active: "2026-12-01 17:02".to_string(),
+            entries: 1234,
+            branches: 2,
+            last_message: message.to_string(),
+            tokens: 98765,
+            first_message: message.to_string(),
+            started_ms: 0,
+            active_ms: 0,
+            parent: None,
+            depth: 0,
+        };
+        vec![
+            session(
+                "9bdf6e0a1c2d",
+                "/home/ada/projects/xcsh",
+                "now make the parser accept a trailing comma in every list",
+            ),
+            session(
+                "e6c62a58b0f1",
+                if other {
+                    "/home/ada/notes"
+                } else {
+                    "/home/ada/projects/xcsh"
+                },
+                "fix the failing test",
+            ),
+        ]
+    }
+
+    /// At 60 columns the id and the time stay whole, on one line; the columns that
+    /// do not fit are left out and the message wraps in what is left.
+    #[test]
+    fn a_narrow_sessions_table_keeps_the_id_whole_and_wraps_only_the_message() {
+        expect_test::expect![[r#"
+            ┌──────────────┬──────────────────┬────────────────────────┐
+            │ id           ┆ last active      ┆ last message           │
+            ╞══════════════╪══════════════════╪════════════════════════╡
+            │ 9bdf6e0a1c2d ┆ 2026-12-01 17:02 ┆ now make the parser    │
+            │              ┆                  ┆ accept a trailing      │
+            │              ┆                  ┆ comma in every list    │
+            │ e6c62a58b0f1 ┆ 2026-12-01 17:02 ┆ fix the failing test   │
+            └──────────────┴──────────────────┴────────────────────────┘"#]]
+        .assert_eq(&sessions_table_in(&two_listed(false), Some(60)));
+    }
+
+    /// One workspace (always so without `--all`) is not repeated on every row; two
+    /// are shown, whole. The message takes what the other columns leave, and the
+    /// columns that would leave it less than 20 are left out (`branches` at 100
+    /// columns, `started` too at 120 with the workspace).
+    #[test]
+    fn the_workspace_column_shows_only_when_the_rows_differ_in_it() {
+        expect_test::expect![[r#"
+            ┌──────────────┬──────────────────┬──────────────────┬─────────┬────────┬──────────────────────────┐
+            │ id           ┆ started          ┆ last active      ┆ entries ┆ tokens ┆ last message             │
+            ╞══════════════╪══════════════════╪══════════════════╪═════════╪════════╪══════════════════════════╡
+            │ 9bdf6e0a1c2d ┆ 2026-11-30 03:31 ┆ 2026-12-01 17:02 ┆ 1234    ┆ 98765  ┆ now make the parser      │
+            │              ┆                  ┆                  ┆         ┆        ┆ accept a trailing comma  │
+            │              ┆                  ┆                  ┆         ┆        ┆ in every list            │
+            │ e6c62a58b0f1 ┆ 2026-11-30 03:31 ┆ 2026-12-01 17:02 ┆ 1234    ┆ 98765  ┆ fix the failing test     │
+            └──────────────┴──────────────────┴──────────────────┴─────────┴────────┴──────────────────────────┘"#]]
+        .assert_eq(&sessions_table_in(&two_listed(false), Some(100)));
+        expect_test::expect![[r#"
+            ┌──────────────┬─────────────────────────┬──────────────────┬─────────┬────────┬───────────────────────────────────────┐
+            │ id           ┆ workspace               ┆ last active      ┆ entries ┆ tokens ┆ last message                          │
+            ╞══════════════╪═════════════════════════╪══════════════════╪═════════╪════════╪═══════════════════════════════════════╡
+            │ 9bdf6e0a1c2d ┆ /home/ada/projects/xcsh ┆ 2026-12-01 17:02 ┆ 1234    ┆ 98765  ┆ now make the parser accept a trailing │
+            │              ┆                         ┆                  ┆         ┆        ┆ comma in every list                   │
+            │ e6c62a58b0f1 ┆ /home/ada/notes         ┆ 2026-12-01 17:02 ┆ 1234    ┆ 98765  ┆ fix the failing test                  │
+            └──────────────┴─────────────────────────┴──────────────────┴─────────┴────────┴───────────────────────────────────────┘"#]]
+        .assert_eq(&sessions_table_in(&two_listed(true), Some(120)));
     }
 
     /// The first prompt names the session, whatever came after it.

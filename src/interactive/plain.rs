@@ -267,7 +267,12 @@ pub async fn main(setup: Setup, mut signals: Signals) -> Result<ExitCode> {
         }
     }
     if let Some(hint) = commands::resume_hint(ui.session.as_deref()) {
-        ui.out.line(hint);
+        // Written directly: after Ctrl-D the line reader has ended, and with it the
+        // printer that writes above its prompt (a line sent to it would be lost).
+        // `\r`: the terminal may still be raw (`/quit` leaves the reader waiting).
+        ui.out.flush();
+        print!("\r{hint}\r\n");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
     }
     Ok(ExitCode::SUCCESS)
 }
