@@ -202,13 +202,12 @@ fn on_record(run: &mut Run, entry: &Entry, ignored: bool) -> Result<(), String> 
                 || "an undo during a run was applied".into(),
             )?;
         }
-        Input::Interrupt
-        | Input::Stream { .. }
-        | Input::StepEnded { .. }
-        | Input::CompactionDone { .. }
-        | Input::Approval { .. }
-        | Input::CheckFailed { .. }
-        | Input::MemoryIndex { .. } => {}
+        // Checked through the decisions they lead to (`check_decision`).
+        Input::Interrupt | Input::CompactionDone { .. } | Input::MemoryIndex { .. } => {}
+        // A step's inputs are `on_step`'s; a denial or a failed check settles the call
+        // with a `synthetic_result`.
+        Input::Stream { .. } | Input::StepEnded { .. } => {}
+        Input::Approval { .. } | Input::CheckFailed { .. } => {}
     }
     Ok(())
 }

@@ -48,22 +48,16 @@ impl IdMap {
             Record::Branch { from_leaf } => self.map(from_leaf),
             Record::Label { target, .. } => self.map(target),
             Record::Undo { run, .. } => self.map(run),
-            Record::Session(_)
-            | Record::Workspace { .. }
-            | Record::Foreign(_)
-            | memory_record!()
-            | Record::UserMessage { .. }
-            | Record::Steer { .. }
-            | Record::FollowUp { .. }
-            | Record::Interrupt {}
-            | Record::Step(_)
-            | Record::ToolResult(_)
-            | Record::CompactionSummary { .. }
-            | Record::Recovered { .. }
-            | Record::LateEvent { .. }
-            | Record::Compact { .. }
-            | Record::ApprovalAnswer { .. }
-            | Record::CheckFailed { .. } => {}
+            // Structure and memory records name no other entry.
+            Record::Session(_) | Record::Workspace { .. } | Record::Foreign(_) => {}
+            memory_record!() => {}
+            // Nor do the user's inputs (a steer's or a follow-up's id is its own)...
+            Record::UserMessage { .. } | Record::Steer { .. } | Record::FollowUp { .. } => {}
+            Record::Interrupt {} | Record::Compact { .. } => {}
+            // ... nor the facts: they name calls and steps, not entries.
+            Record::Step(_) | Record::ToolResult(_) | Record::LateEvent { .. } => {}
+            Record::CompactionSummary { .. } | Record::Recovered { .. } => {}
+            Record::ApprovalAnswer { .. } | Record::CheckFailed { .. } => {}
         }
         record
     }
