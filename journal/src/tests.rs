@@ -487,36 +487,42 @@ fn after_a_denial_the_next_question_is_put() {
     );
 }
 
-/// One step asks to write three times: each question says how many more wait behind
-/// it (2, 1, 0), counted from the journal's own state as the answers come.
+/// One step asks to write three times (and to echo, which runs at once): each
+/// question says how many more wait behind it (2, 1, 0), counted from the journal's
+/// own state as the answers come.
 #[test]
 fn each_question_says_how_many_more_wait_behind_it() {
     let mut h = Harness::new();
     h.prompt(Permissions::Ask);
-    h.step(1, &[("c1", "write"), ("c2", "write"), ("c3", "write")]);
+    let calls = [("c1", "write"), ("c2", "write"), ("c3", "write"), ("c4", "echo")];
+    h.step(1, &calls);
     h.answer("c1", Verdict::Allow, ApprovalScope::Once);
     h.answer("c2", Verdict::Deny, ApprovalScope::Once);
     h.check(expect![[r#"
         > end 1 ok
           +3 step 1 Completed
+          +4 tool_dispatched c4
           ! event step_finished
           ! check c1
+          ! event tool_call
+          ! sync
+          ! start_tool c4 (dispatched by 4)
         > checked c1: ok
           ! event approval_requested
           ! ask c1 (2 more waiting)
         > answer c1 Allow Once
-          +4 approval_answer
-          +5 tool_dispatched c1
+          +5 approval_answer
+          +6 tool_dispatched c1
           ! event tool_call
           ! sync
-          ! start_tool c1 (dispatched by 5)
+          ! start_tool c1 (dispatched by 6)
           ! check c2
         > checked c2: ok
           ! event approval_requested
           ! ask c2 (1 more waiting)
         > answer c2 Deny Once
-          +6 approval_answer
-          +7 synthetic_result
+          +7 approval_answer
+          +8 synthetic_result
           ! event tool_result
           ! check c3
         > checked c3: ok
