@@ -124,14 +124,16 @@ pub fn resolve_entry_in(
     if !ids.is_empty() {
         source.entries(
             shapes,
-            &|id| ids.contains(&id),
-            &|e| match &e.body {
-                Body::Record(Record::Label { target, name }) => Some((*target, name.clone())),
-                _ => None,
-            },
-            &mut |label| {
-                labels.extend(label);
-                true
+            crate::source::Visit {
+                want: &|id| ids.contains(&id),
+                keep: &|e| match &e.body {
+                    Body::Record(Record::Label { target, name }) => Some((*target, name.clone())),
+                    _ => None,
+                },
+                each: &mut |label| {
+                    labels.extend(label);
+                    true
+                },
             },
         )?;
     }

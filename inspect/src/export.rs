@@ -91,11 +91,13 @@ fn markdown_level(
     let mut plan_entries = Vec::new();
     source.entries(
         &shapes,
-        &|id| on_path.contains(&id),
-        &|e| concerns_plan(e).then(|| e.clone()),
-        &mut |e| {
-            plan_entries.extend(e);
-            true
+        crate::source::Visit {
+            want: &|id| on_path.contains(&id),
+            keep: &|e| concerns_plan(e).then(|| e.clone()),
+            each: &mut |e| {
+                plan_entries.extend(e);
+                true
+            },
         },
     )?;
     drop(on_path);

@@ -39,7 +39,7 @@ pub use common::{
 };
 pub use error::InspectError;
 pub use family::opened_in;
-pub use source::{Shapes, Source, Streamed};
+pub use source::{Shapes, Source, Streamed, Visit};
 pub use style::Style;
 pub use summary::{
     SessionSummary, family_order, family_order_opened, sessions_table, summarize,

@@ -487,39 +487,43 @@ pub fn branch_items(
     if !wanted.is_empty() {
         source.entries(
             shapes,
-            &|id| wanted.contains(&id),
-            &|e| match &e.body {
-                Body::Record(Record::Label { target, .. }) => Some((*target, item(e)?)),
-                _ => None,
-            },
-            &mut |label| {
-                if let Some((target, it)) = label {
-                    labels.entry(target).or_default().push(it);
-                }
-                true
+            crate::source::Visit {
+                want: &|id| wanted.contains(&id),
+                keep: &|e| match &e.body {
+                    Body::Record(Record::Label { target, .. }) => Some((*target, item(e)?)),
+                    _ => None,
+                },
+                each: &mut |label| {
+                    if let Some((target, it)) = label {
+                        labels.entry(target).or_default().push(it);
+                    }
+                    true
+                },
             },
         )?;
     }
     let mut first = true;
     source.entries(
         shapes,
-        &|id| on_path.contains(&id),
-        &|e| Some((e.id, item(e)?)),
-        &mut |kept| {
-            let Some((id, mut it)) = kept else {
-                return true;
-            };
-            // The session's own id (a fork's is in its file name, its header is its
-            // source's).
-            if std::mem::take(&mut first)
-                && let Item::Session { session_id, .. } = &mut it
-            {
-                *session_id = xcsh_log::session_id(source.file(), session_id).to_string();
-            }
-            if !each(it) {
-                return false;
-            }
-            labels.remove(&id).into_iter().flatten().all(&mut *each)
+        crate::source::Visit {
+            want: &|id| on_path.contains(&id),
+            keep: &|e| Some((e.id, item(e)?)),
+            each: &mut |kept| {
+                let Some((id, mut it)) = kept else {
+                    return true;
+                };
+                // The session's own id (a fork's is in its file name, its header is its
+                // source's).
+                if std::mem::take(&mut first)
+                    && let Item::Session { session_id, .. } = &mut it
+                {
+                    *session_id = xcsh_log::session_id(source.file(), session_id).to_string();
+                }
+                if !each(it) {
+                    return false;
+                }
+                labels.remove(&id).into_iter().flatten().all(&mut *each)
+            },
         },
     )
 }

@@ -248,25 +248,26 @@ impl Shapes {
     }
 }
 
+/// What one [`Source::entries`] pass reads: the entries `want` accepts, each made
+/// into what `keep` makes of it (on worker threads for a streamed file), handed to
+/// `each` until it returns `false`.
+pub struct Visit<'a, T> {
+    pub want: &'a (dyn Fn(EntryId) -> bool + Sync),
+    pub keep: &'a (dyn Fn(&Entry) -> T + Sync),
+    pub each: &'a mut dyn FnMut(T) -> bool,
+}
+
 /// A source of a session's entries for the views of one branch.
 pub trait Source {
     /// The file the entries come from.
     fn file(&self) -> &Path;
     /// The shape of the DAG (the first pass).
     fn shapes(&self) -> Result<Shapes, InspectError>;
-    /// The entries `want` accepts, in file order, each made into what `keep` makes of
-    /// it (on worker threads for a streamed file), through `each` until it returns
-    /// `false`; only the first `shapes.len()` entries (lines appended after the first
-    /// pass are left out). A streamed file is read up to the last entry wanted, and
-    /// its lines not wanted are checked against the first pass (their ids and hashes
-    /// in the chain) without hashing them again.
-    fn entries<T: Send>(
-        &self,
-        shapes: &Shapes,
-        want: &(dyn Fn(EntryId) -> bool + Sync),
-        keep: &(dyn Fn(&Entry) -> T + Sync),
-        each: &mut dyn FnMut(T) -> bool,
-    ) -> Result<(), InspectError>;
+    /// The entries of `visit`, in file order; only the first `shapes.len()` entries
+    /// (lines appended after the first pass are left out). A streamed file is read up
+    /// to the last entry wanted, and its lines not wanted are checked against the
+    /// first pass (their ids and hashes in the chain) without hashing them again.
+    fn entries<T: Send>(&self, shapes: &Shapes, visit: Visit<'_, T>) -> Result<(), InspectError>;
 }
 
 impl Source for SessionLog {
@@ -282,13 +283,8 @@ impl Source for SessionLog {
         Ok(b.finish()?)
     }
 
-    fn entries<T: Send>(
-        &self,
-        shapes: &Shapes,
-        want: &(dyn Fn(EntryId) -> bool + Sync),
-        keep: &(dyn Fn(&Entry) -> T + Sync),
-        each: &mut dyn FnMut(T) -> bool,
-    ) -> Result<(), InspectError> {
+    fn entries<T: Send>(&self, shapes: &Shapes, visit: Visit<'_, T>) -> Result<(), InspectError> {
+        let Visit { want, keep, each } = visit;
         for e in self.entries.iter().take(shapes.len()) {
             if want(e.id) && !each(keep(e)) {
                 break;
@@ -367,13 +363,8 @@ impl Source for Streamed {
         self.first_pass(false)
     }
 
-    fn entries<T: Send>(
-        &self,
-        shapes: &Shapes,
-        want: &(dyn Fn(EntryId) -> bool + Sync),
-        keep: &(dyn Fn(&Entry) -> T + Sync),
-        each: &mut dyn FnMut(T) -> bool,
-    ) -> Result<(), InspectError> {
+    fn entries<T: Send>(&self, shapes: &Shapes, visit: Visit<'_, T>) -> Result<(), InspectError> {
+        let Visit { want, keep, each } = visit;
         // Read up to the last entry wanted only (a branch that ends early in the file,
         // the labels of a short branch).
         let n = (0..shapes.len())
