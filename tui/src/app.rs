@@ -619,8 +619,9 @@ impl App {
         }
     }
 
-    /// Pasted text (bracketed paste): into the editor, newlines kept (into a
-    /// denial's message, on one line).
+    /// Pasted text (bracketed paste): into the editor, newlines kept, a long paste
+    /// as a placeholder the editor sends as the text (into a denial's message, on
+    /// one line).
     pub fn on_paste(&mut self, text: &str) {
         if self.overlay.is_some() {
             return;

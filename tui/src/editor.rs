@@ -23,6 +23,7 @@
 
 mod buffer;
 mod history;
+mod paste;
 mod render;
 mod search;
 #[cfg(test)]
@@ -82,9 +83,9 @@ pub enum EditorOutcome {
     Nothing,
     /// The text, cursor, popup or search changed: redraw.
     Changed,
-    /// Enter on a non-blank text: the text, exactly as typed (Enter in the `/`
-    /// popup: `/name` of the selected command). The editor is now empty and the
-    /// text in its history.
+    /// Enter on a non-blank text: the text, exactly as typed, each paste's placeholder
+    /// its text (Enter in the `/` popup: `/name` of the selected command). The editor
+    /// is now empty and the text in its history.
     Submit(String),
     /// Tab (popup closed) on a non-blank text while queueing is on
     /// ([`Editor::set_queueing`]): a follow-up to queue. The editor is now empty.
@@ -141,6 +142,7 @@ pub struct Editor {
     /// Tab queues a follow-up (a turn runs); otherwise Tab outside a popup does
     /// nothing.
     queueing: bool,
+    pastes: paste::Pastes,
 }
 
 impl Default for Editor {
@@ -170,6 +172,7 @@ impl Editor {
             scroll: Cell::new(0),
             width: Cell::new(0),
             queueing: false,
+            pastes: paste::Pastes::default(),
         }
     }
 
@@ -210,10 +213,10 @@ impl Editor {
         self.edited();
     }
 
-    /// Empties the editor and closes the popup and the search.
-    /// Empties the input; the text goes into the history (Up brings it back).
+    /// Empties the input and closes the search; the text goes into the history (Up
+    /// brings it back), each paste's placeholder its text.
     pub fn clear(&mut self) {
-        let text = self.buffer.take();
+        let text = self.pastes.release(&self.buffer.take());
         self.history.record(&text);
         self.walk = None;
         self.search = None;
@@ -253,7 +256,7 @@ impl Editor {
         self.edit_key(key)
     }
 
-    /// Inserts pasted text with its newlines (`\r\n` and `\r` become `\n`).
+    /// Inserts pasted text, newlines kept (`\r\n`, `\r`: `\n`); a long one as a placeholder.
     pub fn on_paste(&mut self, text: &str) -> EditorOutcome {
         let text = normalize_newlines(text);
         if text.is_empty() {
@@ -264,7 +267,7 @@ impl Editor {
             search.narrow(self.history.entries());
             return EditorOutcome::Changed;
         }
-        self.buffer.insert(&text);
+        self.buffer.insert(&self.pastes.hold(text));
         self.edited();
         EditorOutcome::Changed
     }
@@ -306,7 +309,7 @@ impl Editor {
     }
 
     fn take(&mut self) -> String {
-        let text = self.buffer.take();
+        let text = self.pastes.release(&self.buffer.take());
         self.history.record(&text);
         self.walk = None;
         self.column = None;
@@ -408,7 +411,7 @@ impl Editor {
                 if self.buffer.text().is_empty() {
                     EditorOutcome::Eof
                 } else {
-                    self.edit(TextBuffer::delete_forward)
+                    self.delete(true)
                 }
             }
             KeyCode::Char('r') if ctrl => {
@@ -433,9 +436,9 @@ impl Editor {
             KeyCode::Char('a') if ctrl => self.go(TextBuffer::home),
             KeyCode::End if plain => self.go(TextBuffer::end),
             KeyCode::Char('e') if ctrl => self.go(TextBuffer::end),
-            KeyCode::Backspace if plain => self.edit(TextBuffer::backspace),
-            KeyCode::Char('h') if ctrl => self.edit(TextBuffer::backspace),
-            KeyCode::Delete if plain => self.edit(TextBuffer::delete_forward),
+            KeyCode::Backspace if plain => self.delete(false),
+            KeyCode::Char('h') if ctrl => self.delete(false),
+            KeyCode::Delete if plain => self.delete(true),
             KeyCode::Backspace if alt || ctrl => self.kill(TextBuffer::delete_word_left),
             KeyCode::Char('w') if ctrl => self.kill(TextBuffer::delete_word_back),
             KeyCode::Char('d') if alt => self.kill(TextBuffer::delete_word_right),

@@ -640,7 +640,8 @@ fn a_cursor_after_a_full_row_gets_a_row_of_its_own() {
 #[test]
 fn a_long_text_scrolls_to_keep_the_cursor_visible() {
     let mut e = Editor::default();
-    e.on_paste(
+    // Typed (pasted, 14 lines would be a placeholder).
+    e.set_text(
         &(1..=14)
             .map(|i| format!("line {i}"))
             .collect::<Vec<_>>()
@@ -798,4 +799,130 @@ fn tab_on_a_mention_without_matches_neither_completes_nor_queues() {
             Tab: Nothing → see @zzz|
         "#]],
     );
+}
+
+/// `count` numbered lines, `line 1` to `line {count}`, a newline after each.
+fn numbered_lines(count: usize) -> String {
+    (1..=count).map(|i| format!("line {i}\n")).collect()
+}
+
+#[test]
+fn a_200_line_paste_shows_one_placeholder_row_and_submits_the_full_text() {
+    let paste = numbered_lines(200);
+    let mut e = typed_into(Editor::default(), "fix this: ");
+    assert_eq!(e.on_paste(&paste), EditorOutcome::Changed);
+    typed(&mut e, " thanks");
+    assert_eq!(e.desired_height(60), 1);
+    check_screen(
+        &e,
+        60,
+        expect![[r#"
+            › fix this: [Pasted text #1 +200 lines] thanks
+            cursor at (46, 0)
+        "#]],
+    );
+    let sent = format!("fix this: {paste} thanks");
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit(sent.clone())
+    );
+    assert_eq!(e.text(), "");
+    assert_eq!(e.history().entries(), std::slice::from_ref(&sent));
+    // Up recalls the text as sent, the paste expanded.
+    e.on_key(key(KeyCode::Up));
+    assert_eq!(e.text(), sent);
+}
+
+#[test]
+fn a_paste_over_1000_characters_on_one_line_is_a_placeholder_too() {
+    let paste = "x".repeat(1_001);
+    let e = pasted_into(Editor::default(), &paste);
+    assert_eq!(shown(&e), "[Pasted text #1 +1 line]|");
+    let e = pasted_into(Editor::default(), &paste[..1_000]);
+    assert_eq!(e.text(), &paste[..1_000]);
+}
+
+#[test]
+fn two_pastes_number_1_and_2_and_tab_queues_both_expanded() {
+    let (first, second) = (numbered_lines(12), "a\r\nb\r\n".repeat(6));
+    let mut e = pasted_into(Editor::default(), &first);
+    typed(&mut e, " and ");
+    e.on_paste(&second);
+    assert_eq!(
+        shown(&e),
+        "[Pasted text #1 +12 lines] and [Pasted text #2 +12 lines]|"
+    );
+    e.set_queueing(true);
+    assert_eq!(
+        e.on_key(key(KeyCode::Tab)),
+        EditorOutcome::Queue(format!("{first} and {}", "a\nb\n".repeat(6)))
+    );
+    // A new input numbers its pastes from #1 again.
+    e.on_paste(&first);
+    assert_eq!(shown(&e), "[Pasted text #1 +12 lines]|");
+}
+
+#[test]
+fn backspace_and_delete_at_a_placeholder_remove_it_whole_with_its_text() {
+    let mut e = typing("a");
+    e.on_key(ctrl('j'));
+    e.on_paste(&numbered_lines(11));
+    typed(&mut e, " b");
+    check_keys(
+        e,
+        "Backspace Backspace Backspace Left Left Left Delete Delete Enter",
+        expect![[r#"
+            Backspace: Changed → a⏎[Pasted text #1 +11 lines] |
+            Backspace: Changed → a⏎[Pasted text #1 +11 lines]|
+            Backspace: Changed → a⏎|
+            Left: Changed → a|⏎
+            Left: Changed → |a⏎
+            Left: Nothing → |a⏎
+            Delete: Changed → |⏎
+            Delete: Changed → |
+            Enter: Nothing → |
+        "#]],
+    );
+    let mut e = pasted_into(Editor::default(), &numbered_lines(11));
+    e.on_key(key(KeyCode::Home));
+    e.on_key(key(KeyCode::Delete));
+    assert_eq!(shown(&e), "|");
+    // Inside the placeholder (moved into it), Backspace removes it whole too.
+    let mut e = pasted_into(typing("x"), &numbered_lines(11));
+    e.on_key(key(KeyCode::Left));
+    e.on_key(key(KeyCode::Backspace));
+    assert_eq!(shown(&e), "x|");
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit("x".into())
+    );
+}
+
+#[test]
+fn a_placeholder_killed_and_yanked_back_still_sends_its_text() {
+    let paste = numbered_lines(20);
+    let mut e = pasted_into(typing("see "), &paste);
+    e.on_key(ctrl('u'));
+    assert_eq!(e.text(), "");
+    e.on_key(ctrl('y'));
+    assert_eq!(
+        e.on_key(key(KeyCode::Enter)),
+        EditorOutcome::Submit(format!("see {paste}"))
+    );
+}
+
+#[test]
+fn a_small_paste_and_a_long_blank_one_go_in_as_plain_text() {
+    let ten = numbered_lines(10);
+    assert_eq!(pasted_into(typing("> "), &ten).text(), format!("> {ten}"));
+    let blank = "\n".repeat(30);
+    assert_eq!(pasted_into(Editor::default(), &blank).text(), blank);
+}
+
+#[test]
+fn esc_clears_a_placeholder_into_the_history_as_its_text() {
+    let paste = numbered_lines(15);
+    let mut e = pasted_into(Editor::default(), &paste);
+    assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cleared);
+    assert_eq!(e.history().entries(), [paste]);
 }
