@@ -2,12 +2,11 @@
 //! the HTTP wire protocols, optionally recorded to or played from a cassette.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use serde::{Deserialize, Serialize};
 
 use crate::config::{Effective, Setting, Source};
 use xcsh_log::secrets::Secrets;
@@ -137,8 +136,13 @@ fn default_model(kind: ProviderKind) -> &'static str {
     }
 }
 
-/// Builds the provider the flags (over the configuration) name, in `cwd`.
-pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<dyn Provider>> {
+/// Builds the provider the flags (over the configuration) name, in `cwd`, and says
+/// what it is made of (recorded in the session its runs write, SPEC §22.2).
+pub fn build(
+    args: &ProviderArgs,
+    cwd: &Path,
+    config: &Effective,
+) -> Result<(Arc<dyn Provider>, Choice)> {
     let kind = kind(args, config)?;
     if kind == ProviderKind::Faux {
         if args.record.is_some() || args.cassette.is_some() {
@@ -151,7 +155,7 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
             .as_ref()
             .context("--provider faux needs --script FILE (JSON Lines, one model step per line)")?;
         let provider: Arc<dyn Provider> = Arc::new(FauxProvider::from_file(script)?);
-        return Ok(built(provider, Choice::of(kind, args, config)));
+        return Ok((provider, choice_of(kind, args, config)));
     }
     if args.script.is_some() {
         bail!("--script is for --provider faux");
@@ -193,7 +197,7 @@ pub fn build(args: &ProviderArgs, cwd: &Path, config: &Effective) -> Result<Arc<
         ProviderKind::OpenaiResponses => Arc::new(ResponsesProvider::new(http)?),
         ProviderKind::Openai | ProviderKind::Faux => Arc::new(OpenAiProvider::new(http)?),
     };
-    Ok(built(provider, Choice::of(kind, args, config)))
+    Ok((provider, choice_of(kind, args, config)))
 }
 
 /// A missing key's error with a second line: how to try xcsh without one (README's
@@ -212,139 +216,100 @@ fn with_no_key_hint(error: ConfigError, service: Service) -> anyhow::Error {
     )
 }
 
-/// What a session's provider was made of: the provider, the model it called (a
-/// wire protocol's), the base URL the flags or the config gave, the faux script
-/// (absolute). Never a key: keys come from the environment, every time. The log
-/// does not hold it (the `session` header has no field for it), so it is kept
-/// beside the sessions, `$XCSH_HOME/session-providers/ID.json`, and a run on an
-/// existing session takes it where the command line chooses nothing else (SPEC
-/// §22.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Choice {
-    pub provider: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script: Option<PathBuf>,
-}
+/// What a run's provider is made of: the provider, the model it calls (a wire
+/// protocol's), the base URL the flags or the config gave, the faux script
+/// (absolute). Never a key: keys come from the environment, every time. A run
+/// records it in its session as a `provider` entry when it differs from the last
+/// one on the branch, and a run on an existing session takes the last one on its
+/// branch where the command line chooses nothing else (SPEC §22.2).
+pub type Choice = xcsh_log::ProviderRecord;
 
-/// The provider [`build`] made last (by address) and what it was made of, for
-/// [`remember_for`] (the interactive mode's runs reach it only as a provider).
-static BUILT: Mutex<Option<(usize, Choice)>> = Mutex::new(None);
-
-fn address(provider: &Arc<dyn Provider>) -> usize {
-    Arc::as_ptr(provider).cast::<()>().addr()
-}
-
-fn built(provider: Arc<dyn Provider>, choice: Choice) -> Arc<dyn Provider> {
-    *BUILT.lock().unwrap_or_else(PoisonError::into_inner) = Some((address(&provider), choice));
-    provider
-}
-
-impl Choice {
-    /// What a provider of `kind` built from `args` over `config` is made of.
-    fn of(kind: ProviderKind, args: &ProviderArgs, config: &Effective) -> Choice {
-        let faux = kind == ProviderKind::Faux;
-        Choice {
-            provider: name(kind),
-            model: (!faux).then(|| {
-                config
-                    .model
-                    .as_ref()
-                    .map_or(default_model(kind), |m| m.value.as_str())
-                    .to_string()
-            }),
-            base_url: config
-                .base_url
+/// What a provider of `kind` built from `args` over `config` is made of.
+fn choice_of(kind: ProviderKind, args: &ProviderArgs, config: &Effective) -> Choice {
+    let faux = kind == ProviderKind::Faux;
+    Choice {
+        provider: name(kind),
+        model: (!faux).then(|| {
+            config
+                .model
                 .as_ref()
-                .map(|b| b.value.clone())
-                .filter(|url| !faux && keepable(url)),
-            script: args
-                .script
-                .as_ref()
-                .filter(|_| faux)
-                .map(|s| std::path::absolute(s).unwrap_or_else(|_| s.clone())),
-        }
+                .map_or(default_model(kind), |m| m.value.as_str())
+                .to_string()
+        }),
+        base_url: config
+            .base_url
+            .as_ref()
+            .map(|b| b.value.clone())
+            .filter(|url| !faux && keepable(url)),
+        script: args
+            .script
+            .as_ref()
+            .filter(|_| faux)
+            .map(|s| std::path::absolute(s).unwrap_or_else(|_| s.clone())),
     }
+}
 
-    /// Applies the choice of the session `id` to a run on it (SPEC §22.2): unless
-    /// the command line names another provider (`--provider`; `--script`, the faux
-    /// one; `--model`, `--base-url`, `--record` or `--cassette`, a wire protocol),
-    /// the provider, model, base URL and faux script are the session's where the
-    /// command line gives none (a flag, or the profile `--profile` names when
-    /// `profile_named`); the config file's never mix in. Returns the line that says
-    /// what was taken when that changed anything, e.g. `continuing with anthropic ·
-    /// MODEL from the session`.
-    pub fn apply(
-        &self,
-        id: &str,
-        args: &mut ProviderArgs,
-        effective: &mut Effective,
-        profile_named: bool,
-    ) -> Option<String> {
-        let chosen = |s: &Option<Setting<String>>| {
-            s.as_ref().is_some_and(|s| match &s.source {
-                Source::Flag => true,
-                Source::Profile { .. } => profile_named,
-                Source::Default | Source::File { .. } | Source::Session { .. } => false,
-            })
-        };
-        let named = if chosen(&effective.provider) {
-            effective.provider.as_ref().map(|p| p.value.clone())
-        } else {
-            args.kind_name()
-                .or_else(|| args.script.as_ref().map(|_| name(ProviderKind::Faux)))
-        };
-        let wire = chosen(&effective.model) || chosen(&effective.base_url) || args.uses_cassette();
-        let faux = self.provider == name(ProviderKind::Faux);
-        match &named {
-            Some(named) if *named != self.provider => return None,
-            None if wire && faux => return None,
-            _ => {}
-        }
-        let before = made(args, effective);
-        let setting = |value: &String| Setting {
-            value: value.clone(),
-            source: Source::Session { id: id.to_string() },
-        };
-        if !chosen(&effective.provider) {
-            effective.provider = Some(setting(&self.provider));
-        }
-        if !chosen(&effective.model) {
-            effective.model = self.model.as_ref().map(setting);
-        }
-        if !chosen(&effective.base_url) {
-            effective.base_url = self.base_url.as_ref().map(setting);
-        }
-        if faux && args.script.is_none() {
-            args.script.clone_from(&self.script);
-        }
-        let after = made(args, effective)?;
-        (Some(&after) != before.as_ref())
-            .then(|| format!("continuing with {after} from the session"))
+/// Applies `session`, the choice the session `id` last recorded on its branch, to
+/// a run on it (SPEC §22.2): unless the command line names another provider
+/// (`--provider`; `--script`, the faux one; `--model`, `--base-url`, `--record` or
+/// `--cassette`, a wire protocol), the provider, model, base URL and faux script
+/// are the session's where the command line gives none (a flag, or the profile
+/// `--profile` names when `profile_named`); the config file's never mix in. Returns the line that says
+/// what was taken when that changed anything, e.g. `continuing with anthropic ·
+/// MODEL from the session`.
+pub fn apply(
+    session: &Choice,
+    id: &str,
+    args: &mut ProviderArgs,
+    effective: &mut Effective,
+    profile_named: bool,
+) -> Option<String> {
+    let chosen = |s: &Option<Setting<String>>| {
+        s.as_ref().is_some_and(|s| match &s.source {
+            Source::Flag => true,
+            Source::Profile { .. } => profile_named,
+            Source::Default | Source::File { .. } | Source::Session { .. } => false,
+        })
+    };
+    let named = if chosen(&effective.provider) {
+        effective.provider.as_ref().map(|p| p.value.clone())
+    } else {
+        args.kind_name()
+            .or_else(|| args.script.as_ref().map(|_| name(ProviderKind::Faux)))
+    };
+    let wire = chosen(&effective.model) || chosen(&effective.base_url) || args.uses_cassette();
+    let faux = session.provider == name(ProviderKind::Faux);
+    match &named {
+        Some(named) if *named != session.provider => return None,
+        None if wire && faux => return None,
+        _ => {}
     }
+    let before = made(args, effective);
+    let setting = |value: &String| Setting {
+        value: value.clone(),
+        source: Source::Session { id: id.to_string() },
+    };
+    if !chosen(&effective.provider) {
+        effective.provider = Some(setting(&session.provider));
+    }
+    if !chosen(&effective.model) {
+        effective.model = session.model.as_ref().map(setting);
+    }
+    if !chosen(&effective.base_url) {
+        effective.base_url = session.base_url.as_ref().map(setting);
+    }
+    if faux && args.script.is_none() {
+        args.script.clone_from(&session.script);
+    }
+    let after = made(args, effective)?;
+    (Some(&after) != before.as_ref()).then(|| format!("continuing with {after} from the session"))
 }
 
 /// What a run's provider would be made of (`None`: an error [`build`] reports).
 fn made(args: &ProviderArgs, config: &Effective) -> Option<Choice> {
     kind(args, config)
         .ok()
-        .map(|kind| Choice::of(kind, args, config))
-}
-
-impl std::fmt::Display for Choice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.provider)?;
-        for part in [&self.model, &self.base_url].into_iter().flatten() {
-            write!(f, " · {part}")?;
-        }
-        if let Some(script) = &self.script {
-            write!(f, " · script {}", script.display())?;
-        }
-        Ok(())
-    }
+        .map(|kind| choice_of(kind, args, config))
 }
 
 /// Whether a base URL may be kept: not when it carries credentials (user
@@ -353,73 +318,6 @@ fn keepable(url: &str) -> bool {
     let authority = url.split("://").nth(1).unwrap_or(url);
     let authority = authority.split('/').next().unwrap_or(authority);
     !authority.contains('@') && !url.contains('?') && known_secrets().redact(url) == url
-}
-
-/// Where the choice of the session `id` is kept; `None` for an id that cannot be a
-/// file name.
-fn choice_path(id: &str) -> Option<PathBuf> {
-    let plain = !id.is_empty()
-        && !id.starts_with('.')
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let home = crate::sessions::home().ok()?;
-    plain.then(|| home.join("session-providers").join(format!("{id}.json")))
-}
-
-/// The id a session's choice is kept under: the id in its file name, else its
-/// header's; and the header's besides, which a fork shares with its source.
-fn ids_of(path: &Path) -> Vec<String> {
-    let header = xcsh_log::read_header(path).ok().map(|h| h.session_id);
-    let mut ids: Vec<String> = xcsh_log::file_session_id(path)
-        .map(str::to_string)
-        .into_iter()
-        .collect();
-    ids.extend(header.filter(|h| !ids.contains(h)));
-    ids
-}
-
-/// The choice kept for the session at `path` (its own, else its source's for a
-/// fork), with the id it was kept under; `None` when there is none (a session
-/// made before choices were kept, or elsewhere).
-pub fn remembered(path: &Path) -> Option<(String, Choice)> {
-    ids_of(path).into_iter().find_map(|id| {
-        let text = std::fs::read_to_string(choice_path(&id)?).ok()?;
-        Some((id, serde_json::from_str(&text).ok()?))
-    })
-}
-
-/// Keeps what `provider` was made of (when [`build`] made it) as the choice of the
-/// session a run on `session` writes, for a later `--resume` or `--continue`. Best
-/// effort: a choice that cannot be written leaves the session as it was.
-pub fn remember_for(session: &xcsh_runtime::SessionTarget, provider: &Arc<dyn Provider>) {
-    let choice = match &*BUILT.lock().unwrap_or_else(PoisonError::into_inner) {
-        Some((at, choice)) if *at == address(provider) => choice.clone(),
-        _ => return,
-    };
-    let id = match session {
-        xcsh_runtime::SessionTarget::New { session_id, .. } => Some(session_id.clone()),
-        xcsh_runtime::SessionTarget::Existing { path, .. } => ids_of(path).into_iter().next(),
-    };
-    let Some(path) = id.as_deref().and_then(choice_path) else {
-        return;
-    };
-    let Ok(text) = serde_json::to_string(&choice) else {
-        return;
-    };
-    if std::fs::read_to_string(&path).is_ok_and(|kept| kept == text) {
-        return;
-    }
-    let mut temp = path.clone().into_os_string();
-    temp.push(format!(".{}.tmp", std::process::id()));
-    let written = path
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&temp, &text))
-        .and_then(|()| std::fs::rename(&temp, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
 }
 
 /// Secrets (the credential variables' values) never reach a cassette; the
@@ -471,7 +369,7 @@ mod tests {
         profile: Option<&str>,
     ) -> (Option<String>, Option<Choice>) {
         let (mut args, mut effective) = resolved(flags, file, profile);
-        let line = session.apply("S", &mut args, &mut effective, profile.is_some());
+        let line = apply(session, "S", &mut args, &mut effective, profile.is_some());
         (line, made(&args, &effective))
     }
 

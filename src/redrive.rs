@@ -192,6 +192,8 @@ pub async fn redrive(original: &Path, cassette: &Path) -> Result<Redriven> {
             max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
             secrets: crate::providers::known_secrets(),
             memory: None,
+            // Compared with the source's log entry by entry: no `provider` entry.
+            provider_record: None,
         })?;
         handle.result().await?;
         session = SessionTarget::Existing {

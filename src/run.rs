@@ -280,11 +280,16 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
             )?;
             // The session's provider, model, base URL and script where the command
             // line chooses none (§22.2): a flag, or the profile `--profile` names.
-            if let Some((id, choice)) = providers::remembered(&placed.path) {
+            if let Some(choice) = xcsh_log::recorded_provider(&placed.path, placed.at)? {
+                let id = sessions::display_name(&placed.path);
                 let profile_named = args.profile.is_some();
-                if let Some(line) =
-                    choice.apply(&id, &mut provider_args, &mut effective, profile_named)
-                {
+                if let Some(line) = providers::apply(
+                    &choice,
+                    &id,
+                    &mut provider_args,
+                    &mut effective,
+                    profile_named,
+                ) {
                     say(&format!("xcsh: {line}"));
                 }
             }
@@ -369,13 +374,16 @@ fn setup(args: &RunArgs, interactive: bool) -> Result<Setup> {
         Some(m) => Arc::new(xcsh_tools::memory::MemoryTools::new(tools, m.store.clone())),
         None => tools,
     };
+    let system_prompt = instructions::system_prompt(&base, &files);
+    let (provider, choice) = providers::build(&provider_args, &cwd, &effective)?;
     Ok(Setup {
         memory,
         sandbox,
         session,
         limits: effective.limits(),
-        system_prompt: instructions::system_prompt(&base, &files),
-        provider: providers::build(&provider_args, &cwd, &effective)?,
+        system_prompt,
+        provider,
+        choice,
         provider_args,
         tools,
         permissions,
@@ -534,6 +542,7 @@ async fn run(args: RunArgs) -> Result<ExitCode> {
         max_parallel_tools: setup.max_parallel_tools,
         secrets: setup.secrets.clone(),
         memory: setup.memory.clone(),
+        provider_record: Some(setup.choice),
     };
     let opts = crate::setup::offer_task(delegate, opts);
     let mut user_script = args

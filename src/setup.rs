@@ -23,6 +23,9 @@ pub(crate) struct Setup {
     pub limits: Limits,
     pub system_prompt: String,
     pub provider: Arc<dyn xcsh_providers::Provider>,
+    /// What `provider` is made of: each run records it in its session when it
+    /// differs from the last one on the branch, for a later `--resume` (§22.2).
+    pub choice: providers::Choice,
     pub tools: Arc<dyn xcsh_tools::ToolExecutor>,
     pub permissions: Permissions,
     /// At most this many tool calls of a step run at once.
@@ -41,14 +44,11 @@ pub(crate) struct Setup {
 }
 
 /// The options of a run, with the `task` tool offered when `delegate`
-/// (`--delegate`) asks. Every run of a session starts here (one-shot and
-/// interactive), so here the session keeps what its provider is made of, for a
-/// later `--resume` (§22.2).
+/// (`--delegate`) asks.
 pub(crate) fn offer_task(
     delegate: bool,
     opts: xcsh_runtime::RunOptions,
 ) -> xcsh_runtime::RunOptions {
-    providers::remember_for(&opts.session, &opts.provider);
     if delegate {
         xcsh_runtime::task::delegating(opts)
     } else {
@@ -70,7 +70,8 @@ impl Setup {
             value: model.to_string(),
             source: config::Source::Flag,
         });
-        self.provider = providers::build(&self.provider_args, &self.cwd, &effective)?;
+        (self.provider, self.choice) =
+            providers::build(&self.provider_args, &self.cwd, &effective)?;
         self.effective = effective;
         Ok(())
     }

@@ -92,7 +92,8 @@ fn sigkill_while_streaming_then_continue_repairs_and_goes_on() {
         .collect();
     assert_eq!(
         types.join(" ").replace('"', ""),
-        "recovered run_finished user_message step_started step run_finished"
+        // The run's `provider` entry: it plays another script.
+        "recovered run_finished provider user_message step_started step run_finished"
     );
     let check = env.run(&["sessions", "--json"]);
     assert!(

@@ -445,7 +445,8 @@ fn a_crash_mid_delegation_is_recovered_for_parent_and_children_on_continue() {
 9 synthetic_result call_1_1 lost
 10 synthetic_result call_1_2 lost
 11 run_finished crashed
-12 user_message
+12 provider
+13 user_message
 ",
         file("A"),
         file("B")

@@ -52,7 +52,8 @@ fn the_second_turns_index_holds_what_the_first_turns_extraction_wrote() {
     assert!(out.status.success(), "{}", stderr(&out));
     let session = session_of(&out);
     // Each turn: its index, the prompt, one step, the end, the extraction after it;
-    // only the first extraction wrote a note (its snapshot).
+    // only the first extraction wrote a note (its snapshot). The second plays
+    // another script: a `provider` entry says so before it.
     let turn = [
         "memory_index",
         "user_message",
@@ -63,7 +64,13 @@ fn the_second_turns_index_holds_what_the_first_turns_extraction_wrote() {
     ];
     assert_eq!(
         types(&session),
-        [&["session"][..], &turn, &["memory_snapshot"], &turn].concat()
+        [
+            &["session"][..],
+            &turn,
+            &["memory_snapshot", "provider"],
+            &turn
+        ]
+        .concat()
     );
     assert_eq!(
         note_file(&env, "build"),

@@ -1,6 +1,7 @@
 //! `--resume` and `--continue` go on with the provider, model, base URL and faux
-//! script the session last ran with, unless the command line names others (SPEC
-//! §22.2); keys still come from the environment, never from the session.
+//! script the session last ran with (its last `provider` entry on the branch),
+//! unless the command line names others (SPEC §22.2); keys still come from the
+//! environment, never from the session.
 
 mod support;
 
@@ -64,6 +65,22 @@ fn on_anthropic(url: &str) -> [&str; 8] {
     ]
 }
 
+/// What the session at `path` records of its providers, in file order: the
+/// header's (its first run's), then the `data` of each `provider` entry.
+fn provider_entries(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter_map(|entry| match entry["type"].as_str() {
+            // The first run's provider is in the header; a change is an entry.
+            Some("session") => Some(entry["data"]["provider"].clone()).filter(|p| !p.is_null()),
+            Some("provider") => Some(entry["data"].clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Every file under `dir` whose bytes hold `needle`.
 fn files_holding(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
     files_under(dir)
@@ -115,10 +132,17 @@ fn resuming_an_anthropic_session_without_provider_flags_reaches_the_anthropic_se
         ]
     );
     assert_eq!(prompts(&session), ["hi", "hi again"]);
+    // The session's log holds what the first run was made of, once (the second
+    // ran with the same), and no key: no file does.
+    assert_eq!(
+        provider_entries(&session),
+        [serde_json::json!({"provider": "anthropic", "model": "m", "base_url": url})]
+    );
     assert_eq!(
         files_holding(&env.home(), SECRET),
         Vec::<std::path::PathBuf>::new()
     );
+    env.assert_clean(&session);
 }
 
 #[test]
@@ -192,6 +216,14 @@ fn the_command_line_wins_over_the_sessions_provider() {
         &session,
     );
     assert_eq!(openai.received().len(), 2);
+    assert_eq!(
+        provider_entries(&session),
+        [
+            serde_json::json!({"provider": "anthropic", "model": "claude-sonnet-4-5", "base_url": anthropic_url}),
+            serde_json::json!({"provider": "openai", "model": "m2", "base_url": openai_url}),
+        ]
+    );
+    env.assert_clean(&session);
 }
 
 #[test]
@@ -217,6 +249,11 @@ fn continuing_a_scripted_session_plays_the_sessions_script_again() {
     );
     assert_eq!(stderr(&out), format!("session: {}\n", session.display()));
     assert_eq!(prompts(&session), ["hi", "hi again", "third"]);
+    assert_eq!(
+        provider_entries(&session),
+        [serde_json::json!({"provider": "faux", "script": script})]
+    );
+    env.assert_clean(&session);
 }
 
 /// The line the interactive mode leaves with, `to continue this session: xcsh

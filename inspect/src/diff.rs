@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use similar::{Algorithm, ChangeTag, DiffOp, TextDiff, capture_diff_slices};
-use xcsh_log::{Body, Entry, Record, SessionLog, memory_record};
+use xcsh_log::{Body, Entry, Record, SessionLog, memory_record, setting_record};
 use xcsh_machine::{Decision, EntryId, RunEnd, StepOutcome};
 
 use crate::common::{args_pretty, branch_path, outcome_text, serde_name, stop_text};
@@ -131,7 +131,7 @@ pub fn units<'a>(path: &[&'a Entry], from: usize) -> Vec<Unit<'a>> {
                 | Record::Branch { .. }
                 | Record::Label { .. }
                 | Record::Undo { .. }
-                | Record::Workspace { .. }
+                | setting_record!()
                 | Record::Foreign(_)
                 | memory_record!()
                 | Record::LateEvent { .. } => {}

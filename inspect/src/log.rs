@@ -222,6 +222,12 @@ pub enum Item {
         from: String,
         to: String,
     },
+    /// The runs after it are made of another provider (SPEC.md §22.2).
+    Provider {
+        entry: EntryId,
+        #[serde(flatten)]
+        provider: xcsh_log::ProviderRecord,
+    },
     Recovered {
         entry: EntryId,
         note: String,
@@ -281,6 +287,10 @@ pub fn item(entry: &Entry) -> Option<Item> {
                 entry: id,
                 from: from.clone(),
                 to: to.clone(),
+            },
+            Record::Provider(provider) => Item::Provider {
+                entry: id,
+                provider: provider.clone(),
             },
             Record::Foreign(_) => Item::Foreign {
                 entry: id,

@@ -77,6 +77,7 @@ impl Kit {
             forked_from: None,
             parent: None,
             imported: None,
+            provider: None,
         };
         let writer = SessionWriter::create(&path, header, t0()).unwrap();
         let rec = Player::new(

@@ -9,7 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{Action, Append, Happening, Journal};
-use xcsh_log::{Body, LogError, Record, SessionWriter};
+use xcsh_log::{Body, LogError, Record, SessionWriter, setting_record};
 use xcsh_machine::{EntryId, Machine, ProviderError, ProviderErrorKind, StepOutcome};
 
 /// A real log: the session writer, each entry stamped 1 ms after the one before.
@@ -188,7 +188,7 @@ impl<L: Append> Player<L> {
             | Record::Branch { .. }
             | Record::Label { .. }
             | Record::Undo { .. }
-            | Record::Workspace { .. }
+            | setting_record!()
             | Record::Foreign(_)
             | Record::Recovered { .. }
             | Record::Step(_)

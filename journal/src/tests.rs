@@ -494,7 +494,12 @@ fn after_a_denial_the_next_question_is_put() {
 fn each_question_says_how_many_more_wait_behind_it() {
     let mut h = Harness::new();
     h.prompt(Permissions::Ask);
-    let calls = [("c1", "write"), ("c2", "write"), ("c3", "write"), ("c4", "echo")];
+    let calls = [
+        ("c1", "write"),
+        ("c2", "write"),
+        ("c3", "write"),
+        ("c4", "echo"),
+    ];
     h.step(1, &calls);
     h.answer("c1", Verdict::Allow, ApprovalScope::Once);
     h.answer("c2", Verdict::Deny, ApprovalScope::Once);

@@ -31,7 +31,7 @@ impl RecordedInput {
             | Record::Branch { .. }
             | Record::Label { .. }
             | Record::Undo { note: None, .. }
-            | Record::Workspace { .. }
+            | crate::setting_record!()
             | Record::MemoryExtraction(_)
             | Record::MemorySnapshot(_)
             | Record::MemoryForget(_)

@@ -263,6 +263,7 @@ pub fn record_text(record: &Record) -> String {
             format!("undo of run {run}: {} file(s)", files.len())
         }
         Record::Workspace { from, to } => format!("moved from {from} to {to}"),
+        Record::Provider(p) => p.to_string(),
         Record::Foreign(f) => foreign_text(f),
         Record::MemoryIndex(m) => m.summary(),
         Record::MemoryExtraction(m) => m.summary(),

@@ -179,6 +179,11 @@ pub enum Record {
     /// DIR`): on the branch after it, the tools run in `to`. Feeds nothing to the
     /// machine.
     Workspace { from: String, to: String },
+    /// What the runs on the branch after it are made of (the provider, model, base
+    /// URL, faux script; never a key), written when a run starts with another than
+    /// the last one on its branch; `--resume` and `--continue` take it (SPEC.md
+    /// §22.2). Feeds nothing to the machine.
+    Provider(ProviderRecord),
     /// Input: the memory index the next turn's requests carry (SPEC.md §28).
     MemoryIndex(memory::MemoryIndexRecord),
     /// The memory extraction after a completed turn (SPEC.md §28): a step of its
@@ -204,6 +209,17 @@ macro_rules! memory_record {
             | $crate::Record::MemoryExtraction(_)
             | $crate::Record::MemorySnapshot(_)
             | $crate::Record::MemoryForget(_)
+    };
+}
+
+/// The pattern of the records of what a session runs with (its workspace, its
+/// provider: SPEC.md §22.2), for the matches that treat them alike (structure a run
+/// reads as it starts, feeding the machine nothing): `setting_record!()` in a
+/// pattern position. A new such record goes here, and so into every such match.
+#[macro_export]
+macro_rules! setting_record {
+    () => {
+        $crate::Record::Workspace { .. } | $crate::Record::Provider(_)
     };
 }
 
@@ -235,6 +251,7 @@ macro_rules! for_each_record {
                 Compact "compact" input,
                 Undo "undo" noted,
                 Workspace "workspace" structure,
+                Provider "provider" structure,
                 MemoryIndex "memory_index" input,
                 MemoryExtraction "memory_extraction" structure,
                 MemorySnapshot "memory_snapshot" structure,
@@ -298,6 +315,11 @@ pub struct SessionHeader {
     /// An imported session (SPEC.md §33): the agent and file it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<foreign::ImportedFrom>,
+    /// What the provider of the session's first run was made of (SPEC.md §22.2);
+    /// a later run with another writes a `provider` entry. Absent in sessions
+    /// written before it existed, and in imported ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderRecord>,
 }
 
 impl SessionHeader {
@@ -309,7 +331,38 @@ impl SessionHeader {
             forked_from: None,
             parent: None,
             imported: None,
+            provider: None,
         }
+    }
+}
+
+/// What a session's runs are made of from a `provider` entry on (SPEC.md §22.2):
+/// the provider as `--provider` spells it, the model it calls (a wire protocol's),
+/// the base URL the flags or the config gave (not one that carries credentials),
+/// the faux provider's script as an absolute path. Never a key: keys come from the
+/// environment on every run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderRecord {
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<PathBuf>,
+}
+
+/// `anthropic · MODEL · URL`, `faux · script PATH`: the parts that are there.
+impl std::fmt::Display for ProviderRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.provider)?;
+        for part in [&self.model, &self.base_url].into_iter().flatten() {
+            write!(f, " · {part}")?;
+        }
+        if let Some(script) = &self.script {
+            write!(f, " · script {}", script.display())?;
+        }
+        Ok(())
     }
 }
 
@@ -712,6 +765,18 @@ mod tests {
                 from: "/a".into(),
                 to: "/b".into(),
             }),
+            Body::Record(Record::Provider(ProviderRecord {
+                provider: "anthropic".into(),
+                model: Some("claude-x".into()),
+                base_url: Some("http://127.0.0.1:4000".into()),
+                script: None,
+            })),
+            Body::Record(Record::Provider(ProviderRecord {
+                provider: "faux".into(),
+                model: None,
+                base_url: None,
+                script: Some("/s/demo.jsonl".into()),
+            })),
             Body::Record(Record::MemoryForget(memory::ForgetRecord {
                 scope: memory::MemoryScope::User,
                 name: "n".into(),

@@ -36,8 +36,9 @@ use xcsh_machine::{
 };
 
 /// The format version of the index file; another version is rebuilt. (6: the
-/// memory entry kinds, which renumber the decisions' kinds; 7: `check_failed`.)
-pub const INDEX_VERSION: u32 = 7;
+/// memory entry kinds, which renumber the decisions' kinds; 7: `check_failed`; 8:
+/// `provider`.)
+pub const INDEX_VERSION: u32 = 8;
 
 /// Logs shorter than this are indexed in memory only (parsing them is quick).
 pub const INDEX_MIN_BYTES: u64 = 1 << 20;

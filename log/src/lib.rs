@@ -34,5 +34,5 @@ pub use rebuild::{contribution, rebuild_context};
 pub use sanitize::sanitized;
 pub use verify::Chain;
 pub use walk::jsonl_files_under;
-pub use workspace::{recorded_workspace, recorded_workspace_in};
+pub use workspace::{recorded_provider, recorded_workspace, recorded_workspace_in};
 pub use writer::{BranchEntry, BranchInfo, SessionWriter, lock_info_path};

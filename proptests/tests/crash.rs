@@ -147,25 +147,18 @@ fn one_more_run(rec: &mut Player, text: &str) -> Result<(), String> {
 /// The options of `xcsh run --continue` on the session at `path`: one prompt, which
 /// the faux provider answers with `done`, under `--permissions yolo`.
 fn continuing(path: &Path) -> Result<RunOptions, String> {
-    Ok(RunOptions {
-        session: SessionTarget::Existing {
-            path: path.to_path_buf(),
-            at: None,
-        },
-        task: Task::Prompt("after the crash".into()),
-        limits: Limits::default(),
-        system_prompt: String::new(),
-        provider: Arc::new(
-            xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
-                .map_err(|(line, e)| format!("faux script line {line}: {e}"))?,
-        ),
-        tools: Arc::new(xcsh_tools::testing::TestTools),
-        permissions: Permissions::Yolo,
-        approver: None,
-        max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-        secrets: Default::default(),
-        memory: None,
-    })
+    let session = SessionTarget::Existing {
+        path: path.to_path_buf(),
+        at: None,
+    };
+    let provider = xcsh_providers::faux::FauxProvider::from_script("t", r#"{"text":"done"}"#)
+        .map_err(|(line, e)| format!("faux script line {line}: {e}"))?;
+    Ok(RunOptions::new(
+        session,
+        Task::Prompt("after the crash".into()),
+        Arc::new(provider),
+        Arc::new(xcsh_tools::testing::TestTools),
+    ))
 }
 
 /// Continues a session as `xcsh run --continue` does: `run_agent` on the existing

@@ -50,6 +50,7 @@ async fn a_denial_with_a_message_replays_clean_and_without_the_message_diverges(
         max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Default::default(),
         memory: None,
+        provider_record: None,
     })
     .unwrap();
     assert_eq!(

@@ -23,9 +23,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, SessionLog, StepRecord, read_session};
 use xcsh_machine::{
-    Assembler, Decision, FinishReason, IgnoreReason, Limits, Permissions, ProviderError,
-    ProviderErrorKind, StepNo, StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome,
-    ToolStatus, Usage,
+    Assembler, Decision, FinishReason, IgnoreReason, ProviderError, ProviderErrorKind, StepNo,
+    StepOutcome, StopReason, StreamEvent, ToolCall, ToolOutcome, ToolStatus, Usage,
 };
 use xcsh_proptests::{check_invariants, scratch_dir};
 use xcsh_providers::anthropic::AnthropicProvider;
@@ -46,22 +45,14 @@ struct Run {
 fn start(provider: Arc<dyn Provider>, tools: Arc<dyn ToolExecutor>) -> (Run, RunHandle) {
     let dir = scratch_dir();
     let path = dir.path().join("s.jsonl");
+    let session = SessionTarget::New {
+        path: path.clone(),
+        session_id: "faults".into(),
+        cwd: "/w".into(),
+    };
     let handle = run_agent(RunOptions {
-        session: SessionTarget::New {
-            path: path.clone(),
-            session_id: "faults".into(),
-            cwd: "/w".into(),
-        },
-        task: Task::Prompt("go".into()),
-        limits: Limits::default(),
         system_prompt: "sys".into(),
-        provider,
-        tools,
-        permissions: Permissions::Yolo,
-        approver: None,
-        max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-        secrets: Default::default(),
-        memory: None,
+        ..RunOptions::new(session, Task::Prompt("go".into()), provider, tools)
     })
     .expect("start the run");
     (Run { _dir: dir, path }, handle)

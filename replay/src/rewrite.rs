@@ -10,6 +10,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use xcsh_log::{
     Body, Entry, Record, SessionHeader, SessionLog, SessionWriter, memory_record, read_session,
+    setting_record,
 };
 use xcsh_machine::{Decision, EntryId, RunEnd};
 
@@ -49,7 +50,8 @@ impl IdMap {
             Record::Label { target, .. } => self.map(target),
             Record::Undo { run, .. } => self.map(run),
             // Structure and memory records name no other entry.
-            Record::Session(_) | Record::Workspace { .. } | Record::Foreign(_) => {}
+            Record::Session(_) | setting_record!() => {}
+            Record::Foreign(_) => {}
             memory_record!() => {}
             // Nor do the user's inputs (a steer's or a follow-up's id is its own)...
             Record::UserMessage { .. } | Record::Steer { .. } | Record::FollowUp { .. } => {}

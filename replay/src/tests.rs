@@ -30,6 +30,7 @@ fn recorder(dir: &tempfile::TempDir, name: &str) -> Player {
         forked_from: None,
         parent: None,
         imported: None,
+        provider: None,
     };
     let writer = SessionWriter::create(&dir.path().join(name), header, t0()).unwrap();
     Player::new(

@@ -70,6 +70,38 @@ pub struct RunOptions {
     /// Memory (SPEC.md §28): `None` = off. With it, the turn's memory index is
     /// recorded and carried, and a completed turn is followed by an extraction.
     pub memory: Option<memory::MemoryOptions>,
+    /// What `provider` is made of (SPEC.md §22.2): appended as a `provider` entry
+    /// before the run's prompt when the branch's last one differs (or there is
+    /// none), for a later `--resume`. `None` records nothing.
+    pub provider_record: Option<xcsh_log::ProviderRecord>,
+}
+
+impl RunOptions {
+    /// A run of `task` on `session` with `provider` and `tools`, and the defaults
+    /// for the rest: default limits, no system prompt, `yolo` (no one to ask), the
+    /// default parallelism, no secrets, no memory, no provider record. A caller
+    /// sets what it needs with struct update syntax.
+    pub fn new(
+        session: SessionTarget,
+        task: Task,
+        provider: Arc<dyn Provider>,
+        tools: Arc<dyn ToolExecutor>,
+    ) -> RunOptions {
+        RunOptions {
+            session,
+            task,
+            limits: Limits::default(),
+            system_prompt: String::new(),
+            provider,
+            tools,
+            permissions: Permissions::Yolo,
+            approver: None,
+            max_parallel_tools: DEFAULT_MAX_PARALLEL_TOOLS,
+            secrets: Default::default(),
+            memory: None,
+            provider_record: None,
+        }
+    }
 }
 
 /// How many tool calls run at once unless configured (`--max-parallel-tools`).
@@ -156,8 +188,13 @@ impl Interrupter {
 /// once), rebuilds the machine, records the prompt, and spawns the owner task.
 pub fn run_agent(opts: RunOptions) -> Result<RunHandle, RuntimeError> {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let (mut writer, machine, leaf, mut notices, session_id, cwd, lost) =
-        session::open_session(&opts.session)?;
+    let (mut writer, machine, mut leaf, mut notices, session_id, cwd, lost) =
+        session::open_session(&opts.session, opts.provider_record.as_ref())?;
+    // A new session's header holds it; a run on an existing one records a change.
+    if let (SessionTarget::Existing { .. }, Some(provider)) = (&opts.session, &opts.provider_record)
+    {
+        session::record_provider(&mut writer, &mut leaf, provider)?;
+    }
     // What the calls a crash interrupted may have changed (§21.6).
     if let (false, Some(store)) = (lost.is_empty(), opts.tools.before_images()) {
         match interrupted::interrupted(&store, &session_id, &lost, leaf) {

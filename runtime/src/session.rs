@@ -10,8 +10,8 @@ use super::{RuntimeError, SessionTarget};
 use xcsh_log::machine_at::{Rebuild, describe_phase, rebuild_machine, settled_boundary};
 use xcsh_log::resume::{SNAPSHOT_AFTER_ENTRIES, save_snapshot};
 use xcsh_log::{
-    Body, BranchEntry, LogError, Record, RecordedInput, SessionHeader, SessionWriter, TornTail,
-    recorded_workspace,
+    Body, BranchEntry, LogError, ProviderRecord, Record, RecordedInput, SessionHeader,
+    SessionWriter, TornTail, recorded_provider, recorded_workspace,
 };
 use xcsh_machine::{Decision, EntryId, Machine, SyntheticReason, ToolCall};
 
@@ -27,14 +27,22 @@ pub(crate) type Opened = (
     Vec<ToolCall>,
 );
 
-pub(crate) fn open_session(target: &SessionTarget) -> Result<Opened, RuntimeError> {
+/// A new session's header records `provider` (what its first run's provider is made
+/// of, SPEC.md §22.2).
+pub(crate) fn open_session(
+    target: &SessionTarget,
+    provider: Option<&ProviderRecord>,
+) -> Result<Opened, RuntimeError> {
     match target {
         SessionTarget::New {
             path,
             session_id,
             cwd,
         } => {
-            let header = SessionHeader::new(session_id.clone(), cwd.clone());
+            let header = SessionHeader {
+                provider: provider.cloned(),
+                ..SessionHeader::new(session_id.clone(), cwd.clone())
+            };
             let writer = SessionWriter::create(path, header, Utc::now())?;
             Ok((
                 writer,
@@ -159,6 +167,22 @@ fn open_at_leaf(path: &Path) -> Result<Opened, RuntimeError> {
         info.workspace,
         lost,
     ))
+}
+
+/// Appends `provider` after `leaf` (which moves) unless the branch records it
+/// already (its last `provider` entry, else the header's; SPEC.md §22.2). Not
+/// synced.
+pub(crate) fn record_provider(
+    writer: &mut SessionWriter,
+    leaf: &mut EntryId,
+    provider: &ProviderRecord,
+) -> Result<(), RuntimeError> {
+    let recorded = recorded_provider(writer.path(), Some(*leaf))?;
+    if recorded.as_ref() != Some(provider) {
+        let body = Body::Record(Record::Provider(provider.clone()));
+        (*leaf, _) = writer.append(*leaf, Utc::now(), &body)?;
+    }
+    Ok(())
 }
 
 fn torn_notice(path: &Path, torn: &TornTail) -> String {
@@ -448,17 +472,23 @@ mod tests {
         assert_eq!((id, from.as_str()), (EntryId(1), "/a"));
         // At the leaf (through the index) the run is in `/b`; from entry 0, on a new
         // branch that does not pass the move, in `/a` again.
-        let (w, _, leaf, _, _, cwd, _) = open_session(&SessionTarget::Existing {
-            path: path.clone(),
-            at: None,
-        })
+        let (w, _, leaf, _, _, cwd, _) = open_session(
+            &SessionTarget::Existing {
+                path: path.clone(),
+                at: None,
+            },
+            None,
+        )
         .unwrap();
         assert_eq!((leaf, cwd.as_str()), (EntryId(1), "/b"));
         drop(w);
-        let (w, _, leaf, _, _, cwd, _) = open_session(&SessionTarget::Existing {
-            path: path.clone(),
-            at: Some(EntryId(0)),
-        })
+        let (w, _, leaf, _, _, cwd, _) = open_session(
+            &SessionTarget::Existing {
+                path: path.clone(),
+                at: Some(EntryId(0)),
+            },
+            None,
+        )
         .unwrap();
         assert_eq!((leaf, cwd.as_str()), (EntryId(2), "/a"));
         drop(w);

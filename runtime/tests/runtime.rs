@@ -413,3 +413,86 @@ async fn each_effect_starts_after_its_decision_is_written_and_events_arrive_in_o
     "#]]
     .assert_eq(&pair.finish().await.between(&[&PROMPTED], &DONE_AT_STEP_3));
 }
+
+/// A new session's header records what its first run's provider is made of; a
+/// later run records its own before its prompt when the branch's last record (a
+/// `provider` entry, else the header) differs: not while it stays the same, again
+/// when it changes, and again on a new branch that does not pass the change
+/// (SPEC.md §22.2).
+#[tokio::test(start_paused = true)]
+async fn a_run_records_its_provider_when_the_branch_holds_another() {
+    use xcsh_log::ProviderRecord;
+    use xcsh_machine::{Decision, EntryId};
+    use xcsh_runtime::SessionTarget;
+    let record = |model: &str| ProviderRecord {
+        provider: "openai".into(),
+        model: Some(model.into()),
+        base_url: None,
+        script: None,
+    };
+    let script = r#"{"text":"ok"}"#;
+    let first = Pair::start(script, "run on a", |s| {
+        s.run.provider_record = Some(record("a"));
+    })
+    .finish()
+    .await;
+    let path = first.path.clone();
+    let first_end = read_session(&path)
+        .unwrap()
+        .entries
+        .iter()
+        .find(|e| matches!(e.body, Body::Decision(Decision::RunFinished(_))))
+        .map(|e| e.id);
+    // The runs after the first write the first's session (their transcripts would
+    // read their own files); the last continues from the end of the first, on a new
+    // branch.
+    for (model, at) in [("a", None), ("b", None), ("b", first_end)] {
+        Pair::start(script, &format!("run on {model}"), |s| {
+            s.run.session = SessionTarget::Existing {
+                path: path.clone(),
+                at,
+            };
+            s.run.provider_record = Some(record(model));
+        })
+        .handle
+        .result()
+        .await
+        .unwrap();
+    }
+    let log = read_session(&path).unwrap();
+    let lines: Vec<String> = log
+        .entries
+        .iter()
+        .filter_map(|e| match &e.body {
+            // The first run's is in the header.
+            Body::Record(Record::Session(h)) => {
+                h.provider.as_ref().map(|p| format!("#0 header {p}"))
+            }
+            Body::Record(Record::Provider(p)) => Some(format!("#{} provider {p}", e.id)),
+            Body::Record(Record::UserMessage { text, .. }) => Some(format!(
+                "#{} {text:?} after #{}",
+                e.id,
+                e.parent.unwrap_or(EntryId(0))
+            )),
+            Body::Record(Record::Branch { .. }) => Some(format!("#{} branch", e.id)),
+            _ => None,
+        })
+        .collect();
+    expect![[r##"
+        [
+            "#0 header openai · a",
+            "#1 \"run on a\" after #0",
+            "#5 \"run on a\" after #4",
+            "#9 provider openai · b",
+            "#10 \"run on b\" after #9",
+            "#14 branch",
+            "#15 provider openai · b",
+            "#16 \"run on b\" after #15",
+        ]
+    "##]]
+    .assert_debug_eq(&lines);
+    assert_eq!(
+        xcsh_log::recorded_provider(&path, None).unwrap(),
+        Some(record("b"))
+    );
+}

@@ -143,6 +143,7 @@ fn run(
             max_parallel_tools: setup.max_parallel_tools,
             secrets: setup.secrets.clone(),
             memory: setup.memory.clone(),
+            provider_record: Some(setup.choice.clone()),
         },
     ))?)
 }

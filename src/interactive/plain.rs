@@ -884,6 +884,12 @@ mod tests {
                 "test",
                 Vec::new(),
             )),
+            choice: crate::providers::Choice {
+                provider: "faux".into(),
+                model: None,
+                base_url: None,
+                script: Some(cwd.join("test.jsonl")),
+            },
             tools: Arc::new(xcsh_tools::testing::TestTools),
             permissions: Permissions::Ask,
             max_parallel_tools: std::num::NonZeroUsize::MIN,

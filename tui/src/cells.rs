@@ -489,6 +489,8 @@ fn on_record<'e>(
         Record::MemorySnapshot(m) => notice(Level::Info, m.summary()),
         Record::MemoryForget(m) => notice(Level::Info, m.summary()),
         Record::MemoryIndex(_) | Record::MemoryExtraction(_) | Record::Foreign(_) => {}
+        // The status line shows the provider and model the session runs with.
+        Record::Provider(_) => {}
         Record::CompactionSummary { error: None, .. }
         | Record::Session(_)
         | Record::Label { .. }

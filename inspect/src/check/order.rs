@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use xcsh_log::{Body, Entry, Record, memory_record};
+use xcsh_log::{Body, Entry, Record, memory_record, setting_record};
 use xcsh_machine::{
     CallId, Decision, EntryId, FinishReason, StepOutcome, SyntheticReason, UserOrigin,
 };
@@ -313,7 +313,7 @@ impl Branch {
                             Record::Label { .. }
                                 | Record::Branch { .. }
                                 | Record::Undo { .. }
-                                | Record::Workspace { .. }
+                                | setting_record!()
                                 | Record::Foreign(_)
                                 | memory_record!()
                         )
@@ -385,8 +385,9 @@ impl Branch {
                     Record::Recovered { .. } => self.recovered = true,
                     // Reverting files changes no conversation.
                     Record::Undo { .. } => {}
-                    // Moving the session changes no conversation either.
-                    Record::Workspace { .. } => {}
+                    // Moving the session, or its provider, changes no conversation
+                    // either.
+                    setting_record!() => {}
                     // A record of another agent kept verbatim changes nothing here.
                     Record::Foreign(_) => {}
                     // Memory is around the turn, not in it (SPEC.md §28).

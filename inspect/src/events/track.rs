@@ -8,7 +8,9 @@ use std::convert::Infallible;
 
 use serde::Deserialize;
 use xcsh_log::index::{ArchivedIndexData, Kind};
-use xcsh_log::{Body as EntryBody, DecodeError, Entry, Envelope, Record, memory_record};
+use xcsh_log::{
+    Body as EntryBody, DecodeError, Entry, Envelope, Record, memory_record, setting_record,
+};
 use xcsh_machine::Decision;
 
 use super::Lane;
@@ -143,7 +145,7 @@ pub(super) fn track(entry: &Entry) -> Track<String> {
             Record::UserMessage { .. } | Record::Compact { .. } => Track::Run,
             Record::Label { .. }
             | Record::Undo { .. }
-            | Record::Workspace { .. }
+            | setting_record!()
             | memory_record!()
             | Record::Steer { .. }
             | Record::FollowUp { .. }
@@ -211,6 +213,7 @@ fn of_kind<K, F: Fields<K>>(kind: Kind, f: &F) -> Result<Track<K>, F::Missing> {
         Kind::Label
         | Kind::Undo
         | Kind::Workspace
+        | Kind::Provider
         | Kind::MemoryIndex
         | Kind::MemoryExtraction
         | Kind::MemorySnapshot

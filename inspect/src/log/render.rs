@@ -238,6 +238,9 @@ pub fn render_item(it: &Item, style: Style, reasoning: Reasoning, out: &mut Stri
                 Paint::Blue,
                 &format!("\n⇢ workspace #{entry}: the session moved from {from} to {to}"),
             )),
+            Item::Provider { entry, provider } => {
+                push(style.paint(Paint::Blue, &format!("\n⇢ provider #{entry}: {provider}")))
+            }
             Item::CompactRequest { entry } => push(style.paint(
                 Paint::Blue,
                 &format!("\n⇢ compact requested #{entry} (/compact)"),

@@ -104,6 +104,7 @@ impl Member {
             forked_from: None,
             parent,
             imported: None,
+            provider: None,
         };
         let writer = SessionWriter::create(&dir.join(file_of(id)), header, start)?;
         Ok(Member(Player::new(

@@ -31,6 +31,7 @@ fn write(
         forked_from: None,
         parent,
         imported: None,
+        provider: None,
     };
     let mut w = SessionWriter::create(&dir.join(file), header, ts()).unwrap();
     let mut leaf = EntryId(0);

@@ -227,7 +227,7 @@ impl IndexBuilder {
                 | Record::CompactionSummary { .. }
                 | Record::Recovered { .. }
                 | Record::Undo { .. }
-                | Record::Workspace { .. }
+                | crate::setting_record!()
                 | Record::MemoryIndex(_)
                 | Record::MemorySnapshot(_)
                 | Record::MemoryForget(_)

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use xcsh_machine::{Limits, Permissions};
+use xcsh_machine::Limits;
 use xcsh_providers::Provider;
 use xcsh_runtime::{RunEvent, RunOptions, SessionTarget, Task, run_agent};
 use xcsh_tools::testing::TestTools;
@@ -19,26 +19,19 @@ pub fn run(
     mut on_event: impl FnMut(&RunEvent),
 ) -> u32 {
     let steps = rt.block_on(async {
+        let session = SessionTarget::New {
+            path: path.to_path_buf(),
+            session_id: "bench".into(),
+            cwd: "/bench".into(),
+        };
+        let task = Task::Prompt("go".into());
         let mut handle = run_agent(RunOptions {
-            session: SessionTarget::New {
-                path: path.to_path_buf(),
-                session_id: "bench".into(),
-                cwd: "/bench".into(),
-            },
-            task: Task::Prompt("go".into()),
             limits: Limits {
                 max_steps: 10_000,
                 max_tokens: 0,
                 ..Limits::default()
             },
-            system_prompt: String::new(),
-            provider,
-            tools: Arc::new(TestTools),
-            permissions: Permissions::Yolo,
-            approver: None,
-            max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-            secrets: Default::default(),
-            memory: None,
+            ..RunOptions::new(session, task, provider, Arc::new(TestTools))
         })
         .expect("the run starts");
         while let Some(event) = handle.events.recv().await {

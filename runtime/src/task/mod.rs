@@ -49,6 +49,7 @@ pub fn delegating(opts: RunOptions) -> RunOptions {
             secrets: opts.secrets.clone(),
             max_parallel_tools: opts.max_parallel_tools,
             system_prompt: opts.system_prompt.clone(),
+            provider_record: opts.provider_record.clone(),
         }),
         children: Arc::default(),
     };
@@ -64,6 +65,8 @@ struct ParentRun {
     secrets: Secrets,
     max_parallel_tools: NonZeroUsize,
     system_prompt: String,
+    /// What `provider` is made of, recorded in the sub-agent's session too.
+    provider_record: Option<xcsh_log::ProviderRecord>,
 }
 
 /// The layer that adds `task` to the run's executor.
@@ -123,6 +126,7 @@ impl Delegation {
                 call_id: call.id.clone(),
             }),
             imported: None,
+            provider: self.parent.provider_record.clone(),
         };
         drop(SessionWriter::create(&path, header, Utc::now()).map_err(|e| cannot(&e))?);
         let child = ChildRun {
@@ -155,6 +159,7 @@ impl Delegation {
             secrets: parent.secrets.clone(),
             // A sub-agent runs without memory: no index, no extraction (SPEC §29.1).
             memory: None,
+            provider_record: parent.provider_record.clone(),
         };
         let children = Arc::clone(&self.children);
         let call_id = call.id;

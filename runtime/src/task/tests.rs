@@ -36,6 +36,7 @@ async fn family(script: &str, limits: Limits) -> (tempfile::TempDir, std::path::
         max_parallel_tools: crate::DEFAULT_MAX_PARALLEL_TOOLS,
         secrets: Secrets::default(),
         memory: None,
+        provider_record: None,
     });
     run_agent(opts).unwrap().result().await.unwrap();
     (dir, path)

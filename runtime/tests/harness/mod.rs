@@ -31,8 +31,7 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use xcsh_log::{Body, Record, read_session};
 use xcsh_machine::{
-    CallId, Decision, Delta, Limits, Permissions, ProviderError, RunEnd, StreamEvent, ToolCall,
-    ToolOutcome, ToolStatus,
+    CallId, Decision, Delta, ProviderError, RunEnd, StreamEvent, ToolCall, ToolOutcome, ToolStatus,
 };
 use xcsh_providers::faux::FauxProvider;
 use xcsh_providers::{BoxFuture, ModelRequest, Provider, StreamCall};
@@ -119,21 +118,17 @@ impl Pair {
         }));
         let mut setup = Setup {
             run: RunOptions {
-                session: SessionTarget::New {
-                    path: path.clone(),
-                    session_id: "test".into(),
-                    cwd: "/w".into(),
-                },
-                task: Task::Prompt(prompt.into()),
-                limits: Limits::default(),
                 system_prompt: "sys".into(),
-                provider: Arc::new(FauxProvider::from_script("test", script).unwrap()),
-                tools: Arc::new(tools.clone()),
-                permissions: Permissions::Yolo,
-                approver: None,
-                max_parallel_tools: xcsh_runtime::DEFAULT_MAX_PARALLEL_TOOLS,
-                secrets: Default::default(),
-                memory: None,
+                ..RunOptions::new(
+                    SessionTarget::New {
+                        path: path.clone(),
+                        session_id: "test".into(),
+                        cwd: "/w".into(),
+                    },
+                    Task::Prompt(prompt.into()),
+                    Arc::new(FauxProvider::from_script("test", script).unwrap()),
+                    Arc::new(tools.clone()),
+                )
             },
             work: work.clone(),
             hold: None,
