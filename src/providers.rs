@@ -218,10 +218,10 @@ fn with_no_key_hint(error: ConfigError, service: Service) -> anyhow::Error {
 
 /// What a run's provider is made of: the provider, the model it calls (a wire
 /// protocol's), the base URL the flags or the config gave, the faux script
-/// (absolute). Never a key: keys come from the environment, every time. A run
-/// records it in its session as a `provider` entry when it differs from the last
-/// one on the branch, and a run on an existing session takes the last one on its
-/// branch where the command line chooses nothing else (SPEC §22.2).
+/// (absolute). Never a key: keys come from the environment, every time. A new
+/// session's header records its first run's; a later run records its own as a
+/// `provider` entry when it differs from the branch's; a run on an existing session
+/// takes the branch's where the command line chooses nothing else (SPEC §22.2).
 pub type Choice = xcsh_log::ProviderRecord;
 
 /// What a provider of `kind` built from `args` over `config` is made of.
@@ -254,9 +254,9 @@ fn choice_of(kind: ProviderKind, args: &ProviderArgs, config: &Effective) -> Cho
 /// (`--provider`; `--script`, the faux one; `--model`, `--base-url`, `--record` or
 /// `--cassette`, a wire protocol), the provider, model, base URL and faux script
 /// are the session's where the command line gives none (a flag, or the profile
-/// `--profile` names when `profile_named`); the config file's never mix in. Returns the line that says
-/// what was taken when that changed anything, e.g. `continuing with anthropic ·
-/// MODEL from the session`.
+/// `--profile` names when `profile_named`); the config file's never mix in.
+/// Returns the line that says what was taken when that changed anything, e.g.
+/// `continuing with anthropic · MODEL from the session`.
 pub fn apply(
     session: &Choice,
     id: &str,
