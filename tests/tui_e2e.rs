@@ -831,12 +831,15 @@ fn questions_over_a_draft_take_the_keys_and_alt_y_answers_as_y() {
             100,
         ))
         .paced(300),
+        // Paced: the first question comes over a second after the draft was typed
+        // (a question that opens mid-typing leaves the keys to the draft).
         Reply::openai_call(
             "call_2",
             "edit",
             r#"{"path":"f.txt","old_string":"hello","new_string":"HELLO"}"#,
             120,
-        ),
+        )
+        .paced(400),
         Reply::openai_call(
             "call_3",
             "write",

@@ -165,7 +165,7 @@ pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<Exit
             Step::Key(None) => break,
             Step::Key(Some(event)) => match event {
                 Event::Key(key) if key.kind != KeyEventKind::Release => {
-                    let actions = c.app.on_key(key);
+                    let actions = c.app.on_key_at(key, now);
                     let picked = actions.iter().any(|a| matches!(a, Action::Overlay(_)));
                     let sent = actions.iter().any(|a| {
                         matches!(
@@ -208,7 +208,7 @@ pub async fn main(setup: Setup, mut signals: Signals, pick: bool) -> Result<Exit
                     }
                 }
                 let current = commands::current_content(&request.call, Path::new(&request.cwd));
-                c.app.ask(&request, current.as_deref());
+                c.app.ask(&request, current.as_deref(), now);
                 c.question = Some(answer);
             }
             Step::Event(Some(event)) => c.app.on_run_event(event, now),

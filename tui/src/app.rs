@@ -126,6 +126,9 @@ pub struct App {
     pending: Pending,
     editor: Editor,
     focus: Focus,
+    /// When the last key came (ms on the controller's clock; transient): a question
+    /// that opens while a draft is being typed leaves it the keys.
+    key_at_ms: Option<u64>,
     overlay: Option<Box<dyn Overlay>>,
     /// What the step in flight has streamed so far, for the transcript (transient).
     so_far: StepSoFar,
@@ -158,6 +161,7 @@ impl App {
             pending: Pending::default(),
             editor,
             focus: Focus::Editor,
+            key_at_ms: None,
             overlay: None,
             so_far: StepSoFar::default(),
             turn: None,
@@ -542,6 +546,13 @@ impl App {
     }
 
     // ---- keys ----
+
+    /// A key that came at `now_ms`: [`on_key`](Self::on_key), and the time, which
+    /// tells a question that opens just after whether the user is typing.
+    pub fn on_key_at(&mut self, key: KeyEvent, now_ms: u64) -> Vec<Action> {
+        self.key_at_ms = Some(now_ms);
+        self.on_key(key)
+    }
 
     /// A key; the actions it asks for.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {

@@ -8,10 +8,14 @@ use super::{Action, App, Focus, LiveQuestion};
 use crate::approval::{Approval, Choice};
 use crate::cells::Level;
 
+/// A draft with a key this recent (ms) is being typed: a question that opens then
+/// leaves it the keys, so that a key typed ahead (`a`, `y`) never answers.
+pub const TYPING_MS: u64 = 1_000;
+
 impl App {
-    /// An approval question came; `current` is the content of the file an edit
-    /// or write would change (read by the controller).
-    pub fn ask(&mut self, request: &ApprovalRequest, current: Option<&str>) {
+    /// An approval question came at `now_ms`; `current` is the content of the file
+    /// an edit or write would change (read by the controller).
+    pub fn ask(&mut self, request: &ApprovalRequest, current: Option<&str>, now_ms: u64) {
         let call = &request.call;
         self.question = Some(LiveQuestion {
             call_id: call.id.clone(),
@@ -21,8 +25,18 @@ impl App {
         });
         // The question takes the keys, as Claude Code's and Codex's do, also over a
         // draft: the draft stays in the input, untouched, and has the keys again once
-        // the question is answered (Esc or Tab goes to it meanwhile).
-        self.focus = Focus::Question;
+        // the question is answered (Esc or Tab goes to it meanwhile). But keys typed
+        // ahead never answer: while a draft is being typed (a key in the last
+        // `TYPING_MS`), the keys stay with it, and Esc goes to the question.
+        let typing = !self.editor.is_empty()
+            && self
+                .key_at_ms
+                .is_some_and(|at| now_ms.saturating_sub(at) < TYPING_MS);
+        self.focus = if typing {
+            Focus::Editor
+        } else {
+            Focus::Question
+        };
     }
 
     /// Alt-KEY for an answer key, pressed while the question waits behind the input:

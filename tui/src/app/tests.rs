@@ -8,6 +8,7 @@ use xcsh_machine::{
 };
 use xcsh_runtime::{ApprovalAnswer, ApprovalRequest, RunEvent};
 
+use super::question::TYPING_MS;
 use super::{Action, App, StatusInfo};
 use crate::Theme;
 use crate::cells::Cell;
@@ -285,7 +286,7 @@ fn asking() -> App {
 fn asking_over(draft: &str) -> App {
     let mut app = working();
     assert_eq!(typed(&mut app, draft), Vec::new());
-    app.ask(&edit_request(), Some("old line\n"));
+    app.ask(&edit_request(), Some("old line\n"), 0);
     app
 }
 
@@ -304,7 +305,7 @@ fn edit_request() -> ApprovalRequest {
 #[test]
 fn an_edit_approval_shows_its_diff_and_m_denies_with_a_message() {
     let mut app = working();
-    app.ask(&edit_request(), Some("keep\nold line\nkeep\n"));
+    app.ask(&edit_request(), Some("keep\nold line\nkeep\n"), 0);
     let screen = live(&mut app, 60, 24, 100);
     assert!(screen.contains("-old line"), "{screen}");
     assert!(screen.contains("+new line"), "{screen}");
@@ -328,7 +329,7 @@ fn a_question_with_more_behind_it_says_how_many_wait() {
         waiting: 2,
         ..edit_request()
     };
-    app.ask(&request, Some("old line\n"));
+    app.ask(&request, Some("old line\n"), 0);
     expect![[r#"
         ? allow edit a.txt · +1 -1 · 2 more waiting
           @@ -1 +1 @@
@@ -424,7 +425,7 @@ fn each_question_over_a_draft_takes_the_keys_and_the_draft_stays_for_after() {
     ];
     let mut answers = Vec::new();
     for (question, c) in questions.iter().zip(['y', 'a', 'n']) {
-        app.ask(question, Some("old line\n"));
+        app.ask(question, Some("old line\n"), 0);
         answers.push(app.on_key(key(KeyCode::Char(c))));
         assert_eq!(app.editor.text(), "also add tests");
     }
@@ -441,6 +442,36 @@ fn each_question_over_a_draft_takes_the_keys_and_the_draft_stays_for_after() {
     assert_eq!(
         app.on_key(key(KeyCode::Enter)),
         [Action::Steer("also add tests!".into())]
+    );
+}
+
+/// Keys typed ahead never answer: a question that opens while a draft is being
+/// typed (a key less than a second before) leaves the keys to it, so the `a` of
+/// "add" goes into the draft, not into "allow for the session"; Esc goes to the
+/// question. A question that opens over a draft left idle takes the keys.
+#[test]
+fn a_question_opening_mid_typing_leaves_the_keys_to_the_draft() {
+    let mut app = working();
+    for (i, c) in "also ".chars().enumerate() {
+        app.on_key_at(key(KeyCode::Char(c)), 1_000 + 100 * i as u64);
+    }
+    app.ask(&edit_request(), Some("old line\n"), 1_500);
+    let typed_on = app.on_key_at(key(KeyCode::Char('a')), 1_550);
+    let back = app.on_key_at(key(KeyCode::Esc), 1_600);
+    let answered = app.on_key_at(key(KeyCode::Char('n')), 1_650);
+    assert_eq!(
+        (typed_on, app.editor.text(), back, answered),
+        (
+            Vec::new(),
+            "also a",
+            Vec::new(),
+            answer(Verdict::Deny, ApprovalScope::Once)
+        )
+    );
+    app.ask(&edit_request(), Some("old line\n"), 1_650 + TYPING_MS);
+    assert_eq!(
+        app.on_key_at(key(KeyCode::Char('y')), 1_700 + TYPING_MS),
+        answer(Verdict::Allow, ApprovalScope::Once)
     );
 }
 
@@ -972,7 +1003,7 @@ fn the_transcript_follows_the_turn_the_streamed_message_then_its_recorded_step()
 #[test]
 fn a_question_that_opens_under_the_transcript_is_announced_and_esc_reaches_it() {
     let (mut app, _log) = transcript_over("fix a.txt");
-    app.ask(&edit_request(), Some("old line\n"));
+    app.ask(&edit_request(), Some("old line\n"), 0);
     expect![[r#"
         transcript                                     1/1
         › fix a.txt
