@@ -126,8 +126,8 @@ pub struct App {
     pending: Pending,
     editor: Editor,
     focus: Focus,
-    /// When the last key came (ms on the controller's clock; transient): a question
-    /// that opens while a draft is being typed leaves it the keys.
+    /// When a key last changed the draft (ms on the controller's clock; transient): a
+    /// question that opens while a draft is being typed leaves it the keys.
     key_at_ms: Option<u64>,
     overlay: Option<Box<dyn Overlay>>,
     /// What the step in flight has streamed so far, for the transcript (transient).
@@ -547,11 +547,19 @@ impl App {
 
     // ---- keys ----
 
-    /// A key that came at `now_ms`: [`on_key`](Self::on_key), and the time, which
-    /// tells a question that opens just after whether the user is typing.
+    /// A key that came at `now_ms`: [`on_key`](Self::on_key), and, when it changed
+    /// the draft, the time, which tells a question that opens just after whether the
+    /// user is typing (an answer, a move, a command is no typing).
     pub fn on_key_at(&mut self, key: KeyEvent, now_ms: u64) -> Vec<Action> {
-        self.key_at_ms = Some(now_ms);
-        self.on_key(key)
+        let before = self.editor.text().to_string();
+        let actions = self.on_key(key);
+        if actions.iter().any(|a| matches!(a, Action::Answer(_))) {
+            // Answering, the user is with the questions: the next one takes the keys.
+            self.key_at_ms = None;
+        } else if self.editor.text() != before {
+            self.key_at_ms = Some(now_ms);
+        }
+        actions
     }
 
     /// A key; the actions it asks for.

@@ -448,7 +448,8 @@ fn each_question_over_a_draft_takes_the_keys_and_the_draft_stays_for_after() {
 /// Keys typed ahead never answer: a question that opens while a draft is being
 /// typed (a key less than a second before) leaves the keys to it, so the `a` of
 /// "add" goes into the draft, not into "allow for the session"; Esc goes to the
-/// question. A question that opens over a draft left idle takes the keys.
+/// question. A question that opens right after an answer, or over a draft left
+/// idle, takes the keys.
 #[test]
 fn a_question_opening_mid_typing_leaves_the_keys_to_the_draft() {
     let mut app = working();
@@ -468,9 +469,17 @@ fn a_question_opening_mid_typing_leaves_the_keys_to_the_draft() {
             answer(Verdict::Deny, ApprovalScope::Once)
         )
     );
-    app.ask(&edit_request(), Some("old line\n"), 1_650 + TYPING_MS);
+    // An answer is no typing: the next question, right after, takes the keys.
+    app.ask(&edit_request(), Some("old line\n"), 1_700);
     assert_eq!(
-        app.on_key_at(key(KeyCode::Char('y')), 1_700 + TYPING_MS),
+        app.on_key_at(key(KeyCode::Char('n')), 1_750),
+        answer(Verdict::Deny, ApprovalScope::Once)
+    );
+    // A draft left idle for a second.
+    app.on_key_at(key(KeyCode::Char('d')), 1_800);
+    app.ask(&edit_request(), Some("old line\n"), 1_800 + TYPING_MS);
+    assert_eq!(
+        app.on_key_at(key(KeyCode::Char('y')), 1_850 + TYPING_MS),
         answer(Verdict::Allow, ApprovalScope::Once)
     );
 }
