@@ -445,6 +445,24 @@ fn each_question_over_a_draft_takes_the_keys_and_the_draft_stays_for_after() {
     );
 }
 
+#[test]
+fn a_question_over_a_draft_shows_its_answer_keys_and_the_draft_below() {
+    let mut app = asking_over("half typed");
+    let screen = live(&mut app, 60, 12, 100);
+    let rows: Vec<&str> = screen.lines().skip(4).collect();
+    assert_eq!(
+        rows,
+        [
+            "  y once · a always edit · A this exact call · n deny",
+            "  m deny with a message",
+            "",
+            "› half typed",
+            "openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.1s",
+            "y a A n m answer · Esc type a steer · ^T show all · ^C stop",
+        ]
+    );
+}
+
 /// Keys typed ahead never answer: a question that opens while a draft is being
 /// typed (a key less than a second before) leaves the keys to it, so the `a` of
 /// "add" goes into the draft, not into "allow for the session"; Esc goes to the
@@ -481,24 +499,6 @@ fn a_question_opening_mid_typing_leaves_the_keys_to_the_draft() {
     assert_eq!(
         app.on_key_at(key(KeyCode::Char('y')), 1_850 + TYPING_MS),
         answer(Verdict::Allow, ApprovalScope::Once)
-    );
-}
-
-#[test]
-fn a_question_over_a_draft_shows_its_answer_keys_and_the_draft_below() {
-    let mut app = asking_over("half typed");
-    let screen = live(&mut app, 60, 12, 100);
-    let rows: Vec<&str> = screen.lines().skip(4).collect();
-    assert_eq!(
-        rows,
-        [
-            "  y once · a always edit · A this exact call · n deny",
-            "  m deny with a message",
-            "",
-            "› half typed",
-            "openai · gpt-test · ask · step 1/32 · spent 0/400k · 0.1s",
-            "y a A n m answer · Esc type a steer · ^T show all · ^C stop",
-        ]
     );
 }
 
