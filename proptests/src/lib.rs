@@ -1,6 +1,7 @@
 //! xcsh-proptests: generated input scripts played through the real machine and the
-//! real log writer (via `Recorder`), the invariants every run must keep, and the
-//! helpers of the crash and fault-injection tests.
+//! real log writer (by the production journal, `xcsh_journal::Player`), the
+//! invariants every run must keep, and the helpers of the crash and fault-injection
+//! tests.
 //!
 //! An [`Action`] is what the world does next (a user command, a provider step
 //! settling, a tool settling); [`play`] turns each action into the input record the
